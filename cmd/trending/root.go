@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// usageError marks a mistake in the command line or configuration: main exits 2 for it and
+// points at --help, instead of 1 for a failure at run time.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// globals are the flags every subcommand shares.
+type globals struct {
+	configFile string
+	logLevel   string
+	logFormat  string
+}
+
+// app is what PersistentPreRunE builds once for the chosen subcommand.
+type app struct {
+	log      *slog.Logger
+	registry *prometheus.Registry
+}
+
+type appKey struct{}
+
+// appFrom returns the logger and metrics registry built for this run.
+func appFrom(ctx context.Context) *app {
+	a, _ := ctx.Value(appKey{}).(*app)
+	if a == nil {
+		panic("BUG: appFrom called outside a trending subcommand")
+	}
+	return a
+}
+
+func newRootCommand() *cobra.Command {
+	var g globals
+	root := &cobra.Command{
+		Use:   "trending",
+		Short: "Top K items over live time windows, from a stream of billions of events a day",
+		Long: `trending counts view events from Kafka and serves the top K items (videos, songs,
+topics) of the last hour, day and month, and of each calendar hour, day and month.
+
+  speed layer   live windows from minute buckets, exact or count-min sketch per window
+  archive       every raw event as Parquet on S3, the source of truth
+  batch layer   exact recompute of closed windows in ClickHouse
+  serving       an HTTP API where every read is one precomputed lookup
+
+Configuration comes from flags, then TRENDING_* environment variables (flag --sketch-width
+is TRENDING_SKETCH_WIDTH), then an optional YAML file (--config, keys are flag names), then
+the defaults shown in each command's --help. Flags win.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyConfig(cmd, g.configFile); err != nil {
+				return err
+			}
+			logger, err := newLogger(os.Stderr, g.logLevel, g.logFormat)
+			if err != nil {
+				return err
+			}
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+			cmd.SetContext(context.WithValue(cmd.Context(), appKey{}, &app{log: logger, registry: reg}))
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.configFile, "config", "", "YAML file of settings; keys are flag names (env TRENDING_CONFIG)")
+	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	pf.StringVar(&g.logFormat, "log-format", "auto", "log format: text, json, or auto (text on a terminal, JSON otherwise)")
+
+	for _, add := range subcommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// subcommands registers each capability's command; files add themselves in init so that a
+// capability is one file here plus its package.
+var subcommands []func() *cobra.Command
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "auto":
+		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return slog.New(slog.NewTextHandler(w, opts)), nil
+		}
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, usagef("--log-format %q: use text, json or auto", format)
+	}
+}

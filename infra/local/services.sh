@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs (cached) and starts, or stops, every real server the integration tests use, and
+# prints the environment the tests read.
+# usage: infra/local/services.sh up|down|status|env|clean
+SERVICE=services
+. "$(dirname "$0")/lib.sh"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ALL=(kafka minio clickhouse)
+
+env_lines() {
+  cat <<ENV
+export TRENDING_IT_KAFKA=127.0.0.1:$KAFKA_PORT
+export TRENDING_IT_S3=http://127.0.0.1:$MINIO_PORT
+export TRENDING_IT_S3_ACCESS_KEY=${MINIO_ROOT_USER:-trending}
+export TRENDING_IT_S3_SECRET_KEY=${MINIO_ROOT_PASSWORD:-trending-secret}
+export TRENDING_IT_CLICKHOUSE=127.0.0.1:$CLICKHOUSE_PORT
+ENV
+}
+
+case "${1:-}" in
+  up)
+    # Install first (the slow, cached part), then start; a failure stops the ones started.
+    for s in "${ALL[@]}"; do "$HERE/$s.sh" install; done
+    for s in "${ALL[@]}"; do
+      "$HERE/$s.sh" start || { "$0" down; exit 1; }
+    done
+    env_lines >"$TRENDING_RUN/env.sh"
+    say "all up; environment in $TRENDING_RUN/env.sh" ;;
+  down) for s in "${ALL[@]}"; do "$HERE/$s.sh" stop || true; done ;;
+  status) rc=0; for s in "${ALL[@]}"; do "$HERE/$s.sh" status || rc=1; done; exit $rc ;;
+  env) env_lines ;;
+  clean) "$0" down; rm -rf "$TRENDING_RUN"; say "removed $TRENDING_RUN" ;;
+  *) echo "usage: $0 up|down|status|env|clean" >&2; exit 2 ;;
+esac
