@@ -1,0 +1,107 @@
+// Package itest gates integration tests on the real servers (Kafka, MinIO, ClickHouse).
+//
+// Each accessor reads the address `make test` exports (infra/local/services.sh env). Unset:
+// the test is skipped with a message saying how to run it. Set but unreachable: the test
+// fails, so CI, which always sets them, can never skip silently.
+package itest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Environment variables that `make test` sets.
+const (
+	EnvKafka       = "TRENDING_IT_KAFKA"
+	EnvS3          = "TRENDING_IT_S3"
+	EnvS3AccessKey = "TRENDING_IT_S3_ACCESS_KEY"
+	EnvS3SecretKey = "TRENDING_IT_S3_SECRET_KEY"
+	EnvClickHouse  = "TRENDING_IT_CLICKHOUSE"
+)
+
+func need(t testing.TB, env, what string) string {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		t.Skipf("integration test: %s not set; run `make test` (starts %s) or export %s", env, what, env)
+	}
+	return v
+}
+
+func reachable(t testing.TB, env, hostport string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", hostport, 3*time.Second)
+	if err != nil {
+		t.Fatalf("%s=%s is set but unreachable: %v (start it with `make services-up`)", env, hostport, err)
+	}
+	c.Close()
+}
+
+// Kafka returns the address of the real Kafka broker.
+func Kafka(t testing.TB) string {
+	t.Helper()
+	addr := need(t, EnvKafka, "Kafka")
+	reachable(t, EnvKafka, addr)
+	return addr
+}
+
+// ClickHouse returns the native-protocol address of the real ClickHouse server.
+func ClickHouse(t testing.TB) string {
+	t.Helper()
+	addr := need(t, EnvClickHouse, "ClickHouse")
+	reachable(t, EnvClickHouse, addr)
+	return addr
+}
+
+// S3Config is how tests reach the real S3-compatible server (MinIO).
+type S3Config struct {
+	Endpoint  string // http://127.0.0.1:39000
+	AccessKey string
+	SecretKey string
+	Region    string
+}
+
+// S3 returns the real MinIO endpoint and credentials.
+func S3(t testing.TB) S3Config {
+	t.Helper()
+	ep := need(t, EnvS3, "MinIO")
+	u, err := url.Parse(ep)
+	if err != nil || u.Host == "" {
+		t.Fatalf("%s=%q: want a URL like http://127.0.0.1:39000", EnvS3, ep)
+	}
+	reachable(t, EnvS3, u.Host)
+	return S3Config{
+		Endpoint:  ep,
+		AccessKey: os.Getenv(EnvS3AccessKey),
+		SecretKey: os.Getenv(EnvS3SecretKey),
+		Region:    "us-east-1",
+	}
+}
+
+var seq atomic.Int64
+
+// Name returns a name unique to this test run, safe for topics, buckets and tables:
+// lowercase letters, digits and dashes (use Underscored for SQL identifiers).
+func Name(t testing.TB, prefix string) string {
+	n := fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1e10, seq.Add(1))
+	return strings.ToLower(n)
+}
+
+// Underscored is Name with dashes replaced, for SQL identifiers.
+func Underscored(t testing.TB, prefix string) string {
+	return strings.ReplaceAll(Name(t, prefix), "-", "_")
+}
+
+// Context returns a context that ends with the test or after d, whichever is first.
+func Context(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
