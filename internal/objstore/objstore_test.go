@@ -1,0 +1,126 @@
+package objstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"trending/internal/itest"
+	"trending/internal/objstore"
+)
+
+// suite is the contract every object store must keep; it runs against the embedded server
+// and, in `make test`, against MinIO.
+func suite(t *testing.T, st *objstore.Store) {
+	ctx := itest.Context(t, 60*time.Second)
+	if err := st.EnsureBucket(ctx); err != nil {
+		t.Fatalf("ensure bucket: %v", err)
+	}
+	if err := st.EnsureBucket(ctx); err != nil {
+		t.Fatalf("ensure bucket twice: %v", err)
+	}
+	if _, err := st.Get(ctx, "missing/key"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("get missing: %v, want ErrNotFound", err)
+	}
+	etag, err := st.Put(ctx, "p/a", []byte("alpha"))
+	if err != nil || etag == "" {
+		t.Fatalf("put: etag %q, %v", etag, err)
+	}
+	if _, err := st.PutIfAbsent(ctx, "p/a", []byte("other")); !errors.Is(err, objstore.ErrExists) {
+		t.Fatalf("put-if-absent over existing: %v, want ErrExists", err)
+	}
+	if _, err := st.PutIfAbsent(ctx, "p/b", []byte("beta")); err != nil {
+		t.Fatalf("put-if-absent new: %v", err)
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), (6<<20)/16) // 6 MiB: multipart at 5 MiB parts
+	if _, err := st.Put(ctx, "p/big", big); err != nil {
+		t.Fatalf("put big: %v", err)
+	}
+	got, err := st.Get(ctx, "p/big")
+	if err != nil || !bytes.Equal(got, big) {
+		t.Fatalf("get big: %d bytes, %v; want %d bytes back", len(got), err, len(big))
+	}
+	if got, _ := st.Get(ctx, "p/a"); string(got) != "alpha" {
+		t.Fatalf("get p/a = %q, want alpha (the conditional put must not have replaced it)", got)
+	}
+	list, err := st.List(ctx, "p/")
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	var keys []string
+	for _, o := range list {
+		keys = append(keys, o.Key)
+	}
+	if len(keys) != 3 || keys[0] != "p/a" || keys[1] != "p/b" || keys[2] != "p/big" {
+		t.Fatalf("list keys %v, want [p/a p/b p/big]", keys)
+	}
+	if list[2].Size != int64(len(big)) {
+		t.Fatalf("listed size %d, want %d", list[2].Size, len(big))
+	}
+	if err := st.Delete(ctx, "p/a", "p/never"); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := st.Get(ctx, "p/a"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("get deleted: %v, want ErrNotFound", err)
+	}
+}
+
+func TestEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	emb, err := objstore.StartEmbedded(ctx, dir, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	st, err := objstore.New(ctx, objstore.Config{Endpoint: emb.Endpoint, Bucket: "trending", AccessKey: "x", SecretKey: "y", PartSize: 5 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite(t, st)
+	// Objects are plain files on disk, so the archive can be read straight from ./data.
+	if b, err := os.ReadFile(filepath.Join(dir, "buckets", "trending", "p", "b")); err != nil || string(b) != "beta" {
+		t.Fatalf("object on disk: %q, %v", b, err)
+	}
+}
+
+func TestMinIO(t *testing.T) {
+	cfg := itest.S3(t)
+	st, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "objstore"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, PartSize: 5 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite(t, st)
+}
+
+func TestValidate(t *testing.T) {
+	for name, c := range map[string]objstore.Config{
+		"no bucket":  {Endpoint: "http://x"},
+		"bad url":    {Bucket: "b", Endpoint: "127.0.0.1:9000"},
+		"half creds": {Bucket: "b", AccessKey: "a"},
+		"bad scheme": {Bucket: "b", Endpoint: "ftp://x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := c.Validate(); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+	if err := (objstore.Config{Bucket: "b", Endpoint: "http://127.0.0.1:1"}).Validate(); err != nil {
+		t.Fatalf("valid config rejected: %v", err)
+	}
+}
+
+func TestIsRetryable(t *testing.T) {
+	if objstore.IsRetryable(objstore.ErrNotFound) || objstore.IsRetryable(nil) {
+		t.Fatal("not found and nil must not be retryable")
+	}
+	if !objstore.IsRetryable(errors.New("dial tcp: connection refused")) {
+		t.Fatal("a connection error must be retryable")
+	}
+}
