@@ -1,0 +1,396 @@
+// Package plan owns the capacity arithmetic of the speed layer: how much memory exact counting
+// takes for each sliding window, how much count-min sketches take instead, which of the two
+// each window should use, and the sketch's error bound. It reproduces seed 000's "Estimate the
+// scale" and "Exact counts or a sketch" figures (7.5 GB, 43.5 GB, 250 GB, 10.5 MB sketches,
+// about 11 GB and 23 times less, an overcount of about 48,600 views at 99.3%) and seed 001's
+// minute-sketch sizing, so that the choice the speed layer makes per window is a number anyone
+// can recompute with `trending plan`, not a belief.
+//
+// The package does no I/O: Compute is a pure function of its Input.
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Modes a window can be counted in.
+const (
+	ModeExact  = "exact"  // count maps per bucket plus running totals
+	ModeSketch = "sketch" // count-min sketches per bucket plus a running sketch and candidates
+)
+
+// RingMinutes is the number of one-minute sketches in seed 001's ring (one per minute of the
+// last hour, summed to answer a window, never decremented).
+const RingMinutes = 60
+
+// Input is what the plan is computed from. DefaultInput holds seed 000's scenario; every
+// field documents its default.
+type Input struct {
+	// EventsPerDay is the sum of all event counts in a day (views, not messages: events are
+	// pre-summed per server per second). Default 5e9.
+	EventsPerDay float64 `json:"events_per_day"`
+	// DistinctPerMinute .. DistinctPerMonth are the distinct items seen in one bucket of each
+	// size. Defaults 2e6, 30e6, 150e6, 500e6.
+	DistinctPerMinute float64 `json:"distinct_per_minute"`
+	DistinctPerHour   float64 `json:"distinct_per_hour"`
+	DistinctPerDay    float64 `json:"distinct_per_day"`
+	DistinctPerMonth  float64 `json:"distinct_per_month"`
+	// EntryBytes is the memory of one exact counter entry: item id, count and hash-map
+	// overhead. Default 50, seed 000's figure. Candidate entries are costed the same.
+	EntryBytes float64 `json:"entry_bytes"`
+	// Partitions is the number of log partitions, one counting task each. Default 32.
+	Partitions int `json:"partitions"`
+	// SketchWidth and SketchDepth are the count-min sketch's columns and rows. Defaults 262144
+	// (2^18) and 5. Every sketch shares them, so sketches add and subtract cell by cell.
+	SketchWidth int `json:"sketch_width"`
+	SketchDepth int `json:"sketch_depth"`
+	// CounterBytes is the size of one sketch cell. Default 8, seed 000's figure; seed 001 uses
+	// 4, which is enough for a minute but can overflow over a month (see Plan.Warnings).
+	CounterBytes int `json:"counter_bytes"`
+	// KthCount is the assumed count of the K-th item over the month. Default 1e6. For shorter
+	// windows it is scaled by their length, which assumes a top item's views are spread evenly
+	// over the month; real trending items are burstier, so the scaled figure is conservative.
+	KthCount float64 `json:"kth_count"`
+	// CandidateFloor is the month estimate an item must reach to join the candidate set.
+	// Zero means half of KthCount (seed 000: 500,000). It must stay well above the sketch's
+	// overcount, or the candidate set fills with noise.
+	CandidateFloor float64 `json:"candidate_floor"`
+	// ErrorTolerance is the largest acceptable sketch overcount as a fraction of the K-th
+	// count. Default 0.05, seed 000's "counts within about 5% are fine for the month".
+	ErrorTolerance float64 `json:"error_tolerance"`
+	// MemoryBudgetPerPartition is the exact state one task may hold for one window, in bytes.
+	// Default 2 GiB: a task checkpoints its whole state every minute, and 2 GiB uploads in
+	// about 20 s at a single stream's ~100 MB/s to S3, well inside the minute, while Go's
+	// default GOGC=100 lets a 2 GiB live heap peak near 4 GiB, which fits an 8 GB container
+	// with room for fetch buffers. The seed's day, 1.36 GB per task, fits; the month's
+	// 7.81 GB per task does not (it would not even checkpoint once a minute).
+	MemoryBudgetPerPartition float64 `json:"memory_budget_per_partition"`
+	// MemoryBudgetTotal is the most exact state one window may take over all partitions, in
+	// bytes, before the plan gives up exactness for it. Default 100 GB. Spreading a window over more partitions keeps each task small
+	// but not the fleet's bill: at 10x, the day is 1.36 GB per task over 320 tasks, the same
+	// per task as today, yet 435 GB in all. Seed 000 calls 43.5 GB (day) and 75 GB (the 10x
+	// hour) affordable and 250 GB (month) and 435 GB (the 10x day) not; 100 GB sits between.
+	MemoryBudgetTotal float64 `json:"memory_budget_total"`
+	// MonthDays is the length of the month window in days. Default 30.
+	MonthDays int `json:"month_days"`
+	// PeakFactor is the ratio of peak to average event rate. Default 3 (seed 000).
+	PeakFactor float64 `json:"peak_factor"`
+}
+
+// DefaultInput returns seed 000's scenario: 5 billion views a day, 2 million distinct videos a
+// minute, 30 million an hour, 150 million a day, 500 million a month, 50-byte entries,
+// 32 partitions, 2^18 x 5 sketches of 8-byte counters, a K-th month count of 1 million.
+func DefaultInput() Input {
+	return Input{
+		EventsPerDay:             5e9,
+		DistinctPerMinute:        2e6,
+		DistinctPerHour:          30e6,
+		DistinctPerDay:           150e6,
+		DistinctPerMonth:         500e6,
+		EntryBytes:               50,
+		Partitions:               32,
+		SketchWidth:              1 << 18,
+		SketchDepth:              5,
+		CounterBytes:             8,
+		KthCount:                 1e6,
+		CandidateFloor:           0,
+		ErrorTolerance:           0.05,
+		MemoryBudgetPerPartition: 2 * GiB,
+		MemoryBudgetTotal:        100 * GB,
+		MonthDays:                30,
+		PeakFactor:               3,
+	}
+}
+
+// Validate rejects inputs the arithmetic cannot use, each with what to change. All problems
+// are reported at once: errors.Join of *FieldError, each wrapping ErrInvalidInput.
+func (in Input) Validate() error {
+	var errs []error
+	bad := func(field string, v any, reason string, refs ...string) {
+		errs = append(errs, &FieldError{Field: field, Value: v, Reason: reason, Refs: refs})
+	}
+	positive := func(field string, v float64) bool {
+		if !(v > 0) || math.IsInf(v, 0) {
+			bad(field, v, "must be a positive number")
+			return false
+		}
+		return true
+	}
+	okEvents := positive("EventsPerDay", in.EventsPerDay)
+	okMin := positive("DistinctPerMinute", in.DistinctPerMinute)
+	okHour := positive("DistinctPerHour", in.DistinctPerHour)
+	okDay := positive("DistinctPerDay", in.DistinctPerDay)
+	okMonth := positive("DistinctPerMonth", in.DistinctPerMonth)
+	positive("EntryBytes", in.EntryBytes)
+	okKth := positive("KthCount", in.KthCount)
+	positive("MemoryBudgetPerPartition", in.MemoryBudgetPerPartition)
+	positive("MemoryBudgetTotal", in.MemoryBudgetTotal)
+	positive("PeakFactor", in.PeakFactor)
+	if in.PeakFactor > 0 && in.PeakFactor < 1 {
+		bad("PeakFactor", in.PeakFactor, "must be at least 1: the peak rate cannot be below the average")
+	}
+	if !(in.ErrorTolerance > 0 && in.ErrorTolerance < 1) {
+		bad("ErrorTolerance", in.ErrorTolerance, "must be a fraction between 0 and 1, such as 0.05 for 5%")
+	}
+	if in.Partitions < 1 {
+		bad("Partitions", in.Partitions, "must be at least 1")
+	}
+	if in.SketchWidth < 1 {
+		bad("SketchWidth", in.SketchWidth, "must be at least 1; seed 000 uses 262144 (2^18)")
+	}
+	if in.SketchDepth < 1 {
+		bad("SketchDepth", in.SketchDepth, "must be at least 1; seed 000 uses 5")
+	}
+	if !slices.Contains([]int{1, 2, 4, 8}, in.CounterBytes) {
+		bad("CounterBytes", in.CounterBytes, "must be 1, 2, 4 or 8, the size of an integer counter")
+	}
+	if in.MonthDays < 28 || in.MonthDays > 31 {
+		bad("MonthDays", in.MonthDays, "must be between 28 and 31")
+	}
+	if math.IsNaN(in.CandidateFloor) || in.CandidateFloor < 0 {
+		bad("CandidateFloor", in.CandidateFloor, "must be 0 (half of %s) or a positive count", "KthCount")
+	} else if okKth && in.CandidateFloor > in.KthCount {
+		bad("CandidateFloor", in.CandidateFloor, "must not exceed %s: a top item would never become a candidate", "KthCount")
+	}
+	// Distinct counts must nest: a longer bucket holds every item of its shorter ones, and at
+	// most all of them. These catch swapped or mistyped figures before they become a plan.
+	if okEvents && okMin && in.DistinctPerMinute > in.EventsPerDay/1440 {
+		bad("DistinctPerMinute", in.DistinctPerMinute, "must not exceed a minute's events (%s / 1440): each distinct item needs at least one", "EventsPerDay")
+	}
+	nest := func(ok bool, field string, v float64, shortField string, short float64, n float64, unit string) {
+		if !ok {
+			return
+		}
+		if v < short {
+			bad(field, v, "must be at least %s: "+unit+" holds every item of its parts", shortField)
+		} else if v > n*short {
+			bad(field, v, fmt.Sprintf("must not exceed %g x %%s: %s holds at most the items of its parts", n, unit), shortField)
+		}
+	}
+	nest(okHour && okMin, "DistinctPerHour", in.DistinctPerHour, "DistinctPerMinute", in.DistinctPerMinute, 60, "an hour")
+	nest(okDay && okHour, "DistinctPerDay", in.DistinctPerDay, "DistinctPerHour", in.DistinctPerHour, 24, "a day")
+	if in.MonthDays >= 28 && in.MonthDays <= 31 {
+		nest(okMonth && okDay, "DistinctPerMonth", in.DistinctPerMonth, "DistinctPerDay", in.DistinctPerDay, float64(in.MonthDays), "a month")
+	}
+	return errors.Join(errs...)
+}
+
+// Bound is a count-min sketch's error guarantee for one window in one partition: an estimate
+// is at most the true count plus Overcount = e/w x N, with probability at least Probability =
+// 1 - e^-d for any one item. The estimate is never low.
+type Bound struct {
+	N             float64 `json:"n"`               // the sum of counts one partition adds over the window
+	Overcount     float64 `json:"overcount"`       // e/w x N
+	Probability   float64 `json:"probability"`     // 1 - e^-d
+	KthCount      float64 `json:"kth_count"`       // the assumed K-th count for this window
+	FractionOfKth float64 `json:"fraction_of_kth"` // Overcount / KthCount
+}
+
+// WindowPlan is the arithmetic and the choice for one sliding window.
+type WindowPlan struct {
+	Window  string `json:"window"`  // "hour", "day" or "month"
+	Buckets int    `json:"buckets"` // buckets in the window: 60 minutes, 24 hours, MonthDays days
+	Bucket  string `json:"bucket"`  // the bucket size: "minute", "hour" or "day"
+
+	// Exact: one count map per bucket plus the running totals, over all partitions.
+	ExactBytes        float64 `json:"exact_bytes"`
+	ExactPerPartition float64 `json:"exact_per_partition"`
+
+	// Sketch: per partition Buckets+2 sketches (every bucket of the window, the open bucket,
+	// and the running window sketch: seed 000's 31 daily + 1 month sketches) plus a
+	// candidate set, over all partitions.
+	Sketches           int     `json:"sketches_per_partition"`
+	Candidates         float64 `json:"candidates_per_partition"`
+	SketchBytes        float64 `json:"sketch_bytes"`
+	SketchPerPartition float64 `json:"sketch_per_partition"`
+	CandidateBytes     float64 `json:"candidate_bytes_per_partition"`
+	ExactToSketch      float64 `json:"exact_to_sketch"` // ExactBytes / SketchBytes: how many times less the sketch takes
+	Mode               string  `json:"mode"`
+	Why                string  `json:"why"`
+	ErrorBound         *Bound  `json:"error_bound,omitempty"` // set for sketch windows
+	ChosenPerPartition float64 `json:"chosen_per_partition"`  // bytes per partition of the chosen mode
+	ChosenBytes        float64 `json:"chosen_bytes"`          // bytes over all partitions of the chosen mode
+}
+
+// Ring is seed 001's sizing: RingMinutes one-minute sketches per partition.
+type Ring struct {
+	Minutes     int     `json:"minutes"`
+	SketchBytes float64 `json:"sketch_bytes"` // one sketch
+	Bytes       float64 `json:"bytes"`        // the ring, per partition
+}
+
+// Rates are the event rates the speed layer must absorb.
+type Rates struct {
+	PerSecond              float64 `json:"per_second"`
+	PeakPerSecond          float64 `json:"peak_per_second"`
+	PeakPerPartitionSecond float64 `json:"peak_per_partition_per_second"`
+}
+
+// Plan is the capacity plan: per window the exact and sketch memory and the chosen mode.
+type Plan struct {
+	Input       Input        `json:"input"`        // with defaults resolved (CandidateFloor)
+	SketchBytes float64      `json:"sketch_bytes"` // one sketch: depth x width x counter bytes
+	Windows     []WindowPlan `json:"windows"`
+	// PerPartitionBytes and TotalBytes add up the chosen mode of every window: what one task
+	// and the whole fleet hold.
+	PerPartitionBytes float64  `json:"per_partition_bytes"`
+	TotalBytes        float64  `json:"total_bytes"`
+	Ring              Ring     `json:"ring"`
+	Rates             Rates    `json:"rates"`
+	Warnings          []string `json:"warnings"`
+}
+
+// Window returns the plan of the named window and whether there is one.
+func (p Plan) Window(name string) (WindowPlan, bool) {
+	for _, w := range p.Windows {
+		if w.Window == name {
+			return w, true
+		}
+	}
+	return WindowPlan{}, false
+}
+
+// Compute validates in and works out the plan. Per window, exact is chosen when its state fits
+// both budgets; otherwise whichever of exact and sketch is smaller, with a warning when even
+// that does not fit.
+func Compute(in Input) (Plan, error) {
+	if err := in.Validate(); err != nil {
+		return Plan{}, err
+	}
+	if in.CandidateFloor == 0 {
+		in.CandidateFloor = in.KthCount / 2
+	}
+	p := float64(in.Partitions)
+	monthMinutes := float64(in.MonthDays) * 1440
+	sketch := float64(in.SketchDepth) * float64(in.SketchWidth) * float64(in.CounterBytes)
+	pl := Plan{
+		Input:       in,
+		SketchBytes: sketch,
+		Ring:        Ring{Minutes: RingMinutes, SketchBytes: sketch, Bytes: RingMinutes * sketch},
+		Warnings:    []string{},
+	}
+	pl.Rates.PerSecond = in.EventsPerDay / 86400
+	pl.Rates.PeakPerSecond = pl.Rates.PerSecond * in.PeakFactor
+	pl.Rates.PeakPerPartitionSecond = pl.Rates.PeakPerSecond / p
+
+	specs := []struct {
+		name, bucket     string
+		buckets          int
+		bucketDistinct   float64
+		windowDistinct   float64
+		minutesPerBucket float64
+	}{
+		{"hour", "minute", 60, in.DistinctPerMinute, in.DistinctPerHour, 1},
+		{"day", "hour", 24, in.DistinctPerHour, in.DistinctPerDay, 60},
+		{"month", "day", in.MonthDays, in.DistinctPerDay, in.DistinctPerMonth, 1440},
+	}
+	maxCounter := math.Pow(2, 8*float64(in.CounterBytes)) - 1
+	for _, s := range specs {
+		w := WindowPlan{Window: s.name, Bucket: s.bucket, Buckets: s.buckets}
+		minutes := float64(s.buckets) * s.minutesPerBucket
+		// Seed 000: one count map per bucket plus running totals for the window.
+		w.ExactBytes = float64(s.buckets)*s.bucketDistinct*in.EntryBytes + s.windowDistinct*in.EntryBytes
+		w.ExactPerPartition = w.ExactBytes / p
+
+		scale := minutes / monthMinutes
+		n := in.EventsPerDay * minutes / 1440 / p
+		b := &Bound{
+			N:           n,
+			Overcount:   math.E / float64(in.SketchWidth) * n,
+			Probability: 1 - math.Exp(-float64(in.SketchDepth)),
+			KthCount:    in.KthCount * scale,
+		}
+		b.FractionOfKth = b.Overcount / b.KthCount
+		// Candidates: an item joins when its estimate passes the floor, and an estimate is at
+		// most true + overcount, so (with the bound's probability) only items whose true
+		// count passes floor - overcount join; the counts of one partition sum to N, so
+		// there are at most N / (floor - overcount) of them, and never more than the
+		// partition's distinct items.
+		floor := in.CandidateFloor * scale
+		perPartDistinct := s.windowDistinct / p
+		w.Candidates = perPartDistinct
+		if floor > b.Overcount {
+			w.Candidates = math.Min(math.Ceil(n/(floor-b.Overcount)), perPartDistinct)
+		}
+		w.Sketches = s.buckets + 2
+		w.CandidateBytes = w.Candidates * in.EntryBytes
+		w.SketchPerPartition = float64(w.Sketches)*sketch + w.CandidateBytes
+		w.SketchBytes = w.SketchPerPartition * p
+		w.ExactToSketch = w.ExactBytes / w.SketchBytes
+
+		pl.decide(&w)
+		if w.Mode == ModeSketch {
+			w.ErrorBound = b
+			pl.sketchWarnings(w, floor, maxCounter)
+		}
+		pl.PerPartitionBytes += w.ChosenPerPartition
+		pl.TotalBytes += w.ChosenBytes
+		pl.Windows = append(pl.Windows, w)
+	}
+	if pl.PerPartitionBytes > in.MemoryBudgetPerPartition {
+		pl.warnf("all windows together hold %s per partition, over the %s budget: add partitions or raise the budget",
+			FormatBytes(pl.PerPartitionBytes), FormatSize(in.MemoryBudgetPerPartition))
+	}
+	return pl, nil
+}
+
+// decide picks the mode of w and writes its one-line reason.
+func (pl *Plan) decide(w *WindowPlan) {
+	in := pl.Input
+	per, total := FormatSize(in.MemoryBudgetPerPartition), FormatSize(in.MemoryBudgetTotal)
+	fitsPart := w.ExactPerPartition <= in.MemoryBudgetPerPartition
+	fitsTotal := w.ExactBytes <= in.MemoryBudgetTotal
+	switch {
+	case fitsPart && fitsTotal:
+		w.Mode = ModeExact
+		w.Why = fmt.Sprintf("exact: %s per partition fits the %s budget, %s in all fits %s",
+			FormatBytes(w.ExactPerPartition), per, FormatBytes(w.ExactBytes), total)
+	case w.SketchPerPartition >= w.ExactPerPartition:
+		w.Mode = ModeExact
+		w.Why = fmt.Sprintf("exact: over budget at %s per partition, but sketches would take more (%s)",
+			FormatBytes(w.ExactPerPartition), FormatBytes(w.SketchPerPartition))
+		pl.warnf("%s: exact counts need %s per partition and %s in all, over budget, and sketches would not be smaller: add partitions or raise the budget",
+			w.Window, FormatBytes(w.ExactPerPartition), FormatBytes(w.ExactBytes))
+	case !fitsPart:
+		w.Mode = ModeSketch
+		w.Why = fmt.Sprintf("sketch: exact needs %s per partition, over the %s budget; sketches take %s, %sx less",
+			FormatBytes(w.ExactPerPartition), per, FormatBytes(w.SketchPerPartition), sig3(w.ExactToSketch))
+	default:
+		w.Mode = ModeSketch
+		w.Why = fmt.Sprintf("sketch: exact needs %s in all, over the %s budget (%s per partition would fit); sketches take %s, %sx less",
+			FormatBytes(w.ExactBytes), total, FormatBytes(w.ExactPerPartition), FormatBytes(w.SketchBytes), sig3(w.ExactToSketch))
+	}
+	if w.Mode == ModeExact {
+		w.ChosenPerPartition, w.ChosenBytes = w.ExactPerPartition, w.ExactBytes
+	} else {
+		w.ChosenPerPartition, w.ChosenBytes = w.SketchPerPartition, w.SketchBytes
+		if w.SketchPerPartition > in.MemoryBudgetPerPartition {
+			pl.warnf("%s: even sketches need %s per partition, over the %s budget: add partitions or narrow the sketch",
+				w.Window, FormatBytes(w.SketchPerPartition), per)
+		}
+	}
+}
+
+// sketchWarnings flags a sketch window whose guarantee is weaker than the input asks for.
+func (pl *Plan) sketchWarnings(w WindowPlan, floor, maxCounter float64) {
+	b, in := w.ErrorBound, pl.Input
+	if b.FractionOfKth > in.ErrorTolerance {
+		pl.warnf("%s: the sketch may overcount by %s, %s of the K-th count, over the %s tolerance: widen the sketch or add partitions",
+			w.Window, FormatCount(b.Overcount), FormatPercent(b.FractionOfKth), FormatPercent(in.ErrorTolerance))
+	}
+	if floor <= 2*b.Overcount {
+		pl.warnf("%s: the candidate floor (%s) is not well above the overcount (%s): noise will fill the candidate set; widen the sketch or raise the floor",
+			w.Window, FormatCount(floor), FormatCount(b.Overcount))
+	}
+	if b.N > maxCounter {
+		pl.warnf("%s: a partition adds %s to the window, more than a %d-byte counter holds (%s): use 8-byte or saturating counters",
+			w.Window, FormatCount(b.N), in.CounterBytes, FormatCount(maxCounter))
+	}
+}
+
+func (pl *Plan) warnf(format string, args ...any) {
+	pl.Warnings = append(pl.Warnings, fmt.Sprintf(format, args...))
+}

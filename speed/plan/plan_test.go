@@ -1,0 +1,353 @@
+package plan
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+func mustCompute(t *testing.T, in Input) Plan {
+	t.Helper()
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatalf("Compute: %v", err)
+	}
+	return p
+}
+
+func mustWindow(t *testing.T, p Plan, name string) WindowPlan {
+	t.Helper()
+	w, ok := p.Window(name)
+	if !ok {
+		t.Fatalf("no %s window in plan", name)
+	}
+	return w
+}
+
+// tenX is seed 000's "Bottlenecks and failures" case: 10x the views and the distinct videos,
+// spread over 320 partitions.
+func tenX() Input {
+	in := DefaultInput()
+	in.EventsPerDay *= 10
+	in.DistinctPerMinute *= 10
+	in.DistinctPerHour *= 10
+	in.DistinctPerDay *= 10
+	in.DistinctPerMonth *= 10
+	in.Partitions = 320
+	return in
+}
+
+// TestSeedFigures checks every number seed 000 and seed 001 derive, within the rounding the
+// seeds themselves use.
+func TestSeedFigures(t *testing.T) {
+	p := mustCompute(t, DefaultInput())
+	hour, day, month := mustWindow(t, p, "hour"), mustWindow(t, p, "day"), mustWindow(t, p, "month")
+	if month.ErrorBound == nil {
+		t.Fatal("month has no error bound")
+	}
+	in001 := DefaultInput()
+	in001.SketchWidth, in001.CounterBytes = 65536, 4
+	p001 := mustCompute(t, in001)
+
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tol       float64
+	}{
+		{"hour exact: 60 x 2e6 x 50 B + 30e6 x 50 B", hour.ExactBytes, 7.5e9, 0},
+		{"day exact: 24 x 30e6 x 50 B + 150e6 x 50 B", day.ExactBytes, 43.5e9, 0},
+		{"month exact: 30 x 150e6 x 50 B + 500e6 x 50 B", month.ExactBytes, 250e9, 0},
+		{"hour per partition (MB)", hour.ExactPerPartition / MB, 234.375, 1e-9},
+		{"day per partition (GB)", day.ExactPerPartition / GB, 1.36, 0.005},
+		{"one sketch: 5 x 2^18 x 8 B", p.SketchBytes, 10485760, 0},
+		{"one sketch (MB)", p.SketchBytes / MB, 10.5, 0.05},
+		{"month sketches per partition", float64(month.Sketches), 32, 0},
+		{"month sketches per partition (MB)", float64(month.Sketches) * p.SketchBytes / MB, 335, 1},
+		{"month sketch memory in all (GB)", month.SketchBytes / GB, 11, 0.5},
+		{"month exact / sketch", month.ExactToSketch, 23, 1},
+		{"month N per partition", month.ErrorBound.N, 4.6875e9, 0},
+		{"month overcount e/w x N", month.ErrorBound.Overcount, 48600, 100},
+		{"month probability 1 - e^-5 (%)", month.ErrorBound.Probability * 100, 99.3, 0.05},
+		{"month K-th count", month.ErrorBound.KthCount, 1e6, 0},
+		{"average rate per second", p.Rates.PerSecond, 58000, 200},
+		{"peak rate per second", p.Rates.PeakPerSecond, 175000, 2000},
+		{"seed 001 minute sketch (MB)", p001.SketchBytes / MB, 1.31, 0.005},
+		{"seed 001 ring of 60 (MB)", p001.Ring.Bytes / MB, 79, 0.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if math.Abs(c.got-c.want) > c.tol {
+				t.Errorf("got %v, want %v ± %v", c.got, c.want, c.tol)
+			}
+		})
+	}
+	if f := month.ErrorBound.FractionOfKth; f >= 0.05 {
+		t.Errorf("month overcount is %.4f of the K-th count, seed 000 says under 5%%", f)
+	}
+	for _, c := range []struct{ window, mode string }{{"hour", ModeExact}, {"day", ModeExact}, {"month", ModeSketch}} {
+		if w := mustWindow(t, p, c.window); w.Mode != c.mode {
+			t.Errorf("%s: mode %s, seed 000 chooses %s (%s)", c.window, w.Mode, c.mode, w.Why)
+		}
+	}
+	if hour.ErrorBound != nil || day.ErrorBound != nil {
+		t.Error("exact windows carry an error bound")
+	}
+	if len(p.Warnings) != 0 {
+		t.Errorf("seed inputs give warnings: %q", p.Warnings)
+	}
+	for _, c := range []struct{ window, want string }{
+		{"hour", "exact: 234 MB per partition fits the 2 GiB budget"},
+		{"day", "exact: 1.36 GB per partition fits the 2 GiB budget"},
+		{"month", "sketch: exact needs 7.81 GB per partition, over the 2 GiB budget"},
+	} {
+		if w := mustWindow(t, p, c.window); !strings.HasPrefix(w.Why, c.want) {
+			t.Errorf("%s: why %q, want it to start %q", c.window, w.Why, c.want)
+		}
+	}
+}
+
+// TestTenX checks seed 000's 10x case: the hour stays exact at about 234 MB per task over 320
+// partitions, the 435 GB day moves to sketches.
+func TestTenX(t *testing.T) {
+	p := mustCompute(t, tenX())
+	hour, day := mustWindow(t, p, "hour"), mustWindow(t, p, "day")
+	if hour.ExactBytes != 75e9 {
+		t.Errorf("hour exact %v, want 75 GB", hour.ExactBytes)
+	}
+	if math.Abs(hour.ExactPerPartition/MB-234) > 1 {
+		t.Errorf("hour per partition %v MB, want about 234", hour.ExactPerPartition/MB)
+	}
+	if day.ExactBytes != 435e9 {
+		t.Errorf("day exact %v, want 435 GB", day.ExactBytes)
+	}
+	for _, c := range []struct{ window, mode string }{{"hour", ModeExact}, {"day", ModeSketch}, {"month", ModeSketch}} {
+		if w := mustWindow(t, p, c.window); w.Mode != c.mode {
+			t.Errorf("%s: mode %s, want %s (%s)", c.window, w.Mode, c.mode, w.Why)
+		}
+	}
+	if !strings.Contains(day.Why, "435 GB in all, over the 100 GB budget") {
+		t.Errorf("day why %q does not name the fleet budget", day.Why)
+	}
+	if day.ErrorBound == nil || day.ErrorBound.FractionOfKth >= 0.05 {
+		t.Errorf("day error bound %+v, want under 5%% of the K-th count", day.ErrorBound)
+	}
+}
+
+// TestBudgetFlips checks each budget on its own decides: the seed's day goes to sketches once
+// either budget is below its exact state.
+func TestBudgetFlips(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		modify func(*Input)
+		day    string
+	}{
+		{"defaults", func(*Input) {}, ModeExact},
+		{"per partition just fits", func(in *Input) { in.MemoryBudgetPerPartition = 1.359375e9 }, ModeExact},
+		{"per partition just short", func(in *Input) { in.MemoryBudgetPerPartition = 1.359375e9 - 1 }, ModeSketch},
+		{"total just fits", func(in *Input) { in.MemoryBudgetTotal = 43.5e9 }, ModeExact},
+		{"total just short", func(in *Input) { in.MemoryBudgetTotal = 43.5e9 - 1 }, ModeSketch},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := DefaultInput()
+			c.modify(&in)
+			if w := mustWindow(t, mustCompute(t, in), "day"); w.Mode != c.day {
+				t.Errorf("day mode %s, want %s (%s)", w.Mode, c.day, w.Why)
+			}
+		})
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		modify func(*Input)
+		want   string // substring of one warning; "" for none
+	}{
+		{"seed", func(*Input) {}, ""},
+		{"4-byte counters overflow over a month", func(in *Input) { in.CounterBytes = 4 }, "more than a 4-byte counter holds"},
+		{"narrow sketch misses the tolerance", func(in *Input) { in.SketchWidth = 1 << 16 }, "over the 5% tolerance"},
+		{"floor drowned in noise", func(in *Input) { in.SketchWidth = 1 << 14 }, "candidate floor"},
+		{"nothing fits one partition", func(in *Input) { in.MemoryBudgetPerPartition = 100 * MB }, "over the"},
+		{"sketch no smaller than exact", func(in *Input) {
+			in.MemoryBudgetPerPartition = 100 * MB
+			in.SketchWidth = 1 << 24
+		}, "sketches would not be smaller"},
+		{"more partitions do not shrink the fleet's bill", func(in *Input) {
+			in.Partitions = 320
+			in.MemoryBudgetTotal = 40e9
+		}, "day: exact counts need 136 MB per partition and 43.5 GB in all, over budget, and sketches would not be smaller"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := DefaultInput()
+			c.modify(&in)
+			p := mustCompute(t, in)
+			all := strings.Join(p.Warnings, "\n")
+			if c.want == "" && len(p.Warnings) > 0 {
+				t.Errorf("unexpected warnings: %s", all)
+			}
+			if c.want != "" && !strings.Contains(all, c.want) {
+				t.Errorf("warnings %q lack %q", all, c.want)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	if err := DefaultInput().Validate(); err != nil {
+		t.Fatalf("default input invalid: %v", err)
+	}
+	if err := tenX().Validate(); err != nil {
+		t.Fatalf("10x input invalid: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		modify func(*Input)
+		field  string
+		want   string
+	}{
+		{"no events", func(in *Input) { in.EventsPerDay = 0 }, "EventsPerDay", "must be a positive number"},
+		{"NaN events", func(in *Input) { in.EventsPerDay = math.NaN() }, "EventsPerDay", "positive"},
+		{"infinite events", func(in *Input) { in.EventsPerDay = math.Inf(1) }, "EventsPerDay", "positive"},
+		{"negative distinct", func(in *Input) { in.DistinctPerMonth = -1 }, "DistinctPerMonth", "positive"},
+		{"no entry bytes", func(in *Input) { in.EntryBytes = 0 }, "EntryBytes", "positive"},
+		{"no partitions", func(in *Input) { in.Partitions = 0 }, "Partitions", "must be at least 1"},
+		{"no width", func(in *Input) { in.SketchWidth = 0 }, "SketchWidth", "at least 1"},
+		{"no depth", func(in *Input) { in.SketchDepth = -2 }, "SketchDepth", "at least 1"},
+		{"3-byte counters", func(in *Input) { in.CounterBytes = 3 }, "CounterBytes", "1, 2, 4 or 8"},
+		{"no K-th count", func(in *Input) { in.KthCount = 0 }, "KthCount", "positive"},
+		{"floor above K-th", func(in *Input) { in.CandidateFloor = 2e6 }, "CandidateFloor", "must not exceed KthCount"},
+		{"negative floor", func(in *Input) { in.CandidateFloor = -1 }, "CandidateFloor", "half of KthCount"},
+		{"tolerance 5 not 0.05", func(in *Input) { in.ErrorTolerance = 5 }, "ErrorTolerance", "fraction"},
+		{"no budget", func(in *Input) { in.MemoryBudgetPerPartition = 0 }, "MemoryBudgetPerPartition", "positive"},
+		{"no total budget", func(in *Input) { in.MemoryBudgetTotal = -5 }, "MemoryBudgetTotal", "positive"},
+		{"short month", func(in *Input) { in.MonthDays = 7 }, "MonthDays", "between 28 and 31"},
+		{"peak under average", func(in *Input) { in.PeakFactor = 0.5 }, "PeakFactor", "at least 1"},
+		{"more distinct than events", func(in *Input) { in.DistinctPerMinute = 5e6 }, "DistinctPerMinute", "must not exceed a minute's events (EventsPerDay / 1440)"},
+		{"hour smaller than minute", func(in *Input) { in.DistinctPerHour = 1e6 }, "DistinctPerHour", "must be at least DistinctPerMinute"},
+		{"day and hour swapped", func(in *Input) { in.DistinctPerDay, in.DistinctPerHour = 30e6, 150e6 }, "DistinctPerDay", "must be at least DistinctPerHour"},
+		{"month beyond 30 days of days", func(in *Input) { in.DistinctPerMonth = 5e9 }, "DistinctPerMonth", "must not exceed 30 x DistinctPerDay"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := DefaultInput()
+			c.modify(&in)
+			err := in.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted it")
+			}
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("%v does not wrap ErrInvalidInput", err)
+			}
+			fe := fieldError(err, c.field)
+			if fe == nil {
+				t.Fatalf("error %v: want a FieldError on %s", err, c.field)
+			}
+			if !strings.Contains(fe.Error(), c.want) {
+				t.Errorf("error %q lacks %q", fe.Error(), c.want)
+			}
+			if _, err := Compute(in); !errors.Is(err, ErrInvalidInput) {
+				t.Errorf("Compute returned %v, want the validation error", err)
+			}
+		})
+	}
+}
+
+// fieldError returns the FieldError on field among those err joins, or nil.
+func fieldError(err error, field string) *FieldError {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var fe *FieldError
+		if errors.As(e, &fe) && fe.Field == field {
+			return fe
+		}
+	}
+	return nil
+}
+
+func TestFieldErrorFormat(t *testing.T) {
+	fe := &FieldError{Field: "DistinctPerHour", Value: 1e6, Reason: "must be at least %s", Refs: []string{"DistinctPerMinute"}}
+	got := fe.Format(func(f string) string { return "--" + strings.ToLower(f) })
+	if want := "--distinctperhour 1e+06: must be at least --distinctperminute"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestPlanProperties checks invariants over random valid inputs: the chosen mode respects the
+// budgets whenever exact is chosen without a warning, totals add up, more partitions never
+// enlarge a task's exact state, and the overcount bound shrinks as the sketch widens.
+func TestPlanProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 2000 {
+		in := DefaultInput()
+		in.EventsPerDay = math.Pow(10, 6+r.Float64()*6)
+		in.DistinctPerMinute = in.EventsPerDay / 1440 * (0.01 + 0.99*r.Float64())
+		in.DistinctPerHour = in.DistinctPerMinute * (1 + 59*r.Float64())
+		in.DistinctPerDay = in.DistinctPerHour * (1 + 23*r.Float64())
+		in.DistinctPerMonth = in.DistinctPerDay * (1 + 29*r.Float64())
+		in.Partitions = 1 + r.IntN(1000)
+		in.SketchWidth = 1 << (8 + r.IntN(16))
+		in.SketchDepth = 1 + r.IntN(8)
+		in.MemoryBudgetPerPartition = math.Pow(10, 6+r.Float64()*5)
+		in.MemoryBudgetTotal = math.Pow(10, 8+r.Float64()*5)
+		p, err := Compute(in)
+		if err != nil {
+			t.Fatalf("case %d: %v (input %+v)", i, err, in)
+		}
+		var per, total float64
+		for _, w := range p.Windows {
+			fits := w.ExactPerPartition <= in.MemoryBudgetPerPartition && w.ExactBytes <= in.MemoryBudgetTotal
+			if fits && w.Mode != ModeExact {
+				t.Fatalf("case %d %s: exact fits both budgets but mode is %s", i, w.Window, w.Mode)
+			}
+			if w.Mode == ModeSketch && (fits || w.SketchPerPartition >= w.ExactPerPartition || w.ErrorBound == nil) {
+				t.Fatalf("case %d %s: sketch chosen without reason: %+v", i, w.Window, w)
+			}
+			if w.Mode == ModeSketch && w.ErrorBound.Overcount <= 0 {
+				t.Fatalf("case %d %s: bound %+v", i, w.Window, w.ErrorBound)
+			}
+			per += w.ChosenPerPartition
+			total += w.ChosenBytes
+		}
+		if math.Abs(per-p.PerPartitionBytes) > 1e-6*per || math.Abs(total-p.TotalBytes) > 1e-6*total {
+			t.Fatalf("case %d: totals %v/%v, windows add up to %v/%v", i, p.PerPartitionBytes, p.TotalBytes, per, total)
+		}
+
+		more := in
+		more.Partitions *= 2
+		more.SketchWidth *= 2
+		q := mustCompute(t, more)
+		for j, w := range q.Windows {
+			if w.ExactPerPartition > p.Windows[j].ExactPerPartition {
+				t.Fatalf("case %d %s: doubling partitions grew a task's exact state", i, w.Window)
+			}
+			if w.ExactBytes != p.Windows[j].ExactBytes {
+				t.Fatalf("case %d %s: partitions changed the fleet's exact state", i, w.Window)
+			}
+		}
+	}
+}
+
+// TestBoundShrinks checks the overcount bound is e/w x N: halving with double the width,
+// halving with double the partitions.
+func TestBoundShrinks(t *testing.T) {
+	base := mustWindow(t, mustCompute(t, DefaultInput()), "month").ErrorBound
+	for _, c := range []struct {
+		name   string
+		modify func(*Input)
+	}{
+		{"double width", func(in *Input) { in.SketchWidth *= 2 }},
+		{"double partitions", func(in *Input) { in.Partitions *= 2 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := DefaultInput()
+			c.modify(&in)
+			b := mustWindow(t, mustCompute(t, in), "month").ErrorBound
+			if math.Abs(b.Overcount-base.Overcount/2) > 1e-6 {
+				t.Errorf("overcount %v, want half of %v", b.Overcount, base.Overcount)
+			}
+		})
+	}
+}
