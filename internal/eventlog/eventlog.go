@@ -1,0 +1,180 @@
+// Package eventlog is trending's glue to the log (Kafka): the topics it uses, creating them
+// when missing, and an embedded Kafka-protocol broker (kfake) for `make run` and fast tests.
+// Producers and consumers themselves use kafka-go directly, on one code path for the real
+// cluster and the embedded broker.
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Topic names (ARCHITECTURE.md data flow).
+const (
+	TopicViews    = "views"             // key = item_id, value = one JSON event
+	TopicDLQ      = "views.dlq"         // invalid events, original bytes, reason header
+	TopicPartials = "trending.partials" // per-partition top m*K lists for the merger
+)
+
+// Spec describes one topic to ensure.
+type Spec struct {
+	Name       string
+	Partitions int
+	// Replication defaults to 1 (one broker); production sets 3.
+	Replication int
+}
+
+// ErrNotAllowed is returned when a topic is missing and the broker refused to create it.
+var ErrNotAllowed = errors.New("not allowed to create topic")
+
+// EnsureTopics creates every missing topic. An existing topic with fewer partitions than
+// asked is left alone (partitions are never changed behind an operator's back) but reported
+// in the returned map of actual partition counts.
+func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[string]int, error) {
+	if len(brokers) == 0 {
+		return nil, errors.New("no Kafka brokers: set --kafka")
+	}
+	conn, err := dial(ctx, brokers)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	actual, err := partitionCounts(conn, names...)
+	if err != nil {
+		return nil, err
+	}
+	var create []kafka.TopicConfig
+	for _, s := range specs {
+		if _, ok := actual[s.Name]; ok {
+			continue
+		}
+		if s.Partitions < 1 {
+			return nil, fmt.Errorf("topic %s: partitions %d: must be at least 1", s.Name, s.Partitions)
+		}
+		rf := s.Replication
+		if rf == 0 {
+			rf = 1
+		}
+		create = append(create, kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf})
+	}
+	if len(create) > 0 {
+		ctrl, err := conn.Controller()
+		if err != nil {
+			return nil, fmt.Errorf("find Kafka controller: %w", err)
+		}
+		cc, err := kafka.DialContext(ctx, "tcp", net.JoinHostPort(ctrl.Host, strconv.Itoa(ctrl.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("dial Kafka controller: %w", err)
+		}
+		defer cc.Close()
+		if err := cc.CreateTopics(create...); err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
+			if errors.Is(err, kafka.TopicAuthorizationFailed) || errors.Is(err, kafka.ClusterAuthorizationFailed) || errors.Is(err, kafka.PolicyViolation) {
+				return nil, fmt.Errorf("%w: %v: create the topics %s yourself or grant CreateTopics", ErrNotAllowed, err, topicList(create))
+			}
+			return nil, fmt.Errorf("create topics %s: %w", topicList(create), err)
+		}
+		// Metadata for a new topic propagates asynchronously; wait until every one is visible.
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			actual, err = partitionCounts(conn, names...)
+			if err == nil && len(actual) == len(specs) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, fmt.Errorf("created topics %s but they did not appear within 30s", topicList(create))
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return actual, nil
+}
+
+func topicList(cfgs []kafka.TopicConfig) string {
+	s := ""
+	for i, c := range cfgs {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.Topic
+	}
+	return s
+}
+
+func dial(ctx context.Context, brokers []string) (*kafka.Conn, error) {
+	var errs []error
+	for _, b := range brokers {
+		c, err := kafka.DialContext(ctx, "tcp", b)
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, fmt.Errorf("reach Kafka at %v: %w", brokers, errors.Join(errs...))
+}
+
+// partitionCounts returns the partition count of each named topic that exists.
+func partitionCounts(conn *kafka.Conn, names ...string) (map[string]int, error) {
+	parts, err := conn.ReadPartitions(names...)
+	out := map[string]int{}
+	if err != nil {
+		// ReadPartitions fails as a whole when one topic is unknown: ask one at a time.
+		if !errors.Is(err, kafka.UnknownTopicOrPartition) {
+			return nil, fmt.Errorf("read Kafka metadata: %w", err)
+		}
+		for _, n := range names {
+			p, err := conn.ReadPartitions(n)
+			if errors.Is(err, kafka.UnknownTopicOrPartition) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read Kafka metadata for %s: %w", n, err)
+			}
+			out[n] = len(p)
+		}
+		return out, nil
+	}
+	for _, p := range parts {
+		out[p.Topic]++
+	}
+	return out, nil
+}
+
+// Embedded is an in-process Kafka-protocol broker (kfake from franz-go): the log of
+// `make run`. kafka-go talks to it exactly as to a real cluster.
+type Embedded struct {
+	cluster *kfake.Cluster
+	// Addr is the broker address to give kafka-go.
+	Addr string
+}
+
+// StartEmbedded starts a one-broker cluster on port (0 = any free port), persisting to dir
+// when dir is not empty so a restart keeps every topic, offset and committed group offset.
+func StartEmbedded(dir string, port int) (*Embedded, error) {
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(port), kfake.GroupMinSessionTimeout(time.Second)}
+	if dir != "" {
+		opts = append(opts, kfake.DataDir(dir))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("start embedded Kafka: %w", err)
+	}
+	return &Embedded{cluster: c, Addr: c.ListenAddrs()[0]}, nil
+}
+
+// Close stops the broker (flushing its data directory).
+func (e *Embedded) Close() { e.cluster.Close() }

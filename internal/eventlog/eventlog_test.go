@@ -1,0 +1,82 @@
+package eventlog_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+)
+
+// roundTrip is the contract kafka-go must keep on any broker we run: topics are created once,
+// messages keyed by item land in one partition, a consumer group reads them all and its
+// commits stick.
+func roundTrip(t *testing.T, addr string) {
+	ctx := itest.Context(t, 90*time.Second)
+	topic := itest.Name(t, "rt")
+	got, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 3})
+	if err != nil {
+		t.Fatalf("ensure: %v", err)
+	}
+	if got[topic] != 3 {
+		t.Fatalf("partitions %v, want 3", got)
+	}
+	// Second call: nothing to create, same answer.
+	if got, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 3}); err != nil || got[topic] != 3 {
+		t.Fatalf("ensure again: %v %v", got, err)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: 5 * time.Millisecond}
+	defer w.Close()
+	const n = 60
+	var msgs []kafka.Message
+	for i := 0; i < n; i++ {
+		msgs = append(msgs, kafka.Message{Key: []byte("V" + strconv.Itoa(i%7)), Value: []byte(strconv.Itoa(i))})
+	}
+	if err := w.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, GroupID: topic + "-g", StartOffset: kafka.FirstOffset, MaxWait: 50 * time.Millisecond})
+	defer r.Close()
+	partOf := map[string]int{}
+	for i := 0; i < n; i++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+		if p, ok := partOf[string(m.Key)]; ok && p != m.Partition {
+			t.Fatalf("key %s in partitions %d and %d: keys must map to one partition", m.Key, p, m.Partition)
+		}
+		partOf[string(m.Key)] = m.Partition
+		if err := r.CommitMessages(ctx, m); err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+	}
+}
+
+func TestEmbeddedRoundTrip(t *testing.T) {
+	e, err := eventlog.StartEmbedded(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	roundTrip(t, e.Addr)
+}
+
+func TestKafkaRoundTrip(t *testing.T) {
+	roundTrip(t, itest.Kafka(t))
+}
+
+func TestEnsureTopicsUnreachable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := eventlog.EnsureTopics(ctx, []string{"127.0.0.1:1"}, eventlog.Spec{Name: "x", Partitions: 1}); err == nil {
+		t.Fatal("want an error for an unreachable broker")
+	}
+	if _, err := eventlog.EnsureTopics(ctx, nil); err == nil {
+		t.Fatal("want an error for no brokers")
+	}
+}
