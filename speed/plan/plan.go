@@ -346,7 +346,7 @@ func (pl *Plan) decide(w *WindowPlan) {
 	switch {
 	case fitsPart && fitsTotal:
 		w.Mode = ModeExact
-		w.Why = fmt.Sprintf("exact: %s per partition fits the %s budget, %s in all fits %s",
+		w.Why = fmt.Sprintf("exact: %s per partition fits the %s budget, %s in all the %s total",
 			FormatBytes(w.ExactPerPartition), per, FormatBytes(w.ExactBytes), total)
 	case w.SketchPerPartition >= w.ExactPerPartition:
 		w.Mode = ModeExact
@@ -360,7 +360,7 @@ func (pl *Plan) decide(w *WindowPlan) {
 			FormatBytes(w.ExactPerPartition), per, FormatBytes(w.SketchPerPartition), sig3(w.ExactToSketch))
 	default:
 		w.Mode = ModeSketch
-		w.Why = fmt.Sprintf("sketch: exact needs %s in all, over the %s budget (%s per partition would fit); sketches take %s, %sx less",
+		w.Why = fmt.Sprintf("sketch: exact needs %s in all, over the %s total budget (%s per partition would fit); sketches take %s, %sx less",
 			FormatBytes(w.ExactBytes), total, FormatBytes(w.ExactPerPartition), FormatBytes(w.SketchBytes), sig3(w.ExactToSketch))
 	}
 	if w.Mode == ModeExact {

@@ -126,7 +126,7 @@ func TestTenX(t *testing.T) {
 			t.Errorf("%s: mode %s, want %s (%s)", c.window, w.Mode, c.mode, w.Why)
 		}
 	}
-	if !strings.Contains(day.Why, "435 GB in all, over the 100 GB budget") {
+	if !strings.Contains(day.Why, "435 GB in all, over the 100 GB total budget") {
 		t.Errorf("day why %q does not name the fleet budget", day.Why)
 	}
 	if day.ErrorBound == nil || day.ErrorBound.FractionOfKth >= 0.05 {

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"trending/speed/plan"
+)
+
+func init() { subcommands = append(subcommands, newPlanCommand) }
+
+// planFlags maps each plan.Input field to its flag, so a validation error names the flag to
+// change. plan_test.go checks every field has one.
+var planFlags = map[string]string{
+	"EventsPerDay":             "events-per-day",
+	"DistinctPerMinute":        "distinct-per-minute",
+	"DistinctPerHour":          "distinct-per-hour",
+	"DistinctPerDay":           "distinct-per-day",
+	"DistinctPerMonth":         "distinct-per-month",
+	"EntryBytes":               "entry-bytes",
+	"Partitions":               "partitions",
+	"SketchWidth":              "sketch-width",
+	"SketchDepth":              "sketch-depth",
+	"CounterBytes":             "counter-bytes",
+	"KthCount":                 "kth-count",
+	"CandidateFloor":           "candidate-floor",
+	"ErrorTolerance":           "error-tolerance",
+	"MemoryBudgetPerPartition": "memory-budget",
+	"MemoryBudgetTotal":        "memory-budget-total",
+	"MonthDays":                "month-days",
+	"PeakFactor":               "peak-factor",
+}
+
+func newPlanCommand() *cobra.Command {
+	in := plan.DefaultInput()
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Work out memory per window, exact or count-min sketch, and the sketch's error bound",
+		Long: `plan does the capacity arithmetic behind the speed layer (seed 000, "Estimate the scale"
+and "Exact counts or a sketch"), so the choice between exact counts and sketches per window
+is a number anyone can recompute. It reads nothing and changes nothing.
+
+Exact counting keeps one count map per bucket plus running totals for the window:
+  hour   60 minute maps x distinct-per-minute x entry-bytes + distinct-per-hour x entry-bytes
+  day    24 hour maps   x distinct-per-hour   x entry-bytes + distinct-per-day  x entry-bytes
+  month  month-days day maps x distinct-per-day x entry-bytes + distinct-per-month x entry-bytes
+spread evenly over the partitions, because events are partitioned by item.
+
+Sketch counting keeps, per partition, one count-min sketch per bucket, one for the open
+bucket and a running window sketch (the month: 30 + 1 daily + 1 month = 32), each
+sketch-depth x sketch-width x counter-bytes, plus a candidate set of the items whose estimate
+passed the floor (half the K-th count), at most N / (floor - overcount) of them.
+
+A window is exact when its exact state fits both budgets, --memory-budget per partition and
+--memory-budget-total over all partitions; otherwise it uses sketches, if they are smaller.
+The per-partition budget (2 GiB) keeps a task's checkpoint uploadable well inside the minute
+between checkpoints; the total (100 GB) is the fleet's bill, which more partitions do not
+shrink: at 10x the day is the same 1.36 GB per task over 320 tasks, but 435 GB in all.
+
+For each sketch window the error bound is stated: an estimate is never low and at most
+e/w x N high, with probability 1 - e^-d, where N is what one partition adds over the window.
+The K-th count of shorter windows is the month's scaled by length (conservative: trending
+items are burstier than that).
+
+Sizes are decimal, as in the seeds (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB, 1.5GB,
+512MiB or a plain number of bytes. Counts accept 5e9 notation.`,
+		Example: `  # seed 000's scenario (these are the defaults: 'trending plan' alone prints the same)
+  trending plan --events-per-day 5e9 --distinct-per-minute 2e6 --distinct-per-hour 30e6 \
+    --distinct-per-day 150e6 --distinct-per-month 500e6 --entry-bytes 50 --partitions 32 \
+    --sketch-width 262144 --sketch-depth 5 --kth-count 1e6
+
+  # seed 000 at 10x: ten times the views and the distinct items over 320 partitions;
+  # the hour stays exact at 234 MB per task, the 435 GB day moves to sketches
+  trending plan --events-per-day 5e10 --distinct-per-minute 2e7 --distinct-per-hour 3e8 \
+    --distinct-per-day 1.5e9 --distinct-per-month 5e9 --partitions 320
+
+  # seed 001's sizing: 65,536 x 5 cells of 4 bytes, 1.31 MB a minute, 79 MB for 60 minutes
+  trending plan --sketch-width 65536 --counter-bytes 4
+
+  # for machines
+  trending plan --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := plan.Compute(in)
+			if err != nil {
+				return planUsageError(err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(p)
+			}
+			return writePlan(cmd.OutOrStdout(), p)
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&in.EventsPerDay, "events-per-day", in.EventsPerDay, "sum of event counts (views) a day")
+	f.Float64Var(&in.DistinctPerMinute, "distinct-per-minute", in.DistinctPerMinute, "distinct items seen in a minute")
+	f.Float64Var(&in.DistinctPerHour, "distinct-per-hour", in.DistinctPerHour, "distinct items seen in an hour")
+	f.Float64Var(&in.DistinctPerDay, "distinct-per-day", in.DistinctPerDay, "distinct items seen in a day")
+	f.Float64Var(&in.DistinctPerMonth, "distinct-per-month", in.DistinctPerMonth, "distinct items seen in a month")
+	f.Float64Var(&in.EntryBytes, "entry-bytes", in.EntryBytes, "bytes per exact counter entry: id, count and hash-map overhead")
+	f.IntVar(&in.Partitions, "partitions", in.Partitions, "log partitions, one counting task each")
+	f.IntVar(&in.SketchWidth, "sketch-width", in.SketchWidth, "count-min sketch columns (w)")
+	f.IntVar(&in.SketchDepth, "sketch-depth", in.SketchDepth, "count-min sketch rows (d)")
+	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell: 1, 2, 4 or 8 (seed 001 uses 4)")
+	f.Float64Var(&in.KthCount, "kth-count", in.KthCount, "assumed month count of the K-th item")
+	f.Float64Var(&in.CandidateFloor, "candidate-floor", in.CandidateFloor, "month estimate an item needs to become a candidate; 0 is half of --kth-count")
+	f.Float64Var(&in.ErrorTolerance, "error-tolerance", in.ErrorTolerance, "acceptable overcount as a fraction of the K-th count (a warning beyond it)")
+	f.Var(bytesFlag{&in.MemoryBudgetPerPartition}, "memory-budget", "exact state one task may hold for one window, such as 2GiB or 1.5e9")
+	f.Var(bytesFlag{&in.MemoryBudgetTotal}, "memory-budget-total", "exact state one window may take over all partitions")
+	f.IntVar(&in.MonthDays, "month-days", in.MonthDays, "days in the month window")
+	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
+	f.BoolVar(&asJSON, "json", false, "print the plan as indented JSON")
+	return cmd
+}
+
+// bytesFlag is a size flag that reads 2GiB, 1.5GB or a plain number of bytes.
+type bytesFlag struct{ v *float64 }
+
+func (b bytesFlag) String() string {
+	if b.v == nil {
+		return ""
+	}
+	return plan.FormatSize(*b.v)
+}
+
+func (b bytesFlag) Set(s string) error {
+	v, err := plan.ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b.v = v
+	return nil
+}
+
+func (bytesFlag) Type() string { return "size" }
+
+// planUsageError turns plan's field errors into one usage error naming flags:
+// "--partitions 0: must be at least 1".
+func planUsageError(err error) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	flagName := func(field string) string {
+		if f, ok := planFlags[field]; ok {
+			return "--" + f
+		}
+		return field
+	}
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		var fe *plan.FieldError
+		if errors.As(e, &fe) {
+			msgs = append(msgs, fe.Format(flagName))
+		} else {
+			msgs = append(msgs, e.Error())
+		}
+	}
+	return usagef("%s", strings.Join(msgs, "; "))
+}
+
+// writePlan prints the plan for people: a table of windows, then the error bounds, the
+// sketch sizes, the totals and any warnings.
+func writePlan(out io.Writer, p plan.Plan) error {
+	in := p.Input
+	ew := &errWriter{w: out}
+	ew.printf("capacity plan: %s events a day over %d partitions; %s/s on average, %s/s at %gx peak, %s/s per partition\n\n",
+		plan.FormatCount(in.EventsPerDay), in.Partitions, plan.FormatCount(p.Rates.PerSecond),
+		plan.FormatCount(p.Rates.PeakPerSecond), in.PeakFactor, plan.FormatCount(p.Rates.PeakPerPartitionSecond))
+
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WINDOW\tBUCKETS\tEXACT\tEXACT/PARTITION\tSKETCH\tSKETCH/PARTITION\tMODE\tWHY")
+	for _, w := range p.Windows {
+		fmt.Fprintf(tw, "%s\t%d %ss\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, w.Buckets, w.Bucket,
+			plan.FormatBytes(w.ExactBytes), plan.FormatBytes(w.ExactPerPartition),
+			plan.FormatBytes(w.SketchBytes), plan.FormatBytes(w.SketchPerPartition), w.Mode, w.Why)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	ew.printf("\n")
+	for _, w := range p.Windows {
+		b := w.ErrorBound
+		if b == nil {
+			continue
+		}
+		ew.printf("%s sketch error: at most e/w x N = %.3f/%d x %s = %s high per item, with probability 1 - e^-%d = %s; %s of the K-th count (%s)\n",
+			w.Window, math.E, in.SketchWidth, plan.FormatCount(b.N), plan.FormatCount(b.Overcount),
+			in.SketchDepth, plan.FormatPercent(b.Probability), plan.FormatPercent(b.FractionOfKth), plan.FormatCount(b.KthCount))
+		ew.printf("%s sketches: %d per partition (%d %ss, the open %s, the running %s) x %s + %s candidates x %s B = %s per partition, %s in all, %.3gx less than exact\n",
+			w.Window, w.Sketches, w.Buckets, w.Bucket, w.Bucket, w.Window, plan.FormatBytes(p.SketchBytes),
+			plan.FormatCount(w.Candidates), strconv.FormatFloat(in.EntryBytes, 'g', -1, 64),
+			plan.FormatBytes(w.SketchPerPartition), plan.FormatBytes(w.SketchBytes), w.ExactToSketch)
+	}
+	ew.printf("one sketch: %d x %d x %d B = %s; seed 001's ring of %d minute sketches = %s per partition\n",
+		in.SketchDepth, in.SketchWidth, in.CounterBytes, plan.FormatBytes(p.SketchBytes), p.Ring.Minutes, plan.FormatBytes(p.Ring.Bytes))
+	ew.printf("all windows as chosen: %s per partition, %s in all\n",
+		plan.FormatBytes(p.PerPartitionBytes), plan.FormatBytes(p.TotalBytes))
+	for _, w := range p.Warnings {
+		ew.printf("warning: %s\n", w)
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error so writePlan can print freely and report it once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"trending/speed/plan"
+)
+
+// The -update flag rewrites testdata/*.golden:
+//
+//	go test ./cmd/trending -run TestPlanGolden -update
+//
+// It is registered only if no other test file of this package did, and read after flag
+// parsing, so golden tests of other commands can share it.
+var _ = func() bool {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files in testdata")
+	}
+	return true
+}()
+
+func updateGolden() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// runTrending runs the CLI in-process with args and returns its standard output.
+func runTrending(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// tenXArgs is seed 000's 10x case.
+var tenXArgs = []string{"plan", "--events-per-day", "5e10", "--distinct-per-minute", "2e7",
+	"--distinct-per-hour", "3e8", "--distinct-per-day", "1.5e9", "--distinct-per-month", "5e9", "--partitions", "320"}
+
+func TestPlanGolden(t *testing.T) {
+	for _, c := range []struct {
+		name, golden string
+		args         []string
+	}{
+		{"seed defaults", "plan_seed.golden", []string{"plan"}},
+		{"seed spelled out", "plan_seed.golden", []string{"plan", "--events-per-day", "5e9", "--distinct-per-minute", "2e6",
+			"--distinct-per-hour", "30e6", "--distinct-per-day", "150e6", "--distinct-per-month", "500e6", "--entry-bytes", "50",
+			"--partitions", "32", "--sketch-width", "262144", "--sketch-depth", "5", "--kth-count", "1e6"}},
+		{"10x", "plan_10x.golden", tenXArgs},
+		{"seed 001 sketches", "plan_seed001.golden", []string{"plan", "--sketch-width", "65536", "--counter-bytes", "4"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := runTrending(t, c.args...)
+			if err != nil {
+				t.Fatalf("trending %s: %v", strings.Join(c.args, " "), err)
+			}
+			path := filepath.Join("testdata", c.golden)
+			if updateGolden() && c.name != "seed spelled out" {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// TestPlanOutputHoldsSeedFigures checks the human output states seed 000's figures, so the
+// golden file cannot be regenerated into nonsense unnoticed.
+func TestPlanOutputHoldsSeedFigures(t *testing.T) {
+	got, err := runTrending(t, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"7.5 GB", "43.5 GB", "250 GB", "1.36 GB", "10.5 MB", "10.8 GB", "48,607", "99.3%", "4.86%",
+		"hour    60 minutes", "exact   exact:", "sketch  sketch:", "23.2x less",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	got001, err := runTrending(t, "plan", "--sketch-width", "65536", "--counter-bytes", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got001, "= 1.31 MB; seed 001's ring of 60 minute sketches = 78.6 MB") {
+		t.Errorf("seed 001 sizing missing:\n%s", got001)
+	}
+}
+
+func TestPlanJSON(t *testing.T) {
+	out, err := runTrending(t, append(tenXArgs, "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
+	}
+	if p.Input.Partitions != 320 || p.Input.EventsPerDay != 5e10 {
+		t.Errorf("input not carried: %+v", p.Input)
+	}
+	modes := map[string]string{}
+	for _, w := range p.Windows {
+		modes[w.Window] = w.Mode
+	}
+	if want := map[string]string{"hour": "exact", "day": "sketch", "month": "sketch"}; !reflect.DeepEqual(modes, want) {
+		t.Errorf("modes %v, want %v", modes, want)
+	}
+
+	out, err = runTrending(t, "plan", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = plan.Plan{}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	hour, _ := p.Window("hour")
+	month, _ := p.Window("month")
+	if hour.ExactBytes != 7.5e9 || month.ExactBytes != 250e9 || p.SketchBytes != 10485760 {
+		t.Errorf("hour %v, month %v, sketch %v: want 7.5e9, 250e9, 10485760", hour.ExactBytes, month.ExactBytes, p.SketchBytes)
+	}
+	if month.ErrorBound == nil || math.Abs(month.ErrorBound.Overcount-48600) > 100 {
+		t.Errorf("month bound %+v, want an overcount of about 48,600", month.ErrorBound)
+	}
+	if !strings.Contains(out, `"error_bound"`) || !strings.Contains(out, "\n  \"windows\": [") {
+		t.Errorf("JSON not indented with snake_case keys:\n%s", out)
+	}
+}
+
+func TestPlanUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no partitions", []string{"--partitions", "0"}, "--partitions 0: must be at least 1"},
+		{"cross field names flags", []string{"--distinct-per-hour", "1e6"}, "--distinct-per-hour 1e+06: must be at least --distinct-per-minute"},
+		{"all problems at once", []string{"--sketch-depth", "0", "--month-days", "7"}, "--sketch-depth 0: must be at least 1; seed 000 uses 5; --month-days 7: must be between 28 and 31"},
+		{"ambiguous size", []string{"--memory-budget", "2G"}, `unknown unit "G"`},
+		{"not a number", []string{"--events-per-day", "lots"}, `invalid argument "lots" for "--events-per-day"`},
+		{"stray argument", []string{"hour"}, "unknown command"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runTrending(t, append([]string{"plan"}, c.args...)...)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			var ue usageError
+			if !errors.As(err, &ue) && !strings.Contains(err.Error(), "unknown command") {
+				t.Errorf("%v is not a usage error (exit 2)", err)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q lacks %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestPlanSizesFromEnv checks the size flags read human sizes from the environment too, as
+// every flag does (config.go).
+func TestPlanSizesFromEnv(t *testing.T) {
+	t.Setenv("TRENDING_MEMORY_BUDGET", "1GiB")
+	t.Setenv("TRENDING_PARTITIONS", "16")
+	out, err := runTrending(t, "plan", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Input.MemoryBudgetPerPartition != 1<<30 || p.Input.Partitions != 16 {
+		t.Errorf("budget %v, partitions %d: want 1 GiB and 16", p.Input.MemoryBudgetPerPartition, p.Input.Partitions)
+	}
+	if day, _ := p.Window("day"); day.Mode != plan.ModeSketch {
+		t.Errorf("day at 2.72 GB per partition over a 1 GiB budget is %s", day.Mode)
+	}
+}
+
+func TestPlanHelpTeaches(t *testing.T) {
+	out, err := runTrending(t, "plan", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"60 minute maps x distinct-per-minute x entry-bytes", "e/w x N", "1 - e^-d",
+		"Examples:", "--events-per-day 5e9", "--partitions 320", "--counter-bytes 4",
+		"--memory-budget size", "(default 2 GiB)", "(default 100 GB)", "--json",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}
+
+// TestPlanFlagsCoverInput checks every plan.Input field has a flag, so a new field cannot be
+// left unreachable from the command line or unnamed in its errors.
+func TestPlanFlagsCoverInput(t *testing.T) {
+	cmd := newPlanCommand()
+	typ := reflect.TypeFor[plan.Input]()
+	for i := range typ.NumField() {
+		field := typ.Field(i).Name
+		name, ok := planFlags[field]
+		if !ok {
+			t.Errorf("plan.Input.%s has no entry in planFlags", field)
+			continue
+		}
+		if cmd.Flags().Lookup(name) == nil {
+			t.Errorf("planFlags maps %s to --%s, which plan does not define", field, name)
+		}
+	}
+	if len(planFlags) != typ.NumField() {
+		t.Errorf("planFlags has %d entries for %d fields", len(planFlags), typ.NumField())
+	}
+}
