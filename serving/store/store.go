@@ -1,0 +1,195 @@
+// Package store is the serving store: the finished, precomputed top-K lists that the serving
+// API reads, one key per window. The speed layer's merger and the batch layer write it; the
+// API only reads it (through its cache).
+//
+// Every implementation keeps the same rules (Admit):
+//   - versions only move forward: a write older than the stored list is refused
+//     (ErrStaleVersion), so a paused or standby merger cannot regress a list;
+//   - an exact list from the batch layer is never replaced by the speed layer's approximate
+//     one for the same calendar window (ErrSuperseded);
+//   - a reader sees a whole list or the previous one, never a mix.
+//
+// Two implementations: Bolt (a single file, the embedded default) and ClickHouse (production).
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Windows the store knows. Live lists are sliding ("the last hour up to now"); calendar lists
+// are aligned UTC hours, days and months. "all" is all time, live only.
+var (
+	LiveWindows     = []string{"hour", "day", "month", "all"}
+	CalendarWindows = []string{"hour", "day", "month"}
+)
+
+// Source says which layer computed a list.
+type Source string
+
+const (
+	SourceSpeed Source = "speed" // approximate while a window is open (or by sketch)
+	SourceBatch Source = "batch" // exact, recomputed from the archive after the window closed
+)
+
+// Key names one list: a live window (Start zero) or one calendar window.
+type Key struct {
+	Window string
+	Start  time.Time // zero for the live list; the aligned UTC start for a calendar window
+}
+
+// Live reports whether the key names a live (sliding) list.
+func (k Key) Live() bool { return k.Start.IsZero() }
+
+func (k Key) String() string {
+	if k.Live() {
+		return "live/" + k.Window
+	}
+	return k.Window + "/" + k.Start.UTC().Format(time.RFC3339)
+}
+
+// Item is one ranked entry.
+type Item struct {
+	Rank   int    `json:"rank"`
+	ItemID string `json:"item_id"`
+	Title  string `json:"title,omitempty"`
+	Views  uint64 `json:"views"`
+	// Exact is false when Views is a sketch estimate (never low, high by at most the bound).
+	Exact bool `json:"exact"`
+}
+
+// Bound is a sketch's error bound: an estimate exceeds the truth by at most MaxOvercount with
+// probability Probability.
+type Bound struct {
+	MaxOvercount float64 `json:"max_overcount"`
+	Probability  float64 `json:"probability"`
+}
+
+// Reconciliation compares the batch layer's exact list with the speed layer's list for the
+// same calendar window: how far the speed layer was off.
+type Reconciliation struct {
+	SpeedVersion int64   `json:"speed_version"`
+	RecallAtK    float64 `json:"recall_at_k"`
+	MaxAbsError  uint64  `json:"max_abs_error"`
+	MeanAbsError float64 `json:"mean_abs_error"`
+	MaxRelError  float64 `json:"max_rel_error"`
+}
+
+// List is one finished top-K list.
+type List struct {
+	Window string    `json:"window"`
+	Start  time.Time `json:"start,omitzero"` // calendar windows only
+	End    time.Time `json:"end,omitzero"`   // calendar windows only (exclusive)
+	AsOf   time.Time `json:"as_of"`          // event time the list is complete up to
+	// Version orders writes of the same key; larger is newer. The speed layer uses the as-of
+	// minute in Unix milliseconds; the batch layer its run time.
+	Version         int64           `json:"version"`
+	Source          Source          `json:"source"`
+	Exact           bool            `json:"exact"`
+	Partial         bool            `json:"partial"`
+	StalePartitions []int           `json:"stale_partitions,omitempty"`
+	ErrorBound      *Bound          `json:"error_bound,omitempty"`
+	Items           []Item          `json:"items"`
+	ComputedAt      time.Time       `json:"computed_at"`
+	Fingerprint     string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
+	Reconciliation  *Reconciliation `json:"reconciliation,omitempty"`
+}
+
+// Key returns the list's key.
+func (l List) Key() Key { return Key{Window: l.Window, Start: l.Start} }
+
+// Validate checks the invariants every writer must keep.
+func (l List) Validate() error {
+	live := l.Start.IsZero()
+	switch {
+	case live && !slices.Contains(LiveWindows, l.Window):
+		return fmt.Errorf("%w: live window %q: want one of %v", ErrInvalid, l.Window, LiveWindows)
+	case !live && !slices.Contains(CalendarWindows, l.Window):
+		return fmt.Errorf("%w: calendar window %q: want one of %v", ErrInvalid, l.Window, CalendarWindows)
+	case !live && !Aligned(l.Window, l.Start):
+		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
+	case l.Source != SourceSpeed && l.Source != SourceBatch:
+		return fmt.Errorf("%w: source %q", ErrInvalid, l.Source)
+	case l.Version <= 0:
+		return fmt.Errorf("%w: version %d must be positive", ErrInvalid, l.Version)
+	}
+	for i, it := range l.Items {
+		if it.Rank != i+1 {
+			return fmt.Errorf("%w: item %d has rank %d", ErrInvalid, i, it.Rank)
+		}
+		if i > 0 && it.Views > l.Items[i-1].Views {
+			return fmt.Errorf("%w: items not sorted by views at rank %d", ErrInvalid, it.Rank)
+		}
+	}
+	return nil
+}
+
+// Admit decides whether next may replace cur (nil when the key is empty). Both
+// implementations call it inside their atomic update, so the rules live in one place.
+func Admit(cur *List, next List) error {
+	if err := next.Validate(); err != nil {
+		return err
+	}
+	if cur == nil {
+		return nil
+	}
+	if !next.Start.IsZero() && cur.Source == SourceBatch && next.Source == SourceSpeed {
+		return fmt.Errorf("%s: %w (batch version %d)", next.Key(), ErrSuperseded, cur.Version)
+	}
+	if next.Source == SourceBatch && cur.Source == SourceSpeed {
+		return nil // the exact list always supersedes the approximate one
+	}
+	if next.Version < cur.Version {
+		return fmt.Errorf("%s: version %d older than stored %d: %w", next.Key(), next.Version, cur.Version, ErrStaleVersion)
+	}
+	return nil
+}
+
+// Aligned reports whether t is the UTC start of a calendar window of the given kind.
+func Aligned(window string, t time.Time) bool {
+	return !t.IsZero() && Align(window, t).Equal(t)
+}
+
+// Align returns the start of the calendar window holding t.
+func Align(window string, t time.Time) time.Time {
+	t = t.UTC()
+	switch window {
+	case "hour":
+		return t.Truncate(time.Hour)
+	case "day":
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	panic("BUG: Align of unknown calendar window " + window)
+}
+
+// Next returns the start of the calendar window after the one starting at start.
+func Next(window string, start time.Time) time.Time {
+	switch window {
+	case "hour":
+		return start.Add(time.Hour)
+	case "day":
+		return start.AddDate(0, 0, 1)
+	case "month":
+		return start.AddDate(0, 1, 0)
+	}
+	panic("BUG: Next of unknown calendar window " + window)
+}
+
+// Store holds the served lists. Implementations are safe for concurrent use.
+type Store interface {
+	// Put writes a list if Admit allows it, atomically.
+	Put(ctx context.Context, l List) error
+	// Get returns the list under key, or ErrNotFound.
+	Get(ctx context.Context, k Key) (List, error)
+	// Range returns the calendar lists of one window kind whose start is in [from, to), in
+	// start order.
+	Range(ctx context.Context, window string, from, to time.Time) ([]List, error)
+	// Since returns every live list and every calendar list whose start is at or after
+	// since: what the serving cache loads.
+	Since(ctx context.Context, since time.Time) ([]List, error)
+	Close() error
+}

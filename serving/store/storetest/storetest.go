@@ -1,0 +1,192 @@
+// Package storetest is the conformance suite every serving store implementation passes: the
+// version, source and atomicity rules of package store.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"trending/serving/store"
+)
+
+// T0 is the calendar hour the suite writes around.
+var T0 = time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+
+// MakeList builds a valid list of n items whose views all equal base (so a torn read, mixing
+// two versions, shows as unequal views).
+func MakeList(window string, start time.Time, version int64, src store.Source, n int, base uint64) store.List {
+	l := store.List{Window: window, Start: start, AsOf: T0.Add(time.Duration(version) * time.Minute), Version: version,
+		Source: src, Exact: src == store.SourceBatch, ComputedAt: T0}
+	if !start.IsZero() {
+		l.End = store.Next(window, start)
+	}
+	for i := 0; i < n; i++ {
+		l.Items = append(l.Items, store.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: base, Exact: l.Exact})
+	}
+	if !l.Exact {
+		l.ErrorBound = &store.Bound{MaxOvercount: 12.5, Probability: 0.993}
+	}
+	return l
+}
+
+// Run runs the suite; open returns a fresh, empty store.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	ctx := context.Background()
+	t.Run("missing", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.Get(ctx, store.Key{Window: "hour"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("get missing: %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("round trip", func(t *testing.T) {
+		s := open(t)
+		want := MakeList("hour", T0, 5, store.SourceSpeed, 3, 100)
+		want.Partial, want.StalePartitions = true, []int{12}
+		if err := s.Put(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, want.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Version != 5 || len(got.Items) != 3 || got.Items[2].ItemID != "V2" || !got.Partial || len(got.StalePartitions) != 1 || got.StalePartitions[0] != 12 ||
+			got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 12.5 || !got.Start.Equal(T0) || !got.End.Equal(T0.Add(time.Hour)) || got.Source != store.SourceSpeed {
+			t.Fatalf("round trip: got %+v", got)
+		}
+	})
+	t.Run("stale version refused", func(t *testing.T) {
+		s := open(t)
+		for _, k := range []time.Time{{}, T0} {
+			if err := s.Put(ctx, MakeList("hour", k, 10, store.SourceSpeed, 2, 50)); err != nil {
+				t.Fatal(err)
+			}
+			err := s.Put(ctx, MakeList("hour", k, 9, store.SourceSpeed, 2, 40))
+			if !errors.Is(err, store.ErrStaleVersion) {
+				t.Fatalf("older write: %v, want ErrStaleVersion", err)
+			}
+			got, _ := s.Get(ctx, store.Key{Window: "hour", Start: k})
+			if got.Version != 10 || got.Items[0].Views != 50 {
+				t.Fatalf("after refused write: version %d views %d, want 10 and 50", got.Version, got.Items[0].Views)
+			}
+			if err := s.Put(ctx, MakeList("hour", k, 11, store.SourceSpeed, 2, 60)); err != nil {
+				t.Fatalf("newer write: %v", err)
+			}
+		}
+	})
+	t.Run("batch never replaced by speed", func(t *testing.T) {
+		s := open(t)
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 100, store.SourceSpeed, 2, 5)); err != nil {
+			t.Fatal(err)
+		}
+		// The batch's version (its run time) may even be lower: exact wins regardless.
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 7, store.SourceBatch, 2, 6)); err != nil {
+			t.Fatalf("batch over speed: %v", err)
+		}
+		err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 1000, store.SourceSpeed, 2, 9))
+		if !errors.Is(err, store.ErrSuperseded) {
+			t.Fatalf("speed over batch: %v, want ErrSuperseded", err)
+		}
+		// Rerunning the batch (newer run) replaces it; an older batch run does not.
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 8, store.SourceBatch, 2, 6)); err != nil {
+			t.Fatalf("batch rerun: %v", err)
+		}
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 7, store.SourceBatch, 2, 6)); !errors.Is(err, store.ErrStaleVersion) {
+			t.Fatalf("older batch run: %v, want ErrStaleVersion", err)
+		}
+		got, _ := s.Get(ctx, store.Key{Window: "day", Start: T0.Truncate(24 * time.Hour)})
+		if got.Source != store.SourceBatch || got.Version != 8 || !got.Exact {
+			t.Fatalf("got %s v%d exact=%v, want batch v8 exact", got.Source, got.Version, got.Exact)
+		}
+	})
+	t.Run("invalid refused", func(t *testing.T) {
+		s := open(t)
+		bad := MakeList("hour", T0.Add(time.Minute), 1, store.SourceSpeed, 1, 1) // unaligned
+		if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("unaligned: %v, want ErrInvalid", err)
+		}
+	})
+	t.Run("range and since", func(t *testing.T) {
+		s := open(t)
+		for i := 0; i < 5; i++ {
+			if err := s.Put(ctx, MakeList("hour", T0.Add(time.Duration(i)*time.Hour), 1, store.SourceSpeed, 1, uint64(i+1))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 1, store.SourceSpeed, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 3, store.SourceSpeed, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Range(ctx, "hour", T0.Add(time.Hour), T0.Add(4*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || !got[0].Start.Equal(T0.Add(time.Hour)) || !got[2].Start.Equal(T0.Add(3*time.Hour)) {
+			t.Fatalf("range: got %d lists %v", len(got), starts(got))
+		}
+		since, err := s.Since(ctx, T0.Add(3*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// live hour + hours 3 and 4; the day (starts before) is excluded.
+		if len(since) != 3 {
+			t.Fatalf("since: got %d lists %v, want 3", len(since), starts(since))
+		}
+	})
+	t.Run("readers never see a mix", func(t *testing.T) {
+		s := open(t)
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 1, store.SourceSpeed, 100, 1)); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		errc := make(chan error, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				l, err := s.Get(ctx, store.Key{Window: "hour"})
+				if err != nil {
+					errc <- err
+					return
+				}
+				for _, it := range l.Items {
+					if it.Views != uint64(l.Version) {
+						errc <- fmt.Errorf("torn read: version %d holds views %d", l.Version, it.Views)
+						return
+					}
+				}
+			}
+		}()
+		for v := int64(2); v <= 30; v++ {
+			if err := s.Put(ctx, MakeList("hour", time.Time{}, v, store.SourceSpeed, 100, uint64(v))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(stop)
+		wg.Wait()
+		select {
+		case err := <-errc:
+			t.Fatal(err)
+		default:
+		}
+	})
+}
+
+func starts(ls []store.List) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Key().String())
+	}
+	return out
+}
