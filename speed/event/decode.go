@@ -1,0 +1,575 @@
+package event
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Decode parses one wire event strictly (see the package documentation for the rules). A
+// rejected event returns a *DecodeError whose Reason is stable. When a message has several
+// problems, the first in document order is reported.
+//
+// Decode is hand-rolled rather than built on encoding/json because it runs once per Kafka
+// message: it makes one allocation per event (the ItemID and Region strings share it) and is
+// about ten times faster than json.Unmarshal into a struct, which also could not detect
+// duplicate keys or tell "3.0" from "3". It is safe for concurrent use.
+func Decode(b []byte) (Event, error) {
+	if len(b) > MaxEventBytes {
+		return Event{}, &DecodeError{Reason: ReasonTooLarge,
+			Detail: fmt.Sprintf("message is %d bytes, limit is %d", len(b), MaxEventBytes)}
+	}
+	var d decoder
+	d.b = b
+	if err := d.object(); err != nil {
+		return Event{}, err
+	}
+	return d.event(), nil
+}
+
+const (
+	bitItemID = 1 << iota
+	bitCount
+	bitTS
+	bitRegion
+)
+
+// maxKeyBytes bounds the unescaped field names the decoder keeps; longer names cannot be
+// known fields anyway.
+const maxKeyBytes = 16
+
+// decoder is the state of one Decode call. It lives on the stack: the escape buffers let
+// values with JSON escapes be decoded without allocating.
+type decoder struct {
+	b    []byte
+	i    int
+	seen uint8
+
+	// The values are kept as positions, not slices: storing a slice of the escape buffers
+	// into the decoder would make escape analysis move the whole decoder to the heap.
+	// A value is b[lo:hi], or buf[:hi] when esc is set (it had JSON escapes).
+	itemLo, itemHi     int
+	itemEsc            bool
+	regionLo, regionHi int
+	regionEsc          bool
+	count              uint32
+	ms                 int64
+
+	// esc reports whether the last scanString unescaped into its buffer.
+	esc bool
+
+	itemBuf   [MaxItemIDBytes]byte
+	regionBuf [MaxRegionBytes]byte
+	tsBuf     [40]byte
+	keyBuf    [maxKeyBytes]byte
+}
+
+// event builds the result with a single allocation: ItemID and Region are two slices of one
+// string. They share a lifetime (the Event), so neither keeps the other alive for longer.
+func (d *decoder) event() Event {
+	ts := time.UnixMilli(d.ms).UTC()
+	item := d.b[d.itemLo:d.itemHi]
+	if d.itemEsc {
+		item = d.itemBuf[:d.itemHi]
+	}
+	region := d.b[d.regionLo:d.regionHi]
+	if d.regionEsc {
+		region = d.regionBuf[:d.regionHi]
+	}
+	if len(region) == 0 {
+		return Event{ItemID: string(item), Count: d.count, TS: ts}
+	}
+	var buf [MaxItemIDBytes + MaxRegionBytes]byte
+	n := copy(buf[:], item)
+	copy(buf[n:], region)
+	s := string(buf[:n+len(region)])
+	return Event{ItemID: s[:n], Count: d.count, TS: ts, Region: s[n:]}
+}
+
+func (d *decoder) malformed(format string, args ...any) *DecodeError {
+	return &DecodeError{Reason: ReasonMalformedJSON, Detail: fmt.Sprintf(format, args...)}
+}
+
+// unexpected reports the byte at d.i (or the end of input) where something else was due.
+func (d *decoder) unexpected(want string) *DecodeError {
+	if d.i >= len(d.b) {
+		return d.malformed("unexpected end of message, want %s", want)
+	}
+	return d.malformed("unexpected %s at offset %d, want %s", strconv.QuoteRuneToASCII(rune(d.b[d.i])), d.i, want)
+}
+
+func (d *decoder) skipWS() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) object() *DecodeError {
+	d.skipWS()
+	if d.i >= len(d.b) || d.b[d.i] != '{' {
+		return d.unexpected("'{': an event is one JSON object")
+	}
+	d.i++
+	d.skipWS()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+	} else {
+		for {
+			d.skipWS()
+			if d.i >= len(d.b) || d.b[d.i] != '"' {
+				return d.unexpected("a field name in double quotes")
+			}
+			key, n, _, err := d.scanString(d.keyBuf[:])
+			if err != nil {
+				return err
+			}
+			match := key
+			if n > len(d.keyBuf) {
+				match = nil // a truncated prefix of an escaped name must not match a field
+			}
+			var bit uint8
+			switch string(match) {
+			case FieldItemID:
+				bit = bitItemID
+			case FieldCount:
+				bit = bitCount
+			case FieldTS:
+				bit = bitTS
+			case FieldRegion:
+				bit = bitRegion
+			default:
+				return &DecodeError{Reason: ReasonUnknownField, Field: fieldName(key),
+					Detail: "unknown field; the fields are item_id, count, ts and region"}
+			}
+			if d.seen&bit != 0 {
+				return &DecodeError{Reason: ReasonDuplicateField, Field: string(key),
+					Detail: "appears more than once"}
+			}
+			d.seen |= bit
+			d.skipWS()
+			if d.i >= len(d.b) || d.b[d.i] != ':' {
+				return d.unexpected("':' after a field name")
+			}
+			d.i++
+			d.skipWS()
+			switch bit {
+			case bitItemID:
+				err = d.itemID()
+			case bitCount:
+				err = d.countValue()
+			case bitTS:
+				err = d.tsValue()
+			case bitRegion:
+				err = d.regionValue()
+			}
+			if err != nil {
+				return err
+			}
+			d.skipWS()
+			if d.i >= len(d.b) {
+				return d.unexpected("',' or '}'")
+			}
+			c := d.b[d.i]
+			d.i++
+			if c == '}' {
+				break
+			}
+			if c != ',' {
+				d.i--
+				return d.unexpected("',' or '}'")
+			}
+		}
+	}
+	d.skipWS()
+	if d.i < len(d.b) {
+		return &DecodeError{Reason: ReasonTrailingData,
+			Detail: fmt.Sprintf("%d bytes after the object at offset %d; send one event per message", len(d.b)-d.i, d.i)}
+	}
+	for _, f := range [...]struct {
+		bit  uint8
+		name string
+	}{{bitItemID, FieldItemID}, {bitCount, FieldCount}, {bitTS, FieldTS}} {
+		if d.seen&f.bit == 0 {
+			return &DecodeError{Reason: ReasonMissingField, Field: f.name, Detail: "is required"}
+		}
+	}
+	return nil
+}
+
+// typeError reports a value of the wrong JSON type, naming the type it found. A value that
+// is not JSON at all is malformed_json instead.
+func (d *decoder) typeError(reason Reason, field, want string) *DecodeError {
+	got := ""
+	rest := d.b[d.i:]
+	switch {
+	case len(rest) == 0:
+		return d.unexpected("a value")
+	case rest[0] == '"':
+		got = "a string"
+	case rest[0] == '-' || ('0' <= rest[0] && rest[0] <= '9'):
+		got = "a number"
+	case hasPrefix(rest, "null"):
+		got = "null"
+	case hasPrefix(rest, "true"), hasPrefix(rest, "false"):
+		got = "a boolean"
+	case rest[0] == '{':
+		got = "an object"
+	case rest[0] == '[':
+		got = "an array"
+	default:
+		return d.unexpected("a value")
+	}
+	return &DecodeError{Reason: reason, Field: field, Detail: "must be " + want + ", got " + got}
+}
+
+func hasPrefix(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
+
+func (d *decoder) itemID() *DecodeError {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return d.typeError(ReasonBadItemID, FieldItemID, "a string")
+	}
+	s, n, badEscape, err := d.scanString(d.itemBuf[:])
+	if err != nil {
+		return err
+	}
+	bad := func(detail string) *DecodeError {
+		return &DecodeError{Reason: ReasonBadItemID, Field: FieldItemID, Detail: detail}
+	}
+	switch {
+	case n == 0:
+		return bad("must not be empty")
+	case n > MaxItemIDBytes:
+		return bad(fmt.Sprintf("must be at most %d bytes, got %d", MaxItemIDBytes, n))
+	case badEscape:
+		return bad("must be valid UTF-16 in escapes: lone surrogate \\uD800-\\uDFFF")
+	}
+	if p := textProblemBytes(s); p != "" {
+		return bad(p)
+	}
+	d.itemEsc, d.itemLo, d.itemHi = d.esc, d.i-1-n, d.i-1
+	if d.esc {
+		d.itemLo, d.itemHi = 0, n
+	}
+	return nil
+}
+
+func (d *decoder) regionValue() *DecodeError {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return d.typeError(ReasonBadRegion, FieldRegion, "a string")
+	}
+	s, n, badEscape, err := d.scanString(d.regionBuf[:])
+	if err != nil {
+		return err
+	}
+	bad := func(detail string) *DecodeError {
+		return &DecodeError{Reason: ReasonBadRegion, Field: FieldRegion, Detail: detail}
+	}
+	switch {
+	case n > MaxRegionBytes:
+		return bad(fmt.Sprintf("must be at most %d bytes, got %d", MaxRegionBytes, n))
+	case badEscape:
+		return bad("must be valid UTF-16 in escapes: lone surrogate \\uD800-\\uDFFF")
+	}
+	if p := textProblemBytes(s); p != "" {
+		return bad(p)
+	}
+	d.regionEsc, d.regionLo, d.regionHi = d.esc, d.i-1-n, d.i-1
+	if d.esc {
+		d.regionLo, d.regionHi = 0, n
+	}
+	return nil
+}
+
+func (d *decoder) countValue() *DecodeError {
+	c := byte(0)
+	if d.i < len(d.b) {
+		c = d.b[d.i]
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return d.typeError(ReasonBadCount, FieldCount, "an integer")
+	}
+	lit, isInt, err := d.scanNumber()
+	if err != nil {
+		return err
+	}
+	if !isInt {
+		return &DecodeError{Reason: ReasonBadCount, Field: FieldCount,
+			Detail: "must be an integer literal, got " + literal(lit)}
+	}
+	// Seven digits hold every valid count; more cannot be in range and could overflow.
+	if lit[0] == '-' || len(lit) > 7 {
+		return countRange(literal(lit))
+	}
+	v := uint32(0)
+	for _, c := range lit {
+		v = v*10 + uint32(c-'0')
+	}
+	if v < MinCount || v > MaxCount {
+		return countRange(literal(lit))
+	}
+	d.count = v
+	return nil
+}
+
+func (d *decoder) tsValue() *DecodeError {
+	c := byte(0)
+	if d.i < len(d.b) {
+		c = d.b[d.i]
+	}
+	bad := func(detail string) *DecodeError {
+		return &DecodeError{Reason: ReasonBadTS, Field: FieldTS, Detail: detail}
+	}
+	switch {
+	case c == '"':
+		start := d.i
+		s, n, _, err := d.scanString(d.tsBuf[:])
+		if err != nil {
+			return err
+		}
+		if n > len(d.tsBuf) {
+			return bad("must be an RFC 3339 timestamp or Unix milliseconds, got a " + strconv.Itoa(n) + "-byte string")
+		}
+		ms, problem := parseRFC3339(s)
+		if problem != "" {
+			return bad(problem + ", got " + quoted(d.b[start+1:d.i-1]))
+		}
+		if ms < MinTSMilli || ms >= MaxTSMilli {
+			return bad(tsRangeDetail + ", got " + quoted(d.b[start+1:d.i-1]))
+		}
+		d.ms = ms
+		return nil
+	case c == '-' || ('0' <= c && c <= '9'):
+		lit, isInt, err := d.scanNumber()
+		if err != nil {
+			return err
+		}
+		if !isInt {
+			return bad("Unix milliseconds must be an integer literal, got " + literal(lit))
+		}
+		// 13 digits hold every valid value; more cannot be in range and could overflow.
+		if lit[0] == '-' || len(lit) > 13 {
+			return bad(tsRangeDetail + ", got " + literal(lit) + " ms")
+		}
+		ms := int64(0)
+		for _, c := range lit {
+			ms = ms*10 + int64(c-'0')
+		}
+		if ms < MinTSMilli || ms >= MaxTSMilli {
+			hint := ""
+			if ms >= MinTSMilli/1000 && ms < MaxTSMilli/1000 {
+				hint = " (that looks like Unix seconds: send milliseconds)"
+			}
+			return bad(tsRangeDetail + ", got " + literal(lit) + " ms" + hint)
+		}
+		d.ms = ms
+		return nil
+	default:
+		return d.typeError(ReasonBadTS, FieldTS, "an RFC 3339 string or Unix milliseconds")
+	}
+}
+
+func quoted(b []byte) string {
+	if len(b) > 40 {
+		return strconv.QuoteToASCII(string(b[:40])) + "..."
+	}
+	return strconv.QuoteToASCII(string(b))
+}
+
+// scanNumber reads a JSON number at d.i and returns its literal. isInt is false when it has
+// a fraction or exponent part. Anything outside RFC 8259's number grammar is malformed.
+func (d *decoder) scanNumber() (lit []byte, isInt bool, err *DecodeError) {
+	b, start := d.b, d.i
+	j := start
+	if j < len(b) && b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(b) && b[j] == '0':
+		j++
+		if j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			d.i = j
+			return nil, false, d.malformed("leading zero in a number at offset %d", j-1)
+		}
+	case j < len(b) && '1' <= b[j] && b[j] <= '9':
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+	default:
+		d.i = j
+		return nil, false, d.unexpected("a digit")
+	}
+	isInt = true
+	if j < len(b) && b[j] == '.' {
+		isInt = false
+		j++
+		k := j
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			d.i = j
+			return nil, false, d.unexpected("a digit after '.'")
+		}
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		isInt = false
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		k := j
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			j++
+		}
+		if j == k {
+			d.i = j
+			return nil, false, d.unexpected("a digit in the exponent")
+		}
+	}
+	d.i = j
+	return b[start:j], isInt, nil
+}
+
+// scanString reads the JSON string whose opening quote is at d.i. Without escapes, s is a
+// slice of the input (no copy). With escapes, s is the unescaped text in buf. n is the
+// content's length in bytes; when n > len(buf), s holds only a prefix and the caller reports
+// the value too long. badEscape is set when a \u escape is a lone UTF-16 surrogate, which
+// has no UTF-8 form. Raw bytes are not checked for UTF-8 here: the callers that care do.
+func (d *decoder) scanString(buf []byte) (s []byte, n int, badEscape bool, err *DecodeError) {
+	b := d.b
+	start := d.i + 1
+	for j := start; j < len(b); j++ {
+		c := b[j]
+		if c == '"' {
+			d.i = j + 1
+			d.esc = false
+			return b[start:j], j - start, false, nil
+		}
+		if c == '\\' {
+			d.esc = true
+			return d.scanEscaped(start, j, buf)
+		}
+		if c < 0x20 {
+			d.i = j
+			return nil, 0, false, d.malformed("raw control character 0x%02x in a string at offset %d: escape it", c, j)
+		}
+	}
+	d.i = len(b)
+	return nil, 0, false, d.malformed("unterminated string starting at offset %d", start-1)
+}
+
+// scanEscaped is scanString's slow path, entered at the first backslash (offset j) of the
+// string whose content starts at start.
+func (d *decoder) scanEscaped(start, j int, buf []byte) (s []byte, n int, badEscape bool, err *DecodeError) {
+	b := d.b
+	out := buf[:0]
+	full := false
+	add := func(p []byte) {
+		n += len(p)
+		// Once a piece does not fit, stop: out stays a prefix of the content.
+		if !full && len(out)+len(p) <= cap(out) {
+			out = append(out, p...)
+		} else {
+			full = true
+		}
+	}
+	add(b[start:j])
+	var rb [utf8.UTFMax]byte
+	for j < len(b) {
+		c := b[j]
+		switch {
+		case c == '"':
+			d.i = j + 1
+			return out, n, badEscape, nil
+		case c < 0x20:
+			d.i = j
+			return nil, 0, false, d.malformed("raw control character 0x%02x in a string at offset %d: escape it", c, j)
+		case c != '\\':
+			k := j + 1
+			for k < len(b) && b[k] != '"' && b[k] != '\\' && b[k] >= 0x20 {
+				k++
+			}
+			add(b[j:k])
+			j = k
+			continue
+		}
+		// A backslash escape.
+		if j+1 >= len(b) {
+			break
+		}
+		e := b[j+1]
+		var one byte
+		switch e {
+		case '"', '\\', '/':
+			one = e
+		case 'b':
+			one = '\b'
+		case 'f':
+			one = '\f'
+		case 'n':
+			one = '\n'
+		case 'r':
+			one = '\r'
+		case 't':
+			one = '\t'
+		case 'u':
+			r, ok := hex4(b, j+2)
+			if !ok {
+				d.i = j
+				return nil, 0, false, d.malformed("bad \\u escape at offset %d: want four hex digits", j)
+			}
+			j += 6
+			if utf16.IsSurrogate(r) {
+				r2, ok2 := rune(0), false
+				if r < 0xdc00 && j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
+					r2, ok2 = hex4(b, j+2)
+				}
+				if ok2 && r2 >= 0xdc00 && r2 <= 0xdfff {
+					r = utf16.DecodeRune(r, r2)
+					j += 6
+				} else {
+					badEscape = true
+					r = utf8.RuneError
+				}
+			}
+			add(rb[:utf8.EncodeRune(rb[:], r)])
+			continue
+		default:
+			d.i = j
+			return nil, 0, false, d.malformed("bad escape \\%s at offset %d", strconv.QuoteRuneToASCII(rune(e)), j)
+		}
+		rb[0] = one
+		add(rb[:1])
+		j += 2
+	}
+	d.i = len(b)
+	return nil, 0, false, d.malformed("unterminated string starting at offset %d", start-1)
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

@@ -1,0 +1,148 @@
+package event
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// JSON field names, shared with the Parquet and ClickHouse column names.
+const (
+	FieldItemID = "item_id"
+	FieldCount  = "count"
+	FieldTS     = "ts"
+	FieldRegion = "region"
+)
+
+// Limits of a valid event. schemas/event.schema.json states the same numbers; a test checks
+// that they agree.
+const (
+	// MaxEventBytes bounds one encoded message. The largest valid event, fully \u-escaped,
+	// is about 2 KiB, so this only ever rejects junk.
+	MaxEventBytes = 4096
+	// MaxItemIDBytes bounds item_id in bytes of UTF-8 (not characters): storage and keys
+	// are sized in bytes.
+	MaxItemIDBytes = 256
+	// MaxRegionBytes bounds region in bytes of UTF-8.
+	MaxRegionBytes = 64
+	// MinCount and MaxCount bound count. One event is one item on one server in one
+	// second; a million views in that second is already implausible.
+	MinCount = 1
+	MaxCount = 1_000_000
+	// MinTSMilli (inclusive) and MaxTSMilli (exclusive) bound ts in Unix milliseconds:
+	// 2000-01-01T00:00:00Z and 2100-01-01T00:00:00Z.
+	MinTSMilli = 946_684_800_000
+	MaxTSMilli = 4_102_444_800_000
+)
+
+// Event is one pre-summed view event: Count views of ItemID in the second around TS, seen by
+// one server.
+type Event struct {
+	// ItemID identifies the item (video, song, topic); it is the Kafka key.
+	ItemID string
+	// Count is the number of views, MinCount..MaxCount.
+	Count uint32
+	// TS is the event time. Decode returns it in UTC with millisecond precision.
+	TS time.Time
+	// Region is optional; "" means none.
+	Region string
+}
+
+// UnixMilli returns the event time in Unix milliseconds, the unit of bucket arithmetic.
+func (e Event) UnixMilli() int64 { return e.TS.UnixMilli() }
+
+// Validate checks an event built in Go (loadgen, HTTP ingest) against the rules Decode
+// enforces on the wire, and returns a *DecodeError with the same Reason Decode would give.
+// It does not require TS to be in UTC or at millisecond precision: AppendJSON normalises
+// both, so an event that passes Validate always encodes to one that Decode accepts.
+func (e Event) Validate() error {
+	if d := checkItemID(e.ItemID); d != "" {
+		return &DecodeError{Reason: ReasonBadItemID, Field: FieldItemID, Detail: d}
+	}
+	if e.Count < MinCount || e.Count > MaxCount {
+		return countRange(fmt.Sprint(e.Count))
+	}
+	if ms := e.TS.UnixMilli(); ms < MinTSMilli || ms >= MaxTSMilli || e.TS.IsZero() {
+		return &DecodeError{Reason: ReasonBadTS, Field: FieldTS,
+			Detail: tsRangeDetail + ", got " + e.TS.UTC().Format(time.RFC3339Nano)}
+	}
+	if d := checkRegion(e.Region); d != "" {
+		return &DecodeError{Reason: ReasonBadRegion, Field: FieldRegion, Detail: d}
+	}
+	return nil
+}
+
+const tsRangeDetail = "must be in [2000-01-01T00:00:00Z, 2100-01-01T00:00:00Z)"
+
+func countRange(got string) *DecodeError {
+	return &DecodeError{Reason: ReasonBadCount, Field: FieldCount,
+		Detail: fmt.Sprintf("must be %d..%d, got %s", MinCount, MaxCount, got)}
+}
+
+func checkItemID(s string) string {
+	if s == "" {
+		return "must not be empty"
+	}
+	if len(s) > MaxItemIDBytes {
+		return fmt.Sprintf("must be at most %d bytes, got %d", MaxItemIDBytes, len(s))
+	}
+	return textProblemString(s)
+}
+
+func checkRegion(s string) string {
+	if len(s) > MaxRegionBytes {
+		return fmt.Sprintf("must be at most %d bytes, got %d", MaxRegionBytes, len(s))
+	}
+	return textProblemString(s)
+}
+
+// isControl reports the Unicode Cc category: C0, DEL and C1. They have no business in an id,
+// break line-oriented logs and CSV exports, and are the usual sign of a binary or
+// mis-decoded producer.
+func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
+
+func textProblemString(s string) string {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if isControl(rune(c)) {
+				return fmt.Sprintf("must not contain control character U+%04X (at byte %d)", c, i)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return fmt.Sprintf("must be valid UTF-8 (bad byte 0x%02x at byte %d)", c, i)
+		}
+		if isControl(r) {
+			return fmt.Sprintf("must not contain control character U+%04X (at byte %d)", r, i)
+		}
+		i += size
+	}
+	return ""
+}
+
+// textProblemBytes is textProblemString for the decoder, which must not allocate a string
+// to check one. The ASCII loop is the hot path.
+func textProblemBytes(b []byte) string {
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if isControl(rune(c)) {
+				return fmt.Sprintf("must not contain control character U+%04X (at byte %d)", c, i)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return fmt.Sprintf("must be valid UTF-8 (bad byte 0x%02x at byte %d)", c, i)
+		}
+		if isControl(r) {
+			return fmt.Sprintf("must not contain control character U+%04X (at byte %d)", r, i)
+		}
+		i += size
+	}
+	return ""
+}
