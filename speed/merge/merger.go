@@ -1,0 +1,354 @@
+package merge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"trending/serving/store"
+	"trending/speed/topk"
+)
+
+// Config configures a Merger.
+type Config struct {
+	// K is the length of a served list; default 100, at most 1000.
+	K int
+	// Partitions is how many partitions the views topic has: a partition with no list at all
+	// counts as stale. 0 means "whatever partitions have reported".
+	Partitions int
+	// Staleness: a partition whose newest list is older than the newest partition's by more
+	// than this is stale (its last list is reused, the result marked partial). Default 3m.
+	Staleness time.Duration
+	// Retention: calendar windows that ended longer ago than this are forgotten. Default 48h.
+	Retention time.Duration
+	// Titles attaches display titles; default none.
+	Titles Titles
+	Store  store.Store
+	Log    *slog.Logger
+	// Registry receives the merger's metrics; nil means none.
+	Registry prometheus.Registerer
+}
+
+// Validate reports an impossible configuration.
+func (c Config) Validate() error {
+	if c.Store == nil {
+		return errors.New("merge: no serving store")
+	}
+	if c.K < 0 || c.K > 1000 {
+		return fmt.Errorf("merge: K %d: must be 1..1000", c.K)
+	}
+	if c.Partitions < 0 {
+		return fmt.Errorf("merge: partitions %d: must be at least 0", c.Partitions)
+	}
+	return nil
+}
+
+// Merger merges partials into served lists. Offer and Publish are safe for concurrent use.
+type Merger struct {
+	cfg Config
+
+	mu      sync.Mutex
+	lists   map[store.Key]map[int]Partial // newest list of each partition, per served list
+	dirty   map[store.Key]bool
+	titles  map[string]string // every title seen, reused when the source fails
+	metrics metrics
+}
+
+type metrics struct {
+	offered, published, refused, titleFailures prometheus.Counter
+	stale                                      *prometheus.GaugeVec
+}
+
+// New builds a Merger.
+func New(cfg Config) (*Merger, error) {
+	if cfg.K == 0 {
+		cfg.K = 100
+	}
+	if cfg.Staleness == 0 {
+		cfg.Staleness = 3 * time.Minute
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = 48 * time.Hour
+	}
+	if cfg.Titles == nil {
+		cfg.Titles = NoTitles{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Merger{cfg: cfg, lists: map[store.Key]map[int]Partial{}, dirty: map[store.Key]bool{}, titles: map[string]string{}}
+	m.metrics = metrics{
+		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "Partial lists received from speed workers."}),
+		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
+		refused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
+		titleFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_title_failures_total", Help: "Title lookups that failed (previous titles reused)."}),
+		stale:         prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_merge_stale_partitions", Help: "Partitions whose list was stale or missing in the last merge, by window."}, []string{"window"}),
+	}
+	if cfg.Registry != nil {
+		for _, c := range []prometheus.Collector{m.metrics.offered, m.metrics.published, m.metrics.refused, m.metrics.titleFailures, m.metrics.stale} {
+			if err := cfg.Registry.Register(c); err != nil {
+				return nil, fmt.Errorf("merge metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// Offer takes a partial; an older version than the one held for its (window, partition) is
+// ignored, so replays and a second worker's late copy do no harm.
+func (m *Merger) Offer(p Partial) {
+	m.metrics.offered.Inc()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := p.Key()
+	byPart := m.lists[k]
+	if byPart == nil {
+		byPart = map[int]Partial{}
+		m.lists[k] = byPart
+	}
+	if cur, ok := byPart[p.Partition]; ok && (cur.Version > p.Version || (cur.Version == p.Version && cur.Final && !p.Final)) {
+		return
+	}
+	byPart[p.Partition] = p
+	m.dirty[k] = true
+}
+
+// Build merges the newest partials of one served list. ok is false when no partition has
+// reported it.
+func (m *Merger) Build(k store.Key) (l store.List, stale []int, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.build(k)
+}
+
+func (m *Merger) build(k store.Key) (store.List, []int, bool) {
+	byPart := m.lists[k]
+	if len(byPart) == 0 {
+		return store.List{}, nil, false
+	}
+	var newest int64
+	for _, p := range byPart {
+		newest = max(newest, p.Version)
+	}
+	cutoff := newest - m.cfg.Staleness.Milliseconds()
+	l := store.List{Window: k.Window, Start: k.Start, Source: store.SourceSpeed, Exact: true, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	var stale []int
+	lists := make([][]topk.Entry, 0, len(byPart))
+	var bound *store.Bound
+	parts := make([]int, 0, len(byPart))
+	for part := range byPart {
+		parts = append(parts, part)
+	}
+	sort.Ints(parts)
+	for _, part := range parts {
+		p := byPart[part]
+		if p.Version < cutoff {
+			stale = append(stale, part)
+		}
+		if !p.End.IsZero() {
+			l.End = p.End
+		}
+		if !p.Exact {
+			l.Exact = false
+			if p.Bound != nil {
+				if bound == nil {
+					bound = &store.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
+				} else {
+					// Each item's count comes from one partition: the worst partition's bound holds for all.
+					bound.MaxOvercount = math.Max(bound.MaxOvercount, p.Bound.MaxOvercount)
+					bound.Probability = math.Min(bound.Probability, p.Bound.Probability)
+				}
+			}
+		}
+		lists = append(lists, p.Items)
+	}
+	for part := 0; part < m.cfg.Partitions; part++ {
+		if _, ok := byPart[part]; !ok {
+			stale = append(stale, part)
+		}
+	}
+	sort.Ints(stale)
+	if len(stale) > 0 {
+		l.Partial, l.StalePartitions = true, stale
+		l.Exact = false
+	}
+	l.ErrorBound = bound
+	merged := topk.Merge(m.cfg.K, lists...)
+	l.Items = make([]store.Item, len(merged))
+	for i, e := range merged {
+		l.Items[i] = store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count, Exact: bound == nil}
+	}
+	return l, stale, true
+}
+
+// Publish merges every list that changed since the last call, attaches titles and writes it.
+// Store refusals (a newer list is already there) are counted and logged, not returned.
+func (m *Merger) Publish(ctx context.Context, now time.Time) error {
+	m.mu.Lock()
+	var out []store.List
+	for k := range m.dirty {
+		l, stale, ok := m.build(k)
+		delete(m.dirty, k)
+		if !ok {
+			continue
+		}
+		if k.Live() {
+			m.metrics.stale.WithLabelValues(k.Window).Set(float64(len(stale)))
+		}
+		out = append(out, l)
+	}
+	// Forget calendar windows long closed.
+	for k, byPart := range m.lists {
+		for _, p := range byPart {
+			if !p.End.IsZero() && now.Sub(p.End) > m.cfg.Retention {
+				delete(m.lists, k)
+			}
+			break
+		}
+	}
+	m.mu.Unlock()
+
+	sort.Slice(out, func(i, j int) bool { return out[i].Key().String() < out[j].Key().String() })
+	for i := range out {
+		m.attachTitles(ctx, &out[i])
+		out[i].ComputedAt = now.UTC()
+		err := m.cfg.Store.Put(ctx, out[i])
+		switch {
+		case errors.Is(err, store.ErrStaleVersion) || errors.Is(err, store.ErrSuperseded):
+			m.metrics.refused.Inc()
+			m.cfg.Log.Debug("serving store kept its newer list", "list", out[i].Key(), "err", err)
+		case err != nil:
+			return fmt.Errorf("publish %s: %w", out[i].Key(), err)
+		default:
+			m.metrics.published.Inc()
+		}
+	}
+	return nil
+}
+
+func (m *Merger) attachTitles(ctx context.Context, l *store.List) {
+	ids := make([]string, len(l.Items))
+	for i, it := range l.Items {
+		ids[i] = it.ItemID
+	}
+	got, err := m.cfg.Titles.Titles(ctx, ids)
+	if err != nil {
+		m.metrics.titleFailures.Inc()
+		m.cfg.Log.Warn("title lookup failed; reusing previous titles", "err", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, t := range got {
+		m.titles[id] = t
+	}
+	for i := range l.Items {
+		l.Items[i].Title = m.titles[l.Items[i].ItemID]
+	}
+}
+
+// RunConfig says where the partials come from.
+type RunConfig struct {
+	Brokers []string
+	Topic   string // default trending.partials
+	// PublishEvery is how often changed lists are written; default 5s.
+	PublishEvery time.Duration
+	// Lookback: on start, read partials from this long ago, so a restarted or standby merger
+	// rebuilds every partition's last list. Default 2 x Staleness + 1m.
+	Lookback time.Duration
+}
+
+// Run consumes the partials topic (every partition, no consumer group: each merger, active or
+// standby, sees everything) and publishes until ctx ends.
+func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
+	if rc.Topic == "" {
+		rc.Topic = "trending.partials"
+	}
+	if rc.PublishEvery == 0 {
+		rc.PublishEvery = 5 * time.Second
+	}
+	if rc.Lookback == 0 {
+		rc.Lookback = 2*m.cfg.Staleness + time.Minute
+	}
+	conn, err := kafka.DialContext(ctx, "tcp", rc.Brokers[0])
+	if err != nil {
+		return fmt.Errorf("merge: dial %s: %w", rc.Brokers[0], err)
+	}
+	parts, err := conn.ReadPartitions(rc.Topic)
+	conn.Close()
+	if err != nil {
+		return fmt.Errorf("merge: partitions of %s: %w", rc.Topic, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(parts))
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Add(1)
+		go func(partition int) {
+			defer wg.Done()
+			errc <- m.consume(ctx, rc, partition)
+		}(p.ID)
+	}
+	tick := time.NewTicker(rc.PublishEvery)
+	defer tick.Stop()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-errc:
+			if err != nil && ctx.Err() == nil {
+				runErr = err
+				break loop
+			}
+		case now := <-tick.C:
+			if err := m.Publish(ctx, now); err != nil && ctx.Err() == nil {
+				m.cfg.Log.Warn("publish failed; will retry", "err", err)
+			}
+		}
+	}
+	cancel()
+	wg.Wait()
+	// A last publish so a graceful stop leaves the newest lists behind.
+	pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer pcancel()
+	if err := m.Publish(pctx, time.Now()); err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func (m *Merger) consume(ctx context.Context, rc RunConfig, partition int) error {
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: rc.Brokers, Topic: rc.Topic, Partition: partition, MaxWait: 250 * time.Millisecond})
+	defer r.Close()
+	if err := r.SetOffsetAt(ctx, time.Now().Add(-rc.Lookback)); err != nil {
+		return fmt.Errorf("merge: seek %s/%d: %w", rc.Topic, partition, err)
+	}
+	for {
+		msg, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("merge: read %s/%d: %w", rc.Topic, partition, err)
+		}
+		p, err := DecodePartial(msg.Value)
+		if err != nil {
+			m.cfg.Log.Warn("skipping undecodable partial", "partition", partition, "offset", msg.Offset, "err", err)
+			continue
+		}
+		m.Offer(p)
+	}
+}

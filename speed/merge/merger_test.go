@@ -1,0 +1,223 @@
+package merge_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/serving/store"
+	"trending/speed/merge"
+	"trending/speed/topk"
+)
+
+var t0 = time.Date(2026, 11, 14, 10, 6, 0, 0, time.UTC)
+
+func openStore(t *testing.T) store.Store {
+	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func partial(window string, part int, asOf time.Time, items ...topk.Entry) merge.Partial {
+	return merge.Partial{Window: window, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true, Items: items}
+}
+
+func e(item string, n uint64) topk.Entry { return topk.Entry{Item: item, Count: n} }
+
+func TestMergeExact(t *testing.T) {
+	st := openStore(t)
+	m, err := merge.New(merge.Config{K: 3, Partitions: 2, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Offer(partial("hour", 0, t0, e("V7", 48210), e("V1", 900), e("V2", 10)))
+	m.Offer(partial("hour", 1, t0, e("V9", 5000), e("V3", 4000), e("V4", 3)))
+	if err := m.Publish(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(context.Background(), store.Key{Window: "hour"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"V7", "V9", "V3"}
+	if len(got.Items) != 3 || got.Partial || !got.Exact || got.Version != t0.UnixMilli() {
+		t.Fatalf("got %+v", got)
+	}
+	for i, id := range want {
+		if got.Items[i].ItemID != id || got.Items[i].Rank != i+1 {
+			t.Fatalf("rank %d: %+v, want %s", i+1, got.Items[i], id)
+		}
+	}
+}
+
+// Seed 000 step 8: partition 1 crashes; at the next minute the merger reuses its last list
+// and marks the result partial, so its leader does not vanish.
+func TestStalePartitionReused(t *testing.T) {
+	st := openStore(t)
+	m, _ := merge.New(merge.Config{K: 2, Partitions: 3, Staleness: 90 * time.Second, Store: st})
+	m.Offer(partial("hour", 0, t0, e("A", 10)))
+	m.Offer(partial("hour", 1, t0, e("V7", 48210)))
+	m.Offer(partial("hour", 0, t0.Add(2*time.Minute), e("A", 12)))
+	m.Publish(context.Background(), t0)
+	got, _ := st.Get(context.Background(), store.Key{Window: "hour"})
+	if !got.Partial || fmt.Sprint(got.StalePartitions) != "[1 2]" || got.Exact {
+		t.Fatalf("partial=%v stale=%v exact=%v, want partial, stale [1 2] (1 old, 2 missing), not exact", got.Partial, got.StalePartitions, got.Exact)
+	}
+	if got.Items[0].ItemID != "V7" {
+		t.Fatalf("the stale partition's leader must stay: got %+v", got.Items)
+	}
+}
+
+// Seed 000 step 10: a merger that paused publishes an older list; the store keeps the newer.
+func TestStandbyCannotRegress(t *testing.T) {
+	st := openStore(t)
+	active, _ := merge.New(merge.Config{K: 2, Store: st})
+	standby, _ := merge.New(merge.Config{K: 2, Store: st})
+	active.Offer(partial("hour", 0, t0, e("NEW", 2)))
+	standby.Offer(partial("hour", 0, t0.Add(-time.Minute), e("OLD", 1)))
+	if err := active.Publish(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.Publish(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := st.Get(context.Background(), store.Key{Window: "hour"})
+	if got.Items[0].ItemID != "NEW" || got.Version != t0.UnixMilli() {
+		t.Fatalf("store regressed to %+v", got)
+	}
+	// And an older partial offered to the same merger is ignored.
+	active.Offer(partial("hour", 0, t0.Add(-5*time.Minute), e("OLDER", 9)))
+	l, _, _ := active.Build(store.Key{Window: "hour"})
+	if l.Items[0].ItemID != "NEW" {
+		t.Fatalf("older partial replaced a newer one: %+v", l.Items)
+	}
+}
+
+func TestSketchBound(t *testing.T) {
+	st := openStore(t)
+	m, _ := merge.New(merge.Config{K: 2, Store: st})
+	p0 := partial("month", 0, t0, e("A", 100))
+	p0.Exact, p0.Bound = false, &store.Bound{MaxOvercount: 40, Probability: 0.993}
+	p1 := partial("month", 1, t0, e("B", 90))
+	p1.Exact, p1.Bound = false, &store.Bound{MaxOvercount: 55, Probability: 0.99}
+	m.Offer(p0)
+	m.Offer(p1)
+	l, _, _ := m.Build(store.Key{Window: "month"})
+	if l.Exact || l.ErrorBound == nil || l.ErrorBound.MaxOvercount != 55 || l.ErrorBound.Probability != 0.99 || l.Items[0].Exact {
+		t.Fatalf("bound %+v exact %v", l.ErrorBound, l.Exact)
+	}
+}
+
+type failingTitles struct{ fail bool }
+
+func (f *failingTitles) Titles(_ context.Context, ids []string) (map[string]string, error) {
+	if f.fail {
+		return nil, errors.New("metadata store down")
+	}
+	out := map[string]string{}
+	for _, id := range ids {
+		out[id] = "Title of " + id
+	}
+	return out, nil
+}
+
+func TestTitlesReusedOnFailure(t *testing.T) {
+	st := openStore(t)
+	src := &failingTitles{}
+	m, _ := merge.New(merge.Config{K: 2, Store: st, Titles: src})
+	m.Offer(partial("hour", 0, t0, e("V7", 5)))
+	m.Publish(context.Background(), t0)
+	src.fail = true
+	m.Offer(partial("hour", 0, t0.Add(time.Minute), e("V7", 6)))
+	m.Publish(context.Background(), t0)
+	got, _ := st.Get(context.Background(), store.Key{Window: "hour"})
+	if got.Items[0].Title != "Title of V7" || got.Items[0].Views != 6 {
+		t.Fatalf("got %+v, want the previous title kept on a failed lookup", got.Items[0])
+	}
+}
+
+func TestFileTitles(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"t.csv":     "item_id,title\nV7,Cats\nV8,\"Dogs, again\"\n",
+		"t.json":    `{"V7":"Cats","V8":"Dogs, again"}`,
+		"rows.json": `[{"item_id":"V7","title":"Cats"},{"item_id":"V8","title":"Dogs, again"}]`,
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		src, err := merge.OpenTitles(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := src.Titles(context.Background(), []string{"V7", "V8", "V9"})
+		if err != nil || got["V7"] != "Cats" || got["V8"] != "Dogs, again" || len(got) != 2 {
+			t.Fatalf("%s: %v %v", name, got, err)
+		}
+	}
+	if _, err := merge.OpenTitles(filepath.Join(dir, "missing.csv")); err == nil {
+		t.Fatal("a missing titles file must be an error")
+	}
+}
+
+// runSuite produces partials to a real broker and checks Run publishes the merged list.
+func runSuite(t *testing.T, addr string) {
+	ctx := itest.Context(t, 60*time.Second)
+	topic := itest.Name(t, "partials")
+	if _, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: topic, BatchTimeout: 5 * time.Millisecond}
+	defer w.Close()
+	now := time.Now().UTC().Truncate(time.Minute)
+	for part, items := range [][]topk.Entry{{e("V1", 30)}, {e("V2", 20)}} {
+		p := partial("hour", part, now, items...)
+		b, _ := p.Encode()
+		if err := w.WriteMessages(ctx, kafka.Message{Key: p.MessageKey(), Value: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := openStore(t)
+	m, _ := merge.New(merge.Config{K: 10, Partitions: 2, Store: st})
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- m.Run(rctx, merge.RunConfig{Brokers: []string{addr}, Topic: topic, PublishEvery: 100 * time.Millisecond})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		l, err := st.Get(ctx, store.Key{Window: "hour"})
+		if err == nil && len(l.Items) == 2 && !l.Partial {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("merged list not published: %+v %v", l, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}
+
+func TestRunEmbedded(t *testing.T) {
+	b, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	runSuite(t, b.Addr)
+}
+
+func TestRunKafka(t *testing.T) { runSuite(t, itest.Kafka(t)) }

@@ -1,0 +1,62 @@
+// Package merge turns the speed workers' per-partition top lists ("partials", topic
+// trending.partials) into the served lists: for each window it merges the newest list of
+// every partition into the global top K, attaches titles, and writes the result to the
+// serving store with a version.
+//
+// Because events are partitioned by item, every item's whole count lives in one partition and
+// the merge of local top lists is exact (seed 003's proof); with sketches each partition
+// reports its top m*K so sketch noise cannot push a leader out (seed 004). A partition whose
+// list is missing or stale is not dropped: its last list is reused and the result is marked
+// partial, naming it (seed 000, step 8).
+package merge
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"trending/serving/store"
+	"trending/speed/topk"
+)
+
+// Partial is one partition's top list for one window, as published on trending.partials.
+type Partial struct {
+	Window string `json:"window"`
+	// Start and End name a calendar window (zero for a live, sliding one).
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+	// Final marks the last list of a calendar window that closed.
+	Final     bool      `json:"final,omitempty"`
+	Partition int       `json:"partition"`
+	AsOf      time.Time `json:"as_of"`
+	// Version orders a partition's lists for one window: the as-of minute in Unix ms.
+	Version int64        `json:"version"`
+	Exact   bool         `json:"exact"`
+	Bound   *store.Bound `json:"bound,omitempty"`
+	Total   uint64       `json:"total"`
+	Items   []topk.Entry `json:"items"`
+}
+
+// Key is the served list this partial contributes to.
+func (p Partial) Key() store.Key { return store.Key{Window: p.Window, Start: p.Start} }
+
+// MessageKey is the Kafka key: one per (window, partition), so a compacted topic keeps the
+// newest list of each.
+func (p Partial) MessageKey() []byte {
+	return []byte(fmt.Sprintf("%s|p%d", p.Key(), p.Partition))
+}
+
+// Encode is the wire form (JSON).
+func (p Partial) Encode() ([]byte, error) { return json.Marshal(p) }
+
+// DecodePartial parses and checks a partial.
+func DecodePartial(b []byte) (Partial, error) {
+	var p Partial
+	if err := json.Unmarshal(b, &p); err != nil {
+		return p, fmt.Errorf("decode partial: %w", err)
+	}
+	if p.Window == "" || p.Partition < 0 || p.Version <= 0 {
+		return p, fmt.Errorf("decode partial: window %q partition %d version %d: incomplete", p.Window, p.Partition, p.Version)
+	}
+	return p, nil
+}
