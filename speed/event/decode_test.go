@@ -332,3 +332,14 @@ func TestParseRFC3339AgainstTime(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendTSMatchesTimeFormat(t *testing.T) {
+	rng := newRand(t)
+	for i := 0; i < 20000; i++ {
+		tm := time.UnixMilli(rng.Int64N(253402300800000)).UTC() // years 1970..9999
+		got := string(appendTS(nil, tm))
+		if want := tm.Format("2006-01-02T15:04:05.000Z07:00"); got != want {
+			t.Fatalf("appendTS = %s, want %s", got, want)
+		}
+	}
+}

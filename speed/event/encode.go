@@ -17,7 +17,7 @@ func (e Event) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"count":`...)
 	dst = strconv.AppendUint(dst, uint64(e.Count), 10)
 	dst = append(dst, `,"ts":"`...)
-	dst = time.UnixMilli(e.TS.UnixMilli()).UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+	dst = appendTS(dst, time.UnixMilli(e.TS.UnixMilli()).UTC())
 	dst = append(dst, '"')
 	if e.Region != "" {
 		dst = append(dst, `,"region":`...)
@@ -43,6 +43,26 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	}
 	*e = v
 	return nil
+}
+
+// appendTS writes t (UTC, whole milliseconds) as 2006-01-02T15:04:05.000Z. It is written out
+// by hand because time.AppendFormat interprets its layout on every call and was most of
+// AppendJSON's cost.
+func appendTS(dst []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00")
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
+		byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':',
+		byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.',
+		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
 const hexDigits = "0123456789abcdef"
