@@ -1,0 +1,101 @@
+package window
+
+import "strings"
+
+// interner maps item ids to dense uint32 handles for one partition, so that
+// every bucket stores 4-byte handles instead of strings and every exact
+// window keeps its running totals in a dense slice indexed by handle. An
+// entry is reference-counted by the structures holding it (one reference per
+// bucket entry, per candidate-set member, per nonzero calendar total), and
+// freed when the last one lets go; freed handles are reused, so the handle
+// space stays as large as the items alive in the partition, not as all the
+// items ever seen.
+//
+// Handles are an in-memory detail: snapshots name items by string, in
+// sorted order, so the same state encodes to the same bytes whatever the
+// handles are.
+type interner struct {
+	ids   map[string]uint32
+	strs  []string // handle -> item; "" for a free handle
+	refs  []uint32 // handle -> references
+	free  []uint32 // free handles, reused last-in first-out
+	dense []*[]uint64
+}
+
+func newInterner() *interner {
+	return &interner{ids: make(map[string]uint32)}
+}
+
+// register adds a dense per-handle slice that must grow with the handle
+// space.
+func (in *interner) register(d *[]uint64) {
+	*d = make([]uint64, len(in.strs), cap(in.strs))
+	in.dense = append(in.dense, d)
+}
+
+// intern returns the handle of s, allocating one with no references if s is
+// new. The caller must reference it (or call releaseIfUnused).
+func (in *interner) intern(s string) uint32 {
+	if id, ok := in.ids[s]; ok {
+		return id
+	}
+	// Clone: the caller's string may point into a large message buffer.
+	s = strings.Clone(s)
+	var id uint32
+	if n := len(in.free); n > 0 {
+		id = in.free[n-1]
+		in.free = in.free[:n-1]
+		in.strs[id] = s
+	} else {
+		id = uint32(len(in.strs))
+		in.strs = append(in.strs, s)
+		in.refs = append(in.refs, 0)
+		for _, d := range in.dense {
+			*d = append(*d, 0)
+		}
+	}
+	in.ids[s] = id
+	return id
+}
+
+func (in *interner) ref(id uint32) { in.refs[id]++ }
+
+// unref drops one reference and frees the handle when none is left.
+func (in *interner) unref(id uint32) {
+	r := in.refs[id]
+	if r == 0 {
+		panic("BUG: window: unref of an unreferenced item handle")
+	}
+	in.refs[id] = r - 1
+	if r == 1 {
+		in.drop(id)
+	}
+}
+
+// releaseIfUnused frees id if nothing references it: an item that was
+// interned and then not kept anywhere.
+func (in *interner) releaseIfUnused(id uint32) {
+	if in.refs[id] == 0 {
+		in.drop(id)
+	}
+}
+
+func (in *interner) drop(id uint32) {
+	delete(in.ids, in.strs[id])
+	in.strs[id] = ""
+	in.free = append(in.free, id)
+}
+
+// live returns the number of items alive.
+func (in *interner) live() int { return len(in.ids) }
+
+// bytes estimates the interner's memory: the map (a 16-byte key, a 4-byte
+// value and Go's ~1.15 slack), the handle slices and the string bytes.
+func (in *interner) bytes() int64 {
+	var sb int64
+	for _, s := range in.strs {
+		sb += int64(len(s))
+	}
+	n := int64(len(in.ids))
+	return n*28 + int64(cap(in.strs))*16 + int64(cap(in.refs))*4 + int64(cap(in.free))*4 + sb
+}

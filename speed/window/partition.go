@@ -1,0 +1,500 @@
+package window
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"trending/speed/event"
+	"trending/speed/sketch"
+	"trending/speed/topk"
+)
+
+// Outcome says what Add did with an event. The runtime counts them.
+type Outcome uint8
+
+const (
+	// Counted: the event's minute was still open; it is in every window.
+	Counted Outcome = iota + 1
+	// Late: the event's minute had closed, but the event was counted in
+	// every window that still covers that minute (at least one). Windows
+	// that had moved past it miss it; the batch layer corrects closed
+	// calendar windows from the archive.
+	Late
+	// TooLate: no window covers the event's minute any more. It is counted
+	// nowhere in the speed layer; the archive still has it.
+	TooLate
+	// Invalid: a zero count, an empty item, or an event time outside
+	// [2000-01-01, 2100-01-01) UTC. event.Decode never returns such events.
+	Invalid
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Counted:
+		return "counted"
+	case Late:
+		return "late"
+	case TooLate:
+		return "too_late"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("outcome(%d)", o)
+}
+
+// The event-time range a partition accepts, the same as event.Decode's. It
+// keeps every minute and month computation far from int64 overflow.
+var (
+	minEventMs = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	maxEventMs = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)
+
+const (
+	minuteMs = 60_000
+	noMinute = math.MinInt64
+)
+
+// List is a partition's answer for one window: its top M*K items, best
+// first (count descending, then item ascending).
+type List struct {
+	// Window is the window's name.
+	Window string
+	// Start and End bound the counted interval [Start, End). For a sliding
+	// window End is AsOf; for a calendar window they are the period's
+	// bounds (End may be after AsOf while the period is open).
+	Start, End time.Time
+	// AsOf is the end of the last closed minute the list includes.
+	AsOf time.Time
+	// Final is true for a calendar window's list at its close (TakeClosed).
+	Final bool
+	// Exact is true when counts are exact; false for sketch windows.
+	Exact bool
+	// Bound is the sketch's error bound at Total, nil when Exact.
+	Bound *sketch.Bound
+	// Items are the top M*K items.
+	Items []topk.Entry
+	// Total is the sum of all counts in the window (the sketch's N).
+	Total uint64
+}
+
+// Stats describes a partition's state and what Add did so far.
+type Stats struct {
+	// Counted, Late, TooLate and Invalid count events by Outcome.
+	Counted, Late, TooLate, Invalid uint64
+	// Items is the number of distinct items held (interned).
+	Items int
+	// OpenMinutes and OpenEntries describe the minutes still open.
+	OpenMinutes, OpenEntries int
+	// Entries is the number of (bucket, item) entries in closed exact
+	// buckets: the minute ring and the hourly and daily rings.
+	Entries int
+	// Candidates is the total size of the sketch windows' candidate sets.
+	Candidates int
+	// Sketches is the number of count-min sketches allocated.
+	Sketches int
+	// Bytes estimates the state's memory.
+	Bytes int64
+}
+
+// window is one configured window's state. Every method runs on the
+// partition's goroutine; p.asOf is the current watermark minute.
+type window interface {
+	conf() WindowConfig
+	// advance moves the window to p.asOf: it closes buckets, subtracts the
+	// expired ones and finalizes a calendar period that ended.
+	advance(p *Partition)
+	// addMinute adds a minute that has just closed (f.start == p.asOf-1).
+	// hs holds the sketch hash of every f.ents entry when the partition has
+	// sketch windows.
+	addMinute(p *Partition, f *frozen, hs []uint64)
+	// accepts reports whether a late event of closed minute m still counts
+	// in this window.
+	accepts(p *Partition, m int64) bool
+	// addLate counts a late event the window accepts; h is its sketch hash.
+	addLate(p *Partition, m int64, id uint32, c, h uint64)
+	// top returns the window's current list.
+	top(p *Partition) List
+	// stats adds the window's entries, sketches and bytes to s.
+	stats(s *Stats)
+}
+
+type openMinute struct {
+	minute int64
+	counts map[string]uint64
+}
+
+// Partition is the window state of one log partition: open minute maps,
+// the closed minute ring, and every configured window. It is not safe for
+// concurrent use: one goroutine owns a partition.
+type Partition struct {
+	cfg    Config
+	lateMs int64
+
+	started bool
+	maxSeen int64 // largest event time seen, Unix ms
+	asOf    int64 // minutes before asOf (Unix minutes) are closed
+
+	open    []openMinute // sorted by minute, all >= asOf
+	curMin  int64        // the minute curMap counts, or noMinute
+	curMap  map[string]uint64
+	mapPool []map[string]uint64
+
+	in      *interner
+	minutes ring  // closed minute buckets kept for the minute-bucket windows
+	keep    int64 // how many minutes back minutes reaches: max Length of exact minute windows
+
+	wins    []window
+	byName  map[string]window
+	nSketch int
+	pool    []*sketch.Sketch // reset sliding-window bucket sketches
+	hashBuf []uint64
+	hasher  *sketch.Sketch // a 1x1 sketch with the configured seed: the hash function
+
+	closed []List
+	st     Stats
+}
+
+// New returns an empty partition for cfg (zero fields take their defaults),
+// or an error wrapping ErrConfig.
+func New(cfg Config) (*Partition, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	p := &Partition{
+		cfg:    cfg,
+		lateMs: cfg.latenessMs(),
+		curMin: noMinute,
+		in:     newInterner(),
+		byName: make(map[string]window, len(cfg.Windows)),
+	}
+	hasher, err := sketch.New(sketch.Config{Width: 1, Depth: 1, Seed: cfg.Sketch.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("%w: sketch: %w", ErrConfig, err)
+	}
+	p.hasher = hasher
+	for _, wc := range cfg.Windows {
+		var w window
+		switch {
+		case wc.Kind == Sliding && wc.Mode == Exact:
+			w = newExactSliding(p, wc)
+			if wc.Bucket == time.Minute {
+				p.keep = max(p.keep, int64(wc.Length/time.Minute))
+			}
+		case wc.Kind == Sliding:
+			w = newSketchSliding(p, wc)
+			p.nSketch++
+		case wc.Mode == Exact:
+			w = newExactCalendar(p, wc)
+		default:
+			w = newSketchCalendar(p, wc)
+			p.nSketch++
+		}
+		p.wins = append(p.wins, w)
+		p.byName[wc.Name] = w
+	}
+	return p, nil
+}
+
+// Config returns the partition's configuration with defaults filled in.
+func (p *Partition) Config() Config { return p.cfg }
+
+// Add counts one event by its event time and says what it did.
+func (p *Partition) Add(ev event.Event) Outcome {
+	ms := ev.TS.UnixMilli()
+	if ev.Count == 0 || ev.ItemID == "" || ms < minEventMs || ms >= maxEventMs {
+		p.st.Invalid++
+		return Invalid
+	}
+	if !p.started || ms > p.maxSeen {
+		p.observe(ms)
+	}
+	m := ms / minuteMs
+	if m >= p.asOf {
+		if m != p.curMin {
+			p.curMap = p.openMap(m)
+			p.curMin = m
+		}
+		p.curMap[ev.ItemID] += uint64(ev.Count)
+		p.st.Counted++
+		return Counted
+	}
+	return p.addLate(m, ev.ItemID, uint64(ev.Count))
+}
+
+// Watermark returns the largest event time seen minus the allowed
+// lateness, or the zero time before the first event.
+func (p *Partition) Watermark() time.Time {
+	if !p.started {
+		return time.Time{}
+	}
+	return time.UnixMilli(max(p.maxSeen-p.lateMs, p.asOf*minuteMs)).UTC()
+}
+
+// AsOf returns the watermark truncated to the minute: every minute before
+// it is closed and in the sliding windows. Zero before the first event.
+func (p *Partition) AsOf() time.Time {
+	if !p.started {
+		return time.Time{}
+	}
+	return minuteTime(p.asOf)
+}
+
+// AdvanceTo moves the watermark as if an event at t had been seen, without
+// counting anything, and reports whether closed minutes advanced. The
+// runtime calls it with the wall clock for a partition that is idle and
+// caught up, so its lists and calendar windows keep moving; it must not be
+// called while the partition lags, or buffered events turn late. Unlike
+// Add, it makes the state depend on the wall clock: replaying the log does
+// not repeat it. Calendar windows it closes go to TakeClosed.
+func (p *Partition) AdvanceTo(t time.Time) bool {
+	ms := t.UnixMilli()
+	if ms < minEventMs || ms >= maxEventMs || (p.started && ms <= p.maxSeen) {
+		return false
+	}
+	before, was := p.asOf, p.started
+	p.observe(ms)
+	return !was || p.asOf > before
+}
+
+// observe records a new largest event time and moves the watermark.
+func (p *Partition) observe(ms int64) {
+	p.maxSeen = ms
+	target := floorDiv(ms-p.lateMs, minuteMs)
+	if !p.started {
+		p.started = true
+		p.asOf = target
+		for _, w := range p.wins {
+			w.advance(p)
+		}
+		return
+	}
+	if target > p.asOf {
+		p.advanceTo(target)
+	}
+}
+
+// advanceTo closes every open minute before target in order, then moves
+// every window to target. Windows move minute by minute only where a minute
+// has data; an idle stretch is one step, so a jump of a year costs no more
+// than the buckets it expires.
+func (p *Partition) advanceTo(target int64) {
+	for len(p.open) > 0 && p.open[0].minute < target {
+		m := p.open[0].minute
+		p.setAsOf(m)
+		p.closeMinute()
+		p.setAsOf(m + 1)
+	}
+	p.setAsOf(target)
+}
+
+func (p *Partition) setAsOf(x int64) {
+	if x <= p.asOf {
+		return
+	}
+	p.asOf = x
+	for _, w := range p.wins {
+		w.advance(p)
+	}
+	n := 0
+	for n < len(p.minutes) && p.minutes[n].start < x-p.keep {
+		p.minutes[n].release(p.in)
+		n++
+	}
+	if n > 0 {
+		p.minutes.popFront(n)
+	}
+}
+
+// openMap returns the count map of open minute m, creating it.
+func (p *Partition) openMap(m int64) map[string]uint64 {
+	i, ok := slices.BinarySearchFunc(p.open, m, func(o openMinute, m int64) int {
+		switch {
+		case o.minute < m:
+			return -1
+		case o.minute > m:
+			return 1
+		}
+		return 0
+	})
+	if ok {
+		return p.open[i].counts
+	}
+	var c map[string]uint64
+	if n := len(p.mapPool); n > 0 {
+		c = p.mapPool[n-1]
+		p.mapPool = p.mapPool[:n-1]
+	} else {
+		c = make(map[string]uint64)
+	}
+	p.open = slices.Insert(p.open, i, openMinute{minute: m, counts: c})
+	return c
+}
+
+// closeMinute freezes the oldest open minute (== p.asOf-1): it interns its
+// items into a sorted array, adds it to every window, and keeps it in the
+// minute ring if a minute-bucket window needs it for expiry.
+func (p *Partition) closeMinute() {
+	om := p.open[0]
+	p.open = slices.Delete(p.open, 0, 1)
+	if om.minute == p.curMin {
+		p.curMin, p.curMap = noMinute, nil
+	}
+	f := &frozen{start: om.minute, ents: make([]uint64, 0, len(om.counts))}
+	for s, c := range om.counts {
+		id := p.in.intern(s)
+		p.in.ref(id)
+		if c > math.MaxUint32 {
+			if f.extra == nil {
+				f.extra = make(map[uint32]uint64)
+			}
+			f.extra[id] = c
+			continue
+		}
+		f.ents = append(f.ents, pack(id, c))
+	}
+	// A map that held a burst is dropped rather than pooled, so one spike
+	// does not pin its memory for good.
+	if len(om.counts) <= 1<<20 {
+		clear(om.counts)
+		p.mapPool = append(p.mapPool, om.counts)
+	}
+	slices.Sort(f.ents)
+	var hs []uint64
+	if p.nSketch > 0 {
+		hs = p.hashBuf[:0]
+		for _, e := range f.ents {
+			hs = append(hs, p.hash(uint32(e>>32)))
+		}
+		p.hashBuf = hs
+	}
+	for _, w := range p.wins {
+		w.addMinute(p, f, hs)
+	}
+	if p.keep > 0 {
+		p.minutes = append(p.minutes, f)
+	} else {
+		f.release(p.in)
+	}
+}
+
+// addLate counts an event whose minute m has closed, wherever it still can.
+func (p *Partition) addLate(m int64, item string, c uint64) Outcome {
+	anyWin := false
+	for _, w := range p.wins {
+		if w.accepts(p, m) {
+			anyWin = true
+			break
+		}
+	}
+	if !anyWin {
+		p.st.TooLate++
+		return TooLate
+	}
+	id := p.in.intern(item)
+	if p.keep > 0 && m >= p.asOf-p.keep {
+		if p.minutes.at(m).add(id, c) {
+			p.in.ref(id)
+		}
+	}
+	var h uint64
+	if p.nSketch > 0 {
+		h = p.hash(id)
+	}
+	for _, w := range p.wins {
+		if w.accepts(p, m) {
+			w.addLate(p, m, id, c, h)
+		}
+	}
+	p.in.releaseIfUnused(id)
+	p.st.Late++
+	return Late
+}
+
+// hash is the sketch hash of an item (every sketch shares the seed).
+func (p *Partition) hash(id uint32) uint64 {
+	return p.hasher.HashString(p.in.strs[id])
+}
+
+// Top returns the partition's top M*K for the named window as of AsOf:
+// a sliding window's last Length, or the open calendar period's minutes so
+// far. It returns an error wrapping ErrUnknownWindow for a name the Config
+// does not define.
+func (p *Partition) Top(name string) (List, error) {
+	w, ok := p.byName[name]
+	if !ok {
+		return List{}, fmt.Errorf("top %q: %w", name, ErrUnknownWindow)
+	}
+	return w.top(p), nil
+}
+
+// TakeClosed returns the final lists of the calendar windows that closed
+// since the last call, oldest first, and forgets them. A period produces a
+// list only if the partition counted something in it.
+func (p *Partition) TakeClosed() []List {
+	c := p.closed
+	p.closed = nil
+	return c
+}
+
+// Stats returns counters and a size estimate of the state.
+func (p *Partition) Stats() Stats {
+	s := p.st
+	s.Items = p.in.live()
+	s.Bytes = p.in.bytes()
+	s.OpenMinutes = len(p.open)
+	for _, o := range p.open {
+		s.OpenEntries += len(o.counts)
+		s.Bytes += int64(len(o.counts)) * 48
+	}
+	for _, f := range p.minutes {
+		s.Entries += f.entries()
+		s.Bytes += f.bytes()
+	}
+	for _, w := range p.wins {
+		w.stats(&s)
+	}
+	s.Sketches += len(p.pool)
+	s.Bytes += int64(len(p.pool)) * int64(p.cfg.Sketch.Width*p.cfg.Sketch.Depth*8)
+	return s
+}
+
+// mk is the number of items a partition reports per window.
+func (p *Partition) mk() int { return p.cfg.M * p.cfg.K }
+
+func minuteTime(m int64) time.Time { return time.Unix(m*60, 0).UTC() }
+
+// newSketch returns a reset sliding-window sketch, reusing a pooled one.
+func (p *Partition) newSketch() *sketch.Sketch {
+	if n := len(p.pool); n > 0 {
+		s := p.pool[n-1]
+		p.pool = p.pool[:n-1]
+		return s
+	}
+	cfg := p.cfg.Sketch
+	cfg.Conservative = false
+	s, err := sketch.New(cfg)
+	if err != nil {
+		panic("BUG: window: validated sketch config rejected: " + err.Error())
+	}
+	return s
+}
+
+// putSketch returns a sliding-window sketch to the pool. The pool keeps
+// at most two: buckets expire one at a time and are replaced one at a time.
+func (p *Partition) putSketch(s *sketch.Sketch) {
+	if len(p.pool) >= 2 {
+		return
+	}
+	s.Reset()
+	p.pool = append(p.pool, s)
+}
+
+// topOf keeps the best n of the items each offers.
+func topOf(n int, each func(offer func(id uint32, c uint64)), strs []string) []topk.Entry {
+	h := topk.NewHeap(n)
+	each(func(id uint32, c uint64) { h.Offer(strs[id], c) })
+	return h.Sorted()
+}

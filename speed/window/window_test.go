@@ -1,0 +1,682 @@
+package window
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"trending/speed/event"
+	"trending/speed/sketch"
+	"trending/speed/topk"
+)
+
+// t0 is just before a month boundary, so that a 30-hour stream crosses
+// calendar hours, days and a month.
+var t0 = time.Date(2026, 1, 31, 9, 0, 0, 0, time.UTC)
+
+// streamOpts shapes a random event stream.
+type streamOpts struct {
+	seed   uint64
+	n      int           // events
+	items  int           // distinct items (Zipf-ish)
+	step   time.Duration // mean processing-time gap between events
+	counts int           // counts are 1..counts
+	late   bool          // include late and too-late events
+}
+
+// genStream returns a seeded stream: processing time moves forward by about
+// step per event; event time trails it by a little (mostly), a few minutes
+// (sometimes), hours or days (rarely).
+func genStream(o streamOpts) []event.Event {
+	r := rand.New(rand.NewPCG(o.seed, 99))
+	zipf := rand.NewZipf(r, 1.2, 1, uint64(o.items-1))
+	now := t0
+	evs := make([]event.Event, 0, o.n)
+	for range o.n {
+		now = now.Add(time.Duration(r.Int64N(int64(2 * o.step))))
+		ts := now.Add(-time.Duration(r.Int64N(int64(20 * time.Second))))
+		if o.late {
+			switch x := r.IntN(100); {
+			case x < 8:
+				ts = now.Add(-time.Duration(r.Int64N(int64(5 * time.Minute))))
+			case x < 11:
+				ts = now.Add(-time.Duration(r.Int64N(int64(3 * time.Hour))))
+			case x < 12:
+				ts = now.Add(-time.Duration(r.Int64N(int64(72 * time.Hour))))
+			}
+		}
+		evs = append(evs, event.Event{
+			ItemID: fmt.Sprintf("v%03d", zipf.Uint64()),
+			Count:  uint32(1 + r.IntN(o.counts)),
+			TS:     ts.Truncate(time.Millisecond),
+		})
+	}
+	return evs
+}
+
+// model recomputes everything from the raw events, from scratch, with none
+// of the partition's data structures: the truth the tests compare with.
+type model struct {
+	cfg     Config
+	started bool
+	maxSeen int64
+	asOf    int64
+	recs    []rec
+}
+
+type rec struct {
+	m       int64 // event minute
+	item    string
+	c       uint64
+	arrAsOf int64 // the watermark minute right after the event was seen
+	outcome Outcome
+}
+
+func newModel(cfg Config) *model { return &model{cfg: cfg.withDefaults()} }
+
+func (md *model) windowStart(wc WindowConfig, asOf int64) int64 {
+	b := int64(wc.Bucket / time.Minute)
+	return floorTo(asOf-1, b) - (int64(wc.Length/wc.Bucket)-1)*b
+}
+
+func (md *model) add(ev event.Event) Outcome {
+	ms := ev.TS.UnixMilli()
+	if !md.started || ms > md.maxSeen {
+		md.maxSeen = ms
+		a := floorDiv(ms-md.cfg.latenessMs(), minuteMs)
+		if !md.started || a > md.asOf {
+			md.asOf = a
+		}
+		md.started = true
+	}
+	m := floorDiv(ms, minuteMs)
+	o := TooLate
+	if m >= md.asOf {
+		o = Counted
+	} else {
+		for _, wc := range md.cfg.Windows {
+			if wc.Kind == Sliding && m >= md.windowStart(wc, md.asOf) ||
+				wc.Kind == Calendar && spanEnd(wc.Span, spanStart(wc.Span, m)) > md.asOf {
+				o = Late
+			}
+		}
+	}
+	md.recs = append(md.recs, rec{m: m, item: ev.ItemID, c: uint64(ev.Count), arrAsOf: md.asOf, outcome: o})
+	return o
+}
+
+// sliding returns the exact counts of a sliding window as of the model's
+// watermark: every event whose minute is in the window (an event in range
+// was necessarily accepted when it arrived, since window starts only move
+// forward).
+func (md *model) sliding(wc WindowConfig) map[string]uint64 {
+	ws := md.windowStart(wc, md.asOf)
+	out := map[string]uint64{}
+	for _, r := range md.recs {
+		if r.m >= ws && r.m < md.asOf {
+			out[r.item] += r.c
+		}
+	}
+	return out
+}
+
+// period returns the exact counts of calendar period [start, end) from the
+// events that arrived before the watermark passed its end.
+func (md *model) period(start, end int64) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, r := range md.recs {
+		if r.m >= start && r.m < end && r.m < md.asOf && r.arrAsOf < end {
+			out[r.item] += r.c
+		}
+	}
+	return out
+}
+
+func sum(m map[string]uint64) uint64 {
+	var s uint64
+	for _, c := range m {
+		s += c
+	}
+	return s
+}
+
+// wantTop is the brute-force top n with the package's tie-break.
+func wantTop(m map[string]uint64, n int) []topk.Entry {
+	all := make([]topk.Entry, 0, len(m))
+	for k, c := range m {
+		all = append(all, topk.Entry{Item: k, Count: c})
+	}
+	slices.SortFunc(all, func(a, b topk.Entry) int {
+		if topk.Less(a, b) {
+			return -1
+		}
+		if topk.Less(b, a) {
+			return 1
+		}
+		return 0
+	})
+	if len(all) > n {
+		all = all[:n]
+	}
+	return all
+}
+
+func entriesEqual(a, b []topk.Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// exactTestConfig has every window kind, counted exactly, sized for tests.
+func exactTestConfig() Config {
+	return Config{
+		Windows: []WindowConfig{
+			{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact},
+			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
+			{Name: "3h", Kind: Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: Exact},
+			{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
+			{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Exact},
+			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
+			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Exact},
+			{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Exact},
+		},
+		K:               3,
+		M:               2,
+		AllowedLateness: time.Minute,
+	}
+}
+
+// checkAgainstModel compares every window's Top with the model.
+func checkAgainstModel(t *testing.T, p *Partition, md *model) {
+	t.Helper()
+	if got, want := p.AsOf(), minuteTime(md.asOf); !got.Equal(want) {
+		t.Fatalf("AsOf %v, want %v", got, want)
+	}
+	for _, wc := range md.cfg.Windows {
+		l, err := p.Top(wc.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var truth map[string]uint64
+		var start, end int64
+		if wc.Kind == Sliding {
+			truth = md.sliding(wc)
+			start, end = md.windowStart(wc, md.asOf), md.asOf
+		} else {
+			start = spanStart(wc.Span, md.asOf)
+			end = spanEnd(wc.Span, start)
+			truth = md.period(start, end)
+		}
+		if !l.Start.Equal(minuteTime(start)) || !l.End.Equal(minuteTime(end)) {
+			t.Fatalf("%s as of %v: [%v, %v), want [%v, %v)", wc.Name, minuteTime(md.asOf), l.Start, l.End, minuteTime(start), minuteTime(end))
+		}
+		if wc.Mode == Exact {
+			if want := wantTop(truth, md.cfg.M*md.cfg.K); !entriesEqual(l.Items, want) || l.Total != sum(truth) || !l.Exact {
+				t.Fatalf("%s as of %v:\n got %v total %d\nwant %v total %d", wc.Name, minuteTime(md.asOf), l.Items, l.Total, want, sum(truth))
+			}
+			continue
+		}
+		checkSketchList(t, l, truth)
+	}
+}
+
+// checkSketchList checks a sketch window's list against the exact counts:
+// the same N, and every estimate at or above the truth and within the
+// stated bound.
+func checkSketchList(t *testing.T, l List, truth map[string]uint64) {
+	t.Helper()
+	if l.Exact || l.Bound == nil {
+		t.Fatalf("%s: sketch list says exact=%t bound=%v", l.Window, l.Exact, l.Bound)
+	}
+	if l.Total != sum(truth) {
+		t.Fatalf("%s as of %v: N %d, want %d", l.Window, l.AsOf, l.Total, sum(truth))
+	}
+	for _, e := range l.Items {
+		tc := truth[e.Item]
+		if e.Count < tc || float64(e.Count-tc) > l.Bound.MaxOvercount+1e-9 {
+			t.Fatalf("%s: %s estimate %d, true %d, bound %.1f", l.Window, e.Item, e.Count, tc, l.Bound.MaxOvercount)
+		}
+	}
+}
+
+func TestExactMatchesBruteForce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		o     streamOpts
+		every int // check after every this many events
+	}{
+		{"in-order", streamOpts{seed: 1, n: 8000, items: 40, step: 15 * time.Second, counts: 3}, 97},
+		{"late-and-too-late", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97},
+		{"dense-ties", streamOpts{seed: 3, n: 6000, items: 12, step: 20 * time.Second, counts: 1, late: true}, 97},
+		{"sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := exactTestConfig()
+			p, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := newModel(cfg)
+			var closed []List
+			for i, ev := range genStream(tc.o) {
+				want := md.add(ev)
+				if got := p.Add(ev); got != want {
+					t.Fatalf("event %d (%+v): outcome %v, want %v", i, ev, got, want)
+				}
+				closed = append(closed, p.TakeClosed()...)
+				if i%tc.every == 0 {
+					checkAgainstModel(t, p, md)
+					checkInvariants(t, p)
+				}
+			}
+			checkAgainstModel(t, p, md)
+			checkInvariants(t, p)
+			// Close everything: advance far past the last event.
+			far := minuteTime(md.asOf).Add(40 * 24 * time.Hour)
+			p.AdvanceTo(far)
+			md.add(event.Event{ItemID: "x", Count: 1, TS: far}) // moves the model's watermark
+			md.recs = md.recs[:len(md.recs)-1]
+			closed = append(closed, p.TakeClosed()...)
+			checkClosed(t, md, closed)
+			checkInvariants(t, p)
+			if s := p.Stats(); s.Items != 0 || s.Entries != 0 {
+				t.Fatalf("after everything expired: %d items, %d entries held", s.Items, s.Entries)
+			}
+		})
+	}
+}
+
+// checkClosed checks exactly one final list per calendar period that
+// counted something, equal to the brute force over the events that arrived
+// before it closed.
+func checkClosed(t *testing.T, md *model, closed []List) {
+	t.Helper()
+	type key struct {
+		win   string
+		start int64
+	}
+	got := map[key]List{}
+	for _, l := range closed {
+		k := key{l.Window, l.Start.Unix() / 60}
+		if _, dup := got[k]; dup {
+			t.Fatalf("%s %v closed twice", l.Window, l.Start)
+		}
+		if !l.Final {
+			t.Fatalf("%s %v: closed list not final", l.Window, l.Start)
+		}
+		got[k] = l
+	}
+	want := map[key]bool{}
+	for _, wc := range md.cfg.Windows {
+		if wc.Kind != Calendar {
+			continue
+		}
+		for _, r := range md.recs {
+			s := spanStart(wc.Span, r.m)
+			if r.arrAsOf < spanEnd(wc.Span, s) {
+				want[key{wc.Name, s}] = true
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d closed lists, want %d", len(got), len(want))
+	}
+	for k := range want {
+		l, ok := got[k]
+		if !ok {
+			t.Fatalf("no closed list for %s %v", k.win, minuteTime(k.start))
+		}
+		var wc WindowConfig
+		for _, w := range md.cfg.Windows {
+			if w.Name == k.win {
+				wc = w
+			}
+		}
+		end := spanEnd(wc.Span, k.start)
+		truth := md.period(k.start, end)
+		if !l.End.Equal(minuteTime(end)) || !l.AsOf.Equal(l.End) {
+			t.Fatalf("%s %v: end %v as of %v", k.win, l.Start, l.End, l.AsOf)
+		}
+		if wc.Mode != Exact {
+			checkSketchList(t, l, truth)
+			continue
+		}
+		if w := wantTop(truth, md.cfg.M*md.cfg.K); !entriesEqual(l.Items, w) || l.Total != sum(truth) {
+			t.Fatalf("%s %v final:\n got %v\nwant %v", k.win, l.Start, l.Items, w)
+		}
+	}
+}
+
+// checkInvariants recomputes every derived quantity from the buckets: the
+// sliding totals, the running sketches, and the reference counts.
+func checkInvariants(t *testing.T, p *Partition) {
+	t.Helper()
+	refs := make([]uint32, len(p.in.strs))
+	countFrozen := func(f *frozen) {
+		for _, e := range f.ents {
+			refs[e>>32]++
+		}
+		for id := range f.extra {
+			refs[id]++
+		}
+	}
+	for _, f := range p.minutes {
+		countFrozen(f)
+		if f.start >= p.asOf || f.start < p.asOf-p.keep {
+			t.Fatalf("minute bucket %d outside [%d, %d)", f.start, p.asOf-p.keep, p.asOf)
+		}
+	}
+	for _, w := range p.wins {
+		switch w := w.(type) {
+		case *exactSliding:
+			want := make([]uint64, len(w.totals))
+			var n uint64
+			ws := w.start(p.asOf)
+			addF := func(f *frozen) {
+				f.each(func(id uint32, c uint64) { want[id] += c; n += c })
+			}
+			if w.b == 1 {
+				for _, f := range p.minutes {
+					if f.start >= ws {
+						addF(f)
+					}
+				}
+			} else {
+				nb := floorTo(p.asOf-1, w.b)
+				for i, f := range w.ring {
+					if f.start < ws || f.start >= nb || (i > 0 && f.start <= w.ring[i-1].start) {
+						t.Fatalf("%s: ring bucket %d out of order or outside [%d, %d)", w.cfg.Name, f.start, ws, nb)
+					}
+				}
+				if w.hasPartial && w.pstart != nb {
+					t.Fatalf("%s: partial bucket %d, newest bucket is %d", w.cfg.Name, w.pstart, nb)
+				}
+				for _, f := range w.ring {
+					countFrozen(f)
+					addF(f)
+				}
+				for id, c := range w.partial {
+					refs[id]++
+					want[id] += c
+					n += c
+				}
+			}
+			if !slices.Equal(want, w.totals) || n != w.sum {
+				t.Fatalf("%s: totals differ from the sum of its buckets", w.cfg.Name)
+			}
+		case *exactCalendar:
+			for id, c := range w.totals {
+				if c != 0 {
+					refs[id]++
+				}
+			}
+		case *sketchSliding:
+			for id := range w.cands.set {
+				refs[id]++
+			}
+			s := p.newSketch()
+			for _, b := range w.buckets {
+				if err := s.Merge(b.sk); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !s.Equal(w.running) {
+				t.Fatalf("%s: running sketch differs from the sum of its buckets", w.cfg.Name)
+			}
+		case *sketchCalendar:
+			for id := range w.cands.set {
+				refs[id]++
+			}
+		}
+	}
+	for id, r := range refs {
+		if r != p.in.refs[id] {
+			t.Fatalf("item %q: %d references counted, %d recorded", p.in.strs[id], r, p.in.refs[id])
+		}
+		if (r == 0) != (p.in.strs[id] == "") {
+			t.Fatalf("handle %d: %d references, item %q", id, r, p.in.strs[id])
+		}
+	}
+}
+
+func TestSketchWindows(t *testing.T) {
+	cfg := Config{
+		Windows: []WindowConfig{
+			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch},
+			{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
+			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+			{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
+		},
+		K: 3, M: 2, AllowedLateness: time.Minute,
+		Sketch: sketch.Config{Width: 1 << 12, Depth: 4, Seed: 7},
+	}
+	for _, conservative := range []bool{false, true} {
+		t.Run(fmt.Sprintf("conservative=%t", conservative), func(t *testing.T) {
+			cfg.Sketch.Conservative = conservative
+			p, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := newModel(cfg)
+			var closed []List
+			for i, ev := range genStream(streamOpts{seed: 5, n: 6000, items: 40, step: 20 * time.Second, counts: 3, late: true}) {
+				if got, want := p.Add(ev), md.add(ev); got != want {
+					t.Fatalf("event %d: outcome %v, want %v", i, got, want)
+				}
+				closed = append(closed, p.TakeClosed()...)
+				if i%101 == 0 {
+					checkAgainstModel(t, p, md)
+					checkInvariants(t, p)
+				}
+			}
+			// 2days never expires an item's only bucket in this stream
+			// except at its start, and 40 items in 4096 columns do not
+			// collide in all 4 rows: the list must be the exact one.
+			l, _ := p.Top("calendar-month")
+			truth := md.period(spanStart(SpanMonth, md.asOf), spanEnd(SpanMonth, spanStart(SpanMonth, md.asOf)))
+			if want := wantTop(truth, 6); !entriesEqual(l.Items, want) {
+				t.Fatalf("calendar-month:\n got %v\nwant %v", l.Items, want)
+			}
+			p.AdvanceTo(minuteTime(md.asOf).Add(40 * 24 * time.Hour))
+			md.add(event.Event{ItemID: "x", Count: 1, TS: minuteTime(md.asOf).Add(40 * 24 * time.Hour)})
+			md.recs = md.recs[:len(md.recs)-1]
+			closed = append(closed, p.TakeClosed()...)
+			checkClosed(t, md, closed)
+			checkInvariants(t, p)
+		})
+	}
+}
+
+func TestSlidingExpiryAtMinuteBoundaries(t *testing.T) {
+	cfg := Config{
+		Windows: []WindowConfig{
+			{Name: "5min", Kind: Sliding, Length: 5 * time.Minute, Bucket: time.Minute},
+			{Name: "2h", Kind: Sliding, Length: 2 * time.Hour, Bucket: time.Hour},
+		},
+		K: 1, M: 1, AllowedLateness: -1,
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	p.Add(event.Event{ItemID: "a", Count: 7, TS: at(59*time.Second + 999*time.Millisecond)}) // minute 0
+	top := func(name string) uint64 {
+		l, _ := p.Top(name)
+		return l.Total
+	}
+	for _, tc := range []struct {
+		now      time.Duration
+		min5, h2 uint64
+	}{
+		{time.Minute - time.Millisecond, 0, 0}, // minute 0 still open
+		{time.Minute, 7, 7},                    // closes exactly at its end
+		{5*time.Minute + 59*time.Second, 7, 7}, // [1m, 6m) would exclude it; as of 5m it is in [0, 5m)
+		{6 * time.Minute, 0, 7},                // as of 6m: [1m, 6m): expired exactly now
+		{time.Hour + 59*time.Minute, 0, 7},     // hour 0 and hour 1 buckets
+		{2*time.Hour + time.Minute, 0, 0},      // as of 2h01: hours 1 and 2 only
+	} {
+		p.AdvanceTo(at(tc.now))
+		if a, b := top("5min"), top("2h"); a != tc.min5 || b != tc.h2 {
+			t.Fatalf("at +%v: 5min=%d 2h=%d, want %d %d", tc.now, a, b, tc.min5, tc.h2)
+		}
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	cfg := Config{
+		Windows: []WindowConfig{
+			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
+			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
+			{Name: "calendar-day", Kind: Calendar, Span: SpanDay},
+		},
+		AllowedLateness: 2 * time.Minute,
+	}
+	p, _ := New(cfg)
+	base := t0.Add(3 * time.Hour) // Jan 31 12:00
+	ev := func(d time.Duration) event.Event { return event.Event{ItemID: "a", Count: 1, TS: base.Add(d)} }
+	for _, tc := range []struct {
+		name string
+		ev   event.Event
+		want Outcome
+	}{
+		{"first", ev(30 * time.Minute), Counted},                          // watermark 12:28
+		{"inside lateness", ev(28*time.Minute + 30*time.Second), Counted}, // minute 12:28 still open
+		{"closed minute inside the hour", ev(27 * time.Minute), Late},     // 12:27 closed, hour starts 11:28
+		{"before the hour, day open", ev(-50 * time.Minute), Late},        // 11:10: calendar hour closed, day open
+		{"previous day", ev(-13 * time.Hour), TooLate},                    // Jan 30 23:00
+		{"future", ev(10 * time.Hour), Counted},                           // watermark 21:58
+		{"earlier today", ev(5 * time.Hour), Late},                        // 17:00: only the calendar day
+		{"day closed too", ev(-12*time.Hour - time.Minute), TooLate},      // Jan 30 23:59
+		{"zero count", event.Event{ItemID: "a", TS: base}, Invalid},
+		{"empty item", event.Event{Count: 1, TS: base}, Invalid},
+		{"year 1999", event.Event{ItemID: "a", Count: 1, TS: time.Date(1999, 12, 31, 0, 0, 0, 0, time.UTC)}, Invalid},
+		{"zero time", event.Event{ItemID: "a", Count: 1}, Invalid},
+	} {
+		if got := p.Add(tc.ev); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	s := p.Stats()
+	if s.Counted != 3 || s.Late != 3 || s.TooLate != 2 || s.Invalid != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+	l, _ := p.Top("calendar-day")
+	if l.Total != 5 {
+		t.Fatalf("calendar day total %d, want 5 (every counted and late event of Jan 31 in a closed minute)", l.Total)
+	}
+}
+
+func TestKAndM(t *testing.T) {
+	for _, tc := range []struct{ k, m, items, want int }{
+		{1, 1, 10, 1}, {3, 2, 10, 6}, {5, 3, 4, 4}, {1000, 10, 20000, 10000},
+	} {
+		t.Run(fmt.Sprintf("k%d-m%d-items%d", tc.k, tc.m, tc.items), func(t *testing.T) {
+			p, err := New(Config{Windows: []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}}, K: tc.k, M: tc.m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.items {
+				p.Add(event.Event{ItemID: fmt.Sprintf("i%05d", i), Count: uint32(1 + i%7), TS: t0})
+			}
+			p.AdvanceTo(t0.Add(2 * time.Minute))
+			l, _ := p.Top("hour")
+			if len(l.Items) != tc.want {
+				t.Fatalf("%d items, want %d", len(l.Items), tc.want)
+			}
+			// Deterministic tie-break: count descending, then item ascending.
+			for i := 1; i < len(l.Items); i++ {
+				if !topk.Less(l.Items[i-1], l.Items[i]) {
+					t.Fatalf("not strictly ordered at %d: %v %v", i, l.Items[i-1], l.Items[i])
+				}
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := DefaultConfig()
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("default config: %v", err)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Fatalf("zero config: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(c *Config)
+	}{
+		{"K too big", func(c *Config) { c.K = 1001 }},
+		{"M too big", func(c *Config) { c.M = 11 }},
+		{"lateness", func(c *Config) { c.AllowedLateness = 25 * time.Hour }},
+		{"cap under M*K", func(c *Config) { c.CandidateCap = 10 }},
+		{"no windows", func(c *Config) { c.Windows = []WindowConfig{} }},
+		{"dup name", func(c *Config) { c.Windows = append(c.Windows, c.Windows[0]) }},
+		{"bad name", func(c *Config) { c.Windows[0].Name = "Hour" }},
+		{"bad bucket", func(c *Config) { c.Windows[0].Bucket = 2 * time.Minute }},
+		{"length not multiple", func(c *Config) { c.Windows[0].Length = 90 * time.Second }},
+		{"too many buckets", func(c *Config) { c.Windows[0].Length = 25 * time.Hour }},
+		{"sliding with span", func(c *Config) { c.Windows[0].Span = SpanHour }},
+		{"bad span", func(c *Config) { c.Windows[3].Span = "week" }},
+		{"bad kind", func(c *Config) { c.Windows[0].Kind = "tumbling" }},
+		{"bad mode", func(c *Config) { c.Windows[0].Mode = "fast" }},
+		{"bad sketch", func(c *Config) { c.Sketch.Width = 1000 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.Windows = DefaultWindows()
+			tc.mod(&c)
+			if err := c.Validate(); !errors.Is(err, ErrConfig) {
+				t.Fatalf("Validate: %v, want ErrConfig", err)
+			}
+			if _, err := New(c); !errors.Is(err, ErrConfig) {
+				t.Fatalf("New: %v, want ErrConfig", err)
+			}
+		})
+	}
+	c := Config{Windows: []WindowConfig{
+		{Name: "a", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+		{Name: "b", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Auto},
+		{Name: "c", Kind: Calendar, Span: SpanMonth},
+		{Name: "d", Kind: Calendar, Span: SpanDay, Length: time.Hour},
+	}}.withDefaults()
+	if c.Windows[0].Mode != Exact || c.Windows[1].Mode != Sketch || c.Windows[2].Mode != Sketch || c.Windows[3].Mode != Exact || c.Windows[3].Length != 0 {
+		t.Fatalf("auto modes resolved to %+v", c.Windows)
+	}
+}
+
+func TestUnknownWindow(t *testing.T) {
+	p, _ := New(Config{})
+	if _, err := p.Top("fortnight"); !errors.Is(err, ErrUnknownWindow) {
+		t.Fatalf("Top: %v", err)
+	}
+}
+
+func TestDefaultConfigRuns(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Sketch = sketch.Config{Width: 1 << 10, Depth: 3}
+	cfg.K, cfg.M, cfg.CandidateCap = 5, 2, 80
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := newModel(cfg)
+	for i, ev := range genStream(streamOpts{seed: 9, n: 5000, items: 60, step: 30 * time.Second, counts: 4, late: true}) {
+		if got, want := p.Add(ev), md.add(ev); got != want {
+			t.Fatalf("event %d: %v, want %v", i, got, want)
+		}
+		if i%211 == 0 {
+			checkAgainstModel(t, p, md)
+			checkInvariants(t, p)
+		}
+	}
+}
