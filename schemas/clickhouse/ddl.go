@@ -1,0 +1,197 @@
+// Package clickhouse holds the ClickHouse DDL of trending as numbered migrations
+// (NNN_name.sql, embedded) and applies them: the serving table (001) and the batch layer's
+// rollups (002). `trending migrate` runs Apply; tests run it on a fresh database.
+//
+// The SQL is kept to what both Debian's ClickHouse 18.16 and current ClickHouse accept: no
+// DateTime64, LowCardinality or TTL; custom-partitioned MergeTree with PARTITION BY/ORDER BY.
+package clickhouse
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// Migration is one numbered DDL file.
+type Migration struct {
+	Version    int      // NNN of the file name
+	Name       string   // the file name
+	Statements []string // the file split on ';' at line ends, comments removed
+}
+
+var fileName = regexp.MustCompile(`^([0-9]{3})_[a-z0-9_]+\.sql$`)
+
+// Migrations returns the embedded migrations in version order. A malformed file name or a
+// repeated version is a bug in this directory and panics.
+func Migrations() []Migration {
+	ents, err := fs.ReadDir(files, ".")
+	if err != nil {
+		panic("BUG: read embedded ddl: " + err.Error())
+	}
+	var out []Migration
+	for _, e := range ents {
+		m := fileName.FindStringSubmatch(e.Name())
+		if m == nil {
+			panic("BUG: ddl file " + e.Name() + " is not named NNN_name.sql")
+		}
+		v, _ := strconv.Atoi(m[1])
+		raw, _ := files.ReadFile(e.Name())
+		out = append(out, Migration{Version: v, Name: e.Name(), Statements: Split(string(raw))})
+	}
+	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			panic(fmt.Sprintf("BUG: two ddl files with version %03d", out[i].Version))
+		}
+	}
+	return out
+}
+
+// Split cuts a SQL file into statements: it drops "--" comment lines and splits on a ';'
+// that ends a line. The DDL here never puts ';' or "--" inside a string literal.
+func Split(sql string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(sql, "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+		if strings.HasSuffix(t, ";") {
+			s := strings.TrimSpace(cur.String())
+			out = append(out, strings.TrimSpace(strings.TrimSuffix(s, ";")))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+// Latest is the highest migration version.
+func Latest() int {
+	ms := Migrations()
+	return ms[len(ms)-1].Version
+}
+
+// Applied is the outcome of Apply.
+type Applied struct {
+	Database string
+	From, To int      // schema version before and after
+	Ran      []string // file names applied by this call, in order
+}
+
+// ErrNewerSchema: the database was migrated by a newer trending than this binary.
+var ErrNewerSchema = errors.New("database schema is newer than this binary")
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ValidDatabase reports whether name can be used unquoted as a database name.
+func ValidDatabase(name string) error {
+	if !ident.MatchString(name) {
+		return fmt.Errorf("clickhouse database %q: use letters, digits and underscores, not starting with a digit", name)
+	}
+	return nil
+}
+
+// Apply creates database db if it is missing and applies, in order, every migration newer
+// than the version recorded in db.schema_migrations, recording each one after it succeeds.
+// Every statement is CREATE ... IF NOT EXISTS, so a run cut short and repeated is harmless,
+// and a rerun with nothing new is a no-op. Table names are qualified with db, so conn may
+// be opened on any database.
+func Apply(ctx context.Context, conn driver.Conn, db string) (Applied, error) {
+	res := Applied{Database: db}
+	if err := ValidDatabase(db); err != nil {
+		return res, err
+	}
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
+		return res, fmt.Errorf("create database %s: %w", db, err)
+	}
+	if err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+db+`.schema_migrations (
+		version UInt32, name String, applied_at DateTime('UTC')
+	) ENGINE = MergeTree() ORDER BY version`); err != nil {
+		return res, fmt.Errorf("create %s.schema_migrations: %w", db, err)
+	}
+	var cur uint32
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM "+db+".schema_migrations").Scan(&cur); err != nil {
+		return res, fmt.Errorf("read schema version of %s: %w", db, err)
+	}
+	res.From, res.To = int(cur), int(cur)
+	if latest := Latest(); int(cur) > latest {
+		return res, fmt.Errorf("%s is at version %d, this binary knows up to %d: %w (upgrade trending)", db, cur, latest, ErrNewerSchema)
+	}
+	for _, m := range Migrations() {
+		if m.Version <= int(cur) {
+			continue
+		}
+		for _, st := range m.Statements {
+			if err := conn.Exec(ctx, qualify(st, db)); err != nil {
+				return res, fmt.Errorf("migration %s: %w\n%s", m.Name, err, st)
+			}
+		}
+		if err := record(ctx, conn, db, m); err != nil {
+			return res, fmt.Errorf("record migration %s: %w", m.Name, err)
+		}
+		res.To = m.Version
+		res.Ran = append(res.Ran, m.Name)
+	}
+	return res, nil
+}
+
+// record inserts one schema_migrations row. It uses a batch: 18.16 waits for a data block
+// after an INSERT ... VALUES sent as a plain query over the native protocol.
+func record(ctx context.Context, conn driver.Conn, db string, m Migration) error {
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO "+db+".schema_migrations (version, name, applied_at)")
+	if err != nil {
+		return err
+	}
+	if err := b.Append(uint32(m.Version), m.Name, time.Now().UTC()); err != nil {
+		return errors.Join(err, b.Abort())
+	}
+	return b.Send()
+}
+
+var createTable = regexp.MustCompile(`(?i)^(CREATE TABLE IF NOT EXISTS\s+)([A-Za-z_][A-Za-z0-9_]*)(\s)`)
+
+// qualify prefixes the table of a CREATE TABLE with db, so the DDL files stay free of a
+// database name and the connection's default database does not matter.
+func qualify(stmt, db string) string {
+	if !createTable.MatchString(stmt) {
+		panic("BUG: ddl statement is not CREATE TABLE IF NOT EXISTS: " + stmt)
+	}
+	return createTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
+}
+
+// Version returns the schema version recorded in db, 0 if never migrated.
+func Version(ctx context.Context, conn driver.Conn, db string) (int, error) {
+	if err := ValidDatabase(db); err != nil {
+		return 0, err
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'schema_migrations'", db).Scan(&n); err != nil {
+		return 0, fmt.Errorf("look for %s.schema_migrations: %w", db, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var v uint32
+	if err := conn.QueryRow(ctx, "SELECT max(version) FROM "+db+".schema_migrations").Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version of %s: %w", db, err)
+	}
+	return int(v), nil
+}

@@ -1,0 +1,118 @@
+package clickhouse_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+
+	"trending/internal/itest"
+	chddl "trending/schemas/clickhouse"
+)
+
+func TestMigrationsWellFormed(t *testing.T) {
+	ms := chddl.Migrations()
+	if len(ms) < 2 || ms[0].Version != 1 {
+		t.Fatalf("want migrations 001.. in order, got %d starting at %d", len(ms), ms[0].Version)
+	}
+	for i, m := range ms {
+		if m.Version != i+1 {
+			t.Errorf("%s: version %d, want %d (no gaps)", m.Name, m.Version, i+1)
+		}
+		if len(m.Statements) == 0 {
+			t.Errorf("%s: no statements", m.Name)
+		}
+		for _, st := range m.Statements {
+			// 18.16 lacks these; keep the DDL portable (README, DESIGN.md).
+			for _, bad := range []string{"DateTime64", "LowCardinality", "TTL", "Nullable"} {
+				if strings.Contains(st, bad) {
+					t.Errorf("%s uses %s, which Debian's ClickHouse 18.16 lacks", m.Name, bad)
+				}
+			}
+			if !strings.HasPrefix(st, "CREATE TABLE IF NOT EXISTS ") {
+				t.Errorf("%s: statement is not CREATE TABLE IF NOT EXISTS (reruns must be harmless): %.60s", m.Name, st)
+			}
+		}
+	}
+}
+
+func TestSplit(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		want     []string
+	}{
+		{"empty", "", nil},
+		{"comments only", "-- a\n  -- b\n", nil},
+		{"two", "-- c\nCREATE TABLE a (x UInt8)\nENGINE = Log;\n\nCREATE TABLE b (y UInt8) ENGINE = Log;\n",
+			[]string{"CREATE TABLE a (x UInt8)\nENGINE = Log", "CREATE TABLE b (y UInt8) ENGINE = Log"}},
+		{"no trailing semicolon", "SELECT 1", []string{"SELECT 1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := chddl.Split(c.in); !slices.Equal(got, c.want) {
+				t.Fatalf("Split = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestValidDatabase(t *testing.T) {
+	for name, ok := range map[string]bool{"trending": true, "t_1": true, "": false, "1x": false, "a-b": false, "a;DROP": false} {
+		if err := chddl.ValidDatabase(name); (err == nil) != ok {
+			t.Errorf("ValidDatabase(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+// TestApplyTwice migrates a fresh database on the real server, then again: the second run
+// applies nothing and the tables are there.
+func TestApplyTwice(t *testing.T) {
+	addr := itest.ClickHouse(t)
+	ctx := itest.Context(t, 60*time.Second)
+	conn, err := ch.Open(&ch.Options{Addr: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db := itest.Underscored(t, "trending_it_ddl")
+	t.Cleanup(func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db) })
+
+	first, err := chddl.Apply(ctx, conn, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.From != 0 || first.To != chddl.Latest() || len(first.Ran) != len(chddl.Migrations()) {
+		t.Fatalf("first run: %+v, want 0 -> %d applying every file", first, chddl.Latest())
+	}
+	second, err := chddl.Apply(ctx, conn, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.From != chddl.Latest() || second.To != chddl.Latest() || len(second.Ran) != 0 {
+		t.Fatalf("second run: %+v, want a no-op at %d", second, chddl.Latest())
+	}
+	v, err := chddl.Version(ctx, conn, db)
+	if err != nil || v != chddl.Latest() {
+		t.Fatalf("Version = %d, %v; want %d", v, err, chddl.Latest())
+	}
+	var rows uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM "+db+".schema_migrations").Scan(&rows); err != nil || rows != uint64(len(chddl.Migrations())) {
+		t.Fatalf("schema_migrations rows = %d, %v; want one per file", rows, err)
+	}
+	for _, tb := range []string{"serving_lists", "rollup_hour", "rollup_day", "rollup_month", "rollup_meta"} {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = ?", db, tb).Scan(&n); err != nil || n != 1 {
+			t.Errorf("table %s.%s: count %d, %v", db, tb, n, err)
+		}
+	}
+	// A database from a newer binary is refused rather than half-understood.
+	if err := conn.Exec(ctx, "INSERT INTO "+db+".schema_migrations (version, name, applied_at) SELECT 999, 'x', now()"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chddl.Apply(ctx, conn, db); !errors.Is(err, chddl.ErrNewerSchema) {
+		t.Fatalf("apply over a newer schema: %v, want ErrNewerSchema", err)
+	}
+}
