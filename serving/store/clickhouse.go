@@ -1,0 +1,278 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// ClickHouseOptions says where the ClickHouse serving table lives.
+type ClickHouseOptions struct {
+	// Addr is the native-protocol address; default 127.0.0.1:39100 (infra/local).
+	Addr string
+	// Database holds the serving_lists table (schemas/clickhouse/001_serving.sql, created by
+	// `trending migrate`); default "trending".
+	Database string
+	// Username and Password; empty means the server's default user.
+	Username, Password string
+	// DialTimeout defaults to 5 s.
+	DialTimeout time.Duration
+}
+
+// DefaultClickHouseOptions returns the local development server's options.
+func DefaultClickHouseOptions() ClickHouseOptions {
+	return ClickHouseOptions{Addr: "127.0.0.1:39100", Database: "trending", DialTimeout: 5 * time.Second}
+}
+
+var chIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate reports options that cannot work, saying what to change.
+func (o ClickHouseOptions) Validate() error {
+	if o.Addr == "" {
+		return errors.New("clickhouse address is empty: use host:port, e.g. 127.0.0.1:39100")
+	}
+	if !chIdent.MatchString(o.Database) {
+		return fmt.Errorf("clickhouse database %q: use letters, digits and underscores", o.Database)
+	}
+	return nil
+}
+
+// ParseClickHouseDSN reads clickhouse://[user[:password]@]host:port[/database]; a bare
+// host:port is accepted too. Missing parts take DefaultClickHouseOptions' values.
+func ParseClickHouseDSN(dsn string) (ClickHouseOptions, error) {
+	o := DefaultClickHouseOptions()
+	if !strings.Contains(dsn, "://") {
+		dsn = "clickhouse://" + dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || u.Scheme != "clickhouse" || u.Host == "" {
+		return o, fmt.Errorf("clickhouse dsn %q: want clickhouse://host:port/database", dsn)
+	}
+	o.Addr = u.Host
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		o.Database = db
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+	}
+	return o, o.Validate()
+}
+
+// Conn opens a clickhouse-go connection pool for these options.
+func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	conn, err := clickhouse.Open(&clickhouse.Options{
+		Addr:        []string{o.Addr},
+		Auth:        clickhouse.Auth{Database: "default", Username: o.Username, Password: o.Password},
+		DialTimeout: o.DialTimeout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open clickhouse %s: %w", o.Addr, err)
+	}
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("ping clickhouse %s: %w (is it running? `make services-up` starts the local one)", o.Addr, err)
+	}
+	return conn, nil
+}
+
+// ClickHouse is the production serving store: the table serving_lists, one row per admitted
+// write, each row a whole list (JSON), so a reader sees a whole list or the previous one.
+//
+// ClickHouse has no conditional write, so Admit's check-then-write is made safe in two
+// layers. Within one process a mutex serialises Puts: the check and the insert are atomic
+// with respect to every other Put of this store. Across processes (an active and a standby
+// merger, the batch) two writers may both pass the check; the reads then decide: every read
+// picks, per key, the row with the largest (ord, seq), where ord is the version plus 2^62
+// for an exact batch list of a calendar window. That is exactly the order Admit admits
+// writes in for calendar keys and, on live keys, version order; so a stale write that
+// slips in between another writer's check and insert is stored but never served, and a
+// speed list that slips in after a batch list of the same calendar window never wins.
+//
+// The one place where version order and Admit differ (a batch list with a lower version
+// than the stored speed list of a live key, which Admit accepts) is refused here with
+// ErrStaleVersion: live lists are ordered by version alone, whoever writes them.
+type ClickHouse struct {
+	conn  driver.Conn
+	table string // database.serving_lists
+
+	mu      sync.Mutex // serialises Put: check, then insert
+	lastSeq uint64
+}
+
+// batchPriority lifts an exact list of a calendar window above every speed version.
+const batchPriority = uint64(1) << 62
+
+// OpenClickHouse connects to the serving table, which `trending migrate` creates.
+func OpenClickHouse(ctx context.Context, o ClickHouseOptions) (*ClickHouse, error) {
+	conn, err := o.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'serving_lists'", o.Database).Scan(&n); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("look for %s.serving_lists: %w", o.Database, err)
+	}
+	if n == 0 {
+		conn.Close()
+		return nil, fmt.Errorf("clickhouse %s: table %s.serving_lists is missing: run `trending migrate --clickhouse clickhouse://%s/%s`", o.Addr, o.Database, o.Addr, o.Database)
+	}
+	return &ClickHouse{conn: conn, table: o.Database + ".serving_lists"}, nil
+}
+
+// order is the read order of a list's row (without the seq tie-breaker).
+func order(l List) uint64 {
+	o := uint64(l.Version)
+	if l.Source == SourceBatch && !l.Start.IsZero() {
+		o += batchPriority
+	}
+	return o
+}
+
+// Put implements Store.
+func (c *ClickHouse) Put(ctx context.Context, l List) error {
+	l.Start, l.End, l.AsOf, l.ComputedAt = utc(l.Start), utc(l.End), utc(l.AsOf), utc(l.ComputedAt)
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	if uint64(l.Version) >= batchPriority {
+		return fmt.Errorf("%w: version %d too large for the ClickHouse store (max 2^62)", ErrInvalid, l.Version)
+	}
+	if !l.Start.IsZero() && (l.Start.Unix() < 0 || l.Start.Unix() > 1<<32-1) {
+		return fmt.Errorf("%w: start %s outside ClickHouse DateTime", ErrInvalid, l.Start)
+	}
+	body, err := json.Marshal(l)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", l.Key(), err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cur *List
+	switch got, err := c.Get(ctx, l.Key()); {
+	case err == nil:
+		cur = &got
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	if err := Admit(cur, l); err != nil {
+		return err
+	}
+	if cur != nil && order(l) < order(*cur) {
+		return fmt.Errorf("%s: version %d older than stored %d (live lists are ordered by version): %w", l.Key(), l.Version, cur.Version, ErrStaleVersion)
+	}
+	seq := uint64(time.Now().UnixNano())
+	if seq <= c.lastSeq {
+		seq = c.lastSeq + 1
+	}
+	c.lastSeq = seq
+	b, err := c.conn.PrepareBatch(ctx, "INSERT INTO "+c.table+" (win, start, live, ord, seq, version, source, body, written_at)")
+	if err != nil {
+		return fmt.Errorf("put %s: %w", l.Key(), err)
+	}
+	live := uint8(0)
+	if l.Start.IsZero() {
+		live = 1
+	}
+	if err := b.Append(l.Window, chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(body), time.Now().UTC()); err != nil {
+		return errors.Join(fmt.Errorf("put %s: %w", l.Key(), err), b.Abort())
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("put %s: %w", l.Key(), err)
+	}
+	return nil
+}
+
+// chTime maps the zero time (live lists) to the Unix epoch, DateTime's zero.
+func chTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Unix(0, 0).UTC()
+	}
+	return t
+}
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
+}
+
+// Get implements Store.
+func (c *ClickHouse) Get(ctx context.Context, k Key) (List, error) {
+	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
+		" WHERE win = ? AND start = toDateTime(?) ORDER BY ord DESC, seq DESC LIMIT 1", k.Window, unixOrZero(k.Start))
+	if err != nil {
+		return List{}, fmt.Errorf("get %s: %w", k, err)
+	}
+	if len(ls) == 0 {
+		return List{}, fmt.Errorf("%s: %w", k, ErrNotFound)
+	}
+	return ls[0], nil
+}
+
+// Range implements Store.
+func (c *ClickHouse) Range(ctx context.Context, window string, from, to time.Time) ([]List, error) {
+	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
+		" WHERE live = 0 AND win = ? AND start >= toDateTime(?) AND start < toDateTime(?)"+
+		" ORDER BY start, ord DESC, seq DESC LIMIT 1 BY win, start", window, clampUnix(from), clampUnix(to))
+	if err != nil {
+		return nil, fmt.Errorf("range %s [%s, %s): %w", window, from.Format(time.RFC3339), to.Format(time.RFC3339), err)
+	}
+	return ls, nil
+}
+
+// Since implements Store.
+func (c *ClickHouse) Since(ctx context.Context, since time.Time) ([]List, error) {
+	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
+		" WHERE live = 1 OR start >= toDateTime(?)"+
+		" ORDER BY live DESC, win, start, ord DESC, seq DESC LIMIT 1 BY win, start", clampUnix(since))
+	if err != nil {
+		return nil, fmt.Errorf("since %s: %w", since.Format(time.RFC3339), err)
+	}
+	return ls, nil
+}
+
+// clampUnix keeps a range bound inside DateTime's range (1970 to 2106).
+func clampUnix(t time.Time) int64 {
+	return min(max(unixOrZero(t), 0), 1<<32-1)
+}
+
+func (c *ClickHouse) query(ctx context.Context, q string, args ...any) ([]List, error) {
+	rows, err := c.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []List
+	for rows.Next() {
+		var body string
+		if err := rows.Scan(&body); err != nil {
+			return nil, err
+		}
+		var l List
+		if err := json.Unmarshal([]byte(body), &l); err != nil {
+			return nil, fmt.Errorf("decode stored list: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// Close implements Store.
+func (c *ClickHouse) Close() error { return c.conn.Close() }

@@ -1,0 +1,167 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"trending/internal/itest"
+	chddl "trending/schemas/clickhouse"
+	"trending/serving/store"
+	"trending/serving/store/storetest"
+)
+
+// openClickHouse migrates a fresh database on the real server and opens the store on it.
+func openClickHouse(t *testing.T) *store.ClickHouse {
+	s, _, _ := openClickHouseRaw(t)
+	return s
+}
+
+// openClickHouseRaw also returns a raw connection and the database name.
+func openClickHouseRaw(t *testing.T) (*store.ClickHouse, driver.Conn, string) {
+	t.Helper()
+	addr := itest.ClickHouse(t)
+	ctx := itest.Context(t, time.Minute)
+	o := store.DefaultClickHouseOptions()
+	o.Addr, o.Database = addr, itest.Underscored(t, "trending_it_store")
+	conn, err := o.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+o.Database)
+		conn.Close()
+	})
+	if _, err := chddl.Apply(ctx, conn, o.Database); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.OpenClickHouse(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, conn, o.Database
+}
+
+// insertUnchecked writes a row the way a second process would after its Admit check passed
+// against an older state: straight into the table, in the documented row format
+// (schemas/clickhouse/001_serving.sql).
+func insertUnchecked(t *testing.T, conn driver.Conn, db string, l store.List) {
+	t.Helper()
+	body, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ord := uint64(l.Version)
+	live := uint8(1)
+	start := time.Unix(0, 0)
+	if !l.Start.IsZero() {
+		live, start = 0, l.Start
+		if l.Source == store.SourceBatch {
+			ord += 1 << 62
+		}
+	}
+	ctx := context.Background()
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO "+db+".serving_lists (win, start, live, ord, seq, version, source, body, written_at)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append(l.Window, start, live, ord, uint64(time.Now().Add(time.Hour).UnixNano()), l.Version, string(l.Source), string(body), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Send(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClickHouse(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openClickHouse(t) })
+}
+
+// TestClickHouseStaleWriterNeverWins plays the race the mutex cannot stop: a second process
+// whose check passed before a newer write landed. Two stores on one table stand for the two
+// processes; the loser's row is stored but must never be served.
+func TestClickHouseStaleWriterNeverWins(t *testing.T) {
+	a, conn, db := openClickHouseRaw(t)
+	ctx := context.Background()
+	day := storetest.T0.Truncate(24 * time.Hour)
+	for _, c := range []struct {
+		name         string
+		first, stale store.List
+	}{
+		{"older speed version", storetest.MakeList("hour", time.Time{}, 20, store.SourceSpeed, 3, 20),
+			storetest.MakeList("hour", time.Time{}, 19, store.SourceSpeed, 3, 19)},
+		{"speed after batch", storetest.MakeList("day", day, 5, store.SourceBatch, 3, 5),
+			storetest.MakeList("day", day, 900, store.SourceSpeed, 3, 900)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := a.Put(ctx, c.first); err != nil {
+				t.Fatal(err)
+			}
+			// The stale writer's check ran before c.first landed; its insert comes later
+			// (a later seq), and must still lose.
+			insertUnchecked(t, conn, db, c.stale)
+			got, err := a.Get(ctx, c.first.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Version != c.first.Version || got.Source != c.first.Source {
+				t.Fatalf("served %s v%d, want the admitted %s v%d", got.Source, got.Version, c.first.Source, c.first.Version)
+			}
+			since, err := a.Since(ctx, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range since {
+				if l.Key() == c.first.Key() && l.Version != c.first.Version {
+					t.Fatalf("Since served v%d, want v%d", l.Version, c.first.Version)
+				}
+			}
+		})
+	}
+}
+
+func TestClickHouseLiveBatchOrderedByVersion(t *testing.T) {
+	s := openClickHouse(t)
+	ctx := context.Background()
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 100, store.SourceSpeed, 2, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 50, store.SourceBatch, 2, 1)); !errors.Is(err, store.ErrStaleVersion) {
+		t.Fatalf("older batch over a live list: %v, want ErrStaleVersion", err)
+	}
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 150, store.SourceBatch, 2, 1)); err != nil {
+		t.Fatalf("newer batch over a live list: %v", err)
+	}
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 160, store.SourceSpeed, 2, 1)); err != nil {
+		t.Fatalf("newer speed over a live batch list: %v", err)
+	}
+}
+
+func TestParseClickHouseDSN(t *testing.T) {
+	for _, c := range []struct {
+		in       string
+		addr, db string
+		ok       bool
+	}{
+		{"clickhouse://127.0.0.1:39100/trending", "127.0.0.1:39100", "trending", true},
+		{"clickhouse://u:p@h:9000", "h:9000", "trending", true},
+		{"h:9000/other", "h:9000", "other", true},
+		{"http://h:9000/x", "", "", false},
+		{"clickhouse://h:9000/bad-name", "", "", false},
+	} {
+		t.Run(c.in, func(t *testing.T) {
+			o, err := store.ParseClickHouseDSN(c.in)
+			if (err == nil) != c.ok {
+				t.Fatalf("err = %v, want ok=%v", err, c.ok)
+			}
+			if c.ok && (o.Addr != c.addr || o.Database != c.db) {
+				t.Fatalf("got %s/%s, want %s/%s", o.Addr, o.Database, c.addr, c.db)
+			}
+		})
+	}
+}
