@@ -1,0 +1,600 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/objstore"
+	"trending/speed/event"
+)
+
+// Config configures an Archiver. Zero fields take the defaults of DefaultConfig.
+type Config struct {
+	// Brokers are the Kafka bootstrap addresses. Required.
+	Brokers []string
+	// Topic is the topic archived; default eventlog.TopicViews.
+	Topic string
+	// GroupID is the archiver's own consumer group; default "trending-archive". It must
+	// differ from the speed layer's: each group gets every event.
+	GroupID string
+	// Root is the key prefix of the archive in the bucket; default "archive".
+	Root string
+	// RollBytes rolls a partition once its buffered message bytes reach it; default 64 MiB.
+	// It bounds buffered raw bytes: the Parquet objects are several times smaller.
+	RollBytes int64
+	// RollAge rolls a partition once its oldest buffered message has waited this long;
+	// default 5 minutes. It bounds how stale the archive is on a quiet partition.
+	RollAge time.Duration
+	// MaxBufferBytes bounds buffered message bytes over all partitions; beyond it the
+	// largest buffer rolls early. Default 256 MiB.
+	MaxBufferBytes int64
+	// RowGroupRows caps rows per Parquet row group; default DefaultRowGroupRows.
+	RowGroupRows int64
+	// RetryMin and RetryMax bound the exponential backoff between S3 retries; defaults
+	// 250 ms and 30 s. The archiver retries S3 for as long as it runs: giving up would only
+	// mean fetching the same messages again.
+	RetryMin, RetryMax time.Duration
+	// StopTimeout is how long a graceful stop may spend uploading what is buffered;
+	// default 30 s. What does not make it is not committed and is fetched again on restart.
+	StopTimeout time.Duration
+	// MaxWait bounds how long one Kafka fetch waits for data; default 500 ms.
+	MaxWait time.Duration
+}
+
+// DefaultConfig returns the defaults, with Brokers still to be set.
+func DefaultConfig() Config {
+	return Config{
+		Topic:          eventlog.TopicViews,
+		GroupID:        "trending-archive",
+		Root:           DefaultRoot,
+		RollBytes:      64 << 20,
+		RollAge:        5 * time.Minute,
+		MaxBufferBytes: 256 << 20,
+		RowGroupRows:   DefaultRowGroupRows,
+		RetryMin:       250 * time.Millisecond,
+		RetryMax:       30 * time.Second,
+		StopTimeout:    30 * time.Second,
+		MaxWait:        500 * time.Millisecond,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Topic == "" {
+		c.Topic = d.Topic
+	}
+	if c.GroupID == "" {
+		c.GroupID = d.GroupID
+	}
+	if c.Root == "" {
+		c.Root = d.Root
+	}
+	if c.RollBytes == 0 {
+		c.RollBytes = d.RollBytes
+	}
+	if c.RollAge == 0 {
+		c.RollAge = d.RollAge
+	}
+	if c.MaxBufferBytes == 0 {
+		c.MaxBufferBytes = d.MaxBufferBytes
+	}
+	if c.RowGroupRows == 0 {
+		c.RowGroupRows = d.RowGroupRows
+	}
+	if c.RetryMin == 0 {
+		c.RetryMin = d.RetryMin
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = d.RetryMax
+	}
+	if c.StopTimeout == 0 {
+		c.StopTimeout = d.StopTimeout
+	}
+	if c.MaxWait == 0 {
+		c.MaxWait = d.MaxWait
+	}
+	return c
+}
+
+// Validate reports settings that cannot work, naming what to change.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Brokers) == 0 {
+		errs = append(errs, errors.New("no Kafka brokers: set --kafka"))
+	}
+	if c.RollBytes < 0 {
+		errs = append(errs, fmt.Errorf("roll bytes %d: must be positive", c.RollBytes))
+	}
+	if c.RollAge < 0 {
+		errs = append(errs, fmt.Errorf("roll age %s: must be positive", c.RollAge))
+	}
+	if c.MaxBufferBytes > 0 && c.RollBytes > c.MaxBufferBytes {
+		errs = append(errs, fmt.Errorf("roll bytes %d exceed max buffer bytes %d: raise the buffer or lower the roll size", c.RollBytes, c.MaxBufferBytes))
+	}
+	if c.RowGroupRows < 0 {
+		errs = append(errs, fmt.Errorf("row group rows %d: must be positive", c.RowGroupRows))
+	}
+	if c.RetryMin < 0 || c.RetryMax < 0 || (c.RetryMax > 0 && c.RetryMin > c.RetryMax) {
+		errs = append(errs, fmt.Errorf("retry backoff %s..%s: want 0 < min <= max", c.RetryMin, c.RetryMax))
+	}
+	if c.StopTimeout < 0 || c.MaxWait < 0 {
+		errs = append(errs, errors.New("stop timeout and max wait must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Archiver copies every message of the topic to the archive. Run it once; it is not safe
+// for concurrent use (it is one consumer loop).
+type Archiver struct {
+	cfg   Config
+	store *objstore.Store
+	log   *slog.Logger
+	m     *metrics
+	lay   layout
+
+	parts    map[int32]*partBuf
+	buffered int64 // message bytes over all partitions
+	progress map[int32]*Progress
+
+	// beforeCommit, when set, runs after a roll's uploads and before its commit; an error
+	// ends Run at once, as a crash there would. Tests only.
+	beforeCommit func(partition int32) error
+}
+
+// partBuf is one partition's messages since its last roll: a contiguous run of offsets
+// first..last, which is what lets a reader dedup by offset range (see Reader).
+type partBuf struct {
+	rows    []Row
+	bad     []QuarantineRecord
+	n       int
+	first   int64
+	last    int64
+	bytes   int64
+	maxTS   int64
+	started time.Time // wall clock when the first message was buffered
+	lastMsg kafka.Message
+	hwm     int64 // the partition's high watermark when lastMsg was fetched
+	seen    bool  // a message of this partition was fetched in this run
+}
+
+// rowOverhead approximates a buffered Row's memory beyond its message bytes.
+const rowOverhead = 96
+
+// New builds an Archiver; reg may be nil. It contacts nothing until Run.
+func New(cfg Config, store *objstore.Store, log *slog.Logger, reg prometheus.Registerer) (*Archiver, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if store == nil {
+		panic("BUG: archive.New without a store")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Archiver{
+		cfg: cfg, store: store, log: log.With("component", "archive"), m: newMetrics(reg),
+		lay: layout{root: cfg.Root}, parts: map[int32]*partBuf{}, progress: map[int32]*Progress{},
+	}, nil
+}
+
+// Run consumes until ctx ends, then stops gracefully: it uploads every buffer, commits, and
+// returns nil. Uploads during the stop get Config.StopTimeout; whatever is not uploaded by
+// then is not committed and will be fetched again by the next run.
+func (a *Archiver) Run(ctx context.Context) error {
+	// Work (uploads, commits) runs on its own context so that a stop signal does not abort a
+	// roll half-way; it ends StopTimeout after ctx does.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-work.Done():
+			return
+		}
+		t := time.NewTimer(a.cfg.StopTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancelWork()
+		case <-work.Done():
+		}
+	}()
+
+	if err := a.store.EnsureBucket(ctx); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{
+		Brokers:        a.cfg.Brokers,
+		GroupID:        a.cfg.GroupID,
+		Topic:          a.cfg.Topic,
+		StartOffset:    kafka.FirstOffset,
+		MaxWait:        a.cfg.MaxWait,
+		CommitInterval: 0, // synchronous: CommitMessages returns once Kafka has the offset
+		// kafka-go's own queue is the only buffering beyond ours: keep it small so that a
+		// stalled archiver holds little more than MaxBufferBytes.
+		QueueCapacity: 100,
+		MaxBytes:      4 << 20,
+		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
+			a.log.Warn("kafka: " + fmt.Sprintf(msg, args...))
+		}),
+	})
+	defer r.Close()
+	a.log.Info("archiving", "topic", a.cfg.Topic, "group", a.cfg.GroupID, "bucket", a.store.Bucket(), "root", a.cfg.Root,
+		"roll_bytes", a.cfg.RollBytes, "roll_age", a.cfg.RollAge)
+
+	for {
+		wait := a.untilDue(time.Now())
+		fctx, cancel := context.WithTimeout(ctx, wait)
+		m, err := r.FetchMessage(fctx)
+		cancel()
+		switch {
+		case err == nil:
+			a.add(m)
+		case ctx.Err() != nil:
+			return a.stop(work, r)
+		case errors.Is(err, context.DeadlineExceeded):
+			// Nothing arrived in time: a roll may be due by age.
+		default:
+			return fmt.Errorf("archive: fetch from %s: %w", a.cfg.Topic, err)
+		}
+		if err := a.rollDue(work, r, time.Now()); err != nil {
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return fmt.Errorf("archive: stopped with uploads unfinished (not committed, they will be fetched again): %w", err)
+			}
+			return err
+		}
+	}
+}
+
+// untilDue returns how long the loop may wait for a message before a roll by age is due.
+func (a *Archiver) untilDue(now time.Time) time.Duration {
+	wait := a.cfg.RollAge
+	if wait > time.Second {
+		wait = time.Second // also the pace of idle progress refreshes
+	}
+	for _, pb := range a.parts {
+		if pb.n > 0 {
+			wait = min(wait, pb.started.Add(a.cfg.RollAge).Sub(now))
+		}
+	}
+	return max(wait, time.Millisecond)
+}
+
+// add buffers one message.
+func (a *Archiver) add(m kafka.Message) {
+	p := int32(m.Partition)
+	pb := a.parts[p]
+	if pb == nil {
+		pb = &partBuf{}
+		a.parts[p] = pb
+	}
+	if pb.n > 0 && m.Offset <= pb.last {
+		// Kafka went back (a rebalance handed the partition back at its committed offset).
+		// Start the buffer again so it stays one contiguous run of offsets.
+		a.log.Info("partition rewound; refetching its buffer", "partition", p, "offset", m.Offset, "buffered_from", pb.first)
+		a.m.discarded.Inc()
+		a.drop(pb)
+	}
+	size := int64(len(m.Value)+len(m.Key)) + rowOverhead
+	if pb.n == 0 {
+		pb.first = m.Offset
+		pb.started = time.Now()
+		pb.maxTS = 0
+	}
+	pb.n++
+	pb.last = m.Offset
+	pb.bytes += size
+	pb.lastMsg = kafka.Message{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
+	pb.hwm = m.HighWaterMark
+	pb.seen = true
+	a.buffered += size
+	a.m.bufferBytes.Set(float64(a.buffered))
+	a.m.bufferEvents.Inc()
+	a.m.lag.WithLabelValues(strconv.Itoa(int(p))).Set(float64(max(m.HighWaterMark-m.Offset-1, 0)))
+
+	e, err := event.Decode(m.Value)
+	if err != nil {
+		var de *event.DecodeError
+		rec := QuarantineRecord{Partition: p, Offset: m.Offset, Reason: string(event.ReasonOf(err)), Detail: err.Error(),
+			IngestTS: m.Time.UTC(), Key: m.Key, Value: m.Value}
+		if errors.As(err, &de) {
+			rec.Field, rec.Detail = de.Field, de.Detail
+		}
+		if rec.Reason == "" {
+			rec.Reason = "undecodable"
+		}
+		pb.bad = append(pb.bad, rec)
+		return
+	}
+	ms := e.UnixMilli()
+	pb.maxTS = max(pb.maxTS, ms)
+	pb.rows = append(pb.rows, Row{ItemID: e.ItemID, Count: e.Count, TS: ms, Region: e.Region,
+		Partition: p, Offset: m.Offset, IngestTS: m.Time.UnixMilli()})
+}
+
+func (a *Archiver) drop(pb *partBuf) {
+	a.buffered -= pb.bytes
+	a.m.bufferBytes.Set(float64(a.buffered))
+	a.m.bufferEvents.Sub(float64(pb.n))
+	pb.rows, pb.bad = nil, nil
+	pb.n, pb.bytes = 0, 0
+}
+
+// rollDue rolls every partition whose buffer is due by size or age, then the largest ones
+// while the total is over budget, then refreshes the progress of idle caught-up partitions.
+func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) error {
+	for _, p := range a.partitions() {
+		pb := a.parts[p]
+		why := ""
+		switch {
+		case pb.n == 0:
+			continue
+		case pb.bytes >= a.cfg.RollBytes:
+			why = whySize
+		case now.Sub(pb.started) >= a.cfg.RollAge:
+			why = whyAge
+		default:
+			continue
+		}
+		if err := a.roll(ctx, r, p, why); err != nil {
+			return err
+		}
+	}
+	for a.buffered > a.cfg.MaxBufferBytes {
+		var big int32 = -1
+		for p, pb := range a.parts {
+			if pb.n > 0 && (big < 0 || pb.bytes > a.parts[big].bytes) {
+				big = p
+			}
+		}
+		if big < 0 {
+			panic("BUG: buffered bytes over budget with every partition buffer empty")
+		}
+		if err := a.roll(ctx, r, big, whyMemory); err != nil {
+			return err
+		}
+	}
+	for _, p := range a.partitions() {
+		pb := a.parts[p]
+		prog := a.progress[p]
+		if pb.n > 0 || !pb.seen || prog == nil || pb.lastMsg.Offset+1 < pb.hwm || now.Sub(prog.Updated) < a.cfg.RollAge {
+			continue
+		}
+		// Idle and caught up: say so, so Complete can close hours this partition had no
+		// events in. A failure here is not worth stalling for; the next tick tries again.
+		next := *prog
+		next.CaughtUpAt, next.Updated = now.UTC(), now.UTC()
+		if err := a.putProgress(ctx, next); err != nil {
+			a.log.Warn("refresh progress of idle partition", "partition", p, "err", err)
+		}
+	}
+	return nil
+}
+
+// partitions returns the buffered partitions in order, so rolls and logs are deterministic.
+func (a *Archiver) partitions() []int32 {
+	ps := make([]int32, 0, len(a.parts))
+	for p := range a.parts {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// stop rolls every buffer and commits: the graceful end of Run.
+func (a *Archiver) stop(ctx context.Context, r *kafka.Reader) error {
+	a.log.Info("stopping: uploading buffers", "bytes", a.buffered)
+	for _, p := range a.partitions() {
+		if a.parts[p].n == 0 {
+			continue
+		}
+		if err := a.roll(ctx, r, p, whyStop); err != nil {
+			return fmt.Errorf("archive: stop: %w (not committed; fetched again on restart)", err)
+		}
+	}
+	a.log.Info("stopped")
+	return nil
+}
+
+// roll uploads one partition's buffer (one Parquet object per event-time hour, the
+// quarantine object, the progress marker) and only then commits its last offset. Uploads
+// are retried until they succeed or ctx ends; the loop does not fetch meanwhile, which is
+// the backpressure that keeps memory bounded while S3 is away.
+func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why string) error {
+	pb := a.parts[p]
+	log := a.log.With("partition", p, "first_offset", pb.first, "last_offset", pb.last)
+
+	objs := buildObjects(a.lay, p, pb.first, pb.last, pb.rows, pb.bad, EncodeOptions{RowGroupRows: a.cfg.RowGroupRows})
+	for _, o := range objs {
+		err := a.retry(ctx, "upload "+o.key, func(ctx context.Context) error {
+			_, err := a.store.Put(ctx, o.key, o.body)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		a.m.objects.WithLabelValues(o.kind).Inc()
+		a.m.bytes.Add(float64(len(o.body)))
+	}
+
+	prog, err := a.loadProgress(ctx, p)
+	if err != nil {
+		return err
+	}
+	next := *prog
+	now := time.Now().UTC()
+	next.NextOffset = max(next.NextOffset, pb.last+1)
+	if pb.maxTS > 0 {
+		if wm := time.UnixMilli(pb.maxTS).UTC(); wm.After(next.Watermark) {
+			next.Watermark = wm
+		}
+	}
+	if pb.last+1 >= pb.hwm {
+		next.CaughtUpAt = now
+	}
+	next.Updated = now
+	if err := a.putProgress(ctx, next); err != nil {
+		return err
+	}
+
+	if a.beforeCommit != nil {
+		if err := a.beforeCommit(p); err != nil {
+			return err
+		}
+	}
+	if err := r.CommitMessages(ctx, pb.lastMsg); err != nil {
+		// The objects are safe in S3; an uncommitted offset only means these messages are
+		// archived again after a restart, and readers dedup them. Keep going: the next
+		// roll's commit covers this one.
+		a.m.commitFailures.Inc()
+		log.Warn("commit after upload failed; will be covered by the next commit", "err", err)
+	}
+	a.m.rolls.WithLabelValues(why).Inc()
+	a.m.events.Add(float64(len(pb.rows)))
+	for _, rec := range pb.bad {
+		a.m.quarantined.WithLabelValues(rec.Reason).Inc()
+	}
+	log.Debug("rolled", "why", why, "events", len(pb.rows), "quarantined", len(pb.bad), "objects", len(objs))
+	a.drop(pb)
+	return nil
+}
+
+// loadProgress returns the partition's marker, read from S3 the first time this run rolls
+// the partition so that its fields keep moving forward across restarts.
+func (a *Archiver) loadProgress(ctx context.Context, p int32) (*Progress, error) {
+	if prog := a.progress[p]; prog != nil {
+		return prog, nil
+	}
+	prog := &Progress{Partition: p}
+	err := a.retry(ctx, "read progress", func(ctx context.Context) error {
+		b, err := a.store.Get(ctx, a.lay.progressKey(p))
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, prog); err != nil {
+			// A corrupt marker only delays Complete; start it again rather than stall.
+			a.log.Warn("progress marker unreadable; starting it again", "partition", p, "err", err)
+			*prog = Progress{Partition: p}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.progress[p] = prog
+	return prog, nil
+}
+
+func (a *Archiver) putProgress(ctx context.Context, next Progress) error {
+	body, err := json.Marshal(next)
+	if err != nil {
+		panic("BUG: encoding progress: " + err.Error())
+	}
+	key := a.lay.progressKey(next.Partition)
+	if err := a.retry(ctx, "upload "+key, func(ctx context.Context) error {
+		_, err := a.store.Put(ctx, key, body)
+		return err
+	}); err != nil {
+		return err
+	}
+	a.m.objects.WithLabelValues(kindProgress).Inc()
+	a.m.bytes.Add(float64(len(body)))
+	a.progress[next.Partition] = &next
+	return nil
+}
+
+// retry runs op until it succeeds or ctx ends, backing off exponentially with jitter
+// between RetryMin and RetryMax. S3 errors are all retried: a permanent one (a missing
+// bucket, a refused credential) is logged at error level and needs an operator, and
+// giving up would only mean fetching the same messages again.
+func (a *Archiver) retry(ctx context.Context, what string, op func(context.Context) error) error {
+	backoff := a.cfg.RetryMin
+	for attempt := 1; ; attempt++ {
+		err := op(ctx)
+		if err == nil {
+			if attempt > 1 {
+				a.m.stalled.Set(0)
+				a.log.Info("S3 reachable again; resuming", "what", what, "attempts", attempt)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, ctx.Err())
+		}
+		a.m.uploadFailures.Inc()
+		a.m.stalled.Set(1)
+		lvl := slog.LevelWarn
+		if !objstore.IsRetryable(err) {
+			lvl = slog.LevelError
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		a.log.Log(ctx, lvl, "S3 request failed; not fetching or committing until it succeeds", "what", what,
+			"attempt", attempt, "retry_in", wait.Round(time.Millisecond), "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), err)
+		case <-t.C:
+		}
+		a.m.uploadRetries.Inc()
+		backoff = min(backoff*2, a.cfg.RetryMax)
+	}
+}
+
+// object is one upload of a roll.
+type object struct {
+	key, kind string
+	body      []byte
+}
+
+// buildObjects encodes one roll of partition p, offsets first..last: one Parquet object per
+// event-time hour its rows touch, in hour order, then the quarantine object when some
+// messages were invalid. rows are sorted in place.
+func buildObjects(lay layout, p int32, first, last int64, rows []Row, bad []QuarantineRecord, opt EncodeOptions) []object {
+	var objs []object
+	byHour := map[time.Time][]Row{}
+	for _, row := range rows {
+		h := hourOf(row.TS)
+		byHour[h] = append(byHour[h], row)
+	}
+	hours := make([]time.Time, 0, len(byHour))
+	for h := range byHour {
+		hours = append(hours, h)
+	}
+	slices.SortFunc(hours, time.Time.Compare)
+	for _, h := range hours {
+		body, err := encodeFile(byHour[h], p, first, last, opt)
+		if err != nil {
+			panic("BUG: encoding archived rows as Parquet: " + err.Error())
+		}
+		objs = append(objs, object{key: lay.objectKey(h, p, first, last), kind: kindParquet, body: body})
+	}
+	if len(bad) > 0 {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		for _, rec := range bad {
+			if err := enc.Encode(rec); err != nil {
+				panic("BUG: encoding a quarantine record: " + err.Error())
+			}
+		}
+		objs = append(objs, object{key: lay.quarantineKey(bad[0].IngestTS, p, first, last), kind: kindQuarantine, body: buf.Bytes()})
+	}
+	return objs
+}

@@ -1,0 +1,260 @@
+package archive
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"trending/internal/objstore"
+)
+
+// Reader reads the archive back, one event-time hour at a time: what the batch layer loads
+// into ClickHouse. Every read is deduplicated by (kafka_partition, kafka_offset), so an
+// event archived twice (a retried upload, a roll repeated after a crash between upload and
+// commit) is seen once. A Reader is safe for concurrent use once configured.
+type Reader struct {
+	store *objstore.Store
+	lay   layout
+	// Partitions, when positive, is the topic's partition count; Complete then also
+	// requires a progress marker from each of partitions 0..Partitions-1, so a partition
+	// that never archived anything holds its hours open. Zero trusts the markers found.
+	Partitions int
+}
+
+// NewReader returns a Reader of the archive under DefaultRoot in store's bucket.
+func NewReader(store *objstore.Store) *Reader {
+	return NewReaderAt(store, DefaultRoot)
+}
+
+// NewReaderAt returns a Reader of the archive under root (Config.Root of the archiver).
+func NewReaderAt(store *objstore.Store, root string) *Reader {
+	return &Reader{store: store, lay: layout{root: root}}
+}
+
+// ListHour returns the Parquet objects of the UTC hour containing hour, in key order.
+// Objects that are not .parquet (a _SUCCESS file, say) are left out.
+func (r *Reader) ListHour(ctx context.Context, hour time.Time) ([]objstore.Object, error) {
+	objs, err := r.store.List(ctx, r.lay.hourPrefix(hour.UTC().Truncate(time.Hour)))
+	if err != nil {
+		return nil, fmt.Errorf("list archive hour %s: %w", hour.UTC().Truncate(time.Hour).Format(time.RFC3339), err)
+	}
+	return slices.DeleteFunc(objs, func(o objstore.Object) bool { return !strings.HasSuffix(o.Key, ".parquet") }), nil
+}
+
+// Fingerprint identifies the contents of an hour: the hex SHA-256 of its objects' sorted
+// "key size etag" lines. Late data, a repeated roll or a deleted object changes it; reading
+// the same objects again does not. The batch layer stores it with an hour's exact result
+// and recomputes the hour when it changes. An empty hour has the fingerprint of no lines.
+func (r *Reader) Fingerprint(ctx context.Context, hour time.Time) (string, error) {
+	objs, err := r.ListHour(ctx, hour)
+	if err != nil {
+		return "", err
+	}
+	return fingerprint(objs), nil
+}
+
+func fingerprint(objs []objstore.Object) string {
+	objs = slices.Clone(objs)
+	slices.SortFunc(objs, func(a, b objstore.Object) int { return strings.Compare(a.Key, b.Key) })
+	h := sha256.New()
+	for _, o := range objs {
+		fmt.Fprintf(h, "%s %d %s\n", o.Key, o.Size, o.ETag)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ReadHour calls fn once for every event of the hour containing hour, deduplicated by
+// (partition, offset), object by object in (partition, first offset) order. Within an
+// object rows come in event-time order. An error from fn stops the read and is returned.
+//
+// Dedup needs no memory per event. Every object holds all of one hour's events from one
+// contiguous run of offsets first..last of one partition, as its name says. Reading a
+// partition's objects by ascending first offset, an event at offset o <= the largest last
+// offset read so far is in an earlier object that covered o, so it is skipped; the rest
+// is new. Rows outside their object's stated range are refused (ErrBadObject) because the
+// rule depends on it.
+func (r *Reader) ReadHour(ctx context.Context, hour time.Time, fn func(Row) error) error {
+	hour = hour.UTC().Truncate(time.Hour)
+	objs, err := r.ListHour(ctx, hour)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		key string
+		sp  span
+	}
+	items := make([]item, 0, len(objs))
+	for _, o := range objs {
+		sp, err := parseObjectName(o.Key)
+		if err != nil {
+			return err
+		}
+		items = append(items, item{o.Key, sp})
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.sp.Partition, b.sp.Partition), cmp.Compare(a.sp.First, b.sp.First), cmp.Compare(b.sp.Last, a.sp.Last))
+	})
+	from, to := hour.UnixMilli(), hour.Add(time.Hour).UnixMilli()
+	covered := map[int32]int64{}
+	for _, it := range items {
+		upTo, seen := covered[it.sp.Partition]
+		if seen && upTo >= it.sp.Last {
+			continue // a retried or repeated roll wholly inside what was read
+		}
+		if !seen {
+			upTo = -1
+		}
+		body, err := r.store.Get(ctx, it.key)
+		if err != nil {
+			return fmt.Errorf("read archive: %w", err)
+		}
+		err = readFile(body, func(row Row) error {
+			if row.Partition != it.sp.Partition || row.Offset < it.sp.First || row.Offset > it.sp.Last || row.TS < from || row.TS >= to {
+				return fmt.Errorf("%w: %s: row at partition %d offset %d, event time %s is outside what the name states",
+					ErrBadObject, it.key, row.Partition, row.Offset, time.UnixMilli(row.TS).UTC().Format(time.RFC3339Nano))
+			}
+			if row.Offset <= upTo {
+				return nil
+			}
+			return fn(row)
+		})
+		if err != nil {
+			return err
+		}
+		covered[it.sp.Partition] = max(upTo, it.sp.Last)
+	}
+	return nil
+}
+
+// readFile decodes one Parquet file of the archive, in file order. Columns the file has
+// and Row does not are ignored; optional columns Row has and the file does not read as
+// their zero value: the evolution rule of docs/format/parquet.md.
+func readFile(body []byte, fn func(Row) error) error {
+	f, err := parquet.OpenFile(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		return fmt.Errorf("%w: open parquet: %v", ErrBadObject, err)
+	}
+	pr := parquet.NewGenericReader[Row](f, viewsSchema)
+	defer pr.Close()
+	buf := make([]Row, 1024)
+	for {
+		n, err := pr.Read(buf)
+		for _, row := range buf[:n] {
+			if ferr := fn(row); ferr != nil {
+				return ferr
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: read parquet: %v", ErrBadObject, err)
+		}
+	}
+}
+
+// Columns is one hour of the archive column by column, deduplicated: what the batch layer
+// hands to a columnar insert. Every slice has Len() entries; index i of each is one event.
+type Columns struct {
+	ItemID    []string
+	Count     []uint32
+	TS        []int64 // event time, Unix milliseconds
+	Region    []string
+	Partition []int32
+	Offset    []int64
+	IngestTS  []int64 // Kafka record time, Unix milliseconds
+}
+
+// Len returns the number of events.
+func (c *Columns) Len() int { return len(c.Offset) }
+
+func (c *Columns) append(row Row) {
+	c.ItemID = append(c.ItemID, row.ItemID)
+	c.Count = append(c.Count, row.Count)
+	c.TS = append(c.TS, row.TS)
+	c.Region = append(c.Region, row.Region)
+	c.Partition = append(c.Partition, row.Partition)
+	c.Offset = append(c.Offset, row.Offset)
+	c.IngestTS = append(c.IngestTS, row.IngestTS)
+}
+
+// ReadColumns reads the hour containing hour into columns, deduplicated as ReadHour.
+func (r *Reader) ReadColumns(ctx context.Context, hour time.Time) (*Columns, error) {
+	c := &Columns{}
+	if err := r.ReadHour(ctx, hour, func(row Row) error { c.append(row); return nil }); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Progress returns every partition's progress marker, by partition.
+func (r *Reader) Progress(ctx context.Context) ([]Progress, error) {
+	objs, err := r.store.List(ctx, r.lay.progressPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("list archive progress: %w", err)
+	}
+	out := make([]Progress, 0, len(objs))
+	for _, o := range objs {
+		if !strings.HasSuffix(o.Key, ".json") {
+			continue
+		}
+		b, err := r.store.Get(ctx, o.Key)
+		if err != nil {
+			return nil, fmt.Errorf("read archive progress: %w", err)
+		}
+		var p Progress
+		if err := json.Unmarshal(b, &p); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadObject, o.Key, err)
+		}
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b Progress) int { return cmp.Compare(a.Partition, b.Partition) })
+	return out, nil
+}
+
+// Complete reports whether the hour containing hour is closed in the archive: every
+// partition's progress (the later of its event-time watermark and the last time it was
+// caught up) has passed the hour's end plus allowedLateness. With no markers at all, or a
+// marker missing when Reader.Partitions is set, it is false.
+//
+// Complete is a judgement, not a guarantee: an event later than allowedLateness is still
+// archived, into its own hour, and changes that hour's Fingerprint, which is how a
+// consumer of a closed hour learns that it must read it again.
+func (r *Reader) Complete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (bool, error) {
+	progress, err := r.Progress(ctx)
+	if err != nil {
+		return false, err
+	}
+	return complete(progress, r.Partitions, hour, allowedLateness), nil
+}
+
+func complete(progress []Progress, partitions int, hour time.Time, lateness time.Duration) bool {
+	if len(progress) == 0 {
+		return false
+	}
+	need := hour.UTC().Truncate(time.Hour).Add(time.Hour + lateness)
+	have := map[int32]bool{}
+	for _, p := range progress {
+		if p.passed().Before(need) {
+			return false
+		}
+		have[p.Partition] = true
+	}
+	for p := range int32(max(partitions, 0)) {
+		if !have[p] {
+			return false
+		}
+	}
+	return true
+}
