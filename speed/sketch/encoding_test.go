@@ -237,3 +237,22 @@ func TestEncodedSize(t *testing.T) {
 		t.Errorf("hour sketch encodes to %d bytes, want under 1/3 of dense (%d)", len(b), dense/3)
 	}
 }
+
+// TestEncodingGolden pins the worked example of docs/format/sketch.md: a
+// change to the layout, the tokens, the checksum or the hash fails here.
+func TestEncodingGolden(t *testing.T) {
+	s := mustNew(t, Config{Width: 8, Depth: 2})
+	s.AddString("V7", 3)
+	s.AddString("V2", 2)
+	want := []byte{
+		0x43, 0x4d, 0x53, 0x4b, 0x01, 0x00, 0x03, 0x02, // "CMSK", v1, flags, log2 w = 3, depth 2
+		0, 0, 0, 0, 0, 0, 0, 0, // seed 0
+		0x05, 0, 0, 0, 0, 0, 0, 0, // total 5
+		0x00, 0x02, 0x03, 0x00, 0x01, 0x02, 0x00, 0x05, 0x02, 0x00, 0x00, 0x03, // counters
+		0x63, 0x95, 0x1c, 0x53, // CRC-32C
+	}
+	got, _ := s.MarshalBinary()
+	if !bytes.Equal(got, want) {
+		t.Fatalf("encoding\n got % x\nwant % x", got, want)
+	}
+}

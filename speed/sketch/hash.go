@@ -21,8 +21,8 @@ import (
 //
 // Why XXH3 and not XXH64: on the 1-16 byte keys of real item ids XXH3 is two
 // loads, one 64x64->128 multiply and a short avalanche, against XXH64's
-// serial multiply per tail byte; the hash was a third of Add's time with
-// XXH64 (BenchmarkAdd).
+// serial multiply chain per tail byte: 3.2 ns against 8-10 ns on an 11-byte
+// key (BenchmarkHash), which was a third of Add's time.
 //
 // Why the quadratic term: with plain h1 + i*h2, two keys whose h1 and h2
 // agree modulo width collide in every row (probability 1/width^2 per pair,

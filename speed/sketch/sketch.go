@@ -8,7 +8,7 @@
 // the Merge of its per-minute (or per-day) bucket sketches, and it slides by
 // merging the newest bucket and subtracting the one that fell out.
 //
-// The hash (XXH64 plus double hashing, see hash.go) and the binary encoding
+// The hash (XXH3-64 plus triple hashing, see hash.go) and the binary encoding
 // (docs/format/sketch.md) are stable across processes and versions, so a
 // sketch checkpointed on one machine can be restored and merged on another.
 //
@@ -49,7 +49,7 @@ type Config struct {
 	// Depth is the number of rows, 1..MaxDepth. Zero means DefaultDepth (5).
 	// The bound holds with probability 1-e^-Depth.
 	Depth int
-	// Seed seeds the key hash (XXH64). Default 0. Sketches with different
+	// Seed seeds the key hash (XXH3-64). Default 0. Sketches with different
 	// seeds put the same key in different cells and cannot be combined.
 	Seed uint64
 	// Conservative selects conservative update: Add raises each of the key's
