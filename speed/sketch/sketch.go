@@ -106,7 +106,9 @@ func (c Config) Bytes() int {
 }
 
 // Sketch is a count-min sketch: Depth rows of Width uint64 counters in one
-// flat row-major slice, plus the total N of all counts added.
+// flat row-major slice, plus the total N of all counts added. Build one with
+// New; the zero Sketch has no cells and is only a target for UnmarshalBinary
+// or CopyFrom.
 type Sketch struct {
 	cfg      Config
 	counters []uint64 // row i is counters[i*width : (i+1)*width]
@@ -340,7 +342,7 @@ func (s *Sketch) CopyFrom(o *Sketch) {
 // Equal reports whether s and o have the same configuration, total and
 // counters.
 func (s *Sketch) Equal(o *Sketch) bool {
-	if s.cfg != o.cfg || s.total != o.total || len(s.counters) != len(o.counters) {
+	if o == nil || s.cfg != o.cfg || s.total != o.total || len(s.counters) != len(o.counters) {
 		return false
 	}
 	for i, v := range s.counters {
