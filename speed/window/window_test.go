@@ -46,6 +46,8 @@ func genStream(o streamOpts) []event.Event {
 				ts = now.Add(-time.Duration(r.Int64N(int64(3 * time.Hour))))
 			case x < 12:
 				ts = now.Add(-time.Duration(r.Int64N(int64(72 * time.Hour))))
+			case x < 13:
+				ts = now.Add(-40*24*time.Hour - time.Duration(r.Int64N(int64(20*24*time.Hour))))
 			}
 		}
 		evs = append(evs, event.Event{

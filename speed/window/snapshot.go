@@ -1,0 +1,748 @@
+package window
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"slices"
+
+	"trending/speed/sketch"
+	"trending/speed/topk"
+)
+
+// Snapshot format version 1; docs/format/snapshot.md is the full spec.
+const (
+	// maxSnapCount bounds every count and window sum in a snapshot, far
+	// above any real stream (2^62 views), so that sums re-derived from a
+	// hostile snapshot cannot overflow and later adds have room.
+	maxSnapCount = 1 << 62
+	snapVersion  = 1
+	snapMagic   = "TWIN"
+	crcLen      = 4
+	flagStarted = 1 << 0
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// MarshalBinary encodes the partition's whole state: watermark, counters,
+// open minutes, closed buckets, sketches, candidates and unclaimed closed
+// lists, followed by a CRC-32C. Items are named by string in sorted order
+// and every set is written sorted, so the same state gives the same bytes
+// however it was reached. Running totals and running sketches are left out:
+// Restore re-sums them from the buckets.
+func (p *Partition) MarshalBinary() ([]byte, error) {
+	e := &encoder{}
+	e.b = append(e.b, snapMagic...)
+	e.b = append(e.b, snapVersion)
+	fp := p.cfg.fingerprint()
+	e.uv(uint64(len(fp)))
+	e.b = append(e.b, fp...)
+
+	var flags byte
+	if p.started {
+		flags |= flagStarted
+	}
+	e.b = append(e.b, flags)
+	e.sv(p.maxSeen)
+	e.sv(p.asOf)
+	e.uv(p.st.Counted)
+	e.uv(p.st.Late)
+	e.uv(p.st.TooLate)
+	e.uv(p.st.Invalid)
+
+	// The item table: every interned item and every item of an open minute.
+	names := make([]string, 0, p.in.live())
+	for _, s := range p.in.strs {
+		if s != "" {
+			names = append(names, s)
+		}
+	}
+	for _, o := range p.open {
+		for s := range o.counts {
+			if _, ok := p.in.ids[s]; !ok {
+				names = append(names, s)
+			}
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	e.names = names
+	e.idx = make([]uint32, len(p.in.strs))
+	for id, s := range p.in.strs {
+		if s != "" {
+			i, _ := slices.BinarySearch(names, s)
+			e.idx[id] = uint32(i)
+		}
+	}
+	e.uv(uint64(len(names)))
+	for _, s := range names {
+		e.str(s)
+	}
+
+	e.uv(uint64(len(p.open)))
+	for _, o := range p.open {
+		e.sv(o.minute)
+		e.pairs = e.pairs[:0]
+		for s, c := range o.counts {
+			i, _ := slices.BinarySearch(names, s)
+			e.pairs = append(e.pairs, pair{uint32(i), c})
+		}
+		e.entries()
+	}
+	e.ring(p.minutes)
+
+	for _, w := range p.wins {
+		switch w := w.(type) {
+		case *exactSliding:
+			if w.b == 1 {
+				continue // the minute ring holds its buckets
+			}
+			e.ring(w.ring)
+			e.bool(w.hasPartial)
+			if w.hasPartial {
+				e.sv(w.pstart)
+				e.counts(w.partial)
+			}
+		case *exactCalendar:
+			e.bool(w.opened)
+			if w.opened {
+				e.sv(w.pstart)
+				e.pairs = e.pairs[:0]
+				for id, c := range w.totals {
+					if c != 0 {
+						e.pairs = append(e.pairs, pair{e.idx[id], c})
+					}
+				}
+				e.entries()
+			}
+		case *sketchSliding:
+			e.uv(uint64(len(w.buckets)))
+			for _, b := range w.buckets {
+				e.sv(b.start)
+				if err := e.sketch(b.sk); err != nil {
+					return nil, err
+				}
+			}
+			e.cands(&w.cands)
+		case *sketchCalendar:
+			e.bool(w.opened)
+			if w.opened {
+				e.sv(w.pstart)
+				if err := e.sketch(w.sk); err != nil {
+					return nil, err
+				}
+			}
+			e.cands(&w.cands)
+		}
+	}
+
+	e.uv(uint64(len(p.closed)))
+	for _, l := range p.closed {
+		wi := slices.IndexFunc(p.wins, func(w window) bool { return w.conf().Name == l.Window })
+		e.uv(uint64(wi))
+		e.sv(l.Start.Unix() / 60)
+		e.uv(l.Total)
+		e.uv(uint64(len(l.Items)))
+		for _, it := range l.Items {
+			e.str(it.Item)
+			e.uv(it.Count)
+		}
+	}
+	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
+	return e.b, nil
+}
+
+type pair struct {
+	idx uint32 // index in the item table
+	c   uint64
+}
+
+type encoder struct {
+	b     []byte
+	names []string
+	idx   []uint32 // handle -> index in names
+	pairs []pair
+}
+
+func (e *encoder) uv(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) sv(v int64)  { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) str(s string) {
+	e.uv(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+func (e *encoder) bool(v bool) {
+	if v {
+		e.b = append(e.b, 1)
+	} else {
+		e.b = append(e.b, 0)
+	}
+}
+
+// entries writes e.pairs sorted by item, summing duplicates (an item in a
+// frozen bucket's array and its side map is one entry): a count, then per
+// entry the gap to the previous item index minus one and the count.
+func (e *encoder) entries() {
+	ps := e.pairs
+	slices.SortFunc(ps, func(a, b pair) int { return int64cmp(int64(a.idx), int64(b.idx)) })
+	n := 0
+	for i := range ps {
+		if n > 0 && ps[n-1].idx == ps[i].idx {
+			ps[n-1].c += ps[i].c
+			continue
+		}
+		ps[n] = ps[i]
+		n++
+	}
+	ps = ps[:n]
+	e.uv(uint64(n))
+	prev := int64(-1)
+	for _, x := range ps {
+		e.uv(uint64(int64(x.idx) - prev - 1))
+		e.uv(x.c)
+		prev = int64(x.idx)
+	}
+}
+
+func int64cmp(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (e *encoder) frozen(f *frozen) {
+	e.pairs = e.pairs[:0]
+	f.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.idx[id], c}) })
+	e.entries()
+}
+
+func (e *encoder) ring(r ring) {
+	e.uv(uint64(len(r)))
+	for _, f := range r {
+		e.sv(f.start)
+		e.frozen(f)
+	}
+}
+
+func (e *encoder) counts(m map[uint32]uint64) {
+	e.pairs = e.pairs[:0]
+	for id, c := range m {
+		e.pairs = append(e.pairs, pair{e.idx[id], c})
+	}
+	e.entries()
+}
+
+func (e *encoder) sketch(s *sketch.Sketch) error {
+	lenAt := len(e.b)
+	e.b = append(e.b, make([]byte, binary.MaxVarintLen64)...)
+	start := len(e.b)
+	b, err := s.AppendBinary(e.b)
+	if err != nil {
+		return fmt.Errorf("encode sketch: %w", err)
+	}
+	// Move the blob down over the unused part of the length slot.
+	n := len(b) - start
+	var tmp [binary.MaxVarintLen64]byte
+	ln := binary.PutUvarint(tmp[:], uint64(n))
+	copy(b[lenAt:], tmp[:ln])
+	copy(b[lenAt+ln:], b[start:])
+	e.b = b[:lenAt+ln+n]
+	return nil
+}
+
+func (e *encoder) cands(c *candidates) {
+	ids := make([]uint32, 0, len(c.set))
+	for id := range c.set {
+		ids = append(ids, e.idx[id])
+	}
+	slices.Sort(ids)
+	e.uv(uint64(len(ids)))
+	prev := int64(-1)
+	for _, i := range ids {
+		e.uv(uint64(int64(i) - prev - 1))
+		prev = int64(i)
+	}
+	e.uv(c.floor)
+	e.sv(c.at)
+}
+
+// Restore rebuilds a partition from a MarshalBinary snapshot taken under
+// the same window and sketch settings (K, M, the candidate floor and cap and
+// the allowed lateness may differ). Malformed input returns an error
+// wrapping ErrCorrupt, a snapshot of other windows or sketch shapes one
+// wrapping ErrConfigMismatch; Restore never panics on any input.
+func Restore(cfg Config, b []byte) (*Partition, error) {
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < len(snapMagic)+1+crcLen {
+		return nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(b))
+	}
+	if string(b[:len(snapMagic)]) != snapMagic {
+		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
+	}
+	if v := b[len(snapMagic)]; v != snapVersion {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrCorrupt, v, snapVersion)
+	}
+	body := b[:len(b)-crcLen]
+	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
+		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, want)
+	}
+	d := &decoder{b: body, off: len(snapMagic) + 1}
+	fp := d.str()
+	if d.err == nil && fp != p.cfg.fingerprint() {
+		return nil, fmt.Errorf("%w: snapshot has %q, config has %q", ErrConfigMismatch, fp, p.cfg.fingerprint())
+	}
+	if err := d.partition(p); err != nil {
+		return nil, err
+	}
+	if d.off != len(d.b) {
+		return nil, fmt.Errorf("%w: %d bytes after the state", ErrCorrupt, len(d.b)-d.off)
+	}
+	if err := p.derive(d.n); err != nil {
+		return nil, err
+	}
+	// A changed allowed lateness may put the watermark past minutes the
+	// snapshot still had open.
+	if p.started {
+		if target := floorDiv(p.maxSeen-p.lateMs, minuteMs); target > p.asOf {
+			p.advanceTo(target)
+		}
+	}
+	return p, nil
+}
+
+// decoder reads a snapshot with a sticky error: after the first problem
+// every read returns zero values and the error is reported once.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+	n   int // number of items in the table
+}
+
+func (d *decoder) fail(format string, args ...any) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: at byte %d: %s", ErrCorrupt, d.off, fmt.Sprintf(format, args...))
+	}
+}
+
+// uv reads a minimal uvarint.
+func (d *decoder) uv() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 || (n > 1 && d.b[d.off+n-1] == 0) {
+		d.fail("bad varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// sv reads a minimal zigzag varint.
+func (d *decoder) sv() int64 {
+	u := d.uv()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// count reads a length that cannot exceed the bytes left, each element
+// taking at least min bytes: the guard against a huge allocation.
+func (d *decoder) count(min int) int {
+	v := d.uv()
+	if d.err == nil && v > uint64((len(d.b)-d.off)/min) {
+		d.fail("count %d larger than the input", v)
+		return 0
+	}
+	return int(v)
+}
+
+func (d *decoder) raw(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.b)-d.off {
+		d.fail("%d bytes past the end", n)
+		return nil
+	}
+	r := d.b[d.off : d.off+n]
+	d.off += n
+	return r
+}
+
+func (d *decoder) str() string { return string(d.raw(d.count(1))) }
+
+func (d *decoder) byte1() byte {
+	r := d.raw(1)
+	if r == nil {
+		return 0
+	}
+	return r[0]
+}
+
+func (d *decoder) bool() bool {
+	switch v := d.byte1(); v {
+	case 0:
+		return false
+	case 1:
+		return true
+	default:
+		d.fail("bool byte %d", v)
+		return false
+	}
+}
+
+// entries reads item-index entries and calls fn for each; counts are >= 1.
+func (d *decoder) entries(fn func(idx uint32, c uint64)) {
+	n := d.count(2)
+	prev := int64(-1)
+	for range n {
+		gap, c := d.uv(), d.uv()
+		if d.err != nil {
+			return
+		}
+		if gap >= uint64(d.n) || prev+1+int64(gap) >= int64(d.n) {
+			d.fail("item index past the table of %d", d.n)
+			return
+		}
+		if c == 0 || c > maxSnapCount {
+			d.fail("count %d out of range", c)
+			return
+		}
+		prev += 1 + int64(gap)
+		fn(uint32(prev), c)
+	}
+	if n == 0 {
+		d.fail("empty bucket")
+	}
+}
+
+// frozen reads a closed bucket; handles equal item indexes after restore.
+func (d *decoder) frozen(p *Partition, start int64) *frozen {
+	f := &frozen{start: start}
+	d.entries(func(id uint32, c uint64) {
+		p.in.ref(id)
+		if c > math.MaxUint32 {
+			if f.extra == nil {
+				f.extra = make(map[uint32]uint64)
+			}
+			f.extra[id] = c
+			return
+		}
+		f.ents = append(f.ents, pack(id, c))
+	})
+	return f
+}
+
+// ring reads a ring of buckets whose starts must be strictly increasing,
+// multiples of b and within [lo, hi).
+func (d *decoder) ring(p *Partition, b, lo, hi int64) ring {
+	n := d.count(3)
+	var r ring
+	for range n {
+		s := d.sv()
+		if d.err == nil && (s < lo || s >= hi || floorTo(s, b) != s || (len(r) > 0 && s <= r[len(r)-1].start)) {
+			d.fail("bucket at minute %d outside [%d, %d) or out of order", s, lo, hi)
+		}
+		if d.err != nil {
+			return r
+		}
+		r = append(r, d.frozen(p, s))
+	}
+	return r
+}
+
+func (d *decoder) sketch(p *Partition, conservative bool) *sketch.Sketch {
+	blob := d.raw(d.count(1))
+	if d.err != nil {
+		return nil
+	}
+	want := p.cfg.Sketch
+	want.Conservative = conservative
+	// Check the shape before decoding: a few bytes could otherwise ask for
+	// a gigabyte of zero counters.
+	if len(blob) < 16 || blob[7] != byte(want.Depth) || 1<<min(blob[6], 62) != want.Width ||
+		binary.LittleEndian.Uint64(blob[8:16]) != want.Seed {
+		d.fail("sketch shape differs from the config")
+		return nil
+	}
+	var s sketch.Sketch
+	if err := s.UnmarshalBinary(blob); err != nil {
+		d.fail("sketch: %v", err)
+		return nil
+	}
+	if s.Config() != want {
+		d.fail("sketch config %+v, want %+v", s.Config(), want)
+		return nil
+	}
+	if s.Total() == 0 {
+		d.fail("empty sketch")
+		return nil
+	}
+	return &s
+}
+
+func (d *decoder) cands(p *Partition, c *candidates) {
+	n := d.count(1)
+	prev := int64(-1)
+	for range n {
+		gap := d.uv()
+		if d.err == nil && (gap >= uint64(d.n) || prev+1+int64(gap) >= int64(d.n)) {
+			d.fail("candidate index past the table")
+		}
+		if d.err != nil {
+			return
+		}
+		prev += 1 + int64(gap)
+		c.set[uint32(prev)] = struct{}{}
+		p.in.ref(uint32(prev))
+	}
+	c.floor = d.uv()
+	c.at = d.sv()
+}
+
+// calendarStart reads an open calendar period's start and checks it is a
+// period start whose period holds a closed minute and has not ended.
+func (d *decoder) calendarStart(p *Partition, span string) (start, end int64) {
+	s := d.sv()
+	if d.err != nil {
+		return 0, 0
+	}
+	if s < minEventMs/minuteMs || s >= maxEventMs/minuteMs || spanStart(span, s) != s || s >= p.asOf || spanEnd(span, s) <= p.asOf {
+		d.fail("calendar period at minute %d is not open as of %d", s, p.asOf)
+		return 0, 0
+	}
+	return s, spanEnd(span, s)
+}
+
+// partition decodes everything after the fingerprint into p.
+func (d *decoder) partition(p *Partition) error {
+	flags := d.byte1()
+	if flags&^flagStarted != 0 {
+		d.fail("unknown flags %#x", flags)
+	}
+	p.started = flags&flagStarted != 0
+	p.maxSeen, p.asOf = d.sv(), d.sv()
+	p.st.Counted, p.st.Late, p.st.TooLate, p.st.Invalid = d.uv(), d.uv(), d.uv(), d.uv()
+	if d.err != nil {
+		return d.err
+	}
+	if p.started {
+		if p.maxSeen < minEventMs || p.maxSeen >= maxEventMs || p.asOf > p.maxSeen/minuteMs ||
+			p.asOf < (minEventMs-MaxLateness.Milliseconds())/minuteMs {
+			d.fail("watermark minute %d and largest event time %d are inconsistent", p.asOf, p.maxSeen)
+		}
+	} else if p.maxSeen != 0 || p.asOf != 0 {
+		d.fail("a partition that saw no event has a watermark")
+	}
+
+	// Items: strictly increasing, non-empty; interned in order, so the
+	// handle of item i is i.
+	d.n = d.count(2)
+	prev := ""
+	for i := range d.n {
+		s := d.str()
+		if d.err == nil && (s == "" || (i > 0 && s <= prev)) {
+			d.fail("item %d not in strictly increasing order", i)
+		}
+		if d.err != nil {
+			return d.err
+		}
+		p.in.intern(s)
+		prev = s
+	}
+	if d.n > 0 && !p.started {
+		d.fail("a partition that saw no event holds items")
+	}
+	used := make([]bool, d.n)
+
+	nOpen := d.count(3)
+	for range nOpen {
+		m := d.sv()
+		if d.err == nil && (m < p.asOf || m >= maxEventMs/minuteMs || (len(p.open) > 0 && m <= p.open[len(p.open)-1].minute)) {
+			d.fail("open minute %d before the watermark minute %d or out of order", m, p.asOf)
+		}
+		if d.err != nil {
+			return d.err
+		}
+		counts := make(map[string]uint64)
+		d.entries(func(i uint32, c uint64) {
+			counts[p.in.strs[i]] = c
+			used[i] = true
+		})
+		p.open = append(p.open, openMinute{minute: m, counts: counts})
+	}
+
+	p.minutes = d.ring(p, 1, p.asOf-p.keep, p.asOf)
+	for _, w := range p.wins {
+		if d.err != nil {
+			return d.err
+		}
+		switch w := w.(type) {
+		case *exactSliding:
+			if w.b == 1 {
+				continue
+			}
+			nb := floorTo(p.asOf-1, w.b)
+			w.ring = d.ring(p, w.b, w.start(p.asOf), nb)
+			if d.bool() {
+				w.hasPartial, w.pstart = true, d.sv()
+				if d.err == nil && w.pstart != nb {
+					d.fail("%s: partial bucket %d, want %d", w.cfg.Name, w.pstart, nb)
+				}
+				d.entries(func(id uint32, c uint64) {
+					p.in.ref(id)
+					w.partial[id] = c
+				})
+			}
+		case *exactCalendar:
+			if d.bool() {
+				w.opened = true
+				w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
+				d.entries(func(id uint32, c uint64) {
+					p.in.ref(id)
+					w.totals[id] = c
+					w.sum += c
+					if w.sum > maxSnapCount {
+						d.fail("%s: total over %d", w.cfg.Name, uint64(maxSnapCount))
+					}
+				})
+			}
+		case *sketchSliding:
+			n := d.count(5)
+			if n > 0 && !p.started {
+				d.fail("a partition that saw no event has sketch buckets")
+			}
+			ws, nb := w.start(p.asOf), floorTo(p.asOf-1, w.b)
+			for range n {
+				s := d.sv()
+				if d.err == nil && (s < ws || s > nb || floorTo(s, w.b) != s || (len(w.buckets) > 0 && s <= w.buckets[len(w.buckets)-1].start)) {
+					d.fail("%s: bucket at minute %d outside [%d, %d] or out of order", w.cfg.Name, s, ws, nb)
+				}
+				sk := d.sketch(p, false)
+				if d.err != nil {
+					return d.err
+				}
+				w.buckets = append(w.buckets, sbucket{start: s, sk: sk})
+			}
+			d.cands(p, &w.cands)
+		case *sketchCalendar:
+			if d.bool() {
+				w.opened = true
+				w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
+				if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+					w.sk = sk
+				}
+			}
+			d.cands(p, &w.cands)
+			if d.err == nil && !w.opened && (len(w.cands.set) > 0 || w.cands.floor != 0) {
+				d.fail("%s: candidates of a closed period", w.cfg.Name)
+			}
+		}
+	}
+
+	nClosed := d.count(4)
+	for range nClosed {
+		wi := d.uv()
+		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar) {
+			d.fail("closed list of window %d, not a calendar window", wi)
+		}
+		start, total := d.sv(), d.uv()
+		if d.err != nil {
+			return d.err
+		}
+		wc := p.wins[wi].conf()
+		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf {
+			d.fail("closed %s list at minute %d is not a closed period", wc.Name, start)
+			return d.err
+		}
+		end := spanEnd(wc.Span, start)
+		l := List{Window: wc.Name, Start: minuteTime(start), End: minuteTime(end), AsOf: minuteTime(end),
+			Final: true, Exact: wc.Mode == Exact, Total: total}
+		if !l.Exact {
+			b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, total)
+			l.Bound = &b
+		}
+		n := d.count(2)
+		for range n {
+			item, c := d.str(), d.uv()
+			if d.err != nil {
+				return d.err
+			}
+			l.Items = append(l.Items, topk.Entry{Item: item, Count: c})
+		}
+		p.closed = append(p.closed, l)
+	}
+	if d.err != nil {
+		return d.err
+	}
+	for id := range d.n {
+		if !used[id] && p.in.refs[id] == 0 {
+			d.fail("item %q is in the table but held by nothing", p.in.strs[id])
+			return d.err
+		}
+	}
+	return nil
+}
+
+// derive rebuilds what snapshots leave out: the exact windows' running
+// totals and the sketch windows' running sketches, summed from their
+// buckets, and the handles of items only open minutes hold (freed).
+func (p *Partition) derive(nItems int) error {
+	for _, w := range p.wins {
+		switch w := w.(type) {
+		case *exactSliding:
+			// Every count is at most maxSnapCount, so checking the sum after
+			// each addition keeps every total under 2^63: no wrap-around.
+			bad := false
+			add1 := func(id uint32, c uint64) {
+				w.totals[id] += c
+				w.sum += c
+				bad = bad || w.sum > maxSnapCount
+			}
+			add := func(f *frozen) { f.each(add1) }
+			if !p.started {
+				continue
+			}
+			ws := w.start(p.asOf)
+			if w.b == 1 {
+				w.lo = ws
+				for _, f := range p.minutes {
+					if f.start >= ws {
+						add(f)
+					}
+				}
+				if bad {
+					return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
+				}
+				continue
+			}
+			for _, f := range w.ring {
+				add(f)
+			}
+			for id, c := range w.partial {
+				add1(id, c)
+			}
+			if bad {
+				return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
+			}
+		case *sketchSliding:
+			for _, b := range w.buckets {
+				if err := w.running.Merge(b.sk); err != nil {
+					return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
+				}
+			}
+		}
+	}
+	for id := range nItems {
+		p.in.releaseIfUnused(uint32(id))
+	}
+	return nil
+}
