@@ -18,9 +18,9 @@ const (
 	// hostile snapshot cannot overflow and later adds have room.
 	maxSnapCount = 1 << 62
 	snapVersion  = 1
-	snapMagic   = "TWIN"
-	crcLen      = 4
-	flagStarted = 1 << 0
+	snapMagic    = "TWIN"
+	crcLen       = 4
+	flagStarted  = 1 << 0
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
