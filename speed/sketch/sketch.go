@@ -153,6 +153,14 @@ func (s *Sketch) Hash(key []byte) uint64 { return xxh3(key, s.cfg.Seed) }
 // HashString is Hash for a string key, without allocating.
 func (s *Sketch) HashString(key string) uint64 { return xxh3(key, s.cfg.Seed) }
 
+// KeyHash is Hash without a sketch: the hash of key under seed, for callers
+// that hash once and feed AddHash/EstimateHash of several sketches sharing
+// that Seed.
+func KeyHash(seed uint64, key []byte) uint64 { return xxh3(key, seed) }
+
+// KeyHashString is KeyHash for a string key, without allocating.
+func KeyHashString(seed uint64, key string) uint64 { return xxh3(key, seed) }
+
 // Add counts n more occurrences of key. It does not allocate.
 func (s *Sketch) Add(key []byte, n uint64) { s.AddHash(xxh3(key, s.cfg.Seed), n) }
 

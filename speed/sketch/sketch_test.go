@@ -145,7 +145,7 @@ func TestExactWithoutCollisions(t *testing.T) {
 func TestStringAndBytesAgree(t *testing.T) {
 	s := mustNew(t, Config{Width: 1 << 10, Depth: 5, Seed: 3})
 	for _, k := range []string{"", "a", "abcd", "12345678", "a key longer than thirty-two bytes, to use the stripe loop"} {
-		if s.Hash([]byte(k)) != s.HashString(k) {
+		if s.Hash([]byte(k)) != s.HashString(k) || s.Hash([]byte(k)) != KeyHash(3, []byte(k)) || KeyHashString(3, k) != s.HashString(k) {
 			t.Fatalf("Hash(%q) differs between string and []byte", k)
 		}
 		s.AddString(k, 5)
