@@ -84,11 +84,13 @@ func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[str
 			}
 			return nil, fmt.Errorf("create topics %s: %w", topicList(create), err)
 		}
-		// Metadata for a new topic propagates asynchronously; wait until every one is visible.
+		// Metadata for a new topic propagates asynchronously: wait until every partition of
+		// every topic has a leader that answers, or the first produce fails with
+		// UnknownTopicOrPartition or NotLeaderForPartition.
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			actual, err = partitionCounts(conn, names...)
-			if err == nil && len(actual) == len(specs) {
+			if err == nil && len(actual) == len(specs) && leadersReady(ctx, conn, create) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -102,6 +104,32 @@ func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[str
 		}
 	}
 	return actual, nil
+}
+
+// leadersReady reports whether every partition of the new topics has a leader that accepts a
+// connection for it.
+func leadersReady(ctx context.Context, conn *kafka.Conn, created []kafka.TopicConfig) bool {
+	for _, tc := range created {
+		parts, err := conn.ReadPartitions(tc.Topic)
+		if err != nil || len(parts) != tc.NumPartitions {
+			return false
+		}
+		for _, p := range parts {
+			if p.Leader.Host == "" || p.Leader.ID < 0 {
+				return false
+			}
+			lc, err := kafka.DialLeader(ctx, "tcp", net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port)), tc.Topic, p.ID)
+			if err != nil {
+				return false
+			}
+			_, err = lc.ReadLastOffset()
+			lc.Close()
+			if err != nil {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func topicList(cfgs []kafka.TopicConfig) string {
@@ -178,3 +206,18 @@ func StartEmbedded(dir string, port int) (*Embedded, error) {
 
 // Close stops the broker (flushing its data directory).
 func (e *Embedded) Close() { e.cluster.Close() }
+
+// NewWriter returns a kafka-go Writer for trending's topics: keyed by item (hash balancer, the
+// same partitioning as the Java client's default for the keys we use), acks from all replicas,
+// a 5 ms batch timeout (kafka-go's 1 s default would add a second to every synchronous
+// write), and a transport of its own: kafka-go's shared default transport caches topic
+// metadata, so a writer for a topic created after that cache was filled fails with
+// UnknownTopicOrPartition until it refreshes. topic may be empty when every message names
+// its own.
+func NewWriter(brokers []string, topic string) *kafka.Writer {
+	return &kafka.Writer{
+		Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{},
+		BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll,
+		Transport: &kafka.Transport{MetadataTTL: 10 * time.Second},
+	}
+}

@@ -330,7 +330,26 @@ loop:
 	return runErr
 }
 
+// consume reads one partition of the partials topic until ctx ends. Broker errors are
+// retried with backoff: a merger outlives broker restarts and leader moves.
 func (m *Merger) consume(ctx context.Context, rc RunConfig, partition int) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := m.consumeOnce(ctx, rc, partition)
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		m.cfg.Log.Warn("reading partials failed; retrying", "partition", partition, "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	return nil
+}
+
+func (m *Merger) consumeOnce(ctx context.Context, rc RunConfig, partition int) error {
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: rc.Brokers, Topic: rc.Topic, Partition: partition, MaxWait: 250 * time.Millisecond})
 	defer r.Close()
 	if err := r.SetOffsetAt(ctx, time.Now().Add(-rc.Lookback)); err != nil {

@@ -1,0 +1,436 @@
+// Package worker runs the speed core (speed/window) against Kafka: `trending speed`.
+//
+// A kafka-go consumer group on topic views hands each worker a set of partitions. For each
+// one the worker loads the newest valid checkpoint from S3 (state and offset in one object),
+// seeks to its offset and replays, so the state is exact again: nothing lost, nothing counted
+// twice. Kafka's committed offsets are only advisory; the checkpoint is the truth.
+//
+// Per partition, one goroutine owns the window state (no locks on the hot path):
+//
+//	fetch -> decode -> Add (or DLQ with the reason) -> every publish tick: top m*K per window
+//	to trending.partials -> every checkpoint tick, on revocation and on graceful stop: flush
+//	the DLQ, snapshot + offset to S3, then commit the offset to Kafka.
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/objstore"
+	"trending/speed/checkpoint"
+	"trending/speed/event"
+	"trending/speed/merge"
+	"trending/speed/window"
+)
+
+// ErrKilled, given as the cancel cause of Run's context, makes the worker stop like a crash:
+// no final publish, checkpoint or commit; in-memory state is simply dropped. Failure tests use
+// it; production never does.
+var ErrKilled = errors.New("worker killed")
+
+// Config configures a Worker. Zero fields take the defaults documented here.
+type Config struct {
+	Brokers []string
+	// Topic is the input (default "views"), DLQTopic where invalid events go (default
+	// "views.dlq"), PartialsTopic where top lists go (default "trending.partials").
+	Topic, DLQTopic, PartialsTopic string
+	// Group is the consumer group (default "trending-speed").
+	Group string
+	// Partitions is used when the input topic must be created (default 8).
+	Partitions int
+	// Window configures every partition's state.
+	Window window.Config
+	// PublishEvery: how often each partition publishes its top lists (default 1m, seed 000).
+	PublishEvery time.Duration
+	// CheckpointEvery: how often each partition checkpoints (default 1m).
+	CheckpointEvery time.Duration
+	// KeepCheckpoints per partition (default 5).
+	KeepCheckpoints int
+	// CheckpointPrefix in the bucket (default "checkpoints").
+	CheckpointPrefix string
+	// IdleAdvance: when a partition has received nothing for this long, move its watermark
+	// with the wall clock so its lists and calendar windows keep moving. 0 (default) never
+	// does: lists then move only with event time, and replays are exactly repeatable.
+	IdleAdvance time.Duration
+	Objects     *objstore.Store
+	Log         *slog.Logger
+	Registry    prometheus.Registerer
+}
+
+func (c *Config) defaults() {
+	if c.Topic == "" {
+		c.Topic = eventlog.TopicViews
+	}
+	if c.DLQTopic == "" {
+		c.DLQTopic = eventlog.TopicDLQ
+	}
+	if c.PartialsTopic == "" {
+		c.PartialsTopic = eventlog.TopicPartials
+	}
+	if c.Group == "" {
+		c.Group = "trending-speed"
+	}
+	if c.Partitions == 0 {
+		c.Partitions = 8
+	}
+	if c.PublishEvery == 0 {
+		c.PublishEvery = time.Minute
+	}
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = time.Minute
+	}
+	if c.KeepCheckpoints == 0 {
+		c.KeepCheckpoints = 5
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if len(c.Brokers) == 0 {
+		return errors.New("no Kafka brokers: set --kafka")
+	}
+	if c.Objects == nil {
+		return errors.New("no object store for checkpoints: set --s3-endpoint and --s3-bucket")
+	}
+	if c.PublishEvery < 0 || c.CheckpointEvery < 0 {
+		return errors.New("publish and checkpoint intervals must be positive")
+	}
+	return c.Window.Validate()
+}
+
+// Worker is one member of the speed consumer group.
+type Worker struct {
+	cfg   Config
+	ckpts *checkpoint.Store
+	m     *metrics
+}
+
+// New builds a Worker.
+func New(cfg Config) (*Worker, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m}, nil
+}
+
+// Run consumes until ctx ends, then stops in order: stop fetching, publish, checkpoint,
+// commit. With context.Cause(ctx) == ErrKilled it stops like a crash instead.
+func (w *Worker) Run(ctx context.Context) error {
+	c := w.cfg
+	if _, err := eventlog.EnsureTopics(ctx, c.Brokers,
+		eventlog.Spec{Name: c.Topic, Partitions: c.Partitions},
+		eventlog.Spec{Name: c.DLQTopic, Partitions: 1},
+		eventlog.Spec{Name: c.PartialsTopic, Partitions: 1}); err != nil {
+		return fmt.Errorf("speed: %w", err)
+	}
+	if err := c.Objects.EnsureBucket(ctx); err != nil {
+		return fmt.Errorf("speed: %w", err)
+	}
+	out := eventlog.NewWriter(c.Brokers, "")
+	defer out.Close()
+
+	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
+		ID: c.Group, Brokers: c.Brokers, Topics: []string{c.Topic},
+		StartOffset: kafka.FirstOffset, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second,
+		RebalanceTimeout: 30 * time.Second, JoinGroupBackoff: 500 * time.Millisecond,
+	})
+	if err != nil {
+		return fmt.Errorf("speed: join group %s: %w", c.Group, err)
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stop := context.AfterFunc(ctx, func() { cg.Close() })
+	defer stop()
+	for {
+		gen, err := cg.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
+				wg.Wait()
+				return nil
+			}
+			c.Log.Warn("consumer group: retrying join", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		assigned := gen.Assignments[c.Topic]
+		c.Log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
+		w.m.assigned.Set(float64(len(assigned)))
+		for _, a := range assigned {
+			p := a.ID
+			wg.Add(1)
+			gen.Start(func(gctx context.Context) {
+				defer wg.Done()
+				if err := w.runPartition(ctx, gctx, gen, out, p); err != nil {
+					c.Log.Error("partition stopped", "partition", p, "err", err)
+				}
+			})
+		}
+	}
+}
+
+// partition is one assigned partition's state, owned by one goroutine.
+type partition struct {
+	w      *Worker
+	id     int
+	state  *window.Partition
+	next   int64 // first offset not yet in state
+	dlq    []kafka.Message
+	out    *kafka.Writer
+	gen    *kafka.Generation
+	last   time.Time // wall time of the last message
+	lblP   string
+	served map[string]servingName
+}
+
+type servingName struct {
+	window string
+	live   bool
+}
+
+func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *kafka.Writer, id int) error {
+	c := w.cfg
+	st, next, err := w.restore(gctx, id)
+	if err != nil {
+		return err
+	}
+	p := &partition{w: w, id: id, state: st, next: next, out: out, gen: gen, last: time.Now(), lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	for _, wc := range st.Config().Windows {
+		if wc.Kind == window.Calendar {
+			p.served[wc.Name] = servingName{window: wc.Span}
+		} else {
+			p.served[wc.Name] = servingName{window: wc.Name, live: true}
+		}
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.Brokers, Topic: c.Topic, Partition: id, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 1024})
+	defer r.Close()
+	if err := r.SetOffset(next); err != nil {
+		return fmt.Errorf("seek partition %d to %d: %w", id, next, err)
+	}
+	fetchCtx, cancelFetch := context.WithCancel(gctx)
+	defer cancelFetch()
+	msgs := make(chan kafka.Message, 1024)
+	fetchErr := make(chan error, 1)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := r.FetchMessage(fetchCtx)
+			if err != nil {
+				if fetchCtx.Err() == nil {
+					fetchErr <- err
+				}
+				return
+			}
+			select {
+			case msgs <- m:
+			case <-fetchCtx.Done():
+				return
+			}
+		}
+	}()
+	pub := time.NewTicker(c.PublishEvery)
+	defer pub.Stop()
+	ck := time.NewTicker(c.CheckpointEvery)
+	defer ck.Stop()
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			if err := p.handle(gctx, m); err != nil {
+				return err
+			}
+		case err := <-fetchErr:
+			return fmt.Errorf("fetch partition %d: %w", id, err)
+		case <-pub.C:
+			if c.IdleAdvance > 0 && time.Since(p.last) > c.IdleAdvance {
+				p.state.AdvanceTo(time.Now().Add(-c.IdleAdvance))
+			}
+			if err := p.publish(gctx); err != nil {
+				c.Log.Warn("publish failed; will retry", "partition", id, "err", err)
+			}
+		case <-ck.C:
+			if err := p.checkpoint(gctx); err != nil {
+				c.Log.Warn("checkpoint failed; will retry", "partition", id, "err", err)
+			}
+		case <-gctx.Done():
+			cancelFetch()
+			if errors.Is(context.Cause(runCtx), ErrKilled) {
+				return nil // a crash: drop everything
+			}
+			// Revocation or graceful stop: whatever was fetched is in state; publish and
+			// checkpoint it so the next owner resumes exactly here.
+			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			perr := p.publish(fctx)
+			cerr := p.checkpoint(fctx)
+			if err := errors.Join(perr, cerr); err != nil {
+				return fmt.Errorf("final flush of partition %d: %w", id, err)
+			}
+			c.Log.Info("partition released", "partition", id, "offset", p.next)
+			return nil
+		}
+	}
+}
+
+// restore loads the newest usable checkpoint, or a fresh state from the start of the log.
+func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, int64, error) {
+	c := w.cfg
+	var st *window.Partition
+	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
+		s, err := window.Restore(c.Window, cp.State)
+		st = s
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if !found {
+		s, err := window.New(c.Window)
+		if err != nil {
+			return nil, 0, err
+		}
+		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
+		return s, kafka.FirstOffset, nil
+	}
+	w.m.restores.Inc()
+	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
+	return st, cp.Offset, nil
+}
+
+func (p *partition) handle(ctx context.Context, m kafka.Message) error {
+	p.last = time.Now()
+	p.next = m.Offset + 1
+	ev, err := event.Decode(m.Value)
+	if err != nil {
+		reason := "malformed"
+		var de *event.DecodeError
+		if errors.As(err, &de) {
+			reason = string(de.Reason)
+		}
+		p.w.m.dlq.WithLabelValues(reason).Inc()
+		p.dlq = append(p.dlq, kafka.Message{Topic: p.w.cfg.DLQTopic, Key: m.Key, Value: m.Value, Headers: []kafka.Header{
+			{Key: "reason", Value: []byte(reason)},
+			{Key: "error", Value: []byte(err.Error())},
+			{Key: "source", Value: []byte(fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset))},
+		}})
+		if len(p.dlq) >= 512 {
+			return p.flushDLQ(ctx)
+		}
+		return nil
+	}
+	p.w.m.events.WithLabelValues(p.state.Add(ev).String()).Inc()
+	return nil
+}
+
+func (p *partition) flushDLQ(ctx context.Context) error {
+	if len(p.dlq) == 0 {
+		return nil
+	}
+	if err := p.out.WriteMessages(ctx, p.dlq...); err != nil {
+		return fmt.Errorf("write %d messages to %s: %w", len(p.dlq), p.w.cfg.DLQTopic, err)
+	}
+	p.dlq = p.dlq[:0]
+	return nil
+}
+
+// publish sends the partition's top m*K of every window, and the final lists of calendar
+// windows that closed, to the partials topic.
+func (p *partition) publish(ctx context.Context) error {
+	asOf := p.state.AsOf()
+	if asOf.IsZero() {
+		return nil // nothing seen yet
+	}
+	var msgs []kafka.Message
+	add := func(l window.List) error {
+		sn := p.served[l.Window]
+		pt := merge.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final}
+		if !sn.live {
+			pt.Start, pt.End = l.Start, l.End
+		}
+		if l.Bound != nil {
+			pt.Bound = &storeBound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
+		}
+		if pt.Version <= 0 {
+			return nil
+		}
+		b, err := pt.Encode()
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		return nil
+	}
+	for _, l := range p.state.TakeClosed() {
+		if err := add(l); err != nil {
+			return err
+		}
+	}
+	for _, wc := range p.state.Config().Windows {
+		l, err := p.state.Top(wc.Name)
+		if err != nil {
+			return err
+		}
+		if wc.Kind == window.Calendar && l.Start.IsZero() {
+			continue // no open period yet
+		}
+		if err := add(l); err != nil {
+			return err
+		}
+	}
+	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
+		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
+	}
+	p.w.m.published.Add(float64(len(msgs)))
+	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
+	return nil
+}
+
+// checkpoint makes the DLQ durable, saves state + offset as one object, then commits the
+// offset to Kafka (advisory: monitoring tools read it; recovery reads the checkpoint).
+func (p *partition) checkpoint(ctx context.Context) error {
+	if p.next == kafka.FirstOffset {
+		return nil // nothing consumed yet
+	}
+	if err := p.flushDLQ(ctx); err != nil {
+		return err
+	}
+	start := time.Now()
+	snap, err := p.state.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
+	}
+	if _, err := p.w.ckpts.Save(ctx, checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: p.next, CreatedAt: time.Now(), State: snap}); err != nil {
+		p.w.m.ckptFailures.Inc()
+		return err
+	}
+	p.w.m.ckpts.Inc()
+	p.w.m.ckptBytes.Set(float64(len(snap)))
+	p.w.m.ckptSeconds.Observe(time.Since(start).Seconds())
+	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: p.next}}); err != nil {
+		p.w.cfg.Log.Debug("advisory offset commit failed", "partition", p.id, "err", err)
+	}
+	return nil
+}

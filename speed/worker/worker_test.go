@@ -1,0 +1,332 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/internal/objstore"
+	"trending/serving/store"
+	"trending/speed/event"
+	"trending/speed/merge"
+	"trending/speed/topk"
+	"trending/speed/window"
+	"trending/speed/worker"
+)
+
+const k = 10
+
+// env is one test's pipeline: topics, bucket, serving store, merger.
+type env struct {
+	t        *testing.T
+	brokers  []string
+	obj      *objstore.Store
+	views    string
+	dlq      string
+	partials string
+	group    string
+	st       store.Store
+	mu       sync.Mutex
+	events   []event.Event // every valid event produced
+	writer   *kafka.Writer
+}
+
+func newEnv(t *testing.T, brokers []string, obj *objstore.Store, partitions int) *env {
+	ctx := itest.Context(t, time.Minute)
+	if err := obj.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	name := itest.Name(t, "views")
+	e := &env{t: t, brokers: brokers, obj: obj, views: name, dlq: name + ".dlq", partials: name + ".partials", group: name + "-speed"}
+	if _, err := eventlog.EnsureTopics(ctx, brokers, eventlog.Spec{Name: e.views, Partitions: partitions}, eventlog.Spec{Name: e.dlq, Partitions: 1}, eventlog.Spec{Name: e.partials, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	e.st = st
+	e.writer = eventlog.NewWriter(brokers, e.views)
+	t.Cleanup(func() { e.writer.Close() })
+	return e
+}
+
+func windowConfig() window.Config {
+	c := window.DefaultConfig()
+	c.K, c.M = k, 3
+	c.Windows = []window.WindowConfig{
+		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
+		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
+	}
+	c.Sketch.Width = 1 << 10
+	return c
+}
+
+func (e *env) worker(t *testing.T) *worker.Worker {
+	w, err := worker.New(worker.Config{
+		Brokers: e.brokers, Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
+		Window: windowConfig(), PublishEvery: 100 * time.Millisecond, CheckpointEvery: 150 * time.Millisecond,
+		CheckpointPrefix: "checkpoints/" + e.views, Objects: e.obj,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// startWorker runs a worker until the returned stop is called; kill=true stops it like a crash.
+func (e *env) startWorker(t *testing.T) (stop func(kill bool)) {
+	w := e.worker(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func(kill bool) {
+		if kill {
+			cancel(worker.ErrKilled)
+		} else {
+			cancel(nil)
+		}
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("worker: %v", err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("worker did not stop within 60s")
+		}
+	}
+}
+
+func (e *env) startMerger(t *testing.T) {
+	m, err := merge.New(merge.Config{K: k, Store: e.st, Staleness: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- m.Run(ctx, merge.RunConfig{Brokers: e.brokers, Topic: e.partials, PublishEvery: 100 * time.Millisecond, Lookback: time.Hour})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("merger: %v", err)
+		}
+	})
+}
+
+func (e *env) produce(t *testing.T, evs []event.Event, garbage ...[]byte) {
+	ctx := itest.Context(t, time.Minute)
+	msgs := make([]kafka.Message, 0, len(evs)+len(garbage))
+	for _, ev := range evs {
+		msgs = append(msgs, kafka.Message{Key: []byte(ev.ItemID), Value: ev.AppendJSON(nil)})
+	}
+	for i, g := range garbage {
+		msgs = append(msgs, kafka.Message{Key: []byte(fmt.Sprintf("garbage-%d", i)), Value: g})
+	}
+	if err := e.writer.WriteMessages(ctx, msgs...); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	e.mu.Lock()
+	e.events = append(e.events, evs...)
+	e.mu.Unlock()
+}
+
+// truth is the exact top K of the events whose minute is in [from, to).
+func (e *env) truth(from, to time.Time) []topk.Entry {
+	counts := map[string]uint64{}
+	e.mu.Lock()
+	for _, ev := range e.events {
+		if !ev.TS.Before(from) && ev.TS.Before(to) {
+			counts[ev.ItemID] += uint64(ev.Count)
+		}
+	}
+	e.mu.Unlock()
+	return topk.TopK(k, counts)
+}
+
+// waitFor polls the served list until it equals want.
+func (e *env) waitFor(t *testing.T, key store.Key, want []topk.Entry, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		l, err := e.st.Get(context.Background(), key)
+		if err == nil {
+			got := make([]topk.Entry, len(l.Items))
+			for i, it := range l.Items {
+				got[i] = topk.Entry{Item: it.ItemID, Count: it.Views}
+			}
+			if fmt.Sprint(got) == fmt.Sprint(want) && l.Exact {
+				return
+			}
+			last = fmt.Sprintf("version %d exact=%v partial=%v stale=%v items %v", l.Version, l.Exact, l.Partial, l.StalePartitions, got)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s never equalled the truth\n got: %s\nwant: %v", key, last, want)
+}
+
+// stream makes n events over [t0, t0+span) from a skewed item set, in event-time order.
+func stream(rng *rand.Rand, t0 time.Time, span time.Duration, n int) []event.Event {
+	evs := make([]event.Event, n)
+	for i := range evs {
+		item := fmt.Sprintf("V%d", int(rng.ExpFloat64()*8)%60)
+		ts := t0.Add(time.Duration(i) * span / time.Duration(n)).Truncate(time.Millisecond)
+		evs[i] = event.Event{ItemID: item, Count: uint32(1 + rng.IntN(5)), TS: ts}
+	}
+	return evs
+}
+
+// sentinels push every partition's watermark to ts: one event per key S0..S63, enough to hit
+// every partition.
+func sentinels(ts time.Time) []event.Event {
+	var evs []event.Event
+	for i := 0; i < 64; i++ {
+		evs = append(evs, event.Event{ItemID: fmt.Sprintf("S%d", i), Count: 1, TS: ts})
+	}
+	return evs
+}
+
+// exactness: a stream with late, too-late and malformed events gives served hour and
+// calendar-hour lists equal to the truth.
+func exactness(t *testing.T, brokers []string, obj *objstore.Store) {
+	e := newEnv(t, brokers, obj, 4)
+	e.startMerger(t)
+	stop := e.startWorker(t)
+	defer stop(false)
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	evs := stream(rng, t0, 30*time.Minute, 3000)
+	// Late: events for minute 2 arriving after minute 20 is closed; too late: two hours back.
+	late := []event.Event{{ItemID: "V1", Count: 50, TS: t0.Add(2 * time.Minute)}, {ItemID: "LATE", Count: 7, TS: t0.Add(3 * time.Minute)}}
+	tooLate := []event.Event{{ItemID: "ANCIENT", Count: 1000, TS: t0.Add(-3 * time.Hour)}}
+	var garbage [][]byte
+	for i := 0; i < 50; i++ {
+		garbage = append(garbage, []byte(fmt.Sprintf(`{"item_id": "", "count": %d}`, i)))
+	}
+	e.produce(t, evs[:2000])
+	e.produce(t, late)
+	e.produce(t, tooLate, garbage...)
+	e.produce(t, evs[2000:])
+	e.produce(t, sentinels(t0.Add(40*time.Minute)))
+	// AsOf = t0+39m (lateness 30s): the hour window is (t0-21m, t0+39m].
+	e.waitFor(t, store.Key{Window: "hour"}, e.truth(t0.Add(-20*time.Minute), t0.Add(39*time.Minute)), 60*time.Second)
+	e.waitFor(t, store.Key{Window: "hour", Start: t0}, e.truth(t0, t0.Add(39*time.Minute)), 10*time.Second)
+	// Every malformed message is in the DLQ with its reason.
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: brokers, Topic: e.dlq, Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx := itest.Context(t, 30*time.Second)
+	for i := 0; i < len(garbage); i++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatalf("dlq message %d: %v", i, err)
+		}
+		var reason string
+		for _, h := range m.Headers {
+			if h.Key == "reason" {
+				reason = string(h.Value)
+			}
+		}
+		if reason == "" || !strings.HasPrefix(string(m.Value), `{"item_id": ""`) {
+			t.Fatalf("dlq message %d: reason %q value %q", i, reason, m.Value)
+		}
+	}
+}
+
+// crashes kills the worker without a graceful stop at random points while events flow; after
+// restarts the served lists equal the truth: nothing lost, nothing counted twice.
+func crashes(t *testing.T, brokers []string, obj *objstore.Store, kills int) {
+	e := newEnv(t, brokers, obj, 4)
+	e.startMerger(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	t0 := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	evs := stream(rng, t0, 30*time.Minute, 6000)
+	batches := 4 * kills
+	per := len(evs) / batches
+	stop := e.startWorker(t)
+	for b := 0; b < batches; b++ {
+		e.produce(t, evs[b*per:(b+1)*per])
+		if b%4 == 3 {
+			time.Sleep(time.Duration(50+rng.IntN(400)) * time.Millisecond)
+			stop(true)
+			stop = e.startWorker(t)
+		}
+	}
+	e.produce(t, evs[batches*per:])
+	e.produce(t, sentinels(t0.Add(40*time.Minute)))
+	defer stop(false)
+	e.waitFor(t, store.Key{Window: "hour"}, e.truth(t0.Add(-20*time.Minute), t0.Add(39*time.Minute)), 90*time.Second)
+}
+
+// rebalance: two workers share the group; one leaves and comes back; partitions move with
+// their checkpoints and the lists stay exact.
+func rebalance(t *testing.T, brokers []string, obj *objstore.Store) {
+	e := newEnv(t, brokers, obj, 4)
+	e.startMerger(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	t0 := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	evs := stream(rng, t0, 30*time.Minute, 4000)
+	a := e.startWorker(t)
+	b := e.startWorker(t)
+	e.produce(t, evs[:1500])
+	time.Sleep(500 * time.Millisecond)
+	b(false) // leaves: its partitions move to a with their checkpoints
+	e.produce(t, evs[1500:3000])
+	time.Sleep(500 * time.Millisecond)
+	b = e.startWorker(t) // comes back
+	e.produce(t, evs[3000:])
+	e.produce(t, sentinels(t0.Add(40*time.Minute)))
+	e.waitFor(t, store.Key{Window: "hour"}, e.truth(t0.Add(-20*time.Minute), t0.Add(39*time.Minute)), 90*time.Second)
+	b(false)
+	a(false)
+}
+
+func embedded(t *testing.T) ([]string, *objstore.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	br, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(br.Close)
+	s3, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := objstore.New(ctx, objstore.Config{Endpoint: s3.Endpoint, Bucket: "trending", AccessKey: "x", SecretKey: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{br.Addr}, obj
+}
+
+func real(t *testing.T) ([]string, *objstore.Store) {
+	addr := itest.Kafka(t)
+	cfg := itest.S3(t)
+	obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "speed"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{addr}, obj
+}
+
+func TestExactnessEmbedded(t *testing.T) { b, o := embedded(t); exactness(t, b, o) }
+func TestExactnessKafka(t *testing.T)    { b, o := real(t); exactness(t, b, o) }
+func TestCrashesKafka(t *testing.T)      { b, o := real(t); crashes(t, b, o, 5) }
+func TestRebalanceKafka(t *testing.T)    { b, o := real(t); rebalance(t, b, o) }
+
+var _ = sort.Strings
