@@ -221,3 +221,17 @@ func NewWriter(brokers []string, topic string) *kafka.Writer {
 		Transport: &kafka.Transport{MetadataTTL: 10 * time.Second},
 	}
 }
+
+// Partitions returns the partition count of topic; 0 when it does not exist.
+func Partitions(ctx context.Context, brokers []string, topic string) (int, error) {
+	conn, err := dial(ctx, brokers)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	got, err := partitionCounts(conn, topic)
+	if err != nil {
+		return 0, err
+	}
+	return got[topic], nil
+}
