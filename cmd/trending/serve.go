@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"trending/serving/api"
+	"trending/serving/store"
+)
+
+func init() { subcommands = append(subcommands, newServeCommand) }
+
+func newServeCommand() *cobra.Command {
+	cfg := api.DefaultConfig()
+	var storeSpec string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
+		Long: `serve answers every read from an in-memory cache of the serving store, refreshed in the
+background (the lists still being written every --refresh, every retained window every
+--full-refresh): a read never touches the store, and a list's JSON is encoded once per version.
+If the store becomes unreachable the API keeps serving the last lists; /readyz turns 503 after
+--stale-grace and recovers by itself.
+
+  GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50)
+  GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
+  GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are exact,
+                                                       approximate or missing
+  GET /healthz  /readyz  /metrics                      liveness, readiness, Prometheus
+  GET /                                                the dashboard
+
+With Accept: application/vnd.apache.arrow.stream a list comes as an Arrow IPC stream.
+schemas/openapi.yaml describes every route.`,
+		Example: `  # serve the embedded store on port 8080
+  trending serve --store bolt:./data/serving.db
+
+  # allow a dashboard on another origin, longer CDN lifetime, up to 1,000 items a list
+  trending serve --cors-origins https://dash.example.com --max-age 60s --max-limit 1000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a := appFrom(cmd.Context())
+			cfg.Registerer, cfg.Gatherer = a.registry, a.registry
+			if err := cfg.Validate(); err != nil {
+				return usagef("%s", serveFlagNames(err.Error()))
+			}
+			st, err := openStore(storeSpec)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			srv, err := api.New(cfg, st, a.log)
+			if err != nil {
+				return err
+			}
+			a.log.Info("serving", "addr", cfg.Addr, "store", storeSpec)
+			return srv.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH (embedded file)")
+	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "address to listen on, host:port")
+	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
+	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
+	f.DurationVar(&cfg.HotSpan, "hot-span", cfg.HotSpan, "calendar windows that started this recently are reloaded every --refresh")
+	f.DurationVar(&cfg.StaleGrace, "stale-grace", cfg.StaleGrace, "how long the store may be unreachable before /readyz turns 503")
+	f.IntVar(&cfg.RetainHours, "retain-hours", cfg.RetainHours, "calendar hour windows to keep and the longest /v1/windows hour range")
+	f.IntVar(&cfg.RetainDays, "retain-days", cfg.RetainDays, "calendar day windows to keep and the longest /v1/windows day range")
+	f.IntVar(&cfg.RetainMonths, "retain-months", cfg.RetainMonths, "calendar month windows to keep and the longest /v1/windows month range")
+	f.IntVar(&cfg.DefaultLimit, "default-limit", cfg.DefaultLimit, "items in a list when the request names no limit")
+	f.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, fmt.Sprintf("largest limit a request may ask for (at most %d)", api.HardMaxLimit))
+	f.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "Cache-Control max-age of list responses")
+	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins allowed to read the API from a browser on another site, comma-separated; * for any")
+	f.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", cfg.ReadHeaderTimeout, "time to read a request's headers")
+	f.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time to read a whole request")
+	f.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "time to write a response")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
+	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
+	return cmd
+}
+
+// serveFlagNames rewrites Config.Validate's field wording into the flags to change.
+func serveFlagNames(msg string) string {
+	return strings.NewReplacer(
+		"full refresh interval", "--full-refresh", "refresh interval", "--refresh", "hot span", "--hot-span",
+		"stale grace", "--stale-grace", "max limit", "--max-limit", "default limit", "--default-limit",
+		"max age", "--max-age", "CORS origin", "--cors-origins", "read header timeout", "--read-header-timeout",
+		"read timeout", "--read-timeout", "write timeout", "--write-timeout", "idle timeout", "--idle-timeout",
+		"shutdown timeout", "--shutdown-timeout", "max header bytes", "--max-header-bytes",
+		"retention", "--retain-hours, --retain-days, --retain-months", "\n", "; ",
+	).Replace(msg)
+}
+
+// openStore opens the serving store named by spec: "bolt:PATH" for the embedded file store.
+// Other schemes (clickhouse://) are added here as their implementations land.
+func openStore(spec string) (store.Store, error) {
+	scheme, rest, ok := strings.Cut(spec, ":")
+	switch {
+	case ok && scheme == "bolt":
+		if rest == "" {
+			return nil, usagef("--store %q: give the file, as in bolt:./data/serving.db", spec)
+		}
+		if dir := filepath.Dir(rest); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("create serving store directory: %w", err)
+			}
+		}
+		st, err := store.OpenBolt(rest)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	default:
+		return nil, usagef("--store %q: unknown store; use bolt:PATH (the embedded file store)", spec)
+	}
+}

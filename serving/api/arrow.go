@@ -1,0 +1,87 @@
+package api
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"trending/serving/store"
+)
+
+// ArrowMediaType is the media type of an Arrow IPC stream, which analysts ask for with Accept.
+const ArrowMediaType = "application/vnd.apache.arrow.stream"
+
+// encodeArrow writes the first n items of l as an Arrow IPC stream of one record batch: columns
+// rank (int32), item_id (utf8), title (utf8), views (uint64), exact (bool). The list-level
+// fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
+// stale_partitions comma-separated), so one stream carries everything the JSON body does
+// except age_seconds, which would make the stream differ from second to second.
+func encodeArrow(l store.List, n int) ([]byte, error) {
+	md := arrowMetadata(l)
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "rank", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "item_id", Type: arrow.BinaryTypes.String},
+		{Name: "title", Type: arrow.BinaryTypes.String},
+		{Name: "views", Type: arrow.PrimitiveTypes.Uint64},
+		{Name: "exact", Type: arrow.FixedWidthTypes.Boolean},
+	}, &md)
+
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	rank := b.Field(0).(*array.Int32Builder)
+	id := b.Field(1).(*array.StringBuilder)
+	title := b.Field(2).(*array.StringBuilder)
+	views := b.Field(3).(*array.Uint64Builder)
+	exact := b.Field(4).(*array.BooleanBuilder)
+	for _, it := range l.Items[:n] {
+		rank.Append(int32(it.Rank))
+		id.Append(it.ItemID)
+		title.Append(it.Title)
+		views.Append(it.Views)
+		exact.Append(it.Exact)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(memory.DefaultAllocator))
+	if err := w.Write(rec); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func arrowMetadata(l store.List) arrow.Metadata {
+	keys := []string{"window", "as_of", "version", "source", "exact", "partial", "computed_at"}
+	vals := []string{l.Window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source),
+		strconv.FormatBool(l.Exact), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
+	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
+	if !l.Start.IsZero() {
+		add("start", rfc3339(l.Start))
+		add("end", rfc3339(l.End))
+	}
+	if len(l.StalePartitions) > 0 {
+		parts := make([]string, len(l.StalePartitions))
+		for i, p := range l.StalePartitions {
+			parts[i] = strconv.Itoa(p)
+		}
+		add("stale_partitions", strings.Join(parts, ","))
+	}
+	if l.ErrorBound != nil {
+		add("error_bound.max_overcount", strconv.FormatFloat(l.ErrorBound.MaxOvercount, 'g', -1, 64))
+		add("error_bound.probability", strconv.FormatFloat(l.ErrorBound.Probability, 'g', -1, 64))
+	}
+	return arrow.NewMetadata(keys, vals)
+}
+
+// rfc3339 formats t as encoding/json does, so Arrow metadata and JSON agree byte for byte.
+func rfc3339(t time.Time) string { return t.Format(time.RFC3339Nano) }

@@ -1,0 +1,290 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"trending/serving/store"
+)
+
+// Cache holds every served list in memory, pre-encoded, and reloads it from the store in the
+// background: a read never touches the store. When the store fails, the cache keeps the lists
+// it has, reports the failure (Ready, metrics) and retries on every tick until it recovers.
+//
+// Two refreshes share the work. The frequent one (RefreshInterval) loads what the speed and
+// batch layers are still writing: the live lists (Store.Since), the calendar windows that
+// started within HotSpan, and the open and previous month. The full one (FullRefreshInterval)
+// loads every retained calendar window, which picks up backfills of old windows without
+// reloading a month of hourly lists every five seconds.
+//
+// Cache is safe for concurrent use: readers load an immutable snapshot through an atomic
+// pointer, refreshes build the next one and swap it in.
+type Cache struct {
+	cfg Config
+	st  store.Store
+	log *slog.Logger
+	m   *metrics
+
+	snap atomic.Pointer[snapshot]
+
+	refreshMu sync.Mutex // one refresh at a time
+	mu        sync.Mutex // guards the health fields below
+	lastOK    time.Time  // last successful refresh; zero before the first
+	failSince time.Time  // first failure since the last success; zero while healthy
+	lastErr   error
+}
+
+// snapshot is one immutable generation of the cache.
+type snapshot struct {
+	lists map[cacheKey]*entry
+}
+
+// cacheKey is store.Key made comparable by value: time.Time holds a location pointer.
+type cacheKey struct {
+	window string
+	start  int64 // Unix seconds of the calendar window's start; liveStart for live lists
+}
+
+const liveStart = math.MinInt64
+
+func keyOf(window string, start time.Time) cacheKey {
+	if start.IsZero() {
+		return cacheKey{window, liveStart}
+	}
+	return cacheKey{window, start.Unix()}
+}
+
+// NewCache returns an empty cache over st; call Refresh or Run to fill it.
+func NewCache(cfg Config, st store.Store, log *slog.Logger) (*Cache, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Cache{cfg: cfg, st: st, log: log}
+	c.snap.Store(&snapshot{lists: map[cacheKey]*entry{}})
+	c.m = newMetrics(c)
+	if cfg.Registerer != nil {
+		if err := c.m.register(cfg.Registerer); err != nil {
+			return nil, fmt.Errorf("register serving metrics: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// Get returns the cached list under (window, start); start zero is the live list.
+func (c *Cache) Get(window string, start time.Time) (*entry, bool) {
+	e, ok := c.snap.Load().lists[keyOf(window, start)]
+	return e, ok
+}
+
+// Loaded reports whether any refresh has succeeded.
+func (c *Cache) Loaded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.lastOK.IsZero()
+}
+
+// Ready returns nil when the cache is loaded and the store reachable (or unreachable for less
+// than StaleGrace); otherwise an error wrapping ErrNotLoaded or ErrStoreDown that says why.
+func (c *Cache) Ready() error {
+	now := c.cfg.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.lastOK.IsZero() && c.lastErr != nil:
+		return fmt.Errorf("%w: %v", ErrNotLoaded, c.lastErr)
+	case c.lastOK.IsZero():
+		return ErrNotLoaded
+	case !c.failSince.IsZero() && now.Sub(c.failSince) >= c.cfg.StaleGrace:
+		return fmt.Errorf("%w for %s (since %s): %v; serving the lists last loaded at %s",
+			ErrStoreDown, now.Sub(c.failSince).Round(time.Second), c.failSince.UTC().Format(time.RFC3339),
+			c.lastErr, c.lastOK.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// LastRefresh returns the time of the last successful refresh (zero before the first).
+func (c *Cache) LastRefresh() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastOK
+}
+
+// Run refreshes the cache until ctx ends: fully at once and every FullRefreshInterval, the hot
+// part every RefreshInterval. A failed full refresh is retried on the next tick. It returns
+// nil when ctx ends.
+func (c *Cache) Run(ctx context.Context) error {
+	needFull := c.Refresh(ctx, true) != nil
+	lastFull := c.cfg.Now()
+	t := time.NewTicker(c.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		full := needFull || c.cfg.Now().Sub(lastFull) >= c.cfg.FullRefreshInterval
+		err := c.Refresh(ctx, full)
+		if full && err == nil {
+			lastFull = c.cfg.Now()
+		}
+		needFull = full && err != nil
+	}
+}
+
+// Refresh loads lists from the store and swaps in a new snapshot: every retained list when
+// full, else the hot part. On failure the current snapshot stays.
+func (c *Cache) Refresh(ctx context.Context, full bool) error {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	kind := "hot"
+	if full {
+		kind = "full"
+	}
+	start := time.Now()
+	now := c.cfg.Now()
+	lists, err := c.load(ctx, now, full)
+	c.m.refreshDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	c.m.refreshes.WithLabelValues(kind).Inc()
+	if err != nil {
+		c.m.refreshFailures.WithLabelValues(kind).Inc()
+		c.mu.Lock()
+		if c.failSince.IsZero() {
+			c.failSince = now
+		}
+		c.lastErr = err
+		c.mu.Unlock()
+		c.log.Warn("serving cache refresh failed; serving the last lists", "kind", kind, "err", err)
+		return fmt.Errorf("refresh serving cache (%s): %w", kind, err)
+	}
+	c.swap(now, lists)
+	c.mu.Lock()
+	if !c.failSince.IsZero() {
+		c.log.Info("serving store reachable again", "down_for", now.Sub(c.failSince).Round(time.Millisecond))
+	}
+	c.lastOK, c.failSince, c.lastErr = now, time.Time{}, nil
+	c.mu.Unlock()
+	return nil
+}
+
+// load reads the lists one refresh needs from the store.
+func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]store.List, error) {
+	var out []store.List
+	get := func(k store.Key) error {
+		l, err := c.st.Get(ctx, k)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("get %s: %w", k, err)
+		}
+		out = append(out, l)
+		return nil
+	}
+	if !full {
+		ls, err := c.st.Since(ctx, now.Add(-c.cfg.HotSpan))
+		if err != nil {
+			return nil, fmt.Errorf("lists since %s: %w", now.Add(-c.cfg.HotSpan).UTC().Format(time.RFC3339), err)
+		}
+		out = append(out, ls...)
+		open := store.Align("month", now)
+		for _, s := range []time.Time{open, open.AddDate(0, -1, 0)} {
+			if err := get(store.Key{Window: "month", Start: s}); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	for _, w := range store.LiveWindows {
+		if err := get(store.Key{Window: w}); err != nil {
+			return nil, err
+		}
+	}
+	for _, w := range store.CalendarWindows {
+		from := c.oldest(w, now)
+		// Two windows past the open one, in case a writer's clock runs ahead of ours.
+		to := store.Next(w, store.Next(w, store.Align(w, now)))
+		ls, err := c.st.Range(ctx, w, from, to)
+		if err != nil {
+			return nil, fmt.Errorf("range %s windows from %s: %w", w, from.Format(time.RFC3339), err)
+		}
+		out = append(out, ls...)
+	}
+	return out, nil
+}
+
+// oldest returns the start of the oldest retained calendar window of a kind.
+func (c *Cache) oldest(window string, now time.Time) time.Time {
+	return back(window, store.Align(window, now), c.cfg.retain(window)-1)
+}
+
+// back returns the start of the calendar window n windows before start.
+func back(window string, start time.Time, n int) time.Time {
+	switch window {
+	case "hour":
+		return start.Add(-time.Duration(n) * time.Hour)
+	case "day":
+		return start.AddDate(0, 0, -n)
+	case "month":
+		return start.AddDate(0, -n, 0)
+	}
+	panic("BUG: back of unknown calendar window " + window)
+}
+
+// swap builds the next snapshot from the current one and the loaded lists. An entry whose list
+// did not change is kept with the bodies it has already rendered; windows past retention are
+// dropped; a list older than the cached one (a lagging replica) never replaces it.
+func (c *Cache) swap(now time.Time, lists []store.List) {
+	cur := c.snap.Load().lists
+	oldest := map[string]int64{}
+	for _, w := range store.CalendarWindows {
+		oldest[w] = c.oldest(w, now).Unix()
+	}
+	next := make(map[cacheKey]*entry, len(cur)+len(lists))
+	for k, e := range cur {
+		if k.start == liveStart || k.start >= oldest[k.window] {
+			next[k] = e
+		}
+	}
+	for _, l := range lists {
+		k := keyOf(l.Window, l.Start)
+		if k.start != liveStart {
+			if o, ok := oldest[l.Window]; !ok || k.start < o {
+				continue
+			}
+		}
+		old, ok := next[k]
+		if ok && old.tag == listTag(trimmed(l, c.cfg.MaxLimit)) {
+			continue
+		}
+		var prev *store.List
+		if ok {
+			prev = &old.list
+		}
+		if err := store.Admit(prev, l); err != nil {
+			if errors.Is(err, store.ErrInvalid) {
+				c.m.invalidLists.Inc()
+				c.log.Warn("serving store holds an invalid list; not serving it", "key", l.Key().String(), "err", err)
+			}
+			continue
+		}
+		next[k] = newEntry(l, c.cfg.MaxLimit)
+	}
+	c.snap.Store(&snapshot{lists: next})
+}
+
+func trimmed(l store.List, n int) store.List {
+	if len(l.Items) > n {
+		l.Items = l.Items[:n]
+	}
+	return l
+}

@@ -1,0 +1,153 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// HardMaxLimit is the largest list the API can ever be configured to serve (seed 003: K up to
+// 1,000). Every allowed request stays one lookup of a precomputed list.
+const HardMaxLimit = 1000
+
+// Config configures the serving API. Zero values are not defaults: start from DefaultConfig.
+type Config struct {
+	// Addr is the listen address. Default ":8080".
+	Addr string
+
+	// RefreshInterval is how often the cache reloads the recently written lists (live lists,
+	// calendar windows that started within HotSpan, the open and previous month). Default 5s.
+	RefreshInterval time.Duration
+	// FullRefreshInterval is how often the cache reloads every retained calendar window, to pick
+	// up backfills of old windows. Default 1m.
+	FullRefreshInterval time.Duration
+	// HotSpan is how far back the frequent refresh looks: the windows the speed and batch layers
+	// still write. Default 48h (the open and the closed day, with the nightly batch's delay).
+	HotSpan time.Duration
+	// StaleGrace is how long the store may be unreachable before /readyz turns 503. The API keeps
+	// serving the last lists meanwhile and afterwards. Default 30s.
+	StaleGrace time.Duration
+
+	// RetainHours, RetainDays and RetainMonths are how many calendar windows of each kind the
+	// cache keeps, counting back from the open one; they also bound a /v1/windows range.
+	// Defaults 744 (31 days), 366 and 120.
+	RetainHours, RetainDays, RetainMonths int
+
+	// DefaultLimit is the limit when a request names none. Default 50.
+	DefaultLimit int
+	// MaxLimit is the largest limit a request may ask for; lists are cached trimmed to it.
+	// Default 100, at most HardMaxLimit.
+	MaxLimit int
+	// MaxAge is the Cache-Control max-age of list responses (seed 000: a CDN keeps a list 30 s).
+	// Default 30s.
+	MaxAge time.Duration
+	// CORSOrigins are the browser origins (such as https://dash.example.com) allowed to read the
+	// API from another site; "*" allows any. Default none.
+	CORSOrigins []string
+
+	// HTTP server limits. Defaults: ReadHeaderTimeout 5s, ReadTimeout 10s, WriteTimeout 15s,
+	// IdleTimeout 2m, MaxHeaderBytes 16 KiB, ShutdownTimeout 10s (how long Run drains in-flight
+	// requests after its context ends).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
+	MaxHeaderBytes                                                             int
+
+	// Registerer receives the API's metrics. Default nil: metrics are kept but not exported.
+	Registerer prometheus.Registerer
+	// Gatherer is what /metrics serves. Default nil: /metrics serves nothing (404).
+	Gatherer prometheus.Gatherer
+
+	// Now is the clock; tests replace it. Default time.Now.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		Addr:                ":8080",
+		RefreshInterval:     5 * time.Second,
+		FullRefreshInterval: time.Minute,
+		HotSpan:             48 * time.Hour,
+		StaleGrace:          30 * time.Second,
+		RetainHours:         744,
+		RetainDays:          366,
+		RetainMonths:        120,
+		DefaultLimit:        50,
+		MaxLimit:            100,
+		MaxAge:              30 * time.Second,
+		ReadHeaderTimeout:   5 * time.Second,
+		ReadTimeout:         10 * time.Second,
+		WriteTimeout:        15 * time.Second,
+		IdleTimeout:         2 * time.Minute,
+		ShutdownTimeout:     10 * time.Second,
+		MaxHeaderBytes:      16 << 10,
+		Now:                 time.Now,
+	}
+}
+
+// Validate rejects impossible settings with a message that says what to change.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.RefreshInterval <= 0 || c.RefreshInterval > 5*time.Second {
+		bad("refresh interval %v: must be between 1ms and 5s (lists must be at most 5 s behind the store)", c.RefreshInterval)
+	}
+	if c.FullRefreshInterval < c.RefreshInterval {
+		bad("full refresh interval %v: must be at least the refresh interval %v", c.FullRefreshInterval, c.RefreshInterval)
+	}
+	if c.HotSpan < time.Hour {
+		bad("hot span %v: must be at least 1h so the open hour is refreshed often", c.HotSpan)
+	}
+	if c.StaleGrace <= 0 {
+		bad("stale grace %v: must be positive", c.StaleGrace)
+	}
+	if c.RetainHours < 1 || c.RetainDays < 1 || c.RetainMonths < 1 {
+		bad("retention %d hours, %d days, %d months: each must be at least 1", c.RetainHours, c.RetainDays, c.RetainMonths)
+	}
+	if c.MaxLimit < 1 || c.MaxLimit > HardMaxLimit {
+		bad("max limit %d: must be between 1 and %d", c.MaxLimit, HardMaxLimit)
+	}
+	if c.DefaultLimit < 1 || c.DefaultLimit > c.MaxLimit {
+		bad("default limit %d: must be between 1 and the max limit %d", c.DefaultLimit, c.MaxLimit)
+	}
+	if c.MaxAge < 0 {
+		bad("max age %v: must not be negative", c.MaxAge)
+	}
+	for _, o := range c.CORSOrigins {
+		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			bad("CORS origin %q: want * or an origin such as https://dash.example.com", o)
+		} else if o != "*" && strings.Count(o, "/") > 2 {
+			bad("CORS origin %q: an origin has no path; drop everything after the host and port", o)
+		}
+	}
+	for name, d := range map[string]time.Duration{"read header timeout": c.ReadHeaderTimeout, "read timeout": c.ReadTimeout,
+		"write timeout": c.WriteTimeout, "idle timeout": c.IdleTimeout, "shutdown timeout": c.ShutdownTimeout} {
+		if d <= 0 {
+			bad("%s %v: must be positive", name, d)
+		}
+	}
+	if c.MaxHeaderBytes < 1024 {
+		bad("max header bytes %d: must be at least 1024", c.MaxHeaderBytes)
+	}
+	if c.Now == nil {
+		bad("clock: Now is nil; start from DefaultConfig")
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+// retain returns how many windows of a calendar kind the cache keeps.
+func (c Config) retain(window string) int {
+	switch window {
+	case "hour":
+		return c.RetainHours
+	case "day":
+		return c.RetainDays
+	case "month":
+		return c.RetainMonths
+	}
+	panic("BUG: retain of unknown calendar window " + window)
+}

@@ -1,0 +1,596 @@
+package api
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"trending/serving/store"
+	"trending/serving/store/storetest"
+)
+
+func TestTrendingLive(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.get("/v1/trending?window=hour&limit=10")
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	got := decode[ListResponse](t, w)
+	want := seedLists()[0]
+	if got.Window != "hour" || got.Version != want.Version || got.Source != store.SourceSpeed || got.Exact ||
+		!got.Partial || len(got.StalePartitions) != 2 || got.ErrorBound == nil || got.ErrorBound.Probability != 0.993 ||
+		!got.AsOf.Equal(want.AsOf) || !got.Start.IsZero() {
+		t.Fatalf("list fields: %+v", got)
+	}
+	if len(got.Items) != 10 {
+		t.Fatalf("limit 10: got %d items", len(got.Items))
+	}
+	for i, it := range got.Items {
+		w := want.Items[i]
+		if it.Rank != i+1 || it.ItemID != w.ItemID || it.Views != w.Views || it.Title != w.Title || it.Exact != w.Exact {
+			t.Fatalf("item %d: got %+v, want %+v", i, it, w)
+		}
+	}
+	if cc := w.Header().Get("Cache-Control"); cc != "public, max-age=30" {
+		t.Errorf("Cache-Control %q", cc)
+	}
+	if ct := w.Header().Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type %q", ct)
+	}
+
+	t.Run("default limit 50", func(t *testing.T) {
+		if n := len(decode[ListResponse](t, f.get("/v1/trending?window=hour")).Items); n != 50 {
+			t.Fatalf("got %d items, want 50", n)
+		}
+	})
+	t.Run("limit beyond the list returns the list", func(t *testing.T) {
+		if n := len(decode[ListResponse](t, f.get("/v1/trending?window=day&limit=100")).Items); n != 100 {
+			t.Fatalf("got %d items", n)
+		}
+	})
+	t.Run("age_seconds follows the clock", func(t *testing.T) {
+		f.advance(90 * time.Second)
+		defer f.advance(-90 * time.Second)
+		if age := decode[ListResponse](t, f.get("/v1/trending?window=hour&limit=10")).AgeSeconds; age != 90 {
+			t.Fatalf("age_seconds %d, want 90", age)
+		}
+	})
+	for _, win := range store.LiveWindows {
+		t.Run("window "+win, func(t *testing.T) {
+			got := decode[ListResponse](t, f.get("/v1/trending?window="+win+"&limit=3"))
+			if got.Window != win || len(got.Items) != 3 {
+				t.Fatalf("%+v", got)
+			}
+		})
+	}
+}
+
+func TestTrendingCalendar(t *testing.T) {
+	f := newFixture(t, nil)
+	t0 := storetest.T0
+	for _, c := range []struct {
+		name, query string
+		status      int
+		source      store.Source
+		exact       bool
+	}{
+		{"open hour, approximate", "window=hour&start=" + t0.Format(time.RFC3339), 200, store.SourceSpeed, false},
+		{"closed hour, exact", "window=hour&start=" + t0.Add(-time.Hour).Format(time.RFC3339), 200, store.SourceBatch, true},
+		{"offset form of the same instant", "window=hour&start=2026-11-14T10:00:00%2B01:00", 200, store.SourceBatch, true},
+		{"unencoded + offset", "window=hour&start=2026-11-14T10:00:00+01:00", 200, store.SourceBatch, true},
+		{"day", "window=day&start=2026-11-14T00:00:00Z", 200, store.SourceSpeed, false},
+		{"previous month, exact", "window=month&start=2026-10-01T00:00:00Z", 200, store.SourceBatch, true},
+		{"nobody computed it", "window=hour&start=" + t0.Add(-2*time.Hour).Format(time.RFC3339), 404, "", false},
+		{"older than retention", "window=hour&start=2020-01-01T00:00:00Z", 404, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := f.get("/v1/trending?" + c.query)
+			if w.Code != c.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, c.status, w.Body)
+			}
+			if c.status != 200 {
+				e := decode[ErrorResponse](t, w)
+				if e.Error != codeNotFound || e.Detail == "" {
+					t.Fatalf("error body %+v", e)
+				}
+				return
+			}
+			got := decode[ListResponse](t, w)
+			if got.Source != c.source || got.Exact != c.exact || got.Start.IsZero() || !got.End.After(got.Start) {
+				t.Fatalf("%+v", got)
+			}
+			if c.exact && (got.ErrorBound != nil || got.Reconciliation == nil && got.Window == "hour") {
+				t.Fatalf("exact list: error bound %+v reconciliation %+v", got.ErrorBound, got.Reconciliation)
+			}
+		})
+	}
+}
+
+func TestClientMistakes(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, c := range []struct{ target, code, detail string }{
+		{"/v1/trending", codeBadParameter, "window is required"},
+		{"/v1/trending?window=week", codeBadParameter, "hour, day, month, all"},
+		{"/v1/trending?window=hour&limit=0", codeBadParameter, "from 1 to 100"},
+		{"/v1/trending?window=hour&limit=101", codeBadParameter, "from 1 to 100"},
+		{"/v1/trending?window=hour&limit=-1", codeBadParameter, "from 1 to 100"},
+		{"/v1/trending?window=hour&limit=1e2", codeBadParameter, "whole number"},
+		{"/v1/trending?window=hour&limit=99999999999999999999", codeBadParameter, "whole number"},
+		{"/v1/trending?window=hour&k=10", codeUnknownParameter, "window, limit, start"},
+		{"/v1/trending?window=hour&window=day", codeBadParameter, "given 2 times"},
+		{"/v1/trending?window=hour;limit=3", codeBadQuery, "does not parse"},
+		{"/v1/trending?window=%zz", codeBadQuery, "does not parse"},
+		{"/v1/trending?window=all&start=2026-11-14T10:00:00Z", codeBadParameter, "all has no calendar windows"},
+		{"/v1/trending?window=hour&start=2026-11-14T10:05:00Z", codeBadParameter, "starts at 2026-11-14T10:00:00Z"},
+		{"/v1/trending?window=day&start=2026-11-14T10:00:00Z", codeBadParameter, "midnight"},
+		{"/v1/trending?window=month&start=2026-11-14T00:00:00Z", codeBadParameter, "1st"},
+		{"/v1/trending?window=hour&start=2026-11-14T11:00:00Z", codeBadParameter, "in the future"},
+		{"/v1/trending?window=hour&start=2026-11-14", codeBadParameter, "RFC 3339"},
+		{"/v1/trending?window=hour&start=0000-01-01T00:00:00Z", codeBadParameter, "too early"},
+		{"/v1/trending?window=hour&start=0001-01-01T00:00:00Z", codeBadParameter, "too early"},
+		{"/v1/windows", codeBadParameter, "window is required"},
+		{"/v1/windows?window=all", codeBadParameter, "hour, day, month"},
+		{"/v1/windows?window=hour&from=2026-10-01T00:00:00Z", codeBadParameter, "at most 744"},
+		{"/v1/windows?window=day&from=2020-01-01T00:00:00Z&to=2020-02-01T00:00:00Z", codeBadParameter, "older than the API keeps"},
+		{"/v1/windows?window=hour&from=2026-11-14T10:00:00Z&to=2026-11-14T10:00:00Z", codeBadParameter, "not before"},
+		{"/v1/windows?window=hour&to=2026-11-14T13:00:00Z", codeBadParameter, "in the future"},
+		{"/v1/windows?window=hour&from=2026-11-14T09:30:00Z", codeBadParameter, "not the start"},
+		{"/v1/windows?window=month&from=0002-01-01T00:00:00Z", codeBadParameter, "at most 120"},
+		{"/v1/windows?window=hour&limit=3", codeUnknownParameter, "window, from, to"},
+	} {
+		t.Run(c.target, func(t *testing.T) {
+			w := f.get(c.target)
+			if w.Code != 400 {
+				t.Fatalf("status %d, want 400: %s", w.Code, w.Body)
+			}
+			e := decode[ErrorResponse](t, w)
+			if e.Error != c.code || !strings.Contains(e.Detail, c.detail) {
+				t.Fatalf("got %+v, want error %q with detail containing %q", e, c.code, c.detail)
+			}
+		})
+	}
+}
+
+func TestConfiguredMaxLimit(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxLimit = 1000 })
+	if w := f.get("/v1/trending?window=hour&limit=1000"); w.Code != 200 || len(decode[ListResponse](t, w).Items) != 120 {
+		t.Fatalf("limit 1000 with max 1000: %d", w.Code)
+	}
+	if w := f.get("/v1/trending?window=hour&limit=1001"); w.Code != 400 || !strings.Contains(w.Body.String(), "from 1 to 1000") {
+		t.Fatalf("limit 1001: %d %s", w.Code, w.Body)
+	}
+}
+
+func TestConditionalAndCompressed(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.get("/v1/trending?window=hour&limit=20")
+	etag := w.Header().Get("ETag")
+	if !strings.HasPrefix(etag, `W/"`) {
+		t.Fatalf("ETag %q", etag)
+	}
+	if w2 := f.get("/v1/trending?window=hour&limit=20", "If-None-Match", etag); w2.Code != 304 || w2.Body.Len() != 0 {
+		t.Fatalf("If-None-Match same tag: %d %q", w2.Code, w2.Body)
+	}
+	if w2 := f.get("/v1/trending?window=hour&limit=20", "If-None-Match", `"other", `+etag); w2.Code != 304 {
+		t.Fatalf("If-None-Match list: %d", w2.Code)
+	}
+	if w2 := f.get("/v1/trending?window=hour&limit=21", "If-None-Match", etag); w2.Code != 200 {
+		t.Fatalf("another limit is another representation: %d", w2.Code)
+	}
+	f.advance(5 * time.Second) // a new second: a new age_seconds, the same list
+	if w2 := f.get("/v1/trending?window=hour&limit=20", "If-None-Match", etag); w2.Code != 304 {
+		t.Fatalf("same list a few seconds later: %d", w2.Code)
+	}
+
+	// A new version of the list changes the tag.
+	nl := seedLists()[0]
+	nl.Version, nl.AsOf = 31, nl.AsOf.Add(time.Minute)
+	if err := f.st.Put(context.Background(), nl); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Cache().Refresh(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if w2 := f.get("/v1/trending?window=hour&limit=20", "If-None-Match", etag); w2.Code != 200 || decode[ListResponse](t, w2).Version != 31 {
+		t.Fatalf("after a new version: %d", w2.Code)
+	}
+
+	plain := f.get("/v1/trending?window=hour&limit=100")
+	gz := f.get("/v1/trending?window=hour&limit=100", "Accept-Encoding", "br;q=1.0, gzip;q=0.8")
+	if gz.Header().Get("Content-Encoding") != "gzip" || gz.Header().Get("ETag") == plain.Header().Get("ETag") {
+		t.Fatalf("gzip headers: %v", gz.Header())
+	}
+	zr, err := gzip.NewReader(gz.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unz, _ := io.ReadAll(zr)
+	if !bytes.Equal(unz, plain.Body.Bytes()) {
+		t.Fatalf("gunzipped body differs from the plain one")
+	}
+	if gz.Body.Len() >= plain.Body.Len()/2 {
+		t.Errorf("gzip %d bytes vs %d plain: expected well under half", gz.Body.Len(), plain.Body.Len())
+	}
+	if w := f.get("/v1/trending?window=hour", "Accept-Encoding", "gzip;q=0"); w.Header().Get("Content-Encoding") != "" {
+		t.Fatal("gzip;q=0 must not be gzipped")
+	}
+	head := f.do(http.MethodHead, "/v1/trending?window=hour&limit=100")
+	if head.Code != 200 || head.Body.Len() != 0 || head.Header().Get("Content-Length") != plain.Header().Get("Content-Length") {
+		t.Fatalf("HEAD: %d, %d bytes, length %q", head.Code, head.Body.Len(), head.Header().Get("Content-Length"))
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for in, want := range map[string]bool{"": false, "gzip": true, "GZIP": true, "deflate, gzip": true, "br": false,
+		"*": true, "gzip;q=0": false, "gzip; q=0.5": true, "gzip;q=0.000": false, "identity": false} {
+		if got := acceptsGzip(in); got != want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestWindows(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.get("/v1/windows?window=hour&from=2026-11-14T06:00:00Z&to=2026-11-14T11:00:00Z")
+	if w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	got := decode[WindowsResponse](t, w)
+	want := []string{StatusMissing, StatusApproximate, StatusMissing, StatusExact, StatusApproximate}
+	if len(got.Windows) != len(want) {
+		t.Fatalf("got %d windows, want %d", len(got.Windows), len(want))
+	}
+	for i, ws := range got.Windows {
+		if ws.Status != want[i] || !ws.Start.Equal(storetest.T0.Add(time.Duration(i-4)*time.Hour)) {
+			t.Errorf("window %d: %+v, want status %s", i, ws, want[i])
+		}
+		if ws.Open != (i == 4) {
+			t.Errorf("window %d open=%v", i, ws.Open)
+		}
+	}
+	if ex := got.Windows[3]; ex.Source != store.SourceBatch || ex.Version != 100 || ex.Reconciliation == nil || ex.Items != 10 || ex.ComputedAt == nil {
+		t.Errorf("exact window: %+v", ex)
+	}
+	if got.Counts[StatusExact] != 1 || got.Counts[StatusApproximate] != 2 || got.Counts[StatusMissing] != 2 {
+		t.Errorf("counts %v", got.Counts)
+	}
+	t.Run("defaults: the last 24 hours up to the open one", func(t *testing.T) {
+		got := decode[WindowsResponse](t, f.get("/v1/windows?window=hour"))
+		if len(got.Windows) != 24 || !got.To.Equal(storetest.T0.Add(time.Hour)) {
+			t.Fatalf("%d windows to %v", len(got.Windows), got.To)
+		}
+	})
+	t.Run("months", func(t *testing.T) {
+		got := decode[WindowsResponse](t, f.get("/v1/windows?window=month&from=2026-09-01T00:00:00Z"))
+		if len(got.Windows) != 3 || got.Windows[1].Status != StatusExact || got.Windows[2].Status != StatusMissing {
+			t.Fatalf("%+v", got.Windows)
+		}
+	})
+	t.Run("the largest range is allowed", func(t *testing.T) {
+		if w := f.get("/v1/windows?window=hour&from=2026-10-14T11:00:00Z"); w.Code != 200 || len(decode[WindowsResponse](t, w).Windows) != 744 {
+			t.Fatalf("%d", w.Code)
+		}
+	})
+	t.Run("304", func(t *testing.T) {
+		w := f.get("/v1/windows?window=hour")
+		f.advance(time.Second)
+		defer f.advance(-time.Second)
+		if w2 := f.get("/v1/windows?window=hour", "If-None-Match", w.Header().Get("ETag")); w2.Code != 304 {
+			t.Fatalf("%d", w2.Code)
+		}
+	})
+}
+
+// TestBatchTurnsExact: the windows view and the list flip from approximate to exact when the
+// batch layer's list lands, within one refresh.
+func TestBatchTurnsExact(t *testing.T) {
+	f := newFixture(t, nil)
+	start := storetest.T0.Add(-3 * time.Hour)
+	q := "/v1/trending?window=hour&start=" + start.Format(time.RFC3339)
+	if got := decode[ListResponse](t, f.get(q)); got.Exact {
+		t.Fatal("before the batch the window is approximate")
+	}
+	if err := f.st.Put(context.Background(), storetest.MakeList("hour", start, 200, store.SourceBatch, 5, 49)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Cache().Refresh(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if got := decode[ListResponse](t, f.get(q)); !got.Exact || got.Source != store.SourceBatch {
+		t.Fatalf("after the batch: %+v", got)
+	}
+	ws := decode[WindowsResponse](t, f.get("/v1/windows?window=hour&from="+start.Format(time.RFC3339)+"&to="+start.Add(time.Hour).Format(time.RFC3339)))
+	if ws.Windows[0].Status != StatusExact {
+		t.Fatalf("windows: %+v", ws.Windows[0])
+	}
+}
+
+// TestStoreDown: the API keeps serving the last lists while the store is unreachable, /readyz
+// turns 503 after the grace with the reason, metrics say so, and everything recovers.
+func TestStoreDown(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.StaleGrace = 10 * time.Second })
+	ctx := context.Background()
+	if w := f.get("/readyz"); w.Code != 200 {
+		t.Fatalf("readyz while healthy: %d %s", w.Code, w.Body)
+	}
+	f.st.down.Store(true)
+	if err := f.srv.Cache().Refresh(ctx, false); err == nil {
+		t.Fatal("refresh against a down store succeeded")
+	}
+	if w := f.get("/readyz"); w.Code != 200 {
+		t.Fatalf("readyz within the grace: %d", w.Code)
+	}
+	f.advance(11 * time.Second)
+	f.srv.Cache().Refresh(ctx, true)
+	w := f.get("/readyz")
+	if w.Code != 503 {
+		t.Fatalf("readyz after the grace: %d", w.Code)
+	}
+	if e := decode[ErrorResponse](t, w); e.Error != codeNotReady || !strings.Contains(e.Detail, "connection refused") || !strings.Contains(e.Detail, "unreachable for 11s") {
+		t.Fatalf("readyz body %+v", e)
+	}
+	calls := f.st.calls.Load()
+	if w := f.get("/v1/trending?window=hour"); w.Code != 200 {
+		t.Fatalf("list while the store is down: %d", w.Code)
+	}
+	if f.st.calls.Load() != calls {
+		t.Fatal("a read touched the store")
+	}
+	m := scrape(t, f)
+	for _, want := range []string{"trending_serving_store_up 0", `trending_serving_cache_refresh_failures_total{kind="full"} 1`,
+		`trending_serving_cache_refresh_failures_total{kind="hot"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	f.st.down.Store(false)
+	if err := f.srv.Cache().Refresh(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.get("/readyz"); w.Code != 200 {
+		t.Fatalf("readyz after recovery: %d %s", w.Code, w.Body)
+	}
+	if !strings.Contains(scrape(t, f), "trending_serving_store_up 1") {
+		t.Error("store_up not back to 1")
+	}
+}
+
+func TestNotLoaded(t *testing.T) {
+	f := newFixture(t, nil)
+	cfg := f.srv.cfg
+	cfg.Registerer, cfg.Gatherer = nil, nil
+	f.st.down.Store(true)
+	srv, err := New(cfg, f.st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Cache().Refresh(context.Background(), true)
+	f.h = srv.Handler()
+	for _, target := range []string{"/readyz", "/v1/trending?window=hour", "/v1/windows?window=hour"} {
+		w := f.get(target)
+		if e := decode[ErrorResponse](t, w); w.Code != 503 || !strings.Contains(e.Detail, "not loaded yet") || w.Header().Get("Retry-After") == "" {
+			t.Errorf("%s: %d %+v", target, w.Code, e)
+		}
+	}
+	if w := f.get("/healthz"); w.Code != 200 {
+		t.Errorf("healthz: %d", w.Code)
+	}
+	if w := f.get("/v1/trending?window=nope"); w.Code != 400 {
+		t.Errorf("a client mistake is still a 400 before loading: %d", w.Code)
+	}
+}
+
+func TestRetentionEviction(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.RetainHours = 3 })
+	if _, ok := f.srv.Cache().Get("hour", storetest.T0.Add(-3*time.Hour)); ok {
+		t.Fatal("a window past retention was loaded")
+	}
+	if _, ok := f.srv.Cache().Get("hour", storetest.T0.Add(-time.Hour)); !ok {
+		t.Fatal("a retained window is missing")
+	}
+	f.advance(2 * time.Hour)
+	if err := f.srv.Cache().Refresh(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.srv.Cache().Get("hour", storetest.T0.Add(-time.Hour)); ok {
+		t.Fatal("a window that fell out of retention is still cached")
+	}
+	if _, ok := f.srv.Cache().Get("hour", time.Time{}); !ok {
+		t.Fatal("live list evicted")
+	}
+}
+
+func TestOlderListNeverReplacesNewer(t *testing.T) {
+	f := newFixture(t, nil)
+	old := seedLists()[0]
+	old.Version = 5
+	f.srv.Cache().swap(testNow, []store.List{old})
+	if e, _ := f.srv.Cache().Get("hour", time.Time{}); e.list.Version != 30 {
+		t.Fatalf("a lagging replica's older list replaced the cached one: version %d", e.list.Version)
+	}
+	bad := seedLists()[1]
+	bad.Version, bad.Items[3].Rank = 99, 17
+	f.srv.Cache().swap(testNow, []store.List{bad})
+	if e, _ := f.srv.Cache().Get("day", time.Time{}); e.list.Version != 30 {
+		t.Fatal("an invalid list was cached")
+	}
+}
+
+func TestRoutingAndMethods(t *testing.T) {
+	f := newFixture(t, nil)
+	w := f.do(http.MethodPost, "/v1/trending?window=hour")
+	if w.Code != 405 || w.Header().Get("Allow") != "GET, HEAD" || decode[ErrorResponse](t, w).Error != codeMethod {
+		t.Fatalf("POST: %d %v", w.Code, w.Header())
+	}
+	w = f.get("/v2/nothing")
+	if w.Code != 404 || decode[ErrorResponse](t, w).Error != codeNotFound {
+		t.Fatalf("unknown path: %d", w.Code)
+	}
+	if w := f.get("/healthz"); w.Code != 200 || strings.TrimSpace(w.Body.String()) != `{"status":"ok"}` {
+		t.Fatalf("healthz %d %s", w.Code, w.Body)
+	}
+	for _, p := range []string{"/", "/index.html", "/app.js", "/style.css"} {
+		w := f.get(p)
+		if w.Code != 200 || w.Header().Get("Content-Security-Policy") == "" || w.Header().Get("ETag") == "" {
+			t.Errorf("%s: %d %v", p, w.Code, w.Header())
+		}
+		if w2 := f.get(p, "If-None-Match", w.Header().Get("ETag")); w2.Code != 304 {
+			t.Errorf("%s revalidation: %d", p, w2.Code)
+		}
+	}
+}
+
+func TestCORS(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.CORSOrigins = []string{"https://dash.example.com"} })
+	w := f.get("/v1/trending?window=hour", "Origin", "https://dash.example.com")
+	if w.Header().Get("Access-Control-Allow-Origin") != "https://dash.example.com" || !strings.Contains(w.Header().Get("Access-Control-Expose-Headers"), "ETag") {
+		t.Fatalf("allowed origin: %v", w.Header())
+	}
+	if w := f.get("/v1/trending?window=hour", "Origin", "https://evil.example.com"); w.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Fatal("other origin allowed")
+	}
+	w = f.do(http.MethodOptions, "/v1/trending?window=hour", "Origin", "https://dash.example.com", "Access-Control-Request-Method", "GET")
+	if w.Code != 204 || !strings.Contains(w.Header().Get("Access-Control-Allow-Methods"), "GET") {
+		t.Fatalf("preflight: %d %v", w.Code, w.Header())
+	}
+	any := newFixture(t, func(c *Config) { c.CORSOrigins = []string{"*"} })
+	if w := any.get("/v1/trending?window=hour", "Origin", "http://localhost:3000"); w.Header().Get("Access-Control-Allow-Origin") != "*" {
+		t.Fatal("* does not allow any origin")
+	}
+	none := newFixture(t, nil)
+	if w := none.get("/v1/trending?window=hour", "Origin", "http://localhost:3000"); w.Header().Get("Access-Control-Allow-Origin") != "" {
+		t.Fatal("CORS on by default")
+	}
+}
+
+func TestRequireToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	for _, c := range []struct {
+		name, token, auth string
+		want              int
+	}{
+		{"no token configured", "", "", 202},
+		{"missing header", "s3cret", "", 401},
+		{"wrong scheme", "s3cret", "Basic czNjcmV0", 401},
+		{"empty bearer", "s3cret", "Bearer ", 401},
+		{"wrong token", "s3cret", "Bearer guess", 403},
+		{"prefix of the token", "s3cret", "Bearer s3cre", 403},
+		{"right token", "s3cret", "Bearer s3cret", 202},
+		{"scheme is case-insensitive", "s3cret", "bearer s3cret", 202},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fixture{t: t, h: RequireToken(c.token, ok)}
+			w := f.do(http.MethodPost, "/v1/events", "Authorization", c.auth)
+			if w.Code != c.want {
+				t.Fatalf("status %d, want %d", w.Code, c.want)
+			}
+			if c.want == 401 && w.Header().Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+			if c.want >= 400 {
+				decode[ErrorResponse](t, w)
+			}
+		})
+	}
+}
+
+func scrape(t *testing.T, f *fixture) string {
+	t.Helper()
+	w := f.get("/metrics")
+	if w.Code != 200 {
+		t.Fatalf("/metrics: %d", w.Code)
+	}
+	return w.Body.String()
+}
+
+func TestMetrics(t *testing.T) {
+	f := newFixture(t, nil)
+	f.get("/v1/trending?window=hour")
+	f.get("/v1/trending?window=bogus")
+	f.advance(2 * time.Minute)
+	m := scrape(t, f)
+	for _, want := range []string{
+		`trending_http_request_duration_seconds_count{code="200",route="/v1/trending"} 1`,
+		`trending_http_request_duration_seconds_count{code="400",route="/v1/trending"} 1`,
+		`trending_serving_list_age_seconds{window="hour"} 120`,
+		`trending_serving_list_age_seconds{window="all"}`,
+		`trending_serving_speed_lag_seconds`,
+		`trending_serving_batch_lag_seconds`,
+		`trending_serving_cache_lists{kind="hour",source="batch"} 1`,
+		`trending_serving_cache_refreshes_total{kind="full"} 1`,
+		`trending_serving_store_up 1`,
+		`trending_serving_cache_bytes`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// TestServeDrains: cancelling Run's context finishes in-flight requests and returns nil.
+func TestServeDrains(t *testing.T) {
+	f := newFixture(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Serve(ctx, ln) }()
+	url := "http://" + ln.Addr().String() + "/v1/trending?window=hour&limit=5"
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l ListResponse
+	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil || len(l.Items) != 5 {
+		t.Fatalf("over TCP: %v %d items", err, len(l.Items))
+	}
+	resp.Body.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve after cancel: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Fatal("still serving after shutdown")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"slow refresh", func(c *Config) { c.RefreshInterval = 10 * time.Second }, "refresh interval"},
+		{"max limit too big", func(c *Config) { c.MaxLimit = 1001 }, "max limit 1001"},
+		{"default over max", func(c *Config) { c.DefaultLimit = 200 }, "default limit 200"},
+		{"cors with path", func(c *Config) { c.CORSOrigins = []string{"https://a.example.com/app"} }, "no path"},
+		{"cors without scheme", func(c *Config) { c.CORSOrigins = []string{"a.example.com"} }, "want *"},
+		{"no retention", func(c *Config) { c.RetainDays = 0 }, "retention"},
+		{"tiny headers", func(c *Config) { c.MaxHeaderBytes = 10 }, "max header bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			c.mod(&cfg)
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}

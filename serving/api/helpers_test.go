@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trending/serving/store"
+	"trending/serving/store/storetest"
+)
+
+// testNow is the clock of every test server: half past the hour storetest.T0.
+var testNow = storetest.T0.Add(30 * time.Minute)
+
+// fixture is a server over a bolt store holding a typical set of lists.
+type fixture struct {
+	t     testing.TB
+	srv   *Server
+	st    *flakyStore
+	h     http.Handler
+	reg   *prometheus.Registry
+	clock atomic.Pointer[time.Time]
+}
+
+// seedLists are the fixture's lists: the four live ones and a few calendar windows, exact and
+// approximate.
+func seedLists() []store.List {
+	t0 := storetest.T0
+	hourLive := storetest.MakeList("hour", time.Time{}, 30, store.SourceSpeed, 120, 0)
+	for i := range hourLive.Items {
+		hourLive.Items[i].Views = uint64(10000 - 50*i)
+		hourLive.Items[i].Title = fmt.Sprintf("Video \"%d\" <é>", i)
+	}
+	hourLive.Partial, hourLive.StalePartitions = true, []int{3, 7}
+	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, store.SourceBatch, 10, 500)
+	batch.Reconciliation = &store.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
+	batch.Fingerprint = "sha256:abc"
+	return []store.List{
+		hourLive,
+		storetest.MakeList("day", time.Time{}, 30, store.SourceSpeed, 100, 9000),
+		storetest.MakeList("month", time.Time{}, 30, store.SourceSpeed, 100, 80000),
+		storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000),
+		storetest.MakeList("hour", t0, 30, store.SourceSpeed, 20, 300),
+		batch,
+		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
+		storetest.MakeList("day", store.Align("day", t0), 30, store.SourceSpeed, 20, 7000),
+		storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6),
+	}
+}
+
+func newFixture(t testing.TB, mod func(*Config)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, reg: prometheus.NewRegistry()}
+	now := testNow
+	f.clock.Store(&now)
+	b, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	f.st = &flakyStore{Store: b}
+	for _, l := range seedLists() {
+		if err := b.Put(context.Background(), l); err != nil {
+			t.Fatalf("seed %s: %v", l.Key(), err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Now = func() time.Time { return *f.clock.Load() }
+	cfg.Registerer, cfg.Gatherer = f.reg, f.reg
+	if mod != nil {
+		mod(&cfg)
+	}
+	f.srv, err = New(cfg, f.st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Cache().Refresh(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	f.h = f.srv.Handler()
+	return f
+}
+
+func (f *fixture) advance(d time.Duration) {
+	now := f.clock.Load().Add(d)
+	f.clock.Store(&now)
+}
+
+// do serves one request in process.
+func (f *fixture) do(method, target string, hdr ...string) *httptest.ResponseRecorder {
+	f.t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	f.h.ServeHTTP(w, r)
+	return w
+}
+
+func (f *fixture) get(target string, hdr ...string) *httptest.ResponseRecorder {
+	f.t.Helper()
+	return f.do(http.MethodGet, target, hdr...)
+}
+
+func decode[T any](t testing.TB, w *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	body, _ := io.ReadAll(w.Result().Body)
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("decode %T from %q: %v", v, body, err)
+	}
+	return v
+}
+
+// flakyStore fails every call while down is set, as an unreachable ClickHouse would.
+type flakyStore struct {
+	store.Store
+	down  atomic.Bool
+	calls atomic.Int64
+}
+
+var errDown = errors.New("dial tcp 127.0.0.1:9000: connection refused")
+
+func (s *flakyStore) Get(ctx context.Context, k store.Key) (store.List, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return store.List{}, errDown
+	}
+	return s.Store.Get(ctx, k)
+}
+
+func (s *flakyStore) Range(ctx context.Context, w string, from, to time.Time) ([]store.List, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.Range(ctx, w, from, to)
+}
+
+func (s *flakyStore) Since(ctx context.Context, since time.Time) ([]store.List, error) {
+	s.calls.Add(1)
+	if s.down.Load() {
+		return nil, errDown
+	}
+	return s.Store.Since(ctx, since)
+}

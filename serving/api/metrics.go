@@ -1,0 +1,140 @@
+package api
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trending/serving/store"
+)
+
+// metrics are the serving API's Prometheus metrics. Request latency is recorded per request;
+// everything about the lists (age, lag, counts, store health) is computed from the cache when
+// Prometheus scrapes, so it costs nothing on the read path.
+type metrics struct {
+	c *Cache
+
+	requests        *prometheus.HistogramVec
+	refreshes       *prometheus.CounterVec
+	refreshFailures *prometheus.CounterVec
+	refreshDuration *prometheus.HistogramVec
+	invalidLists    prometheus.Counter
+
+	observers sync.Map // route + "\x00" + code -> prometheus.Observer
+
+	listAge, speedLag, batchLag, lists, cacheBytes, storeUp, lastRefresh *prometheus.Desc
+}
+
+func newMetrics(c *Cache) *metrics {
+	return &metrics{
+		c: c,
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "trending_http_request_duration_seconds",
+			Help: "Time to serve an HTTP request, by route and status code.",
+			// From 50 µs (a cached list) to 1 s (a slow client on a large body).
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}, []string{"route", "code"}),
+		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trending_serving_cache_refreshes_total",
+			Help: "Cache refreshes from the serving store, by kind (hot or full), failed ones included.",
+		}, []string{"kind"}),
+		refreshFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trending_serving_cache_refresh_failures_total",
+			Help: "Cache refreshes that failed because the serving store did not answer, by kind.",
+		}, []string{"kind"}),
+		refreshDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "trending_serving_cache_refresh_duration_seconds",
+			Help:    "Time to load lists from the serving store, by kind.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8),
+		}, []string{"kind"}),
+		invalidLists: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trending_serving_cache_invalid_lists_total",
+			Help: "Lists the store returned that failed validation and were not served (a writer bug).",
+		}),
+		listAge: prometheus.NewDesc("trending_serving_list_age_seconds",
+			"Age of each live list: now minus its as_of.", []string{"window"}, nil),
+		speedLag: prometheus.NewDesc("trending_serving_speed_lag_seconds",
+			"Age of the newest speed-layer list: now minus the newest as_of written by the speed layer.", nil, nil),
+		batchLag: prometheus.NewDesc("trending_serving_batch_lag_seconds",
+			"Age of the newest exact calendar window: now minus the end of the newest window the batch layer wrote.", nil, nil),
+		lists: prometheus.NewDesc("trending_serving_cache_lists",
+			"Lists held by the cache, by kind (live, hour, day, month) and source.", []string{"kind", "source"}, nil),
+		cacheBytes: prometheus.NewDesc("trending_serving_cache_bytes",
+			"Approximate memory held by cached lists and their pre-encoded bodies.", nil, nil),
+		storeUp: prometheus.NewDesc("trending_serving_store_up",
+			"1 when the last cache refresh reached the serving store, 0 when it failed.", nil, nil),
+		lastRefresh: prometheus.NewDesc("trending_serving_cache_last_refresh_timestamp_seconds",
+			"Unix time of the last successful cache refresh.", nil, nil),
+	}
+}
+
+func (m *metrics) register(r prometheus.Registerer) error {
+	return errors.Join(r.Register(m.requests), r.Register(m.refreshes), r.Register(m.refreshFailures),
+		r.Register(m.refreshDuration), r.Register(m.invalidLists), r.Register(m))
+}
+
+// observer returns the latency histogram of one route and status code, resolving the label
+// values once rather than per request.
+func (m *metrics) observer(route string, code int) prometheus.Observer {
+	key := route + "\x00" + strconv.Itoa(code)
+	if o, ok := m.observers.Load(key); ok {
+		return o.(prometheus.Observer)
+	}
+	o := m.requests.WithLabelValues(route, strconv.Itoa(code))
+	m.observers.Store(key, o)
+	return o
+}
+
+// Describe implements prometheus.Collector.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.listAge, m.speedLag, m.batchLag, m.lists, m.cacheBytes, m.storeUp, m.lastRefresh} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector from the current snapshot.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	now := m.c.cfg.Now()
+	var newestSpeed, newestBatchEnd int64
+	counts := map[[2]string]int{}
+	size := 0
+	for k, e := range m.c.snap.Load().lists {
+		l := &e.list
+		kind := k.window
+		if k.start == liveStart {
+			kind = "live"
+			ch <- prometheus.MustNewConstMetric(m.listAge, prometheus.GaugeValue, now.Sub(l.AsOf).Seconds(), k.window)
+		}
+		counts[[2]string{kind, string(l.Source)}]++
+		size += e.approxBytes()
+		if l.Source == store.SourceSpeed && l.AsOf.UnixNano() > newestSpeed {
+			newestSpeed = l.AsOf.UnixNano()
+		}
+		if l.Source == store.SourceBatch && k.start != liveStart && l.End.UnixNano() > newestBatchEnd {
+			newestBatchEnd = l.End.UnixNano()
+		}
+	}
+	if newestSpeed != 0 {
+		ch <- prometheus.MustNewConstMetric(m.speedLag, prometheus.GaugeValue, float64(now.UnixNano()-newestSpeed)/1e9)
+	}
+	if newestBatchEnd != 0 {
+		ch <- prometheus.MustNewConstMetric(m.batchLag, prometheus.GaugeValue, float64(now.UnixNano()-newestBatchEnd)/1e9)
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(m.lists, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	ch <- prometheus.MustNewConstMetric(m.cacheBytes, prometheus.GaugeValue, float64(size))
+	up := 1.0
+	m.c.mu.Lock()
+	if !m.c.failSince.IsZero() || m.c.lastOK.IsZero() {
+		up = 0
+	}
+	last := m.c.lastOK
+	m.c.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(m.storeUp, prometheus.GaugeValue, up)
+	if !last.IsZero() {
+		ch <- prometheus.MustNewConstMetric(m.lastRefresh, prometheus.GaugeValue, float64(last.UnixNano())/1e9)
+	}
+}

@@ -1,0 +1,244 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"trending/serving/store"
+)
+
+// apiError is a response that is not a list: status, a short machine-readable code and a
+// detail that says what is allowed. writeError is the one place it becomes HTTP.
+type apiError struct {
+	status int
+	code   string
+	detail string
+}
+
+func (e *apiError) Error() string { return e.code + ": " + e.detail }
+
+func badRequest(code, format string, args ...any) *apiError {
+	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, args...)}
+}
+
+// Error codes in the "error" field of a response body.
+const (
+	codeBadQuery         = "bad_query"         // the query string does not parse
+	codeUnknownParameter = "unknown_parameter" // a parameter the endpoint does not take
+	codeBadParameter     = "bad_parameter"     // a parameter's value is not allowed
+	codeNotFound         = "not_found"         // nobody computed the list, or no such path
+	codeNotReady         = "not_ready"         // the cache has not loaded yet, or the store is down
+	codeMethod           = "method_not_allowed"
+	codeUnauthorized     = "unauthorized"
+	codeForbidden        = "forbidden"
+)
+
+// trendingQuery is a validated GET /v1/trending request.
+type trendingQuery struct {
+	window string
+	start  time.Time // zero: the live list
+	limit  int
+}
+
+// windowsQuery is a validated GET /v1/windows request: calendar windows starting in [from, to).
+type windowsQuery struct {
+	window   string
+	from, to time.Time
+	count    int
+}
+
+// Defaults of /v1/windows when from is not given: the last day of hours, month of days, year of
+// months, the open window included.
+var defaultWindows = map[string]int{"hour": 24, "day": 31, "month": 12}
+
+// params parses a raw query string and checks it names only allowed parameters, each once.
+func params(raw string, endpoint string, allowed ...string) (map[string]string, *apiError) {
+	vals, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil, badRequest(codeBadQuery, "the query string does not parse (%v); %s takes %s, as in ?%s=hour",
+			err, endpoint, strings.Join(allowed, ", "), allowed[0])
+	}
+	out := make(map[string]string, len(vals))
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v := vals[k]
+		if !slices.Contains(allowed, k) {
+			return nil, badRequest(codeUnknownParameter, "unknown parameter %q: %s takes %s", trunc(k), endpoint, strings.Join(allowed, ", "))
+		}
+		if len(v) != 1 {
+			return nil, badRequest(codeBadParameter, "parameter %s is given %d times: give it once", k, len(v))
+		}
+		out[k] = v[0]
+	}
+	return out, nil
+}
+
+// parseTrending validates a GET /v1/trending query at time now.
+func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiError) {
+	p, aerr := params(raw, "GET /v1/trending", "window", "limit", "start")
+	if aerr != nil {
+		return trendingQuery{}, aerr
+	}
+	q := trendingQuery{window: p["window"], limit: cfg.DefaultLimit}
+	_, hasStart := p["start"]
+	allowed := store.LiveWindows
+	if hasStart {
+		allowed = store.CalendarWindows
+	}
+	if q.window == "" {
+		return q, badRequest(codeBadParameter, "window is required: one of %s (live lists), or hour, day or month with start (one calendar window)", strings.Join(store.LiveWindows, ", "))
+	}
+	if !slices.Contains(allowed, q.window) {
+		if hasStart && q.window == "all" {
+			return q, badRequest(codeBadParameter, "window all has no calendar windows: drop start for the all-time list, or use hour, day or month")
+		}
+		return q, badRequest(codeBadParameter, "window %q: use one of %s", trunc(q.window), strings.Join(allowed, ", "))
+	}
+	if s, ok := p["limit"]; ok {
+		n, ok := parseSmallInt(s)
+		if !ok || n < 1 || n > cfg.MaxLimit {
+			return q, badRequest(codeBadParameter, "limit %q: use a whole number from 1 to %d (default %d)", trunc(s), cfg.MaxLimit, cfg.DefaultLimit)
+		}
+		q.limit = n
+	}
+	if hasStart {
+		t, aerr := parseStart("start", p["start"], q.window, now)
+		if aerr != nil {
+			return q, aerr
+		}
+		q.start = t
+	}
+	return q, nil
+}
+
+// parseWindows validates a GET /v1/windows query at time now.
+func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiError) {
+	p, aerr := params(raw, "GET /v1/windows", "window", "from", "to")
+	if aerr != nil {
+		return windowsQuery{}, aerr
+	}
+	q := windowsQuery{window: p["window"]}
+	if q.window == "" {
+		return q, badRequest(codeBadParameter, "window is required: one of %s", strings.Join(store.CalendarWindows, ", "))
+	}
+	if !slices.Contains(store.CalendarWindows, q.window) {
+		return q, badRequest(codeBadParameter, "window %q: use one of %s (calendar windows)", trunc(q.window), strings.Join(store.CalendarWindows, ", "))
+	}
+	open := store.Align(q.window, now)
+	end := store.Next(q.window, open)
+	q.to = end
+	if s, ok := p["to"]; ok {
+		t, aerr := parseBoundary("to", s, q.window)
+		if aerr != nil {
+			return q, aerr
+		}
+		if t.After(end) {
+			return q, badRequest(codeBadParameter, "to %s is in the future: the latest %s window ends at %s; use to at most that",
+				t.Format(time.RFC3339), q.window, end.Format(time.RFC3339))
+		}
+		q.to = t
+	}
+	q.from = back(q.window, q.to, defaultWindows[q.window])
+	if s, ok := p["from"]; ok {
+		t, aerr := parseBoundary("from", s, q.window)
+		if aerr != nil {
+			return q, aerr
+		}
+		q.from = t
+	}
+	if !q.from.Before(q.to) {
+		return q, badRequest(codeBadParameter, "from %s is not before to %s: give a range of at least one %s window",
+			q.from.Format(time.RFC3339), q.to.Format(time.RFC3339), q.window)
+	}
+	q.count = countWindows(q.window, q.from, q.to)
+	if limit := cfg.retain(q.window); q.count > limit {
+		return q, badRequest(codeBadParameter, "the range holds %d %s windows: ask for at most %d at a time", q.count, q.window, limit)
+	}
+	if oldest := back(q.window, open, cfg.retain(q.window)-1); q.from.Before(oldest) {
+		return q, badRequest(codeBadParameter, "from %s is older than the API keeps: the last %d %s windows, from %s on",
+			q.from.Format(time.RFC3339), cfg.retain(q.window), q.window, oldest.Format(time.RFC3339))
+	}
+	return q, nil
+}
+
+// parseStart parses an aligned calendar window start that is not in the future.
+func parseStart(name, s, window string, now time.Time) (time.Time, *apiError) {
+	t, aerr := parseBoundary(name, s, window)
+	if aerr != nil {
+		return t, aerr
+	}
+	if open := store.Align(window, now); t.After(open) {
+		return t, badRequest(codeBadParameter, "%s %s is in the future: the open %s window started at %s; use that or an earlier start",
+			name, t.Format(time.RFC3339), window, open.Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+// parseBoundary parses an RFC 3339 time that must be the start of a calendar window.
+func parseBoundary(name, s, window string) (time.Time, *apiError) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil && strings.Contains(s, " ") {
+		// A '+' in a query string decodes to a space: 10:00:00+00:00 arrives as 10:00:00 00:00.
+		t, err = time.Parse(time.RFC3339, strings.Replace(s, " ", "+", 1))
+	}
+	if err != nil {
+		return t, badRequest(codeBadParameter, "%s %q is not an RFC 3339 time: use the form 2026-11-14T10:00:00Z (percent-encode a + offset as %%2B)", name, trunc(s))
+	}
+	t = t.UTC()
+	if t.Year() < 1 || t.IsZero() {
+		return t, badRequest(codeBadParameter, "%s %q is too early: use a time after the year 0001 began", name, trunc(s))
+	}
+	if !store.Aligned(window, t) {
+		return t, badRequest(codeBadParameter, "%s %s is not the start of a %s window: %s windows start at %s (UTC); the one holding it starts at %s",
+			name, t.Format(time.RFC3339Nano), window, window, alignRule[window], store.Align(window, t).Format(time.RFC3339))
+	}
+	return t, nil
+}
+
+var alignRule = map[string]string{"hour": "the top of each hour", "day": "midnight", "month": "midnight on the 1st"}
+
+// countWindows counts the calendar windows starting in [from, to), both aligned, without
+// iterating (a range may span centuries before it is refused).
+func countWindows(window string, from, to time.Time) int {
+	switch window {
+	case "hour":
+		return int(to.Sub(from) / time.Hour)
+	case "day":
+		return int(to.Sub(from) / (24 * time.Hour))
+	case "month":
+		return (to.Year()-from.Year())*12 + int(to.Month()) - int(from.Month())
+	}
+	panic("BUG: countWindows of unknown calendar window " + window)
+}
+
+// parseSmallInt accepts only plain decimal digits (no sign, no spaces) of at most 9 digits.
+func parseSmallInt(s string) (int, bool) {
+	if len(s) == 0 || len(s) > 9 {
+		return 0, false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// trunc keeps client input echoed in error details short.
+func trunc(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}

@@ -1,0 +1,248 @@
+// Package api is the serving layer's HTTP API and dashboard host: it answers every read from an
+// in-memory cache of the serving store (Cache), with each list's JSON encoded once per version
+// so a read is a map lookup and a write (seed 000, "Precomputing so a read is one lookup").
+//
+// Routes (schemas/openapi.yaml describes them; openapi_test.go keeps the two in step):
+//
+//	GET /v1/trending?window=hour|day|month|all&limit=N   a live list
+//	GET /v1/trending?window=hour|day|month&start=T       one calendar window's list
+//	GET /v1/windows?window=hour|day|month&from=T&to=T    status of calendar windows in a range
+//	GET /healthz, /readyz, /metrics                      liveness, readiness, Prometheus
+//	GET /                                                the dashboard (serving/dashboard)
+//
+// Every client mistake is a 400 with {"error", "detail"} saying what is allowed; client input
+// never causes a 5xx. Lists also come as Arrow IPC streams (Accept: ArrowMediaType).
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"trending/serving/store"
+)
+
+// Server is the serving API: the cache, the routes and the HTTP server around them.
+type Server struct {
+	cfg    Config
+	cache  *Cache
+	log    *slog.Logger
+	routes map[string]*route
+	static map[string]*staticFile
+	cors   map[string]bool // allowed origins; "*" for any
+
+	cacheControl []string // shared header values: never appended to
+}
+
+// route is one path the server answers. The OpenAPI golden test compares this table with
+// schemas/openapi.yaml: its methods, query parameters and statuses.
+type route struct {
+	path     string
+	name     string // the metrics label
+	methods  []string
+	params   []string
+	statuses []int
+	h        http.HandlerFunc
+}
+
+// New builds a server over st. It loads nothing yet: Run (or Cache().Refresh) does.
+func New(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c, err := NewCache(cfg, st, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, cache: c, log: log, cors: map[string]bool{},
+		cacheControl: []string{"public, max-age=" + strconv.Itoa(int(cfg.MaxAge/time.Second))}}
+	for _, o := range cfg.CORSOrigins {
+		s.cors[strings.TrimSuffix(o, "/")] = true
+	}
+	s.static, err = loadStatic()
+	if err != nil {
+		return nil, err
+	}
+	s.routes = map[string]*route{}
+	for _, r := range s.routeTable() {
+		s.routes[r.path] = r
+	}
+	return s, nil
+}
+
+// Cache returns the server's cache.
+func (s *Server) Cache() *Cache { return s.cache }
+
+func (s *Server) routeTable() []*route {
+	get := []string{http.MethodGet, http.MethodHead}
+	rs := []*route{
+		{path: "/v1/trending", name: "/v1/trending", methods: get, params: []string{"window", "limit", "start"},
+			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTrending},
+		{path: "/v1/windows", name: "/v1/windows", methods: get, params: []string{"window", "from", "to"},
+			statuses: []int{200, 304, 400, 405, 503}, h: s.handleWindows},
+		{path: "/healthz", name: "/healthz", methods: get, statuses: []int{200, 405}, h: s.handleHealthz},
+		{path: "/readyz", name: "/readyz", methods: get, statuses: []int{200, 405, 503}, h: s.handleReadyz},
+	}
+	if s.cfg.Gatherer != nil {
+		rs = append(rs, &route{path: "/metrics", name: "/metrics", methods: get, statuses: []int{200, 405},
+			h: promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP})
+	}
+	return rs
+}
+
+// Handler returns the HTTP handler: routing, CORS, method checks and request metrics.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rt := s.routes[r.URL.Path]
+	name := "static"
+	if rt != nil {
+		name = rt.name
+	}
+	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+	defer func() { s.cache.m.observer(name, sw.code).Observe(time.Since(start).Seconds()) }()
+
+	preflight := s.corsHeaders(sw, r)
+	if preflight {
+		sw.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if rt == nil {
+		if f := s.static[r.URL.Path]; f != nil {
+			if !isGet(r.Method) {
+				methodNotAllowed(sw, []string{http.MethodGet, http.MethodHead})
+				return
+			}
+			f.serve(sw, r)
+			return
+		}
+		name = "unknown"
+		writeError(sw, &apiError{http.StatusNotFound, codeNotFound,
+			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/windows, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
+		return
+	}
+	if !slices.Contains(rt.methods, r.Method) {
+		methodNotAllowed(sw, rt.methods)
+		return
+	}
+	rt.h(sw, r)
+}
+
+// corsHeaders adds the CORS headers for an allowed origin and reports whether r is a
+// preflight request, which is answered with 204 and no body.
+func (s *Server) corsHeaders(w http.ResponseWriter, r *http.Request) (preflight bool) {
+	origin := r.Header.Get("Origin")
+	if origin == "" || len(s.cors) == 0 {
+		return false
+	}
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	if !s.cors["*"] && !s.cors[origin] {
+		return false
+	}
+	if s.cors["*"] {
+		h.Set("Access-Control-Allow-Origin", "*")
+	} else {
+		h.Set("Access-Control-Allow-Origin", origin)
+	}
+	h.Set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Encoding")
+	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match")
+		h.Set("Access-Control-Max-Age", "600")
+		return true
+	}
+	return false
+}
+
+func isGet(m string) bool { return m == http.MethodGet || m == http.MethodHead }
+
+func methodNotAllowed(w http.ResponseWriter, methods []string) {
+	w.Header().Set("Allow", strings.Join(methods, ", "))
+	writeError(w, &apiError{http.StatusMethodNotAllowed, codeMethod, "use " + strings.Join(methods, " or ")})
+}
+
+// statusWriter records the status code for the request metrics.
+type statusWriter struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.code, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (promhttp flushes).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Run loads the cache, serves HTTP on cfg.Addr until ctx ends, then drains in-flight requests
+// for up to ShutdownTimeout. The cache keeps refreshing in the background meanwhile.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on an existing listener, which it closes.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := s.HTTPServer()
+	cacheCtx, stopCache := context.WithCancel(context.WithoutCancel(ctx))
+	cacheDone := make(chan struct{})
+	go func() { defer close(cacheDone); s.cache.Run(cacheCtx) }()
+	defer func() { stopCache(); <-cacheDone }()
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("serving API listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("drain http: %w", err)
+	}
+	s.log.Info("serving API stopped")
+	return nil
+}
+
+// HTTPServer returns an http.Server for Handler with the configured timeouts and limits.
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Addr:              s.cfg.Addr,
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+}

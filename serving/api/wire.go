@@ -1,0 +1,77 @@
+package api
+
+import (
+	"time"
+
+	"trending/serving/store"
+)
+
+// ListResponse is the JSON body of GET /v1/trending (schemas/openapi.yaml, TrendingList). The
+// server writes it from pre-encoded parts (render.go); this type documents the field order and
+// lets clients and tests decode it.
+type ListResponse struct {
+	Window string    `json:"window"`
+	Start  time.Time `json:"start,omitzero"`
+	End    time.Time `json:"end,omitzero"`
+	AsOf   time.Time `json:"as_of"`
+	// AgeSeconds is how old the list is at the time of the response: now minus as_of.
+	AgeSeconds      int64                 `json:"age_seconds"`
+	Version         int64                 `json:"version"`
+	Source          store.Source          `json:"source"`
+	Exact           bool                  `json:"exact"`
+	Partial         bool                  `json:"partial"`
+	StalePartitions []int                 `json:"stale_partitions,omitempty"`
+	ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
+	ComputedAt      time.Time             `json:"computed_at"`
+	Reconciliation  *store.Reconciliation `json:"reconciliation,omitempty"`
+	Items           []ItemResponse        `json:"items"`
+}
+
+// ItemResponse is one ranked item. Title is always present (empty when unknown) so clients
+// need not special-case it.
+type ItemResponse struct {
+	Rank   int    `json:"rank"`
+	ItemID string `json:"item_id"`
+	Title  string `json:"title"`
+	Views  uint64 `json:"views"`
+	Exact  bool   `json:"exact"`
+}
+
+// WindowsResponse is the JSON body of GET /v1/windows: the status of every calendar window of
+// one kind whose start is in [from, to).
+type WindowsResponse struct {
+	Window  string         `json:"window"`
+	From    time.Time      `json:"from"`
+	To      time.Time      `json:"to"`
+	Now     time.Time      `json:"now"`
+	Windows []WindowStatus `json:"windows"`
+	Counts  map[string]int `json:"counts"`
+}
+
+// Window statuses.
+const (
+	StatusExact       = "exact"       // the batch layer's exact list
+	StatusApproximate = "approximate" // the speed layer's list; the batch has not run yet
+	StatusMissing     = "missing"     // nobody computed this window
+)
+
+// WindowStatus is one calendar window's state.
+type WindowStatus struct {
+	Start          time.Time             `json:"start"`
+	End            time.Time             `json:"end"`
+	Status         string                `json:"status"`
+	Open           bool                  `json:"open"` // the window has not ended yet
+	Source         store.Source          `json:"source,omitempty"`
+	Version        int64                 `json:"version,omitempty"`
+	AsOf           *time.Time            `json:"as_of,omitempty"`
+	ComputedAt     *time.Time            `json:"computed_at,omitempty"`
+	Items          int                   `json:"items"`
+	Partial        bool                  `json:"partial"`
+	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
+}
+
+// ErrorResponse is the body of every 4xx and 5xx: what went wrong and what is allowed.
+type ErrorResponse struct {
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}

@@ -1,0 +1,157 @@
+package dashboard_test
+
+import (
+	"context"
+	"flag"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"trending/serving/api"
+	"trending/serving/api/demo"
+	"trending/serving/store"
+)
+
+var update = flag.Bool("update", false, "save the dashboard screenshot to testdata/screenshot.png")
+
+// EnvBrowser makes the browser test mandatory: with it set to 1, a missing chromium fails the
+// test instead of skipping it. CI installs chromium with: apt-get install -y chromium
+const EnvBrowser = "TRENDING_IT_BROWSER"
+
+// chromium finds the browser, or skips (or fails, when EnvBrowser=1) saying how to install it.
+func chromium(t *testing.T) string {
+	t.Helper()
+	required := os.Getenv(EnvBrowser) == "1"
+	if testing.Short() && !required {
+		t.Skip("browser test: skipped in -short mode")
+	}
+	for _, p := range []string{"/usr/bin/chromium", "chromium", "chromium-browser"} {
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if required {
+		t.Fatalf("%s=1 but chromium is not installed: apt-get install -y chromium", EnvBrowser)
+	}
+	t.Skipf("browser test: chromium not found; apt-get install -y chromium (or set %s=1 to require it)", EnvBrowser)
+	return ""
+}
+
+// TestDashboardRenders starts the API on a store holding the demo lists, loads the dashboard
+// in headless chromium, and checks that every live list and the calendar browser rendered
+// with data. It saves a screenshot: testdata/screenshot.png with -update, else into
+// $TRENDING_ARTIFACTS (when set) or the test's temporary directory.
+func TestDashboardRenders(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	st, err := store.OpenBolt(filepath.Join(dir, "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	if err := demo.Seed(context.Background(), st, now); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.DefaultConfig(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/"
+	waitReady(t, "http://"+ln.Addr().String()+"/readyz")
+
+	run := func(args ...string) []byte {
+		t.Helper()
+		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--user-data-dir=" + t.TempDir(), "--window-size=1400,900", "--virtual-time-budget=5000"}
+		cctx, ccancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer ccancel()
+		cmd := exec.CommandContext(cctx, bin, append(append(base, args...), url)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("chromium %v: %v\n%s", args, err, tail(stderr.String()))
+		}
+		return out
+	}
+
+	dom := string(run("--dump-dom"))
+	lists := demo.Lists(now)
+	for _, l := range lists[:4] { // the live lists
+		for _, it := range l.Items[:3] {
+			if !strings.Contains(dom, `data-item="`+it.ItemID+`"`) {
+				t.Errorf("live %s list: item %s not rendered", l.Window, it.ItemID)
+			}
+		}
+		if !strings.Contains(dom, `data-window="`+l.Window+`"`) {
+			t.Errorf("no card for the live %s list", l.Window)
+		}
+	}
+	for _, want := range []string{`class="badge badge-exact"`, `class="badge badge-approx"`, "at most +", "partial: partitions 7",
+		`data-status="exact"`, `data-status="approximate"`, `data-status="missing"`, `class="kv"`, `class="pill pill-ok"`} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("dashboard DOM lacks %q", want)
+		}
+	}
+	if strings.Contains(dom, "Unavailable") || strings.Contains(dom, "no list") {
+		t.Errorf("dashboard shows an unavailable list:\n%s", tail(dom))
+	}
+
+	shot := filepath.Join(t.TempDir(), "screenshot.png")
+	if a := os.Getenv("TRENDING_ARTIFACTS"); a != "" {
+		if err := os.MkdirAll(a, 0o755); err == nil {
+			shot = filepath.Join(a, "dashboard.png")
+		}
+	}
+	if *update {
+		shot, _ = filepath.Abs(filepath.Join("testdata", "screenshot.png"))
+	}
+	run("--screenshot=" + shot)
+	fi, err := os.Stat(shot)
+	if err != nil || fi.Size() < 20_000 {
+		t.Fatalf("screenshot %s: %v (size %v): expected a rendered page", shot, err, fi)
+	}
+	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+}
+
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s never became ready", url)
+}
+
+func tail(s string) string {
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
+}

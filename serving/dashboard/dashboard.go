@@ -1,0 +1,21 @@
+// Package dashboard is the serving API's web page: plain HTML, CSS and JavaScript embedded in
+// the binary (no build step, no CDN, so it works offline). It reads only the public API:
+// /v1/trending for the live lists and /v1/windows for the calendar-window browser.
+package dashboard
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed static
+var files embed.FS
+
+// Files is the dashboard's file tree: index.html, app.js, style.css at its root.
+var Files = func() fs.FS {
+	sub, err := fs.Sub(files, "static")
+	if err != nil {
+		panic("BUG: dashboard: " + err.Error())
+	}
+	return sub
+}()

@@ -1,0 +1,325 @@
+// trending dashboard: polls the public API and renders with plain DOM and SVG. No framework,
+// no build step, no network beyond this origin.
+"use strict";
+
+const POLL_MS = 5000;
+const LIVE = [
+  ["hour", "Last hour"],
+  ["day", "Last 24 hours"],
+  ["month", "Last 30 days"],
+  ["all", "All time"],
+];
+const LIST_ROWS = 20;
+const BARS = 10;
+const CAL_LABEL = { hour: "hours", day: "days", month: "months" };
+
+const $ = (id) => document.getElementById(id);
+const state = { live: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {} };
+
+// el builds an element: el("td", {class: "x"}, "text", child...). Text is always textContent.
+function el(tag, attrs, ...kids) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v !== undefined && v !== null && v !== false) n.setAttribute(k, v === true ? "" : v);
+  }
+  for (const k of kids) if (k !== null && k !== undefined) n.append(k instanceof Node ? k : String(k));
+  return n;
+}
+function svg(tag, attrs, ...kids) {
+  const n = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) n.setAttribute(k, v);
+  for (const k of kids) n.append(k instanceof Node ? k : String(k));
+  return n;
+}
+
+function compact(n) {
+  if (n >= 1e9) return (n / 1e9).toFixed(n >= 1e10 ? 0 : 1) + "B";
+  if (n >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 0 : 1) + "M";
+  if (n >= 1e4) return (n / 1e3).toFixed(0) + "k";
+  if (n >= 1e3) return (n / 1e3).toFixed(1) + "k";
+  return String(n);
+}
+const full = (n) => Number(n).toLocaleString("en-US");
+function ago(s) {
+  s = Math.max(0, Math.round(s));
+  if (s < 90) return s + " s";
+  if (s < 5400) return Math.round(s / 60) + " min";
+  if (s < 172800) return Math.round(s / 3600) + " h";
+  return Math.round(s / 86400) + " d";
+}
+const pct = (p) => (p * 100).toFixed(p >= 0.999 ? 2 : 1) + "%";
+
+async function getJSON(url) {
+  // no-cache: revalidate with the ETag every poll (a cheap 304) instead of trusting max-age.
+  const r = await fetch(url, { cache: "no-cache", headers: { Accept: "application/json" } });
+  let body = null;
+  try { body = await r.json(); } catch (e) { /* not JSON */ }
+  return { status: r.status, body };
+}
+
+// ---- live lists -------------------------------------------------------------------------
+
+function liveCard(win, title) {
+  let card = document.querySelector(`.card[data-window="${win}"]`);
+  if (!card) {
+    card = el("article", { class: "card", "data-window": win },
+      el("div", { class: "card-head" }, el("span", { class: "card-title" }, title), el("span", { class: "age muted num" })),
+      el("div", { class: "card-meta" }),
+      el("div", { class: "bound" }),
+      el("div", { class: "chart" }),
+      el("div", { class: "scroll" }));
+    $("live").append(card);
+  }
+  return card;
+}
+
+function badges(l) {
+  const out = [];
+  out.push(l.exact ? el("span", { class: "badge badge-exact", title: "every count is exact" }, "exact")
+    : el("span", { class: "badge badge-approx", title: "counts are estimates: never low" }, "approximate"));
+  out.push(el("span", { class: "badge badge-source", title: `computed by the ${l.source} layer · version ${l.version} · at ${l.computed_at}` }, l.source));
+  if (l.partial) {
+    const parts = (l.stale_partitions || []).join(", ");
+    out.push(el("span", { class: "badge badge-partial", title: "some partitions did not report in time" },
+      "partial" + (parts ? ": partitions " + parts : "")));
+  }
+  return out;
+}
+
+function boundText(l) {
+  if (l.error_bound) {
+    return `each count at most +${compact(Math.ceil(l.error_bound.max_overcount))} high, with probability ${pct(l.error_bound.probability)}`;
+  }
+  return l.exact ? "exact counts" : "approximate: the window is still open or not yet recomputed";
+}
+
+function barChart(items) {
+  const top = items.slice(0, BARS);
+  const W = 320, rowH = 19, labelW = 92, valW = 44;
+  const max = Math.max(1, ...top.map((i) => i.views));
+  const g = svg("svg", { class: "bars", viewBox: `0 0 ${W} ${Math.max(1, top.length) * rowH}`, role: "img",
+    "aria-label": `top ${top.length} by views` });
+  top.forEach((it, i) => {
+    const y = i * rowH, bw = W - labelW - valW;
+    const label = svg("text", { x: 0, y: y + 13 }, it.item_id.length > 14 ? it.item_id.slice(0, 13) + "…" : it.item_id);
+    label.append(svg("title", {}, `${it.item_id}${it.title ? " · " + it.title : ""}: ${full(it.views)} views`));
+    g.append(label,
+      svg("rect", { class: "track", x: labelW, y: y + 3, width: bw, height: rowH - 7, rx: 3 }),
+      svg("rect", { class: "bar" + (it.exact ? "" : " approx"), x: labelW, y: y + 3, width: Math.max(2, (bw * it.views) / max), height: rowH - 7, rx: 3 }),
+      svg("text", { class: "val", x: W, y: y + 13, "text-anchor": "end" }, compact(it.views)));
+  });
+  return g;
+}
+
+function listTable(items, rows) {
+  const t = el("table", { class: "list" });
+  for (const it of items.slice(0, rows)) {
+    t.append(el("tr", { "data-item": it.item_id },
+      el("td", { class: "rank num" }, it.rank),
+      el("td", { title: it.title ? `${it.item_id} · ${it.title}` : it.item_id },
+        el("span", { class: "id" }, it.item_id), it.title ? el("span", { class: "title" }, it.title) : null),
+      el("td", { class: "views num", title: `${full(it.views)} views${it.exact ? "" : " (estimate: never low)"}` },
+        it.exact ? null : el("span", { class: "est" }, "≈"), compact(it.views))));
+  }
+  return t;
+}
+
+function renderLive(win, title, res) {
+  const card = liveCard(win, title);
+  const meta = card.querySelector(".card-meta"), bound = card.querySelector(".bound");
+  const chart = card.querySelector(".chart"), scroll = card.querySelector(".scroll");
+  if (res.status !== 200 || !res.body) {
+    meta.replaceChildren(el("span", { class: "badge badge-missing" }, "no list"));
+    bound.textContent = "";
+    chart.replaceChildren();
+    scroll.replaceChildren(el("div", { class: "empty" },
+      res.status === 404 ? "No list yet: the speed layer has not published this window." : `Unavailable (${res.status}): ${(res.body && res.body.detail) || "no answer"}`));
+    state.live[win] = null;
+    return;
+  }
+  const l = res.body;
+  state.live[win] = { list: l, at: Date.now() };
+  card.dataset.version = l.version;
+  meta.replaceChildren(...badges(l));
+  bound.textContent = boundText(l);
+  chart.replaceChildren(l.items.length ? barChart(l.items) : el("div", { class: "empty" }, "The list is empty."));
+  scroll.replaceChildren(listTable(l.items, LIST_ROWS));
+  tickAges();
+}
+
+function tickAges() {
+  for (const [win] of LIVE) {
+    const s = state.live[win], card = document.querySelector(`.card[data-window="${win}"]`);
+    if (!card) continue;
+    const age = card.querySelector(".age");
+    if (!s) { age.textContent = ""; continue; }
+    const secs = s.list.age_seconds + (Date.now() - s.at) / 1000;
+    age.textContent = ago(secs) + " old";
+    age.title = "as of " + s.list.as_of;
+    // The hour list should move every minute and the month every hour (seed 000).
+    age.classList.toggle("stale", secs > (win === "hour" || win === "day" ? 180 : 7200));
+  }
+  $("clock").textContent = new Date().toISOString().slice(0, 19).replace("T", " ") + " UTC";
+}
+
+async function pollLive() {
+  await Promise.all(LIVE.map(async ([win, title]) => {
+    try {
+      renderLive(win, title, await getJSON(`/v1/trending?window=${win}&limit=${LIST_ROWS}`));
+    } catch (e) {
+      renderLive(win, title, { status: 0, body: { detail: String(e) } });
+    }
+  }));
+}
+
+// ---- readiness --------------------------------------------------------------------------
+
+async function pollReady() {
+  const pill = $("ready");
+  try {
+    const r = await getJSON("/readyz");
+    if (r.status === 200) {
+      pill.className = "pill pill-ok";
+      pill.textContent = "live";
+      pill.title = "store reachable; last refresh " + (r.body && r.body.last_refresh);
+    } else {
+      pill.className = "pill pill-bad";
+      pill.textContent = "store unreachable: serving last lists";
+      pill.title = (r.body && r.body.detail) || "";
+    }
+  } catch (e) {
+    pill.className = "pill pill-bad";
+    pill.textContent = "API unreachable";
+    pill.title = String(e);
+  }
+}
+
+// ---- calendar windows -------------------------------------------------------------------
+
+function tileLabel(win, start) {
+  const d = new Date(start);
+  const mon = d.toLocaleString("en-US", { month: "short", timeZone: "UTC" });
+  if (win === "hour") {
+    return [d.toISOString().slice(11, 16), `${mon} ${d.getUTCDate()}`];
+  }
+  if (win === "day") return [`${mon} ${d.getUTCDate()}`, d.toLocaleString("en-US", { weekday: "short", timeZone: "UTC" })];
+  return [mon, String(d.getUTCFullYear())];
+}
+
+function legend(counts) {
+  return [
+    el("span", { class: "badge badge-exact" }, `exact ${counts.exact}`),
+    el("span", { class: "badge badge-approx" }, `approximate ${counts.approximate}`),
+    el("span", { class: "badge badge-missing" }, `missing ${counts.missing}`),
+  ];
+}
+
+async function pollCalendar() {
+  const win = state.calWindow;
+  let r;
+  try { r = await getJSON(`/v1/windows?window=${win}`); } catch (e) { return; }
+  if (win !== state.calWindow) return; // the user switched tabs meanwhile
+  const grid = $("cal-grid");
+  if (r.status !== 200 || !r.body) {
+    grid.replaceChildren(el("div", { class: "empty" }, `Unavailable (${r.status}): ${(r.body && r.body.detail) || ""}`));
+    return;
+  }
+  const ws = r.body.windows.slice().reverse(); // newest first
+  $("cal-legend").replaceChildren(...legend(r.body.counts));
+  const prev = state.calPrev[win] || {};
+  const next = {};
+  grid.replaceChildren(...ws.map((w) => {
+    const [a, b] = tileLabel(win, w.start);
+    const cls = ["tile", w.status, w.open ? "open" : "", state.calSelected === w.start ? "selected" : "",
+      prev[w.start] === "approximate" && w.status === "exact" ? "flash" : ""].filter(Boolean).join(" ");
+    next[w.start] = w.status;
+    const tip = `${w.start} · ${w.status}${w.open ? " (open)" : ""}` + (w.version ? ` · v${w.version} · ${w.items} items` : "") +
+      (w.computed_at ? ` · computed ${w.computed_at}` : "");
+    const t = el("button", { class: cls, type: "button", title: tip, "data-start": w.start, "data-status": w.status },
+      el("span", { class: "t1" }, a), el("span", { class: "t2" }, b));
+    t.addEventListener("click", () => selectWindow(w.start));
+    return t;
+  }));
+  state.calPrev[win] = next;
+  if (!state.calSelected || !(state.calSelected in next)) {
+    const pick = ws.find((w) => w.status !== "missing");
+    state.calSelected = pick ? pick.start : null;
+  }
+  renderDetail(ws.find((w) => w.start === state.calSelected));
+}
+
+function selectWindow(start) {
+  state.calSelected = start;
+  for (const t of document.querySelectorAll(".tile")) t.classList.toggle("selected", t.dataset.start === start);
+  pollCalendar();
+}
+
+async function renderDetail(w) {
+  const box = $("cal-detail");
+  if (!w) { box.replaceChildren(el("div", { class: "empty" }, "No computed windows in this range yet.")); return; }
+  const win = state.calWindow;
+  const head = el("h3", {}, `${CAL_LABEL[win].replace(/s$/, "")} from ${w.start.replace("T", " ").replace(":00Z", " UTC")}`);
+  if (w.status === "missing") {
+    box.replaceChildren(el("div", {}, head, el("div", { class: "empty" }, "Nobody computed this window.")));
+    return;
+  }
+  let r;
+  try { r = await getJSON(`/v1/trending?window=${win}&start=${encodeURIComponent(w.start)}&limit=10`); } catch (e) { return; }
+  if (state.calSelected !== w.start) return;
+  if (r.status !== 200) { box.replaceChildren(el("div", { class: "empty" }, (r.body && r.body.detail) || String(r.status))); return; }
+  const l = r.body;
+  const facts = el("dl", { class: "kv" });
+  const fact = (k, v) => facts.append(el("dt", {}, k), el("dd", {}, v));
+  fact("status", el("span", { class: "badge " + (w.status === "exact" ? "badge-exact" : "badge-approx") }, w.status));
+  fact("source", `${l.source} · version ${l.version}`);
+  fact("window", `${l.start} → ${l.end}`);
+  fact("computed at", l.computed_at);
+  fact("counts", boundText(l));
+  if (l.reconciliation) {
+    const rc = l.reconciliation;
+    fact("speed vs exact", `recall@K ${pct(rc.recall_at_k)} · max error ${full(rc.max_abs_error)} · mean ${rc.mean_abs_error.toFixed(1)} · max relative ${pct(rc.max_rel_error)}`);
+  }
+  if (l.partial) fact("partial", "stale partitions " + (l.stale_partitions || []).join(", "));
+  box.replaceChildren(el("div", {}, head, facts),
+    el("div", {}, l.items.length ? barChart(l.items) : el("div", { class: "empty" }, "The list is empty.")));
+}
+
+function setupTabs() {
+  for (const b of document.querySelectorAll("#cal-tabs .tab")) {
+    b.setAttribute("aria-selected", String(b.dataset.window === state.calWindow));
+    b.addEventListener("click", () => {
+      state.calWindow = b.dataset.window;
+      state.calSelected = null;
+      for (const o of document.querySelectorAll("#cal-tabs .tab")) o.setAttribute("aria-selected", String(o === b));
+      pollCalendar();
+    });
+  }
+}
+
+// ---- theme ------------------------------------------------------------------------------
+
+function setupTheme() {
+  const saved = localStorage.getItem("trending-theme");
+  if (saved) document.documentElement.dataset.theme = saved;
+  $("theme").addEventListener("click", () => {
+    const dark = document.documentElement.dataset.theme
+      ? document.documentElement.dataset.theme === "dark"
+      : matchMedia("(prefers-color-scheme: dark)").matches;
+    const next = dark ? "light" : "dark";
+    document.documentElement.dataset.theme = next;
+    localStorage.setItem("trending-theme", next);
+  });
+}
+
+function pollAll() {
+  return Promise.all([pollLive(), pollCalendar(), pollReady()]);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  try { setupTheme(); } catch (e) { /* storage disabled */ }
+  for (const [win, title] of LIVE) liveCard(win, title);
+  setupTabs();
+  pollAll();
+  setInterval(pollAll, POLL_MS);
+  setInterval(tickAges, 1000);
+});
