@@ -1,0 +1,272 @@
+// Package ingest is the HTTP write path (seed 003): POST /v1/events accepts one event or a
+// batch, validates every event with the same strict decoder the speed layer uses, pre-sums
+// per (item, region, second) in memory, and publishes the sums to Kafka keyed by item,
+// answering 202 Accepted.
+//
+// Durability: accepted events wait in memory for at most FlushEvery (default 1 s) before they
+// are written to Kafka; a graceful shutdown (Close) flushes them all, so nothing accepted is
+// lost on a clean stop. A crash can lose up to FlushEvery of accepted events; producers that
+// cannot accept that send straight to Kafka.
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"trending/speed/event"
+)
+
+// Config configures the ingest handler.
+type Config struct {
+	// MaxBodyBytes bounds a request body; larger is 413. Default 4 MiB.
+	MaxBodyBytes int64
+	// MaxEvents bounds the events in one batch; more is 413. Default 10,000.
+	MaxEvents int
+	// FlushEvery is the longest an accepted event waits before it is written. Default 1s.
+	FlushEvery time.Duration
+	// MaxPending is how many pre-summed events may wait; past it a request flushes first.
+	// Default 100,000.
+	MaxPending int
+	Log        *slog.Logger
+	Registry   prometheus.Registerer
+}
+
+// Writer is what the ingest publishes through (a *kafka.Writer for topic views).
+type Writer interface {
+	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
+}
+
+type sumKey struct {
+	item, region string
+	second       int64
+}
+
+// Ingest is the POST /v1/events handler and its flusher. Safe for concurrent use.
+type Ingest struct {
+	cfg Config
+	w   Writer
+
+	mu      sync.Mutex
+	pending map[sumKey]uint64
+	flushMu sync.Mutex // one flush at a time, in order
+
+	accepted, published, rejected prometheus.Counter
+	failures                      prometheus.Counter
+}
+
+// New builds an Ingest writing through w.
+func New(cfg Config, w Writer) (*Ingest, error) {
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 4 << 20
+	}
+	if cfg.MaxEvents == 0 {
+		cfg.MaxEvents = 10_000
+	}
+	if cfg.FlushEvery == 0 {
+		cfg.FlushEvery = time.Second
+	}
+	if cfg.MaxPending == 0 {
+		cfg.MaxPending = 100_000
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	in := &Ingest{cfg: cfg, w: w, pending: map[sumKey]uint64{},
+		accepted:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_events_accepted_total", Help: "Events accepted by POST /v1/events."}),
+		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_messages_published_total", Help: "Pre-summed events written to Kafka."}),
+		rejected:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_requests_rejected_total", Help: "Requests refused with 4xx."}),
+		failures:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_flush_failures_total", Help: "Flushes to Kafka that failed (retried)."}),
+	}
+	if cfg.Registry != nil {
+		for _, c := range []prometheus.Collector{in.accepted, in.published, in.rejected, in.failures} {
+			if err := cfg.Registry.Register(c); err != nil {
+				return nil, fmt.Errorf("ingest metrics: %w", err)
+			}
+		}
+	}
+	return in, nil
+}
+
+type apiError struct {
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}
+
+func (in *Ingest) fail(w http.ResponseWriter, code int, msg, detail string) {
+	in.rejected.Inc()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(apiError{Error: msg, Detail: detail})
+}
+
+// ServeHTTP handles POST /v1/events. The body is one event object, a JSON array of them, or
+// {"events": [...]}. A batch is all or nothing: one invalid event refuses the whole request
+// with 400 naming it (events[3].count: ...), so a client can fix and resend without
+// duplicating the rest.
+func (in *Ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		in.fail(w, http.StatusMethodNotAllowed, "method not allowed", "POST one event or a batch of events as JSON")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, in.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			in.fail(w, http.StatusRequestEntityTooLarge, "body too large", fmt.Sprintf("at most %d bytes per request; split the batch", in.cfg.MaxBodyBytes))
+			return
+		}
+		in.fail(w, http.StatusBadRequest, "unreadable body", err.Error())
+		return
+	}
+	evs, status, detail := in.parse(body)
+	if status != 0 {
+		msg := "invalid event"
+		if status == http.StatusRequestEntityTooLarge {
+			msg = "batch too large"
+		}
+		in.fail(w, status, msg, detail)
+		return
+	}
+	in.add(evs)
+	if in.size() >= in.cfg.MaxPending {
+		if err := in.Flush(r.Context()); err != nil {
+			in.cfg.Log.Warn("ingest flush under pressure failed", "err", err)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	fmt.Fprintf(w, `{"accepted":%d}`+"\n", len(evs))
+}
+
+func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, http.StatusBadRequest, "empty body: send one event object or a JSON array of events"
+	}
+	var raws []json.RawMessage
+	switch trimmed[0] {
+	case '[':
+		if err := json.Unmarshal(trimmed, &raws); err != nil {
+			return nil, http.StatusBadRequest, "body: not a JSON array of events: " + err.Error()
+		}
+	case '{':
+		var wrapper struct {
+			Events []json.RawMessage `json:"events"`
+		}
+		if bytes.Contains(trimmed[:min(len(trimmed), 32)], []byte(`"events"`)) && json.Unmarshal(trimmed, &wrapper) == nil && wrapper.Events != nil {
+			raws = wrapper.Events
+		} else {
+			ev, err := event.Decode(trimmed)
+			if err != nil {
+				return nil, http.StatusBadRequest, err.Error()
+			}
+			return []event.Event{ev}, 0, ""
+		}
+	default:
+		return nil, http.StatusBadRequest, "body: want one event object, a JSON array of events, or {\"events\": [...]}"
+	}
+	if len(raws) == 0 {
+		return nil, http.StatusBadRequest, "empty batch: send at least one event"
+	}
+	if len(raws) > in.cfg.MaxEvents {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("%d events: at most %d per request; split the batch", len(raws), in.cfg.MaxEvents)
+	}
+	evs := make([]event.Event, len(raws))
+	for i, raw := range raws {
+		ev, err := event.Decode(raw)
+		if err != nil {
+			return nil, http.StatusBadRequest, fmt.Sprintf("events[%d].%s", i, err.Error())
+		}
+		evs[i] = ev
+	}
+	return evs, 0, ""
+}
+
+func (in *Ingest) add(evs []event.Event) {
+	in.mu.Lock()
+	for _, ev := range evs {
+		in.pending[sumKey{ev.ItemID, ev.Region, ev.TS.Unix()}] += uint64(ev.Count)
+	}
+	in.mu.Unlock()
+	in.accepted.Add(float64(len(evs)))
+}
+
+func (in *Ingest) size() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return len(in.pending)
+}
+
+// Flush writes every pending sum to Kafka. On failure the sums are put back and the error
+// returned; the next flush retries them.
+func (in *Ingest) Flush(ctx context.Context) error {
+	in.flushMu.Lock()
+	defer in.flushMu.Unlock()
+	in.mu.Lock()
+	batch := in.pending
+	in.pending = make(map[sumKey]uint64, len(batch))
+	in.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	msgs := make([]kafka.Message, 0, len(batch))
+	for k, n := range batch {
+		for n > 0 {
+			c := min(n, event.MaxCount)
+			n -= c
+			ev := event.Event{ItemID: k.item, Region: k.region, Count: uint32(c), TS: time.Unix(k.second, 0).UTC()}
+			msgs = append(msgs, kafka.Message{Key: []byte(k.item), Value: ev.AppendJSON(nil)})
+		}
+	}
+	if err := in.w.WriteMessages(ctx, msgs...); err != nil {
+		in.failures.Inc()
+		in.mu.Lock()
+		for k, n := range batch {
+			in.pending[k] += n
+		}
+		in.mu.Unlock()
+		return fmt.Errorf("ingest: write %d events to Kafka: %w", len(msgs), err)
+	}
+	in.published.Add(float64(len(msgs)))
+	return nil
+}
+
+// Run flushes every FlushEvery until ctx ends, then flushes what remains (with its own
+// 30-second budget), so nothing accepted is lost on a graceful stop.
+func (in *Ingest) Run(ctx context.Context) error {
+	t := time.NewTicker(in.cfg.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := in.Flush(ctx); err != nil && ctx.Err() == nil {
+				in.cfg.Log.Warn("ingest flush failed; retrying", "err", err)
+			}
+		case <-ctx.Done():
+			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for attempt := 0; ; attempt++ {
+				err := in.Flush(fctx)
+				if err == nil {
+					return nil
+				}
+				if fctx.Err() != nil {
+					return fmt.Errorf("ingest: events lost at shutdown: %w", err)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package ingest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/serving/ingest"
+	"trending/speed/event"
+)
+
+type memWriter struct {
+	mu   sync.Mutex
+	msgs []kafka.Message
+	fail bool
+}
+
+func (m *memWriter) WriteMessages(_ context.Context, msgs ...kafka.Message) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return errors.New("broker down")
+	}
+	m.msgs = append(m.msgs, msgs...)
+	return nil
+}
+
+func (m *memWriter) total(t *testing.T) map[string]uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]uint64{}
+	for _, msg := range m.msgs {
+		ev, err := event.Decode(msg.Value)
+		if err != nil {
+			t.Fatalf("published an invalid event %s: %v", msg.Value, err)
+		}
+		if string(msg.Key) != ev.ItemID {
+			t.Fatalf("key %s for item %s", msg.Key, ev.ItemID)
+		}
+		out[ev.ItemID] += uint64(ev.Count)
+	}
+	return out
+}
+
+func post(h http.Handler, body string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/events", strings.NewReader(body)))
+	return rec
+}
+
+func TestAcceptAndPreSum(t *testing.T) {
+	w := &memWriter{}
+	in, _ := ingest.New(ingest.Config{}, w)
+	for _, body := range []string{
+		`{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z"}`,
+		`[{"item_id":"V7","count":2,"ts":"2026-11-14T10:05:12.500Z"},{"item_id":"V8","count":1,"ts":1763114712000}]`,
+		`{"events":[{"item_id":"V7","count":5,"ts":"2026-11-14T10:05:13Z","region":"eu"}]}`,
+	} {
+		if rec := post(in, body); rec.Code != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	if err := in.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// V7 at 10:05:12 (3+2) is one pre-summed message; at 10:05:13 (eu) another.
+	if len(w.msgs) != 3 {
+		t.Fatalf("%d messages, want 3 (pre-summed per item, region and second)", len(w.msgs))
+	}
+	if got := w.total(t); got["V7"] != 10 || got["V8"] != 1 {
+		t.Fatalf("totals %v", got)
+	}
+}
+
+func TestRejections(t *testing.T) {
+	in, _ := ingest.New(ingest.Config{MaxBodyBytes: 300, MaxEvents: 2}, &memWriter{})
+	for _, c := range []struct {
+		body, want string
+		code       int
+	}{
+		{``, "empty body", 400},
+		{`{"item_id":"V7","count":0,"ts":"2026-11-14T10:05:12Z"}`, "count", 400},
+		{`[{"item_id":"V7","count":1,"ts":"2026-11-14T10:05:12Z"},{"itemid":"V8","count":1,"ts":"2026-11-14T10:05:12Z"}]`, "events[1]", 400},
+		{`[]`, "empty batch", 400},
+		{`"hello"`, "want one event", 400},
+		{`[{"item_id":"a","count":1,"ts":1763114712000},{"item_id":"b","count":1,"ts":1763114712000},{"item_id":"c","count":1,"ts":1763114712000}]`, "at most 2", 413},
+		{strings.Repeat(" ", 400) + `{}`, "at most 300 bytes", 413},
+	} {
+		rec := post(in, c.body)
+		if rec.Code != c.code || !strings.Contains(rec.Body.String(), c.want) || !strings.Contains(rec.Body.String(), `"error"`) {
+			t.Errorf("%.40q: %d %s, want %d mentioning %q", c.body, rec.Code, rec.Body, c.code, c.want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	in.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/events", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET: %d", rec.Code)
+	}
+}
+
+// A failed flush keeps the sums; the next one publishes them: nothing accepted is lost.
+func TestFlushRetriesAndShutdown(t *testing.T) {
+	w := &memWriter{fail: true}
+	in, _ := ingest.New(ingest.Config{FlushEvery: 10 * time.Millisecond}, w)
+	post(in, `{"item_id":"V1","count":4,"ts":"2026-11-14T10:05:12Z"}`)
+	if err := in.Flush(context.Background()); err == nil {
+		t.Fatal("flush to a failing writer must fail")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- in.Run(ctx) }()
+	post(in, `{"item_id":"V1","count":6,"ts":"2026-11-14T10:05:12Z"}`)
+	w.mu.Lock()
+	w.fail = false
+	w.mu.Unlock()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := w.total(t); got["V1"] != 10 {
+		t.Fatalf("after recovery and shutdown: %v, want V1=10", got)
+	}
+}
+
+func TestLargeSumsSplit(t *testing.T) {
+	w := &memWriter{}
+	in, _ := ingest.New(ingest.Config{}, w)
+	for i := 0; i < 3; i++ {
+		post(in, `{"item_id":"V1","count":1000000,"ts":"2026-11-14T10:05:12Z"}`)
+	}
+	in.Flush(context.Background())
+	if len(w.msgs) != 3 || w.total(t)["V1"] != 3_000_000 {
+		t.Fatalf("%d messages, total %v", len(w.msgs), w.total(t))
+	}
+}
+
+func TestKafka(t *testing.T) {
+	addr := itest.Kafka(t)
+	ctx := itest.Context(t, 60*time.Second)
+	topic := itest.Name(t, "ingest")
+	if _, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	kw := eventlog.NewWriter([]string{addr}, topic)
+	defer kw.Close()
+	in, _ := ingest.New(ingest.Config{}, kw)
+	for i := 0; i < 20; i++ {
+		post(in, fmt.Sprintf(`{"item_id":"V%d","count":%d,"ts":"2026-11-14T10:05:12Z"}`, i%4, i+1))
+	}
+	if err := in.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for p := 0; p < 2; p++ {
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, Partition: p, MaxWait: 100 * time.Millisecond})
+		last, _ := kafka.DialLeader(ctx, "tcp", addr, topic, p)
+		end, _ := last.ReadLastOffset()
+		last.Close()
+		for off := int64(0); off < end; off++ {
+			m, err := r.FetchMessage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, _ := event.Decode(m.Value)
+			got[ev.ItemID] += uint64(ev.Count)
+		}
+		r.Close()
+	}
+	want := map[string]uint64{"V0": 45, "V1": 50, "V2": 55, "V3": 60}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("in Kafka %v, want %v", got, want)
+	}
+}
