@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"trending/internal/eventlog"
+	"trending/speed/merge"
+)
+
+func init() { subcommands = append(subcommands, newMergeCommand) }
+
+func newMergeCommand() *cobra.Command {
+	var (
+		kafkaAddrs, topic, viewsTopic, storeSpec, titles, metricsAddr string
+		k, partitions                                                 int
+		staleness, publishEvery                                       time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "merge",
+		Short: "Merge the speed workers' per-partition top lists into the served lists",
+		Long: `merge reads trending.partials, keeps the newest list of every partition for every window,
+and writes the global top k of each window to the serving store with a version (the as-of
+minute). Because events are partitioned by item, the merge of per-partition lists is exact.
+
+A partition whose list is missing, or older than --staleness behind the newest, is not
+dropped: its last list is reused and the served list is marked partial, naming it.
+
+The store refuses a version older than the one it holds, so a standby merger (run a second
+'trending merge' anywhere) or one that paused and woke late can never regress a list.
+
+Titles come from --titles: a CSV (item_id,title) or JSON file, or an http(s) endpoint
+answering GET URL?ids=a,b,c with a JSON object; when the lookup fails, the previous titles
+are reused.`,
+		Example: `  trending merge --kafka 127.0.0.1:39092 --store clickhouse://127.0.0.1:39100/trending --titles titles.csv`,
+		Args:    cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	fs.StringVar(&topic, "partials-topic", eventlog.TopicPartials, "topic the speed workers publish their lists to")
+	fs.StringVar(&viewsTopic, "topic", eventlog.TopicViews, "the input topic: its partition count says how many lists to expect")
+	fs.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH or clickhouse://HOST:PORT/DB")
+	fs.StringVar(&titles, "titles", "", "titles source: a .csv or .json file, or an http(s) URL (empty: no titles)")
+	fs.IntVar(&k, "k", 100, "length of each served list (1..1000)")
+	fs.IntVar(&partitions, "partitions", 0, "partitions expected to report (0: the input topic's partition count)")
+	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
+	fs.DurationVar(&publishEvery, "publish-every", 5*time.Second, "how often changed lists are written")
+	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9465", "serve /metrics here (\"\" to disable)")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		a := appFrom(cmd.Context())
+		if k < 1 || k > 1000 {
+			return usagef("--k %d: must be 1..1000", k)
+		}
+		if staleness <= 0 || publishEvery <= 0 {
+			return usagef("--staleness and --publish-every must be positive durations such as 3m or 5s")
+		}
+		src, err := merge.OpenTitles(titles)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		brokers := splitList(kafkaAddrs)
+		if partitions == 0 {
+			n, err := eventlog.Partitions(cmd.Context(), brokers, viewsTopic)
+			if err != nil {
+				return fmt.Errorf("merge: %w", err)
+			}
+			partitions = n // 0 when the topic does not exist yet: expect whatever reports
+		}
+		if _, err := eventlog.EnsureTopics(cmd.Context(), brokers, eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+			return fmt.Errorf("merge: %w", err)
+		}
+		st, err := openStore(storeSpec)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		m, err := merge.New(merge.Config{K: k, Partitions: partitions, Staleness: staleness, Titles: src, Store: st, Log: a.log, Registry: a.registry})
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
+			return err
+		}
+		a.log.Info("merger starting", "kafka", kafkaAddrs, "partials", topic, "store", storeSpec, "expected_partitions", partitions)
+		return m.Run(cmd.Context(), merge.RunConfig{Brokers: brokers, Topic: topic, PublishEvery: publishEvery})
+	}
+	return cmd
+}
