@@ -31,6 +31,7 @@ run: build
 test:
 	@set -euo pipefail; \
 	trap '$(SERVICES) down' EXIT; \
+	infra/local/testdeps.sh; \
 	$(SERVICES) up; \
 	eval "$$($(SERVICES) env)"; \
 	$(GO) vet ./...; \
