@@ -17,14 +17,10 @@ all: build
 build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/trending
 
-## run: the whole pipeline in one process on embedded defaults.
-## Until `trending up` lands (issue: whole pipeline in one command) this runs the parts that
-## exist: the capacity plan for seed 000's numbers.
+## run: the whole pipeline in one process on embedded defaults (in-process Kafka broker and
+## S3 server, data in ./data). Extra flags: make run ARGS="--listen 127.0.0.1:9000".
 run: build
-	@echo "make run: the embedded all-in-one pipeline is not built yet; running what exists:"
-	@echo "  ./$(BIN) plan   (seed 000's capacity arithmetic; exact or sketch per window)"
-	@echo
-	./$(BIN) plan
+	./$(BIN) up $(ARGS)
 
 ## test: start the real servers (installing them once), run every test with the integration
 ## variables set, and stop the servers even when tests fail.

@@ -72,9 +72,11 @@ type s3Settings struct {
 	endpoint, bucket, region, accessKey, secretKey string
 }
 
-func addS3Settings(fs *pflag.FlagSet) *s3Settings {
+// addS3Settings adds the --s3-* flags; defaultEndpoint is the local MinIO for most commands
+// and empty (embedded) for up.
+func addS3Settings(fs *pflag.FlagSet, defaultEndpoint, endpointHelp string) *s3Settings {
 	s := &s3Settings{}
-	fs.StringVar(&s.endpoint, "s3-endpoint", "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
+	fs.StringVar(&s.endpoint, "s3-endpoint", defaultEndpoint, endpointHelp)
 	fs.StringVar(&s.bucket, "s3-bucket", "trending", "bucket for checkpoints and the archive (created if missing)")
 	fs.StringVar(&s.region, "s3-region", "us-east-1", "S3 region")
 	fs.StringVar(&s.accessKey, "s3-access-key", "trending", "S3 access key (empty: the AWS default credential chain)")
@@ -137,7 +139,7 @@ partitions move, with their checkpoints, to the others.`,
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "serve /metrics here (\"\" to disable)")
 	wf := addWindowFlags(fs)
-	s3f := addS3Settings(fs)
+	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())

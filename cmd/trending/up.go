@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"trending/archive"
+	"trending/internal/eventlog"
+	"trending/internal/objstore"
+	"trending/serving/api"
+	"trending/serving/ingest"
+	"trending/speed/merge"
+	"trending/speed/worker"
+)
+
+func init() { subcommands = append(subcommands, newUpCommand) }
+
+// upFlags are trending up's own settings; the window settings come from addWindowFlags.
+type upFlags struct {
+	data, listen, kafka, storeSpec, token, titles string
+	partitions                                    int
+	publishEvery, checkpointEvery, rollAge        time.Duration
+}
+
+func newUpCommand() *cobra.Command {
+	var f upFlags
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run the whole pipeline in one process on embedded defaults (what make run runs)",
+		Long: `up runs every part of trending in one process, on embedded defaults that need nothing
+installed:
+
+  log            an in-process Kafka-protocol broker (kfake), data in DATA/kafka
+  object store   an in-process S3 server (gofakes3) over DATA/s3 (Parquet files are plain files)
+  speed          speed workers for every partition of 'views', checkpoints to the object store
+  merger         per-partition lists -> the serving store (DATA/serving.db)
+  archive        every event as Parquet under DATA/s3/buckets/trending/archive/
+  serving        the HTTP API and dashboard, and POST /v1/events for producers
+
+The same code paths as production: kafka-go talks to the embedded broker and aws-sdk-go-v2 to
+the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
+--store (for example after 'make services-up').
+
+Ctrl-C stops everything in order: producers, then the speed workers (a last checkpoint each),
+the merger (a last publish), the archiver (a last upload) and the API (drained).
+
+What survives a restart: the broker's log and committed offsets (DATA/kafka), every
+checkpoint and archived file (DATA/s3), and the served lists (DATA/serving.db). The speed
+workers resume from their checkpoints and replay the log, so nothing is lost or counted twice.`,
+		Example: `  make run                                   # the same as: trending up
+  trending up --listen 127.0.0.1:9000 --data /tmp/trending
+  trending up --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000   # the real servers`,
+		Args: cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address of the API and dashboard")
+	fs.StringVar(&f.kafka, "kafka", "", "Kafka brokers to use instead of the embedded broker")
+	fs.StringVar(&f.storeSpec, "store", "", "serving store (default bolt:DATA/serving.db)")
+	fs.StringVar(&f.token, "token", "", "bearer token required by POST /v1/events (default: none)")
+	fs.StringVar(&f.titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL")
+	fs.IntVar(&f.partitions, "partitions", 4, "partitions of the views topic when it is created")
+	fs.DurationVar(&f.publishEvery, "publish-every", 5*time.Second, "how often the speed workers publish their lists")
+	fs.DurationVar(&f.checkpointEvery, "checkpoint-every", 30*time.Second, "how often the speed workers checkpoint")
+	fs.DurationVar(&f.rollAge, "archive-roll", 30*time.Second, "how long the archiver buffers a partition before writing a Parquet file")
+	wf := addWindowFlags(fs)
+	fs.Lookup("sketch-width").DefValue = "16384"
+	_ = fs.Set("sketch-width", "16384")
+	fs.Lookup("sketch-width").Changed = false
+	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f) }
+	return cmd
+}
+
+func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) error {
+	ctx := cmd.Context()
+	a := appFrom(ctx)
+	wc, err := wf.config()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(f.data, 0o755); err != nil {
+		return usagef("--data %s: %v", f.data, err)
+	}
+	// Infrastructure outlives the components: it is closed after every component has
+	// finished its last flush.
+	infra := context.WithoutCancel(ctx)
+	brokers := splitList(f.kafka)
+	if len(brokers) == 0 {
+		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
+		if err != nil {
+			return err
+		}
+		defer br.Close()
+		brokers = []string{br.Addr}
+	}
+	s3cfg := s3f.config()
+	if s3f.endpoint == "" {
+		emb, err := objstore.StartEmbedded(infra, filepath.Join(f.data, "s3"), "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		s3cfg.Endpoint = emb.Endpoint
+	} else {
+		s3cfg.Endpoint = s3f.endpoint
+	}
+	obj, err := objstore.New(ctx, s3cfg)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		return err
+	}
+	if _, err := eventlog.EnsureTopics(ctx, brokers,
+		eventlog.Spec{Name: eventlog.TopicViews, Partitions: f.partitions},
+		eventlog.Spec{Name: eventlog.TopicDLQ, Partitions: 1},
+		eventlog.Spec{Name: eventlog.TopicPartials, Partitions: 1}); err != nil {
+		return err
+	}
+	storeSpec := f.storeSpec
+	if storeSpec == "" {
+		storeSpec = "bolt:" + filepath.Join(f.data, "serving.db")
+	}
+	st, err := openStore(storeSpec)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	speedW, err := worker.New(worker.Config{Brokers: brokers, Partitions: f.partitions, Window: wc,
+		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	titles, err := merge.OpenTitles(f.titles)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	merger, err := merge.New(merge.Config{K: wc.K, Partitions: f.partitions, Staleness: 3 * f.publishEvery, Titles: titles, Store: st, Log: a.log.With("part", "merge"), Registry: a.registry})
+	if err != nil {
+		return err
+	}
+	acfg := archive.DefaultConfig()
+	acfg.Brokers, acfg.RollAge = brokers, f.rollAge
+	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	kw := eventlog.NewWriter(brokers, eventlog.TopicViews)
+	defer kw.Close()
+	in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, kw)
+	if err != nil {
+		return err
+	}
+	scfg := api.DefaultConfig()
+	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
+	srv, err := api.New(scfg, st, a.log.With("part", "api"))
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return usagef("--listen %s: %v (pick a free address)", f.listen, err)
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return speedW.Run(gctx) })
+	g.Go(func() error {
+		return merger.Run(gctx, merge.RunConfig{Brokers: brokers, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
+	})
+	g.Go(func() error { return archiver.Run(gctx) })
+	g.Go(func() error { return in.Run(gctx) })
+	g.Go(func() error { return serveWithIngest(gctx, srv, ln, in, f.token) })
+
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(cmd.ErrOrStderr(), `
+trending up: the whole pipeline in one process
+  dashboard      %s/
+  API            %s/v1/trending?window=hour&limit=10
+  ingest         POST %s/v1/events   (one event or a JSON array)
+  metrics        %s/metrics
+  Kafka          %s (%s)
+  object store   %s (%s)
+  serving store  %s
+Ctrl-C stops everything in order.
+
+`, url, url, url, url, brokers[0], embeddedOr(f.kafka == "", "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
+		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec)
+	err = g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	a.log.Info("trending up stopped", "err", err)
+	return err
+}
+
+func embeddedOr(embedded bool, what string) string {
+	if embedded {
+		return what
+	}
+	return "external"
+}
+
+// serveWithIngest serves the API with POST /v1/events mounted beside it, and keeps the API's
+// cache refreshing, until ctx ends; then drains.
+func serveWithIngest(ctx context.Context, srv *api.Server, ln net.Listener, in *ingest.Ingest, token string) error {
+	mux := http.NewServeMux()
+	mux.Handle("/v1/events", api.RequireToken(token, in))
+	mux.Handle("/", srv.Handler())
+	hs := srv.HTTPServer()
+	hs.Handler = mux
+	cacheCtx, stopCache := context.WithCancel(ctx)
+	defer stopCache()
+	go srv.Cache().Run(cacheCtx)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return hs.Shutdown(sctx)
+}
