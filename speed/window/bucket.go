@@ -8,17 +8,17 @@ import (
 
 // frozen is a closed bucket of exact counts: the entries of a minute (or
 // hour, or day) that will only change again through a late event. A map
-// costs about 40 bytes an entry; a sorted array of packed entries costs 8,
-// which is what brings the exact hour and day under seed 000's 50 bytes per
+// costs about 40 bytes an entry; an array of packed entries costs 8, which
+// is what brings the exact hour and day under seed 000's 50 bytes per
 // (minute, item) entry.
 //
-// ents holds handle<<32 | count, sorted by handle, every count >= 1. Late
-// events that hit an entry add to it in place while the count fits in 32
-// bits; a late event for an item not in the bucket, or one that would
-// overflow the 32-bit count, goes to extra instead (rare: building a new
-// sorted array per straggler would cost O(n) each). An item's count in the
-// bucket is its ents count plus its extra count. Each ents entry and each
-// extra key holds one reference on its handle.
+// ents holds handle<<32 | count, every count >= 1, in no particular order:
+// nothing looks an item up in a closed bucket (sums and expiry scan it), so
+// it is never sorted. A late event, and a count that does not fit in 32
+// bits, go to extra instead: an item's count in the bucket is its ents
+// count plus its extra count. Late events are rare, so extra is usually
+// nil. Each ents entry and each extra key holds one reference on its
+// handle.
 type frozen struct {
 	start int64 // first minute of the bucket, in Unix minutes
 	ents  []uint64
@@ -30,13 +30,6 @@ func pack(id uint32, c uint64) uint64 { return uint64(id)<<32 | c }
 // add adds c to id's count and reports whether the bucket now holds a new
 // reference to id (the caller references the handle).
 func (f *frozen) add(id uint32, c uint64) (newRef bool) {
-	i, ok := f.find(id)
-	if ok {
-		if old := f.ents[i] & math.MaxUint32; old+c <= math.MaxUint32 {
-			f.ents[i] += c
-			return false
-		}
-	}
 	if f.extra == nil {
 		f.extra = make(map[uint32]uint64)
 	}
@@ -45,11 +38,13 @@ func (f *frozen) add(id uint32, c uint64) (newRef bool) {
 	return !had
 }
 
-// find returns the index of id in ents.
-func (f *frozen) find(id uint32) (int, bool) {
-	key := uint64(id) << 32
-	i := sort.Search(len(f.ents), func(i int) bool { return f.ents[i] >= key })
-	return i, i < len(f.ents) && uint32(f.ents[i]>>32) == id
+// put appends a fresh entry, sending a count over 32 bits to extra.
+func (f *frozen) put(id uint32, c uint64) {
+	if c > math.MaxUint32 {
+		f.add(id, c)
+		return
+	}
+	f.ents = append(f.ents, pack(id, c))
 }
 
 // each calls fn for every entry; an item may appear twice (ents and extra).
@@ -83,16 +78,8 @@ func (f *frozen) bytes() int64 { return int64(cap(f.ents))*8 + int64(len(f.extra
 func freezeCounts(start int64, m map[uint32]uint64) *frozen {
 	f := &frozen{start: start, ents: make([]uint64, 0, len(m))}
 	for id, c := range m {
-		if c > math.MaxUint32 {
-			if f.extra == nil {
-				f.extra = make(map[uint32]uint64)
-			}
-			f.extra[id] = c
-			continue
-		}
-		f.ents = append(f.ents, pack(id, c))
+		f.put(id, c)
 	}
-	slices.Sort(f.ents)
 	return f
 }
 

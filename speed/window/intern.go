@@ -15,11 +15,12 @@ import "strings"
 // sorted order, so the same state encodes to the same bytes whatever the
 // handles are.
 type interner struct {
-	ids   map[string]uint32
-	strs  []string // handle -> item; "" for a free handle
-	refs  []uint32 // handle -> references
-	free  []uint32 // free handles, reused last-in first-out
-	dense []*[]uint64
+	ids     map[string]uint32
+	strs    []string // handle -> item; "" for a free handle
+	refs    []uint32 // handle -> references
+	free    []uint32 // free handles, reused last-in first-out
+	dense   []*[]uint64
+	dense32 []*[]uint32
 }
 
 func newInterner() *interner {
@@ -31,6 +32,12 @@ func newInterner() *interner {
 func (in *interner) register(d *[]uint64) {
 	*d = make([]uint64, len(in.strs), cap(in.strs))
 	in.dense = append(in.dense, d)
+}
+
+// register32 is register for a []uint32.
+func (in *interner) register32(d *[]uint32) {
+	*d = make([]uint32, len(in.strs), cap(in.strs))
+	in.dense32 = append(in.dense32, d)
 }
 
 // intern returns the handle of s, allocating one with no references if s is
@@ -51,6 +58,9 @@ func (in *interner) intern(s string) uint32 {
 		in.strs = append(in.strs, s)
 		in.refs = append(in.refs, 0)
 		for _, d := range in.dense {
+			*d = append(*d, 0)
+		}
+		for _, d := range in.dense32 {
 			*d = append(*d, 0)
 		}
 	}

@@ -88,7 +88,9 @@ type Stats struct {
 	// OpenMinutes and OpenEntries describe the minutes still open.
 	OpenMinutes, OpenEntries int
 	// Entries is the number of (bucket, item) entries in closed exact
-	// buckets: the minute ring and the hourly and daily rings.
+	// buckets (the minute ring and the hourly and daily rings) and partial
+	// buckets. A late event for an item already in a closed bucket adds a
+	// side entry, counted here separately.
 	Entries int
 	// Candidates is the total size of the sketch windows' candidate sets.
 	Candidates int
@@ -120,11 +122,6 @@ type window interface {
 	stats(s *Stats)
 }
 
-type openMinute struct {
-	minute int64
-	counts map[string]uint64
-}
-
 // Partition is the window state of one log partition: open minute maps,
 // the closed minute ring, and every configured window. It is not safe for
 // concurrent use: one goroutine owns a partition.
@@ -136,10 +133,10 @@ type Partition struct {
 	maxSeen int64 // largest event time seen, Unix ms
 	asOf    int64 // minutes before asOf (Unix minutes) are closed
 
-	open    []openMinute // sorted by minute, all >= asOf
-	curMin  int64        // the minute curMap counts, or noMinute
-	curMap  map[string]uint64
-	mapPool []map[string]uint64
+	open   []openMinute // sorted by minute, all >= asOf
+	gens   [nGens]*gen
+	curMin int64 // the dense open minute the fast path counts in, or noMinute
+	curGen *gen
 
 	in      *interner
 	minutes ring  // closed minute buckets kept for the minute-bucket windows
@@ -175,6 +172,10 @@ func New(cfg Config) (*Partition, error) {
 		return nil, fmt.Errorf("%w: sketch: %w", ErrConfig, err)
 	}
 	p.hasher = hasher
+	for i := range p.gens {
+		p.gens[i] = &gen{}
+		p.in.register32(&p.gens[i].sparse)
+	}
 	for _, wc := range cfg.Windows {
 		var w window
 		switch {
@@ -212,12 +213,13 @@ func (p *Partition) Add(ev event.Event) Outcome {
 		p.observe(ms)
 	}
 	m := ms / minuteMs
+	if m == p.curMin {
+		p.curGen.add(p, p.in.intern(ev.ItemID), uint64(ev.Count))
+		p.st.Counted++
+		return Counted
+	}
 	if m >= p.asOf {
-		if m != p.curMin {
-			p.curMap = p.openMap(m)
-			p.curMin = m
-		}
-		p.curMap[ev.ItemID] += uint64(ev.Count)
+		p.addOpen(m, p.in.intern(ev.ItemID), uint64(ev.Count))
 		p.st.Counted++
 		return Counted
 	}
@@ -308,60 +310,16 @@ func (p *Partition) setAsOf(x int64) {
 	}
 }
 
-// openMap returns the count map of open minute m, creating it.
-func (p *Partition) openMap(m int64) map[string]uint64 {
-	i, ok := slices.BinarySearchFunc(p.open, m, func(o openMinute, m int64) int {
-		switch {
-		case o.minute < m:
-			return -1
-		case o.minute > m:
-			return 1
-		}
-		return 0
-	})
-	if ok {
-		return p.open[i].counts
-	}
-	var c map[string]uint64
-	if n := len(p.mapPool); n > 0 {
-		c = p.mapPool[n-1]
-		p.mapPool = p.mapPool[:n-1]
-	} else {
-		c = make(map[string]uint64)
-	}
-	p.open = slices.Insert(p.open, i, openMinute{minute: m, counts: c})
-	return c
-}
-
-// closeMinute freezes the oldest open minute (== p.asOf-1): it interns its
-// items into a sorted array, adds it to every window, and keeps it in the
-// minute ring if a minute-bucket window needs it for expiry.
+// closeMinute freezes the oldest open minute (== p.asOf-1) into an array
+// of packed entries, adds it to every window, and keeps it in the minute
+// ring if a minute-bucket window needs it for expiry. The open entries'
+// references pass to the frozen bucket.
 func (p *Partition) closeMinute() {
 	om := p.open[0]
 	p.open = slices.Delete(p.open, 0, 1)
-	if om.minute == p.curMin {
-		p.curMin, p.curMap = noMinute, nil
-	}
-	f := &frozen{start: om.minute, ents: make([]uint64, 0, len(om.counts))}
-	for s, c := range om.counts {
-		id := p.in.intern(s)
-		p.in.ref(id)
-		if c > math.MaxUint32 {
-			if f.extra == nil {
-				f.extra = make(map[uint32]uint64)
-			}
-			f.extra[id] = c
-			continue
-		}
-		f.ents = append(f.ents, pack(id, c))
-	}
-	// A map that held a burst is dropped rather than pooled, so one spike
-	// does not pin its memory for good.
-	if len(om.counts) <= 1<<20 {
-		clear(om.counts)
-		p.mapPool = append(p.mapPool, om.counts)
-	}
-	slices.Sort(f.ents)
+	f := &frozen{start: om.minute, ents: make([]uint64, 0, om.entries())}
+	om.each(f.put)
+	p.releaseOpen(&om)
 	var hs []uint64
 	if p.nSketch > 0 {
 		hs = p.hashBuf[:0]
@@ -446,8 +404,8 @@ func (p *Partition) Stats() Stats {
 	s.Bytes = p.in.bytes()
 	s.OpenMinutes = len(p.open)
 	for _, o := range p.open {
-		s.OpenEntries += len(o.counts)
-		s.Bytes += int64(len(o.counts)) * 48
+		s.OpenEntries += o.entries()
+		s.Bytes += int64(o.entries()) * 20
 	}
 	for _, f := range p.minutes {
 		s.Entries += f.entries()
@@ -455,6 +413,9 @@ func (p *Partition) Stats() Stats {
 	}
 	for _, w := range p.wins {
 		w.stats(&s)
+	}
+	for _, g := range p.gens {
+		s.Bytes += int64(cap(g.sparse))*4 + int64(cap(g.ids))*12
 	}
 	s.Sketches += len(p.pool)
 	s.Bytes += int64(len(p.pool)) * int64(p.cfg.Sketch.Width*p.cfg.Sketch.Depth*8)

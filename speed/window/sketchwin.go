@@ -97,6 +97,20 @@ func (c *candidates) clear(p *Partition) {
 	c.floor = 0
 }
 
+// offerMinute offers every item of a closed minute once the whole minute
+// is in sk, so that the estimates, and the candidate set, do not depend on
+// the order of the minute's entries (which differs after a restore); then
+// re-estimates if due.
+func offerMinute(p *Partition, c *candidates, sk *sketch.Sketch, f *frozen, hs []uint64) {
+	for i, e := range f.ents {
+		c.offer(p, uint32(e>>32), sk.EstimateHash(hs[i]))
+	}
+	for id := range f.extra {
+		c.offer(p, id, sk.EstimateHash(p.hash(id)))
+	}
+	c.maybeReestimate(p, func(id uint32) uint64 { return sk.EstimateHash(p.hash(id)) })
+}
+
 // top ranks the candidates by estimate.
 func (c *candidates) top(p *Partition, sk *sketch.Sketch) List {
 	l := List{Exact: false, Total: sk.Total()}
@@ -184,12 +198,16 @@ func (w *sketchSliding) bucket(p *Partition, s int64) *sketch.Sketch {
 func (w *sketchSliding) addMinute(p *Partition, f *frozen, hs []uint64) {
 	bk := w.bucket(p, floorTo(f.start, w.b))
 	for i, e := range f.ents {
-		w.add(p, bk, uint32(e>>32), e&math.MaxUint32, hs[i])
+		c := e & math.MaxUint32
+		w.running.AddHash(hs[i], c)
+		bk.AddHash(hs[i], c)
 	}
 	for id, c := range f.extra {
-		w.add(p, bk, id, c, p.hash(id))
+		h := p.hash(id)
+		w.running.AddHash(h, c)
+		bk.AddHash(h, c)
 	}
-	w.cands.maybeReestimate(p, w.estimate(p))
+	offerMinute(p, &w.cands, w.running, f, hs)
 }
 
 func (w *sketchSliding) add(p *Partition, bk *sketch.Sketch, id uint32, c, h uint64) {
@@ -282,12 +300,12 @@ func (w *sketchCalendar) add(p *Partition, id uint32, c, h uint64) {
 func (w *sketchCalendar) addMinute(p *Partition, f *frozen, hs []uint64) {
 	w.ensure(f.start)
 	for i, e := range f.ents {
-		w.add(p, uint32(e>>32), e&math.MaxUint32, hs[i])
+		w.sk.AddHash(hs[i], e&math.MaxUint32)
 	}
 	for id, c := range f.extra {
-		w.add(p, id, c, p.hash(id))
+		w.sk.AddHash(p.hash(id), c)
 	}
-	w.cands.maybeReestimate(p, w.estimate(p))
+	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 
 func (w *sketchCalendar) addLate(p *Partition, m int64, id uint32, c, h uint64) {

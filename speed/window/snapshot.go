@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"math"
 	"slices"
+	"strings"
 
 	"trending/speed/sketch"
 	"trending/speed/topk"
@@ -51,29 +52,20 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 	e.uv(p.st.TooLate)
 	e.uv(p.st.Invalid)
 
-	// The item table: every interned item and every item of an open minute.
-	names := make([]string, 0, p.in.live())
-	for _, s := range p.in.strs {
-		if s != "" {
-			names = append(names, s)
-		}
-	}
-	for _, o := range p.open {
-		for s := range o.counts {
-			if _, ok := p.in.ids[s]; !ok {
-				names = append(names, s)
-			}
-		}
-	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	e.names = names
-	e.idx = make([]uint32, len(p.in.strs))
+	// The item table: every item alive, sorted; idx maps handles to it.
+	live := make([]uint32, 0, p.in.live())
 	for id, s := range p.in.strs {
 		if s != "" {
-			i, _ := slices.BinarySearch(names, s)
-			e.idx[id] = uint32(i)
+			live = append(live, uint32(id))
 		}
+	}
+	strs := p.in.strs
+	slices.SortFunc(live, func(a, b uint32) int { return strings.Compare(strs[a], strs[b]) })
+	names := make([]string, len(live))
+	e.idx = make([]uint32, len(strs))
+	for i, id := range live {
+		names[i] = strs[id]
+		e.idx[id] = uint32(i)
 	}
 	e.uv(uint64(len(names)))
 	for _, s := range names {
@@ -84,10 +76,7 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 	for _, o := range p.open {
 		e.sv(o.minute)
 		e.pairs = e.pairs[:0]
-		for s, c := range o.counts {
-			i, _ := slices.BinarySearch(names, s)
-			e.pairs = append(e.pairs, pair{uint32(i), c})
-		}
+		o.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.idx[id], c}) })
 		e.entries()
 	}
 	e.ring(p.minutes)
@@ -159,10 +148,10 @@ type pair struct {
 }
 
 type encoder struct {
-	b     []byte
-	names []string
-	idx   []uint32 // handle -> index in names
-	pairs []pair
+	b      []byte
+	idx    []uint32 // handle -> index in the item table
+	packed []uint64
+	pairs  []pair
 }
 
 func (e *encoder) uv(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -185,7 +174,7 @@ func (e *encoder) bool(v bool) {
 // entry the gap to the previous item index minus one and the count.
 func (e *encoder) entries() {
 	ps := e.pairs
-	slices.SortFunc(ps, func(a, b pair) int { return int64cmp(int64(a.idx), int64(b.idx)) })
+	e.sortPairs(ps)
 	n := 0
 	for i := range ps {
 		if n > 0 && ps[n-1].idx == ps[i].idx {
@@ -203,6 +192,27 @@ func (e *encoder) entries() {
 		e.uv(x.c)
 		prev = int64(x.idx)
 	}
+}
+
+// sortPairs sorts by item index. Counts almost always fit in 32 bits; then
+// it sorts packed uint64s, several times faster than a comparison sort of
+// structs.
+func (e *encoder) sortPairs(ps []pair) {
+	for _, x := range ps {
+		if x.c > math.MaxUint32 {
+			slices.SortFunc(ps, func(a, b pair) int { return int64cmp(int64(a.idx), int64(b.idx)) })
+			return
+		}
+	}
+	k := e.packed[:0]
+	for _, x := range ps {
+		k = append(k, uint64(x.idx)<<32|x.c)
+	}
+	slices.Sort(k)
+	for i, v := range k {
+		ps[i] = pair{uint32(v >> 32), v & math.MaxUint32}
+	}
+	e.packed = k
 }
 
 func int64cmp(a, b int64) int {
@@ -305,7 +315,7 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 	if d.off != len(d.b) {
 		return nil, fmt.Errorf("%w: %d bytes after the state", ErrCorrupt, len(d.b)-d.off)
 	}
-	if err := p.derive(d.n); err != nil {
+	if err := p.derive(); err != nil {
 		return nil, err
 	}
 	// A changed allowed lateness may put the watermark past minutes the
@@ -561,7 +571,6 @@ func (d *decoder) partition(p *Partition) error {
 	if d.n > 0 && !p.started {
 		d.fail("a partition that saw no event holds items")
 	}
-	used := make([]bool, d.n)
 
 	nOpen := d.count(3)
 	for range nOpen {
@@ -572,10 +581,11 @@ func (d *decoder) partition(p *Partition) error {
 		if d.err != nil {
 			return d.err
 		}
-		counts := make(map[string]uint64)
-		d.entries(func(i uint32, c uint64) {
-			counts[p.in.strs[i]] = c
-			used[i] = true
+		// Restored open minutes count in map form; new minutes get gens.
+		counts := make(map[uint32]uint64)
+		d.entries(func(id uint32, c uint64) {
+			counts[id] = c
+			p.in.ref(id)
 		})
 		p.open = append(p.open, openMinute{minute: m, counts: counts})
 	}
@@ -684,7 +694,7 @@ func (d *decoder) partition(p *Partition) error {
 		return d.err
 	}
 	for id := range d.n {
-		if !used[id] && p.in.refs[id] == 0 {
+		if p.in.refs[id] == 0 {
 			d.fail("item %q is in the table but held by nothing", p.in.strs[id])
 			return d.err
 		}
@@ -694,8 +704,8 @@ func (d *decoder) partition(p *Partition) error {
 
 // derive rebuilds what snapshots leave out: the exact windows' running
 // totals and the sketch windows' running sketches, summed from their
-// buckets, and the handles of items only open minutes hold (freed).
-func (p *Partition) derive(nItems int) error {
+// buckets.
+func (p *Partition) derive() error {
 	for _, w := range p.wins {
 		switch w := w.(type) {
 		case *exactSliding:
@@ -740,9 +750,6 @@ func (p *Partition) derive(nItems int) error {
 				}
 			}
 		}
-	}
-	for id := range nItems {
-		p.in.releaseIfUnused(uint32(id))
 	}
 	return nil
 }

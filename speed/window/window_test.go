@@ -371,6 +371,9 @@ func checkInvariants(t *testing.T, p *Partition) {
 			refs[id]++
 		}
 	}
+	for i := range p.open {
+		p.open[i].each(func(id uint32, _ uint64) { refs[id]++ })
+	}
 	for _, f := range p.minutes {
 		countFrozen(f)
 		if f.start >= p.asOf || f.start < p.asOf-p.keep {
