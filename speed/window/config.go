@@ -120,7 +120,8 @@ type Config struct {
 	CandidateFloor uint64
 	// CandidateCap bounds a sketch window's candidate set between hourly
 	// re-estimations: when it grows past CandidateCap the window
-	// re-estimates at once. At least M*K. Default 8*M*K.
+	// re-estimates at once. At least M*K. Zero means 8*M*K (also in
+	// DefaultConfig, so that changing K or M keeps it in step).
 	CandidateCap int
 }
 
@@ -132,7 +133,6 @@ func DefaultConfig() Config {
 		M:               3,
 		AllowedLateness: 30 * time.Second,
 		Sketch:          sketch.DefaultConfig(),
-		CandidateCap:    8 * 3 * 100,
 	}
 }
 

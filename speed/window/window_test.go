@@ -616,6 +616,11 @@ func TestConfigValidate(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Fatalf("zero config: %v", err)
 	}
+	big := DefaultConfig()
+	big.K, big.M = MaxK, MaxM // the candidate cap follows M*K
+	if err := big.Validate(); err != nil {
+		t.Fatalf("default config with K=%d, M=%d: %v", MaxK, MaxM, err)
+	}
 	for _, tc := range []struct {
 		name string
 		mod  func(c *Config)
