@@ -254,7 +254,6 @@ func TestEvolutionReadersIgnoreUnknownColumns(t *testing.T) {
 	}
 }
 
-
 func TestEncodeSortsByEventTime(t *testing.T) {
 	rows := sampleRows(1000, 0)
 	body, err := encodeFile(rows, 3, 0, 999, EncodeOptions{RowGroupRows: 300})
