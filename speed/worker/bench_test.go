@@ -1,0 +1,194 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/internal/objstore"
+	"trending/speed/checkpoint"
+	"trending/speed/event"
+	"trending/speed/window"
+	"trending/speed/worker"
+)
+
+// prefill writes n events for distinct items over one partition of a new topic.
+func prefill(b *testing.B, addr string, n, items int) string {
+	ctx := itest.Context(b, 5*time.Minute)
+	topic := itest.Name(b, "bench")
+	if _, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+		b.Fatal(err)
+	}
+	w := eventlog.NewWriter([]string{addr}, topic)
+	w.BatchSize = 1000
+	defer w.Close()
+	rng := rand.New(rand.NewPCG(1, 1))
+	t0 := time.Now().UTC().Add(-30 * time.Minute).Truncate(time.Minute)
+	msgs := make([]kafka.Message, 0, 5000)
+	for i := 0; i < n; i++ {
+		ev := event.Event{ItemID: fmt.Sprintf("item-%07d", int(rng.ExpFloat64()*float64(items)/8)%items), Count: 1 + uint32(rng.IntN(3)),
+			TS: t0.Add(time.Duration(i) * 20 * time.Minute / time.Duration(n)).Truncate(time.Millisecond)}
+		msgs = append(msgs, kafka.Message{Key: []byte(ev.ItemID), Value: ev.AppendJSON(nil)})
+		if len(msgs) == cap(msgs) || i == n-1 {
+			if err := w.WriteMessages(ctx, msgs...); err != nil {
+				b.Fatal(err)
+			}
+			msgs = msgs[:0]
+		}
+	}
+	return topic
+}
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// BenchmarkConsume: events/s through the speed worker (decode, windows, DLQ checks,
+// publishing and checkpointing on their tickers) against a bare kafka-go FetchMessage loop over
+// the same pre-filled topic on the real broker, in the same run.
+// Run: make services-up; eval "$(infra/local/services.sh env)";
+// go test ./speed/worker -run '^$' -bench Consume -benchtime 1x
+func BenchmarkConsume(b *testing.B) {
+	addr := itest.Kafka(b)
+	const n = 300_000
+	topic := prefill(b, addr, n, 100_000)
+	b.Run("bare-kafka-go", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			ctx := itest.Context(b, 5*time.Minute)
+			r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, Partition: 0, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 1024})
+			start, cpu0 := time.Now(), cpuSeconds()
+			for j := 0; j < n; j++ {
+				if _, err := r.FetchMessage(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			el, cpu := time.Since(start), cpuSeconds()-cpu0
+			r.Close()
+			b.ReportMetric(n/el.Seconds(), "events/s")
+			b.ReportMetric(cpu/(n/1e6), "cpu-s/Mevents")
+		}
+	})
+	b.Run("speed-worker", func(b *testing.B) {
+		cfg := itest.S3(b)
+		obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(b, "bench"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := obj.EnsureBucket(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < b.N; i++ {
+			reg := prometheus.NewRegistry()
+			w, err := worker.New(worker.Config{Brokers: []string{addr}, Topic: topic, DLQTopic: topic + ".dlq", PartialsTopic: topic + ".partials",
+				Group: itest.Name(b, "g"), Window: windowConfig(), PublishEvery: time.Second, CheckpointEvery: 5 * time.Second,
+				CheckpointPrefix: itest.Name(b, "ck"), Objects: obj, Registry: reg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			// Time from the first counted event: joining the group and the first fetch are a
+			// one-off cost the bare loop does not pay either.
+			var first float64
+			for first = consumed(b, reg); first == 0; first = consumed(b, reg) {
+				time.Sleep(time.Millisecond)
+			}
+			start, cpu0 := time.Now(), cpuSeconds()
+			for consumed(b, reg) < n {
+				time.Sleep(2 * time.Millisecond)
+			}
+			el, cpu := time.Since(start), cpuSeconds()-cpu0
+			n := n - first
+			cancel()
+			<-done
+			b.ReportMetric(n/el.Seconds(), "events/s")
+			b.ReportMetric(cpu/(n/1e6), "cpu-s/Mevents")
+		}
+	})
+}
+
+func consumed(b *testing.B, reg *prometheus.Registry) float64 {
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == "trending_speed_events_total" {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// BenchmarkRecovery: a partition holding 1M distinct items in its exact hour window: time to
+// load its checkpoint from MinIO, restore the state and answer its top list, i.e. from restart
+// to exact lists before any replay (the replay after it is at most one checkpoint interval of
+// events, measured by BenchmarkConsume).
+func BenchmarkRecovery(b *testing.B) {
+	cfg := itest.S3(b)
+	ctx := context.Background()
+	obj, err := objstore.New(ctx, objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(b, "recovery"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		b.Fatal(err)
+	}
+	wc := windowConfig()
+	p, err := window.New(wc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now().UTC().Add(-50 * time.Minute).Truncate(time.Minute)
+	const items = 1_000_000
+	for i := 0; i < items; i++ {
+		p.Add(event.Event{ItemID: fmt.Sprintf("item-%07d", i), Count: uint32(1 + i%97), TS: t0.Add(time.Duration(i%40) * time.Minute)})
+	}
+	p.Add(event.Event{ItemID: "sentinel", Count: 1, TS: t0.Add(45 * time.Minute)})
+	snap, err := p.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := checkpoint.NewStore(obj, "checkpoints", 2, nil)
+	if _, err := st.Save(ctx, checkpoint.Checkpoint{Topic: "views", Partition: 0, Offset: items, CreatedAt: time.Now(), State: snap}); err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var restored *window.Partition
+		cp, found, err := st.Load(ctx, "views", 0, func(c checkpoint.Checkpoint) error {
+			r, err := window.Restore(wc, c.State)
+			restored = r
+			return err
+		})
+		if err != nil || !found || cp.Offset != items {
+			b.Fatalf("load: %v found=%v", err, found)
+		}
+		l, err := restored.Top("hour")
+		if err != nil || len(l.Items) == 0 {
+			b.Fatalf("top: %v", err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/restore")
+	}
+	b.ReportMetric(float64(len(snap))/1e6, "MB/checkpoint")
+}
+
+var _ = strings.TrimSpace
