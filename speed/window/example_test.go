@@ -27,7 +27,7 @@ func Example() {
 		{ItemID: "V7", Count: 3, TS: at},
 		{ItemID: "V2", Count: 2, TS: at.Add(time.Second)},
 		{ItemID: "V7", Count: 1, TS: at.Add(2 * time.Second)},
-		{ItemID: "V9", Count: 9, TS: at.Add(-2 * time.Hour)}, // before every window
+		{ItemID: "V9", Count: 9, TS: at.Add(-2 * time.Hour)},  // before every window
 		{ItemID: "V2", Count: 1, TS: at.Add(2 * time.Minute)}, // moves the watermark to 10:06:44
 	} {
 		fmt.Println(ev.ItemID, p.Add(ev))
