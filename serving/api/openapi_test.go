@@ -1,0 +1,332 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"trending/serving/store"
+	"trending/serving/store/storetest"
+)
+
+// The golden test of the API against schemas/openapi.yaml: the routes, parameters and statuses
+// the server serves are exactly those the spec lists, the parameter constraints match the
+// defaults, real responses validate against the spec's schemas, and every property a schema
+// defines shows up in some response (so the spec does not promise a field nobody sends).
+
+type spec struct {
+	Paths      map[string]map[string]operation `yaml:"paths"`
+	Components struct {
+		Schemas   map[string]*schema   `yaml:"schemas"`
+		Responses map[string]*response `yaml:"responses"`
+	} `yaml:"components"`
+}
+
+type operation struct {
+	Parameters []struct {
+		Name     string  `yaml:"name"`
+		In       string  `yaml:"in"`
+		Required bool    `yaml:"required"`
+		Schema   *schema `yaml:"schema"`
+	} `yaml:"parameters"`
+	Responses map[string]*response `yaml:"responses"`
+}
+
+type response struct {
+	Ref     string `yaml:"$ref"`
+	Content map[string]struct {
+		Schema *schema `yaml:"schema"`
+	} `yaml:"content"`
+}
+
+type schema struct {
+	Ref                  string             `yaml:"$ref"`
+	Type                 any                `yaml:"type"`
+	Format               string             `yaml:"format"`
+	Enum                 []any              `yaml:"enum"`
+	Required             []string           `yaml:"required"`
+	Properties           map[string]*schema `yaml:"properties"`
+	AdditionalProperties *bool              `yaml:"additionalProperties"`
+	Items                *schema            `yaml:"items"`
+	Minimum              *float64           `yaml:"minimum"`
+	Maximum              *float64           `yaml:"maximum"`
+	Default              any                `yaml:"default"`
+}
+
+func loadSpec(t *testing.T) *spec {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "schemas", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s spec
+	if err := yaml.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("schemas/openapi.yaml: %v", err)
+	}
+	return &s
+}
+
+func (s *spec) resolve(sc *schema) *schema {
+	for sc != nil && sc.Ref != "" {
+		name, ok := strings.CutPrefix(sc.Ref, "#/components/schemas/")
+		if !ok || s.Components.Schemas[name] == nil {
+			panic("BUG: openapi test: unresolvable $ref " + sc.Ref)
+		}
+		sc = s.Components.Schemas[name]
+	}
+	return sc
+}
+
+func (s *spec) resolveResponse(r *response) *response {
+	if r != nil && r.Ref != "" {
+		return s.Components.Responses[strings.TrimPrefix(r.Ref, "#/components/responses/")]
+	}
+	return r
+}
+
+// validator checks JSON values against spec schemas and records which properties it saw.
+type validator struct {
+	s    *spec
+	seen map[*schema]map[string]bool
+}
+
+func (v *validator) validate(path string, val any, sc *schema) []string {
+	sc = v.s.resolve(sc)
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, path+": "+fmt.Sprintf(format, args...)) }
+	var types []string
+	switch tt := sc.Type.(type) {
+	case string:
+		types = []string{tt}
+	case []any:
+		for _, x := range tt {
+			types = append(types, fmt.Sprint(x))
+		}
+	}
+	if len(types) > 0 && !slices.Contains(types, jsonType(val)) && !(jsonType(val) == "integer" && slices.Contains(types, "number")) {
+		fail("type %s, want %v", jsonType(val), types)
+		return errs
+	}
+	if len(sc.Enum) > 0 && !slices.ContainsFunc(sc.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(val) }) {
+		fail("%v is not one of %v", val, sc.Enum)
+	}
+	switch x := val.(type) {
+	case string:
+		if sc.Format == "date-time" {
+			if _, err := time.Parse(time.RFC3339Nano, x); err != nil {
+				fail("not a date-time: %v", err)
+			}
+		}
+	case float64:
+		if sc.Minimum != nil && x < *sc.Minimum || sc.Maximum != nil && x > *sc.Maximum {
+			fail("%v outside [%v, %v]", x, sc.Minimum, sc.Maximum)
+		}
+	case []any:
+		for i, it := range x {
+			errs = append(errs, v.validate(fmt.Sprintf("%s[%d]", path, i), it, sc.Items)...)
+		}
+	case map[string]any:
+		for _, r := range sc.Required {
+			if _, ok := x[r]; !ok {
+				fail("required property %q missing", r)
+			}
+		}
+		if v.seen[sc] == nil {
+			v.seen[sc] = map[string]bool{}
+		}
+		for k, pv := range x {
+			ps, ok := sc.Properties[k]
+			if !ok {
+				if sc.AdditionalProperties != nil && !*sc.AdditionalProperties {
+					fail("property %q is not in the spec", k)
+				}
+				continue
+			}
+			v.seen[sc][k] = true
+			errs = append(errs, v.validate(path+"."+k, pv, ps)...)
+		}
+	}
+	return errs
+}
+
+func jsonType(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if x == math.Trunc(x) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// TestOpenAPIRoutes: paths, methods, parameters and statuses agree both ways.
+func TestOpenAPIRoutes(t *testing.T) {
+	s := loadSpec(t)
+	f := newFixture(t, nil)
+	served := map[string]*route{}
+	for _, r := range f.srv.routeTable() {
+		served[r.path] = r
+	}
+	// The dashboard: "/" and the files beside it are one documented route.
+	served["/"] = &route{path: "/", methods: []string{"GET", "HEAD"}, statuses: []int{200, 304, 405}}
+
+	var specPaths, servedPaths []string
+	for p := range s.Paths {
+		specPaths = append(specPaths, p)
+	}
+	for p := range served {
+		servedPaths = append(servedPaths, p)
+	}
+	sort.Strings(specPaths)
+	sort.Strings(servedPaths)
+	if !slices.Equal(specPaths, servedPaths) {
+		t.Fatalf("paths: spec %v, server %v", specPaths, servedPaths)
+	}
+	for p, ops := range s.Paths {
+		r := served[p]
+		var methods []string
+		for m := range ops {
+			methods = append(methods, strings.ToUpper(m))
+		}
+		if !slices.Equal(methods, []string{"GET"}) || !slices.Equal(r.methods, []string{"GET", "HEAD"}) {
+			t.Errorf("%s: spec methods %v, server %v (the spec lists GET; HEAD is implied)", p, methods, r.methods)
+		}
+		op := ops["get"]
+		var params []string
+		for _, prm := range op.Parameters {
+			if prm.In != "query" {
+				t.Errorf("%s: parameter %s in %s: the API takes only query parameters", p, prm.Name, prm.In)
+			}
+			params = append(params, prm.Name)
+		}
+		if !slices.Equal(sorted(params), sorted(r.params)) {
+			t.Errorf("%s: spec parameters %v, server %v", p, params, r.params)
+		}
+		var codes []int
+		for c := range op.Responses {
+			n, err := strconv.Atoi(c)
+			if err != nil {
+				t.Fatalf("%s: response %q is not a status code", p, c)
+			}
+			codes = append(codes, n)
+		}
+		if !slices.Equal(sortedInts(codes), sortedInts(r.statuses)) {
+			t.Errorf("%s: spec statuses %v, server %v", p, sortedInts(codes), sortedInts(r.statuses))
+		}
+	}
+
+	// Parameter constraints match the server's defaults.
+	params := map[string]*schema{}
+	for _, prm := range s.Paths["/v1/trending"]["get"].Parameters {
+		params[prm.Name] = prm.Schema
+	}
+	cfg := DefaultConfig()
+	if l := params["limit"]; l == nil || l.Maximum == nil || int(*l.Maximum) != cfg.MaxLimit || fmt.Sprint(l.Default) != strconv.Itoa(cfg.DefaultLimit) {
+		t.Errorf("limit: spec %+v, server max %d default %d", l, cfg.MaxLimit, cfg.DefaultLimit)
+	}
+	if w := params["window"]; w == nil || fmt.Sprint(w.Enum) != fmt.Sprint(store.LiveWindows) {
+		t.Errorf("window enum: spec %v, server %v", w.Enum, store.LiveWindows)
+	}
+}
+
+// TestOpenAPIResponses: real responses validate against the spec's schemas, and every schema
+// property appears in some response.
+func TestOpenAPIResponses(t *testing.T) {
+	s := loadSpec(t)
+	f := newFixture(t, nil)
+	v := &validator{s: s, seen: map[*schema]map[string]bool{}}
+	t0 := storetest.T0
+	for _, c := range []struct {
+		target string
+		status int
+	}{
+		{"/v1/trending?window=hour", 200},
+		{"/v1/trending?window=all&limit=1", 200},
+		{"/v1/trending?window=hour&start=" + t0.Add(-time.Hour).Format(time.RFC3339), 200},
+		{"/v1/trending?window=day&start=2026-11-14T00:00:00Z", 200},
+		{"/v1/trending?window=year", 400},
+		{"/v1/trending?window=hour&start=2026-11-14T08:00:00Z", 404},
+		{"/v1/windows?window=hour&from=2026-11-14T06:00:00Z", 200},
+		{"/v1/windows?window=hour&from=2000-01-01T00:00:00Z", 400},
+		{"/healthz", 200},
+		{"/readyz", 200},
+	} {
+		w := f.get(c.target)
+		if w.Code != c.status {
+			t.Fatalf("%s: status %d, want %d", c.target, w.Code, c.status)
+		}
+		v.check(t, c.target, w.Code, w.Body.Bytes())
+	}
+	// The statuses a healthy fixture cannot produce: 405, and 503 before any load.
+	w := f.do(http.MethodDelete, "/v1/windows")
+	v.check(t, "/v1/windows", w.Code, w.Body.Bytes())
+	nf := newFixture(t, func(c *Config) { c.Registerer, c.Gatherer = nil, nil })
+	nf.st.down.Store(true)
+	srv, _ := New(nf.srv.cfg, nf.st, nil)
+	nf.h = srv.Handler()
+	for _, p := range []string{"/readyz", "/v1/trending?window=hour", "/v1/windows?window=day"} {
+		w := nf.get(p)
+		if w.Code != 503 {
+			t.Fatalf("%s before loading: %d", p, w.Code)
+		}
+		v.check(t, p, w.Code, w.Body.Bytes())
+	}
+
+	for _, name := range []string{"TrendingList", "Item", "ErrorBound", "Reconciliation", "Windows", "WindowStatus", "Ready", "Health", "Error"} {
+		sc := s.Components.Schemas[name]
+		for prop := range sc.Properties {
+			if !v.seen[sc][prop] {
+				t.Errorf("schema %s: property %q never appeared in a response", name, prop)
+			}
+		}
+	}
+}
+
+func (v *validator) check(t *testing.T, target string, status int, body []byte) {
+	t.Helper()
+	path, _, _ := strings.Cut(target, "?")
+	op := v.s.Paths[path]["get"]
+	resp := v.s.resolveResponse(op.Responses[strconv.Itoa(status)])
+	if resp == nil {
+		t.Errorf("%s: status %d is not in the spec", target, status)
+		return
+	}
+	media, ok := resp.Content["application/json"]
+	if !ok {
+		t.Errorf("%s: status %d has no application/json schema", target, status)
+		return
+	}
+	var val any
+	if err := json.Unmarshal(body, &val); err != nil {
+		t.Errorf("%s: body is not JSON: %v", target, err)
+		return
+	}
+	for _, e := range v.validate(target, val, media.Schema) {
+		t.Error(e)
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); sort.Strings(s); return s }
+func sortedInts(s []int) []int   { s = slices.Clone(s); sort.Ints(s); return s }
