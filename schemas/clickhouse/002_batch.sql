@@ -39,12 +39,14 @@ ORDER BY (month, item_id);
 -- Which archived inputs each rollup was built from: the archive fingerprint (hour) or the
 -- fingerprint of the level below (day, month), so a later run can tell whether a rollup is
 -- current or must be rebuilt because late data changed its inputs. The largest version
--- (build time, Unix ms) per (level, start) is the current record.
+-- (build time, Unix ms) per (level, start) is the current record. through is where the
+-- inputs end (the window's end; earlier for the month to date).
 CREATE TABLE IF NOT EXISTS rollup_meta (
     level        String,
     start        DateTime('UTC'),
     version      Int64,
     fingerprint  String,
+    through      DateTime('UTC'),
     input_rows   UInt64,
     items        UInt64,
     views        UInt64

@@ -1,0 +1,454 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"trending/archive"
+	"trending/serving/store"
+)
+
+// ClickHouseConfig configures the ClickHouse engine.
+type ClickHouseConfig struct {
+	// Database holds the rollup tables (schemas/clickhouse/002_batch.sql, `trending
+	// migrate`); default "trending".
+	Database string
+	// ChunkRows is how many archive rows one INSERT carries; default 262,144 (a few MB of
+	// columns), which bounds the loader's memory however large an hour is.
+	ChunkRows int
+	// RowByRow appends raw rows one at a time instead of a column slice at a time: only the
+	// load benchmark sets it, to measure what the columnar path saves.
+	RowByRow bool
+}
+
+// DefaultClickHouseConfig returns the defaults.
+func DefaultClickHouseConfig() ClickHouseConfig {
+	return ClickHouseConfig{Database: "trending", ChunkRows: 256 << 10}
+}
+
+// Validate reports a configuration that cannot work.
+func (c ClickHouseConfig) Validate() error {
+	if !sqlIdent(c.Database) {
+		return fmt.Errorf("clickhouse database %q: use letters, digits and underscores", c.Database)
+	}
+	if c.ChunkRows < 1 {
+		return fmt.Errorf("chunk rows %d: must be at least 1", c.ChunkRows)
+	}
+	return nil
+}
+
+func sqlIdent(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// ClickHouse is the production engine. A build loads raw rows into a staging table of its
+// own with columnar batch inserts (columns listed, as 18.16 requires), deduplicates them by
+// (kafka_partition, kafka_offset) in SQL (the archive reader already does; this is the
+// second guard, and it is cheap), aggregates into a staging copy of the rollup partition,
+// copies the partition's untouched windows across, and swaps the partition in with ALTER
+// TABLE ... REPLACE PARTITION: readers see the old partition or the new one.
+type ClickHouse struct {
+	conn driver.Conn
+	cfg  ClickHouseConfig
+	seq  atomic.Int64
+}
+
+// NewClickHouse returns an engine on conn; the rollup tables must exist (`trending migrate`).
+func NewClickHouse(ctx context.Context, conn driver.Conn, cfg ClickHouseConfig) (*ClickHouse, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var n uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name IN ('rollup_hour', 'rollup_day', 'rollup_month', 'rollup_meta')", cfg.Database).Scan(&n); err != nil {
+		return nil, fmt.Errorf("look for rollup tables in %s: %w", cfg.Database, err)
+	}
+	if n != 4 {
+		return nil, fmt.Errorf("clickhouse database %s lacks the rollup tables: run `trending migrate`", cfg.Database)
+	}
+	return &ClickHouse{conn: conn, cfg: cfg}, nil
+}
+
+func (e *ClickHouse) t(name string) string { return e.cfg.Database + "." + name }
+
+// tmpName returns a staging table name unique to this process and call.
+func (e *ClickHouse) tmpName(kind string) string {
+	return fmt.Sprintf("%s.tmp_%s_%d_%d", e.cfg.Database, kind, time.Now().UnixNano(), e.seq.Add(1))
+}
+
+func (e *ClickHouse) drop(tables ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, t := range tables {
+		_ = e.conn.Exec(ctx, "DROP TABLE IF EXISTS "+t)
+	}
+}
+
+func dt(t time.Time) string { return "toDateTime(" + strconv.FormatInt(t.Unix(), 10) + ")" }
+
+func dtList(bs []Built) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = dt(b.Start)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ymd(t time.Time) string { return t.UTC().Format("20060102") }
+
+// BuildHours implements Engine.
+func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time, hours []Built) ([]Meta, error) {
+	day = store.Align(Day, day)
+	for _, h := range hours {
+		if !store.Align(Day, h.Start).Equal(day) {
+			panic("BUG: BuildHours of hour " + h.Start.String() + " outside day " + day.String())
+		}
+	}
+	raw, stage := e.tmpName("raw"), e.tmpName("hour")
+	defer e.drop(raw, stage)
+	if err := e.conn.Exec(ctx, "CREATE TABLE "+raw+` (kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64)
+		ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`); err != nil {
+		return nil, fmt.Errorf("create raw staging: %w", err)
+	}
+	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_hour")); err != nil {
+		return nil, fmt.Errorf("create hour staging: %w", err)
+	}
+	for _, h := range hours {
+		if _, err := e.Load(ctx, src, h.Start, raw); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+` (hour, item_id, views)
+		SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, i, sum(c)
+		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t FROM `+raw+` GROUP BY kafka_partition, kafka_offset)
+		GROUP BY h, i`); err != nil {
+		return nil, fmt.Errorf("aggregate hours of %s: %w", day.Format(time.DateOnly), err)
+	}
+	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, item_id, views) SELECT hour, item_id, views FROM "+e.t("rollup_hour")+
+		" WHERE toYYYYMMDD(hour) = "+ymd(day)+" AND hour NOT IN ("+dtList(hours)+")"); err != nil {
+		return nil, fmt.Errorf("copy untouched hours of %s: %w", day.Format(time.DateOnly), err)
+	}
+	if err := e.conn.Exec(ctx, "ALTER TABLE "+e.t("rollup_hour")+" REPLACE PARTITION "+ymd(day)+" FROM "+stage); err != nil {
+		return nil, fmt.Errorf("swap in hours of %s: %w", day.Format(time.DateOnly), err)
+	}
+	// Input rows after dedup, per hour.
+	inputs := map[int64]uint64{}
+	rows, err := e.conn.Query(ctx, "SELECT toUInt32(toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC'))) AS h, count() FROM (SELECT any(ts) AS t FROM "+raw+
+		" GROUP BY kafka_partition, kafka_offset) GROUP BY h")
+	if err != nil {
+		return nil, fmt.Errorf("count inputs: %w", err)
+	}
+	for rows.Next() {
+		var h uint32
+		var n uint64
+		if err := rows.Scan(&h, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		inputs[int64(h)] = n
+	}
+	rows.Close()
+	metas := make([]Meta, len(hours))
+	for i, h := range hours {
+		metas[i] = Meta{Fingerprint: h.Fingerprint, Through: h.Through, InputRows: inputs[h.Start.Unix()]}
+	}
+	if err := e.recordMeta(ctx, Hour, "rollup_hour", "hour", hours, metas); err != nil {
+		return nil, err
+	}
+	return metas, nil
+}
+
+// recordMeta fills each meta's item and view totals from the rollup table and appends one
+// rollup_meta row per window.
+func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, bs []Built, metas []Meta) error {
+	tot := map[int64][2]uint64{}
+	rows, err := e.conn.Query(ctx, "SELECT toUInt32("+col+"), count(), sum(views) FROM "+e.t(table)+" WHERE "+col+" IN ("+dateList(level, bs)+") GROUP BY "+col)
+	if err != nil {
+		return fmt.Errorf("total %s rollups: %w", level, err)
+	}
+	for rows.Next() {
+		var s uint32
+		var n, v uint64
+		if err := rows.Scan(&s, &n, &v); err != nil {
+			rows.Close()
+			return err
+		}
+		tot[int64(s)] = [2]uint64{n, v}
+	}
+	rows.Close()
+	version := time.Now().UnixMilli()
+	b, err := e.conn.PrepareBatch(ctx, "INSERT INTO "+e.t("rollup_meta")+" (level, start, version, fingerprint, through, input_rows, items, views)")
+	if err != nil {
+		return fmt.Errorf("record %s meta: %w", level, err)
+	}
+	for i, bl := range bs {
+		tv := tot[bl.Start.Unix()]
+		metas[i].Items, metas[i].Views, metas[i].Version = tv[0], tv[1], version
+		if metas[i].InputRows == 0 && level != Hour {
+			metas[i].InputRows = tv[0]
+		}
+		if err := b.Append(level, bl.Start, version, bl.Fingerprint, bl.Through, metas[i].InputRows, tv[0], tv[1]); err != nil {
+			return errors.Join(fmt.Errorf("record %s meta: %w", level, err), b.Abort())
+		}
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("record %s meta: %w", level, err)
+	}
+	return nil
+}
+
+// dateList renders window starts as SQL literals of the level's column type.
+func dateList(level string, bs []Built) string {
+	if level == Hour {
+		return dtList(bs)
+	}
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = "toDate('" + b.Start.UTC().Format(time.DateOnly) + "')"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Load appends the deduplicated events of one archive hour to table (the raw staging
+// layout), ChunkRows at a time, one column slice per column per INSERT. It returns the rows
+// sent.
+func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, table string) (int, error) {
+	var c archive.Columns
+	total := 0
+	flush := func() error {
+		if c.Len() == 0 {
+			return nil
+		}
+		if err := e.insertChunk(ctx, table, &c); err != nil {
+			return fmt.Errorf("load hour %s: %w", hour.UTC().Format(time.RFC3339), err)
+		}
+		total += c.Len()
+		c = archive.Columns{ItemID: c.ItemID[:0], Count: c.Count[:0], TS: c.TS[:0], Partition: c.Partition[:0], Offset: c.Offset[:0]}
+		return nil
+	}
+	err := src.ReadHour(ctx, hour, func(r archive.Row) error {
+		c.ItemID = append(c.ItemID, r.ItemID)
+		c.Count = append(c.Count, r.Count)
+		c.TS = append(c.TS, r.TS)
+		c.Partition = append(c.Partition, r.Partition)
+		c.Offset = append(c.Offset, r.Offset)
+		if c.Len() >= e.cfg.ChunkRows {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return total, err
+	}
+	return total, flush()
+}
+
+// insertChunk sends one INSERT of the raw staging columns.
+func (e *ClickHouse) insertChunk(ctx context.Context, table string, c *archive.Columns) error {
+	b, err := e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts)")
+	if err != nil {
+		return err
+	}
+	if e.cfg.RowByRow {
+		for i := range c.Len() {
+			if err := b.Append(c.Partition[i], c.Offset[i], c.ItemID[i], c.Count[i], c.TS[i]); err != nil {
+				return errors.Join(err, b.Abort())
+			}
+		}
+		return b.Send()
+	}
+	for i, col := range []any{c.Partition, c.Offset, c.ItemID, c.Count, c.TS} {
+		if err := b.Column(i).Append(col); err != nil {
+			return errors.Join(fmt.Errorf("column %d: %w", i, err), b.Abort())
+		}
+	}
+	return b.Send()
+}
+
+// CreateRawTable creates a raw staging table for Load (benchmarks use it directly).
+func (e *ClickHouse) CreateRawTable(ctx context.Context) (string, error) {
+	raw := e.tmpName("raw")
+	return raw, e.conn.Exec(ctx, "CREATE TABLE "+raw+` (kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64)
+		ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`)
+}
+
+// DropTable drops a staging table.
+func (e *ClickHouse) DropTable(table string) { e.drop(table) }
+
+// BuildDays implements Engine.
+func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Built) error {
+	month = store.Align(Month, month)
+	stage := e.tmpName("day")
+	defer e.drop(stage)
+	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_day")); err != nil {
+		return fmt.Errorf("create day staging: %w", err)
+	}
+	var parts []string
+	for _, d := range days {
+		if !store.Align(Month, d.Start).Equal(month) {
+			panic("BUG: BuildDays of a day outside month")
+		}
+		parts = append(parts, ymd(d.Start))
+	}
+	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (day, item_id, views) SELECT toDate(hour) AS d, item_id, sum(views) FROM "+e.t("rollup_hour")+
+		" WHERE toYYYYMMDD(hour) IN ("+strings.Join(parts, ", ")+") GROUP BY d, item_id"); err != nil {
+		return fmt.Errorf("sum hours into days of %s: %w", month.Format("2006-01"), err)
+	}
+	return e.finish(ctx, Day, "rollup_day", "day", stage, month.Format("200601"), "toYYYYMM(day) = "+month.Format("200601"), days)
+}
+
+// BuildMonths implements Engine.
+func (e *ClickHouse) BuildMonths(ctx context.Context, year time.Time, months []Built) error {
+	stage := e.tmpName("month")
+	defer e.drop(stage)
+	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_month")); err != nil {
+		return fmt.Errorf("create month staging: %w", err)
+	}
+	y := year.UTC().Year()
+	for _, m := range months {
+		if m.Start.UTC().Year() != y {
+			panic("BUG: BuildMonths of a month outside year")
+		}
+		if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (month, item_id, views) SELECT toDate('"+m.Start.UTC().Format(time.DateOnly)+"'), item_id, sum(views) FROM "+e.t("rollup_day")+
+			" WHERE toYYYYMM(day) = "+m.Start.UTC().Format("200601")+" AND day < toDate('"+m.Through.UTC().Format(time.DateOnly)+"') GROUP BY item_id"); err != nil {
+			return fmt.Errorf("sum days into month %s: %w", m.Start.Format("2006-01"), err)
+		}
+	}
+	return e.finish(ctx, Month, "rollup_month", "month", stage, strconv.Itoa(y), "toYear(month) = "+strconv.Itoa(y), months)
+}
+
+// finish copies the partition's untouched windows into stage, swaps the partition in and
+// records the meta rows.
+func (e *ClickHouse) finish(ctx context.Context, level, table, col, stage, partition, inPartition string, bs []Built) error {
+	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" ("+col+", item_id, views) SELECT "+col+", item_id, views FROM "+e.t(table)+
+		" WHERE "+inPartition+" AND "+col+" NOT IN ("+dateList(level, bs)+")"); err != nil {
+		return fmt.Errorf("copy untouched %s rollups: %w", level, err)
+	}
+	if err := e.conn.Exec(ctx, "ALTER TABLE "+e.t(table)+" REPLACE PARTITION "+partition+" FROM "+stage); err != nil {
+		return fmt.Errorf("swap in %s rollups %s: %w", level, partition, err)
+	}
+	return e.recordMeta(ctx, level, table, col, bs, make([]Meta, len(bs)))
+}
+
+// Meta implements Engine.
+func (e *ClickHouse) Meta(ctx context.Context, level string, start time.Time) (Meta, error) {
+	var m Meta
+	var found uint64
+	err := e.conn.QueryRow(ctx, "SELECT count(), argMax(fingerprint, version), max(version), argMax(through, version), argMax(input_rows, version), argMax(items, version), argMax(views, version) FROM "+
+		e.t("rollup_meta")+" WHERE level = ? AND start = "+dt(start), level).Scan(&found, &m.Fingerprint, &m.Version, &m.Through, &m.InputRows, &m.Items, &m.Views)
+	if err != nil {
+		return m, fmt.Errorf("read %s meta %s: %w", level, start.UTC().Format(time.RFC3339), err)
+	}
+	if found == 0 {
+		return Meta{}, fmt.Errorf("%s %s: %w", level, start.UTC().Format(time.RFC3339), ErrNoRollup)
+	}
+	m.Through = m.Through.UTC()
+	return m, nil
+}
+
+// rollupWhere returns the table and filter of one rollup.
+func (e *ClickHouse) rollupWhere(level string, start time.Time) (table, where string) {
+	switch level {
+	case Hour:
+		return e.t("rollup_hour"), "hour = " + dt(start)
+	case Day:
+		return e.t("rollup_day"), "day = toDate('" + start.UTC().Format(time.DateOnly) + "')"
+	case Month:
+		return e.t("rollup_month"), "month = toDate('" + start.UTC().Format(time.DateOnly) + "')"
+	case All:
+		return e.t("rollup_month"), "1"
+	}
+	panic("BUG: rollup level " + level)
+}
+
+// TopK implements Engine.
+func (e *ClickHouse) TopK(ctx context.Context, level string, start time.Time, k int) ([]Ranked, uint64, uint64, error) {
+	table, where := e.rollupWhere(level, start)
+	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) AS v FROM "+table+" WHERE "+where+
+		" GROUP BY item_id ORDER BY v DESC, item_id ASC LIMIT "+strconv.Itoa(k))
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("top %d of %s: %w", k, level, err)
+	}
+	var top []Ranked
+	for rows.Next() {
+		var r Ranked
+		if err := rows.Scan(&r.ItemID, &r.Views); err != nil {
+			rows.Close()
+			return nil, 0, 0, err
+		}
+		top = append(top, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, err
+	}
+	var views, items uint64
+	if err := e.conn.QueryRow(ctx, "SELECT sum(views), uniqExact(item_id) FROM "+table+" WHERE "+where).Scan(&views, &items); err != nil {
+		return nil, 0, 0, fmt.Errorf("totals of %s: %w", level, err)
+	}
+	return top, views, items, nil
+}
+
+// Counts implements Engine.
+func (e *ClickHouse) Counts(ctx context.Context, level string, start time.Time, items []string) (map[string]uint64, error) {
+	out := make(map[string]uint64, len(items))
+	if len(items) == 0 {
+		return out, nil
+	}
+	table, where := e.rollupWhere(level, start)
+	// One placeholder per item: 18.16 does not take an array on the right of IN.
+	args := make([]any, len(items))
+	for i, id := range items {
+		args[i] = id
+	}
+	marks := strings.Repeat("?, ", len(items))
+	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) FROM "+table+" WHERE "+where+" AND item_id IN ("+marks[:len(marks)-2]+") GROUP BY item_id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("counts in %s: %w", level, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var v uint64
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
+		}
+		out[id] = v
+	}
+	return out, rows.Err()
+}
+
+// Months implements Engine.
+func (e *ClickHouse) Months(ctx context.Context) ([]time.Time, error) {
+	rows, err := e.conn.Query(ctx, "SELECT DISTINCT start FROM "+e.t("rollup_meta")+" WHERE level = 'month' ORDER BY start")
+	if err != nil {
+		return nil, fmt.Errorf("list month rollups: %w", err)
+	}
+	defer rows.Close()
+	var out []time.Time
+	for rows.Next() {
+		var t time.Time
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t.UTC())
+	}
+	return out, rows.Err()
+}
+
+// Close implements Engine; the connection belongs to the caller.
+func (e *ClickHouse) Close() error { return nil }

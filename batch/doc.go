@@ -1,0 +1,20 @@
+// Package batch is the batch layer: it recomputes closed calendar windows exactly from the
+// Parquet archive and writes their top-K lists to the serving store as source=batch, which
+// supersedes the speed layer's approximate list ("approximate now, exact later", seed 004).
+//
+// It keeps full per-item rollups per level (hour, day, month), so a day is the sum of 24
+// hour rollups and a month the sum of its day rollups, never a rescan of raw events; all
+// time is the sum over months. Each rollup records the fingerprint of its inputs (the
+// archive's per-hour fingerprint, combined upward), so a later run knows whether late data
+// changed a closed window and rebuilds just that window and the windows above it.
+//
+// Two engines compute the rollups (Engine): ClickHouse (production; raw rows are loaded with
+// columnar batch inserts, deduplicated by (kafka_partition, kafka_offset) and aggregated in
+// SQL, each level swapped in a partition at a time with REPLACE PARTITION) and a Go-native
+// one over the same archive reader with rollups in a bbolt file (the embedded mode, no
+// ClickHouse). Both pass the same test suite.
+//
+// The Runner plans windows, refuses open ones (ErrWindowOpen), builds what is stale,
+// publishes lists with a Reconciliation against the speed list they replace, and reports
+// status. `trending batch` is its command line.
+package batch

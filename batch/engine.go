@@ -1,0 +1,75 @@
+package batch
+
+import (
+	"context"
+	"time"
+
+	"trending/archive"
+	"trending/internal/objstore"
+)
+
+// Archive is the archive as the batch layer reads it; *archive.Reader implements it.
+type Archive interface {
+	// ListHour returns the hour's Parquet objects.
+	ListHour(ctx context.Context, hour time.Time) ([]objstore.Object, error)
+	// Fingerprint identifies the hour's contents; it changes when late data lands.
+	Fingerprint(ctx context.Context, hour time.Time) (string, error)
+	// Complete reports whether every partition's archive has passed the hour's end plus
+	// allowedLateness.
+	Complete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (bool, error)
+	// ReadHour calls fn for every event of the hour, deduplicated by (partition, offset).
+	ReadHour(ctx context.Context, hour time.Time, fn func(archive.Row) error) error
+}
+
+// Built names one rollup to build and the fingerprint of its inputs, recorded with it.
+type Built struct {
+	Start       time.Time
+	Fingerprint string
+	// Through is where the rollup's inputs end: the window's end, or earlier for the month
+	// to date.
+	Through time.Time
+}
+
+// Meta is what an engine recorded about one rollup.
+type Meta struct {
+	Fingerprint string
+	Version     int64     // build time, Unix milliseconds
+	Through     time.Time // inputs end here (exclusive)
+	InputRows   uint64    // hour: events loaded after dedup; above: rows summed
+	Items       uint64    // distinct items
+	Views       uint64    // total views
+}
+
+// Ranked is one item of a top-K answer.
+type Ranked struct {
+	ItemID string
+	Views  uint64
+}
+
+// Engine computes exact rollups and answers top-K from them. The unit of atomic
+// replacement is one call: a reader of the engine sees the rollups before the call or
+// after it, never a mix. Implementations are safe for concurrent use by calls on different
+// days (BuildHours), months (BuildDays) and years (BuildMonths).
+type Engine interface {
+	// BuildHours replaces the rollups of the given hours, all in the UTC day day, with exact
+	// counts read from src (deduplicated by partition and offset), recording each
+	// Fingerprint. Other hours of the day keep their rollups.
+	BuildHours(ctx context.Context, src Archive, day time.Time, hours []Built) ([]Meta, error)
+	// BuildDays replaces the given days' rollups, all in one UTC month, with the sum of
+	// their hour rollups.
+	BuildDays(ctx context.Context, month time.Time, days []Built) error
+	// BuildMonths replaces the given months' rollups, all in one UTC year, with the sum of
+	// their day rollups from each month's start up to its Through.
+	BuildMonths(ctx context.Context, year time.Time, months []Built) error
+	// Meta returns what was recorded for a rollup, or ErrNoRollup.
+	Meta(ctx context.Context, level string, start time.Time) (Meta, error)
+	// TopK returns the k items with the most views in a rollup (level All: summed over
+	// every month), by views descending then item id ascending, and the rollup's total
+	// views and distinct items.
+	TopK(ctx context.Context, level string, start time.Time, k int) (top []Ranked, views, items uint64, err error)
+	// Counts returns the exact views of the given items in a rollup (0 when absent).
+	Counts(ctx context.Context, level string, start time.Time, items []string) (map[string]uint64, error)
+	// Months lists the starts of every month rollup, ascending: what All sums.
+	Months(ctx context.Context) ([]time.Time, error)
+	Close() error
+}

@@ -1,0 +1,59 @@
+package batch
+
+import (
+	"math"
+
+	"trending/serving/store"
+)
+
+// Reconcile compares the speed layer's list with the exact top list of the same window.
+// exactOf gives the exact count of every item on the speed list (items beyond the exact
+// top K included), so the errors are per item, not per rank.
+//
+// Recall@K is the share of the exact top K the speed list also holds, K being the shorter
+// of the two lists; errors are over the speed list's items: |speed - exact|, mean, and the
+// largest relative error |speed - exact| / exact (1 for an item with no exact views).
+func Reconcile(speed store.List, exact []Ranked, exactOf map[string]uint64) store.Reconciliation {
+	r := store.Reconciliation{SpeedVersion: speed.Version}
+	k := min(len(speed.Items), len(exact))
+	if k > 0 {
+		in := make(map[string]bool, k)
+		for _, it := range speed.Items[:k] {
+			in[it.ItemID] = true
+		}
+		hit := 0
+		for _, e := range exact[:k] {
+			if in[e.ItemID] {
+				hit++
+			}
+		}
+		r.RecallAtK = float64(hit) / float64(k)
+	} else if len(exact) == 0 && len(speed.Items) == 0 {
+		r.RecallAtK = 1
+	}
+	var sum float64
+	for _, it := range speed.Items {
+		ex := exactOf[it.ItemID]
+		d := absDiff(it.Views, ex)
+		r.MaxAbsError = max(r.MaxAbsError, d)
+		sum += float64(d)
+		rel := 1.0
+		if ex > 0 {
+			rel = float64(d) / float64(ex)
+		} else if d == 0 {
+			rel = 0
+		}
+		r.MaxRelError = math.Max(r.MaxRelError, rel)
+	}
+	if n := len(speed.Items); n > 0 {
+		r.MeanAbsError = sum / float64(n)
+	}
+	return r
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}

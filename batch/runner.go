@@ -1,0 +1,643 @@
+package batch
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"trending/serving/store"
+)
+
+// Config configures a Runner.
+type Config struct {
+	// K is the length of each published list; default 100 (the speed layer's --k).
+	K int
+	// AllowedLateness is how long after a window's end events may still arrive; a window
+	// is closed once its end plus this has passed and the archive says it is complete.
+	// Default 10 minutes.
+	AllowedLateness time.Duration
+	// Parallel is how many days' hours are built at once; default 1.
+	Parallel int
+	// Force computes open windows too (their lists are then exact for what was archived so
+	// far, and the speed layer can no longer update them).
+	Force bool
+	// Rebuild recomputes the requested windows even when their rollups are current; windows
+	// they depend on are still rebuilt only when their inputs changed.
+	Rebuild bool
+	// LookbackDays is how far back Nightly looks for closed windows whose inputs changed;
+	// default 35 (the month before, plus a margin).
+	LookbackDays int
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Progress receives one line per window built or published; nil for none.
+	Progress io.Writer
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now}
+}
+
+// Validate reports settings that cannot work, naming the flag to change.
+func (c Config) Validate() error {
+	switch {
+	case c.K < 1 || c.K > 10000:
+		return fmt.Errorf("--k %d: use 1..10000", c.K)
+	case c.AllowedLateness < 0:
+		return fmt.Errorf("--lateness %s: must not be negative", c.AllowedLateness)
+	case c.Parallel < 1 || c.Parallel > 64:
+		return fmt.Errorf("--parallel %d: use 1..64", c.Parallel)
+	case c.LookbackDays < 0:
+		return fmt.Errorf("--lookback-days %d: must not be negative", c.LookbackDays)
+	}
+	return nil
+}
+
+// Runner plans and runs the batch: which windows, whether they are closed, what is stale,
+// building and publishing. It is safe for one run at a time.
+type Runner struct {
+	cfg   Config
+	eng   Engine
+	arc   Archive
+	store store.Store
+	log   *slog.Logger
+
+	mu sync.Mutex // serialises progress output
+}
+
+// NewRunner builds a Runner. log may be nil.
+func NewRunner(cfg Config, eng Engine, arc Archive, st store.Store, log *slog.Logger) (*Runner, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{cfg: cfg, eng: eng, arc: arc, store: st, log: log}, nil
+}
+
+// Outcome is what happened to one window.
+type Outcome struct {
+	Window      Window
+	Built       bool   // its rollup was rebuilt
+	Published   bool   // its list was written to the serving store
+	Skipped     string // why it was neither (current, empty, open, newer list)
+	Fingerprint string
+	InputRows   uint64
+	Items       uint64
+	Views       uint64
+	Top         string // the top item, for the progress line
+	Recon       *store.Reconciliation
+	Took        time.Duration
+}
+
+// Report is the result of one run.
+type Report struct {
+	Version  int64 // the version of every list published (run time, Unix ms)
+	Outcomes []Outcome
+}
+
+// Published counts the lists written.
+func (r Report) Published() int {
+	n := 0
+	for _, o := range r.Outcomes {
+		if o.Published {
+			n++
+		}
+	}
+	return n
+}
+
+// run is the state of one invocation.
+type run struct {
+	*Runner
+	version int64
+	now     time.Time
+	closed  time.Time // every hour before this is closed (end + lateness passed)
+	rebuild map[Window]bool
+
+	mu      sync.Mutex
+	hourFP  map[time.Time]string
+	report  Report
+	built   map[Window]bool
+	nDone   int
+	nPlaned int
+}
+
+func (r *Runner) newRun() *run {
+	now := r.cfg.Now().UTC()
+	return &run{Runner: r, version: now.UnixMilli(), now: now, closed: now.Add(-r.cfg.AllowedLateness).Truncate(time.Hour),
+		rebuild: map[Window]bool{}, hourFP: map[time.Time]string{}, built: map[Window]bool{}, report: Report{Version: now.UnixMilli()}}
+}
+
+// Closed reports why w is still open, or nil: its end plus the allowed lateness must have
+// passed and the archive must be complete through its last hour.
+func (r *Runner) Closed(ctx context.Context, w Window) error {
+	if w.Level == All {
+		return nil
+	}
+	now := r.cfg.Now().UTC()
+	closesAt := w.End().Add(r.cfg.AllowedLateness)
+	if now.Before(closesAt) {
+		return fmt.Errorf("%s closes at %s (its end plus --lateness %s): %w; use --force to compute it from what is archived so far",
+			w, closesAt.Format(time.RFC3339), r.cfg.AllowedLateness, ErrWindowOpen)
+	}
+	ok, err := r.arc.Complete(ctx, w.End().Add(-time.Hour), r.cfg.AllowedLateness)
+	if err != nil {
+		return fmt.Errorf("%s: ask the archive whether it is complete: %w", w, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s: the archive is not complete through %s yet (some partition's archiver has not passed it plus --lateness %s): %w; use --force to compute it anyway",
+			w, w.End().Format(time.RFC3339), r.cfg.AllowedLateness, ErrWindowOpen)
+	}
+	return nil
+}
+
+// Run recomputes the given windows (smallest level first) and publishes their lists. An
+// open window fails the whole run before any work, unless Force.
+func (r *Runner) Run(ctx context.Context, windows []Window) (Report, error) {
+	x := r.newRun()
+	if !r.cfg.Force {
+		for _, w := range windows {
+			if err := r.Closed(ctx, w); err != nil {
+				return x.report, err
+			}
+		}
+	}
+	if r.cfg.Rebuild {
+		for _, w := range windows {
+			x.rebuild[w] = true
+		}
+	}
+	byLevel := map[string][]Window{}
+	for _, w := range windows {
+		byLevel[w.Level] = append(byLevel[w.Level], w)
+	}
+	x.nPlaned = len(windows)
+	for _, lv := range Levels {
+		ws := byLevel[lv]
+		if len(ws) == 0 {
+			continue
+		}
+		fps, err := x.ensure(ctx, lv, ws)
+		if err != nil {
+			return x.report, err
+		}
+		for i, w := range ws {
+			if err := x.publish(ctx, w, fps[i], true); err != nil {
+				return x.report, err
+			}
+		}
+	}
+	return x.report, nil
+}
+
+// Nightly is what cron runs after midnight UTC: the hours and the day of date (default
+// yesterday), the month to date (its rollup; its list once the month has closed), all
+// time, and every earlier closed hour and day within LookbackDays whose archived inputs
+// changed since they were built (late data), with the months above them.
+func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
+	x := r.newRun()
+	if date.IsZero() {
+		date = x.now.AddDate(0, 0, -1)
+	}
+	day := store.Align(Day, date)
+	if !r.cfg.Force {
+		if err := r.Closed(ctx, Window{Day, day}); err != nil {
+			return x.report, err
+		}
+	}
+	first := day.AddDate(0, 0, -r.cfg.LookbackDays)
+	days, _ := Span(Day, first, day.AddDate(0, 0, 1))
+	fps, err := x.ensure(ctx, Day, days)
+	if err != nil {
+		return x.report, err
+	}
+	// Publish the day and its hours always; earlier ones when they changed (or were never
+	// published).
+	for i, d := range days {
+		for _, h := range d.Hours(time.Time{}) {
+			if err := x.publish(ctx, h, x.fp(h.Start), d.Start.Equal(day)); err != nil {
+				return x.report, err
+			}
+		}
+		if err := x.publish(ctx, d, fps[i], d.Start.Equal(day)); err != nil {
+			return x.report, err
+		}
+	}
+	months, _ := Span(Month, first, day.AddDate(0, 0, 1))
+	mfps, err := x.ensure(ctx, Month, months)
+	if err != nil {
+		return x.report, err
+	}
+	for i, m := range months {
+		if m.End().After(day.AddDate(0, 0, 1)) {
+			x.note(Outcome{Window: m, Built: x.built[m], Fingerprint: mfps[i], Skipped: "month to date: rollup only, list when the month closes"})
+			continue
+		}
+		if err := x.publish(ctx, m, mfps[i], false); err != nil {
+			return x.report, err
+		}
+	}
+	all := Window{Level: All}
+	afps, err := x.ensure(ctx, All, []Window{all})
+	if err != nil {
+		return x.report, err
+	}
+	return x.report, x.publish(ctx, all, afps[0], false)
+}
+
+// fp returns the archive fingerprint of an hour, cached for the run.
+func (x *run) fp(hour time.Time) string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.hourFP[hour]
+}
+
+// hourFingerprints asks the archive for the fingerprints of hours not yet known.
+func (x *run) hourFingerprints(ctx context.Context, hours []Window) error {
+	return x.parallel(ctx, len(hours), func(i int) error {
+		h := hours[i].Start
+		if x.fp(h) != "" {
+			return nil
+		}
+		fp, err := x.arc.Fingerprint(ctx, h)
+		if err != nil {
+			return err
+		}
+		x.mu.Lock()
+		x.hourFP[h] = fp
+		x.mu.Unlock()
+		return nil
+	})
+}
+
+// parallel runs fn(0..n-1) at most Parallel at a time and returns the first error.
+func (x *run) parallel(ctx context.Context, n int, fn func(i int) error) error {
+	sem := make(chan struct{}, x.cfg.Parallel)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := fn(i); err != nil {
+				once.Do(func() { first = err })
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// through is where a window's inputs end: its end, or for an open window (the month to
+// date, a forced run) the last closed hour.
+func (x *run) through(w Window) time.Time {
+	end := w.End()
+	if x.cfg.Force || !end.After(x.closed) {
+		if x.cfg.Force && end.After(x.now) {
+			return x.now.Truncate(time.Hour).Add(time.Hour)
+		}
+		return end
+	}
+	t := x.closed
+	if w.Level == Month {
+		t = store.Align(Day, x.closed)
+	}
+	if t.Before(w.Start) {
+		return w.Start
+	}
+	return t
+}
+
+// stale reports whether w's rollup must be rebuilt for inputs fingerprinted fp.
+func (x *run) stale(ctx context.Context, level string, w Window, fp string, through time.Time) (bool, error) {
+	if x.rebuild[w] {
+		return true, nil
+	}
+	m, err := x.eng.Meta(ctx, level, w.Start)
+	if errors.Is(err, ErrNoRollup) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return m.Fingerprint != fp || !m.Through.Equal(through), nil
+}
+
+// ensure makes the rollups of ws (all of one level) current, building the levels below
+// first, and returns each one's input fingerprint.
+func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, error) {
+	switch level {
+	case Hour:
+		if err := x.hourFingerprints(ctx, ws); err != nil {
+			return nil, err
+		}
+		var stale []Window
+		for _, w := range ws {
+			s, err := x.stale(ctx, Hour, w, x.fp(w.Start), w.End())
+			if err != nil {
+				return nil, err
+			}
+			if s {
+				stale = append(stale, w)
+			}
+		}
+		groups := group(stale, Day)
+		err := x.parallel(ctx, len(groups), func(i int) error {
+			g := groups[i]
+			bs := make([]Built, len(g))
+			for j, w := range g {
+				bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End()}
+			}
+			t0 := time.Now()
+			metas, err := x.eng.BuildHours(ctx, x.arc, store.Align(Day, g[0].Start), bs)
+			if err != nil {
+				return err
+			}
+			for j, w := range g {
+				x.markBuilt(w)
+				x.progress("built", Outcome{Window: w, Built: true, Fingerprint: bs[j].Fingerprint, InputRows: metas[j].InputRows,
+					Items: metas[j].Items, Views: metas[j].Views, Took: time.Since(t0) / time.Duration(len(g))})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		fps := make([]string, len(ws))
+		for i, w := range ws {
+			fps[i] = x.fp(w.Start)
+		}
+		return fps, nil
+
+	case Day, Month:
+		below := Hour
+		if level == Month {
+			below = Day
+		}
+		// Children of every window, in one call so the level below is built in bulk.
+		var kids []Window
+		span := make([][2]int, len(ws))
+		for i, w := range ws {
+			ch := w.Children(x.through(w))
+			span[i] = [2]int{len(kids), len(kids) + len(ch)}
+			kids = append(kids, ch...)
+		}
+		kfps, err := x.ensure(ctx, below, kids)
+		if err != nil {
+			return nil, err
+		}
+		fps := make([]string, len(ws))
+		var stale []Built
+		for i, w := range ws {
+			fps[i] = Combine(kids[span[i][0]:span[i][1]], kfps[span[i][0]:span[i][1]])
+			th := x.through(w)
+			s, err := x.stale(ctx, level, w, fps[i], th)
+			if err != nil {
+				return nil, err
+			}
+			if s {
+				stale = append(stale, Built{Start: w.Start, Fingerprint: fps[i], Through: th})
+			}
+		}
+		parent := Month
+		if level == Month {
+			parent = "year"
+		}
+		for _, g := range groupBuilt(stale, parent) {
+			t0 := time.Now()
+			if level == Day {
+				err = x.eng.BuildDays(ctx, store.Align(Month, g[0].Start), g)
+			} else {
+				err = x.eng.BuildMonths(ctx, g[0].Start, g)
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range g {
+				w := Window{level, b.Start}
+				x.markBuilt(w)
+				x.progress("built", Outcome{Window: w, Built: true, Fingerprint: b.Fingerprint, Took: time.Since(t0) / time.Duration(len(g))})
+			}
+		}
+		return fps, nil
+
+	case All:
+		// All time sums every month rolled up; the month to date is made current first.
+		cur := Window{Month, store.Align(Month, x.closed.Add(-time.Nanosecond))}
+		if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
+			return nil, err
+		}
+		months, err := x.eng.Months(ctx)
+		if err != nil {
+			return nil, err
+		}
+		mws := make([]Window, len(months))
+		mfps := make([]string, len(months))
+		for i, m := range months {
+			mws[i] = Window{Month, m}
+			meta, err := x.eng.Meta(ctx, Month, m)
+			if err != nil {
+				return nil, err
+			}
+			mfps[i] = meta.Fingerprint
+		}
+		return []string{Combine(mws, mfps)}, nil
+	}
+	panic("BUG: ensure of level " + level)
+}
+
+func (x *run) markBuilt(w Window) {
+	x.mu.Lock()
+	x.built[w] = true
+	x.mu.Unlock()
+}
+
+// group splits windows by the parent window holding them, in start order.
+func group(ws []Window, parent string) [][]Window {
+	sort.Slice(ws, func(i, j int) bool { return ws[i].Start.Before(ws[j].Start) })
+	var out [][]Window
+	for _, w := range ws {
+		if n := len(out); n > 0 && sameParent(out[n-1][0].Start, w.Start, parent) {
+			out[n-1] = append(out[n-1], w)
+		} else {
+			out = append(out, []Window{w})
+		}
+	}
+	return out
+}
+
+func groupBuilt(bs []Built, parent string) [][]Built {
+	slices.SortFunc(bs, func(a, b Built) int { return a.Start.Compare(b.Start) })
+	var out [][]Built
+	for _, b := range bs {
+		if n := len(out); n > 0 && sameParent(out[n-1][0].Start, b.Start, parent) {
+			out[n-1] = append(out[n-1], b)
+		} else {
+			out = append(out, []Built{b})
+		}
+	}
+	return out
+}
+
+func sameParent(a, b time.Time, parent string) bool {
+	if parent == "year" {
+		return a.UTC().Year() == b.UTC().Year()
+	}
+	return store.Align(parent, a).Equal(store.Align(parent, b))
+}
+
+// publish writes w's exact list unless the store already holds the batch list of the same
+// inputs (always when force). Against a speed list it computes the reconciliation; a
+// rerun keeps the reconciliation of the first exact run.
+func (x *run) publish(ctx context.Context, w Window, fp string, force bool) error {
+	t0 := time.Now()
+	force = force || x.rebuild[w] || x.built[w]
+	cur, err := x.store.Get(ctx, w.Key())
+	var prev *store.List
+	switch {
+	case err == nil:
+		prev = &cur
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("read current list of %s: %w", w, err)
+	}
+	if !force && prev != nil && prev.Source == store.SourceBatch && prev.Fingerprint == fp {
+		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "current"})
+		return nil
+	}
+	level := w.Level
+	top, views, items, err := x.eng.TopK(ctx, level, w.Start, x.cfg.K)
+	if err != nil {
+		return err
+	}
+	if views == 0 && prev == nil {
+		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
+		return nil
+	}
+	l := store.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: store.SourceBatch, Exact: true,
+		ComputedAt: x.now, Fingerprint: fp, Items: make([]store.Item, len(top))}
+	if w.Level != All {
+		l.End = w.End()
+		l.AsOf = x.through(w)
+	} else if ms, err := x.eng.Months(ctx); err == nil && len(ms) > 0 {
+		if m, err := x.eng.Meta(ctx, Month, ms[len(ms)-1]); err == nil {
+			l.AsOf = m.Through
+		}
+	}
+	for i, t := range top {
+		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+	}
+	if prev != nil {
+		switch prev.Source {
+		case store.SourceSpeed:
+			ids := make([]string, len(prev.Items))
+			for i, it := range prev.Items {
+				ids[i] = it.ItemID
+			}
+			exactOf, err := x.eng.Counts(ctx, level, w.Start, ids)
+			if err != nil {
+				return err
+			}
+			rec := Reconcile(*prev, top, exactOf)
+			l.Reconciliation = &rec
+		case store.SourceBatch:
+			l.Reconciliation = prev.Reconciliation
+		}
+	}
+	o := Outcome{Window: w, Built: x.built[w], Fingerprint: fp, Items: items, Views: views, Recon: l.Reconciliation, Took: time.Since(t0)}
+	if len(top) > 0 {
+		o.Top = fmt.Sprintf("%s (%d)", top[0].ItemID, top[0].Views)
+	}
+	if err := x.store.Put(ctx, l); err != nil {
+		if errors.Is(err, store.ErrStaleVersion) {
+			o.Skipped = "a newer batch run already published it"
+			x.note(o)
+			return nil
+		}
+		return fmt.Errorf("publish %s: %w", w, err)
+	}
+	o.Published = true
+	x.progress("published", o)
+	return nil
+}
+
+// note records an outcome without a progress line.
+func (x *run) note(o Outcome) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.record(o)
+}
+
+// record merges o into the window's outcome, so a report has one outcome per window.
+// x.mu must be held.
+func (x *run) record(o Outcome) {
+	for i := range x.report.Outcomes {
+		p := &x.report.Outcomes[i]
+		if p.Window != o.Window {
+			continue
+		}
+		p.Built = p.Built || o.Built
+		p.Published = p.Published || o.Published
+		if o.Published || p.Skipped == "" {
+			p.Skipped = o.Skipped
+		}
+		if o.Published {
+			p.Skipped = ""
+		}
+		p.Fingerprint = cmp.Or(o.Fingerprint, p.Fingerprint)
+		p.InputRows = max(p.InputRows, o.InputRows)
+		p.Items, p.Views = cmp.Or(o.Items, p.Items), cmp.Or(o.Views, p.Views)
+		p.Top = cmp.Or(o.Top, p.Top)
+		if o.Recon != nil {
+			p.Recon = o.Recon
+		}
+		p.Took += o.Took
+		return
+	}
+	x.report.Outcomes = append(x.report.Outcomes, o)
+}
+
+// progress records an outcome and prints its line.
+func (x *run) progress(what string, o Outcome) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.record(o)
+	x.nDone++
+	line := fmt.Sprintf("batch: %-9s %-18s", what, o.Window)
+	if o.InputRows > 0 {
+		line += fmt.Sprintf(" %d events", o.InputRows)
+	}
+	if o.Items > 0 {
+		line += fmt.Sprintf(" %d items %d views", o.Items, o.Views)
+	}
+	if o.Top != "" {
+		line += " top " + o.Top
+	}
+	if o.Recon != nil {
+		line += fmt.Sprintf(" recall@k %.3f max-abs-err %d", o.Recon.RecallAtK, o.Recon.MaxAbsError)
+	}
+	line += fmt.Sprintf(" %s", o.Took.Round(time.Millisecond))
+	x.log.Debug("batch window", "what", what, "window", o.Window.String(), "events", o.InputRows, "items", o.Items, "took", o.Took)
+	if x.cfg.Progress != nil {
+		fmt.Fprintln(x.cfg.Progress, line)
+	}
+}

@@ -1,0 +1,148 @@
+package batch
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"trending/serving/store"
+)
+
+// Levels of rollup and of calendar window, smallest first. "all" is all time: the sum over
+// every month rolled up, published as the live list "all".
+const (
+	Hour  = "hour"
+	Day   = "day"
+	Month = "month"
+	All   = "all"
+)
+
+// Levels lists the window kinds the batch computes, smallest first.
+var Levels = []string{Hour, Day, Month, All}
+
+// Window is one calendar window (or all time, Start zero).
+type Window struct {
+	Level string
+	Start time.Time
+}
+
+// End returns the exclusive end of the window; zero for all time.
+func (w Window) End() time.Time {
+	if w.Level == All {
+		return time.Time{}
+	}
+	return store.Next(w.Level, w.Start)
+}
+
+// Key is the serving store key the window's list is written under.
+func (w Window) Key() store.Key {
+	if w.Level == All {
+		return store.Key{Window: All}
+	}
+	return store.Key{Window: w.Level, Start: w.Start}
+}
+
+func (w Window) String() string {
+	switch w.Level {
+	case All:
+		return "all"
+	case Hour:
+		return "hour " + w.Start.UTC().Format("2006-01-02T15Z")
+	case Day:
+		return "day " + w.Start.UTC().Format(time.DateOnly)
+	default:
+		return "month " + w.Start.UTC().Format("2006-01")
+	}
+}
+
+// Children returns the windows of the level below that make up w (hours of a day, days of
+// a month), up to but excluding until when until is before w's end.
+func (w Window) Children(until time.Time) []Window {
+	var lv string
+	switch w.Level {
+	case Day:
+		lv = Hour
+	case Month:
+		lv = Day
+	default:
+		panic("BUG: Children of " + w.Level)
+	}
+	end := w.End()
+	if !until.IsZero() && until.Before(end) {
+		end = until
+	}
+	var out []Window
+	for t := w.Start; t.Before(end); t = store.Next(lv, t) {
+		out = append(out, Window{lv, t})
+	}
+	return out
+}
+
+// Hours returns every hour of w, up to until when that is earlier.
+func (w Window) Hours(until time.Time) []Window {
+	if w.Level == Hour {
+		return []Window{w}
+	}
+	var out []Window
+	for _, c := range w.Children(until) {
+		out = append(out, c.Hours(until)...)
+	}
+	return out
+}
+
+// ParseLevels reads a comma-separated list of levels ("hour,day").
+func ParseLevels(s string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(Levels, p) {
+			return nil, fmt.Errorf("window %q: use hour, day, month or all", p)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no windows given: use hour, day, month or all")
+	}
+	slices.SortFunc(out, func(a, b string) int { return slices.Index(Levels, a) - slices.Index(Levels, b) })
+	return out, nil
+}
+
+// Span returns the windows of level whose start lies in [from, to), aligning from down to
+// its window. All time is the single window All.
+func Span(level string, from, to time.Time) ([]Window, error) {
+	if level == All {
+		return []Window{{Level: All}}, nil
+	}
+	if !slices.Contains(store.CalendarWindows, level) {
+		return nil, fmt.Errorf("%w: window %q", ErrBadRange, level)
+	}
+	if !to.After(from) {
+		return nil, fmt.Errorf("%w: end %s is not after start %s", ErrBadRange, to.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
+	}
+	var out []Window
+	for t := store.Align(level, from); t.Before(to); t = store.Next(level, t) {
+		out = append(out, Window{level, t})
+	}
+	return out, nil
+}
+
+// Combine is the fingerprint of a window above the hour: the SHA-256 of its children's
+// starts and fingerprints, so any change below shows up at every level above.
+func Combine(children []Window, fps []string) string {
+	if len(children) != len(fps) {
+		panic("BUG: Combine with mismatched lengths")
+	}
+	h := sha256.New()
+	for i, c := range children {
+		fmt.Fprintf(h, "%s %s\n", c.Start.UTC().Format(time.RFC3339), fps[i])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
