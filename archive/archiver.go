@@ -228,7 +228,9 @@ func (a *Archiver) Run(ctx context.Context) error {
 		QueueCapacity: 100,
 		MaxBytes:      4 << 20,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
-			a.log.Warn("kafka: " + fmt.Sprintf(msg, args...))
+			// kafka-go retries these itself (fetch timeouts, reconnects); lag_messages and
+			// stalled show when it matters.
+			a.log.Debug("kafka: " + fmt.Sprintf(msg, args...))
 		}),
 	})
 	defer r.Close()

@@ -81,8 +81,16 @@ func (s *stream) produce(t testing.TB, ctx context.Context, broker, topic string
 		s.hours[e.TS.Truncate(time.Hour)] = true
 		msgs = append(msgs, kafka.Message{Key: []byte(e.ItemID), Value: b})
 	}
-	if err := w.WriteMessages(ctx, msgs...); err != nil {
-		t.Fatalf("produce: %v", err)
+	for {
+		err := w.WriteMessages(ctx, msgs...)
+		if err == nil {
+			return
+		}
+		// A topic just created may not be in every broker's metadata yet.
+		if !errors.Is(err, kafka.UnknownTopicOrPartition) || ctx.Err() != nil {
+			t.Fatalf("produce: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
