@@ -7,12 +7,14 @@ import (
 
 	"trending/serving/store"
 	"trending/speed/event"
+	"trending/speed/window"
 )
 
 type storeBound = store.Bound
 
 type metrics struct {
 	events       *prometheus.CounterVec
+	outcomes     [window.Invalid + 1]prometheus.Counter // resolved once: no label lookup per event
 	dlq          *prometheus.CounterVec
 	published    prometheus.Counter
 	ckpts        prometheus.Counter
@@ -40,8 +42,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
 	}
-	for _, o := range []string{"counted", "late", "too_late"} {
-		m.events.WithLabelValues(o)
+	for _, o := range []window.Outcome{window.Counted, window.Late, window.TooLate, window.Invalid} {
+		m.outcomes[o] = m.events.WithLabelValues(o.String())
 	}
 	if reg == nil {
 		return m, nil

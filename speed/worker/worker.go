@@ -227,72 +227,72 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	if err := r.SetOffset(next); err != nil {
 		return fmt.Errorf("seek partition %d to %d: %w", id, next, err)
 	}
-	fetchCtx, cancelFetch := context.WithCancel(gctx)
-	defer cancelFetch()
-	msgs := make(chan kafka.Message, 1024)
-	fetchErr := make(chan error, 1)
+	// The fetch loop owns the state between messages; the ticker goroutine takes the same lock
+	// to publish and snapshot. Fetching directly here (no channel hop) keeps the per-event
+	// overhead to one uncontended lock.
+	var mu sync.Mutex
+	tickCtx, stopTicks := context.WithCancel(gctx)
+	ticksDone := make(chan struct{})
 	go func() {
-		defer close(msgs)
+		defer close(ticksDone)
+		pub := time.NewTicker(c.PublishEvery)
+		defer pub.Stop()
+		ck := time.NewTicker(c.CheckpointEvery)
+		defer ck.Stop()
 		for {
-			m, err := r.FetchMessage(fetchCtx)
-			if err != nil {
-				if fetchCtx.Err() == nil {
-					fetchErr <- err
-				}
-				return
-			}
 			select {
-			case msgs <- m:
-			case <-fetchCtx.Done():
+			case <-tickCtx.Done():
 				return
+			case <-pub.C:
+				mu.Lock()
+				if c.IdleAdvance > 0 && time.Since(p.last) > c.IdleAdvance {
+					p.state.AdvanceTo(time.Now().Add(-c.IdleAdvance))
+				}
+				err := p.publish(tickCtx)
+				mu.Unlock()
+				if err != nil && tickCtx.Err() == nil {
+					c.Log.Warn("publish failed; will retry", "partition", id, "err", err)
+				}
+			case <-ck.C:
+				if err := p.checkpoint(tickCtx, &mu); err != nil && tickCtx.Err() == nil {
+					c.Log.Warn("checkpoint failed; will retry", "partition", id, "err", err)
+				}
 			}
 		}
 	}()
-	pub := time.NewTicker(c.PublishEvery)
-	defer pub.Stop()
-	ck := time.NewTicker(c.CheckpointEvery)
-	defer ck.Stop()
+	var loopErr error
 	for {
-		select {
-		case m, ok := <-msgs:
-			if !ok {
-				msgs = nil
-				continue
+		m, err := r.FetchMessage(gctx)
+		if err != nil {
+			if gctx.Err() == nil {
+				loopErr = fmt.Errorf("fetch partition %d: %w", id, err)
 			}
-			if err := p.handle(gctx, m); err != nil {
-				return err
-			}
-		case err := <-fetchErr:
-			return fmt.Errorf("fetch partition %d: %w", id, err)
-		case <-pub.C:
-			if c.IdleAdvance > 0 && time.Since(p.last) > c.IdleAdvance {
-				p.state.AdvanceTo(time.Now().Add(-c.IdleAdvance))
-			}
-			if err := p.publish(gctx); err != nil {
-				c.Log.Warn("publish failed; will retry", "partition", id, "err", err)
-			}
-		case <-ck.C:
-			if err := p.checkpoint(gctx); err != nil {
-				c.Log.Warn("checkpoint failed; will retry", "partition", id, "err", err)
-			}
-		case <-gctx.Done():
-			cancelFetch()
-			if errors.Is(context.Cause(runCtx), ErrKilled) {
-				return nil // a crash: drop everything
-			}
-			// Revocation or graceful stop: whatever was fetched is in state; publish and
-			// checkpoint it so the next owner resumes exactly here.
-			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			perr := p.publish(fctx)
-			cerr := p.checkpoint(fctx)
-			if err := errors.Join(perr, cerr); err != nil {
-				return fmt.Errorf("final flush of partition %d: %w", id, err)
-			}
-			c.Log.Info("partition released", "partition", id, "offset", p.next)
-			return nil
+			break
+		}
+		mu.Lock()
+		err = p.handle(gctx, m)
+		mu.Unlock()
+		if err != nil {
+			loopErr = err
+			break
 		}
 	}
+	stopTicks()
+	<-ticksDone
+	if loopErr != nil || errors.Is(context.Cause(runCtx), ErrKilled) {
+		return loopErr // an error, or a crash: drop everything, the checkpoint has the truth
+	}
+	// Revocation or graceful stop: whatever was fetched is in state; publish and checkpoint it
+	// so the next owner resumes exactly here.
+	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	perr := p.publish(fctx)
+	cerr := p.checkpoint(fctx, &mu)
+	if err := errors.Join(perr, cerr); err != nil {
+		return fmt.Errorf("final flush of partition %d: %w", id, err)
+	}
+	c.Log.Info("partition released", "partition", id, "offset", p.next)
+	return nil
 }
 
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
@@ -341,7 +341,9 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		}
 		return nil
 	}
-	p.w.m.events.WithLabelValues(p.state.Add(ev).String()).Inc()
+	if o := p.state.Add(ev); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
+		p.w.m.outcomes[o].Inc()
+	}
 	return nil
 }
 
@@ -408,28 +410,34 @@ func (p *partition) publish(ctx context.Context) error {
 	return nil
 }
 
-// checkpoint makes the DLQ durable, saves state + offset as one object, then commits the
-// offset to Kafka (advisory: monitoring tools read it; recovery reads the checkpoint).
-func (p *partition) checkpoint(ctx context.Context) error {
+// checkpoint makes the DLQ durable and snapshots state + offset under mu, then saves them
+// as one object without holding it, then commits the offset to Kafka (advisory: monitoring
+// tools read it; recovery reads the checkpoint).
+func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
+	mu.Lock()
 	if p.next == kafka.FirstOffset {
+		mu.Unlock()
 		return nil // nothing consumed yet
 	}
 	if err := p.flushDLQ(ctx); err != nil {
+		mu.Unlock()
 		return err
 	}
 	start := time.Now()
 	snap, err := p.state.MarshalBinary()
+	next := p.next
+	mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	if _, err := p.w.ckpts.Save(ctx, checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: p.next, CreatedAt: time.Now(), State: snap}); err != nil {
+	if _, err := p.w.ckpts.Save(ctx, checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: snap}); err != nil {
 		p.w.m.ckptFailures.Inc()
 		return err
 	}
 	p.w.m.ckpts.Inc()
 	p.w.m.ckptBytes.Set(float64(len(snap)))
 	p.w.m.ckptSeconds.Observe(time.Since(start).Seconds())
-	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: p.next}}); err != nil {
+	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: next}}); err != nil {
 		p.w.cfg.Log.Debug("advisory offset commit failed", "partition", p.id, "err", err)
 	}
 	return nil
