@@ -61,7 +61,7 @@ schemas/openapi.yaml describes every route.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH (embedded file)")
+	f.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH (embedded file) or clickhouse://host:port/database")
 	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "address to listen on, host:port")
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
@@ -95,8 +95,8 @@ func serveFlagNames(msg string) string {
 	).Replace(msg)
 }
 
-// openStore opens the serving store named by spec: "bolt:PATH" for the embedded file store.
-// Other schemes (clickhouse://) are added here as their implementations land.
+// openStore opens the serving store named by spec: "bolt:PATH" for the embedded file store,
+// "clickhouse://host:port/database" for the production ClickHouse table.
 func openStore(spec string) (store.Store, error) {
 	scheme, rest, ok := strings.Cut(spec, ":")
 	switch {
@@ -114,7 +114,9 @@ func openStore(spec string) (store.Store, error) {
 			return nil, err
 		}
 		return st, nil
+	case ok && scheme == "clickhouse":
+		return openClickHouseStore(spec) // storeopen.go
 	default:
-		return nil, usagef("--store %q: unknown store; use bolt:PATH (the embedded file store)", spec)
+		return nil, usagef("--store %q: unknown store; use bolt:PATH (the embedded file store) or clickhouse://host:port/database", spec)
 	}
 }

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	chddl "trending/schemas/clickhouse"
+	"trending/serving/store"
+)
+
+func init() { subcommands = append(subcommands, newMigrateCommand) }
+
+func newMigrateCommand() *cobra.Command {
+	var dsn string
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade the ClickHouse tables (serving lists, batch rollups)",
+		Long: `migrate applies the numbered DDL files of schemas/clickhouse (embedded in the binary) to
+the database named in --clickhouse, creating the database if it is missing. The schema
+version is recorded in <database>.schema_migrations, so a rerun applies nothing and a newer
+binary applies only the files it adds. A database migrated by a newer trending is refused.`,
+		Example: `  trending migrate
+  trending migrate --clickhouse clickhouse://ch1.internal:9000/trending`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o, err := store.ParseClickHouseDSN(dsn)
+			if err != nil {
+				return usagef("--clickhouse: %v", err)
+			}
+			conn, err := o.Conn(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			res, err := chddl.Apply(cmd.Context(), conn, o.Database)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if len(res.Ran) == 0 {
+				fmt.Fprintf(out, "clickhouse %s database %s: schema at version %d, nothing to do\n", o.Addr, o.Database, res.To)
+				return nil
+			}
+			fmt.Fprintf(out, "clickhouse %s database %s: schema %d -> %d (applied %s)\n", o.Addr, o.Database, res.From, res.To, strings.Join(res.Ran, ", "))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dsn, "clickhouse", "clickhouse://127.0.0.1:39100/trending", "ClickHouse native address and database, clickhouse://[user:password@]host:port/database")
+	return cmd
+}
