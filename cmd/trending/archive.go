@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"trending/archive"
+	"trending/internal/eventlog"
+	"trending/internal/objstore"
+)
+
+func init() { subcommands = append(subcommands, newArchiveCommand) }
+
+func newArchiveCommand() *cobra.Command {
+	cfg := archive.DefaultConfig()
+	var (
+		kafkaAddrs, metricsAddr string
+		partitions              int
+		rollBytes, maxBuffer    float64
+	)
+	cmd := &cobra.Command{
+		Use:   "archive",
+		Short: "Archive every event of the views topic as Parquet on S3, exactly once for readers",
+		Long: `archive joins its own consumer group (trending-archive) on the views topic and keeps every
+raw event as Parquet on S3, the source of truth the batch layer recomputes from.
+
+Per partition it buffers events and rolls them to S3 when the buffer reaches --roll-bytes,
+when its oldest event has waited --roll-age, when all buffers together pass --max-buffer,
+and on a graceful stop (Ctrl-C). A roll writes one object per event-time hour it touched:
+
+  archive/views/dt=YYYY-MM-DD/hour=HH/pPPPP-oFIRST-oLAST.parquet
+  archive/quarantine/dt=YYYY-MM-DD/pPPPP-oFIRST-oLAST.jsonl   invalid messages, raw bytes and reason
+  archive/views/_progress/pPPPP.json                           archived offset and event-time watermark
+
+and only then commits the Kafka offset. A crash between upload and commit archives those
+offsets again; readers deduplicate by (kafka_partition, kafka_offset), so nothing counts
+twice (docs/format/parquet.md). While S3 is unreachable it stops fetching, commits nothing,
+retries with exponential backoff and logs each failure; nothing is lost.`,
+		Example: `  # against the local services (make services-up)
+  trending archive --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000
+
+  # smaller, more frequent files
+  trending archive --roll-bytes 16MiB --roll-age 1m`,
+		Args: cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	fs.StringVar(&cfg.Topic, "topic", cfg.Topic, "input topic (key = item_id, value = one JSON event)")
+	fs.StringVar(&cfg.GroupID, "group", cfg.GroupID, "consumer group of the archiver; must differ from the speed workers'")
+	fs.IntVar(&partitions, "partitions", 8, "partitions of the input topic when it has to be created")
+	fs.StringVar(&cfg.Root, "archive-root", cfg.Root, "key prefix of the archive in the bucket")
+	rollBytes, maxBuffer = float64(cfg.RollBytes), float64(cfg.MaxBufferBytes)
+	fs.Var(bytesFlag{&rollBytes}, "roll-bytes", "roll a partition's buffer at this many message bytes, such as 64MiB")
+	fs.DurationVar(&cfg.RollAge, "roll-age", cfg.RollAge, "roll a partition's buffer once its oldest event waited this long")
+	fs.Var(bytesFlag{&maxBuffer}, "max-buffer", "message bytes buffered over all partitions before the largest rolls early")
+	fs.Int64Var(&cfg.RowGroupRows, "row-group-rows", cfg.RowGroupRows, "rows per Parquet row group")
+	fs.DurationVar(&cfg.RetryMax, "retry-max", cfg.RetryMax, "longest wait between S3 retries")
+	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long a graceful stop may spend uploading buffers")
+	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9466", "serve /metrics here (\"\" to disable)")
+	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		a := appFrom(cmd.Context())
+		cfg.Brokers = splitList(kafkaAddrs)
+		cfg.RollBytes, cfg.MaxBufferBytes = int64(rollBytes), int64(maxBuffer)
+		if cfg.RollBytes <= 0 || cfg.RollAge <= 0 || cfg.MaxBufferBytes <= 0 || cfg.RowGroupRows <= 0 {
+			return usagef("--roll-bytes, --roll-age, --max-buffer and --row-group-rows must be positive")
+		}
+		if partitions < 1 {
+			return usagef("--partitions %d: must be at least 1", partitions)
+		}
+		if err := cfg.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		obj, err := objstore.New(cmd.Context(), s3f.config())
+		if err != nil {
+			return usagef("%v", err)
+		}
+		arch, err := archive.New(cfg, obj, a.log, a.registry)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if _, err := eventlog.EnsureTopics(cmd.Context(), cfg.Brokers, eventlog.Spec{Name: cfg.Topic, Partitions: partitions}); err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
+			return err
+		}
+		if err := arch.Run(cmd.Context()); err != nil {
+			return err
+		}
+		return nil
+	}
+	return cmd
+}
