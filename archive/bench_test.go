@@ -1,0 +1,77 @@
+package archive
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// benchRows is a realistic roll: one partition, offsets in order, event times over an hour
+// and mostly in order, item ids Zipf-distributed over a million items (hot items repeat),
+// a handful of regions.
+func benchRows(n int) []Row {
+	rng := rand.New(rand.NewPCG(1, 2))
+	zipf := rand.NewZipf(rng, 1.1, 1, 1_000_000)
+	regions := []string{"", "eu-west", "us-east", "us-west", "ap-south", "sa-east"}
+	t0 := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC).UnixMilli()
+	rows := make([]Row, n)
+	for i := range rows {
+		ts := t0 + int64(i)*3_600_000/int64(n)
+		if rng.IntN(20) == 0 {
+			ts -= rng.Int64N(60_000)
+		}
+		rows[i] = Row{ItemID: fmt.Sprintf("video-%07d", zipf.Uint64()), Count: uint32(1 + rng.IntN(20)), TS: max(ts, t0),
+			Region: regions[rng.IntN(len(regions))], Partition: 7, Offset: 1_000_000 + int64(i), IngestTS: t0 + int64(i)*3_600_000/int64(n) + 150}
+	}
+	return rows
+}
+
+// BenchmarkEncode measures Parquet encoding alone (sort, encode, zstd; no S3): events/s and
+// bytes per event in the file. The wire size of the same events as JSON is reported as
+// json_B/event for the ratio.
+func BenchmarkEncode(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			rows := benchRows(n)
+			jsonBytes := 0
+			for _, r := range rows {
+				jsonBytes += len(fmt.Sprintf(`{"item_id":%q,"count":%d,"ts":"2026-11-14T10:00:00.000Z","region":%q}`, r.ItemID, r.Count, r.Region))
+			}
+			work := make([]Row, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			var size int
+			for b.Loop() {
+				copy(work, rows) // encodeFile sorts in place
+				body, err := encodeFile(work, 7, rows[0].Offset, rows[n-1].Offset, EncodeOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = len(body)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(size)/float64(n), "B/event")
+			b.ReportMetric(float64(jsonBytes)/float64(n), "json_B/event")
+		})
+	}
+}
+
+// BenchmarkRead measures reading a file back into rows (no S3, no dedup bookkeeping).
+func BenchmarkRead(b *testing.B) {
+	rows := benchRows(100_000)
+	body, err := encodeFile(slices.Clone(rows), 7, rows[0].Offset, rows[len(rows)-1].Offset, EncodeOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		n := 0
+		if err := readFile(body, func(Row) error { n++; return nil }); err != nil || n != len(rows) {
+			b.Fatal(n, err)
+		}
+	}
+	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
