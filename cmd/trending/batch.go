@@ -1,0 +1,498 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"trending/archive"
+	"trending/batch"
+	"trending/internal/objstore"
+	"trending/serving/store"
+)
+
+func init() { subcommands = append(subcommands, newBatchCommand) }
+
+// batchSettings are the flags every batch subcommand shares.
+type batchSettings struct {
+	clickhouse  string
+	rollups     string
+	storeSpec   string
+	archiveRoot string
+	partitions  int
+	k           int
+	lateness    time.Duration
+	s3          *s3Settings
+}
+
+func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
+	s := &batchSettings{}
+	fs.StringVar(&s.clickhouse, "clickhouse", "", "exact engine: ClickHouse clickhouse://host:port/database; empty uses the Go-native engine (embedded mode)")
+	fs.StringVar(&s.rollups, "rollups", "./data/rollups.db", "Go-native engine: the rollup file (used when --clickhouse is empty)")
+	fs.StringVar(&s.storeSpec, "store", "bolt:./data/serving.db", "serving store the lists go to: bolt:PATH or clickhouse://host:port/database")
+	fs.StringVar(&s.archiveRoot, "archive-root", archive.DefaultRoot, "key prefix the archive lives under in the bucket")
+	fs.IntVar(&s.partitions, "partitions", 0, "the topic's partition count: a window is complete only when every partition's archiver has passed it (0 trusts the progress markers found)")
+	fs.IntVar(&s.k, "k", 100, "length of each published list (1..10000)")
+	fs.DurationVar(&s.lateness, "lateness", 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
+	return s
+}
+
+// batchEnv is what a batch subcommand runs with; close releases it.
+type batchEnv struct {
+	eng   batch.Engine
+	arc   *archive.Reader
+	store store.Store
+	close func()
+}
+
+func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
+	obj, err := objstore.New(ctx, s.s3.config())
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	arc := archive.NewReaderAt(obj, s.archiveRoot)
+	arc.Partitions = s.partitions
+	st, err := openStore(s.storeSpec)
+	if err != nil {
+		return nil, err
+	}
+	env := &batchEnv{arc: arc, store: st}
+	if s.clickhouse == "" {
+		if dir := filepath.Dir(s.rollups); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				st.Close()
+				return nil, fmt.Errorf("create rollup directory: %w", err)
+			}
+		}
+		eng, err := batch.OpenNative(s.rollups)
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		env.eng = eng
+		env.close = func() { eng.Close(); st.Close() }
+		return env, nil
+	}
+	o, err := store.ParseClickHouseDSN(s.clickhouse)
+	if err != nil {
+		st.Close()
+		return nil, usagef("--clickhouse: %v", err)
+	}
+	conn, err := o.Conn(ctx)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	cfg := batch.DefaultClickHouseConfig()
+	cfg.Database = o.Database
+	eng, err := batch.NewClickHouse(ctx, conn, cfg)
+	if err != nil {
+		conn.Close()
+		st.Close()
+		return nil, err
+	}
+	env.eng = eng
+	env.close = func() { conn.Close(); st.Close() }
+	return env, nil
+}
+
+func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
+	cfg := batch.DefaultConfig()
+	cfg.K, cfg.AllowedLateness, cfg.Progress = s.k, s.lateness, cmd.ErrOrStderr()
+	if mod != nil {
+		mod(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return batch.NewRunner(cfg, env.eng, env.arc, env.store, appFrom(cmd.Context()).log)
+}
+
+func newBatchCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "batch",
+		Short: "Recompute closed windows exactly from the archive and publish them (source=batch)",
+		Long: `batch is the batch layer: it reads closed windows' events from the Parquet archive on S3,
+counts them exactly (in ClickHouse with --clickhouse, otherwise with the Go-native engine)
+and writes each window's top list to the serving store as source=batch, which replaces the
+speed layer's approximate list and says how far that one was off (the reconciliation).
+
+It keeps exact per-item rollups: an hour is loaded from the archive once, a day is the sum
+of its 24 hour rollups, a month the sum of its days, all time the sum of the months. Each
+rollup records the fingerprint of its archived inputs, so late data is noticed and only
+the windows it touched are recomputed. Reruns are idempotent.
+
+A window is closed once its end plus --lateness has passed and the archive's progress
+markers say every partition has passed it; an open window is refused unless --force.
+
+  run       recompute the windows of one kind in a range
+  backfill  recompute hours, days and months over a date range (analysts); --dry-run plans
+  nightly   yesterday, the month to date, all time, and late data (cron, Airflow)
+  status    per window: exact, exact-stale, approximate or missing`,
+	}
+	for _, add := range []func() *cobra.Command{newBatchRunCommand, newBatchBackfillCommand, newBatchNightlyCommand, newBatchStatusCommand} {
+		cmd.AddCommand(add())
+	}
+	return cmd
+}
+
+// parseWhen reads a UTC time: 2026-11-14T10:00:00Z, 2026-11-14T10, 2026-11-14 or 2026-11.
+func parseWhen(flag, v string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02T15", time.DateOnly, "2006-01"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, usagef("--%s %q: use a UTC time such as 2026-11-14T10, 2026-11-14 or 2026-11", flag, v)
+}
+
+func newBatchRunCommand() *cobra.Command {
+	var level, start, end string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Recompute the closed calendar windows of one kind in a range",
+		Example: `  # one hour
+  trending batch run --window hour --start 2026-11-14T10
+  # every day of a week, in ClickHouse, to the ClickHouse serving table
+  trending batch run --window day --start 2026-11-09 --end 2026-11-16 \
+    --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
+  # all time (the live list "all"), summed over every month rolled up
+  trending batch run --window all`,
+		Args: cobra.NoArgs,
+		RunE: nil,
+	}
+	s := addBatchSettings(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVar(&level, "window", "hour", "window kind: hour, day, month or all")
+	f.StringVar(&start, "start", "", "first window (UTC), e.g. 2026-11-14T10; required except for --window all")
+	f.StringVar(&end, "end", "", "end of the range, exclusive (default: the end of the first window)")
+	f.BoolVar(&force, "force", false, "compute open windows too (the speed layer then cannot update them)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		levels, err := batch.ParseLevels(level)
+		if err != nil || len(levels) != 1 {
+			return usagef("--window %q: use one of hour, day, month or all", level)
+		}
+		var ws []batch.Window
+		if levels[0] == batch.All {
+			ws = []batch.Window{{Level: batch.All}}
+		} else {
+			if start == "" {
+				return usagef("--start is required for --window %s", level)
+			}
+			from, err := parseWhen("start", start)
+			if err != nil {
+				return err
+			}
+			to := store.Next(level, store.Align(level, from))
+			if end != "" {
+				if to, err = parseWhen("end", end); err != nil {
+					return err
+				}
+			}
+			if ws, err = batch.Span(level, from, to); err != nil {
+				return usagef("%v", err)
+			}
+		}
+		env, err := s.open(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.Rebuild = force, true })
+		if err != nil {
+			return err
+		}
+		rep, err := r.Run(cmd.Context(), ws)
+		if err != nil {
+			return err
+		}
+		return writeReport(cmd.OutOrStdout(), rep)
+	}
+	return cmd
+}
+
+func newBatchBackfillCommand() *cobra.Command {
+	var from, to, windows string
+	var parallel int
+	var dryRun, force, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "backfill",
+		Short: "Recompute hours, days and months over a date range",
+		Long: `backfill recomputes every window of the chosen kinds whose start is in [--from, --to]
+(whole UTC days, both included; months touching the range). Hours are loaded from the
+archive; days and months are summed from the rollups below them. --dry-run prints the plan
+(windows, archive objects, bytes, open windows) and does nothing.`,
+		Example: `  trending batch backfill --from 2026-11-01 --to 2026-11-30 --dry-run
+  trending batch backfill --from 2026-11-01 --to 2026-11-30 --windows hour,day,month --parallel 4`,
+		Args: cobra.NoArgs,
+	}
+	s := addBatchSettings(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "first UTC day, e.g. 2026-11-01 (required)")
+	f.StringVar(&to, "to", "", "last UTC day, included (default: --from)")
+	f.StringVar(&windows, "windows", "hour,day,month", "window kinds to recompute: hour, day, month, all")
+	f.IntVar(&parallel, "parallel", 1, "days whose hours are loaded at once (1..64)")
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan and do nothing")
+	f.BoolVar(&force, "force", false, "compute open windows too (the speed layer then cannot update them)")
+	f.BoolVar(&asJSON, "json", false, "print the plan or report as JSON")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if from == "" {
+			return usagef("--from is required, e.g. --from 2026-11-01")
+		}
+		lo, err := parseWhen("from", from)
+		if err != nil {
+			return err
+		}
+		hi := lo
+		if to != "" {
+			if hi, err = parseWhen("to", to); err != nil {
+				return err
+			}
+		}
+		hi = store.Align("day", hi).AddDate(0, 0, 1)
+		levels, err := batch.ParseLevels(windows)
+		if err != nil {
+			return usagef("--windows: %v", err)
+		}
+		var ws []batch.Window
+		for _, lv := range levels {
+			w, err := batch.Span(lv, lo, hi)
+			if err != nil {
+				return usagef("--from/--to: %v", err)
+			}
+			ws = append(ws, w...)
+		}
+		env, err := s.open(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.Rebuild, c.Parallel = force, true, parallel })
+		if err != nil {
+			return err
+		}
+		if dryRun {
+			plan, err := r.Plan(cmd.Context(), ws)
+			if err != nil {
+				return err
+			}
+			return writePlanTable(cmd.OutOrStdout(), plan, asJSON)
+		}
+		rep, err := r.Run(cmd.Context(), ws)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), rep)
+		}
+		return writeReport(cmd.OutOrStdout(), rep)
+	}
+	return cmd
+}
+
+func newBatchNightlyCommand() *cobra.Command {
+	var date string
+	var lookback int
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "nightly",
+		Short: "Yesterday's hours and day, the month to date, all time, and late data",
+		Long: `nightly is what cron or Airflow runs once a day, after midnight UTC plus --lateness:
+the hours and the day of --date (default yesterday), the month to date (its rollup; its list
+once the month has closed), the all-time list, and every hour and day of the last
+--lookback-days whose archived inputs changed since they were built (late data), with the
+windows above them. Windows whose inputs did not change are not recomputed. Exit status 0
+means every window is exact and published.`,
+		Example: `  # crontab: 00:30 UTC every day
+  30 0 * * * trending batch nightly --clickhouse clickhouse://ch:9000/trending --store clickhouse://ch:9000/trending`,
+		Args: cobra.NoArgs,
+	}
+	s := addBatchSettings(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVar(&date, "date", "", "UTC day to close (default: yesterday)")
+	f.IntVar(&lookback, "lookback-days", 35, "how many earlier days to check for late data")
+	f.BoolVar(&force, "force", false, "run even if --date is not closed yet")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		var day time.Time
+		if date != "" {
+			var err error
+			if day, err = parseWhen("date", date); err != nil {
+				return err
+			}
+		}
+		env, err := s.open(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.LookbackDays = force, lookback })
+		if err != nil {
+			return err
+		}
+		rep, err := r.Nightly(cmd.Context(), day)
+		if err != nil {
+			return err
+		}
+		return writeReport(cmd.OutOrStdout(), rep)
+	}
+	return cmd
+}
+
+func newBatchStatusCommand() *cobra.Command {
+	var from, to, windows string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "status",
+		Short:   "Per window: exact, exact-stale, approximate or missing, with the reconciliation",
+		Example: `  trending batch status --from 2026-11-14 --to 2026-11-15 --windows hour,day`,
+		Args:    cobra.NoArgs,
+	}
+	s := addBatchSettings(cmd.Flags())
+	f := cmd.Flags()
+	f.StringVar(&from, "from", "", "first UTC day (default: yesterday)")
+	f.StringVar(&to, "to", "", "last UTC day, included (default: --from)")
+	f.StringVar(&windows, "windows", "day", "window kinds: hour, day, month")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		lo := time.Now().UTC().AddDate(0, 0, -1)
+		var err error
+		if from != "" {
+			if lo, err = parseWhen("from", from); err != nil {
+				return err
+			}
+		}
+		hi := lo
+		if to != "" {
+			if hi, err = parseWhen("to", to); err != nil {
+				return err
+			}
+		}
+		levels, err := batch.ParseLevels(windows)
+		if err != nil {
+			return usagef("--windows: %v", err)
+		}
+		env, err := s.open(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer env.close()
+		r, err := s.runner(cmd, env, nil)
+		if err != nil {
+			return err
+		}
+		st, err := r.Status(cmd.Context(), levels, store.Align("day", lo), store.Align("day", hi).AddDate(0, 0, 1))
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return writeJSON(cmd.OutOrStdout(), st)
+		}
+		return writeStatus(cmd.OutOrStdout(), st)
+	}
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func short(fp string) string {
+	if len(fp) > 12 {
+		return fp[:12]
+	}
+	if fp == "" {
+		return "-"
+	}
+	return fp
+}
+
+func writePlanTable(w io.Writer, plan []batch.PlanEntry, asJSON bool) error {
+	if asJSON {
+		type row struct {
+			Window  string `json:"window"`
+			Hours   int    `json:"hours"`
+			Objects int    `json:"objects"`
+			Bytes   int64  `json:"bytes"`
+			Open    string `json:"open,omitempty"`
+		}
+		rows := make([]row, len(plan))
+		for i, p := range plan {
+			rows[i] = row{Window: p.Window.String(), Hours: p.Hours, Objects: p.Objects, Bytes: p.Bytes}
+			if p.Open != nil {
+				rows[i].Open = p.Open.Error()
+			}
+		}
+		return writeJSON(w, rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WINDOW\tHOURS\tOBJECTS\tBYTES\tSTATE")
+	var objs int
+	var bytes int64
+	open := 0
+	for _, p := range plan {
+		state := "closed"
+		if p.Open != nil {
+			state, open = "OPEN: "+p.Open.Error(), open+1
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", p.Window, p.Hours, p.Objects, p.Bytes, state)
+		objs += p.Objects
+		bytes += p.Bytes
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d windows, %d objects, %d bytes read cold (hour rollups that are current are reused); %d open (refused without --force). Dry run: nothing done.\n",
+		len(plan), objs, bytes, open)
+	return nil
+}
+
+func writeReport(w io.Writer, rep batch.Report) error {
+	built, skipped := 0, map[string]int{}
+	for _, o := range rep.Outcomes {
+		if o.Built {
+			built++
+		}
+		if !o.Published && o.Skipped != "" {
+			skipped[o.Skipped]++
+		}
+	}
+	var sk []string
+	for why, n := range skipped {
+		sk = append(sk, fmt.Sprintf("%d %s", n, why))
+	}
+	line := fmt.Sprintf("batch version %d: %d rollups built, %d lists published", rep.Version, built, rep.Published())
+	if len(sk) > 0 {
+		line += "; not published: " + strings.Join(sk, ", ")
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}
+
+func writeStatus(w io.Writer, st []batch.StatusEntry) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WINDOW\tSTATE\tVERSION\tCOMPUTED\tLIST INPUTS\tARCHIVE NOW\tRECALL@K\tMAX ABS ERR\tMAX REL ERR")
+	for _, e := range st {
+		version, computed, listFP, recall, maxAbs, maxRel := "-", "-", "-", "-", "-", "-"
+		if l := e.List; l != nil {
+			version, computed, listFP = fmt.Sprint(l.Version), l.ComputedAt.UTC().Format(time.RFC3339), short(l.Fingerprint)
+			if r := l.Reconciliation; r != nil {
+				recall, maxAbs, maxRel = fmt.Sprintf("%.3f", r.RecallAtK), fmt.Sprint(r.MaxAbsError), fmt.Sprintf("%.4f", r.MaxRelError)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Window, e.State, version, computed, listFP, short(e.Fingerprint), recall, maxAbs, maxRel)
+	}
+	return tw.Flush()
+}

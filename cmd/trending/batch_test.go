@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"trending/archive"
+	"trending/internal/itest"
+	"trending/internal/objstore"
+	"trending/serving/store"
+)
+
+// TestBatchCommands drives run, status, backfill --dry-run and the open-window refusal
+// through the CLI, on MinIO with the Go-native engine and the Bolt store (embedded mode).
+func TestBatchCommands(t *testing.T) {
+	cfg := itest.S3(t)
+	ctx := itest.Context(t, 2*time.Minute)
+	bucket := itest.Name(t, "batchcli")
+	obj, err := objstore.New(ctx, objstore.Config{Endpoint: cfg.Endpoint, Bucket: bucket, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	rows := []archive.Row{
+		{ItemID: "V1", Count: 5, TS: hour.Add(time.Minute).UnixMilli(), Partition: 0, Offset: 0},
+		{ItemID: "V2", Count: 3, TS: hour.Add(2 * time.Minute).UnixMilli(), Partition: 0, Offset: 1},
+		{ItemID: "V1", Count: 1, TS: hour.Add(3 * time.Minute).UnixMilli(), Partition: 0, Offset: 2},
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[archive.Row](&buf, archive.Schema())
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obj.Put(ctx, "archive/views/dt=2026-11-14/hour=10/p0000-o000000000000-o000000000002.parquet", buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	prog, _ := json.Marshal(archive.Progress{Partition: 0, NextOffset: 3, Watermark: hour.Add(2 * time.Hour), Updated: hour.Add(2 * time.Hour)})
+	if _, err := obj.Put(ctx, "archive/views/_progress/p0000.json", prog); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	common := []string{"--s3-endpoint", cfg.Endpoint, "--s3-bucket", bucket, "--s3-access-key", cfg.AccessKey, "--s3-secret-key", cfg.SecretKey,
+		"--rollups", filepath.Join(dir, "rollups.db"), "--store", "bolt:" + filepath.Join(dir, "serving.db")}
+	run := func(args ...string) (string, error) {
+		t.Helper()
+		return runTrending(t, append(append([]string{"batch"}, args...), common...)...)
+	}
+
+	out, err := run("backfill", "--dry-run", "--from", "2026-11-14", "--windows", "hour,day")
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "hour 2026-11-14T10Z  1") || !strings.Contains(out, "25 windows, 2 objects") || !strings.Contains(out, "Dry run: nothing done") {
+		t.Fatalf("dry run printed:\n%s", out)
+	}
+
+	out, err = run("run", "--window", "hour", "--start", "2026-11-14T10")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "1 lists published") {
+		t.Fatalf("run printed %q", out)
+	}
+	st, err := store.OpenBolt(filepath.Join(dir, "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Get(ctx, store.Key{Window: "hour", Start: hour})
+	st.Close()
+	if err != nil || l.Source != store.SourceBatch || len(l.Items) != 2 || l.Items[0].ItemID != "V1" || l.Items[0].Views != 6 || l.Items[1].Views != 3 {
+		t.Fatalf("published list %+v, %v", l, err)
+	}
+
+	out, err = run("status", "--from", "2026-11-14", "--windows", "hour")
+	if err != nil {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "hour 2026-11-14T10Z  exact") || !strings.Contains(out, "hour 2026-11-14T11Z  missing") {
+		t.Fatalf("status printed:\n%s", out)
+	}
+
+	// Hour 13 is past the archive's progress (12:00): refused, and the message says how.
+	_, err = run("run", "--window", "hour", "--start", "2026-11-14T13")
+	if err == nil || !strings.Contains(err.Error(), "--force") || !strings.Contains(err.Error(), "not complete") {
+		t.Fatalf("open window: %v, want a refusal that mentions --force", err)
+	}
+	_, err = run("run", "--window", "week", "--start", "2026-11-14")
+	var ue usageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("bad window: %v, want a usage error", err)
+	}
+}
