@@ -194,6 +194,17 @@ func engines(t *testing.T, fn func(t *testing.T, open func(t *testing.T) batch.E
 // openCH migrates a fresh database and returns the ClickHouse engine on it.
 func openCH(t *testing.T) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
 	t.Helper()
+	return openCHWith(t, 97, false) // several INSERTs per hour, so chunking is exercised
+}
+
+// openCHB is openCH for benchmarks: default chunks.
+func openCHB(b *testing.B, rowByRow bool) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
+	b.Helper()
+	return openCHWith(b, batch.DefaultClickHouseConfig().ChunkRows, rowByRow)
+}
+
+func openCHWith(t testing.TB, chunk int, rowByRow bool) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
+	t.Helper()
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, time.Minute)
 	o := store.DefaultClickHouseOptions()
@@ -211,7 +222,7 @@ func openCH(t *testing.T) (*batch.ClickHouse, store.ClickHouseOptions, func(q st
 	}
 	cfg := batch.DefaultClickHouseConfig()
 	cfg.Database = o.Database
-	cfg.ChunkRows = 97 // several INSERTs per hour, so chunking is exercised
+	cfg.ChunkRows, cfg.RowByRow = chunk, rowByRow
 	e, err := batch.NewClickHouse(ctx, conn, cfg)
 	if err != nil {
 		t.Fatal(err)
