@@ -1,0 +1,119 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// ScheduleConfig configures Schedule.
+type ScheduleConfig struct {
+	// Every is how often the scheduler looks for newly closed windows; default 1m.
+	Every time.Duration
+	// Lookback is how far back it looks; default 48h. Older windows are the nightly run's.
+	Lookback time.Duration
+	// NightlyAt is the time after midnight UTC of the daily Nightly run; default 30m.
+	// Negative disables it.
+	NightlyAt time.Duration
+	Log       *slog.Logger
+}
+
+// Schedule is the built-in scheduler of long-running processes (trending up): every Every it
+// recomputes each hour, day and month that closed within Lookback (its end plus the allowed
+// lateness passed and the archive complete) and whose archived inputs changed since it last
+// ran it, and once a day at NightlyAt it runs Nightly. It returns when ctx ends; failures are
+// logged and retried at the next tick. cron or Airflow call `trending batch nightly` instead.
+func (r *Runner) Schedule(ctx context.Context, sc ScheduleConfig) error {
+	if sc.Every <= 0 {
+		sc.Every = time.Minute
+	}
+	if sc.Lookback <= 0 {
+		sc.Lookback = 48 * time.Hour
+	}
+	if sc.NightlyAt == 0 {
+		sc.NightlyAt = 30 * time.Minute
+	}
+	if sc.Log == nil {
+		sc.Log = r.log
+	}
+	done := map[Window]string{} // fingerprint of the inputs each window was last run with
+	var lastNightly time.Time
+	t := time.NewTicker(sc.Every)
+	defer t.Stop()
+	for {
+		if err := r.scheduleOnce(ctx, sc, done); err != nil && ctx.Err() == nil {
+			sc.Log.Warn("scheduled batch failed; retrying at the next tick", "err", err)
+		}
+		if sc.NightlyAt >= 0 {
+			now := r.cfg.Now().UTC()
+			day := now.Truncate(24 * time.Hour)
+			if now.Sub(day) >= sc.NightlyAt && lastNightly.Before(day) {
+				rep, err := r.Nightly(ctx, time.Time{})
+				switch {
+				case err == nil:
+					lastNightly = day
+					sc.Log.Info("nightly batch done", "published", rep.Published())
+				case errors.Is(err, ErrWindowOpen):
+					sc.Log.Debug("nightly batch waiting", "why", err)
+				case ctx.Err() == nil:
+					sc.Log.Warn("nightly batch failed; retrying at the next tick", "err", err)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[Window]string) error {
+	now := r.cfg.Now().UTC()
+	from := now.Add(-sc.Lookback)
+	hourFP := map[time.Time]string{}
+	var due []Window
+	for _, lv := range []string{Hour, Day, Month} {
+		ws, err := Span(lv, from, now)
+		if err != nil {
+			return err
+		}
+		for _, w := range ws {
+			if w.End().After(now) || r.Closed(ctx, w) != nil {
+				continue
+			}
+			var fps []string
+			for _, h := range w.Hours(time.Time{}) {
+				fp, ok := hourFP[h.Start]
+				if !ok {
+					var err error
+					if fp, err = r.arc.Fingerprint(ctx, h.Start); err != nil {
+						return err
+					}
+					hourFP[h.Start] = fp
+				}
+				fps = append(fps, fp)
+			}
+			fp := strings.Join(fps, ",")
+			if done[w] == fp {
+				continue
+			}
+			due = append(due, w)
+			done[w] = fp
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	rep, err := r.Run(ctx, due)
+	if err != nil {
+		for _, w := range due {
+			delete(done, w) // try them again
+		}
+		return err
+	}
+	sc.Log.Info("scheduled batch", "windows", len(due), "published", rep.Published())
+	return nil
+}
