@@ -213,7 +213,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer func() { stopCache(); <-cacheDone }()
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(coalescingListener{ln}) }()
 	s.log.Info("serving API listening", "addr", ln.Addr().String())
 	select {
 	case err := <-errc:

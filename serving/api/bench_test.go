@@ -1,0 +1,113 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+	"time"
+
+	"trending/serving/store"
+	"trending/serving/store/storetest"
+)
+
+// discardWriter is a ResponseWriter that keeps only the status, so the benchmark measures the
+// handler rather than a recorder's buffer.
+type discardWriter struct {
+	h    http.Header
+	code int
+	n    int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(code int)        { w.code = code }
+func (w *discardWriter) Write(b []byte) (int, error) { w.n += len(b); return len(b), nil }
+
+// BenchmarkTrendingHour is GET /v1/trending?window=hour&limit=100 through the whole handler
+// (routing, metrics, headers), per variant. "encode-per-request" is the baseline this design
+// avoids: json.Marshal of the cached list on every read.
+func BenchmarkTrendingHour(b *testing.B) {
+	f := newFixture(b, nil)
+	etag := f.get("/v1/trending?window=hour&limit=100").Header().Get("ETag")
+	for _, c := range []struct {
+		name string
+		hdr  []string
+		code int
+	}{
+		{"json", nil, 200},
+		{"gzip", []string{"Accept-Encoding", "gzip"}, 200},
+		{"not-modified", []string{"If-None-Match", etag}, 304},
+		{"arrow", []string{"Accept", ArrowMediaType}, 200},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			r := httptest.NewRequest(http.MethodGet, "/v1/trending?window=hour&limit=100", nil)
+			for i := 0; i+1 < len(c.hdr); i += 2 {
+				r.Header.Set(c.hdr[i], c.hdr[i+1])
+			}
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				f.h.ServeHTTP(w, r)
+			}
+			if w.code != c.code {
+				b.Fatalf("status %d, want %d", w.code, c.code)
+			}
+			b.SetBytes(int64(w.n / max(1, b.N)))
+		})
+	}
+	b.Run("encode-per-request", func(b *testing.B) {
+		e, _ := f.srv.Cache().Get("hour", time.Time{})
+		w := &discardWriter{h: http.Header{}}
+		b.ReportAllocs()
+		for b.Loop() {
+			l := e.list
+			resp := ListResponse{Window: l.Window, AsOf: l.AsOf, AgeSeconds: int64(time.Since(l.AsOf).Seconds()), Version: l.Version,
+				Source: l.Source, Exact: l.Exact, Partial: l.Partial, StalePartitions: l.StalePartitions, ErrorBound: l.ErrorBound,
+				ComputedAt: l.ComputedAt, Items: make([]ItemResponse, len(l.Items))}
+			for i, it := range l.Items {
+				resp.Items[i] = ItemResponse{it.Rank, it.ItemID, it.Title, it.Views, it.Exact}
+			}
+			body, _ := json.Marshal(resp)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(body)
+		}
+	})
+}
+
+// BenchmarkCacheMemory reports the heap one cached list takes (list, pre-encoded parts and a
+// rendered limit-100 body plus its gzip form), by list size.
+func BenchmarkCacheMemory(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			const lists = 200
+			var perList float64
+			for b.Loop() {
+				src := make([]store.List, lists)
+				for i := range src {
+					src[i] = storetest.MakeList("hour", storetest.T0.Add(-time.Duration(i)*time.Hour), 1, store.SourceBatch, n, 1000)
+					for j := range src[i].Items {
+						src[i].Items[j].Title = fmt.Sprintf("A typical video title, number %d", j)
+					}
+				}
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				entries := make([]*entry, lists)
+				for i, l := range src {
+					entries[i] = newEntry(l, HardMaxLimit)
+					entries[i].json(min(100, n), testNow).gzipped()
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				perList = float64(after.HeapAlloc-before.HeapAlloc) / lists
+				runtime.KeepAlive(entries)
+				runtime.KeepAlive(src)
+			}
+			b.ReportMetric(perList, "B/list")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
