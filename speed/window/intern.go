@@ -99,13 +99,15 @@ func (in *interner) drop(id uint32) {
 // live returns the number of items alive.
 func (in *interner) live() int { return len(in.ids) }
 
-// bytes estimates the interner's memory: the map (a 16-byte key, a 4-byte
-// value and Go's ~1.15 slack), the handle slices and the string bytes.
+// bytes estimates the interner's memory: the map (a 24-byte slot for a
+// 16-byte key and a 4-byte value, at Go's typical 3/4 load, plus control
+// bytes: ~40 bytes an item, measured), the handle slices and the string
+// bytes rounded up to the allocator's 8-byte granularity.
 func (in *interner) bytes() int64 {
 	var sb int64
 	for _, s := range in.strs {
-		sb += int64(len(s))
+		sb += int64(len(s)+7) &^ 7
 	}
 	n := int64(len(in.ids))
-	return n*28 + int64(cap(in.strs))*16 + int64(cap(in.refs))*4 + int64(cap(in.free))*4 + sb
+	return n*40 + int64(cap(in.strs))*16 + int64(cap(in.refs))*4 + int64(cap(in.free))*4 + sb
 }
