@@ -309,3 +309,17 @@ func BenchmarkGenerator(b *testing.B) {
 	}
 	b.ReportMetric(float64(views)/b.Elapsed().Seconds(), "views/s")
 }
+
+func TestFormatSpan(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		35 * 24 * time.Hour: "35d", 30 * time.Hour: "1d6h", 150 * time.Second: "2m30s", time.Hour: "1h",
+		90 * time.Minute: "1h30m", 0: "0s", 1500 * time.Millisecond: "1.5s",
+	} {
+		if got := FormatSpan(d); got != want {
+			t.Errorf("FormatSpan(%s) = %q, want %q", d, got, want)
+		}
+		if back, err := ParseSpan(FormatSpan(d)); err != nil || back != d {
+			t.Errorf("ParseSpan(%q) = %s, %v; want %s", FormatSpan(d), back, err, d)
+		}
+	}
+}

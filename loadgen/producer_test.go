@@ -178,8 +178,8 @@ func TestRunStopsCleanly(t *testing.T) {
 		t.Fatalf("a cancelled run returned %v, want nil", err)
 	}
 	// Speedup 10: a second of event time every 100 ms; seconds are sent
-	// when over, so 3 in 350 ms.
-	if st.Seconds < 2 || st.Seconds > 4 || st.Views != uint64(st.Seconds)*100 {
+	// when over, so 3 in 350 ms (fewer on a loaded machine, never more).
+	if st.Seconds < 1 || st.Seconds > 4 || st.Views != uint64(st.Seconds)*100 {
 		t.Fatalf("stats %+v after 350 ms at speedup 10", st)
 	}
 	sameTruth(t, truth, truthOf(t, w.msgs))

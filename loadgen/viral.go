@@ -44,9 +44,9 @@ func (v Viral) ShareAt(t time.Duration) float64 {
 
 // String returns the schedule syntax ParseViral reads.
 func (v Viral) String() string {
-	s := fmt.Sprintf("%s@+%s:%s%%:%s", v.Item, formatSpan(v.At), strconv.FormatFloat(v.Share*100, 'g', -1, 64), formatSpan(v.For))
+	s := fmt.Sprintf("%s@+%s:%s%%:%s", v.Item, FormatSpan(v.At), strconv.FormatFloat(v.Share*100, 'g', -1, 64), FormatSpan(v.For))
 	if v.Ramp > 0 {
-		s += ":" + formatSpan(v.Ramp)
+		s += ":" + FormatSpan(v.Ramp)
 	}
 	return s
 }
@@ -162,18 +162,28 @@ func ParseSpan(s string) (time.Duration, error) {
 	return time.Duration(days)*24*time.Hour + d, nil
 }
 
-// formatSpan prints a duration the way ParseSpan reads it, with whole days
-// as "Nd".
-func formatSpan(d time.Duration) string {
+// FormatSpan prints a duration the way ParseSpan reads it, with whole days
+// as "Nd" and no zero units: 35d, 1d6h, 2m30s.
+func FormatSpan(d time.Duration) string {
 	const day = 24 * time.Hour
+	short := func(d time.Duration) string {
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = s[:len(s)-2]
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = s[:len(s)-2]
+		}
+		return s
+	}
 	if d >= day {
 		days := d / day
 		if rest := d % day; rest != 0 {
-			return fmt.Sprintf("%dd%s", days, rest)
+			return fmt.Sprintf("%dd%s", days, short(rest))
 		}
 		return fmt.Sprintf("%dd", days)
 	}
-	return d.String()
+	return short(d)
 }
 
 // checkOverlap reports a moment when the virals' shares add up to more than
@@ -191,7 +201,7 @@ func checkOverlap(vs []Viral) error {
 		}
 		if sum > 1+1e-9 {
 			return fmt.Errorf("%w: viral items %s together take %g%% of views at +%s: keep overlapping shares at or under 100%%",
-				ErrConfig, strings.Join(names, ", "), sum*100, formatSpan(a.At))
+				ErrConfig, strings.Join(names, ", "), sum*100, FormatSpan(a.At))
 		}
 	}
 	return nil

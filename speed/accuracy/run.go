@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	wcfg := parts[0].Config()
 	h := &harness{cfg: cfg, k: wcfg.K, truth: loadgen.NewTruth(), parts: parts, finals: map[finalKey][]partList{}}
 	rep := Report{
-		Items: sc.Items, Zipf: sc.Zipf, Seed: sc.Seed, Start: sc.Start, Span: cfg.Span.String(),
+		Items: sc.Items, Zipf: sc.Zipf, Seed: sc.Seed, Start: sc.Start, Span: loadgen.FormatSpan(cfg.Span),
 		Partitions: cfg.Partitions, K: wcfg.K, M: wcfg.M, SketchWidth: wcfg.Sketch.Width, SketchDepth: wcfg.Sketch.Depth,
 		Scaled: scaled, TargetRatio: cfg.TargetRatio,
 		PlannedRatio: Ratio(wcfg.Sketch.Width, sc.Items, sc.Zipf, wcfg.K, cfg.Partitions),

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"trending/internal/eventlog"
+	"trending/loadgen"
+)
+
+func init() { subcommands = append(subcommands, newLoadgenCommand) }
+
+// spanFlag is a duration flag that also reads whole days: 90s, 10m, 3d, 1d12h.
+type spanFlag struct{ d *time.Duration }
+
+func (s spanFlag) String() string {
+	if s.d == nil {
+		return "0s"
+	}
+	return s.d.String()
+}
+
+func (s spanFlag) Set(v string) error {
+	d, err := loadgen.ParseSpan(v)
+	if err != nil {
+		return err
+	}
+	*s.d = d
+	return nil
+}
+
+func (spanFlag) Type() string { return "duration" }
+
+// countFlag is an integer flag that also reads 1e6 notation.
+type countFlag struct{ n *int64 }
+
+func (c countFlag) String() string {
+	if c.n == nil {
+		return "0"
+	}
+	return fmt.Sprint(*c.n)
+}
+
+func (c countFlag) Set(v string) error {
+	var f float64
+	if _, err := fmt.Sscan(v, &f); err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return fmt.Errorf("%q is not a whole number such as 1000000 or 1e6", v)
+	}
+	*c.n = int64(f)
+	return nil
+}
+
+func (countFlag) Type() string { return "count" }
+
+// streamFlags are the stream settings shared by loadgen and accuracy.
+type streamFlags struct {
+	items, seed int64
+	zipf        float64
+	servers     int
+	viral       []string
+	late        float64
+	lateBy      time.Duration
+	start       string
+}
+
+func addStreamFlags(cmd *cobra.Command, f *streamFlags, defaultStart string) {
+	fs := cmd.Flags()
+	f.items, f.zipf, f.servers, f.lateBy = 1_000_000, 1.1, 500, 2*time.Minute
+	fs.Var(countFlag{&f.items}, "items", "catalog size: items V1..VN, V1 the most viewed")
+	fs.Float64Var(&f.zipf, "zipf", f.zipf, "Zipf exponent s: rank k gets views in proportion to k^-s (any s in (0, 10])")
+	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
+	fs.StringArrayVar(&f.viral, "viral", nil, "viral item ITEM@+AT:SHARE:FOR[:RAMP], e.g. V42@+2m:30%:10m (repeat or comma-separate for more)")
+	fs.Float64Var(&f.late, "late", 0, "fraction of events whose event time is shifted back by --late-by (0.01 is 1%)")
+	fs.Var(spanFlag{&f.lateBy}, "late-by", "how far late events are shifted back")
+	fs.Var(countFlag{&f.seed}, "seed", "random seed: the same flags and seed give the same stream")
+	fs.StringVar(&f.start, "start", defaultStart, `event time of the first second: "now", RFC 3339 (2026-01-20T00:00:00Z), or an offset from now such as -30d`)
+}
+
+// config builds the stream config; now is the wall clock for --start now.
+func (f *streamFlags) config(now time.Time) (loadgen.Config, error) {
+	c := loadgen.Config{Zipf: f.zipf, Servers: f.servers, Late: f.late, LateBy: f.lateBy, Seed: uint64(f.seed)}
+	if f.items < 1 || f.items > loadgen.MaxItems {
+		return c, usagef("--items %d: use 1..%d", f.items, loadgen.MaxItems)
+	}
+	c.Items = int(f.items)
+	if f.zipf <= 0 || f.zipf > loadgen.MaxZipfExponent {
+		return c, usagef("--zipf %g: use a value in (0, %d], such as 1.1", f.zipf, loadgen.MaxZipfExponent)
+	}
+	if f.servers < 1 {
+		return c, usagef("--servers %d: use at least 1", f.servers)
+	}
+	if f.seed < 0 {
+		return c, usagef("--seed %d: use a non-negative number", f.seed)
+	}
+	if f.late < 0 || f.late > 1 {
+		return c, usagef("--late %g: use a fraction from 0 to 1 (0.01 is 1%%)", f.late)
+	}
+	for _, v := range f.viral {
+		vs, err := loadgen.ParseViral(v)
+		if err != nil {
+			return c, usagef("--viral: %v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+		}
+		c.Viral = append(c.Viral, vs...)
+	}
+	switch s := f.start; {
+	case s == "now" || s == "":
+		c.Start = now.UTC().Truncate(time.Second)
+	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
+		d, err := loadgen.ParseSpan(s[1:])
+		if err != nil {
+			return c, usagef("--start %q: %v", s, err)
+		}
+		if s[0] == '-' {
+			d = -d
+		}
+		c.Start = now.Add(d).UTC().Truncate(time.Second)
+	default:
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			return c, usagef(`--start %q: use "now", RFC 3339 such as 2026-01-20T00:00:00Z, or an offset such as -30d`, s)
+		}
+		c.Start = t
+	}
+	return c, nil
+}
+
+func newLoadgenCommand() *cobra.Command {
+	var (
+		sf                       streamFlags
+		kafkaAddrs, topic, truth string
+		partitions               int
+		rate, speedup, malformed float64
+		duration, progressEvery  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "loadgen",
+		Short: "Produce a Zipf stream of pre-summed view events to Kafka, with its exact ground truth",
+		Long: `loadgen produces synthetic view events to the views topic, keyed by item_id, the way
+seed 000's video servers do: --rate views a second of event time are drawn by Zipf's law
+over --items items (V1 the most viewed), each lands on one of --servers servers, and each
+server sends one event per item per second with the sum. So events/s <= views/s: --rate
+counts views, and the status line shows both.
+
+--viral makes items take a share of all views for a while, ITEM@+AT:SHARE:FOR[:RAMP]:
+  V42@+2m:30%:10m        from 2 minutes after the start, V42 gets 30% of views for 10 minutes
+  Vnew@+1h:5%:2h:30m     a new item rising linearly to 5% over 30 minutes, then held
+Durations take Go units plus whole days (90s, 10m, 2h, 3d, 1d12h).
+
+--late shifts a fraction of events back by --late-by (a server that buffered them);
+--malformed adds that many garbage messages per valid event, of every kind the decoder
+rejects (bad JSON, unknown field, count 0, bad ts, missing field, trailing data, too
+large...), for the dead-letter path.
+
+--truth writes the exact per-minute counts of every valid event the broker acknowledged,
+as JSON lines (docs/accuracy.md), on exit, including after Ctrl-C.
+
+Pacing: event time starts at --start and runs --speedup times faster than the wall clock;
+each event second is sent once it is over. --speedup 60 sends an hour of event time a
+minute, at 60 x --rate views a wall second. Limits: with --start now, event time runs
+ahead of the wall clock by (speedup-1) x elapsed, so anything comparing event time with
+the wall clock sees events from the future: the speed layer's --idle-advance, freshness
+metrics, and a batch job deciding by the clock which windows are closed. Use --start -30d
+(or an RFC 3339 time in the past) with a speedup to replay history that catches up with
+now. --speedup 0 sends as fast as Kafka takes it. When the producer cannot keep up, the
+status line says how far it is behind the pace.
+
+--duration is event time (0: until Ctrl-C). Ctrl-C stops generating, writes what was
+already generated (whole seconds), closes the writer and writes the truth.`,
+		Example: `  # 5 minutes of event time at 50,000 views/s against the local Kafka
+  trending loadgen --kafka 127.0.0.1:39092 --rate 50000 --duration 5m --items 1e6 --zipf 1.1 \
+    --servers 500 --viral V42@+2m:30%:10m --late 0.01 --late-by 2m --malformed 0.001 \
+    --truth truth.jsonl --seed 1
+
+  # a demo: a day of event time in 24 minutes, ending now
+  trending loadgen --rate 2000 --duration 1d --speedup 60 --start -1d
+
+  # as fast as the broker takes it
+  trending loadgen --rate 100000 --duration 1m --speedup 0`,
+		Args: cobra.NoArgs,
+	}
+	duration = 5 * time.Minute
+	fs := cmd.Flags()
+	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	fs.StringVar(&topic, "topic", eventlog.TopicViews, "topic to produce to (key = item_id, value = one JSON event)")
+	fs.IntVar(&partitions, "partitions", 8, "partitions of the topic when it has to be created")
+	fs.Float64Var(&rate, "rate", 50_000, "views per second of event time (events/s are fewer: pre-summed per server per second)")
+	fs.Var(spanFlag{&duration}, "duration", "event time to produce, such as 5m or 2d (0: until Ctrl-C)")
+	fs.Float64Var(&speedup, "speedup", 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
+	fs.Float64Var(&malformed, "malformed", 0, "malformed messages per valid event (0.001 is one in a thousand)")
+	fs.StringVar(&truth, "truth", "", "write the exact per-minute counts of what was acknowledged to this file (JSON lines)")
+	fs.DurationVar(&progressEvery, "progress-every", 5*time.Second, "interval of the status line on stderr")
+	addStreamFlags(cmd, &sf, "now")
+
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		a := appFrom(cmd.Context())
+		sc, err := sf.config(time.Now())
+		if err != nil {
+			return err
+		}
+		sc.Rate, sc.Duration, sc.Malformed = rate, duration, malformed
+		switch {
+		case !(rate > 0 && rate <= loadgen.MaxRate):
+			return usagef("--rate %g: use a positive number of views per second up to %d", rate, loadgen.MaxRate)
+		case duration < 0 || duration%time.Second != 0:
+			return usagef("--duration %s: use a whole number of seconds, or 0 to run until Ctrl-C", duration)
+		case malformed < 0 || malformed > 1:
+			return usagef("--malformed %g: use a fraction from 0 to 1", malformed)
+		case math.IsNaN(speedup) || math.IsInf(speedup, 0):
+			return usagef("--speedup %g: use a number such as 1 or 60 (0: no pacing)", speedup)
+		case progressEvery <= 0:
+			return usagef("--progress-every %s: use a positive interval such as 5s", progressEvery)
+		case partitions < 1:
+			return usagef("--partitions %d: use at least 1", partitions)
+		}
+		if err := sc.Validate(); err != nil {
+			return usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+		}
+		brokers := splitList(kafkaAddrs)
+		if len(brokers) == 0 {
+			return usagef("--kafka: give at least one broker address, such as 127.0.0.1:39092")
+		}
+		if truth != "" {
+			if err := checkWritableDir(truth); err != nil {
+				return usagef("--truth %s: %v", truth, err)
+			}
+		}
+		if speedup <= 0 {
+			speedup = -1 // loadgen's "no pacing"
+		}
+		if _, err := eventlog.EnsureTopics(cmd.Context(), brokers, eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
+			return fmt.Errorf("loadgen: %w", err)
+		}
+		w := eventlog.NewWriter(brokers, topic)
+		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
+		var tr *loadgen.Truth
+		if truth != "" {
+			tr = loadgen.NewTruth()
+		}
+		errOut := cmd.ErrOrStderr()
+		a.log.Info("loadgen starting", "kafka", kafkaAddrs, "topic", topic, "rate_views_per_s", rate,
+			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
+		st, runErr := loadgen.Run(cmd.Context(), loadgen.RunConfig{
+			Stream: sc, Speedup: speedup, Truth: tr, ProgressEvery: progressEvery,
+			Progress: func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) },
+		}, w)
+		closeErr := w.Close()
+		if tr != nil {
+			if err := writeTruth(truth, tr); err != nil {
+				return err
+			}
+			a.log.Info("truth written", "file", truth, "views", tr.Views(), "items", tr.Items())
+		}
+		if runErr != nil {
+			return fmt.Errorf("loadgen: %w", runErr)
+		}
+		if closeErr != nil {
+			return fmt.Errorf("loadgen: flush the writer: %w", closeErr)
+		}
+		v, e, _ := st.Rate()
+		a.log.Info("loadgen done", "views", st.Views, "events", st.Events, "malformed", st.Malformed,
+			"views_per_s", math.Round(v), "events_per_s", math.Round(e), "elapsed", st.Elapsed.Round(time.Millisecond))
+		return nil
+	}
+	return cmd
+}
+
+// checkWritableDir fails early, before producing anything, when file's
+// directory does not exist.
+func checkWritableDir(file string) error {
+	st, err := os.Stat(filepath.Dir(file))
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", filepath.Dir(file))
+	}
+	return nil
+}
+
+// writeTruth writes the truth to a temporary file and renames it into place,
+// so a reader never sees half a truth.
+func writeTruth(file string, tr *loadgen.Truth) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
+	if err != nil {
+		return fmt.Errorf("write truth: %w", err)
+	}
+	_, werr := tr.WriteTo(tmp)
+	cerr := tmp.Close()
+	if err := firstErr(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write truth %s: %w", file, err)
+	}
+	if err := os.Rename(tmp.Name(), file); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write truth: %w", err)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
