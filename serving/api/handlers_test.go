@@ -594,3 +594,29 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestHandleMountsRoute(t *testing.T) {
+	f := newFixture(t, nil)
+	err := f.srv.Handle(Route{Path: "/v1/events", Methods: []string{http.MethodPost}, Statuses: []int{202, 401, 403, 405},
+		Handler: RequireToken("tok", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := f.do(http.MethodPost, "/v1/events", "Authorization", "Bearer tok"); w.Code != 202 {
+		t.Fatalf("mounted route: %d", w.Code)
+	}
+	if w := f.do(http.MethodPost, "/v1/events"); w.Code != 401 {
+		t.Fatalf("mounted route without token: %d", w.Code)
+	}
+	if w := f.get("/v1/events"); w.Code != 405 || w.Header().Get("Allow") != "POST" {
+		t.Fatalf("GET on a POST route: %d %v", w.Code, w.Header())
+	}
+	if !strings.Contains(scrape(t, f), `route="/v1/events"`) {
+		t.Error("mounted route has no request metrics")
+	}
+	for _, p := range []string{"/v1/events", "/v1/trending", "/", "relative"} {
+		if err := f.srv.Handle(Route{Path: p, Methods: []string{"POST"}, Handler: http.NotFoundHandler()}); err == nil {
+			t.Errorf("Handle(%q) accepted a taken or invalid path", p)
+		}
+	}
+}

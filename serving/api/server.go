@@ -79,6 +79,30 @@ func New(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
+// Route is an endpoint another package mounts on the server with Handle, such as
+// POST /v1/events: it gets the same routing, 405 handling, CORS and request metrics as the
+// built-in routes. Wrap handlers that change data in RequireToken.
+type Route struct {
+	Path     string       // exact path, such as /v1/events
+	Methods  []string     // such as POST; GET also answers HEAD
+	Params   []string     // query parameters, for schemas/openapi.yaml's golden test
+	Statuses []int        // statuses it can answer, for the same test
+	Handler  http.Handler // called for the listed methods only
+}
+
+// Handle mounts r. Call it before serving; a path that is already served is an error.
+func (s *Server) Handle(r Route) error {
+	if _, dup := s.routes[r.Path]; dup || s.static[r.Path] != nil || !strings.HasPrefix(r.Path, "/") {
+		return fmt.Errorf("mount %q: the path is taken or does not start with /", r.Path)
+	}
+	methods := slices.Clone(r.Methods)
+	if slices.Contains(methods, http.MethodGet) && !slices.Contains(methods, http.MethodHead) {
+		methods = append(methods, http.MethodHead)
+	}
+	s.routes[r.Path] = &route{path: r.Path, name: r.Path, methods: methods, params: r.Params, statuses: r.Statuses, h: r.Handler.ServeHTTP}
+	return nil
+}
+
 // Cache returns the server's cache.
 func (s *Server) Cache() *Cache { return s.cache }
 
