@@ -47,6 +47,7 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 	e.b = append(e.b, flags)
 	e.sv(p.maxSeen)
 	e.sv(p.asOf)
+	e.uv(uint64(p.lateMs))
 	e.uv(p.st.Counted)
 	e.uv(p.st.Late)
 	e.uv(p.st.TooLate)
@@ -540,14 +541,21 @@ func (d *decoder) partition(p *Partition) error {
 	}
 	p.started = flags&flagStarted != 0
 	p.maxSeen, p.asOf = d.sv(), d.sv()
+	late := d.uv()
 	p.st.Counted, p.st.Late, p.st.TooLate, p.st.Invalid = d.uv(), d.uv(), d.uv(), d.uv()
 	if d.err != nil {
 		return d.err
 	}
+	if late > uint64(MaxLateness.Milliseconds()) {
+		d.fail("allowed lateness %d ms over the limit", late)
+	}
+	// The watermark minute never trails the largest event time by more
+	// than the lateness in force when the snapshot was taken (it can lead
+	// it after a restart with a longer lateness).
 	if p.started {
 		if p.maxSeen < minEventMs || p.maxSeen >= maxEventMs || p.asOf > p.maxSeen/minuteMs ||
-			p.asOf < (minEventMs-MaxLateness.Milliseconds())/minuteMs {
-			d.fail("watermark minute %d and largest event time %d are inconsistent", p.asOf, p.maxSeen)
+			p.asOf < floorDiv(p.maxSeen-int64(late), minuteMs) {
+			d.fail("watermark minute %d, largest event time %d and lateness %d ms are inconsistent", p.asOf, p.maxSeen, late)
 		}
 	} else if p.maxSeen != 0 || p.asOf != 0 {
 		d.fail("a partition that saw no event has a watermark")

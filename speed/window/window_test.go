@@ -203,6 +203,9 @@ func checkAgainstModel(t *testing.T, p *Partition, md *model) {
 	if got, want := p.AsOf(), minuteTime(md.asOf); !got.Equal(want) {
 		t.Fatalf("AsOf %v, want %v", got, want)
 	}
+	if got, want := p.Watermark(), time.UnixMilli(md.maxSeen-md.cfg.latenessMs()).UTC(); !got.Equal(want) {
+		t.Fatalf("Watermark %v, want %v", got, want)
+	}
 	for _, wc := range md.cfg.Windows {
 		l, err := p.Top(wc.Name)
 		if err != nil {
@@ -252,17 +255,25 @@ func checkSketchList(t *testing.T, l List, truth map[string]uint64) {
 
 func TestExactMatchesBruteForce(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		o     streamOpts
-		every int // check after every this many events
+		name     string
+		o        streamOpts
+		every    int           // check after every this many events
+		lateness time.Duration // 0: exactTestConfig's minute
 	}{
-		{"in-order", streamOpts{seed: 1, n: 8000, items: 40, step: 15 * time.Second, counts: 3}, 97},
-		{"late-and-too-late", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97},
-		{"dense-ties", streamOpts{seed: 3, n: 6000, items: 12, step: 20 * time.Second, counts: 1, late: true}, 97},
-		{"sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 1},
+		{"in-order", streamOpts{seed: 1, n: 8000, items: 40, step: 15 * time.Second, counts: 3}, 97, 0},
+		{"late-and-too-late", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97, 0},
+		{"dense-ties", streamOpts{seed: 3, n: 6000, items: 12, step: 20 * time.Second, counts: 1, late: true}, 97, 0},
+		{"sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 1, 0},
+		// Five minutes of lateness keeps up to six minutes open: more than
+		// the dense gens, so older open minutes move to map form.
+		{"long-lateness", streamOpts{seed: 6, n: 6000, items: 60, step: 10 * time.Second, counts: 3, late: true}, 53, 5 * time.Minute},
+		{"no-lateness", streamOpts{seed: 7, n: 4000, items: 60, step: 10 * time.Second, counts: 3, late: true}, 53, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := exactTestConfig()
+			if tc.lateness != 0 {
+				cfg.AllowedLateness = tc.lateness
+			}
 			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -688,5 +699,43 @@ func TestDefaultConfigRuns(t *testing.T) {
 			checkAgainstModel(t, p, md)
 			checkInvariants(t, p)
 		}
+	}
+}
+
+// TestCountOverflow: a minute's count for one item past 2^32 (5,000 events
+// of a million views) is kept exactly, expires to zero, and survives a
+// snapshot.
+func TestCountOverflow(t *testing.T) {
+	cfg := Config{Windows: []WindowConfig{
+		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+	}, AllowedLateness: -1}
+	p, _ := New(cfg)
+	const n, c = 5000, 1_000_000
+	for i := range n {
+		p.Add(event.Event{ItemID: "hot", Count: c, TS: t0.Add(time.Duration(i) * time.Millisecond)})
+	}
+	p.Add(event.Event{ItemID: "cold", Count: 1, TS: t0.Add(time.Minute)})
+	for _, name := range []string{"hour", "day"} {
+		if l, _ := p.Top(name); len(l.Items) == 0 || l.Items[0].Count != n*c || l.Total != n*c {
+			t.Fatalf("%s: %+v", name, l)
+		}
+	}
+	checkInvariants(t, p)
+	q, err := Restore(cfg, mustMarshal(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, q)
+	for _, x := range []*Partition{p, q} {
+		x.AdvanceTo(t0.Add(61 * time.Minute))
+		if l, _ := x.Top("hour"); l.Total != 1 {
+			t.Fatalf("hour after expiry: total %d, want 1", l.Total)
+		}
+		x.AdvanceTo(t0.Add(25 * time.Hour))
+		if l, _ := x.Top("day"); l.Total != 0 {
+			t.Fatalf("day after expiry: total %d", l.Total)
+		}
+		checkInvariants(t, x)
 	}
 }
