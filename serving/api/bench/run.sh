@@ -14,8 +14,6 @@ DURATION=${DURATION:-10s}
 CONNS=${CONNS:-64}
 THREADS=${THREADS:-2}
 ROUNDS=${ROUNDS:-1}
-API_PORT=${API_PORT:-18181}
-NGINX_PORT=${NGINX_PORT:-18182}
 PATH_Q='/v1/trending?window=hour&limit=100'
 
 for tool in go nginx wrk curl; do
@@ -23,6 +21,18 @@ for tool in go nginx wrk curl; do
 done
 ROOT=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 cd "$ROOT"
+
+# free_port prints a loopback port nothing listens on (another process on a fixed port would be
+# measured instead of ours).
+free_port() {
+  local p
+  for p in $(shuf -i 20000-40000 -n 200); do
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+  done
+  echo "run.sh: no free port" >&2; exit 1
+}
+API_PORT=${API_PORT:-$(free_port)}
+NGINX_PORT=${NGINX_PORT:-$(free_port)}
 
 WORK=$(mktemp -d /tmp/trending-bench.XXXXXX)
 chmod 755 "$WORK"   # nginx workers run as nobody
@@ -40,12 +50,16 @@ go run ./serving/api/bench/seed -db "$WORK/serving.db"
 
 "$WORK/trending" serve --store "bolt:$WORK/serving.db" --listen "127.0.0.1:$API_PORT" --log-level warn \
   >"$WORK/trending.log" 2>&1 &
-PIDS+=($!)
+API_PID=$!
+PIDS+=("$API_PID")
 for _ in $(seq 100); do
   curl -fsS "http://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1 && break
   sleep 0.1
 done
-curl -fsS "http://127.0.0.1:$API_PORT/readyz" >/dev/null || { cat "$WORK/trending.log" >&2; exit 1; }
+# Our server must be the one answering: alive, and serving the seeded demo list.
+if ! kill -0 "$API_PID" 2>/dev/null || ! curl -fsS "http://127.0.0.1:$API_PORT$PATH_Q" | grep -q '"item_id":"vid-0000"'; then
+  echo "run.sh: trending serve is not answering on 127.0.0.1:$API_PORT:" >&2; cat "$WORK/trending.log" >&2; exit 1
+fi
 
 # nginx serves the very bytes trending returns, with the same content type and cache header.
 mkdir -p "$WORK/www" "$WORK/nginx"
@@ -78,11 +92,13 @@ http {
 }
 CONF
 nginx -p "$WORK/nginx" -c "$WORK/nginx.conf" -g 'daemon off;' &
-PIDS+=($!)
+NGINX_PID=$!
+PIDS+=("$NGINX_PID")
 for _ in $(seq 50); do
   curl -fsS "http://127.0.0.1:$NGINX_PORT$PATH_Q" -o "$WORK/nginx.json" 2>/dev/null && break
   sleep 0.1
 done
+kill -0 "$NGINX_PID" 2>/dev/null || { echo "run.sh: nginx did not start:" >&2; cat "$WORK/nginx/error.log" >&2; exit 1; }
 api_bytes=$(curl -fsS "http://127.0.0.1:$API_PORT$PATH_Q" | wc -c)
 nginx_bytes=$(wc -c <"$WORK/nginx.json")
 echo "response body: trending $api_bytes bytes, nginx $nginx_bytes bytes" >&2
@@ -101,7 +117,8 @@ run_wrk() {
     END { printf "%.0f %.3f %.3f\n", rps, p50, p99 }' <<<"$out"
 }
 
-printf '\nGET %s, wrk -t%s -c%s -d%s --latency, %s core(s), %s\n\n' "$PATH_Q" "$THREADS" "$CONNS" "$DURATION" "$(nproc)" "$(nginx -v 2>&1 | sed 's/.*: //')"
+printf '\nload average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf 'GET %s, wrk -t%s -c%s -d%s --latency, %s core(s), %s\n\n' "$PATH_Q" "$THREADS" "$CONNS" "$DURATION" "$(nproc)" "$(nginx -v 2>&1 | sed 's/.*: //')"
 printf '%-6s %-10s %12s %10s %10s %14s\n' round server 'requests/s' 'p50 ms' 'p99 ms' 'vs nginx'
 for r in $(seq "$ROUNDS"); do
   read -r n_rps n_p50 n_p99 < <(run_wrk nginx "$NGINX_PORT")
@@ -110,4 +127,5 @@ for r in $(seq "$ROUNDS"); do
   printf '%-6s %-10s %12s %10s %10s %14s\n' "$r" nginx "$n_rps" "$n_p50" "$n_p99" "1.00x"
   printf '%-6s %-10s %12s %10s %10s %14s\n' "$r" trending "$t_rps" "$t_p50" "$t_p99" "$ratio"
 done
-printf '\ngoal: trending >= 0.70x nginx requests/s and p99 <= 5 ms\n'
+printf '\nload average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf 'goal: trending >= 0.70x nginx requests/s and p99 <= 5 ms\n'
