@@ -291,8 +291,9 @@ func writeTruth(file string, tr *loadgen.Truth) error {
 		return fmt.Errorf("write truth: %w", err)
 	}
 	_, werr := tr.WriteTo(tmp)
+	perr := tmp.Chmod(0o644) // CreateTemp makes it 0600; the truth is for other tools to read
 	cerr := tmp.Close()
-	if err := firstErr(werr, cerr); err != nil {
+	if err := firstErr(werr, perr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("write truth %s: %w", file, err)
 	}

@@ -78,6 +78,9 @@ func TestLoadgenEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st, _ := f.Stat(); st.Mode().Perm() != 0o644 {
+		t.Errorf("truth file mode %v, want 0644", st.Mode().Perm())
+	}
 	defer f.Close()
 	tr, err := loadgen.ReadTruth(f)
 	if err != nil {
