@@ -41,18 +41,19 @@
 //
 // # Exact state
 //
-// Items are interned per partition: a string maps to a dense uint32 handle,
-// reference-counted by the buckets, totals and candidate sets that hold it,
-// and freed (for reuse) when the last one lets go. A minute is counted in a
-// map keyed by item string while it is open, so an event costs one map
-// update; when it closes it is frozen into a sorted array of packed
-// (handle, count) pairs, 8 bytes an entry, which is what the minute ring
-// and the hourly and daily rings keep. Running totals of an exact window are
-// a dense []uint64 indexed by handle: adding a minute and subtracting an
-// expired bucket are array updates, with no hashing. Late events for a
-// closed bucket add in place, or to a small side map when the item is new
-// to the bucket. BenchmarkBytesPerEntry measures the memory per (minute,
-// item) entry against seed 000's 50 bytes.
+// Items are interned per partition when their event arrives: a string maps
+// to a dense uint32 handle, reference-counted by the open minutes, buckets,
+// calendar totals and candidate sets that hold it, and freed (for reuse)
+// when the last one lets go. The two newest open minutes count in sparse
+// sets indexed by handle, so an event costs one intern-map lookup and an
+// array increment, and closing a minute hashes nothing; older open minutes
+// (a lateness over a minute) count in maps. A closed minute is frozen into
+// an array of packed (handle, count) pairs, 8 bytes an entry, which is what
+// the minute ring and the hourly and daily rings keep. Running totals of an
+// exact window are a dense []uint64 indexed by handle: adding a minute and
+// subtracting an expired bucket are array updates. A late event for a
+// closed bucket goes to the bucket's small side map. BenchmarkBytesPerEntry
+// measures the memory per (minute, item) entry against seed 000's 50 bytes.
 //
 // # Sketch windows
 //
