@@ -444,9 +444,9 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 			next.Watermark = wm
 		}
 	}
-	if pb.last+1 >= pb.hwm {
-		next.CaughtUpAt = now
-	}
+	// CaughtUpAt is not set here: a roll that reached the log's end says nothing about event
+	// time when producers replay or buffer the past (a backfill would close hours it has not
+	// reached yet). Only the idle path in tick sets it, once nothing new came for RollAge.
 	next.Updated = now
 	if err := a.putProgress(ctx, next); err != nil {
 		return err

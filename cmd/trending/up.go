@@ -4,18 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
 	"trending/archive"
+	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/loadgen"
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/speed/merge"
@@ -29,6 +33,12 @@ type upFlags struct {
 	data, listen, kafka, storeSpec, token, titles string
 	partitions                                    int
 	publishEvery, checkpointEvery, rollAge        time.Duration
+	// the built-in load generator and batch scheduler
+	noLoad                          bool
+	rate, zipf, speedup, late, junk float64
+	items, servers                  int
+	backfill, batchEvery, batchLate time.Duration
+	viral                           string
 }
 
 func newUpCommand() *cobra.Command {
@@ -45,6 +55,10 @@ installed:
   merger         per-partition lists -> the serving store (DATA/serving.db)
   archive        every event as Parquet under DATA/s3/buckets/trending/archive/
   serving        the HTTP API and dashboard, and POST /v1/events for producers
+  batch          a built-in scheduler that recomputes each closed hour, day and month exactly
+                 from the archive (Go-native engine, rollups in DATA/rollups.db) and a nightly run
+  load           a Zipf load generator (--no-load turns it off); --backfill with --speedup
+                 replays the recent past quickly, so closed windows turn exact within minutes
 
 The same code paths as production: kafka-go talks to the embedded broker and aws-sdk-go-v2 to
 the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
@@ -72,6 +86,18 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.publishEvery, "publish-every", 5*time.Second, "how often the speed workers publish their lists")
 	fs.DurationVar(&f.checkpointEvery, "checkpoint-every", 30*time.Second, "how often the speed workers checkpoint")
 	fs.DurationVar(&f.rollAge, "archive-roll", 30*time.Second, "how long the archiver buffers a partition before writing a Parquet file")
+	fs.DurationVar(&f.batchEvery, "batch-every", 30*time.Second, "how often the built-in batch scheduler looks for closed windows to make exact")
+	fs.DurationVar(&f.batchLate, "batch-lateness", 2*time.Minute, "a calendar window is recomputed once its end plus this has passed and the archive is complete")
+	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
+	fs.Float64Var(&f.rate, "rate", 500, "load generator: views per second of event time")
+	fs.IntVar(&f.items, "items", 10000, "load generator: catalog size")
+	fs.Float64Var(&f.zipf, "zipf", 1.1, "load generator: Zipf exponent of item popularity")
+	fs.IntVar(&f.servers, "servers", 20, "load generator: video servers that pre-sum views per item per second")
+	fs.Float64Var(&f.late, "late", 0.01, "load generator: fraction of events sent two minutes late")
+	fs.Float64Var(&f.junk, "malformed", 0.0005, "load generator: malformed messages per valid event (they land in views.dlq)")
+	fs.StringVar(&f.viral, "viral", "V_viral@+1m:15%:20m:2m", "load generator: viral schedule ITEM@+AT:SHARE:FOR[:RAMP], comma-separated (\"\" for none)")
+	fs.DurationVar(&f.backfill, "backfill", 0, "load generator: start event time this long ago and replay it --speedup times faster until it reaches now, then run in real time (e.g. 2h with --speedup 120: two closed hours turn exact within minutes)")
+	fs.Float64Var(&f.speedup, "speedup", 60, "load generator: how much faster than real time the --backfill is replayed")
 	wf := addWindowFlags(fs)
 	fs.Lookup("sketch-width").DefValue = "16384"
 	_ = fs.Set("sketch-width", "16384")
@@ -174,6 +200,28 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 		return usagef("--listen %s: %v (pick a free address)", f.listen, err)
 	}
 
+	arc := archive.NewReader(obj)
+	eng, err := batch.OpenNative(filepath.Join(f.data, "rollups.db"))
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	bcfg := batch.DefaultConfig()
+	bcfg.K, bcfg.AllowedLateness = wc.K, f.batchLate
+	runner, err := batch.NewRunner(bcfg, eng, arc, st, a.log.With("part", "batch"))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	var viral []loadgen.Viral
+	if f.viral != "" {
+		if viral, err = loadgen.ParseViral(f.viral); err != nil {
+			return usagef("--viral: %v", err)
+		}
+	}
+	if f.speedup <= 0 || f.backfill < 0 {
+		return usagef("--speedup must be positive and --backfill not negative")
+	}
+
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return speedW.Run(gctx) })
 	g.Go(func() error {
@@ -182,6 +230,14 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	g.Go(func() error { return archiver.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
 	g.Go(func() error { return serveWithIngest(gctx, srv, ln, in, f.token) })
+	g.Go(func() error {
+		return runner.Schedule(gctx, batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")})
+	})
+	if !f.noLoad {
+		lw := eventlog.NewWriter(brokers, eventlog.TopicViews)
+		defer lw.Close()
+		g.Go(func() error { return runLoad(gctx, a.log.With("part", "loadgen"), lw, f, viral) })
+	}
 
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(cmd.ErrOrStderr(), `
@@ -193,16 +249,56 @@ trending up: the whole pipeline in one process
   Kafka          %s (%s)
   object store   %s (%s)
   serving store  %s
+  batch          exact recompute of closed windows every %s (rollups in %s)
+  load           %s
 Ctrl-C stops everything in order.
 
 `, url, url, url, url, brokers[0], embeddedOr(f.kafka == "", "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
-		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec)
+		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec,
+		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f))
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	a.log.Info("trending up stopped", "err", err)
 	return err
+}
+
+func loadLine(f upFlags) string {
+	if f.noLoad {
+		return "off (--no-load): POST events to /v1/events"
+	}
+	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.items, f.zipf, f.servers)
+	if f.backfill > 0 {
+		l += fmt.Sprintf("; replaying the last %s at %gx first", f.backfill, f.speedup)
+	}
+	return l
+}
+
+// runLoad runs the load generator: the --backfill at --speedup, then real time from where it
+// ended. Each phase has its own seed, so the stream continues rather than repeats.
+func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, viral []loadgen.Viral) error {
+	now := time.Now().UTC().Truncate(time.Second)
+	stream := loadgen.Config{Items: f.items, Zipf: f.zipf, Rate: f.rate, Servers: f.servers, Late: f.late, Malformed: f.junk, Viral: viral, Seed: uint64(now.Unix())}
+	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
+	if f.backfill > 0 {
+		bs := stream
+		bs.Start, bs.Duration = now.Add(-f.backfill), f.backfill
+		log.Info("replaying the backfill", "from", bs.Start, "speedup", f.speedup)
+		if _, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: bs, Speedup: f.speedup, Progress: progress, ProgressEvery: 10 * time.Second}, w); err != nil {
+			return fmt.Errorf("loadgen backfill: %w", err)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		stream.Seed++
+		stream.Viral = nil
+	}
+	stream.Start = time.Now().UTC().Truncate(time.Second)
+	if _, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: stream, Speedup: 1, Progress: progress, ProgressEvery: 30 * time.Second}, w); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	return nil
 }
 
 func embeddedOr(embedded bool, what string) string {
