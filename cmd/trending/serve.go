@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,7 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"trending/internal/eventlog"
 	"trending/serving/api"
+	"trending/serving/ingest"
 	"trending/serving/store"
 )
 
@@ -17,6 +21,7 @@ func init() { subcommands = append(subcommands, newServeCommand) }
 func newServeCommand() *cobra.Command {
 	cfg := api.DefaultConfig()
 	var storeSpec string
+	var ingestKafka, ingestTopic, ingestToken string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
@@ -32,6 +37,8 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
                                                        approximate or missing
   GET /healthz  /readyz  /metrics                      liveness, readiness, Prometheus
   GET /                                                the dashboard
+  POST /v1/events                                      ingest (with --kafka): one event or a
+                                                       batch, pre-summed and published to Kafka
 
 With Accept: application/vnd.apache.arrow.stream a list comes as an Arrow IPC stream.
 schemas/openapi.yaml describes every route.`,
@@ -56,11 +63,36 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return err
 			}
+			var flush func() error
+			if brokers := splitList(ingestKafka); len(brokers) > 0 {
+				kw := eventlog.NewWriter(brokers, ingestTopic)
+				defer kw.Close()
+				in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, kw)
+				if err != nil {
+					return err
+				}
+				if err := srv.Handle(api.EventsRoute(in, ingestToken)); err != nil {
+					return err
+				}
+				ictx, stop := context.WithCancel(context.WithoutCancel(cmd.Context()))
+				done := make(chan error, 1)
+				go func() { done <- in.Run(ictx) }()
+				// The ingest flushes what it accepted after the API has drained.
+				flush = func() error { stop(); return <-done }
+				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", ingestKafka, "topic", ingestTopic)
+			}
 			a.log.Info("serving", "addr", cfg.Addr, "store", storeSpec)
-			return srv.Run(cmd.Context())
+			err = srv.Run(cmd.Context())
+			if flush != nil {
+				err = errors.Join(err, flush())
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&ingestKafka, "kafka", "", "Kafka brokers for POST /v1/events; empty (the default) serves reads only")
+	f.StringVar(&ingestTopic, "topic", "views", "topic POST /v1/events publishes to")
+	f.StringVar(&ingestToken, "ingest-token", "", "bearer token POST /v1/events requires (default: none)")
 	f.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH (embedded file) or clickhouse://host:port/database")
 	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "address to listen on, host:port")
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")

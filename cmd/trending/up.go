@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -229,7 +228,10 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	})
 	g.Go(func() error { return archiver.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
-	g.Go(func() error { return serveWithIngest(gctx, srv, ln, in, f.token) })
+	if err := srv.Handle(api.EventsRoute(in, f.token)); err != nil {
+		return err
+	}
+	g.Go(func() error { return srv.Serve(gctx, ln) })
 	g.Go(func() error {
 		return runner.Schedule(gctx, batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")})
 	})
@@ -306,27 +308,4 @@ func embeddedOr(embedded bool, what string) string {
 		return what
 	}
 	return "external"
-}
-
-// serveWithIngest serves the API with POST /v1/events mounted beside it, and keeps the API's
-// cache refreshing, until ctx ends; then drains.
-func serveWithIngest(ctx context.Context, srv *api.Server, ln net.Listener, in *ingest.Ingest, token string) error {
-	mux := http.NewServeMux()
-	mux.Handle("/v1/events", api.RequireToken(token, in))
-	mux.Handle("/", srv.Handler())
-	hs := srv.HTTPServer()
-	hs.Handler = mux
-	cacheCtx, stopCache := context.WithCancel(ctx)
-	defer stopCache()
-	go srv.Cache().Run(cacheCtx)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return hs.Shutdown(sctx)
 }

@@ -34,3 +34,11 @@ func RequireToken(token string, h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// EventsRoute is POST /v1/events, the write path (serving/ingest provides h), behind the
+// bearer token when one is configured. The route's contract lives here, beside the others,
+// so schemas/openapi.yaml's golden test covers it.
+func EventsRoute(h http.Handler, token string) Route {
+	return Route{Path: "/v1/events", Methods: []string{http.MethodPost},
+		Statuses: []int{202, 400, 401, 403, 405, 413}, Handler: RequireToken(token, h)}
+}

@@ -185,6 +185,9 @@ func jsonType(v any) string {
 func TestOpenAPIRoutes(t *testing.T) {
 	s := loadSpec(t)
 	f := newFixture(t, nil)
+	if err := f.srv.Handle(EventsRoute(http.NotFoundHandler(), "")); err != nil {
+		t.Fatal(err)
+	}
 	served := map[string]*route{}
 	for _, r := range f.srv.routes {
 		served[r.path] = r
