@@ -276,8 +276,9 @@ func IsRetryable(err error) bool {
 	}
 	var re interface{ HTTPStatusCode() int }
 	if errors.As(err, &re) {
+		// Status 0: no response at all (connection refused, reset, timeout): retryable.
 		st := re.HTTPStatusCode()
-		return st >= 500 || st == 429 || st == 408
+		return st == 0 || st >= 500 || st == 429 || st == 408
 	}
 	return true
 }

@@ -123,4 +123,13 @@ func TestIsRetryable(t *testing.T) {
 	if !objstore.IsRetryable(errors.New("dial tcp: connection refused")) {
 		t.Fatal("a connection error must be retryable")
 	}
+	// A real request to a closed port: the SDK wraps the dial error with HTTP status 0.
+	st, err := objstore.New(context.Background(), objstore.Config{Endpoint: "http://127.0.0.1:1", Bucket: "b", AccessKey: "x", SecretKey: "y", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Get(context.Background(), "k")
+	if err == nil || !objstore.IsRetryable(err) {
+		t.Fatalf("unreachable server: %v, want a retryable error", err)
+	}
 }
