@@ -1,0 +1,31 @@
+// Package topics owns trending topics (seed 001, issue 9): per-region and worldwide lists
+// of the topics people mention most or most unusually, and the controls that keep one
+// account from putting junk on them.
+//
+// The pieces, each usable alone:
+//
+//   - Scores (score.go): volume (the window count, what the core does), surge, the smoothed
+//     ratio (current + c) / (expected + c) behind a floor, and decayed, exponentially decayed
+//     counts with a half-life; Hysteresis keeps a list from flickering (enter at 3, stay
+//     until below 2).
+//   - Abuse controls: Dedupe counts a user once per topic per 15 minutes in a fixed-size
+//     table of hashed pairs; Weight counts new accounts 3 tenths and established ones 10,
+//     and Share tracks the part of a topic's weight that came from new accounts; Blocklist
+//     drops banned terms and reloads its file when it changes; Review holds never-seen
+//     topics that rise fast until a person approves or rejects them.
+//   - State (state.go): one partition's counts. Every mention updates the (region, topic)
+//     key and the worldwide key in one count-min sketch per minute; a 15-minute window is
+//     the running sum of the minute sketches (add the newest, subtract the expired);
+//     hourly sketches give the 7-day same-hour baseline; a bounded candidate set per list
+//     names the topics, since a sketch cannot list keys. Memory is fixed: a flood of a
+//     million junk tags changes counters, not sizes.
+//   - Sizing (sizing.go): seed 001's arithmetic (1.31 MB a minute sketch, 79 MB for 60,
+//     about 1.35 mentions of overcount a minute at 32,500 counts) as a pure function.
+//
+// Counts are kept in tenths of a mention, so that a new account's 3 tenths add exactly;
+// every count the package returns is in mentions (tenths / 10).
+//
+// A State is owned by one goroutine, like speed/window's partition state; Blocklist and
+// Review are safe for concurrent use because an operator command and a reload timer touch
+// them from outside that goroutine.
+package topics
