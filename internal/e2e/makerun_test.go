@@ -1,0 +1,192 @@
+// Package e2e holds the end-to-end test of the README's first command: a fresh clone, `make
+// run`, and the whole pipeline seen through its API.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMakeRun clones the repository, runs `make run` there with time acceleration, and within
+// a bounded time sees non-empty live lists for every window, a calendar hour flip from
+// approximate to exact, and /readyz ready; then stops it with Ctrl-C and checks it stopped
+// cleanly.
+func TestMakeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end: builds and runs the whole pipeline for about two minutes")
+	}
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", strings.TrimSpace(string(top)), dir).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	args := fmt.Sprintf("--listen %s --data %s --backfill 2h --speedup 240 --batch-every 2s --archive-roll 5s --publish-every 2s --log-format json", addr, filepath.Join(t.TempDir(), "data"))
+	cmd := exec.Command("make", "-s", "run", "ARGS="+args)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var logs syncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("make run output (last 60 lines):\n%s", logs.tail(60))
+		}
+	}()
+	base := "http://" + addr
+	deadline := time.Now().Add(5 * time.Minute) // includes building the binary in the clone
+
+	// Live lists for every window.
+	for _, w := range []string{"hour", "day", "month"} {
+		waitUntil(t, deadline, "a non-empty live "+w+" list", func() (bool, string) {
+			var l struct {
+				Items []struct{ ItemID string } `json:"items"`
+			}
+			code, body := get(base + "/v1/trending?window=" + w + "&limit=5")
+			if code != 200 || json.Unmarshal(body, &l) != nil {
+				return false, fmt.Sprintf("%d %s", code, body)
+			}
+			return len(l.Items) > 0, string(body)
+		})
+	}
+	// A calendar hour seen approximate, then exact.
+	seenApprox := map[string]bool{}
+	waitUntil(t, deadline, "a calendar hour turning from approximate to exact", func() (bool, string) {
+		now := time.Now().UTC()
+		code, body := get(fmt.Sprintf("%s/v1/windows?window=hour&from=%s&to=%s", base,
+			now.Add(-3*time.Hour).Truncate(time.Hour).Format(time.RFC3339), now.Truncate(time.Hour).Add(time.Hour).Format(time.RFC3339)))
+		var ws struct {
+			Windows []struct{ Start, Status string } `json:"windows"`
+		}
+		if code != 200 || json.Unmarshal(body, &ws) != nil {
+			return false, fmt.Sprintf("%d %s", code, body)
+		}
+		for _, w := range ws.Windows {
+			switch w.Status {
+			case "approximate":
+				seenApprox[w.Start] = true
+			case "exact":
+				if seenApprox[w.Start] {
+					return true, string(body)
+				}
+			}
+		}
+		return false, string(body)
+	})
+	waitUntil(t, deadline, "/readyz ready", func() (bool, string) {
+		code, body := get(base + "/readyz")
+		return code == 200, string(body)
+	})
+
+	// Ctrl-C: everything stops in order and the process says so.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		stopped = true
+	case <-time.After(90 * time.Second):
+		t.Fatal("make run did not stop within 90s of Ctrl-C")
+	}
+	out := logs.String()
+	if !strings.Contains(out, `"msg":"trending up stopped"`) || strings.Contains(out, "panic:") {
+		t.Fatalf("no clean stop in the output")
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"msg":"trending up stopped"`) && strings.Contains(line, `"err"`) && !strings.Contains(line, `"err":null`) {
+			t.Fatalf("stopped with an error: %s", line)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+var client = &http.Client{Timeout: 5 * time.Second}
+
+func get(url string) (int, []byte) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, []byte(err.Error())
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func waitUntil(t *testing.T, deadline time.Time, what string, check func() (bool, string)) {
+	t.Helper()
+	var last string
+	for time.Now().Before(deadline) {
+		ok, detail := check()
+		if ok {
+			t.Logf("%s: ok", what)
+			return
+		}
+		last = detail
+		time.Sleep(time.Second)
+	}
+	if len(last) > 600 {
+		last = last[:600] + "..."
+	}
+	t.Fatalf("timed out waiting for %s; last answer: %s", what, last)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) tail(n int) string {
+	sc := bufio.NewScanner(strings.NewReader(s.String()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var lines []string
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
