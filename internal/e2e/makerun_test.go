@@ -189,4 +189,3 @@ func (s *syncBuffer) tail(n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
