@@ -95,8 +95,8 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.Float64Var(&f.late, "late", 0.01, "load generator: fraction of events sent two minutes late")
 	fs.Float64Var(&f.junk, "malformed", 0.0005, "load generator: malformed messages per valid event (they land in views.dlq)")
 	fs.StringVar(&f.viral, "viral", "V_viral@+1m:15%:20m:2m", "load generator: viral schedule ITEM@+AT:SHARE:FOR[:RAMP], comma-separated (\"\" for none)")
-	fs.DurationVar(&f.backfill, "backfill", 0, "load generator: start event time this long ago and replay it --speedup times faster until it reaches now, then run in real time (e.g. 2h with --speedup 120: two closed hours turn exact within minutes)")
-	fs.Float64Var(&f.speedup, "speedup", 60, "load generator: how much faster than real time the --backfill is replayed")
+	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
+	fs.Float64Var(&f.speedup, "speedup", 120, "load generator: how much faster than real time the --backfill is replayed")
 	wf := addWindowFlags(fs)
 	fs.Lookup("sketch-width").DefValue = "16384"
 	_ = fs.Set("sketch-width", "16384")
@@ -120,6 +120,12 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	// Infrastructure outlives the components: it is closed after every component has
 	// finished its last flush.
 	infra := context.WithoutCancel(ctx)
+	// The backfill replays the recent past once, into an empty data directory: on a restart it
+	// would add a second synthetic past on top of the first.
+	if _, err := os.Stat(filepath.Join(f.data, "kafka")); err == nil && f.backfill > 0 {
+		a.log.Info("existing data: skipping the backfill", "data", f.data)
+		f.backfill = 0
+	}
 	brokers := splitList(f.kafka)
 	if len(brokers) == 0 {
 		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
