@@ -2,6 +2,11 @@
 // (NNN_name.sql, embedded) and applies them: the serving table (001) and the batch layer's
 // rollups (002). `trending migrate` runs Apply; tests run it on a fresh database.
 //
+// cluster/ holds the same migrations for a ClickHouse cluster (ON CLUSTER, replicated tables,
+// Distributed tables for reads over sharded rollups); `trending migrate --cluster NAME`
+// applies that variant (ApplyOptions with Options.Cluster). Both variants have the same
+// versions and give the application the same table names and columns.
+//
 // The SQL is kept to what both Debian's ClickHouse 18.16 and current ClickHouse accept: no
 // DateTime64, LowCardinality or TTL; custom-partitioned MergeTree with PARTITION BY/ORDER BY.
 package clickhouse
@@ -12,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,7 +27,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
-//go:embed *.sql
+//go:embed *.sql cluster/*.sql
 var files embed.FS
 
 // Migration is one numbered DDL file.
@@ -33,21 +39,30 @@ type Migration struct {
 
 var fileName = regexp.MustCompile(`^([0-9]{3})_[a-z0-9_]+\.sql$`)
 
-// Migrations returns the embedded migrations in version order. A malformed file name or a
-// repeated version is a bug in this directory and panics.
-func Migrations() []Migration {
-	ents, err := fs.ReadDir(files, ".")
+// Migrations returns the embedded single-node migrations in version order. A malformed file
+// name or a repeated version is a bug in this directory and panics.
+func Migrations() []Migration { return migrationsIn(".") }
+
+// ClusterMigrations returns the cluster variant (cluster/*.sql) in version order. Its
+// statements hold the placeholders ${CLUSTER} and ${DB}, which Render fills in.
+func ClusterMigrations() []Migration { return migrationsIn("cluster") }
+
+func migrationsIn(dir string) []Migration {
+	ents, err := fs.ReadDir(files, dir)
 	if err != nil {
 		panic("BUG: read embedded ddl: " + err.Error())
 	}
 	var out []Migration
 	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
 		m := fileName.FindStringSubmatch(e.Name())
 		if m == nil {
 			panic("BUG: ddl file " + e.Name() + " is not named NNN_name.sql")
 		}
 		v, _ := strconv.Atoi(m[1])
-		raw, _ := files.ReadFile(e.Name())
+		raw, _ := files.ReadFile(path.Join(dir, e.Name()))
 		out = append(out, Migration{Version: v, Name: e.Name(), Statements: Split(string(raw))})
 	}
 	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
@@ -109,22 +124,65 @@ func ValidDatabase(name string) error {
 	return nil
 }
 
-// Apply creates database db if it is missing and applies, in order, every migration newer
-// than the version recorded in db.schema_migrations, recording each one after it succeeds.
-// Every statement is CREATE ... IF NOT EXISTS, so a run cut short and repeated is harmless,
-// and a rerun with nothing new is a no-op. Table names are qualified with db, so conn may
-// be opened on any database.
+// ErrVariant: the database was migrated with the other DDL variant (single node or cluster).
+var ErrVariant = errors.New("database was migrated with the other DDL variant")
+
+// Options select the DDL variant Apply uses.
+type Options struct {
+	// Cluster is the name of a cluster in the servers' remote_servers configuration. Empty
+	// (the default) applies the single-node DDL; set, the cluster variant (cluster/*.sql)
+	// runs ON CLUSTER with replicated tables, and schema_migrations is replicated too.
+	Cluster string
+}
+
+// Validate reports options that cannot work, saying what to change.
+func (o Options) Validate() error {
+	if o.Cluster != "" && !ident.MatchString(o.Cluster) {
+		return fmt.Errorf("clickhouse cluster %q: use the name from remote_servers: letters, digits and underscores", o.Cluster)
+	}
+	return nil
+}
+
+// Render fills a cluster statement's placeholders: ${CLUSTER} with the cluster name and ${DB}
+// with the database. Single-node statements have none and come back unchanged.
+func Render(stmt, db, cluster string) string {
+	return strings.NewReplacer("${CLUSTER}", cluster, "${DB}", db).Replace(stmt)
+}
+
+// Apply applies the single-node DDL: ApplyOptions with the default Options.
 func Apply(ctx context.Context, conn driver.Conn, db string) (Applied, error) {
+	return ApplyOptions(ctx, conn, db, Options{})
+}
+
+// ApplyOptions creates database db if it is missing and applies, in order, every migration
+// of the variant opts selects that is newer than the version recorded in db.schema_migrations,
+// recording each one after it succeeds. Every statement is CREATE ... IF NOT EXISTS, so a run
+// cut short and repeated is harmless, and a rerun with nothing new is a no-op. Table names are
+// qualified with db, so conn may be opened on any database. A database migrated with the
+// other variant is refused with ErrVariant before anything is created.
+func ApplyOptions(ctx context.Context, conn driver.Conn, db string, opts Options) (Applied, error) {
 	res := Applied{Database: db}
 	if err := ValidDatabase(db); err != nil {
 		return res, err
 	}
-	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
+	if err := opts.Validate(); err != nil {
+		return res, err
+	}
+	if err := checkVariant(ctx, conn, db, opts.Cluster != ""); err != nil {
+		return res, err
+	}
+	onCluster, engine, ms := "", "MergeTree()", Migrations()
+	if opts.Cluster != "" {
+		onCluster = " ON CLUSTER " + opts.Cluster
+		engine = "ReplicatedMergeTree('/clickhouse/tables/all/" + db + "/schema_migrations', '{replica}')"
+		ms = ClusterMigrations()
+	}
+	if err := conn.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db+onCluster); err != nil {
 		return res, fmt.Errorf("create database %s: %w", db, err)
 	}
-	if err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+db+`.schema_migrations (
+	if err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+db+`.schema_migrations`+onCluster+` (
 		version UInt32, name String, applied_at DateTime('UTC')
-	) ENGINE = MergeTree() ORDER BY version`); err != nil {
+	) ENGINE = `+engine+` ORDER BY version`); err != nil {
 		return res, fmt.Errorf("create %s.schema_migrations: %w", db, err)
 	}
 	var cur uint32
@@ -135,12 +193,12 @@ func Apply(ctx context.Context, conn driver.Conn, db string) (Applied, error) {
 	if latest := Latest(); int(cur) > latest {
 		return res, fmt.Errorf("%s is at version %d, this binary knows up to %d: %w (upgrade trending)", db, cur, latest, ErrNewerSchema)
 	}
-	for _, m := range Migrations() {
+	for _, m := range ms {
 		if m.Version <= int(cur) {
 			continue
 		}
 		for _, st := range m.Statements {
-			if err := conn.Exec(ctx, qualify(st, db)); err != nil {
+			if err := conn.Exec(ctx, Render(qualify(st, db), db, opts.Cluster)); err != nil {
 				return res, fmt.Errorf("migration %s: %w\n%s", m.Name, err, st)
 			}
 		}
@@ -151,6 +209,30 @@ func Apply(ctx context.Context, conn driver.Conn, db string) (Applied, error) {
 		res.Ran = append(res.Ran, m.Name)
 	}
 	return res, nil
+}
+
+// checkVariant refuses to mix variants: a replicated schema_migrations means the database
+// was migrated with --cluster, a plain MergeTree one that it was not. A fresh database passes.
+func checkVariant(ctx context.Context, conn driver.Conn, db string, cluster bool) error {
+	rows, err := conn.Query(ctx, "SELECT engine FROM system.tables WHERE database = ? AND name = 'schema_migrations'", db)
+	if err != nil {
+		return fmt.Errorf("look for %s.schema_migrations: %w", db, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var engine string
+		if err := rows.Scan(&engine); err != nil {
+			return fmt.Errorf("read engine of %s.schema_migrations: %w", db, err)
+		}
+		replicated := strings.HasPrefix(engine, "Replicated")
+		switch {
+		case cluster && !replicated:
+			return fmt.Errorf("%s was migrated for a single node (schema_migrations is %s): %w; migrate a new database with --cluster", db, engine, ErrVariant)
+		case !cluster && replicated:
+			return fmt.Errorf("%s was migrated for a cluster (schema_migrations is %s): %w; run migrate with --cluster", db, engine, ErrVariant)
+		}
+	}
+	return rows.Err()
 }
 
 // record inserts one schema_migrations row. It uses a batch: 18.16 waits for a data block
