@@ -29,7 +29,7 @@ func init() { subcommands = append(subcommands, newUpCommand) }
 
 // upFlags are trending up's own settings; the window settings come from addWindowFlags.
 type upFlags struct {
-	data, listen, kafka, storeSpec, token, titles string
+	data, listen, kafka, storeSpec, token, titles, topic string
 	partitions                                    int
 	publishEvery, checkpointEvery, rollAge        time.Duration
 	// the built-in load generator and batch scheduler
@@ -78,6 +78,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
 	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address of the API and dashboard")
 	fs.StringVar(&f.kafka, "kafka", "", "Kafka brokers to use instead of the embedded broker")
+	fs.StringVar(&f.topic, "topic", eventlog.TopicViews, "input topic; its DLQ is TOPIC.dlq, the partials TOPIC.partials unless it is the default (then views.dlq and trending.partials), and the consumer groups are named after it")
 	fs.StringVar(&f.storeSpec, "store", "", "serving store (default bolt:DATA/serving.db)")
 	fs.StringVar(&f.token, "token", "", "bearer token required by POST /v1/events (default: none)")
 	fs.StringVar(&f.titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL")
@@ -126,6 +127,11 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 		a.log.Info("existing data: skipping the backfill", "data", f.data)
 		f.backfill = 0
 	}
+	dlqTopic, partialsTopic, speedGroup, archiveGroup := eventlog.TopicDLQ, eventlog.TopicPartials, "trending-speed", "trending-archive"
+	if f.topic != eventlog.TopicViews {
+		dlqTopic, partialsTopic = f.topic+".dlq", f.topic+".partials"
+		speedGroup, archiveGroup = "trending-speed-"+f.topic, "trending-archive-"+f.topic
+	}
 	brokers := splitList(f.kafka)
 	if len(brokers) == 0 {
 		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
@@ -154,9 +160,9 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 		return err
 	}
 	if _, err := eventlog.EnsureTopics(ctx, brokers,
-		eventlog.Spec{Name: eventlog.TopicViews, Partitions: f.partitions},
-		eventlog.Spec{Name: eventlog.TopicDLQ, Partitions: 1},
-		eventlog.Spec{Name: eventlog.TopicPartials, Partitions: 1}); err != nil {
+		eventlog.Spec{Name: f.topic, Partitions: f.partitions},
+		eventlog.Spec{Name: dlqTopic, Partitions: 1},
+		eventlog.Spec{Name: partialsTopic, Partitions: 1}); err != nil {
 		return err
 	}
 	storeSpec := f.storeSpec
@@ -169,7 +175,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	}
 	defer st.Close()
 
-	speedW, err := worker.New(worker.Config{Brokers: brokers, Partitions: f.partitions, Window: wc,
+	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry})
 	if err != nil {
 		return usagef("%v", err)
@@ -183,12 +189,12 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 		return err
 	}
 	acfg := archive.DefaultConfig()
-	acfg.Brokers, acfg.RollAge = brokers, f.rollAge
+	acfg.Brokers, acfg.RollAge, acfg.Topic, acfg.GroupID = brokers, f.rollAge, f.topic, archiveGroup
 	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	kw := eventlog.NewWriter(brokers, eventlog.TopicViews)
+	kw := eventlog.NewWriter(brokers, f.topic)
 	defer kw.Close()
 	in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, kw)
 	if err != nil {
@@ -230,7 +236,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return speedW.Run(gctx) })
 	g.Go(func() error {
-		return merger.Run(gctx, merge.RunConfig{Brokers: brokers, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
+		return merger.Run(gctx, merge.RunConfig{Brokers: brokers, Topic: partialsTopic, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
 	})
 	g.Go(func() error { return archiver.Run(gctx) })
 	g.Go(func() error { return in.Run(gctx) })
@@ -242,7 +248,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 		return runner.Schedule(gctx, batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")})
 	})
 	if !f.noLoad {
-		lw := eventlog.NewWriter(brokers, eventlog.TopicViews)
+		lw := eventlog.NewWriter(brokers, f.topic)
 		defer lw.Close()
 		g.Go(func() error { return runLoad(gctx, a.log.With("part", "loadgen"), lw, f, viral) })
 	}
