@@ -1,7 +1,8 @@
 // Package eventlog is trending's glue to the log (Kafka): the topics it uses, creating them
 // when missing, and an embedded Kafka-protocol broker (kfake) for `make run` and fast tests.
 // Producers and consumers themselves use kafka-go directly, on one code path for the real
-// cluster and the embedded broker.
+// cluster and the embedded broker. Security (security.go) is TLS and SASL (plain, SCRAM) for
+// every Kafka client of a process, installed once by the command.
 package eventlog
 
 import (
@@ -218,7 +219,7 @@ func NewWriter(brokers []string, topic string) *kafka.Writer {
 	return &kafka.Writer{
 		Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{},
 		BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll,
-		Transport: &kafka.Transport{MetadataTTL: 10 * time.Second},
+		Transport: newTransport(), // security.go: TLS and SASL once Install ran
 	}
 }
 
