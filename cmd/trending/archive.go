@@ -92,5 +92,5 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 		}
 		return nil
 	}
-	return cmd
+	return withKafkaSecurity(cmd)
 }

@@ -141,7 +141,7 @@ markers say every partition has passed it; an open window is refused unless --fo
   status    per window: exact, exact-stale, approximate or missing`,
 	}
 	for _, add := range []func() *cobra.Command{newBatchRunCommand, newBatchBackfillCommand, newBatchNightlyCommand, newBatchStatusCommand} {
-		cmd.AddCommand(add())
+		cmd.AddCommand(withClickHouseSecurity(add()))
 	}
 	return cmd
 }

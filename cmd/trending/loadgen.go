@@ -267,7 +267,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			"views_per_s", math.Round(v), "events_per_s", math.Round(e), "elapsed", st.Elapsed.Round(time.Millisecond))
 		return nil
 	}
-	return cmd
+	return withKafkaSecurity(cmd)
 }
 
 // checkWritableDir fails early, before producing anything, when file's

@@ -84,8 +84,8 @@ are reused.`,
 		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
 			return err
 		}
-		a.log.Info("merger starting", "kafka", kafkaAddrs, "partials", topic, "store", storeSpec, "expected_partitions", partitions)
+		a.log.Info("merger starting", "kafka", kafkaAddrs, "partials", topic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
 		return m.Run(cmd.Context(), merge.RunConfig{Brokers: brokers, Topic: topic, PublishEvery: publishEvery})
 	}
-	return cmd
+	return withClickHouseSecurity(withKafkaSecurity(cmd))
 }

@@ -81,7 +81,7 @@ schemas/openapi.yaml describes every route.`,
 				flush = func() error { stop(); return <-done }
 				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", ingestKafka, "topic", ingestTopic)
 			}
-			a.log.Info("serving", "addr", cfg.Addr, "store", storeSpec)
+			a.log.Info("serving", "addr", cfg.Addr, "store", redactDSN(storeSpec))
 			err = srv.Run(cmd.Context())
 			if flush != nil {
 				err = errors.Join(err, flush())
@@ -112,7 +112,7 @@ schemas/openapi.yaml describes every route.`,
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
 	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
-	return cmd
+	return withClickHouseSecurity(withKafkaSecurity(cmd))
 }
 
 // serveFlagNames rewrites Config.Validate's field wording into the flags to change.

@@ -175,5 +175,5 @@ partitions move, with their checkpoints, to the others.`,
 		a.log.Info("speed worker stopped")
 		return nil
 	}
-	return cmd
+	return withKafkaSecurity(cmd)
 }
