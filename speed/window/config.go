@@ -18,6 +18,13 @@ const (
 	// Calendar windows are fixed UTC periods (10:00-11:00, a day, a month);
 	// each produces one final list when the watermark passes its end.
 	Calendar Kind = "calendar"
+	// AllTime windows never expire: every event since the partition's log
+	// began, up to the watermark's minute (seed 003's all-time counts). They
+	// accept every late event, so a partition with one never reports
+	// TooLate. Exact mode keeps a running total per item ever seen (memory
+	// grows with the catalog: for small deployments); sketch mode keeps one
+	// running count-min sketch and a candidate set.
+	AllTime Kind = "alltime"
 )
 
 // Mode says how a window counts.
@@ -30,8 +37,9 @@ const (
 	// one) and keeps a candidate set of items whose estimate passed a floor.
 	Sketch Mode = "sketch"
 	// Auto picks Exact for windows up to 24 hours long and Sketch beyond
-	// (sliding windows over 24h, calendar months): seed 000's memory
-	// arithmetic, where the hour and day fit exactly and the month does not.
+	// (sliding windows over 24h, calendar months, all-time windows): seed
+	// 000's memory arithmetic, where the hour and day fit exactly and the
+	// month does not.
 	Auto Mode = "auto"
 )
 
@@ -64,20 +72,20 @@ type WindowConfig struct {
 	// non-empty lowercase name of letters, digits, '-' and '_', unique in the
 	// Config ("hour", "day", "calendar-month").
 	Name string
-	// Kind is Sliding or Calendar.
+	// Kind is Sliding, Calendar or AllTime.
 	Kind Kind
 	// Length is a sliding window's length, a whole number of Buckets, at
-	// most MaxBuckets of them. Calendar windows ignore it.
+	// most MaxBuckets of them. Calendar and all-time windows ignore it.
 	Length time.Duration
 	// Bucket is a sliding window's bucket: time.Minute, time.Hour or 24h.
 	// The window is the Length/Bucket newest buckets, the newest being the
 	// one holding the last closed minute, so with buckets longer than a
 	// minute the window is between Length-Bucket and Length long (the day
 	// of 24 hourly buckets is 23 to 24 hours, as in seed 000). Calendar
-	// windows ignore it.
+	// and all-time windows ignore it.
 	Bucket time.Duration
 	// Span is a calendar window's UTC period: SpanHour, SpanDay or
-	// SpanMonth. Sliding windows must leave it empty.
+	// SpanMonth. Sliding and all-time windows must leave it empty.
 	Span string
 	// Mode is Exact, Sketch or Auto; empty means Auto.
 	Mode Mode
@@ -90,7 +98,8 @@ type Config struct {
 	// sliding hour (60 minute buckets, exact), sliding day (24 hourly
 	// buckets, exact), sliding month (30 daily sketches, sketch), and the
 	// calendar hour and day (exact) and month (sketch), named "hour", "day",
-	// "month", "calendar-hour", "calendar-day" and "calendar-month".
+	// "month", "calendar-hour", "calendar-day" and "calendar-month", and
+	// seed 003's all-time window (sketch), named "all".
 	Windows []WindowConfig
 	// K is the size of the served list, 1..MaxK. Default 100.
 	K int
@@ -110,7 +119,7 @@ type Config struct {
 	// Sketch shapes every count-min sketch. Default sketch.DefaultConfig()
 	// (2^18 x 5, 10.5 MB). Sliding-window sketches always use standard
 	// update, because their buckets are subtracted; Conservative applies to
-	// calendar sketches only.
+	// calendar and all-time sketches only, which are never subtracted.
 	Sketch sketch.Config
 	// CandidateFloor is the fixed part of the sketch windows' candidate
 	// floor: an item becomes a candidate when its running estimate reaches
@@ -136,7 +145,9 @@ func DefaultConfig() Config {
 	}
 }
 
-// DefaultWindows returns seed 000's windows.
+// DefaultWindows returns seed 000's windows and seed 003's all-time window.
+// "all" counts by sketch: a running total per item ever seen grows without
+// bound, and the batch layer publishes the exact all-time list nightly.
 func DefaultWindows() []WindowConfig {
 	return []WindowConfig{
 		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
@@ -145,6 +156,7 @@ func DefaultWindows() []WindowConfig {
 		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
 		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Exact},
 		{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
+		{Name: "all", Kind: AllTime, Mode: Sketch},
 	}
 }
 
@@ -185,12 +197,12 @@ func (c Config) withDefaults() Config {
 // resolved returns w with Auto (or empty) Mode resolved and the fields its
 // Kind ignores zeroed.
 func (w WindowConfig) resolved() WindowConfig {
-	if w.Kind == Calendar {
+	if w.Kind == Calendar || w.Kind == AllTime {
 		w.Length, w.Bucket = 0, 0
 	}
 	if w.Mode == "" || w.Mode == Auto {
 		w.Mode = Exact
-		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && w.Span == SpanMonth) {
+		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && w.Span == SpanMonth) || w.Kind == AllTime {
 			w.Mode = Sketch
 		}
 	}
@@ -263,8 +275,12 @@ func (w WindowConfig) validate() error {
 		if w.Span != SpanHour && w.Span != SpanDay && w.Span != SpanMonth {
 			return fmt.Errorf("%w: window %q: span %q: use %q, %q or %q", ErrConfig, w.Name, w.Span, SpanHour, SpanDay, SpanMonth)
 		}
+	case AllTime:
+		if w.Span != "" {
+			return fmt.Errorf("%w: window %q: an all-time window has no span (%q): remove it or make the window calendar", ErrConfig, w.Name, w.Span)
+		}
 	default:
-		return fmt.Errorf("%w: window %q: kind %q: use %q or %q", ErrConfig, w.Name, w.Kind, Sliding, Calendar)
+		return fmt.Errorf("%w: window %q: kind %q: use %q, %q or %q", ErrConfig, w.Name, w.Kind, Sliding, Calendar, AllTime)
 	}
 	return nil
 }
@@ -280,9 +296,12 @@ func (c Config) fingerprint() string {
 		if i > 0 {
 			b.WriteByte(';')
 		}
-		if w.Kind == Sliding {
+		switch w.Kind {
+		case Sliding:
 			fmt.Fprintf(&b, "%s:%s:%dm/%dm:%s", w.Name, w.Kind, w.Length/time.Minute, w.Bucket/time.Minute, w.Mode)
-		} else {
+		case AllTime:
+			fmt.Fprintf(&b, "%s:%s:%s", w.Name, w.Kind, w.Mode)
+		default:
 			fmt.Fprintf(&b, "%s:%s:%s:%s", w.Name, w.Kind, w.Span, w.Mode)
 		}
 	}

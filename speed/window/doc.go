@@ -1,9 +1,9 @@
 // Package window owns the per-partition window state of the speed layer:
 // the minute buckets, the running totals and sketches, and the candidate
 // sets from which each partition reports its top M*K items for every
-// configured window (seed 000's sliding hour, day and month, and the
-// calendar hour, day and month), and the snapshot that makes the state
-// recoverable. It does no I/O and knows nothing of Kafka: the runtime feeds
+// configured window (seed 000's sliding hour, day and month, the calendar
+// hour, day and month, and seed 003's all time), and the snapshot that makes
+// the state recoverable. It does no I/O and knows nothing of Kafka: the runtime feeds
 // it events, asks for lists, and stores its snapshots.
 //
 // # Time
@@ -24,7 +24,9 @@
 // counted nowhere; the archive has it and the batch layer corrects the
 // closed calendar windows. A calendar period closes when AsOf reaches its
 // end: its final list goes to TakeClosed and its state is dropped, so a
-// later event of that period is TooLate for it.
+// later event of that period is TooLate for it. An all-time window covers
+// every closed minute, so with one configured no event is TooLate: a late
+// event is at least counted there.
 //
 // # Sliding windows: add the newest, subtract the expired
 //
@@ -67,6 +69,22 @@
 // the candidates by their current estimate, and the list carries the
 // sketch's error bound for the window's N and Exact=false.
 //
+// # All-time windows
+//
+// An all-time window never expires: closed minutes and late events are
+// added and nothing is ever subtracted (seed 003's all-time counts, which
+// survive a failure because the snapshot holds them with the offset they
+// include). Exact mode keeps one running total per item ever seen, in a
+// dense slice like a calendar window's, so its memory grows with the
+// catalog. Sketch mode (the default "all") keeps one running count-min
+// sketch, conservative if Config.Sketch.Conservative, and a candidate set
+// as above; because counts only grow, the candidate set misses no item that
+// belongs in the top M*K. The list's bound is sketch.BoundFor at the
+// window's N, which grows with it. Conservative update depends on the order
+// of updates, so a closed minute's entries reach the calendar and all-time
+// sketches sorted by hash: the cells are a function of the minute's counts,
+// the same after a restore (whose open minutes lose their arrival order).
+//
 // # Lists
 //
 // Top scans a window's totals (or candidates) with a size-M*K heap
@@ -82,6 +100,7 @@
 // unclaimed closed lists, with items named by string in sorted order, so the
 // same state always gives the same bytes, and Restore followed by the rest
 // of the log gives the same bytes as an uninterrupted run. Running totals
-// and running sketches are not stored: Restore re-sums them from the
-// buckets, which is cheaper to store and a consistency check in itself.
+// and running sketches of sliding windows are not stored: Restore re-sums
+// them from the buckets, which is cheaper to store and a consistency check
+// in itself. All-time totals and sketches have no buckets and are stored.
 package window

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,7 +24,10 @@ const (
 	// calendar windows from the archive.
 	Late
 	// TooLate: no window covers the event's minute any more. It is counted
-	// nowhere in the speed layer; the archive still has it.
+	// nowhere in the speed layer; the archive still has it. An all-time
+	// window covers every minute, so a partition with one never reports
+	// TooLate: such an event is Late, counted in the all-time window (and
+	// in any other window that still covers it).
 	TooLate
 	// Invalid: a zero count, an empty item, or an event time outside
 	// [2000-01-01, 2100-01-01) UTC. event.Decode never returns such events.
@@ -63,7 +67,9 @@ type List struct {
 	Window string
 	// Start and End bound the counted interval [Start, End). For a sliding
 	// window End is AsOf; for a calendar window they are the period's
-	// bounds (End may be after AsOf while the period is open).
+	// bounds (End may be after AsOf while the period is open); for an
+	// all-time window Start is 2000-01-01 UTC, the earliest event time a
+	// partition accepts, and End is AsOf.
 	Start, End time.Time
 	// AsOf is the end of the last closed minute the list includes.
 	AsOf time.Time
@@ -147,7 +153,11 @@ type Partition struct {
 	nSketch int
 	pool    []*sketch.Sketch // reset sliding-window bucket sketches
 	hashBuf []uint64
-	hasher  *sketch.Sketch // a 1x1 sketch with the configured seed: the hash function
+	sortBuf []hashEnt
+	// byHash: a conservative sketch window is configured, so closed minutes
+	// are sorted by hash before the windows add them (see addFrozen).
+	byHash bool
+	hasher *sketch.Sketch // a 1x1 sketch with the configured seed: the hash function
 
 	closed []List
 	st     Stats
@@ -179,6 +189,12 @@ func New(cfg Config) (*Partition, error) {
 	for _, wc := range cfg.Windows {
 		var w window
 		switch {
+		case wc.Kind == AllTime && wc.Mode == Exact:
+			w = newExactAll(p, wc)
+		case wc.Kind == AllTime:
+			w = newSketchAll(p, wc)
+			p.nSketch++
+			p.byHash = p.byHash || cfg.Sketch.Conservative
 		case wc.Kind == Sliding && wc.Mode == Exact:
 			w = newExactSliding(p, wc)
 			if wc.Bucket == time.Minute {
@@ -192,6 +208,7 @@ func New(cfg Config) (*Partition, error) {
 		default:
 			w = newSketchCalendar(p, wc)
 			p.nSketch++
+			p.byHash = p.byHash || cfg.Sketch.Conservative
 		}
 		p.wins = append(p.wins, w)
 		p.byName[wc.Name] = w
@@ -327,6 +344,9 @@ func (p *Partition) closeMinute() {
 			hs = append(hs, p.hash(uint32(e>>32)))
 		}
 		p.hashBuf = hs
+		if p.byHash {
+			p.sortByHash(f, hs)
+		}
 	}
 	for _, w := range p.wins {
 		w.addMinute(p, f, hs)
@@ -336,6 +356,22 @@ func (p *Partition) closeMinute() {
 	} else {
 		f.release(p.in)
 	}
+}
+
+// sortByHash sorts a closed minute's entries, and their hashes with them,
+// by hash: the canonical order in which conservative sketches take them
+// (see addFrozen). A frozen bucket's entries are in no particular order
+// anyway.
+func (p *Partition) sortByHash(f *frozen, hs []uint64) {
+	buf := p.sortBuf[:0]
+	for i, e := range f.ents {
+		buf = append(buf, hashEnt{hs[i], e})
+	}
+	slices.SortFunc(buf, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
+	for i, x := range buf {
+		hs[i], f.ents[i] = x.h, x.v
+	}
+	p.sortBuf = buf
 }
 
 // addLate counts an event whose minute m has closed, wherever it still can.

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -103,6 +104,11 @@ func (c *candidates) clear(p *Partition) {
 // re-estimates if due.
 func offerMinute(p *Partition, c *candidates, sk *sketch.Sketch, f *frozen, hs []uint64) {
 	for i, e := range f.ents {
+		// A member needs no estimate (offer would do nothing), and the set
+		// is small enough to stay in cache where the sketch's cells are not.
+		if _, ok := c.set[uint32(e>>32)]; ok {
+			continue
+		}
 		c.offer(p, uint32(e>>32), sk.EstimateHash(hs[i]))
 	}
 	for id := range f.extra {
@@ -110,6 +116,35 @@ func offerMinute(p *Partition, c *candidates, sk *sketch.Sketch, f *frozen, hs [
 	}
 	c.maybeReestimate(p, func(id uint32) uint64 { return sk.EstimateHash(p.hash(id)) })
 }
+
+// addFrozen adds a closed minute to a sketch that is never subtracted (a
+// calendar or all-time sketch). Conservative update is not commutative: two
+// items sharing a cell can leave different cells depending on which comes
+// first. The partition sorts a minute's entries by hash before the windows
+// see it (sortByHash), and the rare side entries (counts over 32 bits) are
+// added here in hash order too, so the cells depend on the minute's counts
+// alone, not on arrival or map order, which a restore does not keep. Items
+// with equal hashes share every cell, and for them the order does not
+// matter.
+func addFrozen(p *Partition, sk *sketch.Sketch, f *frozen, hs []uint64) {
+	for i, e := range f.ents {
+		sk.AddHash(hs[i], e&math.MaxUint32)
+	}
+	if len(f.extra) == 0 {
+		return
+	}
+	xs := make([]hashEnt, 0, len(f.extra))
+	for id, c := range f.extra {
+		xs = append(xs, hashEnt{p.hash(id), c})
+	}
+	slices.SortFunc(xs, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
+	for _, x := range xs {
+		sk.AddHash(x.h, x.v)
+	}
+}
+
+// hashEnt pairs a sketch hash with a count or a packed entry.
+type hashEnt struct{ h, v uint64 }
 
 // top ranks the candidates by estimate.
 func (c *candidates) top(p *Partition, sk *sketch.Sketch) List {
@@ -299,12 +334,7 @@ func (w *sketchCalendar) add(p *Partition, id uint32, c, h uint64) {
 
 func (w *sketchCalendar) addMinute(p *Partition, f *frozen, hs []uint64) {
 	w.ensure(f.start)
-	for i, e := range f.ents {
-		w.sk.AddHash(hs[i], e&math.MaxUint32)
-	}
-	for id, c := range f.extra {
-		w.sk.AddHash(p.hash(id), c)
-	}
+	addFrozen(p, w.sk, f, hs)
 	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 

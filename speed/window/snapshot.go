@@ -124,6 +124,26 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 				}
 			}
 			e.cands(&w.cands)
+		case *exactAll:
+			// The totals are the state: no bucket could re-derive them.
+			e.bool(w.sum > 0)
+			if w.sum > 0 {
+				e.pairs = e.pairs[:0]
+				for id, c := range w.totals {
+					if c != 0 {
+						e.pairs = append(e.pairs, pair{e.idx[id], c})
+					}
+				}
+				e.entries()
+			}
+		case *sketchAll:
+			e.bool(w.sk.Total() > 0)
+			if w.sk.Total() > 0 {
+				if err := e.sketch(w.sk); err != nil {
+					return nil, err
+				}
+			}
+			e.cands(&w.cands)
 		}
 	}
 
@@ -662,6 +682,31 @@ func (d *decoder) partition(p *Partition) error {
 			d.cands(p, &w.cands)
 			if d.err == nil && !w.opened && (len(w.cands.set) > 0 || w.cands.floor != 0) {
 				d.fail("%s: candidates of a closed period", w.cfg.Name)
+			}
+		case *exactAll:
+			if d.bool() {
+				d.entries(func(id uint32, c uint64) {
+					p.in.ref(id)
+					w.totals[id] = c
+					w.sum += c
+					if w.sum > maxSnapCount {
+						d.fail("%s: total over %d", w.cfg.Name, uint64(maxSnapCount))
+					}
+				})
+			}
+		case *sketchAll:
+			counted := d.bool()
+			if counted {
+				if !p.started && d.err == nil {
+					d.fail("%s: a partition that saw no event has a sketch", w.cfg.Name)
+				}
+				if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+					w.sk = sk
+				}
+			}
+			d.cands(p, &w.cands)
+			if d.err == nil && !counted && (len(w.cands.set) > 0 || w.cands.floor != 0) {
+				d.fail("%s: candidates without counts", w.cfg.Name)
 			}
 		}
 	}

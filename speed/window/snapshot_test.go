@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -25,6 +26,17 @@ func snapTestConfig() Config {
 	)
 	cfg.Sketch = sketch.Config{Width: 1 << 8, Depth: 3, Seed: 42, Conservative: true}
 	cfg.CandidateCap = 12
+	return cfg
+}
+
+// snapAllConfig is snapTestConfig plus an all-time window of each mode.
+// With them nothing is TooLate, so the property tests run both configs.
+func snapAllConfig() Config {
+	cfg := snapTestConfig()
+	cfg.Windows = append(cfg.Windows,
+		WindowConfig{Name: "all", Kind: AllTime, Mode: Sketch},
+		WindowConfig{Name: "all-exact", Kind: AllTime, Mode: Exact},
+	)
 	return cfg
 }
 
@@ -55,71 +67,77 @@ func allTops(t testing.TB, p *Partition) map[string]List {
 // replay the rest: the bytes, the lists, the closed lists and the outcomes
 // equal those of one uninterrupted run.
 func TestSnapshotReplayProperty(t *testing.T) {
-	for seed := uint64(1); seed <= 12; seed++ {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			r := rand.New(rand.NewPCG(seed, 7))
-			evs := genStream(streamOpts{seed: seed, n: 3000 + r.IntN(3000), items: 20 + r.IntN(200), step: time.Duration(5+r.IntN(40)) * time.Second, counts: 1 + r.IntN(5), late: true})
-			cut := r.IntN(len(evs) + 1)
-			cfg := snapTestConfig()
+	for _, cc := range []struct {
+		name string
+		cfg  func() Config
+	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}} {
+		for seed := uint64(1); seed <= 12; seed++ {
+			t.Run(fmt.Sprintf("%s/%d", cc.name, seed), func(t *testing.T) { snapshotReplay(t, cc.cfg(), seed) })
+		}
+	}
+}
 
-			whole, _ := New(cfg)
-			var wholeOut []Outcome
-			var wholeClosed []List
-			for _, ev := range evs {
-				wholeOut = append(wholeOut, whole.Add(ev))
-				wholeClosed = append(wholeClosed, whole.TakeClosed()...)
-			}
+func snapshotReplay(t *testing.T, cfg Config, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 7))
+	evs := genStream(streamOpts{seed: seed, n: 3000 + r.IntN(3000), items: 20 + r.IntN(200), step: time.Duration(5+r.IntN(40)) * time.Second, counts: 1 + r.IntN(5), late: true})
+	cut := r.IntN(len(evs) + 1)
 
-			first, _ := New(cfg)
-			var out []Outcome
-			var closed []List
-			for _, ev := range evs[:cut] {
-				out = append(out, first.Add(ev))
-				closed = append(closed, first.TakeClosed()...)
-			}
-			// Leave some closed lists unclaimed in the snapshot.
-			if r.IntN(2) == 0 {
-				closed = append(closed, first.TakeClosed()...)
-			}
-			snap := mustMarshal(t, first)
-			second, err := Restore(cfg, snap)
-			if err != nil {
-				t.Fatalf("restore at event %d: %v", cut, err)
-			}
-			if again := mustMarshal(t, second); !bytes.Equal(again, snap) {
-				t.Fatalf("restore then marshal changed the snapshot (%d vs %d bytes)", len(again), len(snap))
-			}
-			checkInvariants(t, second)
-			if !reflect.DeepEqual(allTops(t, first), allTops(t, second)) {
-				t.Fatal("lists differ right after restore")
-			}
-			for _, ev := range evs[cut:] {
-				out = append(out, second.Add(ev))
-				closed = append(closed, second.TakeClosed()...)
-			}
-			if !reflect.DeepEqual(out, wholeOut) {
-				t.Fatal("outcomes differ")
-			}
-			if a, b := mustMarshal(t, second), mustMarshal(t, whole); !bytes.Equal(a, b) {
-				t.Fatalf("snapshot after replay differs from the uninterrupted run (%d vs %d bytes)", len(a), len(b))
-			}
-			if !reflect.DeepEqual(allTops(t, second), allTops(t, whole)) {
-				t.Fatal("lists differ from the uninterrupted run")
-			}
-			if !reflect.DeepEqual(closed, wholeClosed) {
-				t.Fatalf("closed lists differ: %d vs %d", len(closed), len(wholeClosed))
-			}
-			checkInvariants(t, second)
-			// Bytes and Sketches count spare pooled sketches and slice
-			// capacity, and Entries counts a late event's side entry
-			// separately until a restore merges it: physical measures a
-			// restore does not reproduce.
-			sa, sb := second.Stats(), whole.Stats()
-			sa.Bytes, sa.Sketches, sa.Entries, sb.Bytes, sb.Sketches, sb.Entries = 0, 0, 0, 0, 0, 0
-			if sa != sb {
-				t.Fatalf("stats differ:\n%+v\n%+v", second.Stats(), whole.Stats())
-			}
-		})
+	whole, _ := New(cfg)
+	var wholeOut []Outcome
+	var wholeClosed []List
+	for _, ev := range evs {
+		wholeOut = append(wholeOut, whole.Add(ev))
+		wholeClosed = append(wholeClosed, whole.TakeClosed()...)
+	}
+
+	first, _ := New(cfg)
+	var out []Outcome
+	var closed []List
+	for _, ev := range evs[:cut] {
+		out = append(out, first.Add(ev))
+		closed = append(closed, first.TakeClosed()...)
+	}
+	// Leave some closed lists unclaimed in the snapshot.
+	if r.IntN(2) == 0 {
+		closed = append(closed, first.TakeClosed()...)
+	}
+	snap := mustMarshal(t, first)
+	second, err := Restore(cfg, snap)
+	if err != nil {
+		t.Fatalf("restore at event %d: %v", cut, err)
+	}
+	if again := mustMarshal(t, second); !bytes.Equal(again, snap) {
+		t.Fatalf("restore then marshal changed the snapshot (%d vs %d bytes)", len(again), len(snap))
+	}
+	checkInvariants(t, second)
+	if !reflect.DeepEqual(allTops(t, first), allTops(t, second)) {
+		t.Fatal("lists differ right after restore")
+	}
+	for _, ev := range evs[cut:] {
+		out = append(out, second.Add(ev))
+		closed = append(closed, second.TakeClosed()...)
+	}
+	if !reflect.DeepEqual(out, wholeOut) {
+		t.Fatal("outcomes differ")
+	}
+	if a, b := mustMarshal(t, second), mustMarshal(t, whole); !bytes.Equal(a, b) {
+		t.Fatalf("snapshot after replay differs from the uninterrupted run (%d vs %d bytes)", len(a), len(b))
+	}
+	if !reflect.DeepEqual(allTops(t, second), allTops(t, whole)) {
+		t.Fatal("lists differ from the uninterrupted run")
+	}
+	if !reflect.DeepEqual(closed, wholeClosed) {
+		t.Fatalf("closed lists differ: %d vs %d", len(closed), len(wholeClosed))
+	}
+	checkInvariants(t, second)
+	// Bytes and Sketches count spare pooled sketches and slice
+	// capacity, and Entries counts a late event's side entry
+	// separately until a restore merges it: physical measures a
+	// restore does not reproduce.
+	sa, sb := second.Stats(), whole.Stats()
+	sa.Bytes, sa.Sketches, sa.Entries, sb.Bytes, sb.Sketches, sb.Entries = 0, 0, 0, 0, 0, 0
+	if sa != sb {
+		t.Fatalf("stats differ:\n%+v\n%+v", second.Stats(), whole.Stats())
 	}
 }
 
@@ -155,7 +173,7 @@ func TestSnapshotDeterministic(t *testing.T) {
 }
 
 func TestRestoreEmptyAndDefault(t *testing.T) {
-	for _, cfg := range []Config{{}, snapTestConfig()} {
+	for _, cfg := range []Config{{}, snapTestConfig(), snapAllConfig()} {
 		p, _ := New(cfg)
 		b := mustMarshal(t, p)
 		q, err := Restore(cfg, b)
@@ -221,6 +239,10 @@ func TestRestoreConfigMismatch(t *testing.T) {
 		{"window dropped", func(c *Config) { c.Windows = c.Windows[1:] }, false},
 		{"sketch width", func(c *Config) { c.Sketch.Width = 1 << 9 }, false},
 		{"sketch seed", func(c *Config) { c.Sketch.Seed = 1 }, false},
+		// Upgrading to a config with an all-time window must not restore
+		// an empty one next to months of other state: the worker skips the
+		// checkpoint and replays the log, which rebuilds all of it.
+		{"all-time window added", func(c *Config) { c.Windows = append(c.Windows, WindowConfig{Name: "all", Kind: AllTime}) }, false},
 		{"K and M may change", func(c *Config) { c.K, c.M = 5, 1 }, true},
 		{"lateness may change", func(c *Config) { c.AllowedLateness = 5 * time.Minute }, true},
 	} {
@@ -265,7 +287,7 @@ func TestRestoreShorterLateness(t *testing.T) {
 // the same bytes (the format has one encoding per state) and keeps the
 // partition's invariants through more events.
 func FuzzRestore(f *testing.F) {
-	cfg := snapTestConfig()
+	cfg := snapAllConfig()
 	p, _ := New(cfg)
 	f.Add(mustMarshal(f, p))
 	for i, n := range []int{1, 30, 400} {
@@ -303,7 +325,7 @@ func FuzzRestore(f *testing.F) {
 // re-encodes to exactly those bytes. The deterministic companion of
 // FuzzRestore.
 func TestRestoreEveryByteFlip(t *testing.T) {
-	cfg := snapTestConfig()
+	cfg := snapAllConfig()
 	cfg.Sketch.Width = 1 << 4 // small sketches keep the snapshot short
 	p, _ := New(cfg)
 	for _, ev := range genStream(streamOpts{seed: 8, n: 60, items: 6, step: 30 * time.Minute, counts: 2, late: true}) {
@@ -355,5 +377,39 @@ func checkCanonical(t *testing.T, cfg Config, b []byte) {
 	}
 	if !bytes.Equal(mustMarshal(t, q), b) {
 		t.Fatalf("accepted a non-canonical snapshot")
+	}
+}
+
+// TestRestoreVersion1Golden: testdata/snapshot-v1.bin was written by the
+// build before all-time windows existed (snapTestConfig with 16-column
+// sketches, genStream seed 21, 400 events, 5-minute steps). This build
+// reads it under the same config and re-encodes it to the same bytes: the
+// format of the existing window kinds did not change. Under a config that
+// adds an all-time window it is refused with ErrConfigMismatch.
+func TestRestoreVersion1Golden(t *testing.T) {
+	b, err := os.ReadFile("testdata/snapshot-v1.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := snapTestConfig()
+	cfg.Sketch.Width = 1 << 4
+	p, err := Restore(cfg, b)
+	if err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	checkInvariants(t, p)
+	if !bytes.Equal(mustMarshal(t, p), b) {
+		t.Fatal("a version-1 snapshot re-encodes to other bytes")
+	}
+	if s := p.Stats(); s.Counted != 380 || s.Late != 17 || s.TooLate != 3 || s.Items != 12 {
+		t.Fatalf("stats %+v", s)
+	}
+	for _, ev := range genStream(streamOpts{seed: 22, n: 200, items: 12, step: 5 * time.Minute, counts: 3, late: true}) {
+		p.Add(ev)
+	}
+	checkInvariants(t, p)
+	cfg.Windows = append(cfg.Windows, WindowConfig{Name: "all", Kind: AllTime})
+	if _, err := Restore(cfg, b); !errors.Is(err, ErrConfigMismatch) {
+		t.Fatalf("Restore with an all-time window added: %v, want ErrConfigMismatch", err)
 	}
 }

@@ -1,8 +1,10 @@
 package window
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -101,7 +103,8 @@ func (md *model) add(ev event.Event) Outcome {
 	} else {
 		for _, wc := range md.cfg.Windows {
 			if wc.Kind == Sliding && m >= md.windowStart(wc, md.asOf) ||
-				wc.Kind == Calendar && spanEnd(wc.Span, spanStart(wc.Span, m)) > md.asOf {
+				wc.Kind == Calendar && spanEnd(wc.Span, spanStart(wc.Span, m)) > md.asOf ||
+				wc.Kind == AllTime {
 				o = Late
 			}
 		}
@@ -119,6 +122,19 @@ func (md *model) sliding(wc WindowConfig) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, r := range md.recs {
 		if r.m >= ws && r.m < md.asOf {
+			out[r.item] += r.c
+		}
+	}
+	return out
+}
+
+// allTime returns the exact all-time counts as of the model's watermark:
+// every event whose minute has closed (with an all-time window nothing is
+// TooLate, so every such event was counted).
+func (md *model) allTime() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, r := range md.recs {
+		if r.m < md.asOf {
 			out[r.item] += r.c
 		}
 	}
@@ -213,10 +229,14 @@ func checkAgainstModel(t *testing.T, p *Partition, md *model) {
 		}
 		var truth map[string]uint64
 		var start, end int64
-		if wc.Kind == Sliding {
+		switch wc.Kind {
+		case Sliding:
 			truth = md.sliding(wc)
 			start, end = md.windowStart(wc, md.asOf), md.asOf
-		} else {
+		case AllTime:
+			truth = md.allTime()
+			start, end = minEventMs/minuteMs, md.asOf
+		default:
 			start = spanStart(wc.Span, md.asOf)
 			end = spanEnd(wc.Span, start)
 			truth = md.period(start, end)
@@ -259,20 +279,28 @@ func TestExactMatchesBruteForce(t *testing.T) {
 		o        streamOpts
 		every    int           // check after every this many events
 		lateness time.Duration // 0: exactTestConfig's minute
+		all      bool          // add an exact all-time window
 	}{
-		{"in-order", streamOpts{seed: 1, n: 8000, items: 40, step: 15 * time.Second, counts: 3}, 97, 0},
-		{"late-and-too-late", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97, 0},
-		{"dense-ties", streamOpts{seed: 3, n: 6000, items: 12, step: 20 * time.Second, counts: 1, late: true}, 97, 0},
-		{"sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 1, 0},
+		{"in-order", streamOpts{seed: 1, n: 8000, items: 40, step: 15 * time.Second, counts: 3}, 97, 0, false},
+		{"late-and-too-late", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97, 0, false},
+		{"dense-ties", streamOpts{seed: 3, n: 6000, items: 12, step: 20 * time.Second, counts: 1, late: true}, 97, 0, false},
+		{"sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 1, 0, false},
 		// Five minutes of lateness keeps up to six minutes open: more than
 		// the dense gens, so older open minutes move to map form.
-		{"long-lateness", streamOpts{seed: 6, n: 6000, items: 60, step: 10 * time.Second, counts: 3, late: true}, 53, 5 * time.Minute},
-		{"no-lateness", streamOpts{seed: 7, n: 4000, items: 60, step: 10 * time.Second, counts: 3, late: true}, 53, -1},
+		{"long-lateness", streamOpts{seed: 6, n: 6000, items: 60, step: 10 * time.Second, counts: 3, late: true}, 53, 5 * time.Minute, false},
+		{"no-lateness", streamOpts{seed: 7, n: 4000, items: 60, step: 10 * time.Second, counts: 3, late: true}, 53, -1, false},
+		// An all-time window turns every too-late event into a late one
+		// counted there, and keeps its items after everything else expired.
+		{"all-time", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97, 0, true},
+		{"all-time-sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 7, -1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := exactTestConfig()
 			if tc.lateness != 0 {
 				cfg.AllowedLateness = tc.lateness
+			}
+			if tc.all {
+				cfg.Windows = append(cfg.Windows, WindowConfig{Name: "all", Kind: AllTime, Mode: Exact})
 			}
 			p, err := New(cfg)
 			if err != nil {
@@ -301,8 +329,18 @@ func TestExactMatchesBruteForce(t *testing.T) {
 			closed = append(closed, p.TakeClosed()...)
 			checkClosed(t, md, closed)
 			checkInvariants(t, p)
-			if s := p.Stats(); s.Items != 0 || s.Entries != 0 {
-				t.Fatalf("after everything expired: %d items, %d entries held", s.Items, s.Entries)
+			items := 0 // what the all-time window keeps for good
+			if tc.all {
+				items = len(md.allTime())
+				if l, _ := p.Top("all"); l.Total != sum(md.allTime()) || l.Total == 0 {
+					t.Fatalf("all-time total %d after everything else expired, want %d", l.Total, sum(md.allTime()))
+				}
+				if s := p.Stats(); s.TooLate != 0 || s.Late == 0 {
+					t.Fatalf("with an all-time window: %d too late, %d late", s.TooLate, s.Late)
+				}
+			}
+			if s := p.Stats(); s.Items != items || s.Entries != 0 {
+				t.Fatalf("after everything expired: %d items (want %d), %d entries held", s.Items, items, s.Entries)
 			}
 		})
 	}
@@ -452,6 +490,24 @@ func checkInvariants(t *testing.T, p *Partition) {
 			for id := range w.cands.set {
 				refs[id]++
 			}
+		case *exactAll:
+			var n uint64
+			for id, c := range w.totals {
+				if c != 0 {
+					refs[id]++
+					n += c
+				}
+			}
+			if n != w.sum {
+				t.Fatalf("%s: sum %d, totals add up to %d", w.cfg.Name, w.sum, n)
+			}
+		case *sketchAll:
+			for id := range w.cands.set {
+				refs[id]++
+			}
+			if len(w.cands.set) > 0 && w.sk.Total() == 0 {
+				t.Fatalf("%s: candidates without counts", w.cfg.Name)
+			}
 		}
 	}
 	for id, r := range refs {
@@ -471,6 +527,7 @@ func TestSketchWindows(t *testing.T) {
 			{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
 			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
 			{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
+			{Name: "all", Kind: AllTime, Mode: Sketch},
 		},
 		K: 3, M: 2, AllowedLateness: time.Minute,
 		Sketch: sketch.Config{Width: 1 << 12, Depth: 4, Seed: 7},
@@ -501,6 +558,9 @@ func TestSketchWindows(t *testing.T) {
 			truth := md.period(spanStart(SpanMonth, md.asOf), spanEnd(SpanMonth, spanStart(SpanMonth, md.asOf)))
 			if want := wantTop(truth, 6); !entriesEqual(l.Items, want) {
 				t.Fatalf("calendar-month:\n got %v\nwant %v", l.Items, want)
+			}
+			if l, _ := p.Top("all"); !entriesEqual(l.Items, wantTop(md.allTime(), 6)) {
+				t.Fatalf("all:\n got %v\nwant %v", l.Items, wantTop(md.allTime(), 6))
 			}
 			p.AdvanceTo(minuteTime(md.asOf).Add(40 * 24 * time.Hour))
 			md.add(event.Event{ItemID: "x", Count: 1, TS: minuteTime(md.asOf).Add(40 * 24 * time.Hour)})
@@ -737,5 +797,138 @@ func TestCountOverflow(t *testing.T) {
 			t.Fatalf("day after expiry: total %d", l.Total)
 		}
 		checkInvariants(t, x)
+	}
+}
+
+// TestAllTimeSketchBound runs the sketch all-time window on sketches small
+// enough that items collide, against brute-force counts: N is exact, no
+// estimate is low, at most a few items pass the stated bound (it holds per
+// item with probability 1-e^-depth), every listed item is within it, and no
+// item whose true count beats the list's last estimate is missing (the
+// candidate set is complete because all-time counts only grow).
+func TestAllTimeSketchBound(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		width, depth int
+		conservative bool
+		seed         uint64
+	}{
+		{"standard-64x4", 64, 4, false, 31},
+		{"conservative-64x4", 64, 4, true, 31},
+		{"standard-256x3", 256, 3, false, 32},
+		{"conservative-128x5", 128, 5, true, 33},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{
+				Windows:         []WindowConfig{{Name: "all", Kind: AllTime}}, // Auto: sketch
+				K:               5,
+				M:               2,
+				AllowedLateness: 30 * time.Second,
+				Sketch:          sketch.Config{Width: tc.width, Depth: tc.depth, Seed: tc.seed, Conservative: tc.conservative},
+			}
+			p, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Config().Windows[0].Mode != Sketch {
+				t.Fatalf("auto all-time window resolved to %s, want sketch", p.Config().Windows[0].Mode)
+			}
+			md := newModel(cfg)
+			w := p.byName["all"].(*sketchAll)
+			overs, checks, noisy := 0, 0, 0
+			check := func() {
+				truth := md.allTime()
+				l, _ := p.Top("all")
+				checkSketchList(t, l, truth)
+				if want := sketch.BoundFor(tc.width, tc.depth, l.Total); *l.Bound != want {
+					t.Fatalf("bound %+v, want %+v", *l.Bound, want)
+				}
+				for item, c := range truth {
+					est := w.sk.EstimateString(item)
+					if est < c {
+						t.Fatalf("%s: estimate %d below the true %d", item, est, c)
+					}
+					checks++
+					if est > c {
+						noisy++
+					}
+					if float64(est-c) > l.Bound.MaxOvercount {
+						overs++
+					}
+				}
+				if len(l.Items) < p.mk() {
+					if len(l.Items) != len(truth) {
+						t.Fatalf("short list of %d with %d items counted", len(l.Items), len(truth))
+					}
+					return
+				}
+				last := l.Items[len(l.Items)-1].Count
+				for item, c := range truth {
+					if c > last && !slices.ContainsFunc(l.Items, func(e topk.Entry) bool { return e.Item == item }) {
+						t.Fatalf("%s (true %d) missing from a list whose last estimate is %d", item, c, last)
+					}
+				}
+			}
+			for i, ev := range genStream(streamOpts{seed: tc.seed, n: 12000, items: 400, step: 20 * time.Second, counts: 4, late: true}) {
+				if got, want := p.Add(ev), md.add(ev); got != want {
+					t.Fatalf("event %d: outcome %v, want %v", i, got, want)
+				}
+				if i%401 == 0 {
+					check()
+					checkInvariants(t, p)
+				}
+			}
+			check()
+			if noisy < checks/10 {
+				t.Fatalf("only %d of %d estimates over the truth: the sketch is too large for this test", noisy, checks)
+			}
+			if limit := 2 * math.Exp(-float64(tc.depth)) * float64(checks); float64(overs) > limit {
+				t.Fatalf("%d of %d estimates over the bound, want at most %.0f", overs, checks, limit)
+			}
+			t.Logf("%d of %d estimates over the truth, %d over the bound", noisy, checks, overs)
+		})
+	}
+}
+
+// TestConservativeMinuteOrder: conservative update depends on the order of
+// updates, and a restore loses the arrival order within open minutes. The
+// same minutes' events in any order must leave the same sketches (and
+// bytes), or replaying from a snapshot could drift from the uninterrupted
+// run.
+func TestConservativeMinuteOrder(t *testing.T) {
+	cfg := Config{
+		Windows: []WindowConfig{
+			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+			{Name: "all", Kind: AllTime, Mode: Sketch},
+		},
+		K: 3, M: 2, AllowedLateness: -1,
+		Sketch: sketch.Config{Width: 8, Depth: 3, Seed: 5, Conservative: true},
+	}
+	var evs []event.Event
+	for m := range 5 {
+		for i := range 40 {
+			evs = append(evs, event.Event{ItemID: fmt.Sprintf("i%02d", i), Count: uint32(1 + (i*7+m)%5), TS: t0.Add(time.Duration(m) * time.Minute)})
+		}
+	}
+	run := func(order []event.Event) []byte {
+		p, _ := New(cfg)
+		for _, ev := range order {
+			p.Add(ev)
+		}
+		p.AdvanceTo(t0.Add(10 * time.Minute))
+		return mustMarshal(t, p)
+	}
+	want := run(evs)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range 10 {
+		shuffled := slices.Clone(evs)
+		// Shuffle within each minute: event time order stays the same.
+		for m := 0; m < len(shuffled); m += 40 {
+			part := shuffled[m : m+40]
+			r.Shuffle(len(part), func(a, b int) { part[a], part[b] = part[b], part[a] })
+		}
+		if !bytes.Equal(run(shuffled), want) {
+			t.Fatalf("shuffle %d: another order within the minutes gave another state", i)
+		}
 	}
 }
