@@ -10,7 +10,7 @@ BENCH ?= .
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 3
 
-.PHONY: all build run test test-short bench services-up services-down services-status lint fmt clean
+.PHONY: all build run test test-short bench soak services-up services-down services-status lint fmt clean
 
 all: build
 
@@ -40,6 +40,18 @@ test-short:
 ## bench: every benchmark; results go to bench.out (compare runs with benchstat).
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... | tee bench.out
+
+## soak: the real stack at a sustained rate for SOAK_DURATION (default 30m): throughput,
+## freshness and memory over time, and the exact batch against the truth. Not part of test.
+SOAK_DURATION ?= 30m
+SOAK_RATE ?= 20000
+soak:
+	@set -euo pipefail; \
+	trap '$(SERVICES) down' EXIT; \
+	$(SERVICES) up; \
+	eval "$$($(SERVICES) env)"; \
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_RATE=$(SOAK_RATE) SOAK_REPORT=$(CURDIR)/soak-report.md \
+	  $(GO) test -tags soak -count=1 -v -timeout 3h -run TestSoak ./internal/soak
 
 services-up:
 	$(SERVICES) up
