@@ -100,6 +100,16 @@ func (r *Review) Status(topic string) (Status, bool) {
 	return "", false
 }
 
+// Blocks reports whether a topic must stay off public lists: rejected, or pending as a
+// never-seen topic. A topic pending only for its new-account share is listed (its score is
+// already cut) while it waits.
+func (r *Review) Blocks(topic string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := r.held[topic]
+	return h != nil && (h.Status == Rejected || h.Status == Pending && slices.Contains(h.Reasons, ReasonNewTopic))
+}
+
 // Approve lets a held topic onto public lists.
 func (r *Review) Approve(topic, by string, now time.Time) error {
 	return r.decide(topic, by, now, Approved)
@@ -236,4 +246,15 @@ func (r *Review) UnmarshalJSON(b []byte) error {
 	defer r.mu.Unlock()
 	r.max, r.held = f.Max, held
 	return nil
+}
+
+// replaceWith makes r hold o's entries, so that callers holding r (an operator endpoint)
+// see a restored queue.
+func (r *Review) replaceWith(o *Review) {
+	o.mu.Lock()
+	m, held := o.max, o.held
+	o.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.max, r.held = m, held
 }

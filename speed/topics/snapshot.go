@@ -1,0 +1,337 @@
+package topics
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+
+	"trending/speed/sketch"
+)
+
+// Snapshot format, version 1 (docs/topics.md). Varints are encoding/binary's; strings and
+// nested encodings are uvarint-length-prefixed; sketches use speed/sketch's own checksummed
+// encoding.
+//
+//	magic "TTOP", version byte 1
+//	string  config fingerprint (regions, shapes, window, candidates, dedupe size)
+//	varint  newest minute
+//	ring:   per slot: varint minute (-1 empty), bytes sketch
+//	hours:  uvarint count, per hour ascending: varint Unix hour, bytes sketch
+//	lists:  per configured list in order: uvarint listed count, strings ascending;
+//	        uvarint candidates, per candidate: string topic, per share minute:
+//	        varint minute, uvarint new tenths, uvarint total tenths
+//	dedupe: uvarint slots, uvarint each; uvarint counted, duplicates, evicted
+//	stats:  uvarint counted, blocked, duplicates, late, unknown region
+//	bytes   review queue JSON
+//	4 bytes CRC-32C of everything before, little-endian
+//
+// The running window sketch is not stored: restore rebuilds it as the sum of the ring,
+// which also proves the ring consistent. The public lists are not stored either; the next
+// Refresh rebuilds them from the restored hysteresis and review state.
+var (
+	snapMagic = []byte("TTOP")
+	crcTable  = crc32.MakeTable(crc32.Castagnoli)
+)
+
+const snapVersion = 1
+
+func (s *State) fingerprint() string {
+	c := s.cfg
+	return fmt.Sprintf("regions=%q window=%v w=%d d=%d seed=%d bw=%d days=%d k=%d dedupe=%d/%v",
+		c.Regions, c.Window, c.Width, c.Depth, c.Seed, c.BaselineWidth, c.BaselineDays, c.Candidates,
+		c.Dedupe.Capacity, c.Dedupe.TTL)
+}
+
+// Snapshot encodes the whole state, checksummed. Equal states encode to equal bytes.
+func (s *State) Snapshot() ([]byte, error) {
+	b := append([]byte(nil), snapMagic...)
+	b = append(b, snapVersion)
+	b = appendString(b, s.fingerprint())
+	b = binary.AppendVarint(b, s.minute)
+	var err error
+	appendSketch := func(sk *sketch.Sketch) {
+		enc, e := sk.MarshalBinary()
+		err = errors.Join(err, e)
+		b = appendBytes(b, enc)
+	}
+	for i, sk := range s.ring {
+		b = binary.AppendVarint(b, s.ringMin[i])
+		appendSketch(sk)
+	}
+	hours := make([]int64, 0, len(s.hours))
+	for h := range s.hours {
+		hours = append(hours, h)
+	}
+	slices.Sort(hours)
+	b = binary.AppendUvarint(b, uint64(len(hours)))
+	for _, h := range hours {
+		b = binary.AppendVarint(b, h)
+		appendSketch(s.hours[h])
+	}
+	for _, l := range s.lists {
+		listed := l.hyst.Topics()
+		slices.Sort(listed)
+		b = binary.AppendUvarint(b, uint64(len(listed)))
+		for _, t := range listed {
+			b = appendString(b, t)
+		}
+		// Candidates in topic order, so the bytes do not depend on heap history.
+		cands := slices.Clone(l.cands.e)
+		slices.SortFunc(cands, func(a, b *cand) int { return compareStrings(a.topic, b.topic) })
+		b = binary.AppendUvarint(b, uint64(len(cands)))
+		for _, c := range cands {
+			b = appendString(b, c.topic)
+			for i := range c.share.minute {
+				b = binary.AppendVarint(b, c.share.minute[i])
+				b = binary.AppendUvarint(b, c.share.newW[i])
+				b = binary.AppendUvarint(b, c.share.total[i])
+			}
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.dedupe.slots)))
+	for _, e := range s.dedupe.slots {
+		b = binary.AppendUvarint(b, e)
+	}
+	ds := s.dedupe.stats
+	for _, v := range []uint64{ds.Counted, ds.Duplicates, ds.Evicted,
+		s.stats.Counted, s.stats.Blocked, s.stats.Duplicates, s.stats.Late, s.stats.UnknownRegion} {
+		b = binary.AppendUvarint(b, v)
+	}
+	rq, e := json.Marshal(s.review)
+	if err = errors.Join(err, e); err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	b = appendBytes(b, rq)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crcTable)), nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendBytes(b, p []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
+}
+
+// reader decodes a snapshot; the first error sticks and every later read returns zero.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+	}
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a length that must be at most max.
+func (r *reader) count(max int, what string) int {
+	v := r.uvarint()
+	if v > uint64(max) {
+		r.fail("%s: %d over the limit %d", what, v, max)
+		return 0
+	}
+	return int(v)
+}
+
+func (r *reader) bytes() []byte {
+	v := r.uvarint()
+	if r.err == nil && v > uint64(len(r.b)) {
+		r.fail("length %d past the end (%d bytes left)", v, len(r.b))
+	}
+	if r.err != nil {
+		return nil
+	}
+	n := int(v)
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *reader) sketch(want sketch.Config) *sketch.Sketch {
+	p := r.bytes()
+	if r.err != nil {
+		return nil
+	}
+	sk := new(sketch.Sketch)
+	if err := sk.UnmarshalBinary(p); err != nil {
+		r.fail("sketch: %v", err)
+		return nil
+	}
+	if c := sk.Config(); c.Width != want.Width || c.Depth != want.Depth || c.Seed != want.Seed || c.Conservative {
+		r.fail("sketch shape %dx%d seed %d, want %dx%d seed %d", c.Depth, c.Width, c.Seed, want.Depth, want.Width, want.Seed)
+		return nil
+	}
+	return sk
+}
+
+// Restore replaces the state with a snapshot's. The State must have been built with the
+// configuration the snapshot was taken under (scores may differ); otherwise the error
+// wraps ErrConfigMismatch. Corrupt bytes give an error wrapping ErrCorrupt. On error s is
+// unchanged.
+func (s *State) Restore(b []byte) error {
+	if len(b) < len(snapMagic)+1+4 || string(b[:4]) != string(snapMagic) {
+		return fmt.Errorf("%w: not a topics snapshot", ErrCorrupt)
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, crcTable) != sum {
+		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	if body[4] != snapVersion {
+		return fmt.Errorf("%w: version %d, this build reads %d", ErrCorrupt, body[4], snapVersion)
+	}
+	r := &reader{b: body[5:]}
+	if fp := string(r.bytes()); r.err == nil && fp != s.fingerprint() {
+		return fmt.Errorf("%w: snapshot %s, config %s", ErrConfigMismatch, fp, s.fingerprint())
+	}
+	n := len(s.ring)
+	minute := r.varint()
+	mcfg := sketch.Config{Width: s.cfg.Width, Depth: s.cfg.Depth, Seed: s.cfg.Seed}
+	bcfg := sketch.Config{Width: s.cfg.BaselineWidth, Depth: s.cfg.Depth, Seed: s.cfg.Seed}
+	ring, ringMin := make([]*sketch.Sketch, n), make([]int64, n)
+	window := mustSketch(mcfg)
+	for i := range ring {
+		ringMin[i] = r.varint()
+		ring[i] = r.sketch(mcfg)
+		if r.err != nil {
+			return r.err
+		}
+		m := ringMin[i]
+		switch {
+		case m == -1 && ring[i].Total() == 0:
+		case m >= 0 && m <= minute && m > minute-int64(n) && mod(m, int64(n)) == int64(i):
+		default:
+			return fmt.Errorf("%w: ring slot %d holds minute %d at newest minute %d", ErrCorrupt, i, m, minute)
+		}
+		if err := window.Merge(ring[i]); err != nil {
+			return fmt.Errorf("%w: ring: %v", ErrCorrupt, err)
+		}
+	}
+	hours := map[int64]*sketch.Sketch{}
+	nh := r.count(s.cfg.BaselineDays*24+2, "hours")
+	last := int64(-1 << 62)
+	for range nh {
+		h := r.varint()
+		sk := r.sketch(bcfg)
+		if r.err != nil {
+			return r.err
+		}
+		if h <= last || h > minute/60 {
+			return fmt.Errorf("%w: hour %d out of order or after the newest minute", ErrCorrupt, h)
+		}
+		last, hours[h] = h, sk
+	}
+	type listState struct {
+		listed []string
+		cands  *candidates
+	}
+	lists := make([]listState, len(s.lists))
+	for li, l := range s.lists {
+		ls := &lists[li]
+		for range r.count(s.cfg.Candidates, "listed") {
+			ls.listed = append(ls.listed, string(r.bytes()))
+		}
+		ls.cands = newCandidates(s.cfg.Candidates, n)
+		for range r.count(s.cfg.Candidates, "candidates") {
+			topic := string(r.bytes())
+			c := &cand{topic: topic, hash: sketch.KeyHashString(l.seed, topic), share: NewShare(n)}
+			for i := range n {
+				c.share.minute[i] = r.varint()
+				c.share.newW[i] = r.uvarint()
+				c.share.total[i] = r.uvarint()
+				if c.share.newW[i] > c.share.total[i] {
+					r.fail("candidate %q share: new %d over total %d", topic, c.share.newW[i], c.share.total[i])
+				}
+			}
+			if r.err != nil {
+				return r.err
+			}
+			if _, dup := ls.cands.index[topic]; dup {
+				return fmt.Errorf("%w: candidate %q repeated", ErrCorrupt, topic)
+			}
+			c.est = window.EstimateHash(c.hash)
+			ls.cands.index[topic] = len(ls.cands.e)
+			ls.cands.e = append(ls.cands.e, c)
+		}
+		ls.cands.reestimate(window.EstimateHash)
+	}
+	if got := r.count(len(s.dedupe.slots), "dedupe slots"); r.err == nil && got != len(s.dedupe.slots) {
+		return fmt.Errorf("%w: %d dedupe slots, config says %d", ErrConfigMismatch, got, len(s.dedupe.slots))
+	}
+	slots := make([]uint64, len(s.dedupe.slots))
+	for i := range slots {
+		slots[i] = r.uvarint()
+	}
+	var v [8]uint64
+	for i := range v {
+		v[i] = r.uvarint()
+	}
+	rq := r.bytes()
+	if r.err != nil {
+		return r.err
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(r.b))
+	}
+	review := NewReview(s.cfg.ReviewMax)
+	if err := review.UnmarshalJSON(rq); err != nil {
+		return err
+	}
+	// Everything decoded: switch.
+	s.minute, s.ring, s.ringMin, s.window, s.hours = minute, ring, ringMin, window, hours
+	for li, l := range s.lists {
+		l.cands = lists[li].cands
+		l.hyst = NewHysteresis(s.cfg.Surge.Enter, s.cfg.Surge.Stay)
+		for _, t := range lists[li].listed {
+			l.hyst.in[t] = struct{}{}
+		}
+		l.public = nil
+	}
+	s.dedupe.slots = slots
+	s.dedupe.stats = DedupeStats{Counted: v[0], Duplicates: v[1], Evicted: v[2]}
+	s.stats = Stats{Counted: v[3], Blocked: v[4], Duplicates: v[5], Late: v[6], UnknownRegion: v[7]}
+	s.review.replaceWith(review)
+	return nil
+}
+
+func crc32c(b []byte) uint32 { return crc32.Checksum(b, crcTable) }

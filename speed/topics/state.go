@@ -1,0 +1,575 @@
+package topics
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"trending/speed/sketch"
+)
+
+// World is the name of the worldwide list (the API's region=world). Every mention counts
+// towards it as well as towards its region's list.
+const World = "world"
+
+// State defaults.
+const (
+	// DefaultWidth and DefaultDepth are seed 001's minute sketch: 5 x 65,536. The seed
+	// counts in 4-byte cells (1.31 MB); ours are 8 bytes (speed/sketch), 2.62 MB, so a
+	// window of tenths can never overflow.
+	DefaultWidth = 1 << 16
+	DefaultDepth = 5
+	// DefaultBaselineWidth is the hourly baseline sketch's width: a quarter of the minute
+	// sketch, 655 KB a hour, 110 MB for 7 days. An hour holds 60 times a minute's counts,
+	// so its overcount is e/16384 x N_hour: about 323 mentions per hour at seed 001's
+	// peak, 81 after scaling to 15 minutes, against the seed's 20 at full width (which
+	// costs 440 MB in memory; the seed keeps its hourly sketches in object storage).
+	DefaultBaselineWidth = 1 << 14
+	// DefaultWindow is the list window: the last 15 minutes.
+	DefaultWindow = 15 * time.Minute
+	// DefaultBaselineDays is how many past days' same clock hour make the baseline.
+	DefaultBaselineDays = 7
+	// DefaultCandidates is the candidate set per list (seed 001: 200).
+	DefaultCandidates = 200
+	// DefaultListSize is the length of a served list (seed 001: 50).
+	DefaultListSize = 50
+	// DefaultHalfLife is the decayed score's half-life.
+	DefaultHalfLife = 5 * time.Minute
+	// MaxRegions bounds the configured regions (seed 001 has 12).
+	MaxRegions = 64
+)
+
+// keySep separates a list name from a topic in a sketch key. The event decoder rejects
+// control characters in both, so "us"+sep+"a" can never equal "usa"+sep+"" or any other
+// pair.
+const keySep = "\x1f"
+
+// Config is one partition's trending-topics settings.
+type Config struct {
+	// Regions are the regional lists, besides World. Each is 1-64 bytes with no control
+	// characters, unique, not "world". A mention from a region not listed counts towards
+	// World only. Default none.
+	Regions []string
+	// Scores sets each list's score by name (World or a region). A list not named uses
+	// Volume.
+	Scores map[string]Score
+	// Window is the list window, whole minutes from 1 to 60. Default 15 minutes.
+	Window time.Duration
+	// Width, Depth and Seed shape the minute sketches (and the running window sketch).
+	// Defaults 65,536, 5 and 0. Every mention adds two keys, so the width is twice what
+	// the topics alone would need.
+	Width, Depth int
+	Seed         uint64
+	// BaselineWidth is the hourly sketches' width (same depth and seed). Default 16,384.
+	BaselineWidth int
+	// BaselineDays is the number of past days whose same clock hour averages into the
+	// expected count, 1 to 28. Default 7.
+	BaselineDays int
+	// Candidates is the candidate set per list, >= ListSize. Default 200.
+	Candidates int
+	// ListSize is the length of a public list, 1 to 1,000. Default 50.
+	ListSize int
+	// Surge is the surge score's settings (c, floor, hysteresis).
+	Surge SurgeConfig
+	// HalfLife is the decayed score's half-life, 1 minute or more. Default 5 minutes.
+	HalfLife time.Duration
+	// Dedupe sizes the user-per-topic table.
+	Dedupe DedupeConfig
+	// Weight is the account-age weighting and review cut.
+	Weight WeightConfig
+	// ReviewMax bounds the review queue. Default 10,000.
+	ReviewMax int
+}
+
+// DefaultConfig returns seed 001's settings with no regions.
+func DefaultConfig() Config { return Config{}.withDefaults() }
+
+func (c Config) withDefaults() Config {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Width == 0 {
+		c.Width = DefaultWidth
+	}
+	if c.Depth == 0 {
+		c.Depth = DefaultDepth
+	}
+	if c.BaselineWidth == 0 {
+		c.BaselineWidth = DefaultBaselineWidth
+	}
+	if c.BaselineDays == 0 {
+		c.BaselineDays = DefaultBaselineDays
+	}
+	if c.Candidates == 0 {
+		c.Candidates = DefaultCandidates
+	}
+	if c.ListSize == 0 {
+		c.ListSize = DefaultListSize
+	}
+	if c.HalfLife == 0 {
+		c.HalfLife = DefaultHalfLife
+	}
+	if c.ReviewMax == 0 {
+		c.ReviewMax = DefaultReviewMax
+	}
+	c.Surge = c.Surge.withDefaults()
+	c.Dedupe = c.Dedupe.withDefaults()
+	c.Weight = c.Weight.withDefaults()
+	return c
+}
+
+// Validate reports whether c (after defaults) can build a State; the error wraps ErrConfig
+// and says what to change.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if len(c.Regions) > MaxRegions {
+		return fmt.Errorf("%w: %d regions, at most %d", ErrConfig, len(c.Regions), MaxRegions)
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Regions {
+		switch {
+		case r == "" || len(r) > 64:
+			return fmt.Errorf("%w: region %q must be 1-64 bytes", ErrConfig, r)
+		case r == World:
+			return fmt.Errorf("%w: region %q is the worldwide list's name: leave it out", ErrConfig, r)
+		case strings.ContainsFunc(r, isControl):
+			return fmt.Errorf("%w: region %q has a control character", ErrConfig, r)
+		case seen[r]:
+			return fmt.Errorf("%w: region %q is listed twice", ErrConfig, r)
+		}
+		seen[r] = true
+	}
+	for name, s := range c.Scores {
+		if name != World && !seen[name] {
+			return fmt.Errorf("%w: score set for %q, which is not a configured region or %q", ErrConfig, name, World)
+		}
+		if _, err := ParseScore(string(s)); err != nil {
+			return fmt.Errorf("%w: list %q: %w", ErrConfig, name, err)
+		}
+	}
+	switch {
+	case c.Window < time.Minute || c.Window > time.Hour || c.Window%time.Minute != 0:
+		return fmt.Errorf("%w: window %v must be whole minutes from 1m to 60m (default 15m)", ErrConfig, c.Window)
+	case c.BaselineDays < 1 || c.BaselineDays > 28:
+		return fmt.Errorf("%w: baseline days %d must be 1..28 (default 7)", ErrConfig, c.BaselineDays)
+	case c.ListSize < 1 || c.ListSize > 1000:
+		return fmt.Errorf("%w: list size %d must be 1..1000 (default 50)", ErrConfig, c.ListSize)
+	case c.Candidates < c.ListSize || c.Candidates > 10_000:
+		return fmt.Errorf("%w: candidates %d must be from the list size %d to 10000 (default 200)", ErrConfig, c.Candidates, c.ListSize)
+	case c.HalfLife < time.Minute:
+		return fmt.Errorf("%w: half-life %v must be at least 1m (default 5m)", ErrConfig, c.HalfLife)
+	case c.ReviewMax < 1:
+		return fmt.Errorf("%w: review max %d must be positive", ErrConfig, c.ReviewMax)
+	}
+	for _, sc := range []sketch.Config{
+		{Width: c.Width, Depth: c.Depth, Seed: c.Seed},
+		{Width: c.BaselineWidth, Depth: c.Depth, Seed: c.Seed},
+	} {
+		if err := sc.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	if err := c.Surge.Validate(); err != nil {
+		return err
+	}
+	if err := c.Dedupe.Validate(); err != nil {
+		return err
+	}
+	return c.Weight.Validate()
+}
+
+func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
+
+// Mention is one mention of a topic: what the event decoder hands the State.
+type Mention struct {
+	Topic  string
+	Region string // "" or a region; an unconfigured region counts towards World only
+	// UserID, when set, deduplicates: a user counts once per topic per Dedupe.TTL.
+	UserID string
+	// NewAccount weighs the mention 3 tenths instead of 10 (WeightConfig.IsNew turns the
+	// event's account-age hint into it).
+	NewAccount bool
+	// TS is the event time: it picks the minute, so a replay lands where the first run did.
+	TS time.Time
+}
+
+// Stats counts what Add decided.
+type Stats struct {
+	Counted       uint64 // mentions counted
+	Blocked       uint64 // dropped by the blocklist
+	Duplicates    uint64 // dropped by the user-per-topic dedupe
+	Late          uint64 // older than the window
+	UnknownRegion uint64 // counted towards World only
+}
+
+// list is one served list's state.
+type list struct {
+	name   string
+	score  Score
+	seed   uint64 // key hash seed: KeyHash(cfg.Seed, name+sep), so a key never allocates
+	cands  *candidates
+	hyst   *Hysteresis
+	public []Ranked
+}
+
+// State is one partition's trending-topics state. It is not safe for concurrent use; its
+// Review is.
+type State struct {
+	cfg    Config
+	lists  []*list // lists[0] is World
+	byName map[string]*list
+
+	minute  int64 // the newest minute seen (Unix minutes); -1 before the first mention
+	ring    []*sketch.Sketch
+	ringMin []int64
+	window  *sketch.Sketch
+	hours   map[int64]*sketch.Sketch // by Unix hour: the last BaselineDays days and the open hour
+
+	dedupe    *Dedupe
+	blocklist *Blocklist
+	review    *Review
+	stats     Stats
+}
+
+// New returns an empty State, or an error wrapping ErrConfig. blocklist may be nil (nothing
+// is blocked); it is shared, so one reload serves every partition.
+func New(cfg Config, blocklist *Blocklist) (*State, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	d, err := NewDedupe(cfg.Dedupe)
+	if err != nil {
+		return nil, err
+	}
+	if blocklist == nil {
+		blocklist = NewBlocklist()
+	}
+	n := int(cfg.Window / time.Minute)
+	s := &State{
+		cfg:       cfg,
+		byName:    map[string]*list{},
+		minute:    -1,
+		ring:      make([]*sketch.Sketch, n),
+		ringMin:   make([]int64, n),
+		hours:     map[int64]*sketch.Sketch{},
+		dedupe:    d,
+		blocklist: blocklist,
+		review:    NewReview(cfg.ReviewMax),
+	}
+	mcfg := sketch.Config{Width: cfg.Width, Depth: cfg.Depth, Seed: cfg.Seed}
+	for i := range s.ring {
+		s.ring[i] = mustSketch(mcfg)
+		s.ringMin[i] = -1
+	}
+	s.window = mustSketch(mcfg)
+	for _, name := range append([]string{World}, cfg.Regions...) {
+		sc, _ := ParseScore(string(cfg.Scores[name]))
+		l := &list{
+			name:  name,
+			score: sc,
+			seed:  sketch.KeyHashString(cfg.Seed, name+keySep),
+			cands: newCandidates(cfg.Candidates, n),
+			hyst:  NewHysteresis(cfg.Surge.Enter, cfg.Surge.Stay),
+		}
+		s.lists = append(s.lists, l)
+		s.byName[name] = l
+	}
+	return s, nil
+}
+
+func mustSketch(c sketch.Config) *sketch.Sketch {
+	sk, err := sketch.New(c)
+	if err != nil {
+		panic("BUG: validated sketch config rejected: " + err.Error())
+	}
+	return sk
+}
+
+// Config returns the configuration with defaults filled in.
+func (s *State) Config() Config { return s.cfg }
+
+// Review returns the review queue, safe for concurrent use.
+func (s *State) Review() *Review { return s.review }
+
+// Stats returns what Add decided so far.
+func (s *State) Stats() Stats { return s.stats }
+
+// Dedupe returns the dedupe table's statistics.
+func (s *State) DedupeStats() DedupeStats { return s.dedupe.Stats() }
+
+// Minute returns the newest minute seen (Unix minutes), -1 before any mention.
+func (s *State) Minute() int64 { return s.minute }
+
+// Bytes returns the memory of the counting state: sketches, the dedupe table and the
+// candidate sets at capacity. It depends on the configuration and on how many hours of
+// baseline exist (at most BaselineDays x 24 + 1), never on how many topics were seen.
+func (s *State) Bytes() int {
+	b := (len(s.ring)+1)*s.window.Config().Bytes() + s.dedupe.Bytes()
+	for _, h := range s.hours {
+		b += h.Config().Bytes()
+	}
+	// A candidate: the struct, a share ring of 24 bytes a minute, a map entry, and a topic
+	// of at most 256 bytes (event.MaxItemIDBytes).
+	per := 64 + 24*len(s.ring) + 48 + 256
+	return b + len(s.lists)*s.cfg.Candidates*per
+}
+
+// Add counts one mention. It returns false when the mention was dropped (blocked,
+// duplicate or late).
+func (s *State) Add(m Mention) bool {
+	if s.blocklist.Blocked(m.Topic) {
+		s.stats.Blocked++
+		return false
+	}
+	minute := m.TS.Unix() / 60
+	if m.TS.Unix() < 0 && m.TS.Unix()%60 != 0 {
+		minute-- // floor, not truncation
+	}
+	n := int64(len(s.ring))
+	if s.minute >= 0 && minute <= s.minute-n {
+		s.stats.Late++
+		return false
+	}
+	if m.UserID != "" && !s.dedupe.First(PairHash(m.UserID, m.Topic), minute) {
+		s.stats.Duplicates++
+		return false
+	}
+	if minute > s.minute {
+		s.advance(minute)
+	}
+	w := Tenths(m.NewAccount)
+	slot := s.ring[mod(minute, n)]
+	hour := s.hourSketch(minute / 60)
+	s.count(s.lists[0], m, slot, hour, minute, w)
+	if m.Region != "" {
+		if l := s.byName[m.Region]; l != nil && l != s.lists[0] {
+			s.count(l, m, slot, hour, minute, w)
+		} else {
+			s.stats.UnknownRegion++
+		}
+	}
+	s.stats.Counted++
+	return true
+}
+
+func (s *State) count(l *list, m Mention, slot, hour *sketch.Sketch, minute int64, w uint64) {
+	h := sketch.KeyHashString(l.seed, m.Topic)
+	slot.AddHash(h, w)
+	s.window.AddHash(h, w)
+	hour.AddHash(h, w)
+	l.cands.offer(m.Topic, h, s.window.EstimateHash(h), minute, w, m.NewAccount)
+}
+
+func mod(a, n int64) int64 {
+	r := a % n
+	if r < 0 {
+		r += n
+	}
+	return r
+}
+
+// hourSketch returns the baseline sketch of a Unix hour, creating it.
+func (s *State) hourSketch(hour int64) *sketch.Sketch {
+	if h := s.hours[hour]; h != nil {
+		return h
+	}
+	h := mustSketch(sketch.Config{Width: s.cfg.BaselineWidth, Depth: s.cfg.Depth, Seed: s.cfg.Seed})
+	s.hours[hour] = h
+	return h
+}
+
+// advance moves the newest minute to m: minutes that leave the window are subtracted from
+// it and their slots reset, hours older than the baseline are dropped, and every
+// candidate is re-estimated because its window moved.
+func (s *State) advance(m int64) {
+	n := int64(len(s.ring))
+	for i := range s.ring {
+		if s.ringMin[i] >= 0 && s.ringMin[i] <= m-n {
+			if err := s.window.Subtract(s.ring[i]); err != nil {
+				panic("BUG: window lost a minute it had merged: " + err.Error())
+			}
+			s.ring[i].Reset()
+			s.ringMin[i] = -1
+		}
+	}
+	s.ringMin[mod(m, n)] = m
+	oldest := m/60 - int64(s.cfg.BaselineDays)*24
+	for h := range s.hours {
+		if h < oldest {
+			delete(s.hours, h)
+		}
+	}
+	s.minute = m
+	for _, l := range s.lists {
+		l.cands.reestimate(s.window.EstimateHash)
+	}
+}
+
+// Ranked is one topic of a list with its numbers and flags.
+type Ranked struct {
+	Topic    string  `json:"topic"`
+	Mentions float64 `json:"mentions"` // the window count (an estimate: never low)
+	Expected float64 `json:"expected"` // the baseline scaled to the window; 0 with no history
+	Score    float64 `json:"score"`    // by the list's score, after any review cut
+	NewShare float64 `json:"new_share"`
+	// NoHistory: no hour of the baseline before the last two saw the topic beyond that
+	// hour's sketch error: a never-seen topic.
+	NoHistory bool `json:"no_history,omitempty"`
+	// Review: over the review share of its weight came from new accounts; Score was cut.
+	Review bool `json:"review,omitempty"`
+	// Held: a never-seen topic rising fast that is not approved yet, or a rejected one
+	// (Review.Blocks): kept off the public list.
+	Held bool `json:"held,omitempty"`
+	// Listed: on the public list after the last Refresh.
+	Listed bool `json:"listed,omitempty"`
+	// scored is false when the topic is below the surge floor.
+	scored bool
+}
+
+// Rank scores every candidate of the named list (World or a region) at the newest minute,
+// best first. It changes nothing: Listed and Held reflect the last Refresh.
+func (s *State) Rank(name string) ([]Ranked, error) {
+	l := s.byName[name]
+	if l == nil {
+		return nil, fmt.Errorf("list %q: %w", name, ErrUnknownRegion)
+	}
+	return s.rank(l), nil
+}
+
+func (s *State) rank(l *list) []Ranked {
+	out := make([]Ranked, 0, len(l.cands.e))
+	cur := s.minute / 60
+	for _, c := range l.cands.e {
+		r := Ranked{Topic: c.topic, Mentions: float64(s.window.EstimateHash(c.hash)) / 10, scored: true}
+		var same []float64
+		history := 0.0
+		for h, sk := range s.hours {
+			if h >= cur {
+				continue
+			}
+			est := float64(sk.EstimateHash(c.hash))
+			if h < cur-1 {
+				// The previous hour is not history: a topic that took off at 10:50 is
+				// still new at 11:05.
+				history += max(0, est-sk.ErrorBound().MaxOvercount)
+			}
+			if (cur-h)%24 == 0 {
+				same = append(same, est/10)
+			}
+		}
+		r.NoHistory = history == 0
+		r.Expected = Expected(same, s.cfg.Window)
+		switch l.score {
+		case Surge:
+			r.Score, r.scored = s.cfg.Surge.Score(r.Mentions, r.Expected)
+		case Decayed:
+			counts := make([]float64, len(s.ring))
+			for i, m := range s.ringMin {
+				if m >= 0 {
+					counts[s.minute-m] = float64(s.ring[i].EstimateHash(c.hash)) / 10
+				}
+			}
+			r.Score = DecayedSum(counts, s.cfg.HalfLife)
+		default:
+			r.Score = r.Mentions
+		}
+		if share, _ := c.share.Value(s.minute); share > s.cfg.Weight.ReviewShare {
+			r.NewShare, r.Review = share, true
+			r.Score *= s.cfg.Weight.ReviewCut
+		} else {
+			r.NewShare = share
+		}
+		r.Listed = slices.ContainsFunc(l.public, func(p Ranked) bool { return p.Topic == c.topic })
+		r.Held = s.review.Blocks(c.topic)
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Ranked) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Topic, b.Topic)
+	})
+	return out
+}
+
+// Refresh recomputes every public list at now (the time recorded on review entries) and
+// returns them by list name. Call it once a minute: it advances the hysteresis, and it
+// holds never-seen topics that would enter a list until Review approves them, and sends
+// topics whose weight is mostly from new accounts to review.
+//
+// Surge lists use the floor and the hysteresis (enter at 3, stay until below 2); volume
+// and decayed lists are the top ListSize by score.
+func (s *State) Refresh(now time.Time) map[string][]Ranked {
+	out := make(map[string][]Ranked, len(s.lists))
+	for _, l := range s.lists {
+		ranked := s.rank(l)
+		scored := make(map[string]bool, len(ranked))
+		public := make([]Ranked, 0, s.cfg.ListSize)
+		for i := range ranked {
+			r := &ranked[i]
+			if !r.scored {
+				continue
+			}
+			scored[r.Topic] = true
+			listed := true
+			if l.score == Surge {
+				listed = l.hyst.Update(r.Topic, r.Score)
+			}
+			if !listed || len(public) == s.cfg.ListSize {
+				r.Listed = false
+				continue
+			}
+			if r.Review {
+				s.review.Hold(r.Topic, l.name, ReasonNewAccounts, now, r.Mentions, r.Score/s.cfg.Weight.ReviewCut)
+			}
+			if r.NoHistory {
+				if st, known := s.review.Status(r.Topic); !known || st != Approved {
+					s.review.Hold(r.Topic, l.name, ReasonNewTopic, now, r.Mentions, r.Score)
+				}
+			}
+			if s.review.Blocks(r.Topic) {
+				r.Held, r.Listed = true, false
+				continue
+			}
+			r.Listed = true
+			public = append(public, *r)
+		}
+		l.hyst.Retain(func(t string) bool { return scored[t] })
+		l.public = public
+		out[l.name] = public
+	}
+	return out
+}
+
+// List returns the named list (World or a region) as of the last Refresh, or an error
+// wrapping ErrUnknownRegion: the API's region= validation.
+func (s *State) List(name string) ([]Ranked, error) {
+	l := s.byName[name]
+	if l == nil {
+		return nil, fmt.Errorf("list %q: %w", name, ErrUnknownRegion)
+	}
+	return slices.Clone(l.public), nil
+}
+
+// Lists returns the list names, World first.
+func (s *State) Lists() []string {
+	out := make([]string, len(s.lists))
+	for i, l := range s.lists {
+		out[i] = l.name
+	}
+	return out
+}
+
+// ErrorBound returns the window sketch's overcount bound in mentions: how far any
+// Mentions figure may read high (with probability 1 - e^-Depth).
+func (s *State) ErrorBound() float64 {
+	b := s.window.ErrorBound().MaxOvercount / 10
+	if math.IsInf(b, 0) {
+		return 0
+	}
+	return b
+}
