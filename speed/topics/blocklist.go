@@ -82,10 +82,23 @@ func (b *Blocklist) Blocked(topic string) bool {
 	if _, ok := terms[t]; ok {
 		return true
 	}
-	for _, w := range strings.FieldsFunc(t, notWord) {
-		if _, ok := terms[w]; ok {
-			return true
+	// Each word, without allocating the slice strings.FieldsFunc would.
+	start := -1
+	for i, r := range t {
+		if notWord(r) {
+			if start >= 0 {
+				if _, ok := terms[t[start:i]]; ok {
+					return true
+				}
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
 		}
+	}
+	if start > 0 {
+		_, ok := terms[t[start:]]
+		return ok
 	}
 	return false
 }

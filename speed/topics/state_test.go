@@ -487,3 +487,14 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestAddDoesNotAllocate: the per-mention path (blocklist, dedupe, two keys, candidates)
+// allocates nothing once a topic is a candidate.
+func TestAddDoesNotAllocate(t *testing.T) {
+	s := newState(t, smallConfig(), NewBlocklist("spam", "scam"))
+	m := Mention{Topic: "cheap-tickets", Region: "us", UserID: "u1", TS: t0}
+	s.Add(m)
+	if n := testing.AllocsPerRun(1000, func() { s.Add(m) }); n != 0 {
+		t.Errorf("Add allocates %v times", n)
+	}
+}
