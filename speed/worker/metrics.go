@@ -29,7 +29,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		events:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_events_total", Help: "Valid events by what the window state did with them: counted, late, too_late."}, []string{"outcome"}),
-		dlq:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_dlq_total", Help: "Invalid events sent to the DLQ, by reason."}, []string{"reason"}),
+		dlq:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_dlq_total", Help: "Events sent to the DLQ, by reason: the decoder's rejection reason, or future_ts (dated over --max-future ahead)."}, []string{"reason"}),
 		published:    prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_partials_published_total", Help: "Per-partition top lists published."}),
 		ckpts:        prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoints_total", Help: "Checkpoints saved."}),
 		ckptFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoint_failures_total", Help: "Checkpoints that failed to save (retried at the next tick)."}),
@@ -42,6 +42,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
 	}
+	m.dlq.WithLabelValues(ReasonFutureTS)
 	for _, o := range []window.Outcome{window.Counted, window.Late, window.TooLate, window.Invalid} {
 		m.outcomes[o] = m.events.WithLabelValues(o.String())
 	}

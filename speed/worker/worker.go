@@ -7,7 +7,8 @@
 //
 // Per partition, one goroutine owns the window state (no locks on the hot path):
 //
-//	fetch -> decode -> Add (or DLQ with the reason) -> every publish tick: top m*K per window
+//	fetch -> decode -> Add (or DLQ with the reason: invalid, or dated over MaxFuture ahead) ->
+//	every publish tick: top m*K per window
 //	to trending.partials -> every checkpoint tick, on revocation and on graceful stop: flush
 //	the DLQ, snapshot + offset to S3, then commit the offset to Kafka.
 package worker
@@ -37,6 +38,14 @@ import (
 // it; production never does.
 var ErrKilled = errors.New("worker killed")
 
+// DefaultMaxFuture is Config.MaxFuture's default: far more than any clock skew between
+// producers, far less than the hour window an early event would empty.
+const DefaultMaxFuture = 10 * time.Minute
+
+// ReasonFutureTS is the DLQ reason (header and metric label) of an event dated more than
+// Config.MaxFuture ahead of the clock.
+const ReasonFutureTS = "future_ts"
+
 // Config configures a Worker. Zero fields take the defaults documented here.
 type Config struct {
 	Brokers []string
@@ -61,9 +70,18 @@ type Config struct {
 	// with the wall clock so its lists and calendar windows keep moving. 0 (default) never
 	// does: lists then move only with event time, and replays are exactly repeatable.
 	IdleAdvance time.Duration
-	Objects     *objstore.Store
-	Log         *slog.Logger
-	Registry    prometheus.Registerer
+	// MaxFuture: an event dated more than this ahead of the clock is not counted; it goes to
+	// the DLQ with reason "future_ts", like an invalid event. One event dated a year ahead
+	// (still inside the decoder's 2000-2100) would otherwise jump its partition's watermark and
+	// make every later event too late. The clock is the message's Kafka timestamp (when it
+	// entered the log), or the worker's wall clock when that is earlier or the timestamp is
+	// missing: the Kafka timestamp makes a replay decide as the first run did, however much
+	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m;
+	// negative disables the guard.
+	MaxFuture time.Duration
+	Objects   *objstore.Store
+	Log       *slog.Logger
+	Registry  prometheus.Registerer
 }
 
 func (c *Config) defaults() {
@@ -90,6 +108,9 @@ func (c *Config) defaults() {
 	}
 	if c.KeepCheckpoints == 0 {
 		c.KeepCheckpoints = 5
+	}
+	if c.MaxFuture == 0 {
+		c.MaxFuture = DefaultMaxFuture
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -208,6 +229,16 @@ type servingName struct {
 	live   bool
 }
 
+// served maps a window to the serving layer's key: a calendar window to its span's calendar
+// lists ("hour", "day", "month" with a start), a sliding or all-time window to the live list
+// of its name ("hour", "day", "month", "all").
+func served(wc window.WindowConfig) servingName {
+	if wc.Kind == window.Calendar {
+		return servingName{window: wc.Span}
+	}
+	return servingName{window: wc.Name, live: true}
+}
+
 func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *kafka.Writer, id int) error {
 	c := w.cfg
 	st, next, err := w.restore(gctx, id)
@@ -216,11 +247,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	}
 	p := &partition{w: w, id: id, state: st, next: next, out: out, gen: gen, last: time.Now(), lblP: strconv.Itoa(id), served: map[string]servingName{}}
 	for _, wc := range st.Config().Windows {
-		if wc.Kind == window.Calendar {
-			p.served[wc.Name] = servingName{window: wc.Span}
-		} else {
-			p.served[wc.Name] = servingName{window: wc.Name, live: true}
-		}
+		p.served[wc.Name] = served(wc)
 	}
 	r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.Brokers, Topic: c.Topic, Partition: id, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 1024})
 	defer r.Close()
@@ -321,7 +348,8 @@ func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, int64,
 }
 
 func (p *partition) handle(ctx context.Context, m kafka.Message) error {
-	p.last = time.Now()
+	now := time.Now()
+	p.last = now
 	p.next = m.Offset + 1
 	ev, err := event.Decode(m.Value)
 	if err != nil {
@@ -330,19 +358,41 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		if errors.As(err, &de) {
 			reason = string(de.Reason)
 		}
-		p.w.m.dlq.WithLabelValues(reason).Inc()
-		p.dlq = append(p.dlq, kafka.Message{Topic: p.w.cfg.DLQTopic, Key: m.Key, Value: m.Value, Headers: []kafka.Header{
-			{Key: "reason", Value: []byte(reason)},
-			{Key: "error", Value: []byte(err.Error())},
-			{Key: "source", Value: []byte(fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset))},
-		}})
-		if len(p.dlq) >= 512 {
-			return p.flushDLQ(ctx)
+		return p.toDLQ(ctx, m, reason, err.Error())
+	}
+	if mf := p.w.cfg.MaxFuture; mf >= 0 {
+		if ahead := aheadBy(ev.TS, m.Time, now); ahead > mf {
+			return p.toDLQ(ctx, m, ReasonFutureTS, fmt.Sprintf("event time %s is %s ahead of the clock, over the %s allowed",
+				ev.TS.UTC().Format(time.RFC3339Nano), ahead.Round(time.Millisecond), mf))
 		}
-		return nil
 	}
 	if o := p.state.Add(ev); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
+	}
+	return nil
+}
+
+// aheadBy returns how far event time ts is ahead of the clock: the message's Kafka timestamp
+// msgTime, or now when that is earlier or msgTime is zero (see Config.MaxFuture).
+func aheadBy(ts, msgTime, now time.Time) time.Duration {
+	clock := now
+	if !msgTime.IsZero() && msgTime.Before(now) {
+		clock = msgTime
+	}
+	return ts.Sub(clock)
+}
+
+// toDLQ queues m for the DLQ with its reason and error in headers; the queue is flushed
+// before every checkpoint, so a checkpoint never covers an event the DLQ has not got.
+func (p *partition) toDLQ(ctx context.Context, m kafka.Message, reason, errText string) error {
+	p.w.m.dlq.WithLabelValues(reason).Inc()
+	p.dlq = append(p.dlq, kafka.Message{Topic: p.w.cfg.DLQTopic, Key: m.Key, Value: m.Value, Headers: []kafka.Header{
+		{Key: "reason", Value: []byte(reason)},
+		{Key: "error", Value: []byte(errText)},
+		{Key: "source", Value: []byte(fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset))},
+	}})
+	if len(p.dlq) >= 512 {
+		return p.flushDLQ(ctx)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
@@ -73,12 +74,16 @@ func windowConfig() window.Config {
 	return c
 }
 
-func (e *env) worker(t *testing.T) *worker.Worker {
-	w, err := worker.New(worker.Config{
+func (e *env) worker(t *testing.T, mods ...func(*worker.Config)) *worker.Worker {
+	cfg := worker.Config{
 		Brokers: e.brokers, Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
 		Window: windowConfig(), PublishEvery: 100 * time.Millisecond, CheckpointEvery: 150 * time.Millisecond,
 		CheckpointPrefix: "checkpoints/" + e.views, Objects: e.obj,
-	})
+	}
+	for _, mod := range mods {
+		mod(&cfg)
+	}
+	w, err := worker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +91,9 @@ func (e *env) worker(t *testing.T) *worker.Worker {
 }
 
 // startWorker runs a worker until the returned stop is called; kill=true stops it like a crash.
-func (e *env) startWorker(t *testing.T) (stop func(kill bool)) {
-	w := e.worker(t)
+// mods change the worker's config.
+func (e *env) startWorker(t *testing.T, mods ...func(*worker.Config)) (stop func(kill bool)) {
+	w := e.worker(t, mods...)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -324,7 +330,78 @@ func real(t *testing.T) ([]string, *objstore.Store) {
 	return []string{addr}, obj
 }
 
+// dlqReasons reads n messages from the DLQ and returns their reason headers by key.
+func (e *env) dlqReasons(t *testing.T, n int) map[string]string {
+	t.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: e.brokers, Topic: e.dlq, Partition: 0, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx := itest.Context(t, 30*time.Second)
+	out := map[string]string{}
+	for i := 0; i < n; i++ {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			t.Fatalf("dlq message %d: %v", i, err)
+		}
+		for _, h := range m.Headers {
+			if h.Key == "reason" {
+				out[string(m.Key)] = string(h.Value)
+			}
+		}
+	}
+	return out
+}
+
+// future: one event dated a year ahead (inside the decoder's range) would jump its partition's
+// watermark and empty the hour list; with the default MaxFuture it lands in the DLQ as
+// future_ts, is counted in the metric, and the lists stay exact.
+func future(t *testing.T, brokers []string, obj *objstore.Store) {
+	e := newEnv(t, brokers, obj, 2)
+	e.startMerger(t)
+	reg := prometheus.NewRegistry()
+	stop := e.startWorker(t, func(c *worker.Config) { c.Registry = reg })
+	defer stop(false)
+	rng := rand.New(rand.NewPCG(7, 8))
+	t0 := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	evs := stream(rng, t0, 30*time.Minute, 1000)
+	e.produce(t, evs[:500])
+	// Not in e.events: it must not be counted. Its key is an item of the stream, so it lands
+	// in a partition that has real events after it.
+	ahead := event.Event{ItemID: "V1", Count: 1000, TS: time.Now().UTC().AddDate(1, 0, 0).Truncate(time.Millisecond)}
+	ctx := itest.Context(t, time.Minute)
+	if err := e.writer.WriteMessages(ctx, kafka.Message{Key: []byte("V1"), Value: ahead.AppendJSON(nil)}); err != nil {
+		t.Fatal(err)
+	}
+	e.produce(t, evs[500:])
+	e.produce(t, sentinels(t0.Add(40*time.Minute)))
+	e.waitFor(t, store.Key{Window: "hour"}, e.truth(t0.Add(-20*time.Minute), t0.Add(39*time.Minute)), 60*time.Second)
+	if got := e.dlqReasons(t, 1); got["V1"] != worker.ReasonFutureTS {
+		t.Fatalf("DLQ reasons %v, want V1: %s", got, worker.ReasonFutureTS)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64 = -1
+	for _, mf := range mfs {
+		if mf.GetName() != "trending_speed_dlq_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == worker.ReasonFutureTS {
+					n = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf(`trending_speed_dlq_total{reason="future_ts"} = %v, want 1`, n)
+	}
+}
+
 func TestExactnessEmbedded(t *testing.T) { b, o := embedded(t); exactness(t, b, o) }
+func TestFutureEmbedded(t *testing.T)    { b, o := embedded(t); future(t, b, o) }
+func TestFutureKafka(t *testing.T)       { b, o := real(t); future(t, b, o) }
 func TestExactnessKafka(t *testing.T)    { b, o := real(t); exactness(t, b, o) }
 func TestCrashesKafka(t *testing.T)      { b, o := real(t); crashes(t, b, o, 5) }
 func TestRebalanceKafka(t *testing.T)    { b, o := real(t); rebalance(t, b, o) }
