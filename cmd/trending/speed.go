@@ -22,29 +22,46 @@ type windowFlags struct {
 	lateness                 time.Duration
 	sketchWidth, sketchDepth int
 	hourMode, dayMode        string
-	monthMode                string
+	monthMode, allMode       string
 }
 
 func addWindowFlags(fs *pflag.FlagSet) *windowFlags {
 	f := &windowFlags{}
 	fs.IntVar(&f.k, "k", 100, "length of each served list (1..1000)")
 	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out (seed 004)")
-	fs.DurationVar(&f.lateness, "lateness", 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much")
+	fs.DurationVar(&f.lateness, "lateness", 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
 	fs.IntVar(&f.sketchWidth, "sketch-width", 1<<18, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes")
 	fs.IntVar(&f.sketchDepth, "sketch-depth", 5, "count-min sketch depth: the error bound holds with probability 1 - e^-depth")
 	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows: exact, sketch or auto")
 	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto")
 	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (seed 000: 250 GB exact, 11 GB with sketches)")
+	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments)")
 	return f
+}
+
+// addMaxFutureFlag adds --max-future, shared by `speed` and `up`; maxFuture checks its value.
+func addMaxFutureFlag(fs *pflag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock is not counted: it goes to the DLQ with reason future_ts, so it cannot jump the watermark and make later events too late (negative: no limit)")
+}
+
+// maxFuture returns --max-future as worker.Config.MaxFuture.
+func maxFuture(d time.Duration) (time.Duration, error) {
+	if d == 0 {
+		return 0, usagef("--max-future 0 would send every event dated after the clock to the DLQ: use a duration such as 10m, or -1s for no limit")
+	}
+	return d, nil
 }
 
 func (f *windowFlags) config() (window.Config, error) {
 	c := window.DefaultConfig()
 	c.K, c.M, c.AllowedLateness = f.k, f.m, f.lateness
+	if f.lateness == 0 {
+		c.AllowedLateness = -1 // window.Config reads 0 as its default (30s), negative as none
+	}
 	sk := sketch.DefaultConfig()
 	sk.Width, sk.Depth = f.sketchWidth, f.sketchDepth
 	c.Sketch = sk
-	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode}
+	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode}
 	for flag, m := range modes {
 		switch window.Mode(m) {
 		case window.Exact, window.Sketch, window.Auto:
@@ -103,6 +120,7 @@ func newSpeedCommand() *cobra.Command {
 		kafkaAddrs, topic, group, metricsAddr string
 		partitions, keep                      int
 		publishEvery, checkpointEvery, idle   time.Duration
+		future                                time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "speed",
@@ -137,6 +155,7 @@ partitions move, with their checkpoints, to the others.`,
 	fs.DurationVar(&checkpointEvery, "checkpoint-every", time.Minute, "how often each partition checkpoints to S3")
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
+	addMaxFutureFlag(fs, &future)
 	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "serve /metrics here (\"\" to disable)")
 	wf := addWindowFlags(fs)
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
@@ -150,6 +169,10 @@ partitions move, with their checkpoints, to the others.`,
 		if partitions < 1 {
 			return usagef("--partitions %d: must be at least 1", partitions)
 		}
+		mf, err := maxFuture(future)
+		if err != nil {
+			return err
+		}
 		if publishEvery <= 0 || checkpointEvery <= 0 {
 			return usagef("--publish-every and --checkpoint-every must be positive durations such as 1m or 10s")
 		}
@@ -160,7 +183,7 @@ partitions move, with their checkpoints, to the others.`,
 		w, err := worker.New(worker.Config{
 			Brokers: splitList(kafkaAddrs), Topic: topic, Group: group, Partitions: partitions,
 			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
-			IdleAdvance: idle, Objects: obj, Log: a.log, Registry: a.registry,
+			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
 		})
 		if err != nil {
 			return usagef("%v", err)

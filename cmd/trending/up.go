@@ -30,8 +30,9 @@ func init() { subcommands = append(subcommands, newUpCommand) }
 // upFlags are trending up's own settings; the window settings come from addWindowFlags.
 type upFlags struct {
 	data, listen, kafka, storeSpec, token, titles, topic string
-	partitions                                    int
-	publishEvery, checkpointEvery, rollAge        time.Duration
+	partitions                                           int
+	publishEvery, checkpointEvery, rollAge               time.Duration
+	maxFuture                                            time.Duration
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
 	rate, zipf, speedup, late, junk float64
@@ -98,6 +99,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.StringVar(&f.viral, "viral", "V_viral@+1m:15%:20m:2m", "load generator: viral schedule ITEM@+AT:SHARE:FOR[:RAMP], comma-separated (\"\" for none)")
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	fs.Float64Var(&f.speedup, "speedup", 120, "load generator: how much faster than real time the --backfill is replayed")
+	addMaxFutureFlag(fs, &f.maxFuture)
 	wf := addWindowFlags(fs)
 	fs.Lookup("sketch-width").DefValue = "16384"
 	_ = fs.Set("sketch-width", "16384")
@@ -112,6 +114,10 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	ctx := cmd.Context()
 	a := appFrom(ctx)
 	wc, err := wf.config()
+	if err != nil {
+		return err
+	}
+	mf, err := maxFuture(f.maxFuture)
 	if err != nil {
 		return err
 	}
@@ -176,7 +182,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	defer st.Close()
 
 	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
-		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry})
+		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry})
 	if err != nil {
 		return usagef("%v", err)
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"trending/speed/window"
+	"trending/speed/worker"
+)
+
+// TestWindowFlags: the window flags give the window.Config they say, including --lateness 0
+// (none, where window.Config would read 0 as its 30s default) and --all-mode.
+func TestWindowFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		lateness time.Duration // resolved, as the partition uses it
+		allMode  window.Mode
+	}{
+		{"defaults", nil, 30 * time.Second, window.Sketch},
+		{"no lateness", []string{"--lateness", "0"}, -1, window.Sketch},
+		{"negative lateness", []string{"--lateness", "-5s"}, -1, window.Sketch},
+		{"two minutes", []string{"--lateness", "2m"}, 2 * time.Minute, window.Sketch},
+		{"exact all time", []string{"--all-mode", "exact"}, 30 * time.Second, window.Exact},
+		{"auto all time", []string{"--all-mode", "auto"}, 30 * time.Second, window.Sketch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
+			wf := addWindowFlags(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := wf.config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := window.New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := p.Config()
+			if got.AllowedLateness != tc.lateness {
+				t.Errorf("lateness %s, want %s", got.AllowedLateness, tc.lateness)
+			}
+			var all *window.WindowConfig
+			for i, w := range got.Windows {
+				if w.Name == "all" {
+					all = &got.Windows[i]
+				}
+			}
+			if all == nil || all.Kind != window.AllTime || all.Mode != tc.allMode {
+				t.Errorf("all-time window %+v, want kind %s mode %s", all, window.AllTime, tc.allMode)
+			}
+		})
+	}
+	fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
+	wf := addWindowFlags(fs)
+	if err := fs.Parse([]string{"--all-mode", "fast"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.config(); !errors.As(err, new(usageError)) {
+		t.Fatalf("--all-mode fast: %v, want a usage error", err)
+	}
+}
+
+func TestMaxFutureFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		want  time.Duration
+		usage bool
+	}{
+		{nil, worker.DefaultMaxFuture, false},
+		{[]string{"--max-future", "1h"}, time.Hour, false},
+		{[]string{"--max-future", "-1s"}, -time.Second, false},
+		{[]string{"--max-future", "0"}, 0, true},
+	} {
+		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
+		var d time.Duration
+		addMaxFutureFlag(fs, &d)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := maxFuture(d)
+		if tc.usage {
+			if !errors.As(err, new(usageError)) {
+				t.Errorf("%v: %v, want a usage error", tc.args, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %s, %v; want %s", tc.args, got, err, tc.want)
+		}
+	}
+}
