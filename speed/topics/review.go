@@ -39,7 +39,7 @@ const (
 // Held is one topic in the review queue.
 type Held struct {
 	Topic     string    `json:"topic"`
-	Regions   []string  `json:"regions"` // the lists it was held from; "" is worldwide
+	Regions   []string  `json:"regions"` // the lists it was held from ("world" for worldwide)
 	Reasons   []string  `json:"reasons"`
 	FirstSeen time.Time `json:"first_seen"`
 	LastSeen  time.Time `json:"last_seen"`

@@ -421,12 +421,13 @@ type Ranked struct {
 	NoHistory bool `json:"no_history,omitempty"`
 	// Review: over the review share of its weight came from new accounts; Score was cut.
 	Review bool `json:"review,omitempty"`
-	// Held: a never-seen topic rising fast that is not approved yet, or a rejected one
+	// Held: a never-seen topic rising fast (no history, at least the surge floor of
+	// mentions, and on its way onto the list) that is not approved yet, or a rejected one
 	// (Review.Blocks): kept off the public list.
 	Held bool `json:"held,omitempty"`
 	// Listed: on the public list after the last Refresh.
 	Listed bool `json:"listed,omitempty"`
-	// scored is false when the topic is below the surge floor.
+	// scored is false when the topic is below the floor.
 	scored bool
 }
 
@@ -463,6 +464,10 @@ func (s *State) rank(l *list) []Ranked {
 		}
 		r.NoHistory = history == 0
 		r.Expected = Expected(same, s.cfg.Window)
+		// The floor applies to every list before any score: only a topic with at least
+		// Surge.Floor mentions in the window can be listed (seed 001), which is what keeps
+		// a flood of junk tags, each a few mentions plus sketch noise, off volume lists too.
+		r.scored = r.Mentions >= s.cfg.Surge.Floor
 		switch l.score {
 		case Surge:
 			r.Score, r.scored = s.cfg.Surge.Score(r.Mentions, r.Expected)
@@ -501,8 +506,9 @@ func (s *State) rank(l *list) []Ranked {
 // holds never-seen topics that would enter a list until Review approves them, and sends
 // topics whose weight is mostly from new accounts to review.
 //
-// Surge lists use the floor and the hysteresis (enter at 3, stay until below 2); volume
-// and decayed lists are the top ListSize by score.
+// Every list needs the floor (Surge.Floor, 300 mentions in the window); surge lists add the
+// hysteresis (enter at 3, stay until below 2); volume and decayed lists are the top ListSize
+// by score.
 func (s *State) Refresh(now time.Time) map[string][]Ranked {
 	out := make(map[string][]Ranked, len(s.lists))
 	for _, l := range s.lists {
@@ -526,7 +532,9 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 			if r.Review {
 				s.review.Hold(r.Topic, l.name, ReasonNewAccounts, now, r.Mentions, r.Score/s.cfg.Weight.ReviewCut)
 			}
-			if r.NoHistory {
+			// Never seen and rising fast: no history, and at least the floor in the window
+			// (a handful of mentions of a new tag is not an event worth a person's look).
+			if r.NoHistory && r.Mentions >= s.cfg.Surge.Floor {
 				if st, known := s.review.Status(r.Topic); !known || st != Approved {
 					s.review.Hold(r.Topic, l.name, ReasonNewTopic, now, r.Mentions, r.Score)
 				}

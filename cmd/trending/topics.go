@@ -1,0 +1,395 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"trending/speed/plan"
+	"trending/speed/topics"
+)
+
+func init() {
+	subcommands = append(subcommands, newTopicsCmd)
+}
+
+// newTopicsCmd is `trending topics`: seed 001's trending topics. The counting lives in
+// speed/topics; these subcommands are the operator's side of it (the review queue), its
+// sizing, and a self-contained demo.
+func newTopicsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "topics",
+		Short: "Trending topics: regional surge lists, the review queue, sizing and a demo",
+		Long: `Trending topics (seed 001) ranks topic mentions per region and worldwide by volume, by
+surge, (current + 50) / (expected + 50) against the same clock hour of the last 7 days, or
+by decayed counts. A user counts once per topic per 15 minutes, new accounts count 3 tenths,
+banned terms are dropped, and a never-seen topic rising fast is held off public lists until
+someone approves it here. See docs/topics.md.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newTopicsReviewCmd(), newTopicsPlanCmd(), newTopicsDemoCmd())
+	return cmd
+}
+
+// newTopicsReviewCmd lists, approves and rejects held topics in a review queue file.
+func newTopicsReviewCmd() *cobra.Command {
+	var queue, by string
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "review [list | approve TOPIC... | reject TOPIC...]",
+		Short: "List held topics, or approve or reject them",
+		Long: `review reads the review queue (a JSON file written by the speed workers' checkpoints or by
+'trending topics demo --queue'), and lists the held topics or records decisions. A decision
+is written back atomically (a new file, then a rename), so a worker reading the file never
+sees half of it. Approved topics are listed on the next refresh; rejected ones stay off every
+list for 8 days.`,
+		Example: `  trending topics review --queue data/topics-review.json
+  trending topics review approve quake --queue data/topics-review.json --by alice
+  trending topics review reject '#freemoney' --queue data/topics-review.json --by alice`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if queue == "" {
+				return usagef("--queue: name the review queue file")
+			}
+			action := "list"
+			if len(args) > 0 {
+				action, args = args[0], args[1:]
+			}
+			r, err := readReviewQueue(queue)
+			if err != nil {
+				return err
+			}
+			now := time.Now().UTC()
+			switch action {
+			case "list":
+				if len(args) > 0 {
+					return usagef("review list takes no topics")
+				}
+				status := topics.Pending
+				if all {
+					status = ""
+				}
+				return writeReview(cmd.OutOrStdout(), r.List(status), asJSON)
+			case "approve", "reject":
+				if len(args) == 0 {
+					return usagef("review %s: name at least one topic", action)
+				}
+				if by == "" {
+					by = os.Getenv("USER")
+				}
+				for _, t := range args {
+					decide := r.Approve
+					if action == "reject" {
+						decide = r.Reject
+					}
+					if err := decide(t, by, now); err != nil {
+						if errors.Is(err, topics.ErrNotHeld) {
+							return usagef("%q is not in the review queue %s: 'trending topics review --all --queue %s' lists it", t, queue, queue)
+						}
+						return err
+					}
+				}
+				if err := writeReviewQueue(queue, r); err != nil {
+					return err
+				}
+				done := map[string]string{"approve": "approved", "reject": "rejected"}[action]
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", done, strings.Join(args, ", "))
+				return nil
+			default:
+				return usagef("review %q: use list, approve or reject", action)
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&queue, "queue", "", "review queue file (JSON, docs/topics.md)")
+	f.StringVar(&by, "by", "", "who decides, recorded with the decision (default $USER)")
+	f.BoolVar(&asJSON, "json", false, "list as JSON")
+	f.BoolVar(&all, "all", false, "list decided topics too, not only pending ones")
+	return cmd
+}
+
+func readReviewQueue(path string) (*topics.Review, error) {
+	r := topics.NewReview(0)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, usagef("--queue %s: no such file", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read review queue: %w", err)
+	}
+	if err := r.UnmarshalJSON(b); err != nil {
+		return nil, fmt.Errorf("read review queue %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// writeReviewQueue replaces the file atomically: a temporary file in the same directory,
+// synced, then renamed over the old one.
+func writeReviewQueue(path string, r *topics.Review) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode review queue: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".review-*.json")
+	if err != nil {
+		return fmt.Errorf("write review queue: %w", err)
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	err = errors.Join(err, tmp.Sync(), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write review queue %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeReview(out io.Writer, held []topics.Held, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(held)
+	}
+	if len(held) == 0 {
+		_, err := fmt.Fprintln(out, "no topics held")
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tSTATUS\tREASONS\tLISTS\tMENTIONS\tSCORE\tFIRST SEEN\tDECIDED BY")
+	for _, h := range held {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.0f\t%.3g\t%s\t%s\n", h.Topic, h.Status, strings.Join(h.Reasons, ","),
+			strings.Join(h.Regions, ","), h.Mentions, h.Score, h.FirstSeen.Format(time.RFC3339), h.By)
+	}
+	return tw.Flush()
+}
+
+// newTopicsPlanCmd prints seed 001's sizing. `trending plan --topics` can call
+// writeTopicsSizing to print the same section.
+func newTopicsPlanCmd() *cobra.Command {
+	in := topics.DefaultSizingInput()
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan",
+		Short: "Seed 001's sizing: minute sketches, error per minute and window, baselines, dedupe",
+		Example: `  # seed 001's figures (the defaults): 1.31 MB a minute, 79 MB for 60, 1.35 mentions a minute
+  trending topics plan
+
+  # one key per event instead of two: half the error
+  trending topics plan --keys-per-event 1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := topics.ComputeSizing(in)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			return writeTopicsSizing(cmd.OutOrStdout(), s)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&in.Width, "sketch-width", in.Width, "minute sketch columns")
+	f.IntVar(&in.Depth, "sketch-depth", in.Depth, "minute sketch rows")
+	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell (ours are 8)")
+	f.IntVar(&in.RingMinutes, "ring-minutes", in.RingMinutes, "minute sketches kept per worker")
+	f.IntVar(&in.WindowMinutes, "window-minutes", in.WindowMinutes, "list window in minutes")
+	f.Float64Var(&in.PeakEventsPerSecond, "peak-events-per-second", in.PeakEventsPerSecond, "one worker's peak mention rate")
+	f.IntVar(&in.KeysPerEvent, "keys-per-event", in.KeysPerEvent, "keys each mention adds: region and worldwide")
+	f.IntVar(&in.Workers, "workers", in.Workers, "workers (partitions)")
+	f.IntVar(&in.BaselineDays, "baseline-days", in.BaselineDays, "days of same-hour baseline")
+	f.IntVar(&in.Lists, "lists", in.Lists, "served lists (regions + worldwide)")
+	f.BoolVar(&asJSON, "json", false, "print the sizing as indented JSON")
+	return cmd
+}
+
+// writeTopicsSizing prints seed 001's arithmetic for people.
+func writeTopicsSizing(out io.Writer, s topics.Sizing) error {
+	in := s.Input
+	ew := &errWriter{w: out}
+	ew.printf("trending topics sizing (seed 001): %d x %d sketch of %d-byte cells\n", in.Depth, in.Width, in.CounterBytes)
+	ew.printf("minute sketch: %s; %d minute buckets: %s per worker (fixed: it does not grow with the number of topics)\n",
+		plan.FormatBytes(s.MinuteSketchBytes), in.RingMinutes, plan.FormatBytes(s.RingBytes))
+	ew.printf("counts: %g events/s x %d keys x 60 = %s a minute; each inflates another key by e/%d = %.3g, bound holds with %s\n",
+		in.PeakEventsPerSecond, in.KeysPerEvent, plan.FormatCount(s.CountsPerMinute), in.Width, s.PerCountError, plan.FormatPercent(s.Probability))
+	ew.printf("overcount: %.3g mentions a minute, %.3g over %d minutes (%.3g a minute with one key per event: the regional key doubles it)\n",
+		s.OvercountMinute, s.OvercountWindow, in.WindowMinutes, s.SingleKeyOvercountMinute)
+	ew.printf("a topic at the floor of %g may read %.0f; one at %g reads at most %s high\n",
+		in.Floor, s.FloorReads, in.BigTopic, plan.FormatPercent(s.BigTopicError))
+	ew.printf("baselines: %d workers x 24 h x %d days = %s hourly sketches, %s; bound %.3g mentions per window\n",
+		in.Workers, in.BaselineDays, plan.FormatCount(float64(s.BaselineSketches)), plan.FormatBytes(s.BaselineBytes), s.BaselineOvercount)
+	ew.printf("dedupe: %s live (user, topic) pairs x %g B = %s per worker; lists: %d x %d topics = %s\n",
+		plan.FormatCount(s.DedupePairs), in.PairBytes, plan.FormatBytes(s.DedupeBytes), in.Lists, in.ListSize, plan.FormatBytes(s.ListsBytes))
+	return ew.err
+}
+
+// newTopicsDemoCmd runs a synthetic week of mentions through one partition's State and
+// prints the lists: a surge in one region, a never-seen topic (held), a flood of junk tags
+// from new accounts, a banned term.
+func newTopicsDemoCmd() *cobra.Command {
+	var (
+		regions             []string
+		perHour, junk, seed int
+		surgeList           string
+		queue               string
+		approve             []string
+		width               int
+	)
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a synthetic week of topic mentions through one partition and print the lists",
+		Long: `demo builds 7 days of history at this clock hour (a Zipf mix of 2,000 topics over the
+regions), then 15 minutes of now with: a marathon surging in the first region, a never-seen
+"quake" rising fast, a flood of distinct junk tags from a few new accounts, and mentions of
+a banned term. It prints every list, the held topics and the state's memory. With --queue
+the review queue is written there for 'trending topics review'; --approve approves topics
+before the lists are built.`,
+		Example: `  trending topics demo
+  trending topics demo --queue /tmp/review.json && trending topics review --queue /tmp/review.json
+  trending topics demo --approve quake`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(regions) == 0 {
+				return usagef("--regions: name at least one region")
+			}
+			if perHour < 1 || junk < 0 {
+				return usagef("--per-hour must be positive and --junk not negative")
+			}
+			cfg := topics.DefaultConfig()
+			cfg.Regions = regions
+			cfg.Width = width
+			cfg.Scores = map[string]topics.Score{topics.World: topics.Volume}
+			for _, r := range regions {
+				cfg.Scores[r] = topics.Surge
+			}
+			if surgeList != "" {
+				sc, err := topics.ParseScore(surgeList)
+				if err != nil {
+					return usagef("--world-score: %v", err)
+				}
+				cfg.Scores[topics.World] = sc
+			}
+			if err := cfg.Validate(); err != nil {
+				return usagef("%v", err)
+			}
+			s, err := topics.New(cfg, topics.NewBlocklist("freemoney"))
+			if err != nil {
+				return err
+			}
+			now := time.Now().UTC().Truncate(time.Hour).Add(20 * time.Minute)
+			runDemo(s, regions, now, perHour, junk, uint64(seed))
+			if len(approve) > 0 {
+				s.Refresh(now) // queues the held topics so they can be approved
+				for _, t := range approve {
+					if err := s.Review().Approve(t, "demo", now); err != nil {
+						return usagef("--approve %s: %v", t, err)
+					}
+				}
+			}
+			lists := s.Refresh(now)
+			out := cmd.OutOrStdout()
+			ew := &errWriter{w: out}
+			st, ds := s.Stats(), s.DedupeStats()
+			ew.printf("counted %d mentions (blocked %d, duplicates %d, late %d); dedupe evicted %d; state %s, window error bound %.1f mentions\n\n",
+				st.Counted, st.Blocked, st.Duplicates, st.Late, ds.Evicted, plan.FormatBytes(float64(s.Bytes())), s.ErrorBound())
+			for _, name := range s.Lists() {
+				ew.printf("%s (%s):\n", name, s.Config().Scores[name])
+				tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "  #\tTOPIC\tMENTIONS\tEXPECTED\tSCORE\tNEW SHARE\tFLAGS")
+				for i, r := range lists[name] {
+					if i == 10 {
+						break
+					}
+					flags := ""
+					if r.Review {
+						flags = "review"
+					}
+					fmt.Fprintf(tw, "  %d\t%s\t%.0f\t%.0f\t%.4g\t%s\t%s\n", i+1, r.Topic, r.Mentions, r.Expected, r.Score, plan.FormatPercent(r.NewShare), flags)
+				}
+				tw.Flush()
+				ew.printf("\n")
+			}
+			ew.printf("held for review:\n")
+			if err := writeReview(ew, s.Review().List(""), false); err != nil {
+				return err
+			}
+			if ew.err != nil {
+				return ew.err
+			}
+			if queue != "" {
+				return writeReviewQueue(queue, s.Review())
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&regions, "regions", []string{"us", "jp", "de"}, "regions (each gets a surge list)")
+	f.IntVar(&perHour, "per-hour", 20_000, "background mentions per hour of history")
+	f.IntVar(&junk, "junk", 100_000, "distinct junk tags in the last 15 minutes")
+	f.IntVar(&seed, "seed", 1, "random seed")
+	f.IntVar(&width, "sketch-width", 1<<16, "minute sketch width")
+	f.StringVar(&surgeList, "world-score", "volume", "the worldwide list's score: volume, surge or decayed")
+	f.StringVar(&queue, "queue", "", "write the review queue to this file")
+	f.StringSliceVar(&approve, "approve", nil, "topics to approve before the lists are built")
+	return cmd
+}
+
+// runDemo feeds the demo's synthetic mentions. Everything is in event time, so the week
+// takes seconds.
+func runDemo(s *topics.State, regions []string, now time.Time, perHour, junk int, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
+	user := 0
+	add := func(topic, region string, at time.Time, newAccount bool) {
+		user++
+		s.Add(topics.Mention{Topic: topic, Region: region, UserID: fmt.Sprintf("u%d", user), NewAccount: newAccount, TS: at})
+	}
+	hour := now.Truncate(time.Hour)
+	for d := 7; d >= 1; d-- {
+		// The same clock hour d days ago: the background, and the marathon as a usual
+		// topic at about 800 an hour in the first region (expected 200 per 15 minutes).
+		start, n := hour.Add(-time.Duration(d)*24*time.Hour), perHour+800
+		for i := range n {
+			at := start.Add(time.Duration(i) * time.Hour / time.Duration(n))
+			if rng.IntN(n) < 800 {
+				add("marathon", regions[0], at, false)
+				continue
+			}
+			add(fmt.Sprintf("topic%d", zipf.Uint64()), regions[rng.IntN(len(regions))], at, rng.IntN(10) == 0)
+		}
+	}
+	start := now.Add(-15 * time.Minute)
+	events := perHour / 4
+	surge := 4000
+	quake := 3000
+	total := events + surge + quake + junk + 200
+	for i := range total {
+		at := start.Add(time.Duration(i) * 15 * time.Minute / time.Duration(total)).Add(time.Second)
+		switch r := rng.IntN(total); {
+		case r < surge:
+			add("marathon", regions[0], at, false)
+		case r < surge+quake:
+			add("quake", regions[len(regions)-1], at, false)
+		case r < surge+quake+junk:
+			s.Add(topics.Mention{Topic: fmt.Sprintf("junk%x", rng.Uint64()), Region: regions[rng.IntN(len(regions))],
+				UserID: fmt.Sprintf("bot%d", rng.IntN(5)), NewAccount: true, TS: at})
+		case r < surge+quake+junk+200:
+			add("#FreeMoney", regions[0], at, true)
+		default:
+			add(fmt.Sprintf("topic%d", zipf.Uint64()), regions[rng.IntN(len(regions))], at, rng.IntN(10) == 0)
+		}
+	}
+}
