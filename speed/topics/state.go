@@ -342,7 +342,17 @@ func (s *State) Add(m Mention) bool {
 		s.advance(minute)
 	}
 	w := Tenths(m.NewAccount)
-	slot := s.ring[mod(minute, n)]
+	i := mod(minute, n)
+	switch s.ringMin[i] {
+	case minute:
+	case -1:
+		// A late mention for a minute that had none: claim the empty slot, or its counts
+		// would never be subtracted when the minute expires.
+		s.ringMin[i] = minute
+	default:
+		panic(fmt.Sprintf("BUG: ring slot %d holds minute %d, mention is for %d (newest %d)", i, s.ringMin[i], minute, s.minute))
+	}
+	slot := s.ring[i]
 	hour := s.hourSketch(minute / 60)
 	s.count(s.lists[0], m, slot, hour, minute, w)
 	if m.Region != "" {
