@@ -11,15 +11,51 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 )
 
+// reporter is the part of testing.TB the checks use, so a test can run them against a
+// recorder and see that they fail on a broken file.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// recorder is a reporter that only remembers whether it failed; Fatalf ends the goroutine,
+// as testing's does, so run the check with record.
+type recorder struct {
+	failed bool
+	msgs   []string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failed = true
+	r.msgs = append(r.msgs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// record runs check against a recorder in its own goroutine and returns the recorder.
+func record(check func(reporter)) *recorder {
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		check(r)
+	}()
+	<-done
+	return r
+}
+
 // root is the repository root (this package is infra/deploytest).
-func root(t testing.TB) string {
+func root(t reporter) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		t.Fatal("cannot locate the test file")
+		t.Fatalf("cannot locate the test file")
 	}
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
@@ -36,11 +72,11 @@ type stage struct {
 	instr      []instruction
 }
 
-func parseDockerfile(t testing.TB, path string) (args map[string]string, stages []*stage) {
+func parseDockerfile(t reporter, path string) (args map[string]string, stages []*stage) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v", err)
 	}
 	args = map[string]string{}
 	var cur strings.Builder
@@ -103,7 +139,7 @@ var (
 
 // trendingBinary builds ./cmd/trending once, with the Dockerfile's own go build command
 // (see TestDockerfile), into a temporary directory shared by the package's tests.
-func trendingBinary(t testing.TB) string {
+func trendingBinary(t reporter) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "deploytest")
@@ -123,7 +159,7 @@ func trendingBinary(t testing.TB) string {
 
 // dockerBuildCommand returns the arguments of the Dockerfile's `go build ... PKG` command
 // (environment assignments included), with ${VAR} replaced by the ARG defaults.
-func dockerBuildCommand(t testing.TB, pkg string) []string {
+func dockerBuildCommand(t reporter, pkg string) []string {
 	t.Helper()
 	args, stages := parseDockerfile(t, filepath.Join(root(t), "Dockerfile"))
 	for _, s := range stages {
@@ -222,7 +258,7 @@ var (
 )
 
 // helpOf runs `trending PATH... --help` and parses its flags, global ones included.
-func helpOf(t testing.TB, path []string) help {
+func helpOf(t reporter, path []string) help {
 	t.Helper()
 	key := strings.Join(path, " ")
 	helpMu.Lock()
@@ -266,7 +302,7 @@ var otherEnv = regexp.MustCompile(`^(GOMEMLIMIT|GOMAXPROCS|GOGC|AWS_[A-Z_]+)$`)
 // args[0:] is a runnable subcommand path followed by flags that exist with a valid value
 // (the binary parses them: `trending ARGS --help` must succeed), and every variable is a flag
 // of that subcommand or a global one.
-func checkContainer(t *testing.T, where string, args []string, env []string) {
+func checkContainer(t reporter, where string, args []string, env []string) {
 	t.Helper()
 	if len(args) == 0 {
 		t.Errorf("%s: no command: the image's entrypoint is trending and needs a subcommand", where)
@@ -332,7 +368,7 @@ func secretish(name string) bool {
 
 // goListDeps returns the directories of this module's packages that ./cmd/trending and the
 // probe are built from.
-func goListDeps(t testing.TB) []string {
+func goListDeps(t reporter) []string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-deps", "-f", "{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}", "./cmd/trending", "./infra/docker/probe")
 	cmd.Dir = root(t)
@@ -341,4 +377,14 @@ func goListDeps(t testing.TB) []string {
 		t.Fatalf("go list: %v", err)
 	}
 	return strings.Fields(string(out))
+}
+
+// runBin runs the built binary and returns its standard output.
+func runBin(t reporter, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(trendingBinary(t), args...).Output()
+	if err != nil {
+		t.Fatalf("trending %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
 }
