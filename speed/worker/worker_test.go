@@ -29,7 +29,7 @@ const k = 10
 
 // env is one test's pipeline: topics, bucket, serving store, merger.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	brokers  []string
 	obj      *objstore.Store
 	views    string
@@ -42,7 +42,7 @@ type env struct {
 	writer   *kafka.Writer
 }
 
-func newEnv(t *testing.T, brokers []string, obj *objstore.Store, partitions int) *env {
+func newEnv(t testing.TB, brokers []string, obj *objstore.Store, partitions int) *env {
 	ctx := itest.Context(t, time.Minute)
 	if err := obj.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func embedded(t *testing.T) ([]string, *objstore.Store) {
 	return []string{br.Addr}, obj
 }
 
-func real(t *testing.T) ([]string, *objstore.Store) {
+func real(t testing.TB) ([]string, *objstore.Store) {
 	addr := itest.Kafka(t)
 	cfg := itest.S3(t)
 	obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "speed"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
