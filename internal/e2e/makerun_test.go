@@ -59,7 +59,7 @@ func TestMakeRun(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Minute) // includes building the binary in the clone
 
 	// Live lists for every window.
-	for _, w := range []string{"hour", "day", "month"} {
+	for _, w := range []string{"hour", "day", "month", "all"} {
 		waitUntil(t, deadline, "a non-empty live "+w+" list", func() (bool, string) {
 			var l struct {
 				Items []struct{ ItemID string } `json:"items"`
