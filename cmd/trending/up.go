@@ -107,7 +107,8 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f) }
-	return cmd
+	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
+	return withKafkaSecurity(cmd)
 }
 
 func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) error {
