@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"trending/speed/plan"
+	"trending/speed/topics"
 )
 
 func init() { subcommands = append(subcommands, newPlanCommand) }
@@ -41,7 +42,7 @@ var planFlags = map[string]string{
 
 func newPlanCommand() *cobra.Command {
 	in := plan.DefaultInput()
-	var asJSON bool
+	var asJSON, withTopics bool
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Work out memory per window, exact or count-min sketch, and the sketch's error bound",
@@ -72,7 +73,11 @@ The K-th count of shorter windows is the month's scaled by length (conservative:
 items are burstier than that).
 
 Sizes are decimal, as in the seeds (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB, 1.5GB,
-512MiB or a plain number of bytes. Counts accept 5e9 notation.`,
+512MiB or a plain number of bytes. Counts accept 5e9 notation.
+
+--topics adds seed 001's trending-topics sizing (minute sketches, error per minute and
+window, baselines, dedupe) at its own defaults; 'trending topics plan' takes its inputs as
+flags.`,
 		Example: `  # seed 000's scenario (these are the defaults: 'trending plan' alone prints the same)
   trending plan --events-per-day 5e9 --distinct-per-minute 2e6 --distinct-per-hour 30e6 \
     --distinct-per-day 150e6 --distinct-per-month 500e6 --entry-bytes 50 --partitions 32 \
@@ -86,7 +91,10 @@ Sizes are decimal, as in the seeds (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB,
   # seed 001's sizing: 65,536 x 5 cells of 4 bytes, 1.31 MB a minute, 79 MB for 60 minutes
   trending plan --sketch-width 65536 --counter-bytes 4
 
-  # for machines
+  # with seed 001's trending-topics sizing after the plan
+  trending plan --topics
+
+  # for machines ({"plan": ..., "topics": ...} with --topics)
   trending plan --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -94,12 +102,31 @@ Sizes are decimal, as in the seeds (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB,
 			if err != nil {
 				return planUsageError(err)
 			}
+			var ts topics.Sizing
+			if withTopics {
+				if ts, err = topics.ComputeSizing(topics.DefaultSizingInput()); err != nil {
+					return fmt.Errorf("topics sizing: %w", err)
+				}
+			}
+			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
+				if withTopics {
+					return enc.Encode(struct {
+						Plan   plan.Plan     `json:"plan"`
+						Topics topics.Sizing `json:"topics"`
+					}{p, ts})
+				}
 				return enc.Encode(p)
 			}
-			return writePlan(cmd.OutOrStdout(), p)
+			if err := writePlan(out, p); err != nil || !withTopics {
+				return err
+			}
+			if _, err := fmt.Fprintln(out); err != nil {
+				return err
+			}
+			return writeTopicsSizing(out, ts)
 		},
 	}
 	f := cmd.Flags()
@@ -121,6 +148,7 @@ Sizes are decimal, as in the seeds (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB,
 	f.IntVar(&in.MonthDays, "month-days", in.MonthDays, "days in the month window")
 	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
 	f.BoolVar(&asJSON, "json", false, "print the plan as indented JSON")
+	f.BoolVar(&withTopics, "topics", false, "add seed 001's trending-topics sizing (trending topics plan for its flags)")
 	return cmd
 }
 

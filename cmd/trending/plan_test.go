@@ -235,3 +235,42 @@ func TestPlanFlagsCoverInput(t *testing.T) {
 		t.Errorf("planFlags has %d entries for %d fields", len(planFlags), typ.NumField())
 	}
 }
+
+// TestPlanTopics checks --topics appends seed 001's sizing to the plan, in both outputs.
+func TestPlanTopics(t *testing.T) {
+	base, err := runTrending(t, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := runTrending(t, "plan", "--topics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, base) {
+		t.Errorf("--topics changed the plan itself:\n%s", got)
+	}
+	for _, want := range []string{"trending topics sizing (seed 001)", "1.31 MB", "78.6 MB", "1.35 mentions a minute"} {
+		if !strings.Contains(got[len(base):], want) {
+			t.Errorf("--topics section lacks %q:\n%s", want, got[len(base):])
+		}
+	}
+	if strings.Contains(base, "trending topics sizing") {
+		t.Error("the topics section is printed without --topics")
+	}
+	out, err := runTrending(t, "plan", "--topics", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var both struct {
+		Plan   plan.Plan
+		Topics struct {
+			MinuteSketchBytes float64 `json:"minute_sketch_bytes"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &both); err != nil {
+		t.Fatalf("--topics --json does not parse: %v\n%s", err, out)
+	}
+	if both.Plan.Input.Partitions != 32 || math.Abs(both.Topics.MinuteSketchBytes-1310720) > 1 {
+		t.Errorf("partitions %d, minute sketch %v: want 32 and 1310720", both.Plan.Input.Partitions, both.Topics.MinuteSketchBytes)
+	}
+}
