@@ -323,8 +323,12 @@ func (a *Archiver) add(m kafka.Message) {
 	}
 	ms := e.UnixMilli()
 	pb.maxTS = max(pb.maxTS, ms)
-	pb.rows = append(pb.rows, Row{ItemID: e.ItemID, Count: e.Count, TS: ms, Region: e.Region,
-		Partition: p, Offset: m.Offset, IngestTS: m.Time.UnixMilli()})
+	row := Row{ItemID: e.ItemID, Count: e.Count, TS: ms, Region: e.Region,
+		Partition: p, Offset: m.Offset, IngestTS: m.Time.UnixMilli(), UserID: e.UserID}
+	if e.HasAccountAge {
+		row.AccountAgeDays = &e.AccountAgeDays
+	}
+	pb.rows = append(pb.rows, row)
 }
 
 func (a *Archiver) drop(pb *partBuf) {

@@ -68,6 +68,7 @@ func TestPyarrowReadsOurFiles(t *testing.T) {
 	want := [][2]string{
 		{ColItemID, "string"}, {ColCount, "uint32"}, {ColTS, "timestamp[ms, tz=UTC]"}, {ColRegion, "string"},
 		{ColPartition, "int32"}, {ColOffset, "int64"}, {ColIngestTS, "timestamp[ms, tz=UTC]"},
+		{ColUserID, "string"}, {ColAgeDays, "int32"},
 	}
 	if got.Rows != n || n != len(rows) {
 		t.Errorf("pyarrow read %d rows, we read %d, wrote %d", got.Rows, n, len(rows))

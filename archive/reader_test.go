@@ -332,3 +332,60 @@ func FuzzParseObjectName(f *testing.F) {
 		}
 	})
 }
+
+// rowV1 is Row as written before the trending-topics columns: files of that shape must read
+// with UserID "" and AccountAgeDays nil.
+type rowV1 struct {
+	ItemID    string `parquet:"item_id,dict"`
+	Count     uint32 `parquet:"count"`
+	TS        int64  `parquet:"ts,timestamp(millisecond),delta"`
+	Region    string `parquet:"region,dict"`
+	Partition int32  `parquet:"kafka_partition"`
+	Offset    int64  `parquet:"kafka_offset,delta"`
+	IngestTS  int64  `parquet:"ingest_ts,timestamp(millisecond),delta"`
+}
+
+func TestTopicsColumns(t *testing.T) {
+	t.Run("old files read as absent", func(t *testing.T) {
+		var buf bytes.Buffer
+		w := parquet.NewGenericWriter[rowV1](&buf)
+		if _, err := w.Write([]rowV1{{ItemID: "V1", Count: 2, TS: 1794650712000, Region: "eu", Partition: 3, Offset: 9, IngestTS: 1794650712001}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		var got []Row
+		if err := readFile(buf.Bytes(), func(r Row) error { got = append(got, r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		want := Row{ItemID: "V1", Count: 2, TS: 1794650712000, Region: "eu", Partition: 3, Offset: 9, IngestTS: 1794650712001}
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("read %+v, want %+v", got, want)
+		}
+	})
+	t.Run("round trip", func(t *testing.T) {
+		rows := sampleRows(40, 0)
+		for i := range rows {
+			if i%4 == 1 {
+				age := int32(i % 3) // 0 is a real age: created today
+				rows[i].AccountAgeDays = &age
+			}
+		}
+		body, err := encodeFile(slices.Clone(rows), 3, 0, 39, EncodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byOffset := map[int64]Row{}
+		if err := readFile(body, func(r Row) error { byOffset[r.Offset] = r; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range rows {
+			got := byOffset[want.Offset]
+			if got.UserID != want.UserID || (got.AccountAgeDays == nil) != (want.AccountAgeDays == nil) ||
+				(got.AccountAgeDays != nil && *got.AccountAgeDays != *want.AccountAgeDays) {
+				t.Fatalf("offset %d: user %q age %v, want %q %v", want.Offset, got.UserID, got.AccountAgeDays, want.UserID, want.AccountAgeDays)
+			}
+		}
+	})
+}

@@ -14,8 +14,8 @@ import (
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
-// Row is one archived event: the event's four fields plus where it sat in the log and when
-// the log accepted it. Its struct tags are the Parquet schema; schemas/parquet/views.schema.txt
+// Row is one archived event: the event's fields plus where it sat in the log and when the
+// log accepted it. Its struct tags are the Parquet schema; schemas/parquet/views.schema.txt
 // is the golden copy (TestSchemaGolden), and docs/format/parquet.md the explanation.
 //
 // Every column here is required and stays so. New columns may only be added as optional
@@ -41,6 +41,13 @@ type Row struct {
 	// taken from the log rather than the archiver's clock so that re-archiving the same
 	// offsets writes the same rows.
 	IngestTS int64 `parquet:"ingest_ts,timestamp(millisecond),delta"`
+	// UserID and AccountAgeDays are the event's optional trending-topics fields (seed 001),
+	// added as optional columns under the evolution rule: files written before them read
+	// as "" and nil. UserID is written as null when empty (the optional tag on a string);
+	// AccountAgeDays is a pointer because 0 (created today) is not absent. Not dictionary-
+	// encoded: user ids hardly repeat within a file.
+	UserID         string `parquet:"user_id,optional"`
+	AccountAgeDays *int32 `parquet:"account_age_days,optional"`
 }
 
 // Column names, for readers that go by name (ClickHouse, SQL over the files).
@@ -52,6 +59,8 @@ const (
 	ColPartition = "kafka_partition"
 	ColOffset    = "kafka_offset"
 	ColIngestTS  = "ingest_ts"
+	ColUserID    = "user_id"
+	ColAgeDays   = "account_age_days"
 )
 
 // schemaName is the Parquet message name; it appears in the golden file.

@@ -52,6 +52,7 @@ func sampleRows(n int, base int64) []Row {
 			Partition: 3,
 			Offset:    off,
 			IngestTS:  t0 + off*10,
+			UserID:    []string{"", "", "", "", "u-" + string(rune('a'+i%3))}[i%5],
 		}
 	}
 	return rows

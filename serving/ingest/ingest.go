@@ -1,7 +1,9 @@
 // Package ingest is the HTTP write path (seed 003): POST /v1/events accepts one event or a
 // batch, validates every event with the same strict decoder the speed layer uses, pre-sums
 // per (item, region, second) in memory, and publishes the sums to Kafka keyed by item,
-// answering 202 Accepted.
+// answering 202 Accepted. Events that carry user_id or account_age_days (trending topics'
+// mentions, seed 001) are passed through one by one, as they came: a sum would lose the
+// user the topics dedupe counts once, and the account age that weighs the mention.
 //
 // Durability: accepted events wait in memory for at most FlushEvery (default 1 s) before they
 // are written to Kafka; a graceful shutdown (Close) flushes them all, so nothing accepted is
@@ -59,6 +61,8 @@ type Ingest struct {
 
 	mu      sync.Mutex
 	pending map[sumKey]uint64
+	// single holds the events that must not be summed, in arrival order.
+	single  []event.Event
 	flushMu sync.Mutex // one flush at a time, in order
 
 	accepted, published, rejected prometheus.Counter
@@ -197,6 +201,10 @@ func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
 func (in *Ingest) add(evs []event.Event) {
 	in.mu.Lock()
 	for _, ev := range evs {
+		if ev.UserID != "" || ev.HasAccountAge {
+			in.single = append(in.single, ev)
+			continue
+		}
 		in.pending[sumKey{ev.ItemID, ev.Region, ev.TS.Unix()}] += uint64(ev.Count)
 	}
 	in.mu.Unlock()
@@ -206,7 +214,7 @@ func (in *Ingest) add(evs []event.Event) {
 func (in *Ingest) size() int {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	return len(in.pending)
+	return len(in.pending) + len(in.single)
 }
 
 // Flush writes every pending sum to Kafka. On failure the sums are put back and the error
@@ -215,13 +223,16 @@ func (in *Ingest) Flush(ctx context.Context) error {
 	in.flushMu.Lock()
 	defer in.flushMu.Unlock()
 	in.mu.Lock()
-	batch := in.pending
-	in.pending = make(map[sumKey]uint64, len(batch))
+	batch, single := in.pending, in.single
+	in.pending, in.single = make(map[sumKey]uint64, len(batch)), nil
 	in.mu.Unlock()
-	if len(batch) == 0 {
+	if len(batch) == 0 && len(single) == 0 {
 		return nil
 	}
-	msgs := make([]kafka.Message, 0, len(batch))
+	msgs := make([]kafka.Message, 0, len(batch)+len(single))
+	for _, ev := range single {
+		msgs = append(msgs, kafka.Message{Key: []byte(ev.ItemID), Value: ev.AppendJSON(nil)})
+	}
 	for k, n := range batch {
 		for n > 0 {
 			c := min(n, event.MaxCount)
@@ -236,6 +247,7 @@ func (in *Ingest) Flush(ctx context.Context) error {
 		for k, n := range batch {
 			in.pending[k] += n
 		}
+		in.single = append(single, in.single...)
 		in.mu.Unlock()
 		return fmt.Errorf("ingest: write %d events to Kafka: %w", len(msgs), err)
 	}

@@ -82,6 +82,63 @@ func TestAcceptAndPreSum(t *testing.T) {
 	}
 }
 
+// TestMentionsPassThrough checks events with a user or an account age are published one by
+// one, exactly as decoded: summing two users' mentions would hide the second user from the
+// topics dedupe, and summing ages would lose the weight. A failed flush keeps them.
+func TestMentionsPassThrough(t *testing.T) {
+	w := &memWriter{fail: true}
+	in, _ := ingest.New(ingest.Config{}, w)
+	body := `[{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12Z","region":"eu","user_id":"u1","account_age_days":2},
+		{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12Z","region":"eu","user_id":"u1","account_age_days":2},
+		{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12.400Z","region":"eu","user_id":"u2"},
+		{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12Z","region":"eu","account_age_days":900},
+		{"item_id":"#quake","count":4,"ts":"2026-11-14T10:05:12Z","region":"eu"},
+		{"item_id":"#quake","count":6,"ts":"2026-11-14T10:05:12Z","region":"eu"}]`
+	if rec := post(in, body); rec.Code != http.StatusAccepted {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if err := in.Flush(context.Background()); err == nil {
+		t.Fatal("flush to a failing writer succeeded")
+	}
+	w.mu.Lock()
+	w.fail = false
+	w.mu.Unlock()
+	if err := in.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	var ages []int32
+	summed := 0
+	for _, msg := range w.msgs {
+		ev, err := event.Decode(msg.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case ev.UserID != "" || ev.HasAccountAge:
+			if ev.Count != 1 {
+				t.Errorf("a mention was summed: %s", msg.Value)
+			}
+			users = append(users, ev.UserID)
+			ages = append(ages, ev.AccountAgeDays)
+		default:
+			summed++
+			if ev.Count != 10 {
+				t.Errorf("anonymous views not pre-summed: %s", msg.Value)
+			}
+		}
+	}
+	if want := []string{"u1", "u1", "u2", ""}; strings.Join(users, ",") != strings.Join(want, ",") || summed != 1 {
+		t.Fatalf("users %q and %d summed messages, want %q (in order) and 1", users, summed, want)
+	}
+	if fmt.Sprint(ages) != "[2 2 0 900]" {
+		t.Fatalf("ages %v, want [2 2 0 900]", ages)
+	}
+	if got := w.total(t); got["#quake"] != 14 {
+		t.Fatalf("total %v, want 14", got)
+	}
+}
+
 func TestRejections(t *testing.T) {
 	in, _ := ingest.New(ingest.Config{MaxBodyBytes: 300, MaxEvents: 2}, &memWriter{})
 	for _, c := range []struct {

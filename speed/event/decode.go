@@ -13,7 +13,7 @@ import (
 // problems, the first in document order is reported.
 //
 // Decode is hand-rolled rather than built on encoding/json because it runs once per Kafka
-// message: it makes one allocation per event (the ItemID and Region strings share it) and is
+// message: it makes one allocation per event (the ItemID, Region and UserID strings share it) and is
 // about six times faster than json.Unmarshal into a struct, which also could not detect
 // duplicate keys or tell "3.0" from "3". It is safe for concurrent use.
 func Decode(b []byte) (Event, error) {
@@ -34,6 +34,8 @@ const (
 	bitCount
 	bitTS
 	bitRegion
+	bitUserID
+	bitAccountAge
 )
 
 // maxKeyBytes bounds the unescaped field names the decoder keeps; longer names cannot be
@@ -54,7 +56,10 @@ type decoder struct {
 	itemEsc            bool
 	regionLo, regionHi int
 	regionEsc          bool
+	userLo, userHi     int
+	userEsc            bool
 	count              uint32
+	age                int32
 	ms                 int64
 
 	// esc reports whether the last scanString unescaped into its buffer.
@@ -62,12 +67,13 @@ type decoder struct {
 
 	itemBuf   [MaxItemIDBytes]byte
 	regionBuf [MaxRegionBytes]byte
+	userBuf   [MaxUserIDBytes]byte
 	tsBuf     [40]byte
 	keyBuf    [maxKeyBytes]byte
 }
 
-// event builds the result with a single allocation: ItemID and Region are two slices of one
-// string. They share a lifetime (the Event), so neither keeps the other alive for longer.
+// event builds the result with a single allocation: ItemID, Region and UserID are slices of
+// one string. They share a lifetime (the Event), so none keeps another alive for longer.
 func (d *decoder) event() Event {
 	ts := time.UnixMilli(d.ms).UTC()
 	item := d.b[d.itemLo:d.itemHi]
@@ -78,14 +84,22 @@ func (d *decoder) event() Event {
 	if d.regionEsc {
 		region = d.regionBuf[:d.regionHi]
 	}
-	if len(region) == 0 {
-		return Event{ItemID: string(item), Count: d.count, TS: ts}
+	user := d.b[d.userLo:d.userHi]
+	if d.userEsc {
+		user = d.userBuf[:d.userHi]
 	}
-	var buf [MaxItemIDBytes + MaxRegionBytes]byte
+	e := Event{Count: d.count, TS: ts, AccountAgeDays: d.age, HasAccountAge: d.seen&bitAccountAge != 0}
+	if len(region) == 0 && len(user) == 0 {
+		e.ItemID = string(item)
+		return e
+	}
+	var buf [MaxItemIDBytes + MaxRegionBytes + MaxUserIDBytes]byte
 	n := copy(buf[:], item)
-	copy(buf[n:], region)
-	s := string(buf[:n+len(region)])
-	return Event{ItemID: s[:n], Count: d.count, TS: ts, Region: s[n:]}
+	r := n + copy(buf[n:], region)
+	u := r + copy(buf[r:], user)
+	s := string(buf[:u])
+	e.ItemID, e.Region, e.UserID = s[:n], s[n:r], s[r:u]
+	return e
 }
 
 func (d *decoder) malformed(format string, args ...any) *DecodeError {
@@ -144,9 +158,13 @@ func (d *decoder) object() *DecodeError {
 				bit = bitTS
 			case FieldRegion:
 				bit = bitRegion
+			case FieldUserID:
+				bit = bitUserID
+			case FieldAccountAgeDays:
+				bit = bitAccountAge
 			default:
 				return &DecodeError{Reason: ReasonUnknownField, Field: fieldName(key),
-					Detail: "unknown field; the fields are item_id, count, ts and region"}
+					Detail: "unknown field; the fields are item_id, count, ts, region, user_id and account_age_days"}
 			}
 			if d.seen&bit != 0 {
 				return &DecodeError{Reason: ReasonDuplicateField, Field: string(key),
@@ -168,6 +186,10 @@ func (d *decoder) object() *DecodeError {
 				err = d.tsValue()
 			case bitRegion:
 				err = d.regionValue()
+			case bitUserID:
+				err = d.userIDValue()
+			case bitAccountAge:
+				err = d.accountAgeValue()
 			}
 			if err != nil {
 				return err
@@ -284,6 +306,64 @@ func (d *decoder) regionValue() *DecodeError {
 	if d.esc {
 		d.regionLo, d.regionHi = 0, n
 	}
+	return nil
+}
+
+func (d *decoder) userIDValue() *DecodeError {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return d.typeError(ReasonBadUserID, FieldUserID, "a string")
+	}
+	s, n, badEscape, err := d.scanString(d.userBuf[:])
+	if err != nil {
+		return err
+	}
+	bad := func(detail string) *DecodeError {
+		return &DecodeError{Reason: ReasonBadUserID, Field: FieldUserID, Detail: detail}
+	}
+	switch {
+	case n > MaxUserIDBytes:
+		return bad(fmt.Sprintf("must be at most %d bytes, got %d", MaxUserIDBytes, n))
+	case badEscape:
+		return bad("must be valid UTF-16 in escapes: lone surrogate \\uD800-\\uDFFF")
+	}
+	if p := textProblemBytes(s); p != "" {
+		return bad(p)
+	}
+	d.userEsc, d.userLo, d.userHi = d.esc, d.i-1-n, d.i-1
+	if d.esc {
+		d.userLo, d.userHi = 0, n
+	}
+	return nil
+}
+
+func (d *decoder) accountAgeValue() *DecodeError {
+	c := byte(0)
+	if d.i < len(d.b) {
+		c = d.b[d.i]
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return d.typeError(ReasonBadAccountAge, FieldAccountAgeDays, "an integer")
+	}
+	lit, isInt, err := d.scanNumber()
+	if err != nil {
+		return err
+	}
+	if !isInt {
+		return &DecodeError{Reason: ReasonBadAccountAge, Field: FieldAccountAgeDays,
+			Detail: "must be an integer literal, got " + literal(lit)}
+	}
+	// Six digits hold every valid age; more cannot be in range and could overflow.
+	if lit[0] == '-' || len(lit) > 6 {
+		return accountAgeRange(literal(lit))
+	}
+	v := int32(0)
+	for _, c := range lit {
+		v = v*10 + int32(c-'0')
+	}
+	if v > MaxAccountAgeDays {
+		return accountAgeRange(literal(lit))
+	}
+	d.age = v
 	return nil
 }
 

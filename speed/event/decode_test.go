@@ -16,6 +16,11 @@ func ms(s string) time.Time {
 	return t.UTC()
 }
 
+// ev builds an event without the trending-topics fields.
+func ev(item string, count uint32, ts time.Time, region string) Event {
+	return Event{ItemID: item, Count: count, TS: ts, Region: region}
+}
+
 func TestDecodeValid(t *testing.T) {
 	base := ms("2026-11-14T10:05:12Z")
 	long := strings.Repeat("x", MaxItemIDBytes)
@@ -26,45 +31,59 @@ func TestDecodeValid(t *testing.T) {
 		want Event
 	}{
 		{"example", `{"item_id": "V7", "count": 3, "ts": "2026-11-14T10:05:12Z", "region": "eu"}`,
-			Event{"V7", 3, base, "eu"}},
-		{"canonical", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12.000Z"}`, Event{"V7", 3, base, ""}},
+			ev("V7", 3, base, "eu")},
+		{"canonical", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12.000Z"}`, ev("V7", 3, base, "")},
 		{"field order free", `{"ts":"2026-11-14T10:05:12Z","region":"eu","count":3,"item_id":"V7"}`,
-			Event{"V7", 3, base, "eu"}},
+			ev("V7", 3, base, "eu")},
 		{"whitespace everywhere", " \t\r\n{ \"item_id\" :\n\"V7\" , \"count\"\t: 3 ,\"ts\" : \"2026-11-14T10:05:12Z\" }\n ",
-			Event{"V7", 3, base, ""}},
-		{"unix millis", `{"item_id":"V7","count":3,"ts":1794650712000}`, Event{"V7", 3, base, ""}},
+			ev("V7", 3, base, "")},
+		{"unix millis", `{"item_id":"V7","count":3,"ts":1794650712000}`, ev("V7", 3, base, "")},
 		{"unix millis with ms", `{"item_id":"V7","count":3,"ts":1794650712345}`,
-			Event{"V7", 3, ms("2026-11-14T10:05:12.345Z"), ""}},
-		{"offset normalised", `{"item_id":"V7","count":3,"ts":"2026-11-14T11:35:12+01:30"}`, Event{"V7", 3, base, ""}},
+			ev("V7", 3, ms("2026-11-14T10:05:12.345Z"), "")},
+		{"offset normalised", `{"item_id":"V7","count":3,"ts":"2026-11-14T11:35:12+01:30"}`, ev("V7", 3, base, "")},
 		{"negative offset across midnight", `{"item_id":"V7","count":3,"ts":"2026-11-13T23:05:12-11:00"}`,
-			Event{"V7", 3, base, ""}},
-		{"minus zero offset", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12-00:00"}`, Event{"V7", 3, base, ""}},
-		{"lower case t and z", `{"item_id":"V7","count":3,"ts":"2026-11-14t10:05:12z"}`, Event{"V7", 3, base, ""}},
+			ev("V7", 3, base, "")},
+		{"minus zero offset", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12-00:00"}`, ev("V7", 3, base, "")},
+		{"lower case t and z", `{"item_id":"V7","count":3,"ts":"2026-11-14t10:05:12z"}`, ev("V7", 3, base, "")},
 		{"fraction 1 digit", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12.3Z"}`,
-			Event{"V7", 3, ms("2026-11-14T10:05:12.3Z"), ""}},
+			ev("V7", 3, ms("2026-11-14T10:05:12.3Z"), "")},
 		{"fraction truncated not rounded", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:59.999999999Z"}`,
-			Event{"V7", 3, ms("2026-11-14T10:05:59.999Z"), ""}},
-		{"leap day", `{"item_id":"V7","count":3,"ts":"2028-02-29T00:00:00Z"}`, Event{"V7", 3, ms("2028-02-29T00:00:00Z"), ""}},
-		{"earliest ts", `{"item_id":"V7","count":3,"ts":"2000-01-01T00:00:00Z"}`, Event{"V7", 3, time.UnixMilli(MinTSMilli).UTC(), ""}},
-		{"latest ts", `{"item_id":"V7","count":3,"ts":4102444799999}`, Event{"V7", 3, time.UnixMilli(MaxTSMilli - 1).UTC(), ""}},
+			ev("V7", 3, ms("2026-11-14T10:05:59.999Z"), "")},
+		{"leap day", `{"item_id":"V7","count":3,"ts":"2028-02-29T00:00:00Z"}`, ev("V7", 3, ms("2028-02-29T00:00:00Z"), "")},
+		{"earliest ts", `{"item_id":"V7","count":3,"ts":"2000-01-01T00:00:00Z"}`, ev("V7", 3, time.UnixMilli(MinTSMilli).UTC(), "")},
+		{"latest ts", `{"item_id":"V7","count":3,"ts":4102444799999}`, ev("V7", 3, time.UnixMilli(MaxTSMilli-1).UTC(), "")},
 		{"offset brings into range", `{"item_id":"V7","count":3,"ts":"1999-12-31T23:30:00-00:30"}`,
-			Event{"V7", 3, time.UnixMilli(MinTSMilli).UTC(), ""}},
-		{"min count", `{"item_id":"V7","count":1,"ts":"2026-11-14T10:05:12Z"}`, Event{"V7", 1, base, ""}},
-		{"max count", `{"item_id":"V7","count":1000000,"ts":"2026-11-14T10:05:12Z"}`, Event{"V7", 1000000, base, ""}},
-		{"empty region", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z","region":""}`, Event{"V7", 3, base, ""}},
-		{"max item id", `{"item_id":"` + long + `","count":3,"ts":"2026-11-14T10:05:12Z"}`, Event{long, 3, base, ""}},
+			ev("V7", 3, time.UnixMilli(MinTSMilli).UTC(), "")},
+		{"min count", `{"item_id":"V7","count":1,"ts":"2026-11-14T10:05:12Z"}`, ev("V7", 1, base, "")},
+		{"max count", `{"item_id":"V7","count":1000000,"ts":"2026-11-14T10:05:12Z"}`, ev("V7", 1000000, base, "")},
+		{"empty region", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z","region":""}`, ev("V7", 3, base, "")},
+		{"max item id", `{"item_id":"` + long + `","count":3,"ts":"2026-11-14T10:05:12Z"}`, ev(long, 3, base, "")},
 		{"max region in bytes", `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z","region":"` + longRegion + `"}`,
-			Event{"V7", 3, base, longRegion}},
+			ev("V7", 3, base, longRegion)},
 		{"unicode item id", `{"item_id":"видео/日本語/🎬","count":3,"ts":"2026-11-14T10:05:12Z"}`,
-			Event{"видео/日本語/🎬", 3, base, ""}},
+			ev("видео/日本語/🎬", 3, base, "")},
 		{"escapes", `{"item_id":"a\"b\\c\/d\u00e9\ud83c\udfac","count":3,"ts":"2026-11-14T10:05:12Z"}`,
-			Event{`a"b\c/dé🎬`, 3, base, ""}},
+			ev(`a"b\c/dé🎬`, 3, base, "")},
 		{"escaped field names", `{"item\u005fid":"V7","c\u006funt":3,"\u0074s":"2026-11-14T10:05:12Z"}`,
-			Event{"V7", 3, base, ""}},
-		{"escaped ts", `{"item_id":"V7","count":3,"ts":"2026\u002d11-14T10:05:12Z"}`, Event{"V7", 3, base, ""}},
+			ev("V7", 3, base, "")},
+		{"escaped ts", `{"item_id":"V7","count":3,"ts":"2026\u002d11-14T10:05:12Z"}`, ev("V7", 3, base, "")},
 		{"escaped max item id", `{"item_id":"` + strings.Repeat(`\u0078`, MaxItemIDBytes) + `","count":3,"ts":1794650712000}`,
-			Event{long, 3, base, ""}},
-		{"space and U+FFFD allowed", `{"item_id":"a b\ufffd","count":3,"ts":1794650712000}`, Event{"a b\ufffd", 3, base, ""}},
+			ev(long, 3, base, "")},
+		{"user and account age", `{"item_id":"V7","count":1,"ts":1794650712000,"region":"eu","user_id":"u-42","account_age_days":3}`,
+			Event{ItemID: "V7", Count: 1, TS: base, Region: "eu", UserID: "u-42", AccountAgeDays: 3, HasAccountAge: true}},
+		{"user without region", `{"account_age_days":0,"user_id":"u\u00e9","item_id":"V7","count":1,"ts":1794650712000}`,
+			Event{ItemID: "V7", Count: 1, TS: base, UserID: "ué", HasAccountAge: true}},
+		{"max user id", `{"item_id":"V7","count":1,"ts":1794650712000,"user_id":"` + strings.Repeat("u", MaxUserIDBytes) + `"}`,
+			Event{ItemID: "V7", Count: 1, TS: base, UserID: strings.Repeat("u", MaxUserIDBytes)}},
+		{"empty user id", `{"item_id":"V7","count":1,"ts":1794650712000,"user_id":""}`, ev("V7", 1, base, "")},
+		{"oldest account", `{"item_id":"V7","count":1,"ts":1794650712000,"account_age_days":100000}`,
+			Event{ItemID: "V7", Count: 1, TS: base, AccountAgeDays: MaxAccountAgeDays, HasAccountAge: true}},
+		{"largest valid event, every character escaped", `{"item_id":"` + strings.Repeat(`\u0078`, MaxItemIDBytes) +
+			`","count":1000000,"ts":"2026-11-14T10:05:12.123456789+01:00","region":"` + strings.Repeat(`\u0072`, MaxRegionBytes) +
+			`","user_id":"` + strings.Repeat(`\u0075`, MaxUserIDBytes) + `","account_age_days":100000}`,
+			Event{ItemID: long, Count: MaxCount, TS: ms("2026-11-14T09:05:12.123Z"), Region: strings.Repeat("r", MaxRegionBytes),
+				UserID: strings.Repeat("u", MaxUserIDBytes), AccountAgeDays: MaxAccountAgeDays, HasAccountAge: true}},
+		{"space and U+FFFD allowed", `{"item_id":"a b\ufffd","count":3,"ts":1794650712000}`, ev("a b\ufffd", 3, base, "")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,6 +196,19 @@ func TestDecodeInvalid(t *testing.T) {
 		{"region too long", `{"item_id":"V7","count":3,` + ts + `,"region":"` + strings.Repeat("r", MaxRegionBytes+1) + `"}`, ReasonBadRegion, "region", "at most 64 bytes"},
 		{"region control", `{"item_id":"V7","count":3,` + ts + `,"region":"e\nu"}`, ReasonBadRegion, "region", "U+000A"},
 		{"region lone surrogate", `{"item_id":"V7","count":3,` + ts + `,"region":"\udc00"}`, ReasonBadRegion, "region", "surrogate"},
+		{"user_id null", `{"item_id":"V7","count":3,` + ts + `,"user_id":null}`, ReasonBadUserID, "user_id", "got null"},
+		{"user_id number", `{"item_id":"V7","count":3,` + ts + `,"user_id":42}`, ReasonBadUserID, "user_id", "got a number"},
+		{"user_id too long", `{"item_id":"V7","count":3,` + ts + `,"user_id":"` + strings.Repeat("u", MaxUserIDBytes+1) + `"}`, ReasonBadUserID, "user_id", "at most 128 bytes"},
+		{"user_id escaped too long", `{"item_id":"V7","count":3,` + ts + `,"user_id":"` + strings.Repeat(`\u0075`, MaxUserIDBytes+1) + `"}`, ReasonBadUserID, "user_id", "at most 128 bytes"},
+		{"user_id control", `{"item_id":"V7","count":3,` + ts + `,"user_id":"u\u0000"}`, ReasonBadUserID, "user_id", "U+0000"},
+		{"user_id lone surrogate", `{"item_id":"V7","count":3,` + ts + `,"user_id":"\ud800"}`, ReasonBadUserID, "user_id", "surrogate"},
+		{"user_id twice", `{"item_id":"V7","count":3,` + ts + `,"user_id":"a","user_id":"b"}`, ReasonDuplicateField, "user_id", "more than once"},
+		{"account age negative", `{"item_id":"V7","count":3,` + ts + `,"account_age_days":-1}`, ReasonBadAccountAge, "account_age_days", "must be 0..100000"},
+		{"account age too big", `{"item_id":"V7","count":3,` + ts + `,"account_age_days":100001}`, ReasonBadAccountAge, "account_age_days", "got 100001"},
+		{"account age huge", `{"item_id":"V7","count":3,` + ts + `,"account_age_days":99999999999999999999}`, ReasonBadAccountAge, "account_age_days", "must be 0..100000"},
+		{"account age fraction", `{"item_id":"V7","count":3,` + ts + `,"account_age_days":1.5}`, ReasonBadAccountAge, "account_age_days", "integer literal"},
+		{"account age string", `{"item_id":"V7","count":3,` + ts + `,"account_age_days":"3"}`, ReasonBadAccountAge, "account_age_days", "got a string"},
+		{"account age null", `{"item_id":"V7","count":3,` + ts + `,"account_age_days":null}`, ReasonBadAccountAge, "account_age_days", "got null"},
 		{"first problem wins", `{"count":0,"item_id":""}`, ReasonBadCount, "count", "got 0"},
 	}
 	covered := map[Reason]bool{}
@@ -237,6 +269,12 @@ func TestValidate(t *testing.T) {
 		{"2100", func(e *Event) { e.TS = time.UnixMilli(MaxTSMilli) }, ReasonBadTS},
 		{"long region", func(e *Event) { e.Region = strings.Repeat("r", MaxRegionBytes+1) }, ReasonBadRegion},
 		{"bad region", func(e *Event) { e.Region = "\x7f" }, ReasonBadRegion},
+		{"user and age", func(e *Event) { e.UserID, e.AccountAgeDays, e.HasAccountAge = "u-1", 0, true }, ""},
+		{"oldest account", func(e *Event) { e.AccountAgeDays, e.HasAccountAge = MaxAccountAgeDays, true }, ""},
+		{"long user", func(e *Event) { e.UserID = strings.Repeat("u", MaxUserIDBytes+1) }, ReasonBadUserID},
+		{"bad user", func(e *Event) { e.UserID = "u\u0085" }, ReasonBadUserID},
+		{"negative age", func(e *Event) { e.AccountAgeDays, e.HasAccountAge = -1, true }, ReasonBadAccountAge},
+		{"too old", func(e *Event) { e.AccountAgeDays, e.HasAccountAge = MaxAccountAgeDays+1, true }, ReasonBadAccountAge},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,6 +303,11 @@ func TestAppendJSONCanonical(t *testing.T) {
 	e.Region = ""
 	if got := string(e.AppendJSON(nil)); strings.Contains(got, "region") {
 		t.Fatalf("empty region encoded: %s", got)
+	}
+	e.UserID, e.HasAccountAge = "u1", true
+	want = `{"item_id":"V\"7\\","count":3,"ts":"2026-11-14T10:05:12.345Z","user_id":"u1","account_age_days":0}`
+	if got := string(e.AppendJSON(nil)); got != want {
+		t.Fatalf("AppendJSON = %s\nwant        %s", got, want)
 	}
 	// Control characters (invalid, but AppendJSON does not validate) still give valid JSON.
 	if b := (Event{ItemID: "a\x01\n"}).AppendJSON(nil); !json.Valid(b) {
@@ -301,7 +344,7 @@ func TestEncodingJSONInterop(t *testing.T) {
 func TestReasonsStable(t *testing.T) {
 	// The values are a wire contract (DLQ header, metric label): changing one is a breaking
 	// change, so it must fail a test.
-	want := "malformed_json too_large trailing_data unknown_field duplicate_field missing_field bad_item_id bad_count bad_ts bad_region"
+	want := "malformed_json too_large trailing_data unknown_field duplicate_field missing_field bad_item_id bad_count bad_ts bad_region bad_user_id bad_account_age"
 	var got []string
 	for _, r := range Reasons() {
 		got = append(got, string(r))

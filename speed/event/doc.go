@@ -29,6 +29,12 @@
 //     does not compare ts with the clock; lateness is the window's business.
 //   - region (optional): a string of at most 64 bytes under the item_id character rules.
 //     Absent and "" both mean no region.
+//   - user_id (optional): a string of at most 128 bytes under the same character rules, the
+//     user who mentioned the item; trending topics (speed/topics) count a user once per
+//     topic per 15 minutes. Absent and "" both mean none. Such events are not pre-summed.
+//   - account_age_days (optional): an integer literal from 0 to 100,000, the account's age
+//     in whole days; trending topics weigh a new account's mention 3 tenths. Absent means
+//     established (HasAccountAge false), which is not the same as 0 (created today).
 //
 // Everything else is rejected, with a stable Reason:
 //
@@ -39,10 +45,11 @@
 //     the wrong JSON type (bad_<field>), a missing required field (missing_field);
 //   - anything but whitespace after the object (trailing_data), input that is not one JSON
 //     object (malformed_json), and messages over 4096 bytes (too_large). The largest valid
-//     event, with every character of item_id and region written as a \uXXXX escape, is
-//     about 2 KiB, so the limit never rejects a valid event.
+//     event, with every character of item_id, region and user_id written as a \uXXXX
+//     escape, is about 2.8 KiB, so the limit never rejects a valid event.
 //
 // AppendJSON writes the canonical form: fields in the order above, no spaces, ts as RFC 3339
-// UTC with exactly three fraction digits, region omitted when empty. Decoding the canonical
+// UTC with exactly three fraction digits, region and user_id omitted when empty and
+// account_age_days when absent. Decoding the canonical
 // form gives back the same Event.
 package event

@@ -6,8 +6,9 @@ import (
 )
 
 // AppendJSON appends the canonical encoding of e to dst: fields in the order item_id, count,
-// ts, region; no spaces; ts as RFC 3339 in UTC with exactly three fraction digits (fixed
-// width, so encoded timestamps sort as text); region omitted when empty. TS is converted to
+// ts, region, user_id, account_age_days; no spaces; ts as RFC 3339 in UTC with exactly three
+// fraction digits (fixed width, so encoded timestamps sort as text); region and user_id
+// omitted when empty, account_age_days when HasAccountAge is false. TS is converted to
 // UTC and truncated to the millisecond. For every e that passes Validate, Decode of the
 // result accepts it and returns e with TS normalised; AppendJSON does not validate, so an
 // invalid e encodes to a message Decode rejects.
@@ -22,6 +23,14 @@ func (e Event) AppendJSON(dst []byte) []byte {
 	if e.Region != "" {
 		dst = append(dst, `,"region":`...)
 		dst = appendString(dst, e.Region)
+	}
+	if e.UserID != "" {
+		dst = append(dst, `,"user_id":`...)
+		dst = appendString(dst, e.UserID)
+	}
+	if e.HasAccountAge {
+		dst = append(dst, `,"account_age_days":`...)
+		dst = strconv.AppendInt(dst, int64(e.AccountAgeDays), 10)
 	}
 	return append(dst, '}')
 }

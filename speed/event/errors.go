@@ -26,12 +26,14 @@ const (
 	ReasonBadCount       Reason = "bad_count"       // wrong type, not an integer, out of range
 	ReasonBadTS          Reason = "bad_ts"          // wrong type or form, impossible date, out of range
 	ReasonBadRegion      Reason = "bad_region"      // wrong type, too long, bad characters
+	ReasonBadUserID      Reason = "bad_user_id"     // wrong type, too long, bad characters
+	ReasonBadAccountAge  Reason = "bad_account_age" // wrong type, not an integer, out of range
 )
 
 var reasons = []Reason{
 	ReasonMalformedJSON, ReasonTooLarge, ReasonTrailingData, ReasonUnknownField,
 	ReasonDuplicateField, ReasonMissingField, ReasonBadItemID, ReasonBadCount, ReasonBadTS,
-	ReasonBadRegion,
+	ReasonBadRegion, ReasonBadUserID, ReasonBadAccountAge,
 }
 
 // Reasons returns every Reason, for pre-registering metric label values so that a

@@ -12,19 +12,30 @@ const (
 	FieldCount  = "count"
 	FieldTS     = "ts"
 	FieldRegion = "region"
+	// FieldUserID and FieldAccountAgeDays are the optional trending-topics hints (seed
+	// 001): who mentioned the topic, for the user-per-topic dedupe, and how old the
+	// account is, for the new-account weight.
+	FieldUserID         = "user_id"
+	FieldAccountAgeDays = "account_age_days"
 )
 
 // Limits of a valid event. schemas/event.schema.json states the same numbers; a test checks
 // that they agree.
 const (
 	// MaxEventBytes bounds one encoded message. The largest valid event, fully \u-escaped,
-	// is about 2 KiB, so this only ever rejects junk.
+	// is about 2.8 KiB, so this only ever rejects junk.
 	MaxEventBytes = 4096
 	// MaxItemIDBytes bounds item_id in bytes of UTF-8 (not characters): storage and keys
 	// are sized in bytes.
 	MaxItemIDBytes = 256
 	// MaxRegionBytes bounds region in bytes of UTF-8.
 	MaxRegionBytes = 64
+	// MaxUserIDBytes bounds user_id in bytes of UTF-8: room for a UUID, a 64-hex-digit
+	// hash or a namespaced id, not for a payload.
+	MaxUserIDBytes = 128
+	// MaxAccountAgeDays bounds account_age_days: about 274 years, so it only rejects junk
+	// (a millisecond or second count sent as days).
+	MaxAccountAgeDays = 100_000
 	// MinCount and MaxCount bound count. One event is one item on one server in one
 	// second; a million views in that second is already implausible.
 	MinCount = 1
@@ -46,6 +57,16 @@ type Event struct {
 	TS time.Time
 	// Region is optional; "" means none.
 	Region string
+	// UserID is optional; "" means none. When set, trending topics count the user once
+	// per topic per 15 minutes, so ingest must not pre-sum such events.
+	UserID string
+	// AccountAgeDays is the account's age in whole days, 0..MaxAccountAgeDays; it means
+	// something only when HasAccountAge is set (AppendJSON leaves it out otherwise).
+	// Trending topics weigh a young account's mention less.
+	AccountAgeDays int32
+	// HasAccountAge tells an absent account_age_days (the account counts as established)
+	// from 0 (created today).
+	HasAccountAge bool
 }
 
 // UnixMilli returns the event time in Unix milliseconds, the unit of bucket arithmetic.
@@ -69,7 +90,25 @@ func (e Event) Validate() error {
 	if d := checkRegion(e.Region); d != "" {
 		return &DecodeError{Reason: ReasonBadRegion, Field: FieldRegion, Detail: d}
 	}
+	if d := checkUserID(e.UserID); d != "" {
+		return &DecodeError{Reason: ReasonBadUserID, Field: FieldUserID, Detail: d}
+	}
+	if e.HasAccountAge && (e.AccountAgeDays < 0 || e.AccountAgeDays > MaxAccountAgeDays) {
+		return accountAgeRange(fmt.Sprint(e.AccountAgeDays))
+	}
 	return nil
+}
+
+func accountAgeRange(got string) *DecodeError {
+	return &DecodeError{Reason: ReasonBadAccountAge, Field: FieldAccountAgeDays,
+		Detail: fmt.Sprintf("must be 0..%d, got %s", MaxAccountAgeDays, got)}
+}
+
+func checkUserID(s string) string {
+	if len(s) > MaxUserIDBytes {
+		return fmt.Sprintf("must be at most %d bytes, got %d", MaxUserIDBytes, len(s))
+	}
+	return textProblemString(s)
 }
 
 const tsRangeDetail = "must be in [2000-01-01T00:00:00Z, 2100-01-01T00:00:00Z)"

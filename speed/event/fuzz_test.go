@@ -23,6 +23,8 @@ func FuzzDecode(f *testing.F) {
 		`{"item_id":"V7","item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z"}`,
 		`{"item_id":"\ud800","count":3,"ts":"2026-11-14T10:05:12Z"}`,
 		`{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z"} {}`,
+		`{"item_id":"V7","count":1,"ts":1794650712345,"user_id":"u\u00e9","account_age_days":0}`,
+		`{"item_id":"V7","count":1,"ts":1794650712345,"account_age_days":100001}`,
 		`{"itemid":"V7"}`, `{}`, ``, `[]`, `{"count":-0}`, `{"ts":"2000-01-01T00:30:00+01:00"}`,
 	}
 	for _, s := range seeds {
@@ -60,11 +62,14 @@ func FuzzDecode(f *testing.F) {
 			Count  uint32          `json:"count"`
 			TS     json.RawMessage `json:"ts"`
 			Region string          `json:"region"`
+			UserID string          `json:"user_id"`
+			Age    *int32          `json:"account_age_days"`
 		}
 		if err := json.Unmarshal(b, &ref); err != nil {
 			t.Fatalf("encoding/json rejects an accepted event: %v", err)
 		}
-		if ref.ItemID != e.ItemID || ref.Count != e.Count || ref.Region != e.Region {
+		if ref.ItemID != e.ItemID || ref.Count != e.Count || ref.Region != e.Region || ref.UserID != e.UserID ||
+			(ref.Age != nil) != e.HasAccountAge || (ref.Age != nil && *ref.Age != e.AccountAgeDays) {
 			t.Fatalf("disagrees with encoding/json: %+v vs %+v", e, ref)
 		}
 		enc := e.AppendJSON(nil)
@@ -82,11 +87,15 @@ func FuzzDecode(f *testing.F) {
 // returns unchanged (after UTC and millisecond normalisation), and an event Validate rejects
 // must be rejected by Decode for the same Reason (or too_large).
 func FuzzEncodeDecode(f *testing.F) {
-	f.Add("V7", uint32(3), int64(1794650712345_123456), "eu")
-	f.Add("", uint32(0), int64(0), "\x7f")
-	f.Add("a\"\\\u0085", uint32(1000001), int64(-1), "ü")
-	f.Fuzz(func(t *testing.T, item string, count uint32, nanos int64, region string) {
-		e := Event{ItemID: item, Count: count, TS: time.Unix(0, nanos), Region: region}
+	f.Add("V7", uint32(3), int64(1794650712345_123456), "eu", "", int32(-1))
+	f.Add("", uint32(0), int64(0), "\x7f", "u\x00", int32(0))
+	f.Add("a\"\\\u0085", uint32(1000001), int64(-1), "ü", "user-1", int32(100001))
+	f.Fuzz(func(t *testing.T, item string, count uint32, nanos int64, region, user string, age int32) {
+		// age -1 stands for no account_age_days; other negatives are invalid ages.
+		e := Event{ItemID: item, Count: count, TS: time.Unix(0, nanos), Region: region, UserID: user}
+		if age != -1 {
+			e.AccountAgeDays, e.HasAccountAge = age, true
+		}
 		verr := e.Validate()
 		got, derr := Decode(e.AppendJSON(nil))
 		// A huge invalid value may make the message too large before its field is read.

@@ -89,7 +89,7 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	if want := []string{FieldCount, FieldItemID, FieldRegion, FieldTS}; !slices.Equal(names, want) {
+	if want := []string{FieldAccountAgeDays, FieldCount, FieldItemID, FieldRegion, FieldTS, FieldUserID}; !slices.Equal(names, want) {
 		t.Errorf("properties = %v, want %v", names, want)
 	}
 
@@ -100,6 +100,14 @@ func TestSchemaMatchesDecoder(t *testing.T) {
 	region := s.Properties[FieldRegion]
 	if region.Type != "string" || region.MinLength != nil || intp(region.MaxLength) != MaxRegionBytes || intp(region.MaxBytes) != MaxRegionBytes {
 		t.Errorf("region = %+v, want string, maxLength and x-maxBytes %d", region, MaxRegionBytes)
+	}
+	user := s.Properties[FieldUserID]
+	if user.Type != "string" || user.MinLength != nil || intp(user.MaxLength) != MaxUserIDBytes || intp(user.MaxBytes) != MaxUserIDBytes {
+		t.Errorf("user_id = %+v, want string, maxLength and x-maxBytes %d", user, MaxUserIDBytes)
+	}
+	age := s.Properties[FieldAccountAgeDays]
+	if age.Type != "integer" || age.Minimum == nil || *age.Minimum != 0 || int64p(age.Maximum) != MaxAccountAgeDays {
+		t.Errorf("account_age_days = %+v, want integer 0..%d", age, MaxAccountAgeDays)
 	}
 	count := s.Properties[FieldCount]
 	if count.Type != "integer" || int64p(count.Minimum) != MinCount || int64p(count.Maximum) != MaxCount {
@@ -130,6 +138,7 @@ func TestSchemaPatterns(t *testing.T) {
 	s := loadSchema(t)
 	itemRE := ecmaToRE2(t, s.Properties[FieldItemID].Pattern)
 	regionRE := ecmaToRE2(t, s.Properties[FieldRegion].Pattern)
+	userRE := ecmaToRE2(t, s.Properties[FieldUserID].Pattern)
 	tsRE := ecmaToRE2(t, s.Properties[FieldTS].OneOf[0].Pattern)
 
 	// Characters: random strings from an alphabet rich in edge cases.
@@ -150,6 +159,11 @@ func TestSchemaPatterns(t *testing.T) {
 		_, err = Decode(enc)
 		if got, want := err == nil, regionRE.MatchString(v); got != want {
 			t.Fatalf("region %+q: decoder accepts=%v, schema pattern=%v (%v)", v, got, want, err)
+		}
+		enc = Event{ItemID: "x", Count: 1, TS: ms("2026-11-14T10:05:12Z"), UserID: v}.AppendJSON(nil)
+		_, err = Decode(enc)
+		if got, want := err == nil, userRE.MatchString(v); got != want {
+			t.Fatalf("user_id %+q: decoder accepts=%v, schema pattern=%v (%v)", v, got, want, err)
 		}
 	}
 
