@@ -73,10 +73,8 @@ over the bound below e^-depth.`,
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
-	wf := addWindowFlags(fs)
-	wf.sketchWidth = 0
+	wf := addWindowFlags(fs, 0)
 	if f := fs.Lookup("sketch-width"); f != nil {
-		f.DefValue = "0"
 		f.Usage = "count-min sketch width (power of two); 0 scales seed 000's error ratio to this stream"
 	}
 

@@ -29,7 +29,7 @@ func TestWindowFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
-			wf := addWindowFlags(fs)
+			wf := addWindowFlags(fs, 1<<18)
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestWindowFlags(t *testing.T) {
 		})
 	}
 	fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
-	wf := addWindowFlags(fs)
+	wf := addWindowFlags(fs, 1<<18)
 	if err := fs.Parse([]string{"--all-mode", "fast"}); err != nil {
 		t.Fatal(err)
 	}

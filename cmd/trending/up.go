@@ -100,10 +100,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	fs.Float64Var(&f.speedup, "speedup", 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
-	wf := addWindowFlags(fs)
-	fs.Lookup("sketch-width").DefValue = "16384"
-	_ = fs.Set("sketch-width", "16384")
-	fs.Lookup("sketch-width").Changed = false
+	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f) }
