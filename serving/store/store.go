@@ -16,15 +16,52 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
 // Windows the store knows. Live lists are sliding ("the last hour up to now"); calendar lists
-// are aligned UTC hours, days and months. "all" is all time, live only.
+// are aligned UTC hours, days and months. "all" is all time, live only. Trending-topics
+// lists (seed 001) are live too, one per region and score: TopicsWindow.
 var (
 	LiveWindows     = []string{"hour", "day", "month", "all"}
 	CalendarWindows = []string{"hour", "day", "month"}
+	// TopicsScores are the score names a topics window may carry (speed/topics.Score).
+	TopicsScores = []string{"volume", "surge", "decayed"}
 )
+
+// topicsPrefix starts every trending-topics window name.
+const topicsPrefix = "topics/"
+
+// MaxTopicsRegionBytes bounds the region (or "world") in a topics window name, as
+// speed/topics does.
+const MaxTopicsRegionBytes = 64
+
+// TopicsWindow names the live list of trending topics of one region ("world" for the
+// worldwide list) under one score: "topics/eu/surge". The region is in the window name so
+// that Key, the stores and the cache need no new field.
+func TopicsWindow(region, score string) string { return topicsPrefix + region + "/" + score }
+
+// ParseTopicsWindow splits a topics window name; ok is false for any other window or a
+// malformed name (an empty region, one with '/' or a control character, or an unknown score).
+func ParseTopicsWindow(window string) (region, score string, ok bool) {
+	rest, found := strings.CutPrefix(window, topicsPrefix)
+	if !found {
+		return "", "", false
+	}
+	region, score, found = strings.Cut(rest, "/")
+	if !found || region == "" || len(region) > MaxTopicsRegionBytes || !slices.Contains(TopicsScores, score) ||
+		strings.ContainsFunc(region, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '/' }) {
+		return "", "", false
+	}
+	return region, score, true
+}
+
+// IsTopicsWindow reports whether window names a trending-topics list.
+func IsTopicsWindow(window string) bool {
+	_, _, ok := ParseTopicsWindow(window)
+	return ok
+}
 
 // Source says which layer computed a list.
 type Source string
@@ -58,6 +95,23 @@ type Item struct {
 	Views  uint64 `json:"views"`
 	// Exact is false when Views is a sketch estimate (never low, high by at most the bound).
 	Exact bool `json:"exact"`
+
+	// The rest is set on trending-topics lists only (TopicsWindow), where ItemID is the
+	// topic and Views its mentions in the window (an estimate, rounded to whole mentions;
+	// an account under the new-account age counts 3 tenths).
+	//
+	// Score is what the list is ranked by: the mentions (volume), the smoothed ratio
+	// (current + c) / (expected + c) (surge) or the decayed count, after any review cut.
+	Score float64 `json:"score,omitempty"`
+	// Expected is the baseline scaled to the window; absent (0) when the topic has none.
+	Expected float64 `json:"expected,omitempty"`
+	// NewShare is the share of the topic's weight from new accounts.
+	NewShare float64 `json:"new_share,omitempty"`
+	// NoHistory: the baseline never saw the topic (it was approved by review to be listed).
+	NoHistory bool `json:"no_history,omitempty"`
+	// Review: most of its weight came from new accounts; its score was cut and it is queued
+	// for review.
+	Review bool `json:"review,omitempty"`
 }
 
 // Bound is a sketch's error bound: an estimate exceeds the truth by at most MaxOvercount with
@@ -103,9 +157,10 @@ func (l List) Key() Key { return Key{Window: l.Window, Start: l.Start} }
 // Validate checks the invariants every writer must keep.
 func (l List) Validate() error {
 	live := l.Start.IsZero()
+	topics := IsTopicsWindow(l.Window)
 	switch {
-	case live && !slices.Contains(LiveWindows, l.Window):
-		return fmt.Errorf("%w: live window %q: want one of %v", ErrInvalid, l.Window, LiveWindows)
+	case live && !slices.Contains(LiveWindows, l.Window) && !topics:
+		return fmt.Errorf("%w: live window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, strings.Join(TopicsScores, "|"))
 	case !live && !slices.Contains(CalendarWindows, l.Window):
 		return fmt.Errorf("%w: calendar window %q: want one of %v", ErrInvalid, l.Window, CalendarWindows)
 	case !live && !Aligned(l.Window, l.Start):
@@ -119,7 +174,10 @@ func (l List) Validate() error {
 		if it.Rank != i+1 {
 			return fmt.Errorf("%w: item %d has rank %d", ErrInvalid, i, it.Rank)
 		}
-		if i > 0 && it.Views > l.Items[i-1].Views {
+		switch {
+		case topics && i > 0 && it.Score > l.Items[i-1].Score:
+			return fmt.Errorf("%w: items not sorted by score at rank %d", ErrInvalid, it.Rank)
+		case !topics && i > 0 && it.Views > l.Items[i-1].Views:
 			return fmt.Errorf("%w: items not sorted by views at rank %d", ErrInvalid, it.Rank)
 		}
 	}

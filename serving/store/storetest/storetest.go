@@ -58,6 +58,59 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("round trip: got %+v", got)
 		}
 	})
+	t.Run("topics lists", func(t *testing.T) {
+		s := open(t)
+		eu := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: store.SourceSpeed, ComputedAt: T0,
+			ErrorBound: &store.Bound{MaxOvercount: 20, Probability: 0.993},
+			Items: []store.Item{
+				{Rank: 1, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
+				{Rank: 2, ItemID: "#quake", Views: 3000, Score: 61 * 0.1, NoHistory: true, Review: true, NewShare: 0.9},
+			}}
+		world := eu
+		world.Window, world.Items = store.TopicsWindow("world", "surge"), eu.Items[:1]
+		for _, l := range []store.List{eu, world} {
+			if err := s.Put(ctx, l); err != nil {
+				t.Fatalf("put %s: %v", l.Window, err)
+			}
+		}
+		got, err := s.Get(ctx, store.Key{Window: "topics/eu/surge"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Items) != 2 || got.Items[0] != eu.Items[0] || got.Items[1] != eu.Items[1] {
+			t.Fatalf("topics items: got %+v\nwant %+v", got.Items, eu.Items)
+		}
+		all, err := s.Since(ctx, T0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for _, l := range all {
+			seen[l.Window] = len(l.Items)
+		}
+		if seen["topics/eu/surge"] != 2 || seen["topics/world/surge"] != 1 {
+			t.Fatalf("since: %v, want both regions' lists", seen)
+		}
+		bad := eu
+		bad.Version = 8
+		bad.Items = []store.Item{eu.Items[1], eu.Items[0]}
+		bad.Items[0].Rank, bad.Items[1].Rank = 1, 2
+		if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("topics list not sorted by score: %v, want ErrInvalid", err)
+		}
+		for _, w := range []string{"topics/eu", "topics//surge", "topics/eu/hot", "topics/e/u/surge"} {
+			l := eu
+			l.Window, l.Version = w, 9
+			if err := s.Put(ctx, l); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("window %q: %v, want ErrInvalid", w, err)
+			}
+		}
+		cal := eu
+		cal.Start, cal.Version = T0, 10
+		if err := s.Put(ctx, cal); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("calendar topics list: %v, want ErrInvalid (topics lists are live only)", err)
+		}
+	})
 	t.Run("stale version refused", func(t *testing.T) {
 		s := open(t)
 		for _, k := range []time.Time{{}, T0} {
