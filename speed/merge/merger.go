@@ -184,12 +184,43 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		l.Exact = false
 	}
 	l.ErrorBound = bound
+	if store.IsTopicsWindow(k.Window) {
+		l.Items = mergeTopics(m.cfg.K, byPart, parts)
+		l.Exact = false
+		return l, stale, true
+	}
 	merged := topk.Merge(m.cfg.K, lists...)
 	l.Items = make([]store.Item, len(merged))
 	for i, e := range merged {
 		l.Items[i] = store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count, Exact: bound == nil}
 	}
 	return l, stale, true
+}
+
+// mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
+// k, or the smallest Limit a partition asked for.
+func mergeTopics(k int, byPart map[int]Partial, parts []int) []store.Item {
+	var all []store.Item
+	for _, part := range parts {
+		p := byPart[part]
+		if p.Limit > 0 {
+			k = min(k, p.Limit)
+		}
+		all = append(all, p.Topics...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].Score != all[j].Score {
+			return all[i].Score > all[j].Score
+		}
+		return all[i].ItemID < all[j].ItemID
+	})
+	if len(all) > k {
+		all = all[:k]
+	}
+	for i := range all {
+		all[i].Rank, all[i].Exact = i+1, false
+	}
+	return all
 }
 
 // Publish merges every list that changed since the last call, attaches titles and writes it.

@@ -61,6 +61,55 @@ func TestMergeExact(t *testing.T) {
 	}
 }
 
+// TestMergeTopics checks topics partials are joined by score, not by count: a small topic
+// surging (few mentions, high ratio) outranks a big usual one, the list keeps the smallest
+// Limit, and the topics fields reach the store.
+func TestMergeTopics(t *testing.T) {
+	st := openStore(t)
+	m, err := merge.New(merge.Config{K: 100, Partitions: 2, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := store.TopicsWindow("eu", "surge")
+	p0 := merge.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
+		Bound: &store.Bound{MaxOvercount: 20, Probability: 0.993},
+		Topics: []store.Item{{ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000}, {ItemID: "#junk", Views: 300, Score: 1.01}}}
+	p1 := merge.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
+		Bound: &store.Bound{MaxOvercount: 25, Probability: 0.993},
+		Topics: []store.Item{{ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1}}}
+	m.Offer(p0)
+	m.Offer(p1)
+	if err := m.Publish(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(context.Background(), store.Key{Window: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Exact || got.Partial || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 25 || len(got.Items) != 2 {
+		t.Fatalf("got %+v", got)
+	}
+	want := []store.Item{
+		{Rank: 1, ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1},
+		{Rank: 2, ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000},
+	}
+	for i := range want {
+		if got.Items[i] != want[i] {
+			t.Fatalf("rank %d: %+v, want %+v", i+1, got.Items[i], want[i])
+		}
+	}
+	// A partition's empty list replaces its old one: the topic left the list.
+	p1.Topics, p1.Version, p1.AsOf = nil, t0.Add(time.Minute).UnixMilli(), t0.Add(time.Minute)
+	m.Offer(p1)
+	if err := m.Publish(context.Background(), t0.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = st.Get(context.Background(), store.Key{Window: w})
+	if len(got.Items) != 2 || got.Items[0].ItemID != "#sport" || got.Items[1].ItemID != "#junk" {
+		t.Fatalf("after #marathon left: %+v", got.Items)
+	}
+}
+
 // Seed 000 step 8: partition 1 crashes; at the next minute the merger reuses its last list
 // and marks the result partial, so its leader does not vanish.
 func TestStalePartitionReused(t *testing.T) {

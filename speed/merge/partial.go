@@ -35,6 +35,13 @@ type Partial struct {
 	Bound   *store.Bound `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
+	// Topics is a trending-topics list (Window is store.TopicsWindow): the partition's
+	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
+	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
+	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
+	Topics []store.Item `json:"topics,omitempty"`
+	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
+	Limit int `json:"limit,omitempty"`
 }
 
 // Key is the served list this partial contributes to.
