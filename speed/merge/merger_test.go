@@ -72,10 +72,10 @@ func TestMergeTopics(t *testing.T) {
 	}
 	w := store.TopicsWindow("eu", "surge")
 	p0 := merge.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
-		Bound: &store.Bound{MaxOvercount: 20, Probability: 0.993},
+		Bound:  &store.Bound{MaxOvercount: 20, Probability: 0.993},
 		Topics: []store.Item{{ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000}, {ItemID: "#junk", Views: 300, Score: 1.01}}}
 	p1 := merge.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
-		Bound: &store.Bound{MaxOvercount: 25, Probability: 0.993},
+		Bound:  &store.Bound{MaxOvercount: 25, Probability: 0.993},
 		Topics: []store.Item{{ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1}}}
 	m.Offer(p0)
 	m.Offer(p1)
