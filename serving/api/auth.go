@@ -5,6 +5,9 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+	"time"
+
+	"trending/speed/topics"
 )
 
 // RequireToken guards an endpoint that changes something (such as POST /v1/events): a request
@@ -41,4 +44,13 @@ func RequireToken(token string, h http.Handler) http.Handler {
 func EventsRoute(h http.Handler, token string) Route {
 	return Route{Path: "/v1/events", Methods: []string{http.MethodPost},
 		Statuses: []int{202, 400, 401, 403, 405, 413}, Handler: RequireToken(token, h)}
+}
+
+// TopicsReviewRoute is /v1/topics/review, the trending-topics review queue (GET lists held
+// topics, POST approves or rejects one: speed/topics.ReviewHandler), behind the bearer token
+// when one is configured, since a decision changes public lists. onDecide, when set, runs
+// after each decision (to persist the queue).
+func TopicsReviewRoute(review *topics.Review, token string, onDecide func() error) Route {
+	return Route{Path: "/v1/topics/review", Methods: []string{http.MethodGet, http.MethodPost}, Params: []string{"status"},
+		Statuses: []int{200, 400, 401, 403, 404, 405, 500}, Handler: RequireToken(token, topics.ReviewHandler(review, time.Now, onDecide))}
 }

@@ -68,7 +68,7 @@ func BenchmarkTrendingHour(b *testing.B) {
 				Source: l.Source, Exact: l.Exact, Partial: l.Partial, StalePartitions: l.StalePartitions, ErrorBound: l.ErrorBound,
 				ComputedAt: l.ComputedAt, Items: make([]ItemResponse, len(l.Items))}
 			for i, it := range l.Items {
-				resp.Items[i] = ItemResponse{it.Rank, it.ItemID, it.Title, it.Views, it.Exact}
+				resp.Items[i] = ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact}
 			}
 			body, _ := json.Marshal(resp)
 			w.Header().Set("Content-Type", "application/json")

@@ -209,6 +209,11 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]store.Lis
 			return nil, err
 		}
 	}
+	for _, r := range c.cfg.topicsRegions() {
+		if err := get(store.Key{Window: store.TopicsWindow(r, c.cfg.Topics[r])}); err != nil {
+			return nil, err
+		}
+	}
 	for _, w := range store.CalendarWindows {
 		from := c.oldest(w, now)
 		// Two windows past the open one, in case a writer's clock runs ahead of ours.

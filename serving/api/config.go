@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"trending/serving/store"
 )
 
 // HardMaxLimit is the largest list the API can ever be configured to serve (seed 003: K up to
@@ -62,7 +64,30 @@ type Config struct {
 
 	// Now is the clock; tests replace it. Default time.Now.
 	Now func() time.Time
+	// Topics maps every trending-topics list the API serves (seed 001) to its score:
+	// "world" and each configured region to volume, surge or decayed, as the speed workers'
+	// topics.Config has them. GET /v1/topics?region= reads the live list
+	// store.TopicsWindow(region, score). Default none: /v1/topics answers 404.
+	Topics map[string]string
 }
+
+// topicsRegions returns the configured topics lists, "world" first, then by name.
+func (c Config) topicsRegions() []string {
+	out := make([]string, 0, len(c.Topics))
+	for r := range c.Topics {
+		if r != topicsWorld {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	if _, ok := c.Topics[topicsWorld]; ok {
+		out = append([]string{topicsWorld}, out...)
+	}
+	return out
+}
+
+// topicsWorld is the worldwide list's name, the default region (speed/topics.World).
+const topicsWorld = "world"
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
@@ -134,6 +159,12 @@ func (c Config) Validate() error {
 	}
 	if c.Now == nil {
 		bad("clock: Now is nil; start from DefaultConfig")
+	}
+	for r, sc := range c.Topics {
+		if _, _, ok := store.ParseTopicsWindow(store.TopicsWindow(r, sc)); !ok {
+			bad("topics list %q scored %q: want a region of 1-64 bytes without '/' or control characters, scored %s",
+				trunc(r), trunc(sc), strings.Join(store.TopicsScores, ", "))
+		}
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)

@@ -61,3 +61,12 @@ func FuzzWindowsQuery(f *testing.F) {
 	fx := newFixture(f, nil)
 	f.Fuzz(func(t *testing.T, q string) { checkNever5xx(t, fx.h, "/v1/windows", q) })
 }
+
+// FuzzTopicsQuery is the same for GET /v1/topics.
+func FuzzTopicsQuery(f *testing.F) {
+	for _, s := range []string{"", "region=eu", "region=world&score=volume&limit=1", "region=mars", "score=hot", "region=%ff", "region=eu&region=jp", "limit=0"} {
+		f.Add(s)
+	}
+	fx := newFixture(f, nil)
+	f.Fuzz(func(t *testing.T, q string) { checkNever5xx(t, fx.h, "/v1/topics", q) })
+}

@@ -36,7 +36,34 @@ func (s *Server) handleTrending(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.missing(q, now))
 		return
 	}
-	n := e.served(q.limit)
+	s.writeList(w, r, e, q.limit, now)
+}
+
+// handleTopics serves one region's trending-topics list (seed 001).
+func (s *Server) handleTopics(w http.ResponseWriter, r *http.Request) {
+	now := s.cfg.Now()
+	q, aerr := parseTopics(r.URL.RawQuery, &s.cfg)
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	e, ok := s.cache.Get(q.window, time.Time{})
+	if !ok {
+		if !s.cache.Loaded() {
+			writeError(w, notReady(s.cache.Ready()))
+			return
+		}
+		writeError(w, &apiError{http.StatusNotFound, codeNotFound,
+			fmt.Sprintf("no %s topics list for %s yet: the speed layer has not published one", q.score, q.region)})
+		return
+	}
+	s.writeList(w, r, e, q.limit, now)
+}
+
+// writeList writes the first limit items of a cached list: JSON (gzipped when accepted) or
+// Arrow, with the ETag and caching headers.
+func (s *Server) writeList(w http.ResponseWriter, r *http.Request, e *entry, limit int, now time.Time) {
+	n := e.served(limit)
 	arrow := strings.Contains(r.Header.Get("Accept"), ArrowMediaType)
 	gz := !arrow && acceptsGzip(r.Header.Get("Accept-Encoding"))
 	variant := ""

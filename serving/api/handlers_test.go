@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"trending/serving/store"
 	"trending/serving/store/storetest"
+	"trending/speed/topics"
 )
 
 func TestTrendingLive(t *testing.T) {
@@ -618,5 +620,110 @@ func TestHandleMountsRoute(t *testing.T) {
 		if err := f.srv.Handle(Route{Path: p, Methods: []string{"POST"}, Handler: http.NotFoundHandler()}); err == nil {
 			t.Errorf("Handle(%q) accepted a taken or invalid path", p)
 		}
+	}
+}
+
+func TestTopics(t *testing.T) {
+	f := newFixture(t, nil)
+	t.Run("default is the worldwide list", func(t *testing.T) {
+		w := f.get("/v1/topics")
+		if w.Code != http.StatusOK {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		l := decode[ListResponse](t, w)
+		if l.Window != "topics/world/volume" || len(l.Items) != 1 || l.Items[0].ItemID != "#marathon" || l.Items[0].Score != 5200 {
+			t.Fatalf("got %+v", l)
+		}
+	})
+	t.Run("a region's surge list with its fields", func(t *testing.T) {
+		w := f.get("/v1/topics?region=eu&limit=2")
+		if w.Code != http.StatusOK {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		l := decode[ListResponse](t, w)
+		want := []ItemResponse{
+			{Rank: 1, ItemID: "#quake", Views: 3000, Score: 61, NoHistory: true},
+			{Rank: 2, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
+		}
+		if l.Window != "topics/eu/surge" || !l.Partial || l.ErrorBound == nil || len(l.Items) != 2 || l.Items[0] != want[0] || l.Items[1] != want[1] {
+			t.Fatalf("got %+v", l)
+		}
+		if strings.Contains(w.Body.String(), `"review"`) {
+			t.Errorf("a false flag was sent: %s", w.Body)
+		}
+	})
+	for _, c := range []struct {
+		target string
+		status int
+		detail string
+	}{
+		{"/v1/topics?region=mars", 400, "use one of world, eu, jp (default world)"},
+		{"/v1/topics?region=eu&score=volume", 400, "the eu list is scored by surge"},
+		{"/v1/topics?region=eu&score=surge", 200, ""},
+		{"/v1/topics?limit=101", 400, "from 1 to 100"},
+		{"/v1/topics?window=hour", 400, "unknown parameter"},
+		{"/v1/topics?region=jp", 404, "no surge topics list for jp yet"},
+	} {
+		t.Run(c.target, func(t *testing.T) {
+			w := f.get(c.target)
+			if w.Code != c.status || !strings.Contains(w.Body.String(), c.detail) {
+				t.Fatalf("%d %s, want %d with %q", w.Code, w.Body, c.status, c.detail)
+			}
+		})
+	}
+	t.Run("not configured", func(t *testing.T) {
+		nf := newFixture(t, func(c *Config) { c.Topics = nil })
+		if w := nf.get("/v1/topics"); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "--topics") {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+	})
+	t.Run("config validated", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Topics = map[string]string{"e/u": "surge", "world": "hot"}
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), `"e/u"`) || !strings.Contains(err.Error(), `"hot"`) {
+			t.Fatalf("Validate = %v", err)
+		}
+	})
+}
+
+func TestTopicsReviewRoute(t *testing.T) {
+	f := newFixture(t, nil)
+	review := topics.NewReview(0)
+	review.Hold("#quake", "jp", topics.ReasonNewTopic, storetest.T0, 3000, 61)
+	decided := 0
+	if err := f.srv.Handle(TopicsReviewRoute(review, "s3cret", func() error { decided++; return nil })); err != nil {
+		t.Fatal(err)
+	}
+	post := func(body string, hdr ...string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "/v1/topics/review", strings.NewReader(body))
+		for i := 0; i+1 < len(hdr); i += 2 {
+			r.Header.Set(hdr[i], hdr[i+1])
+		}
+		w := httptest.NewRecorder()
+		f.h.ServeHTTP(w, r)
+		return w
+	}
+	if w := f.get("/v1/topics/review"); w.Code != http.StatusUnauthorized {
+		t.Fatalf("without a token: %d", w.Code)
+	}
+	if w := post(`{"topic":"#quake","decision":"approve"}`, "Authorization", "Bearer wrong"); w.Code != http.StatusForbidden {
+		t.Fatalf("wrong token: %d", w.Code)
+	}
+	if st, _ := review.Status("#quake"); st != topics.Pending {
+		t.Fatalf("a refused request decided: %s", st)
+	}
+	w := f.get("/v1/topics/review", "Authorization", "Bearer s3cret")
+	if w.Code != http.StatusOK || !strings.Contains(w.Body.String(), `"#quake"`) {
+		t.Fatalf("list: %d %s", w.Code, w.Body)
+	}
+	if w := post(`{"topic":"#quake","decision":"approve","by":"alice"}`, "Authorization", "Bearer s3cret"); w.Code != http.StatusOK {
+		t.Fatalf("approve: %d %s", w.Code, w.Body)
+	}
+	if st, _ := review.Status("#quake"); st != topics.Approved || decided != 1 {
+		t.Fatalf("status %s after approval, %d decisions persisted", st, decided)
+	}
+	if w := f.do(http.MethodDelete, "/v1/topics/review"); w.Code != http.StatusMethodNotAllowed {
+		t.Fatalf("DELETE: %d", w.Code)
 	}
 }

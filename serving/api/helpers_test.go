@@ -45,6 +45,15 @@ func seedLists() []store.List {
 	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, store.SourceBatch, 10, 500)
 	batch.Reconciliation = &store.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
 	batch.Fingerprint = "sha256:abc"
+	topicsEU := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: t0.Add(29 * time.Minute), Version: 31, Source: store.SourceSpeed,
+		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &store.Bound{MaxOvercount: 20.2, Probability: 0.993},
+		Items: []store.Item{
+			{Rank: 1, ItemID: "#quake", Views: 3000, Score: 61, NoHistory: true},
+			{Rank: 2, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
+			{Rank: 3, ItemID: "#giveaway", Views: 900, Score: 0.51, Expected: 100, NewShare: 0.9, Review: true},
+		}}
+	topicsWorld := topicsEU
+	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
 	return []store.List{
 		hourLive,
 		storetest.MakeList("day", time.Time{}, 30, store.SourceSpeed, 100, 9000),
@@ -55,6 +64,7 @@ func seedLists() []store.List {
 		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
 		storetest.MakeList("day", store.Align("day", t0), 30, store.SourceSpeed, 20, 7000),
 		storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6),
+		topicsEU, topicsWorld,
 	}
 }
 
@@ -77,6 +87,7 @@ func newFixture(t testing.TB, mod func(*Config)) *fixture {
 	cfg := DefaultConfig()
 	cfg.Now = func() time.Time { return *f.clock.Load() }
 	cfg.Registerer, cfg.Gatherer = f.reg, f.reg
+	cfg.Topics = map[string]string{"world": "volume", "eu": "surge", "jp": "surge"}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -45,6 +45,46 @@ type trendingQuery struct {
 	limit  int
 }
 
+// topicsQuery is a validated GET /v1/topics request.
+type topicsQuery struct {
+	region, score string
+	window        string // store.TopicsWindow(region, score)
+	limit         int
+}
+
+// parseTopics validates a GET /v1/topics query: region defaults to world and must be a
+// configured list; score, when given, must be the one that list is scored by.
+func parseTopics(raw string, cfg *Config) (topicsQuery, *apiError) {
+	p, aerr := params(raw, "GET /v1/topics", "region", "score", "limit")
+	if aerr != nil {
+		return topicsQuery{}, aerr
+	}
+	q := topicsQuery{region: topicsWorld, limit: cfg.DefaultLimit}
+	if len(cfg.Topics) == 0 {
+		return q, &apiError{http.StatusNotFound, codeNotFound, "trending topics are not configured on this server: start it with --topics"}
+	}
+	if r, ok := p["region"]; ok {
+		q.region = r
+	}
+	sc, ok := cfg.Topics[q.region]
+	if !ok {
+		return q, badRequest(codeBadParameter, "region %q: use one of %s (default %s)", trunc(q.region), strings.Join(cfg.topicsRegions(), ", "), topicsWorld)
+	}
+	q.score = sc
+	if s, ok := p["score"]; ok && s != sc {
+		return q, badRequest(codeBadParameter, "score %q: the %s list is scored by %s; leave score out or use %s", trunc(s), q.region, sc, sc)
+	}
+	if s, ok := p["limit"]; ok {
+		n, ok := parseSmallInt(s)
+		if !ok || n < 1 || n > cfg.MaxLimit {
+			return q, badRequest(codeBadParameter, "limit %q: use a whole number from 1 to %d (default %d)", trunc(s), cfg.MaxLimit, cfg.DefaultLimit)
+		}
+		q.limit = n
+	}
+	q.window = store.TopicsWindow(q.region, q.score)
+	return q, nil
+}
+
 // windowsQuery is a validated GET /v1/windows request: calendar windows starting in [from, to).
 type windowsQuery struct {
 	window   string

@@ -82,7 +82,8 @@ func newEntry(l store.List, maxItems int) *entry {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if err := enc.Encode(ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact}); err != nil {
+		if err := enc.Encode(ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact,
+			Score: it.Score, Expected: it.Expected, NewShare: it.NewShare, NoHistory: it.NoHistory, Review: it.Review}); err != nil {
 			panic("BUG: encode item: " + err.Error())
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's newline

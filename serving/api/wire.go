@@ -35,6 +35,13 @@ type ItemResponse struct {
 	Title  string `json:"title"`
 	Views  uint64 `json:"views"`
 	Exact  bool   `json:"exact"`
+	// The topics fields, on GET /v1/topics only (store.Item says what each means); absent
+	// means zero or false.
+	Score     float64 `json:"score,omitempty"`
+	Expected  float64 `json:"expected,omitempty"`
+	NewShare  float64 `json:"new_share,omitempty"`
+	NoHistory bool    `json:"no_history,omitempty"`
+	Review    bool    `json:"review,omitempty"`
 }
 
 // WindowsResponse is the JSON body of GET /v1/windows: the status of every calendar window of
