@@ -258,3 +258,21 @@ func (r *Review) replaceWith(o *Review) {
 	defer r.mu.Unlock()
 	r.max, r.held = m, held
 }
+
+// Absorb adds o's entries for topics r does not hold, keeping r's own entries and decisions:
+// a worker's one shared queue takes in each restored partition's queue this way, so a
+// decision made since that partition's checkpoint is not undone. The bound still applies.
+func (r *Review) Absorb(o *Review) {
+	if o == r {
+		return
+	}
+	held := o.List("")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range held {
+		if r.held[held[i].Topic] == nil {
+			r.held[held[i].Topic] = &held[i]
+		}
+	}
+	r.trim()
+}

@@ -194,6 +194,9 @@ type Mention struct {
 	NewAccount bool
 	// TS is the event time: it picks the minute, so a replay lands where the first run did.
 	TS time.Time
+	// Count is how many mentions this is, for pre-summed anonymous events; 0 means 1. A
+	// mention with a UserID always counts once: the user counts once per topic anyway.
+	Count uint32
 }
 
 // Stats counts what Add decided.
@@ -295,6 +298,17 @@ func (s *State) Config() Config { return s.cfg }
 // Review returns the review queue, safe for concurrent use.
 func (s *State) Review() *Review { return s.review }
 
+// ShareReview makes the State hold and decide against r instead of its own queue, so one
+// queue (and one operator endpoint) serves every partition of a process. Call it after New
+// and after each Restore, having r.Absorb the restored queue (Restore replaces the State's
+// queue, not r). Snapshots then carry the shared queue.
+func (s *State) ShareReview(r *Review) {
+	if r == nil {
+		panic("BUG: ShareReview(nil)")
+	}
+	s.review = r
+}
+
 // Stats returns what Add decided so far.
 func (s *State) Stats() Stats { return s.stats }
 
@@ -342,6 +356,9 @@ func (s *State) Add(m Mention) bool {
 		s.advance(minute)
 	}
 	w := Tenths(m.NewAccount)
+	if m.Count > 1 && m.UserID == "" {
+		w *= uint64(m.Count)
+	}
 	i := mod(minute, n)
 	switch s.ringMin[i] {
 	case minute:

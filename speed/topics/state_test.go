@@ -498,3 +498,55 @@ func TestAddDoesNotAllocate(t *testing.T) {
 		t.Errorf("Add allocates %v times", n)
 	}
 }
+
+// TestCountAndSharedReview checks a pre-summed anonymous mention counts Count times while a
+// user's counts once, and that partitions sharing one queue hold into it and that Absorb
+// keeps decisions made since a checkpoint.
+func TestCountAndSharedReview(t *testing.T) {
+	s := newState(t, smallConfig(), nil)
+	s.Add(Mention{Topic: "a", Region: "us", TS: t0, Count: 400})
+	s.Add(Mention{Topic: "b", Region: "us", TS: t0, Count: 400, UserID: "u1"})
+	s.Add(Mention{Topic: "c", Region: "us", TS: t0})
+	ranked, err := s.Rank(World)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range ranked {
+		got[r.Topic] = r.Mentions
+	}
+	if got["a"] < 400 || got["a"] > 401 || got["b"] < 1 || got["b"] > 2 || got["c"] < 1 || got["c"] > 2 {
+		t.Fatalf("mentions %v: want a 400, b 1 (a user counts once), c 1", got)
+	}
+
+	shared := NewReview(0)
+	p1, p2 := newState(t, smallConfig(), nil), newState(t, smallConfig(), nil)
+	p1.ShareReview(shared)
+	p2.ShareReview(shared)
+	for _, p := range []*State{p1, p2} {
+		if p.Review() != shared {
+			t.Fatal("ShareReview did not take")
+		}
+	}
+	// A never-seen topic over the floor is held into the shared queue.
+	p2.Add(Mention{Topic: "quake", Region: "jp", TS: t0, Count: 500})
+	p2.Refresh(t0.Add(time.Minute))
+	if st, ok := shared.Status("quake"); !ok || st != Pending {
+		t.Fatalf("quake: %q %v, want pending in the shared queue", st, ok)
+	}
+	// A restored partition's older copy says pending and knows "old"; the shared queue has
+	// since approved quake.
+	old := NewReview(0)
+	old.Hold("quake", "jp", ReasonNewTopic, t0, 500, 11)
+	old.Hold("old", "us", ReasonNewTopic, t0, 300, 7)
+	if err := shared.Approve("quake", "alice", t0.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	shared.Absorb(old)
+	if st, _ := shared.Status("quake"); st != Approved {
+		t.Fatalf("Absorb undid a decision: quake is %s", st)
+	}
+	if st, ok := shared.Status("old"); !ok || st != Pending {
+		t.Fatalf("Absorb lost an entry: old is %q %v", st, ok)
+	}
+}
