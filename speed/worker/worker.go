@@ -11,6 +11,11 @@
 //	every publish tick: top m*K per window
 //	to trending.partials -> every checkpoint tick, on revocation and on graceful stop: flush
 //	the DLQ, snapshot + offset to S3, then commit the offset to Kafka.
+//
+// With Config.Topics set, each partition also counts trending topics (speed/topics, seed
+// 001): every event is a mention of the topic item_id; the topics lists are refreshed and
+// published every publish tick as live lists topics/<region>/<score>, and checkpointed with
+// the window state (topics.go).
 package worker
 
 import (
@@ -30,6 +35,7 @@ import (
 	"trending/speed/checkpoint"
 	"trending/speed/event"
 	"trending/speed/merge"
+	"trending/speed/topics"
 	"trending/speed/window"
 )
 
@@ -79,9 +85,21 @@ type Config struct {
 	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m;
 	// negative disables the guard.
 	MaxFuture time.Duration
-	Objects   *objstore.Store
-	Log       *slog.Logger
-	Registry  prometheus.Registerer
+	// Topics turns on trending topics (seed 001): one topics.State per partition, counting
+	// every event as a mention of the topic item_id. Default nil: off. A checkpoint taken
+	// with other topics settings (regions, sketch shapes) restores the window state and
+	// starts the topics state empty.
+	Topics *topics.Config
+	// Blocklist is the banned terms every partition's topics state drops, shared by the
+	// process; Run reloads it every minute. Default none.
+	Blocklist *topics.Blocklist
+	// Review is the topics review queue every partition holds into and decides against, one
+	// per process (serve it with serving/api.TopicsReviewRoute). Default: a new queue, see
+	// Worker.Review.
+	Review   *topics.Review
+	Objects  *objstore.Store
+	Log      *slog.Logger
+	Registry prometheus.Registerer
 }
 
 func (c *Config) defaults() {
@@ -128,6 +146,11 @@ func (c Config) Validate() error {
 	if c.PublishEvery < 0 || c.CheckpointEvery < 0 {
 		return errors.New("publish and checkpoint intervals must be positive")
 	}
+	if c.Topics != nil {
+		if err := c.Topics.Validate(); err != nil {
+			return fmt.Errorf("topics: %w", err)
+		}
+	}
 	return c.Window.Validate()
 }
 
@@ -148,8 +171,15 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Topics != nil && cfg.Review == nil {
+		cfg.Review = topics.NewReview(cfg.Topics.ReviewMax)
+	}
 	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m}, nil
 }
+
+// Review returns the topics review queue shared by the worker's partitions (nil when topics
+// are off): mount it with serving/api.TopicsReviewRoute.
+func (w *Worker) Review() *topics.Review { return w.cfg.Review }
 
 // Run consumes until ctx ends, then stops in order: stop fetching, publish, checkpoint,
 // commit. With context.Cause(ctx) == ErrKilled it stops like a crash instead.
@@ -166,6 +196,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	out := eventlog.NewWriter(c.Brokers, "")
 	defer out.Close()
+	if c.Topics != nil && c.Blocklist != nil {
+		go c.Blocklist.Run(ctx, topics.DefaultBlocklistInterval, func(reloaded bool, err error) {
+			switch {
+			case err != nil:
+				c.Log.Warn("blocklist reload failed; keeping the previous terms", "err", err)
+			case reloaded:
+				c.Log.Info("blocklist reloaded", "terms", c.Blocklist.Len())
+			}
+		})
+	}
 
 	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
 		ID: c.Group, Brokers: c.Brokers, Topics: []string{c.Topic},
@@ -215,7 +255,8 @@ type partition struct {
 	w      *Worker
 	id     int
 	state  *window.Partition
-	next   int64 // first offset not yet in state
+	topics *topics.State // nil when topics are off
+	next   int64         // first offset not yet in state
 	dlq    []kafka.Message
 	out    *kafka.Writer
 	gen    *kafka.Generation
@@ -241,11 +282,11 @@ func served(wc window.WindowConfig) servingName {
 
 func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *kafka.Writer, id int) error {
 	c := w.cfg
-	st, next, err := w.restore(gctx, id)
+	st, top, next, err := w.restore(gctx, id)
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: st, next: next, out: out, gen: gen, last: time.Now(), lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	p := &partition{w: w, id: id, state: st, topics: top, next: next, out: out, gen: gen, last: time.Now(), lblP: strconv.Itoa(id), served: map[string]servingName{}}
 	for _, wc := range st.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
@@ -323,28 +364,62 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 }
 
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
-func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, int64, error) {
+// The topics state (nil when topics are off) comes from the same checkpoint; one taken
+// without topics, or under other topics settings, gives an empty topics state.
+func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topics.State, int64, error) {
 	c := w.cfg
 	var st *window.Partition
+	var topSnap []byte
 	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
-		s, err := window.Restore(c.Window, cp.State)
-		st = s
+		win, top, err := unbundle(cp.State)
+		if err != nil {
+			return err
+		}
+		s, err := window.Restore(c.Window, win)
+		st, topSnap = s, top
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
+	}
+	top, err := w.restoreTopics(id, topSnap)
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	if !found {
 		s, err := window.New(c.Window)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
-		return s, kafka.FirstOffset, nil
+		return s, top, kafka.FirstOffset, nil
 	}
 	w.m.restores.Inc()
 	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
-	return st, cp.Offset, nil
+	return st, top, cp.Offset, nil
+}
+
+// restoreTopics builds the partition's topics state from its snapshot (nil: none), sharing
+// the process's review queue. A snapshot under other settings is dropped with a warning: the
+// window state is still good, and the topics lists rebuild from new mentions.
+func (w *Worker) restoreTopics(id int, snap []byte) (*topics.State, error) {
+	c := w.cfg
+	if c.Topics == nil {
+		return nil, nil
+	}
+	top, err := topics.New(*c.Topics, c.Blocklist)
+	if err != nil {
+		return nil, err
+	}
+	if snap != nil {
+		if err := top.Restore(snap); err != nil {
+			c.Log.Warn("topics state not restored; counting topics afresh", "partition", id, "err", err)
+		} else {
+			c.Review.Absorb(top.Review())
+		}
+	}
+	top.ShareReview(c.Review)
+	return top, nil
 }
 
 func (p *partition) handle(ctx context.Context, m kafka.Message) error {
@@ -368,6 +443,9 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	}
 	if o := p.state.Add(ev); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
+	}
+	if p.topics != nil {
+		p.topics.Add(mention(ev, p.topics.Config().Weight))
 	}
 	return nil
 }
@@ -440,6 +518,15 @@ func (p *partition) publish(ctx context.Context) error {
 			return err
 		}
 	}
+	if p.topics != nil && p.topics.Minute() >= 0 {
+		for _, pt := range topicsPartials(p.topics, p.id, asOf, time.Now()) {
+			b, err := pt.Encode()
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		}
+	}
 	for _, wc := range p.state.Config().Windows {
 		l, err := p.state.Top(wc.Name)
 		if err != nil {
@@ -475,11 +562,16 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	}
 	start := time.Now()
 	snap, err := p.state.MarshalBinary()
+	var top []byte
+	if err == nil && p.topics != nil {
+		top, err = p.topics.Snapshot()
+	}
 	next := p.next
 	mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
+	snap = bundle(snap, top)
 	if _, err := p.w.ckpts.Save(ctx, checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: snap}); err != nil {
 		p.w.m.ckptFailures.Inc()
 		return err

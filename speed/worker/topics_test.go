@@ -1,0 +1,173 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"trending/serving/api"
+	"trending/serving/store"
+	"trending/speed/event"
+	"trending/speed/topics"
+	"trending/speed/worker"
+)
+
+// topicsConfig is a small seed 001 setup: eu and jp lists scored by surge, the worldwide one
+// by volume, with the seed's floor (300), smoothing (50) and dedupe.
+func topicsConfig() *topics.Config {
+	return &topics.Config{
+		Regions:       []string{"eu", "jp"},
+		Scores:        map[string]topics.Score{"eu": topics.Surge, "jp": topics.Surge},
+		Width:         1 << 12,
+		BaselineWidth: 1 << 10,
+		Dedupe:        topics.DedupeConfig{Capacity: 1 << 14},
+	}
+}
+
+// mentions returns n mentions of topic in region at ts, by users prefix-0.. (age days old;
+// -1 for no age).
+func mentions(topic, region, prefix string, n int, age int32, ts time.Time) []event.Event {
+	evs := make([]event.Event, n)
+	for i := range evs {
+		evs[i] = event.Event{ItemID: topic, Count: 1, TS: ts.Add(time.Duration(i) * time.Millisecond), Region: region,
+			UserID: fmt.Sprintf("%s-%d", prefix, i)}
+		if age >= 0 {
+			evs[i].AccountAgeDays, evs[i].HasAccountAge = age, true
+		}
+	}
+	return evs
+}
+
+// topicItem polls the served list for topic until check accepts it.
+func (e *env) topicItem(t *testing.T, window, topic string, within time.Duration, check func(store.Item, bool) bool) store.Item {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		l, err := e.st.Get(context.Background(), store.Key{Window: window})
+		if err == nil {
+			for _, it := range l.Items {
+				if it.ItemID == topic && check(it, true) {
+					return it
+				}
+			}
+			if check(store.Item{}, false) {
+				return store.Item{}
+			}
+			last = fmt.Sprintf("version %d items %+v", l.Version, l.Items)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: %s never as wanted; last: %s", window, topic, last)
+	return store.Item{}
+}
+
+// TestTopicsEmbedded runs seed 001 end to end through the embedded broker: mentions with
+// regions, users and account ages in; a regional surge list and the worldwide volume list
+// out of the serving store and GET /v1/topics; a user who posts 200 times counted once, a
+// new account 3 tenths; a never-seen topic held until approved; and all of it (counts,
+// dedupe, the approval) surviving a restart through the checkpoint.
+func TestTopicsEmbedded(t *testing.T) {
+	brokers, obj := embedded(t)
+	e := newEnv(t, brokers, obj, 2)
+	e.startMerger(t)
+	review := topics.NewReview(0)
+	withTopics := func(c *worker.Config) {
+		c.Topics, c.Review, c.Blocklist = topicsConfig(), review, topics.NewBlocklist("spam")
+	}
+	stop := e.startWorker(t, withTopics)
+
+	now := time.Now().UTC().Add(-2 * time.Minute).Truncate(time.Minute)
+	var evs []event.Event
+	// Yesterday, same clock hour: #marathon's baseline, 200 mentions (expected 200/4 = 50).
+	evs = append(evs, mentions("#marathon", "eu", "y", 200, -1, now.Add(-24*time.Hour))...)
+	// Now: 400 established users, 100 new accounts (3 days old: 3 tenths each), and one
+	// user posting 200 times: 400 + 30 + 1 = 431 mentions; surge (431+50)/(50+50) = 4.81.
+	evs = append(evs, mentions("#marathon", "eu", "u", 400, 900, now)...)
+	evs = append(evs, mentions("#marathon", "eu", "new", 100, 3, now)...)
+	for i := range 200 {
+		evs = append(evs, event.Event{ItemID: "#marathon", Count: 1, TS: now.Add(time.Duration(i) * time.Millisecond), Region: "eu", UserID: "dup"})
+	}
+	// A never-seen topic in jp over the floor: held for review.
+	evs = append(evs, mentions("#quake", "jp", "q", 350, -1, now)...)
+	// A banned term, dropped on arrival.
+	evs = append(evs, mentions("#cheap-spam", "eu", "s", 500, -1, now)...)
+	e.produce(t, evs)
+
+	marathon := func(want float64) func(store.Item, bool) bool {
+		return func(it store.Item, found bool) bool { return found && math.Abs(float64(it.Views)-want) <= 1 }
+	}
+	it := e.topicItem(t, "topics/eu/surge", "#marathon", 60*time.Second, marathon(431))
+	if it.Rank != 1 || it.Expected != 50 || math.Abs(it.Score-481.0/100) > 0.05 || math.Abs(it.NewShare-30.0/431) > 0.01 || it.NoHistory {
+		t.Fatalf("eu #marathon: %+v, want 431 mentions, expected 50, surge 4.81, new share 0.07", it)
+	}
+	e.topicItem(t, "topics/world/volume", "#marathon", 30*time.Second, marathon(431))
+	if st, ok := review.Status("#quake"); !ok || st != topics.Pending {
+		t.Fatalf("#quake: %q %v, want pending review", st, ok)
+	}
+	for _, w := range []string{"topics/jp/surge", "topics/world/volume", "topics/eu/surge"} {
+		l, _ := e.st.Get(context.Background(), store.Key{Window: w})
+		for _, it := range l.Items {
+			if it.ItemID == "#quake" || it.ItemID == "#cheap-spam" {
+				t.Fatalf("%s lists %s: %+v", w, it.ItemID, l.Items)
+			}
+		}
+	}
+
+	// Approve #quake over the review endpoint; it is listed in jp (no baseline: surge
+	// (350+50)/50 = 8) and worldwide.
+	rr := httptest.NewRecorder()
+	api.TopicsReviewRoute(review, "", nil).Handler.ServeHTTP(rr, httptest.NewRequest(http.MethodPost, "/v1/topics/review",
+		bytes.NewReader([]byte(`{"topic":"#quake","decision":"approve","by":"test"}`))))
+	if rr.Code != http.StatusOK {
+		t.Fatalf("approve: %d %s", rr.Code, rr.Body)
+	}
+	q := e.topicItem(t, "topics/jp/surge", "#quake", 30*time.Second, func(it store.Item, found bool) bool { return found })
+	if math.Abs(float64(q.Views)-350) > 1 || math.Abs(q.Score-8) > 0.05 || !q.NoHistory {
+		t.Fatalf("jp #quake: %+v, want 350 mentions, surge 8, no history", q)
+	}
+
+	// Restart: the checkpoint carries the counts, the dedupe table and the approval. Ten new
+	// users and the duplicate user again make 441, not 442 (and not 11 from scratch).
+	stop(false)
+	stop = e.startWorker(t, withTopics)
+	defer stop(false)
+	more := mentions("#marathon", "eu", "late", 10, -1, now.Add(time.Minute))
+	more = append(more, event.Event{ItemID: "#marathon", Count: 1, TS: now.Add(time.Minute), Region: "eu", UserID: "dup"})
+	e.produce(t, more)
+	e.topicItem(t, "topics/eu/surge", "#marathon", 60*time.Second, marathon(441))
+	e.topicItem(t, "topics/jp/surge", "#quake", 30*time.Second, func(it store.Item, found bool) bool { return found })
+
+	// The API serves the regional list from the store; an unknown region is a 400.
+	cfg := api.DefaultConfig()
+	cfg.Topics = map[string]string{"world": "volume", "eu": "surge", "jp": "surge"}
+	srv, err := api.New(cfg, e.st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Cache().Refresh(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	rr = httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/v1/topics?region=eu", nil))
+	var resp api.ListResponse
+	if err := json.Unmarshal(rr.Body.Bytes(), &resp); err != nil || rr.Code != http.StatusOK {
+		t.Fatalf("GET /v1/topics?region=eu: %d %s (%v)", rr.Code, rr.Body, err)
+	}
+	if resp.Window != "topics/eu/surge" || len(resp.Items) == 0 || resp.Items[0].ItemID != "#marathon" || resp.Items[0].Expected != 50 || resp.ErrorBound == nil {
+		t.Fatalf("GET /v1/topics?region=eu: %s", rr.Body)
+	}
+	rr = httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/v1/topics?region=us", nil))
+	if rr.Code != http.StatusBadRequest {
+		t.Fatalf("unknown region: %d %s", rr.Code, rr.Body)
+	}
+}
