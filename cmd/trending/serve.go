@@ -20,6 +20,7 @@ func init() { subcommands = append(subcommands, newServeCommand) }
 
 func newServeCommand() *cobra.Command {
 	cfg := api.DefaultConfig()
+	var tf *topicsFlags
 	var storeSpec string
 	var ingestKafka, ingestTopic, ingestToken string
 	cmd := &cobra.Command{
@@ -35,6 +36,8 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
   GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are exact,
                                                        approximate or missing
+  GET /v1/topics?region=R&limit=N                      trending topics (with --topics, as the
+                                                       speed workers have them)
   GET /healthz  /readyz  /metrics                      liveness, readiness, Prometheus
   GET /                                                the dashboard
   POST /v1/events                                      ingest (with --kafka): one event or a
@@ -51,6 +54,11 @@ schemas/openapi.yaml describes every route.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a := appFrom(cmd.Context())
 			cfg.Registerer, cfg.Gatherer = a.registry, a.registry
+			tcfg, err := tf.config()
+			if err != nil {
+				return err
+			}
+			cfg.Topics = apiLists(tcfg)
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(err.Error()))
 			}
@@ -112,6 +120,7 @@ schemas/openapi.yaml describes every route.`,
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
 	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
+	tf = addTopicsFlags(f, false)
 	return withClickHouseSecurity(withKafkaSecurity(cmd))
 }
 

@@ -161,10 +161,19 @@ partitions move, with their checkpoints, to the others.`,
 	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "serve /metrics here (\"\" to disable)")
 	wf := addWindowFlags(fs, 1<<18)
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
+	tf := addTopicsFlags(fs, true)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
 		wc, err := wf.config()
+		if err != nil {
+			return err
+		}
+		tcfg, err := tf.config()
+		if err != nil {
+			return err
+		}
+		blocklist, err := tf.openBlocklist()
 		if err != nil {
 			return err
 		}
@@ -186,6 +195,7 @@ partitions move, with their checkpoints, to the others.`,
 			Brokers: splitList(kafkaAddrs), Topic: topic, Group: group, Partitions: partitions,
 			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
 			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
+			Topics: tcfg, Blocklist: blocklist,
 		})
 		if err != nil {
 			return usagef("%v", err)

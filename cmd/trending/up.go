@@ -22,6 +22,7 @@ import (
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/speed/merge"
+	"trending/speed/topics"
 	"trending/speed/worker"
 )
 
@@ -72,7 +73,11 @@ checkpoint and archived file (DATA/s3), and the served lists (DATA/serving.db). 
 workers resume from their checkpoints and replay the log, so nothing is lost or counted twice.`,
 		Example: `  make run                                   # the same as: trending up
   trending up --listen 127.0.0.1:9000 --data /tmp/trending
-  trending up --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000   # the real servers`,
+  trending up --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000   # the real servers
+
+  # trending topics: eu and us lists by surge, the worldwide one by volume, at /v1/topics;
+  # send mentions with region, user_id and account_age_days to POST /v1/events
+  trending up --no-load --topics eu,us --blocklist ./banned.txt`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -102,16 +107,25 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	addMaxFutureFlag(fs, &f.maxFuture)
 	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
+	tf := addTopicsFlags(fs, true)
 
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f) }
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f, tf) }
 	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
 	return withKafkaSecurity(cmd)
 }
 
-func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) error {
+func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
 	ctx := cmd.Context()
 	a := appFrom(ctx)
 	wc, err := wf.config()
+	if err != nil {
+		return err
+	}
+	tcfg, err := tf.config()
+	if err != nil {
+		return err
+	}
+	blocklist, err := tf.openBlocklist()
 	if err != nil {
 		return err
 	}
@@ -180,7 +194,8 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	defer st.Close()
 
 	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
-		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry})
+		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
+		Topics: tcfg, Blocklist: blocklist})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -206,9 +221,16 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings) erro
 	}
 	scfg := api.DefaultConfig()
 	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
+	scfg.Topics = apiLists(tcfg)
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
 	if err != nil {
 		return err
+	}
+	if tcfg != nil {
+		// The workers run in this process, so the API serves their one review queue.
+		if err := srv.Handle(api.TopicsReviewRoute(speedW.Review(), f.token, nil)); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -269,17 +291,26 @@ trending up: the whole pipeline in one process
   serving store  %s
   batch          exact recompute of closed windows every %s (rollups in %s)
   load           %s
+  topics         %s
 Ctrl-C stops everything in order.
 
 `, url, url, url, url, brokers[0], embeddedOr(f.kafka == "", "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec,
-		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f))
+		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), topicsLine(tcfg, url))
 	err = g.Wait()
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
 	a.log.Info("trending up stopped", "err", err)
 	return err
+}
+
+func topicsLine(cfg *topics.Config, url string) string {
+	if cfg == nil {
+		return "off (--topics eu,us,... turns them on)"
+	}
+	return fmt.Sprintf("%s/v1/topics?region=%s (lists: world and %v), review at %s/v1/topics/review",
+		url, topics.World, cfg.Regions, url)
 }
 
 func loadLine(f upFlags) string {

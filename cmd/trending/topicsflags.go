@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/spf13/pflag"
+
+	"trending/speed/topics"
+)
+
+// topicsFlags are the trending-topics settings (seed 001) shared by up, speed and serve:
+// which regional lists exist and how they are scored. The speed workers count; the API only
+// needs the list names and scores to validate ?region= and find the list.
+type topicsFlags struct {
+	regions, score, worldScore, blocklist string
+	withBlocklist                         bool
+}
+
+// addTopicsFlags adds --topics, --topics-score and --topics-world-score, and --blocklist
+// when the command counts (speed, up).
+func addTopicsFlags(fs *pflag.FlagSet, counts bool) *topicsFlags {
+	t := &topicsFlags{withBlocklist: counts}
+	fs.StringVar(&t.regions, "topics", "", "trending topics (seed 001): the regional lists, comma separated, such as eu,us,jp (\"world\" alone: the worldwide list only); every event then counts as a mention of the topic item_id (default: off)")
+	fs.StringVar(&t.score, "topics-score", string(topics.Surge), "score of the regional topics lists: surge, volume or decayed")
+	fs.StringVar(&t.worldScore, "topics-world-score", string(topics.Volume), "score of the worldwide topics list: volume, surge or decayed")
+	if counts {
+		fs.StringVar(&t.blocklist, "blocklist", "", "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
+	}
+	return t
+}
+
+// config returns the topics.Config the flags describe, or nil when --topics is not set.
+func (t *topicsFlags) config() (*topics.Config, error) {
+	if t.regions == "" {
+		if t.blocklist != "" {
+			return nil, usagef("--blocklist needs --topics")
+		}
+		return nil, nil
+	}
+	for flag, s := range map[string]string{"--topics-score": t.score, "--topics-world-score": t.worldScore} {
+		if _, err := topics.ParseScore(s); err != nil {
+			return nil, usagef("%s %q: use surge, volume or decayed", flag, s)
+		}
+	}
+	cfg := topics.DefaultConfig()
+	cfg.Regions = nil
+	cfg.Scores = map[string]topics.Score{topics.World: topics.Score(t.worldScore)}
+	for _, r := range splitList(t.regions) {
+		if r == topics.World || slices.Contains(cfg.Regions, r) {
+			continue
+		}
+		cfg.Regions = append(cfg.Regions, r)
+		cfg.Scores[r] = topics.Score(t.score)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usagef("--topics %s: %v", t.regions, err)
+	}
+	return &cfg, nil
+}
+
+// openBlocklist opens --blocklist (nil when unset).
+func (t *topicsFlags) openBlocklist() (*topics.Blocklist, error) {
+	if t.blocklist == "" {
+		return nil, nil
+	}
+	b, err := topics.OpenBlocklist(t.blocklist)
+	if err != nil {
+		return nil, usagef("--blocklist: %v", err)
+	}
+	return b, nil
+}
+
+// apiLists returns the API's view of cfg (serving/api.Config.Topics): each list's score.
+func apiLists(cfg *topics.Config) map[string]string {
+	if cfg == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, name := range append([]string{topics.World}, cfg.Regions...) {
+		s, err := topics.ParseScore(string(cfg.Scores[name]))
+		if err != nil {
+			panic(fmt.Sprintf("BUG: validated topics score %q rejected: %v", cfg.Scores[name], err))
+		}
+		out[name] = string(s)
+	}
+	return out
+}
