@@ -13,6 +13,7 @@ var benchInputs = []struct {
 	{"rfc3339", []byte(`{"item_id": "dQw4w9WgXcQ", "count": 3, "ts": "2026-11-14T10:05:12Z", "region": "eu"}`)},
 	{"canonical", []byte(`{"item_id":"dQw4w9WgXcQ","count":3,"ts":"2026-11-14T10:05:12.345Z"}`)},
 	{"unixmilli", []byte(`{"item_id":"dQw4w9WgXcQ","count":3,"ts":1794650712345,"region":"eu"}`)},
+	{"mention", []byte(`{"item_id":"#marathon","count":1,"ts":1794650712345,"region":"eu","user_id":"u-8f3a91c2","account_age_days":412}`)},
 }
 
 // BenchmarkDecode compares Decode with a plain encoding/json Unmarshal into a struct (which
@@ -38,6 +39,8 @@ func BenchmarkDecode(b *testing.B) {
 					Count  uint32          `json:"count"`
 					TS     json.RawMessage `json:"ts"`
 					Region string          `json:"region"`
+					UserID string          `json:"user_id"`
+					Age    *int32          `json:"account_age_days"`
 				}
 				if err := json.Unmarshal(in.in, &v); err != nil {
 					b.Fatal(err)
