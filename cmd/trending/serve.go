@@ -120,7 +120,7 @@ schemas/openapi.yaml describes every route.`,
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
 	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
-	tf = addTopicsFlags(f, false)
+	tf = addTopicsFlags(f, false, 0)
 	return withClickHouseSecurity(withKafkaSecurity(cmd))
 }
 

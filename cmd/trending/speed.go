@@ -10,6 +10,7 @@ import (
 
 	"trending/internal/objstore"
 	"trending/speed/sketch"
+	"trending/speed/topics"
 	"trending/speed/window"
 	"trending/speed/worker"
 )
@@ -161,7 +162,7 @@ partitions move, with their checkpoints, to the others.`,
 	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "serve /metrics here (\"\" to disable)")
 	wf := addWindowFlags(fs, 1<<18)
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
-	tf := addTopicsFlags(fs, true)
+	tf := addTopicsFlags(fs, true, topics.DefaultWidth)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())

@@ -15,17 +15,19 @@ import (
 type topicsFlags struct {
 	regions, score, worldScore, blocklist string
 	withBlocklist                         bool
+	sketchWidth                           int
 }
 
-// addTopicsFlags adds --topics, --topics-score and --topics-world-score, and --blocklist
-// when the command counts (speed, up).
-func addTopicsFlags(fs *pflag.FlagSet, counts bool) *topicsFlags {
-	t := &topicsFlags{withBlocklist: counts}
+// addTopicsFlags adds --topics, --topics-score and --topics-world-score, and --blocklist and
+// --topics-sketch-width (default width) when the command counts (speed, up).
+func addTopicsFlags(fs *pflag.FlagSet, counts bool, width int) *topicsFlags {
+	t := &topicsFlags{withBlocklist: counts, sketchWidth: width}
 	fs.StringVar(&t.regions, "topics", "", "trending topics (seed 001): the regional lists, comma separated, such as eu,us,jp (\"world\" alone: the worldwide list only); every event then counts as a mention of the topic item_id (default: off)")
 	fs.StringVar(&t.score, "topics-score", string(topics.Surge), "score of the regional topics lists: surge, volume or decayed")
 	fs.StringVar(&t.worldScore, "topics-world-score", string(topics.Volume), "score of the worldwide topics list: volume, surge or decayed")
 	if counts {
 		fs.StringVar(&t.blocklist, "blocklist", "", "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
+		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; seed 001: 65536, about 157 MB per partition with the hourly baselines); the baseline sketches are a quarter of it")
 	}
 	return t
 }
@@ -45,6 +47,9 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 	}
 	cfg := topics.DefaultConfig()
 	cfg.Regions = nil
+	if t.withBlocklist {
+		cfg.Width, cfg.BaselineWidth = t.sketchWidth, max(t.sketchWidth/4, 1)
+	}
 	cfg.Scores = map[string]topics.Score{topics.World: topics.Score(t.worldScore)}
 	for _, r := range splitList(t.regions) {
 		if r == topics.World || slices.Contains(cfg.Regions, r) {

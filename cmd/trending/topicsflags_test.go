@@ -23,7 +23,7 @@ import (
 func TestTopicsFlags(t *testing.T) {
 	parse := func(args ...string) (*topics.Config, error) {
 		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-		tf := addTopicsFlags(fs, true)
+		tf := addTopicsFlags(fs, true, 1<<14)
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestTopicsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(cfg.Regions) != "[eu us]" {
+	if fmt.Sprint(cfg.Regions) != "[eu us]" || cfg.Width != 1<<14 || cfg.BaselineWidth != 1<<12 {
 		t.Fatalf("regions %v, want [eu us] (world is always there, duplicates once)", cfg.Regions)
 	}
 	if got := apiLists(cfg); fmt.Sprint(got) != "map[eu:surge us:surge world:surge]" {
