@@ -107,7 +107,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	addMaxFutureFlag(fs, &f.maxFuture)
 	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
-	tf := addTopicsFlags(fs, true, 1<<14) // 10 MB per partition: a laptop holds --partitions of them
+	tf := addTopicsFlags(fs, true, 1<<14) // 43 MB per partition with a full week of baselines, not 157 MB
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f, tf) }
 	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
