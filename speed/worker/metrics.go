@@ -5,12 +5,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"trending/serving/store"
 	"trending/speed/event"
 	"trending/speed/window"
 )
 
-type storeBound = store.Bound
 
 type metrics struct {
 	events       *prometheus.CounterVec

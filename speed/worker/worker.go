@@ -32,6 +32,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/serving/store"
 	"trending/speed/checkpoint"
 	"trending/speed/event"
 	"trending/speed/merge"
@@ -501,7 +502,7 @@ func (p *partition) publish(ctx context.Context) error {
 			pt.Start, pt.End = l.Start, l.End
 		}
 		if l.Bound != nil {
-			pt.Bound = &storeBound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
+			pt.Bound = &store.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
 		if pt.Version <= 0 {
 			return nil
