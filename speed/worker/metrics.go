@@ -9,7 +9,6 @@ import (
 	"trending/speed/window"
 )
 
-
 type metrics struct {
 	events       *prometheus.CounterVec
 	outcomes     [window.Invalid + 1]prometheus.Counter // resolved once: no label lookup per event
