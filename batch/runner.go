@@ -529,7 +529,8 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 	if err != nil {
 		return err
 	}
-	if views == 0 && prev == nil {
+	if views == 0 && (prev == nil || w.Level == All) {
+		// An empty all-time list would only hide the speed layer's.
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
@@ -542,6 +543,17 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		if m, err := x.eng.Meta(ctx, Month, ms[len(ms)-1]); err == nil {
 			l.AsOf = m.Through
 		}
+	}
+	if w.Level == All {
+		// The live all-time list is a live key: the newest as-of wins there. The exact list is
+		// as of the end of the last rolled-up month, so it serves until the speed layer
+		// publishes a fresher (approximate) one, instead of hiding it for a day behind a
+		// run-time version.
+		if l.AsOf.IsZero() {
+			x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no month rolled up"})
+			return nil
+		}
+		l.Version = l.AsOf.UnixMilli()
 	}
 	for i, t := range top {
 		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}

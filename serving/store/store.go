@@ -196,9 +196,11 @@ func Admit(cur *List, next List) error {
 	if !next.Start.IsZero() && cur.Source == SourceBatch && next.Source == SourceSpeed {
 		return fmt.Errorf("%s: %w (batch version %d)", next.Key(), ErrSuperseded, cur.Version)
 	}
-	if next.Source == SourceBatch && cur.Source == SourceSpeed {
-		return nil // the exact list always supersedes the approximate one
+	if !next.Start.IsZero() && next.Source == SourceBatch && cur.Source == SourceSpeed {
+		return nil // a calendar window's exact list always supersedes the approximate one
 	}
+	// Live lists (including the batch's all-time list) are ordered by version alone: the
+	// newest as-of wins, exact or not.
 	if next.Version < cur.Version {
 		return fmt.Errorf("%s: version %d older than stored %d: %w", next.Key(), next.Version, cur.Version, ErrStaleVersion)
 	}
