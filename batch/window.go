@@ -53,8 +53,10 @@ func (w Window) String() string {
 		return "hour " + w.Start.UTC().Format("2006-01-02T15Z")
 	case Day:
 		return "day " + w.Start.UTC().Format(time.DateOnly)
-	default:
+	case Month:
 		return "month " + w.Start.UTC().Format("2006-01")
+	default: // topics: the hour rollup "topics_hour" or a list "topics/eu/surge"
+		return w.Level + " " + w.Start.UTC().Format("2006-01-02T15Z")
 	}
 }
 

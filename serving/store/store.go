@@ -22,7 +22,8 @@ import (
 
 // Windows the store knows. Live lists are sliding ("the last hour up to now"); calendar lists
 // are aligned UTC hours, days and months. "all" is all time, live only. Trending-topics
-// lists (seed 001) are live too, one per region and score: TopicsWindow.
+// lists (seed 001) are live, one per region and score (TopicsWindow), and calendar hours
+// too: the batch layer's exact list of a closed hour is {TopicsWindow, the hour's start}.
 var (
 	LiveWindows     = []string{"hour", "day", "month", "all"}
 	CalendarWindows = []string{"hour", "day", "month"}
@@ -161,9 +162,11 @@ func (l List) Validate() error {
 	switch {
 	case live && !slices.Contains(LiveWindows, l.Window) && !topics:
 		return fmt.Errorf("%w: live window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, strings.Join(TopicsScores, "|"))
-	case !live && !slices.Contains(CalendarWindows, l.Window):
-		return fmt.Errorf("%w: calendar window %q: want one of %v", ErrInvalid, l.Window, CalendarWindows)
-	case !live && !Aligned(l.Window, l.Start):
+	case !live && topics && !Aligned("hour", l.Start):
+		return fmt.Errorf("%w: topics window %s start %s is not a UTC hour", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
+	case !live && !topics && !slices.Contains(CalendarWindows, l.Window):
+		return fmt.Errorf("%w: calendar window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, CalendarWindows, strings.Join(TopicsScores, "|"))
+	case !live && !topics && !Aligned(l.Window, l.Start):
 		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
 	case l.Source != SourceSpeed && l.Source != SourceBatch:
 		return fmt.Errorf("%w: source %q", ErrInvalid, l.Source)

@@ -105,10 +105,36 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 				t.Errorf("window %q: %v, want ErrInvalid", w, err)
 			}
 		}
+		// A calendar topics list is one UTC hour (the batch layer's exact list of it).
 		cal := eu
-		cal.Start, cal.Version = T0, 10
+		cal.Start, cal.Version = T0.Add(30*time.Minute), 10
 		if err := s.Put(ctx, cal); !errors.Is(err, store.ErrInvalid) {
-			t.Fatalf("calendar topics list: %v, want ErrInvalid (topics lists are live only)", err)
+			t.Fatalf("calendar topics list at %s: %v, want ErrInvalid (not a UTC hour)", cal.Start, err)
+		}
+		cal.Start, cal.End = T0, T0.Add(time.Hour)
+		if err := s.Put(ctx, cal); err != nil {
+			t.Fatalf("calendar topics list of an hour: %v", err)
+		}
+		exact := cal
+		exact.Source, exact.Exact, exact.Version = store.SourceBatch, true, 11
+		if err := s.Put(ctx, exact); err != nil {
+			t.Fatalf("batch topics list over the speed one: %v", err)
+		}
+		late := cal
+		late.Version = 12
+		if err := s.Put(ctx, late); !errors.Is(err, store.ErrSuperseded) {
+			t.Fatalf("speed topics list after the batch one: %v, want ErrSuperseded", err)
+		}
+		got, err = s.Get(ctx, store.Key{Window: "topics/eu/surge", Start: T0})
+		if err != nil || got.Source != store.SourceBatch || got.Version != 11 {
+			t.Fatalf("calendar topics list: got %+v, %v; want the batch list", got, err)
+		}
+		if got, err := s.Get(ctx, store.Key{Window: "topics/eu/surge"}); err != nil || got.Version != 7 {
+			t.Fatalf("live topics list after calendar writes: version %d, %v; want 7", got.Version, err)
+		}
+		rs, err := s.Range(ctx, "topics/eu/surge", T0, T0.Add(time.Hour))
+		if err != nil || len(rs) != 1 || rs[0].Version != 11 {
+			t.Fatalf("range of topics hours: %d lists, %v; want the batch list", len(rs), err)
 		}
 	})
 	t.Run("stale version refused", func(t *testing.T) {
