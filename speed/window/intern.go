@@ -42,12 +42,22 @@ func (in *interner) register32(d *[]uint32) {
 
 // intern returns the handle of s, allocating one with no references if s is
 // new. The caller must reference it (or call releaseIfUnused).
-func (in *interner) intern(s string) uint32 {
-	if id, ok := in.ids[s]; ok {
+func (in *interner) intern(s string) uint32 { return intern(in, s) }
+
+// intern is the interner's lookup for a string or for bytes still in a
+// message buffer. The map index converts without allocating; only a new
+// item is copied, so the key never points into the caller's buffer.
+func intern[S string | []byte](in *interner, item S) uint32 {
+	if id, ok := in.ids[string(item)]; ok {
 		return id
 	}
-	// Clone: the caller's string may point into a large message buffer.
-	s = strings.Clone(s)
+	var s string
+	switch v := any(item).(type) {
+	case string:
+		s = strings.Clone(v) // the caller's string may point into a large message buffer
+	case []byte:
+		s = string(v)
+	}
 	var id uint32
 	if n := len(in.free); n > 0 {
 		id = in.free[n-1]

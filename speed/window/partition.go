@@ -221,8 +221,20 @@ func (p *Partition) Config() Config { return p.cfg }
 
 // Add counts one event by its event time and says what it did.
 func (p *Partition) Add(ev event.Event) Outcome {
-	ms := ev.TS.UnixMilli()
-	if ev.Count == 0 || ev.ItemID == "" || ms < minEventMs || ms >= maxEventMs {
+	return add(p, ev.ItemID, ev.Count, ev.TS.UnixMilli())
+}
+
+// AddBytes is Add for an event whose item id is still in the message it was decoded from
+// (event.Decoder): count views of item at Unix milliseconds ms. An item already in the
+// partition costs no allocation; a new one is copied, so item may be reused afterwards.
+func (p *Partition) AddBytes(item []byte, count uint32, ms int64) Outcome {
+	return add(p, item, count, ms)
+}
+
+// add is Add and AddBytes. It is generic rather than converting, so that neither path
+// allocates for an item the interner already holds.
+func add[S string | []byte](p *Partition, item S, count uint32, ms int64) Outcome {
+	if count == 0 || len(item) == 0 || ms < minEventMs || ms >= maxEventMs {
 		p.st.Invalid++
 		return Invalid
 	}
@@ -231,16 +243,16 @@ func (p *Partition) Add(ev event.Event) Outcome {
 	}
 	m := ms / minuteMs
 	if m == p.curMin {
-		p.curGen.add(p, p.in.intern(ev.ItemID), uint64(ev.Count))
+		p.curGen.add(p, intern(p.in, item), uint64(count))
 		p.st.Counted++
 		return Counted
 	}
 	if m >= p.asOf {
-		p.addOpen(m, p.in.intern(ev.ItemID), uint64(ev.Count))
+		p.addOpen(m, intern(p.in, item), uint64(count))
 		p.st.Counted++
 		return Counted
 	}
-	return p.addLate(m, ev.ItemID, uint64(ev.Count))
+	return addLate(p, m, item, uint64(count))
 }
 
 // Watermark returns the largest event time seen minus the allowed
@@ -375,7 +387,7 @@ func (p *Partition) sortByHash(f *frozen, hs []uint64) {
 }
 
 // addLate counts an event whose minute m has closed, wherever it still can.
-func (p *Partition) addLate(m int64, item string, c uint64) Outcome {
+func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome {
 	anyWin := false
 	for _, w := range p.wins {
 		if w.accepts(p, m) {
@@ -387,7 +399,7 @@ func (p *Partition) addLate(m int64, item string, c uint64) Outcome {
 		p.st.TooLate++
 		return TooLate
 	}
-	id := p.in.intern(item)
+	id := intern(p.in, item)
 	if p.keep > 0 && m >= p.asOf-p.keep {
 		if p.minutes.at(m).add(id, c) {
 			p.in.ref(id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -930,5 +931,49 @@ func TestConservativeMinuteOrder(t *testing.T) {
 		if !bytes.Equal(run(shuffled), want) {
 			t.Fatalf("shuffle %d: another order within the minutes gave another state", i)
 		}
+	}
+}
+
+// TestAddBytesMatchesAdd: AddBytes with the item in a buffer that is overwritten after every
+// call gives the outcomes, the lists and the snapshot bytes of Add on the same stream: the
+// partition keeps no reference to the caller's bytes.
+func TestAddBytesMatchesAdd(t *testing.T) {
+	for name, cfg := range map[string]Config{"exact and sketch": snapTestConfig(), "with all-time": snapAllConfig()} {
+		t.Run(name, func(t *testing.T) {
+			evs := genStream(streamOpts{seed: 7, n: 20_000, items: 500, step: 2 * time.Second, counts: 5, late: true})
+			a, _ := New(cfg)
+			b, _ := New(cfg)
+			buf := make([]byte, 0, 64)
+			for i, ev := range evs {
+				buf = append(buf[:0], ev.ItemID...)
+				oa, ob := a.Add(ev), b.AddBytes(buf, ev.Count, ev.TS.UnixMilli())
+				for j := range buf {
+					buf[j] = 'X'
+				}
+				if oa != ob {
+					t.Fatalf("event %d (%+v): Add %v, AddBytes %v", i, ev, oa, ob)
+				}
+			}
+			if !bytes.Equal(mustMarshal(t, a), mustMarshal(t, b)) {
+				t.Fatal("snapshots differ")
+			}
+			if ta, tb := allTops(t, a), allTops(t, b); !reflect.DeepEqual(ta, tb) {
+				t.Fatalf("lists differ:\n%+v\n%+v", ta, tb)
+			}
+			if b.Add(event.Event{Count: 1, TS: t0}) != Invalid || b.AddBytes(nil, 1, t0.UnixMilli()) != Invalid || b.AddBytes([]byte("a"), 0, t0.UnixMilli()) != Invalid {
+				t.Fatal("an empty item or a zero count must be Invalid")
+			}
+		})
+	}
+}
+
+// TestAddBytesAllocs: counting a known item from bytes allocates nothing, which is the
+// point of AddBytes (the worker's per-event cost).
+func TestAddBytesAllocs(t *testing.T) {
+	p, _ := New(exactTestConfig())
+	item, ms := []byte("dQw4w9WgXcQ"), t0.UnixMilli()
+	p.AddBytes(item, 1, ms)
+	if n := testing.AllocsPerRun(1000, func() { p.AddBytes(item, 1, ms) }); n != 0 {
+		t.Fatalf("AddBytes of a known item: %v allocations, want 0", n)
 	}
 }
