@@ -30,6 +30,16 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
+		b.Run("decoder/"+in.name, func(b *testing.B) {
+			var d Decoder
+			b.ReportAllocs()
+			b.SetBytes(int64(len(in.in)))
+			for b.Loop() {
+				if _, err := d.Decode(in.in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run("encoding_json/"+in.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(in.in)))

@@ -26,7 +26,59 @@ func Decode(b []byte) (Event, error) {
 	if err := d.object(); err != nil {
 		return Event{}, err
 	}
-	return d.event(), nil
+	return d.fields().Event(), nil
+}
+
+// Decoder decodes one message after another into memory it reuses, for a consumer that
+// looks items up by their bytes (the speed worker's interning map): a valid event then
+// costs no allocation at all, where Decode makes one. It applies exactly Decode's rules and
+// returns the same errors. A Decoder is not safe for concurrent use; its zero value is
+// ready.
+type Decoder struct {
+	d decoder
+}
+
+// Fields is an event as Decoder.Decode returns it, before its text is copied out: ItemID,
+// Region and UserID alias the decoded message or the Decoder's buffers, so they are valid
+// only until the next Decode on the same Decoder and while the message is unchanged.
+type Fields struct {
+	ItemID, Region, UserID []byte
+	Count                  uint32
+	// TSMilli is the event time in Unix milliseconds (Event.TS is the same instant).
+	TSMilli        int64
+	AccountAgeDays int32
+	HasAccountAge  bool
+}
+
+// Decode parses b strictly, as the package's Decode does.
+func (x *Decoder) Decode(b []byte) (Fields, error) {
+	if len(b) > MaxEventBytes {
+		return Fields{}, &DecodeError{Reason: ReasonTooLarge,
+			Detail: fmt.Sprintf("message is %d bytes, limit is %d", len(b), MaxEventBytes)}
+	}
+	x.d.reset(b)
+	if err := x.d.object(); err != nil {
+		return Fields{}, err
+	}
+	return x.d.fields(), nil
+}
+
+// Event copies f into an Event with a single allocation: ItemID, Region and UserID are
+// slices of one string. They share a lifetime (the Event), so none keeps another alive for
+// longer.
+func (f Fields) Event() Event {
+	e := Event{Count: f.Count, TS: time.UnixMilli(f.TSMilli).UTC(), AccountAgeDays: f.AccountAgeDays, HasAccountAge: f.HasAccountAge}
+	if len(f.Region) == 0 && len(f.UserID) == 0 {
+		e.ItemID = string(f.ItemID)
+		return e
+	}
+	var buf [MaxItemIDBytes + MaxRegionBytes + MaxUserIDBytes]byte
+	n := copy(buf[:], f.ItemID)
+	r := n + copy(buf[n:], f.Region)
+	u := r + copy(buf[r:], f.UserID)
+	s := string(buf[:u])
+	e.ItemID, e.Region, e.UserID = s[:n], s[n:r], s[r:u]
+	return e
 }
 
 const (
@@ -72,34 +124,31 @@ type decoder struct {
 	keyBuf    [maxKeyBytes]byte
 }
 
-// event builds the result with a single allocation: ItemID, Region and UserID are slices of
-// one string. They share a lifetime (the Event), so none keeps another alive for longer.
-func (d *decoder) event() Event {
-	ts := time.UnixMilli(d.ms).UTC()
-	item := d.b[d.itemLo:d.itemHi]
+// reset readies a reused decoder for b. It clears the state, not the buffers (clearing
+// them would cost more than the decode): a buffer is only read up to what the current
+// message wrote into it. Every field outside the buffers must be reset here.
+func (d *decoder) reset(b []byte) {
+	d.b, d.i, d.seen = b, 0, 0
+	d.itemLo, d.itemHi, d.itemEsc = 0, 0, false
+	d.regionLo, d.regionHi, d.regionEsc = 0, 0, false
+	d.userLo, d.userHi, d.userEsc = 0, 0, false
+	d.count, d.age, d.ms, d.esc = 0, 0, 0, false
+}
+
+// fields returns the decoded values as slices of the input or of the escape buffers.
+func (d *decoder) fields() Fields {
+	f := Fields{ItemID: d.b[d.itemLo:d.itemHi], Region: d.b[d.regionLo:d.regionHi], UserID: d.b[d.userLo:d.userHi],
+		Count: d.count, TSMilli: d.ms, AccountAgeDays: d.age, HasAccountAge: d.seen&bitAccountAge != 0}
 	if d.itemEsc {
-		item = d.itemBuf[:d.itemHi]
+		f.ItemID = d.itemBuf[:d.itemHi]
 	}
-	region := d.b[d.regionLo:d.regionHi]
 	if d.regionEsc {
-		region = d.regionBuf[:d.regionHi]
+		f.Region = d.regionBuf[:d.regionHi]
 	}
-	user := d.b[d.userLo:d.userHi]
 	if d.userEsc {
-		user = d.userBuf[:d.userHi]
+		f.UserID = d.userBuf[:d.userHi]
 	}
-	e := Event{Count: d.count, TS: ts, AccountAgeDays: d.age, HasAccountAge: d.seen&bitAccountAge != 0}
-	if len(region) == 0 && len(user) == 0 {
-		e.ItemID = string(item)
-		return e
-	}
-	var buf [MaxItemIDBytes + MaxRegionBytes + MaxUserIDBytes]byte
-	n := copy(buf[:], item)
-	r := n + copy(buf[n:], region)
-	u := r + copy(buf[r:], user)
-	s := string(buf[:u])
-	e.ItemID, e.Region, e.UserID = s[:n], s[n:r], s[r:u]
-	return e
+	return f
 }
 
 func (d *decoder) malformed(format string, args ...any) *DecodeError {

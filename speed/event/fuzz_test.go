@@ -12,7 +12,8 @@ import (
 // FuzzDecode checks, for any input: Decode never panics; an accepted event is valid JSON,
 // passes Validate, agrees with encoding/json on every field and survives a canonical
 // re-encode; a rejection is always a *DecodeError, and malformed_json is only ever said of
-// input that encoding/json also rejects.
+// input that encoding/json also rejects. A reused Decoder, fresh from a message that set
+// every field through escapes, gives the same event or the same error.
 func FuzzDecode(f *testing.F) {
 	seeds := []string{
 		`{"item_id": "V7", "count": 3, "ts": "2026-11-14T10:05:12Z", "region": "eu"}`,
@@ -36,8 +37,21 @@ func FuzzDecode(f *testing.F) {
 			f.Add(b)
 		}
 	}
+	dirty := []byte(`{"item_id":"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9","count":999999,"ts":"2099-12-31T23:59:59.999Z",` +
+		`"region":"r\u00e9gion-\u00e9\u00e9\u00e9","user_id":"u\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9","account_age_days":99999}`)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := Decode(b)
+		var dec Decoder
+		if _, derr := dec.Decode(dirty); derr != nil {
+			t.Fatalf("dirty seed rejected: %v", derr)
+		}
+		fs, rerr := dec.Decode(b)
+		if (err == nil) != (rerr == nil) || (err != nil && err.Error() != rerr.Error()) {
+			t.Fatalf("reused Decoder says %v, Decode says %v", rerr, err)
+		}
+		if err == nil && fs.Event() != e {
+			t.Fatalf("reused Decoder gives %+v, Decode %+v", fs.Event(), e)
+		}
 		if err != nil {
 			de, ok := err.(*DecodeError)
 			if !ok {
