@@ -17,7 +17,11 @@ type ScheduleConfig struct {
 	// NightlyAt is the time after midnight UTC of the daily Nightly run; default 30m.
 	// Negative disables it.
 	NightlyAt time.Duration
-	Log       *slog.Logger
+	// Topics, when set, also recomputes the trending-topics lists of every hour that
+	// closed within Lookback whose archived inputs (the hour and its baseline days inside
+	// Lookback) changed since it last ran them.
+	Topics *Topics
+	Log    *slog.Logger
 }
 
 // Schedule is the built-in scheduler of long-running processes (trending up): every Every it
@@ -104,16 +108,56 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 			done[w] = fp
 		}
 	}
-	if len(due) == 0 {
+	if len(due) > 0 {
+		rep, err := r.Run(ctx, due)
+		if err != nil {
+			for _, w := range due {
+				delete(done, w) // try them again
+			}
+			return err
+		}
+		sc.Log.Info("scheduled batch", "windows", len(due), "published", rep.Published())
+	}
+	if sc.Topics == nil {
 		return nil
 	}
-	rep, err := r.Run(ctx, due)
+	// Topics lists: the closed hours whose inputs changed. hourFP holds every closed hour
+	// of the lookback now; a baseline day older than the lookback is not watched (late
+	// data that old is rare, and `trending batch nightly --topics` covers yesterday).
+	var hours []Window
+	for _, h := range mustSpan(Hour, from, now) {
+		fp, ok := hourFP[h.Start]
+		if !ok {
+			continue // open
+		}
+		fps := []string{fp}
+		for _, b := range sc.Topics.baseline(h.Start)[1:] {
+			fps = append(fps, hourFP[b])
+		}
+		w := Window{TopicsRollup, h.Start}
+		if key := strings.Join(fps, ","); done[w] != key {
+			hours = append(hours, h)
+			done[w] = key
+		}
+	}
+	if len(hours) == 0 {
+		return nil
+	}
+	rep, err := sc.Topics.Run(ctx, hours)
 	if err != nil {
-		for _, w := range due {
-			delete(done, w) // try them again
+		for _, h := range hours {
+			delete(done, Window{TopicsRollup, h.Start})
 		}
 		return err
 	}
-	sc.Log.Info("scheduled batch", "windows", len(due), "published", rep.Published())
+	sc.Log.Info("scheduled topics batch", "hours", len(hours), "published", rep.Published())
 	return nil
+}
+
+func mustSpan(level string, from, to time.Time) []Window {
+	ws, err := Span(level, from, to)
+	if err != nil {
+		panic("BUG: " + err.Error())
+	}
+	return ws
 }

@@ -152,7 +152,9 @@ type TopicsEngine interface {
 	// BuildTopicHours replaces the rollups of the given hours with CountTopicHour of each,
 	// recording each Fingerprint, atomically per call.
 	BuildTopicHours(ctx context.Context, src Archive, hours []Built, rules TopicRules) ([]Meta, error)
-	// TopicsMeta returns what was recorded for an hour, or ErrNoRollup.
+	// TopicsMeta returns what was recorded for an hour, or ErrNoRollup. Its Views is the
+	// counted weight in tenths of a mention, Items the distinct (region, topic) keys and
+	// InputRows the rows counted after every rule.
 	TopicsMeta(ctx context.Context, hour time.Time) (Meta, error)
 	// TopicCounts returns an hour's rollup sorted by (region, topic); nil when empty.
 	TopicCounts(ctx context.Context, hour time.Time) ([]TopicCount, error)
@@ -373,7 +375,7 @@ func (t *Topics) Run(ctx context.Context, hours []Window) (Report, error) {
 		w := Window{TopicsRollup, h}
 		x.markBuilt(w)
 		x.progress("built", Outcome{Window: w, Built: true, Fingerprint: fp, InputRows: metas[0].InputRows,
-			Items: metas[0].Items, Views: metas[0].Views, Took: time.Since(t0)})
+			Items: metas[0].Items, Views: roundTenths(metas[0].Views), Took: time.Since(t0)}) // in mentions
 		return nil
 	})
 	if err != nil {

@@ -417,3 +417,38 @@ func TestTopicsOpenHourRefused(t *testing.T) {
 		t.Fatalf("open hour: %v, want ErrWindowOpen", err)
 	}
 }
+
+// TestTopicsSchedule: the built-in scheduler publishes the topics lists of the hours that
+// closed within its lookback, exactly.
+func TestTopicsSchedule(t *testing.T) {
+	w := newTopicsWorld(t)
+	eng, st := nativeEngine(t), boltStore(t)
+	tp := newTopics(t, w, eng, st, topicsConfig(t))
+	r := newRunner(t, w.fixture, eng, st, topicsH2.Add(3*time.Hour), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- r.Schedule(ctx, batch.ScheduleConfig{Every: 20 * time.Millisecond, Lookback: 4 * time.Hour, NightlyAt: -1, Topics: tp})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, h := range []time.Time{topicsH, topicsH2} {
+		for _, k := range []store.Key{{Window: "topics/world/volume", Start: h}, {Window: "topics/eu/surge", Start: h}, {Window: "topics/us/volume", Start: h}} {
+			for {
+				if _, err := st.Get(context.Background(), k); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s never published", k)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		checkTopics(t, w, st, h)
+	}
+}

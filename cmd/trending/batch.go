@@ -18,6 +18,7 @@ import (
 	"trending/batch"
 	"trending/internal/objstore"
 	"trending/serving/store"
+	"trending/speed/topics"
 )
 
 func init() { subcommands = append(subcommands, newBatchCommand) }
@@ -106,6 +107,70 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	return env, nil
 }
 
+// topicsEngine returns the engine of the trending-topics hour rollups: the exact engine
+// when it keeps them (Go-native), otherwise a Go-native file at --rollups opened for the
+// run (the ClickHouse engine has no topics rollups yet).
+func (s *batchSettings) topicsEngine(env *batchEnv) (batch.TopicsEngine, error) {
+	if te, ok := env.eng.(batch.TopicsEngine); ok {
+		return te, nil
+	}
+	if dir := filepath.Dir(s.rollups); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create rollup directory: %w", err)
+		}
+	}
+	n, err := batch.OpenNative(s.rollups)
+	if err != nil {
+		return nil, err
+	}
+	prev := env.close
+	env.close = func() { n.Close(); prev() }
+	return n, nil
+}
+
+// batchTopicsFlags are the trending-topics recompute's flags (run, nightly).
+type batchTopicsFlags struct {
+	tf       *topicsFlags
+	floor    float64
+	listSize int
+	review   string
+}
+
+func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
+	b := &batchTopicsFlags{tf: addTopicsFlags(fs, false, 0)}
+	fs.StringVar(&b.tf.blocklist, "blocklist", "", "file of banned topic terms, one a line, applied to the topics recompute (needs --topics); a change recomputes the hours")
+	fs.Float64Var(&b.floor, "topics-floor", topics.DefaultFloor, "fewest mentions in the hour for a topic to be listed")
+	fs.IntVar(&b.listSize, "topics-list-size", topics.DefaultListSize, "length of each topics list (1..1000)")
+	fs.StringVar(&b.review, "topics-review", "", "review queue file (trending topics review): its pending and rejected topics are kept off the batch lists")
+	return b
+}
+
+// topics returns the trending-topics recompute the flags describe, or nil without --topics.
+func (b *batchTopicsFlags) topics(s *batchSettings, env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
+	cfg, err := b.tf.config()
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	tc := batch.DefaultTopicsConfig()
+	tc.Regions, tc.Scores, tc.Blocklist, tc.ListSize = cfg.Regions, cfg.Scores, b.tf.blocklist, b.listSize
+	tc.Surge.Floor = b.floor
+	if b.review != "" {
+		q, err := readReviewQueue(b.review)
+		if err != nil {
+			return nil, fmt.Errorf("--topics-review: %w", err)
+		}
+		tc.Held = q.Blocks
+	}
+	if err := tc.Validate(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	eng, err := s.topicsEngine(env)
+	if err != nil {
+		return nil, err
+	}
+	return batch.NewTopics(r, eng, tc)
+}
+
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
 	cfg := batch.DefaultConfig()
 	cfg.K, cfg.AllowedLateness, cfg.Progress = s.k, s.lateness, cmd.ErrOrStderr()
@@ -168,7 +233,9 @@ func newBatchRunCommand() *cobra.Command {
   trending batch run --window day --start 2026-11-09 --end 2026-11-16 \
     --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
   # all time (the live list "all"), summed over every month rolled up
-  trending batch run --window all`,
+  trending batch run --window all
+  # the hour's lists and its exact trending-topics lists of eu, us and world
+  trending batch run --window hour --start 2026-11-14T10 --topics eu,us --blocklist banned.txt`,
 		Args: cobra.NoArgs,
 		RunE: nil,
 	}
@@ -178,10 +245,14 @@ func newBatchRunCommand() *cobra.Command {
 	f.StringVar(&start, "start", "", "first window (UTC), e.g. 2026-11-14T10; required except for --window all")
 	f.StringVar(&end, "end", "", "end of the range, exclusive (default: the end of the first window)")
 	f.BoolVar(&force, "force", false, "compute open windows too (the speed layer then cannot update them)")
+	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		levels, err := batch.ParseLevels(level)
 		if err != nil || len(levels) != 1 {
 			return usagef("--window %q: use one of hour, day, month or all", level)
+		}
+		if btf.tf.regions != "" && levels[0] != batch.Hour {
+			return usagef("--topics lists are recomputed per hour: use --window hour")
 		}
 		var ws []batch.Window
 		if levels[0] == batch.All {
@@ -213,13 +284,38 @@ func newBatchRunCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
+		tp, err := btf.topics(s, env, r)
+		if err != nil {
+			return err
+		}
 		rep, err := r.Run(cmd.Context(), ws)
 		if err != nil {
 			return err
 		}
-		return writeReport(cmd.OutOrStdout(), rep)
+		if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
+			return err
+		}
+		if rep, err = tp.Run(cmd.Context(), ws); err != nil {
+			return err
+		}
+		return writeTopicsReport(cmd.OutOrStdout(), rep)
 	}
 	return cmd
+}
+
+// writeTopicsReport is writeReport's line for the trending-topics lists.
+func writeTopicsReport(w io.Writer, rep batch.Report) error {
+	built, current := 0, 0
+	for _, o := range rep.Outcomes {
+		if o.Built && o.Window.Level == batch.TopicsRollup {
+			built++
+		}
+		if o.Skipped == "current" {
+			current++
+		}
+	}
+	_, err := fmt.Fprintf(w, "topics version %d: %d hour rollups built, %d lists published, %d current\n", rep.Version, built, rep.Published(), current)
+	return err
 }
 
 func newBatchBackfillCommand() *cobra.Command {
@@ -323,6 +419,7 @@ means every window is exact and published.`,
 	f.StringVar(&date, "date", "", "UTC day to close (default: yesterday)")
 	f.IntVar(&lookback, "lookback-days", 35, "how many earlier days to check for late data")
 	f.BoolVar(&force, "force", false, "run even if --date is not closed yet")
+	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		var day time.Time
 		if date != "" {
@@ -340,11 +437,30 @@ means every window is exact and published.`,
 		if err != nil {
 			return err
 		}
+		tp, err := btf.topics(s, env, r)
+		if err != nil {
+			return err
+		}
 		rep, err := r.Nightly(cmd.Context(), day)
 		if err != nil {
 			return err
 		}
-		return writeReport(cmd.OutOrStdout(), rep)
+		if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
+			return err
+		}
+		// The topics lists of the same day's hours (late data in them rebuilds just those).
+		if day.IsZero() {
+			day = time.Now().UTC().AddDate(0, 0, -1)
+		}
+		from := store.Align("day", day)
+		hours, err := batch.Span(batch.Hour, from, from.AddDate(0, 0, 1))
+		if err != nil {
+			return err
+		}
+		if rep, err = tp.Run(cmd.Context(), hours); err != nil {
+			return err
+		}
+		return writeTopicsReport(cmd.OutOrStdout(), rep)
 	}
 	return cmd
 }

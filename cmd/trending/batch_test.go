@@ -84,6 +84,32 @@ func TestBatchCommands(t *testing.T) {
 		t.Fatalf("published list %+v, %v", l, err)
 	}
 
+	// The same hour's trending-topics lists (the hour and its 7 baseline days built): V1 has
+	// 6 mentions, all worldwide (no region).
+	out, err = run("run", "--window", "hour", "--start", "2026-11-14T10", "--topics", "eu", "--topics-score", "volume", "--topics-floor", "1")
+	if err != nil {
+		t.Fatalf("run --topics: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "topics version") || !strings.Contains(out, "8 hour rollups built, 2 lists published") {
+		t.Fatalf("run --topics printed %q", out)
+	}
+	st, err = store.OpenBolt(filepath.Join(dir, "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err = st.Get(ctx, store.Key{Window: "topics/world/volume", Start: hour})
+	eu, euErr := st.Get(ctx, store.Key{Window: "topics/eu/volume", Start: hour})
+	st.Close()
+	if err != nil || l.Source != store.SourceBatch || len(l.Items) != 2 || l.Items[0].ItemID != "V1" || l.Items[0].Views != 6 || l.Items[0].Score != 6 {
+		t.Fatalf("published topics list %+v, %v", l, err)
+	}
+	if euErr != nil || len(eu.Items) != 0 {
+		t.Fatalf("eu topics list %+v, %v: want an empty exact list", eu, euErr)
+	}
+	if _, err := run("run", "--window", "day", "--start", "2026-11-14", "--topics", "eu"); !errors.As(err, new(usageError)) {
+		t.Fatalf("--topics with --window day: %v, want a usage error", err)
+	}
+
 	out, err = run("status", "--from", "2026-11-14", "--windows", "hour")
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
