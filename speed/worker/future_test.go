@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -54,6 +55,72 @@ func TestServedKeys(t *testing.T) {
 	for _, wc := range ws {
 		if got := served(wc); got != want[wc.Name] {
 			t.Errorf("%s: served as %+v, want %+v", wc.Name, got, want[wc.Name])
+		}
+	}
+}
+
+// TestFutureMatchesAheadBy: the guard that reads the clock only when it must decides every
+// event as aheadBy with a fresh clock reading would, over live traffic, replays, events
+// ahead of the clock, producers whose clock runs ahead and missing Kafka timestamps, while
+// reading the clock far less often than once per event.
+func TestFutureMatchesAheadBy(t *testing.T) {
+	for _, mf := range []time.Duration{time.Millisecond, time.Second, 10 * time.Minute} {
+		t.Run(mf.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(mf), 3))
+			clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+			reads := 0
+			now := func() time.Time { reads++; return clock }
+			var p partition
+			const n = 100_000
+			for i := range n {
+				clock = clock.Add(time.Duration(rng.IntN(int(time.Second / 10))))
+				msgTime := clock.Add(-time.Duration(rng.IntN(int(time.Second)))).Truncate(time.Millisecond)
+				ts := msgTime.Add(-time.Duration(rng.IntN(int(time.Second))))
+				switch x := rng.IntN(100); {
+				case x < 5: // a replay: logged a day ago
+					msgTime = msgTime.Add(-24 * time.Hour)
+					ts = msgTime.Add(time.Duration(rng.Int64N(int64(2*mf))) - mf/2)
+				case x < 10: // dated around the limit
+					ts = clock.Add(mf + time.Duration(rng.Int64N(int64(2*time.Second))) - time.Second)
+				case x < 12: // the producer's clock, and so the Kafka timestamp, runs ahead
+					msgTime = clock.Add(time.Duration(rng.Int64N(int64(2 * mf))))
+					ts = msgTime.Add(time.Duration(rng.Int64N(int64(time.Second))) - time.Second/2)
+				case x < 14:
+					msgTime = time.Time{}
+				}
+				ts = ts.Truncate(time.Millisecond)
+				want := aheadBy(ts, msgTime, clock)
+				got, over := p.future(ts, msgTime, mf, now)
+				if over != (want > mf) || (over && got != want) {
+					t.Fatalf("event %d ts %s msg %s clock %s: future = %s, %v; aheadBy = %s", i, ts, msgTime, clock, got, over, want)
+				}
+			}
+			if mf >= time.Second && reads > n/5 {
+				t.Fatalf("%d clock reads for %d events", reads, n)
+			}
+		})
+	}
+}
+
+func TestIdleClock(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c := idleClock{next: 10, at: t0}
+	for _, tc := range []struct {
+		name string
+		next int64
+		at   time.Duration // tick time after t0
+		d    time.Duration
+		want bool
+	}{
+		{"off", 10, time.Hour, 0, false},
+		{"nothing new, not long enough", 10, 30 * time.Second, time.Minute, false},
+		{"nothing new for over d", 10, 61 * time.Second, time.Minute, true},
+		{"a message since the last tick", 11, 62 * time.Second, time.Minute, false},
+		{"counted from the tick that saw it", 11, 62*time.Second + time.Minute, time.Minute, false},
+		{"then idle", 11, 63*time.Second + time.Minute, time.Minute, true},
+	} {
+		if got := c.idle(tc.next, t0.Add(tc.at), tc.d); got != tc.want {
+			t.Errorf("%s: idle = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

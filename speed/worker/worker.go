@@ -76,6 +76,9 @@ type Config struct {
 	// IdleAdvance: when a partition has received nothing for this long, move its watermark
 	// with the wall clock so its lists and calendar windows keep moving. 0 (default) never
 	// does: lists then move only with event time, and replays are exactly repeatable.
+	// Idleness is judged at publish ticks, from the first tick that found the partition's
+	// offset unchanged (no clock read per event), so it may start up to one PublishEvery
+	// later than IdleAdvance after the last message, never earlier.
 	IdleAdvance time.Duration
 	// MaxFuture: an event dated more than this ahead of the clock is not counted; it goes to
 	// the DLQ with reason "future_ts", like an invalid event. One event dated a year ahead
@@ -261,7 +264,8 @@ type partition struct {
 	dlq    []kafka.Message
 	out    *kafka.Writer
 	gen    *kafka.Generation
-	last   time.Time // wall time of the last message
+	dec    event.Decoder
+	clock  time.Time // the last wall-clock reading of the future guard (see future)
 	lblP   string
 	served map[string]servingName
 }
@@ -287,7 +291,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: st, topics: top, next: next, out: out, gen: gen, last: time.Now(), lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	p := &partition{w: w, id: id, state: st, topics: top, next: next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
 	for _, wc := range st.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
@@ -302,6 +306,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	var mu sync.Mutex
 	tickCtx, stopTicks := context.WithCancel(gctx)
 	ticksDone := make(chan struct{})
+	idle := idleClock{next: p.next, at: time.Now()}
 	go func() {
 		defer close(ticksDone)
 		pub := time.NewTicker(c.PublishEvery)
@@ -314,8 +319,8 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 				return
 			case <-pub.C:
 				mu.Lock()
-				if c.IdleAdvance > 0 && time.Since(p.last) > c.IdleAdvance {
-					p.state.AdvanceTo(time.Now().Add(-c.IdleAdvance))
+				if now := time.Now(); idle.idle(p.next, now, c.IdleAdvance) {
+					p.state.AdvanceTo(now.Add(-c.IdleAdvance))
 				}
 				err := p.publish(tickCtx)
 				mu.Unlock()
@@ -424,10 +429,8 @@ func (w *Worker) restoreTopics(id int, snap []byte) (*topics.State, error) {
 }
 
 func (p *partition) handle(ctx context.Context, m kafka.Message) error {
-	now := time.Now()
-	p.last = now
 	p.next = m.Offset + 1
-	ev, err := event.Decode(m.Value)
+	f, err := p.dec.Decode(m.Value)
 	if err != nil {
 		reason := "malformed"
 		var de *event.DecodeError
@@ -437,18 +440,54 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		return p.toDLQ(ctx, m, reason, err.Error())
 	}
 	if mf := p.w.cfg.MaxFuture; mf >= 0 {
-		if ahead := aheadBy(ev.TS, m.Time, now); ahead > mf {
+		ts := time.UnixMilli(f.TSMilli)
+		if ahead, over := p.future(ts, m.Time, mf, time.Now); over {
 			return p.toDLQ(ctx, m, ReasonFutureTS, fmt.Sprintf("event time %s is %s ahead of the clock, over the %s allowed",
-				ev.TS.UTC().Format(time.RFC3339Nano), ahead.Round(time.Millisecond), mf))
+				ts.UTC().Format(time.RFC3339Nano), ahead.Round(time.Millisecond), mf))
 		}
 	}
-	if o := p.state.Add(ev); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
+	// AddBytes interns the item from the message's bytes: no allocation for a known item.
+	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
 	}
 	if p.topics != nil {
-		p.topics.Add(mention(ev, p.topics.Config().Weight))
+		p.topics.Add(mention(f.Event(), p.topics.Config().Weight))
 	}
 	return nil
+}
+
+// future reports whether event time ts is more than mf ahead of the clock, as
+// aheadBy(ts, msgTime, now()) > mf, and by how much. aheadBy is the larger of
+// ts-msgTime (when msgTime is set) and ts-now, and the clock moves forward: an event within
+// mf of msgTime and of an earlier clock reading is within mf of now too, so the clock is
+// read only when that does not settle it. Live events are dated about now, so that is about
+// once per mf rather than once per event (a clock read is a sizeable share of an event's
+// cost). A step back of the wall clock goes unseen until the next reading: it can let
+// through an event up to that step further ahead.
+func (p *partition) future(ts, msgTime time.Time, mf time.Duration, now func() time.Time) (time.Duration, bool) {
+	if (msgTime.IsZero() || ts.Sub(msgTime) <= mf) && !p.clock.IsZero() && ts.Sub(p.clock) <= mf {
+		return 0, false
+	}
+	p.clock = now()
+	ahead := aheadBy(ts, msgTime, p.clock)
+	return ahead, ahead > mf
+}
+
+// idleClock tells, at publish ticks, how long a partition has received nothing, from its
+// next offset alone: the fetch loop reads no clock per event.
+type idleClock struct {
+	next int64     // the partition's next offset at the last tick
+	at   time.Time // the first tick that saw next, or the start
+}
+
+// idle records the partition's next offset at a tick at now and reports whether nothing
+// has arrived for over d (never when d <= 0). It errs late, never early: at is the first
+// tick after the last message, not the message's arrival.
+func (c *idleClock) idle(next int64, now time.Time, d time.Duration) bool {
+	if next != c.next {
+		c.next, c.at = next, now
+	}
+	return d > 0 && now.Sub(c.at) > d
 }
 
 // aheadBy returns how far event time ts is ahead of the clock: the message's Kafka timestamp
