@@ -139,6 +139,12 @@ type TopicRules struct {
 	DedupeSlot    time.Duration
 }
 
+// isNew reports whether an archived account age (days; nil when absent: established) is
+// a new account's.
+func (r TopicRules) isNew(days *int32) bool {
+	return days != nil && time.Duration(*days)*24*time.Hour < r.NewAccountAge
+}
+
 // TopicCount is one (region, topic) of an hour rollup, in tenths of a mention.
 type TopicCount struct {
 	Region, Topic string
@@ -146,11 +152,12 @@ type TopicCount struct {
 	NewTenths     uint64 // of which from new accounts
 }
 
-// TopicsEngine keeps the per-(region, topic) hour rollups. *Native implements it.
-// Implementations are safe for concurrent use by calls on different hours.
+// TopicsEngine keeps the per-(region, topic) hour rollups. Both engines implement it:
+// *Native in its bbolt file, *ClickHouse in topics_hour (schemas/clickhouse/003_topics.sql).
 type TopicsEngine interface {
 	// BuildTopicHours replaces the rollups of the given hours with CountTopicHour of each,
-	// recording each Fingerprint, atomically per call.
+	// recording each Fingerprint, atomically per call. Calls on different UTC days may run
+	// at once; calls on the same day must not.
 	BuildTopicHours(ctx context.Context, src Archive, hours []Built, rules TopicRules) ([]Meta, error)
 	// TopicsMeta returns what was recorded for an hour, or ErrNoRollup. Its Views is the
 	// counted weight in tenths of a mention, Items the distinct (region, topic) keys and
@@ -210,7 +217,7 @@ func CountTopicHour(ctx context.Context, src Archive, hour time.Time, rules Topi
 		if rules.Blocked != nil && rules.Blocked(r.ItemID) {
 			return nil
 		}
-		isNew := r.AccountAgeDays != nil && time.Duration(*r.AccountAgeDays)*24*time.Hour < rules.NewAccountAge
+		isNew := rules.isNew(r.AccountAgeDays)
 		if r.UserID == "" {
 			rows++
 			add(r.Region, r.ItemID, topics.Tenths(isNew)*uint64(max(r.Count, 1)), isNew)
@@ -342,6 +349,7 @@ func (t *Topics) Run(ctx context.Context, hours []Window) (Report, error) {
 	}
 	slices.SortFunc(need, func(a, b time.Time) int { return a.Compare(b) })
 	var mu sync.Mutex
+	var stale []Window
 	err := x.parallel(ctx, len(need), func(i int) error {
 		h := need[i]
 		afp, err := t.r.arc.Fingerprint(ctx, h)
@@ -349,33 +357,49 @@ func (t *Topics) Run(ctx context.Context, hours []Window) (Report, error) {
 			return fmt.Errorf("fingerprint of hour %s: %w", h.Format(time.RFC3339), err)
 		}
 		fp := t.hourFP(afp)
-		mu.Lock()
-		x.fps[h] = fp
-		mu.Unlock()
-		stale := t.r.cfg.Rebuild && slices.ContainsFunc(hours, func(w Window) bool { return w.Start.Equal(h) })
-		if !stale {
+		build := t.r.cfg.Rebuild && slices.ContainsFunc(hours, func(w Window) bool { return w.Start.Equal(h) })
+		if !build {
 			m, err := t.eng.TopicsMeta(ctx, h)
 			switch {
 			case errors.Is(err, ErrNoRollup):
-				stale = true
+				build = true
 			case err != nil:
 				return err
 			default:
-				stale = m.Fingerprint != fp
+				build = m.Fingerprint != fp
 			}
 		}
-		if !stale {
-			return nil
+		mu.Lock()
+		defer mu.Unlock()
+		x.fps[h] = fp
+		if build {
+			stale = append(stale, Window{Hour, h})
+		}
+		return nil
+	})
+	if err != nil {
+		return x.report, err
+	}
+	// One call per day: an engine may replace a day's rollups as a unit (ClickHouse swaps
+	// the day's partition), so two calls on one day must not run at once.
+	groups := group(stale, Day)
+	err = x.parallel(ctx, len(groups), func(i int) error {
+		g := groups[i]
+		bs := make([]Built, len(g))
+		for j, w := range g {
+			bs[j] = Built{Start: w.Start, Fingerprint: x.fps[w.Start], Through: w.End()}
 		}
 		t0 := time.Now()
-		metas, err := t.eng.BuildTopicHours(ctx, t.r.arc, []Built{{Start: h, Fingerprint: fp, Through: h.Add(time.Hour)}}, t.rules())
+		metas, err := t.eng.BuildTopicHours(ctx, t.r.arc, bs, t.rules())
 		if err != nil {
 			return err
 		}
-		w := Window{TopicsRollup, h}
-		x.markBuilt(w)
-		x.progress("built", Outcome{Window: w, Built: true, Fingerprint: fp, InputRows: metas[0].InputRows,
-			Items: metas[0].Items, Views: roundTenths(metas[0].Views), Took: time.Since(t0)}) // in mentions
+		for j, b := range bs {
+			w := Window{TopicsRollup, b.Start}
+			x.markBuilt(w)
+			x.progress("built", Outcome{Window: w, Built: true, Fingerprint: b.Fingerprint, InputRows: metas[j].InputRows,
+				Items: metas[j].Items, Views: roundTenths(metas[j].Views), Took: time.Since(t0) / time.Duration(len(g))}) // in mentions
+		}
 		return nil
 	})
 	if err != nil {

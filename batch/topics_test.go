@@ -221,7 +221,23 @@ func topicsConfig(t *testing.T) batch.TopicsConfig {
 	return c
 }
 
-func newTopics(t *testing.T, w *topicsWorld, eng *batch.Native, st store.Store, cfg batch.TopicsConfig) *batch.Topics {
+// topicsEngine is an exact engine that also keeps the topics rollups.
+type topicsEngine interface {
+	batch.Engine
+	batch.TopicsEngine
+}
+
+// topicsEngines runs fn against both engines, as engines does.
+func topicsEngines(t *testing.T, fn func(t *testing.T, open func(t *testing.T) topicsEngine)) {
+	t.Run("clickhouse", func(t *testing.T) {
+		fn(t, func(t *testing.T) topicsEngine { e, _, _ := openCH(t); return e })
+	})
+	t.Run("native", func(t *testing.T) {
+		fn(t, func(t *testing.T) topicsEngine { return nativeEngine(t) })
+	})
+}
+
+func newTopics(t *testing.T, w *topicsWorld, eng topicsEngine, st store.Store, cfg batch.TopicsConfig) *batch.Topics {
 	t.Helper()
 	r := newRunner(t, w.fixture, eng, st, topicsH2.Add(3*time.Hour), nil)
 	tp, err := batch.NewTopics(r, eng, cfg)
@@ -304,9 +320,13 @@ func published(rep batch.Report) []string {
 // list of the hour is replaced with a reconciliation; a rerun does nothing; late data
 // rebuilds only its hour and republishes only the lists that depend on it.
 func TestTopicsExactAgainstTruth(t *testing.T) {
+	topicsEngines(t, testTopicsExact)
+}
+
+func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	ctx := context.Background()
 	w := newTopicsWorld(t)
-	eng, st := nativeEngine(t), boltStore(t)
+	eng, st := open(t), boltStore(t)
 	speed := store.List{Window: "topics/eu/surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
 		Version: 5, Source: store.SourceSpeed, ComputedAt: topicsH,
 		Items: []store.Item{{Rank: 1, ItemID: "quake", Views: 9999, Score: 40}, {Rank: 2, ItemID: "nothing", Views: 10, Score: 1}}}

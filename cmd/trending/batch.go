@@ -107,27 +107,6 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	return env, nil
 }
 
-// topicsEngine returns the engine of the trending-topics hour rollups: the exact engine
-// when it keeps them (Go-native), otherwise a Go-native file at --rollups opened for the
-// run (the ClickHouse engine has no topics rollups yet).
-func (s *batchSettings) topicsEngine(env *batchEnv) (batch.TopicsEngine, error) {
-	if te, ok := env.eng.(batch.TopicsEngine); ok {
-		return te, nil
-	}
-	if dir := filepath.Dir(s.rollups); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create rollup directory: %w", err)
-		}
-	}
-	n, err := batch.OpenNative(s.rollups)
-	if err != nil {
-		return nil, err
-	}
-	prev := env.close
-	env.close = func() { n.Close(); prev() }
-	return n, nil
-}
-
 // batchTopicsFlags are the trending-topics recompute's flags (run, nightly).
 type batchTopicsFlags struct {
 	tf       *topicsFlags
@@ -146,7 +125,7 @@ func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 }
 
 // topics returns the trending-topics recompute the flags describe, or nil without --topics.
-func (b *batchTopicsFlags) topics(s *batchSettings, env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
+func (b *batchTopicsFlags) topics(env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
 	cfg, err := b.tf.config()
 	if err != nil || cfg == nil {
 		return nil, err
@@ -164,9 +143,9 @@ func (b *batchTopicsFlags) topics(s *batchSettings, env *batchEnv, r *batch.Runn
 	if err := tc.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
-	eng, err := s.topicsEngine(env)
-	if err != nil {
-		return nil, err
+	eng, ok := env.eng.(batch.TopicsEngine)
+	if !ok {
+		panic(fmt.Sprintf("BUG: exact engine %T keeps no topics rollups", env.eng))
 	}
 	return batch.NewTopics(r, eng, tc)
 }
@@ -284,7 +263,7 @@ func newBatchRunCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		tp, err := btf.topics(s, env, r)
+		tp, err := btf.topics(env, r)
 		if err != nil {
 			return err
 		}
@@ -437,7 +416,7 @@ means every window is exact and published.`,
 		if err != nil {
 			return err
 		}
-		tp, err := btf.topics(s, env, r)
+		tp, err := btf.topics(env, r)
 		if err != nil {
 			return err
 		}

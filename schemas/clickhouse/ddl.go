@@ -1,6 +1,6 @@
 // Package clickhouse holds the ClickHouse DDL of trending as numbered migrations
-// (NNN_name.sql, embedded) and applies them: the serving table (001) and the batch layer's
-// rollups (002). `trending migrate` runs Apply; tests run it on a fresh database.
+// (NNN_name.sql, embedded) and applies them: the serving table (001), the batch layer's
+// rollups (002) and its trending-topics hour rollups (003). `trending migrate` runs Apply; tests run it on a fresh database.
 //
 // cluster/ holds the same migrations for a ClickHouse cluster (ON CLUSTER, replicated tables,
 // Distributed tables for reads over sharded rollups); `trending migrate --cluster NAME`
