@@ -427,12 +427,13 @@ means every window is exact and published.`,
 		if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
 			return err
 		}
-		// The topics lists of the same day's hours (late data in them rebuilds just those).
+		// The topics lists of the day's hours and of every hour of the lookback: an hour
+		// whose archived inputs (or whose baseline days') did not change is only checked.
 		if day.IsZero() {
 			day = time.Now().UTC().AddDate(0, 0, -1)
 		}
 		from := store.Align("day", day)
-		hours, err := batch.Span(batch.Hour, from, from.AddDate(0, 0, 1))
+		hours, err := batch.Span(batch.Hour, from.AddDate(0, 0, -lookback), from.AddDate(0, 0, 1))
 		if err != nil {
 			return err
 		}

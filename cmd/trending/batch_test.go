@@ -106,6 +106,15 @@ func TestBatchCommands(t *testing.T) {
 	if euErr != nil || len(eu.Items) != 0 {
 		t.Fatalf("eu topics list %+v, %v: want an empty exact list", eu, euErr)
 	}
+	// nightly: the hour's lists are current (the other hours have no events): nothing is
+	// republished.
+	out, err = run("nightly", "--date", "2026-11-14", "--lookback-days", "1", "--force", "--topics", "eu", "--topics-score", "volume", "--topics-floor", "1")
+	if err != nil {
+		t.Fatalf("nightly --topics: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "0 lists published, 2 current") {
+		t.Fatalf("nightly --topics printed %q", out[max(0, len(out)-300):])
+	}
 	if _, err := run("run", "--window", "day", "--start", "2026-11-14", "--topics", "eu"); !errors.As(err, new(usageError)) {
 		t.Fatalf("--topics with --window day: %v, want a usage error", err)
 	}
