@@ -270,9 +270,17 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		return err
 	}
 	g.Go(func() error { return srv.Serve(gctx, ln) })
-	g.Go(func() error {
-		return runner.Schedule(gctx, batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")})
-	})
+	sched := batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")}
+	if tcfg != nil {
+		// The closed hours of the topics lists are recomputed exactly too, with the same
+		// rules and the review queue's holds.
+		sched.Topics, err = batch.NewTopics(runner, eng, batch.TopicsConfig{Regions: tcfg.Regions, Scores: tcfg.Scores,
+			Surge: tcfg.Surge, Weight: tcfg.Weight, Blocklist: tf.blocklist, Held: speedW.Review().Blocks})
+		if err != nil {
+			return usagef("%v", err)
+		}
+	}
+	g.Go(func() error { return runner.Schedule(gctx, sched) })
 	if !f.noLoad {
 		lw := eventlog.NewWriter(brokers, f.topic)
 		defer lw.Close()
