@@ -210,9 +210,16 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]store.Lis
 		}
 	}
 	for _, r := range c.cfg.topicsRegions() {
-		if err := get(store.Key{Window: store.TopicsWindow(r, c.cfg.Topics[r])}); err != nil {
+		w := store.TopicsWindow(r, c.cfg.Topics[r])
+		if err := get(store.Key{Window: w}); err != nil {
 			return nil, err
 		}
+		// The batch's exact lists of closed hours, kept as long as calendar hours.
+		ls, err := c.st.Range(ctx, w, c.oldest("hour", now), store.Next("hour", store.Align("hour", now)))
+		if err != nil {
+			return nil, fmt.Errorf("range %s hours: %w", w, err)
+		}
+		out = append(out, ls...)
 	}
 	for _, w := range store.CalendarWindows {
 		from := c.oldest(w, now)
@@ -256,14 +263,22 @@ func (c *Cache) swap(now time.Time, lists []store.List) {
 	}
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	for k, e := range cur {
-		if k.start == liveStart || k.start >= oldest[k.window] {
+		retention := k.window
+		if store.IsTopicsWindow(k.window) {
+			retention = "hour"
+		}
+		if k.start == liveStart || k.start >= oldest[retention] {
 			next[k] = e
 		}
 	}
 	for _, l := range lists {
 		k := keyOf(l.Window, l.Start)
 		if k.start != liveStart {
-			if o, ok := oldest[l.Window]; !ok || k.start < o {
+			retention := l.Window
+			if store.IsTopicsWindow(l.Window) {
+				retention = "hour" // the batch's exact topics lists of closed hours
+			}
+			if o, ok := oldest[retention]; !ok || k.start < o {
 				continue
 			}
 		}

@@ -42,19 +42,23 @@ func (s *Server) handleTrending(w http.ResponseWriter, r *http.Request) {
 // handleTopics serves one region's trending-topics list (seed 001).
 func (s *Server) handleTopics(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
-	q, aerr := parseTopics(r.URL.RawQuery, &s.cfg)
+	q, aerr := parseTopics(r.URL.RawQuery, &s.cfg, now)
 	if aerr != nil {
 		writeError(w, aerr)
 		return
 	}
-	e, ok := s.cache.Get(q.window, time.Time{})
+	e, ok := s.cache.Get(q.window, q.hour)
 	if !ok {
 		if !s.cache.Loaded() {
 			writeError(w, notReady(s.cache.Ready()))
 			return
 		}
-		writeError(w, &apiError{http.StatusNotFound, codeNotFound,
-			fmt.Sprintf("no %s topics list for %s yet: the speed layer has not published one", q.score, q.region)})
+		detail := fmt.Sprintf("no %s topics list for %s yet: the speed layer has not published one", q.score, q.region)
+		if !q.hour.IsZero() {
+			detail = fmt.Sprintf("no exact %s topics list for %s in the hour from %s: the batch recomputes closed hours (or the hour is older than the API keeps)",
+				q.score, q.region, q.hour.Format(time.RFC3339))
+		}
+		writeError(w, &apiError{http.StatusNotFound, codeNotFound, detail})
 		return
 	}
 	s.writeList(w, r, e, q.limit, now)

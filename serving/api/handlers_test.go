@@ -663,6 +663,10 @@ func TestTopics(t *testing.T) {
 		{"/v1/topics?limit=101", 400, "from 1 to 100"},
 		{"/v1/topics?window=hour", 400, "unknown parameter"},
 		{"/v1/topics?region=jp", 404, "no surge topics list for jp yet"},
+		{"/v1/topics?region=eu&hour=2026-11-14T09:00:00Z", 200, `"source":"batch","exact":true`},
+		{"/v1/topics?region=eu&hour=2026-11-14T08:00:00Z", 404, "no exact surge topics list for eu in the hour"},
+		{"/v1/topics?region=eu&hour=2026-11-14T09:30:00Z", 400, "hour"},
+		{"/v1/topics?region=eu&hour=2026-11-14T12:00:00Z", 400, "in the future"},
 	} {
 		t.Run(c.target, func(t *testing.T) {
 			w := f.get(c.target)

@@ -52,6 +52,9 @@ func seedLists() []store.List {
 			{Rank: 2, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
 			{Rank: 3, ItemID: "#giveaway", Views: 900, Score: 0.51, Expected: 100, NewShare: 0.9, Review: true},
 		}}
+	topicsEUHour := store.List{Window: store.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
+		Source: store.SourceBatch, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
+		Items: []store.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
 	topicsWorld := topicsEU
 	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
 	return []store.List{
@@ -64,7 +67,7 @@ func seedLists() []store.List {
 		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
 		storetest.MakeList("day", store.Align("day", t0), 30, store.SourceSpeed, 20, 7000),
 		storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6),
-		topicsEU, topicsWorld,
+		topicsEU, topicsWorld, topicsEUHour,
 	}
 }
 

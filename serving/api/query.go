@@ -48,14 +48,15 @@ type trendingQuery struct {
 // topicsQuery is a validated GET /v1/topics request.
 type topicsQuery struct {
 	region, score string
-	window        string // store.TopicsWindow(region, score)
+	window        string    // store.TopicsWindow(region, score)
+	hour          time.Time // zero: the live list; else the batch's exact list of that closed hour
 	limit         int
 }
 
 // parseTopics validates a GET /v1/topics query: region defaults to world and must be a
 // configured list; score, when given, must be the one that list is scored by.
-func parseTopics(raw string, cfg *Config) (topicsQuery, *apiError) {
-	p, aerr := params(raw, "GET /v1/topics", "region", "score", "limit")
+func parseTopics(raw string, cfg *Config, now time.Time) (topicsQuery, *apiError) {
+	p, aerr := params(raw, "GET /v1/topics", "region", "score", "limit", "hour")
 	if aerr != nil {
 		return topicsQuery{}, aerr
 	}
@@ -80,6 +81,13 @@ func parseTopics(raw string, cfg *Config) (topicsQuery, *apiError) {
 			return q, badRequest(codeBadParameter, "limit %q: use a whole number from 1 to %d (default %d)", trunc(s), cfg.MaxLimit, cfg.DefaultLimit)
 		}
 		q.limit = n
+	}
+	if h, ok := p["hour"]; ok {
+		t, aerr := parseStart("hour", h, "hour", now)
+		if aerr != nil {
+			return q, aerr
+		}
+		q.hour = t
 	}
 	q.window = store.TopicsWindow(q.region, q.score)
 	return q, nil

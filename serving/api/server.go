@@ -114,7 +114,7 @@ func (s *Server) routeTable() []*route {
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTrending},
 		{path: "/v1/windows", name: "/v1/windows", methods: get, params: []string{"window", "from", "to"},
 			statuses: []int{200, 304, 400, 405, 503}, h: s.handleWindows},
-		{path: "/v1/topics", name: "/v1/topics", methods: get, params: []string{"region", "score", "limit"},
+		{path: "/v1/topics", name: "/v1/topics", methods: get, params: []string{"region", "score", "limit", "hour"},
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTopics},
 		{path: "/healthz", name: "/healthz", methods: get, statuses: []int{200, 405}, h: s.handleHealthz},
 		{path: "/readyz", name: "/readyz", methods: get, statuses: []int{200, 405, 503}, h: s.handleReadyz},
