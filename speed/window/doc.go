@@ -47,8 +47,11 @@
 // to a dense uint32 handle, reference-counted by the open minutes, buckets,
 // calendar totals and candidate sets that hold it, and freed (for reuse)
 // when the last one lets go. The two newest open minutes count in sparse
-// sets indexed by handle, so an event costs one intern-map lookup and an
-// array increment, and closing a minute hashes nothing; older open minutes
+// sets indexed by handle, so an event costs one intern lookup and an
+// array increment, and closing a minute hashes nothing. Ids of up to 15
+// bytes are looked up in a table that keeps their bytes inline (usually one
+// cache miss, no pointer to follow), longer ones in a map; AddBytes looks an
+// id up from a message's bytes without allocating. Older open minutes
 // (a lateness over a minute) count in maps. A closed minute is frozen into
 // an array of packed (handle, count) pairs, 8 bytes an entry, which is what
 // the minute ring and the hourly and daily rings keep. Running totals of an

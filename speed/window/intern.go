@@ -1,6 +1,9 @@
 package window
 
-import "strings"
+import (
+	"hash/maphash"
+	"strings"
+)
 
 // interner maps item ids to dense uint32 handles for one partition, so that
 // every bucket stores 4-byte handles instead of strings and every exact
@@ -14,7 +17,14 @@ import "strings"
 // Handles are an in-memory detail: snapshots name items by string, in
 // sorted order, so the same state encodes to the same bytes whatever the
 // handles are.
+//
+// Ids of up to shortMax bytes (most real ones: an 11-byte video id, a
+// hashtag) are looked up in short, a table whose slots hold the bytes
+// inline: a lookup is usually one cache miss, where a map[string] follows
+// the key's pointer to compare it, a second or third miss, which on a busy
+// machine was the largest part of an event's cost. Longer ids go to ids.
 type interner struct {
+	short   shortTable
 	ids     map[string]uint32
 	strs    []string // handle -> item; "" for a free handle
 	refs    []uint32 // handle -> references
@@ -24,7 +34,7 @@ type interner struct {
 }
 
 func newInterner() *interner {
-	return &interner{ids: make(map[string]uint32)}
+	return &interner{short: newShortTable(), ids: make(map[string]uint32)}
 }
 
 // register adds a dense per-handle slice that must grow with the handle
@@ -48,7 +58,16 @@ func (in *interner) intern(s string) uint32 { return intern(in, s) }
 // message buffer. The map index converts without allocating; only a new
 // item is copied, so the key never points into the caller's buffer.
 func intern[S string | []byte](in *interner, item S) uint32 {
-	if id, ok := in.ids[string(item)]; ok {
+	short := len(item) <= shortMax
+	var k shortKey
+	var h uint64
+	if short {
+		k = makeShortKey(item)
+		h = in.short.hash(&k)
+		if id, ok := in.short.get(&k, h); ok {
+			return id
+		}
+	} else if id, ok := in.ids[string(item)]; ok {
 		return id
 	}
 	var s string
@@ -74,7 +93,11 @@ func intern[S string | []byte](in *interner, item S) uint32 {
 			*d = append(*d, 0)
 		}
 	}
-	in.ids[s] = id
+	if short {
+		in.short.put(&k, h, id)
+	} else {
+		in.ids[s] = id
+	}
 	return id
 }
 
@@ -101,23 +124,137 @@ func (in *interner) releaseIfUnused(id uint32) {
 }
 
 func (in *interner) drop(id uint32) {
-	delete(in.ids, in.strs[id])
+	if s := in.strs[id]; len(s) <= shortMax {
+		k := makeShortKey(s)
+		in.short.remove(&k, in.short.hash(&k))
+	} else {
+		delete(in.ids, s)
+	}
 	in.strs[id] = ""
 	in.free = append(in.free, id)
 }
 
 // live returns the number of items alive.
-func (in *interner) live() int { return len(in.ids) }
+func (in *interner) live() int { return in.short.n + len(in.ids) }
 
-// bytes estimates the interner's memory: the map (a 24-byte slot for a
-// 16-byte key and a 4-byte value, at Go's typical 3/4 load, plus control
-// bytes: ~40 bytes an item, measured), the handle slices and the string
-// bytes rounded up to the allocator's 8-byte granularity.
+// bytes estimates the interner's memory: the short table's slots, the map
+// of longer ids (a 24-byte slot for a 16-byte key and a 4-byte value, at
+// Go's typical 3/4 load, plus control bytes: ~40 bytes an item, measured),
+// the handle slices and the string bytes rounded up to the allocator's
+// 8-byte granularity.
 func (in *interner) bytes() int64 {
 	var sb int64
 	for _, s := range in.strs {
 		sb += int64(len(s)+7) &^ 7
 	}
 	n := int64(len(in.ids))
-	return n*40 + int64(cap(in.strs))*16 + int64(cap(in.refs))*4 + int64(cap(in.free))*4 + sb
+	return n*40 + int64(len(in.short.slots))*shortSlotBytes + int64(cap(in.strs))*16 + int64(cap(in.refs))*4 + int64(cap(in.free))*4 + sb
+}
+
+// shortMax is the longest item id kept in the short table.
+const shortMax = 15
+
+// shortKey is an id of at most shortMax bytes, zero-padded, with its length
+// in the last byte, so that ids differing only by trailing zero bytes
+// differ.
+type shortKey [shortMax + 1]byte
+
+func makeShortKey[S string | []byte](item S) shortKey {
+	var k shortKey
+	copy(k[:shortMax], item)
+	k[shortMax] = byte(len(item))
+	return k
+}
+
+// shortTable is an open-addressing hash table (linear probing, backward-
+// shift deletion, no tombstones) from shortKey to handle. Each slot keeps
+// its hash, so growing and deleting never rehash a key. The hash is
+// maphash with a random seed per table, as Go's maps are, so crafted ids
+// cannot force long probe runs.
+type shortTable struct {
+	slots []shortSlot // a power of two long
+	n     int         // slots in use
+	seed  maphash.Seed
+}
+
+type shortSlot struct {
+	k   shortKey
+	id1 uint32 // handle + 1; 0 marks an empty slot
+	h   uint32 // the key's hash (low bits), which picks its home slot
+}
+
+// shortSlotBytes is the size of a shortSlot.
+const shortSlotBytes = 24
+
+func newShortTable() shortTable {
+	return shortTable{slots: make([]shortSlot, 64), seed: maphash.MakeSeed()}
+}
+
+func (t *shortTable) hash(k *shortKey) uint64 { return maphash.Bytes(t.seed, k[:]) }
+
+// get returns the handle of k, whose hash is h.
+func (t *shortTable) get(k *shortKey, h uint64) (uint32, bool) {
+	mask := uint32(len(t.slots) - 1)
+	for i := uint32(h) & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.id1 == 0 {
+			return 0, false
+		}
+		if s.h == uint32(h) && s.k == *k {
+			return s.id1 - 1, true
+		}
+	}
+}
+
+// put adds k, which must not be in the table, with handle id. The table
+// grows at a load of 3/4.
+func (t *shortTable) put(k *shortKey, h uint64, id uint32) {
+	if (t.n+1)*4 > len(t.slots)*3 {
+		t.grow()
+	}
+	t.place(shortSlot{k: *k, id1: id + 1, h: uint32(h)})
+	t.n++
+}
+
+func (t *shortTable) place(s shortSlot) {
+	mask := uint32(len(t.slots) - 1)
+	i := s.h & mask
+	for t.slots[i].id1 != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = s
+}
+
+func (t *shortTable) grow() {
+	old := t.slots
+	t.slots = make([]shortSlot, 2*len(old))
+	for _, s := range old {
+		if s.id1 != 0 {
+			t.place(s)
+		}
+	}
+}
+
+// remove deletes k, whose hash is h; it must be in the table. Linear
+// probing needs no tombstone: every later slot of the probe run whose home
+// is not between the hole and itself moves back into the hole.
+func (t *shortTable) remove(k *shortKey, h uint64) {
+	mask := uint32(len(t.slots) - 1)
+	i := uint32(h) & mask
+	for t.slots[i].id1 == 0 || t.slots[i].h != uint32(h) || t.slots[i].k != *k {
+		if t.slots[i].id1 == 0 {
+			panic("BUG: window: removing an item id the interner does not hold")
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; t.slots[j].id1 != 0; j = (j + 1) & mask {
+		// The entry at j may fill the hole at i unless its home lies
+		// cyclically in (i, j]: then i is before its home.
+		if home := t.slots[j].h & mask; (j-home)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = shortSlot{}
+	t.n--
 }
