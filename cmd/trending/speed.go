@@ -42,6 +42,25 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	return f
 }
 
+// coreSettings checks the settings `speed` and `up` share: the windows, the topics lists and
+// their blocklist, and the future-date guard.
+func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *topics.Blocklist, time.Duration, error) {
+	wc, err := wf.config()
+	if err != nil {
+		return wc, nil, nil, 0, err
+	}
+	tcfg, err := tf.config()
+	if err != nil {
+		return wc, nil, nil, 0, err
+	}
+	blocklist, err := tf.openBlocklist()
+	if err != nil {
+		return wc, nil, nil, 0, err
+	}
+	mf, err := maxFuture(future)
+	return wc, tcfg, blocklist, mf, err
+}
+
 // addMaxFutureFlag adds --max-future, shared by `speed` and `up`; maxFuture checks its value.
 func addMaxFutureFlag(fs *pflag.FlagSet, d *time.Duration) {
 	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock is not counted: it goes to the DLQ with reason future_ts, so it cannot jump the watermark and make later events too late (negative: no limit)")
@@ -166,24 +185,12 @@ partitions move, with their checkpoints, to the others.`,
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
-		wc, err := wf.config()
-		if err != nil {
-			return err
-		}
-		tcfg, err := tf.config()
-		if err != nil {
-			return err
-		}
-		blocklist, err := tf.openBlocklist()
+		wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, future)
 		if err != nil {
 			return err
 		}
 		if partitions < 1 {
 			return usagef("--partitions %d: must be at least 1", partitions)
-		}
-		mf, err := maxFuture(future)
-		if err != nil {
-			return err
 		}
 		if publishEvery <= 0 || checkpointEvery <= 0 {
 			return usagef("--publish-every and --checkpoint-every must be positive durations such as 1m or 10s")

@@ -117,19 +117,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
 	ctx := cmd.Context()
 	a := appFrom(ctx)
-	wc, err := wf.config()
-	if err != nil {
-		return err
-	}
-	tcfg, err := tf.config()
-	if err != nil {
-		return err
-	}
-	blocklist, err := tf.openBlocklist()
-	if err != nil {
-		return err
-	}
-	mf, err := maxFuture(f.maxFuture)
+	wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, f.maxFuture)
 	if err != nil {
 		return err
 	}
