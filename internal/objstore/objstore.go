@@ -271,7 +271,7 @@ func isNotFound(err error) bool {
 // IsRetryable reports whether err is worth retrying: the server was unreachable or said it
 // was busy. Not-found, exists and bad-request errors are final.
 func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrExists) || errors.Is(err, ErrChanged) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var re interface{ HTTPStatusCode() int }
@@ -281,4 +281,38 @@ func IsRetryable(err error) bool {
 		return st == 0 || st >= 500 || st == 429 || st == 408
 	}
 	return true
+}
+
+// GetVersion reads a whole object and its ETag, the version PutIfMatch replaces. A missing
+// key is ErrNotFound.
+func (s *Store) GetVersion(ctx context.Context, key string) ([]byte, string, error) {
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: &key})
+	if err != nil {
+		if isNotFound(err) {
+			return nil, "", fmt.Errorf("get %s: %w", key, ErrNotFound)
+		}
+		return nil, "", fmt.Errorf("get %s: %w", key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", key, err)
+	}
+	return b, strings.Trim(aws.ToString(out.ETag), `"`), nil
+}
+
+// PutIfMatch replaces the object under key only when its ETag is still etag (If-Match), so
+// a read-modify-write loses no concurrent write. It returns ErrChanged when the object was
+// replaced or deleted since it was read. S3, recent MinIO and gofakes3 honour If-Match.
+func (s *Store) PutIfMatch(ctx context.Context, key string, body []byte, etag string) (string, error) {
+	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.cfg.Bucket, Key: &key, Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), IfMatch: aws.String(`"` + etag + `"`)})
+	if err != nil {
+		switch code(err) {
+		case "PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey":
+			return "", fmt.Errorf("put %s: %w", key, ErrChanged)
+		}
+		return "", fmt.Errorf("put %s: %w", key, err)
+	}
+	return strings.Trim(aws.ToString(out.ETag), `"`), nil
 }

@@ -36,6 +36,30 @@ func suite(t *testing.T, st *objstore.Store) {
 	if _, err := st.PutIfAbsent(ctx, "p/b", []byte("beta")); err != nil {
 		t.Fatalf("put-if-absent new: %v", err)
 	}
+	// A read-modify-write: the ETag read back guards the replace, and a stale one is refused.
+	if _, err := st.Put(ctx, "q/v", []byte("v1")); err != nil {
+		t.Fatalf("put q/v: %v", err)
+	}
+	body, v1, err := st.GetVersion(ctx, "q/v")
+	if err != nil || string(body) != "v1" || v1 == "" {
+		t.Fatalf("get version: %q %q %v", body, v1, err)
+	}
+	v2, err := st.PutIfMatch(ctx, "q/v", []byte("v2"), v1)
+	if err != nil || v2 == v1 {
+		t.Fatalf("put-if-match current: %q, %v", v2, err)
+	}
+	if _, err := st.PutIfMatch(ctx, "q/v", []byte("lost"), v1); !errors.Is(err, objstore.ErrChanged) {
+		t.Fatalf("put-if-match stale: %v, want ErrChanged", err)
+	}
+	if _, err := st.PutIfMatch(ctx, "missing/key", []byte("x"), v1); !errors.Is(err, objstore.ErrChanged) {
+		t.Fatalf("put-if-match missing: %v, want ErrChanged", err)
+	}
+	if got, _ := st.Get(ctx, "q/v"); string(got) != "v2" {
+		t.Fatalf("get q/v = %q, want v2", got)
+	}
+	if _, _, err := st.GetVersion(ctx, "missing/key"); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("get version missing: %v, want ErrNotFound", err)
+	}
 	big := bytes.Repeat([]byte("0123456789abcdef"), (6<<20)/16) // 6 MiB: multipart at 5 MiB parts
 	if _, err := st.Put(ctx, "p/big", big); err != nil {
 		t.Fatalf("put big: %v", err)

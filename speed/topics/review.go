@@ -276,3 +276,71 @@ func (r *Review) Absorb(o *Review) {
 	}
 	r.trim()
 }
+
+// Merge folds o's entries into r so that replicas of one queue converge whatever order they
+// merge in (the shared queue in S3, SyncReview): holds are a union; per topic the later
+// decision wins (any decision beats pending; at an equal time rejected beats approved, then
+// the greater By), lists and reasons are unions, FirstSeen the earliest and the last
+// sighting the latest. A restored partition's queue merged this way cannot undo a newer
+// decision, as with Absorb. The bound still applies.
+func (r *Review) Merge(o *Review) {
+	if o == r {
+		return
+	}
+	held := o.List("")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range held {
+		b := &held[i]
+		a := r.held[b.Topic]
+		if a == nil {
+			r.held[b.Topic] = b
+			continue
+		}
+		mergeHeld(a, b)
+	}
+	r.trim()
+}
+
+// mergeHeld folds b into a; see Merge.
+func mergeHeld(a, b *Held) {
+	if laterDecision(b, a) {
+		a.Status, a.Decided, a.By = b.Status, b.Decided, b.By
+	}
+	a.Regions = union(a.Regions, b.Regions)
+	a.Reasons = union(a.Reasons, b.Reasons)
+	if !b.FirstSeen.IsZero() && (a.FirstSeen.IsZero() || b.FirstSeen.Before(a.FirstSeen)) {
+		a.FirstSeen = b.FirstSeen
+	}
+	switch c := b.LastSeen.Compare(a.LastSeen); {
+	case c > 0:
+		a.LastSeen, a.Mentions, a.Score = b.LastSeen, b.Mentions, b.Score
+	case c == 0:
+		// Two workers saw it at the same instant: keep the larger figures, so the order of
+		// merging does not matter.
+		a.Mentions, a.Score = max(a.Mentions, b.Mentions), max(a.Score, b.Score)
+	}
+}
+
+// laterDecision reports whether b's decision supersedes a's.
+func laterDecision(b, a *Held) bool {
+	if c := b.Decided.Compare(a.Decided); c != 0 {
+		return c > 0
+	}
+	rank := map[Status]int{Pending: 0, Approved: 1, Rejected: 2}
+	if rb, ra := rank[b.Status], rank[a.Status]; rb != ra {
+		return rb > ra
+	}
+	return b.By > a.By
+}
+
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,96 @@
+package topics
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"trending/internal/objstore"
+)
+
+// ReviewKey is the object that holds the shared review queue in the bucket every role
+// already uses: the source of truth for decisions in a split deployment. Its bytes are the
+// queue's versioned JSON encoding (Review.MarshalJSON).
+const ReviewKey = "topics/review.json"
+
+// syncAttempts bounds SyncReview's read-merge-write loop under contention.
+const syncAttempts = 8
+
+// SyncReview merges the shared queue under key into r and writes the union back: r's new
+// holds and decisions reach the object, and decisions made elsewhere (`trending topics
+// review`, /v1/topics/review on any process) reach r. The write is conditional on the
+// object's ETag (If-Match, or If-None-Match for the first one), so a concurrent writer is
+// never overwritten: on a conflict it reads again and retries. Merge is commutative as well,
+// so replicas converge even where a store ignored the condition. Nothing is written when the
+// object already holds r's state. A corrupt object is an error and is left alone: it holds
+// operators' decisions.
+func SyncReview(ctx context.Context, st *objstore.Store, key string, r *Review) error {
+	for attempt := range syncAttempts {
+		b, etag, err := st.GetVersion(ctx, key)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			b, etag = nil, ""
+		case err != nil:
+			return fmt.Errorf("sync review queue: %w", err)
+		default:
+			remote := NewReview(0)
+			if err := remote.UnmarshalJSON(b); err != nil {
+				return fmt.Errorf("sync review queue %s: %w", key, err)
+			}
+			r.Merge(remote)
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("sync review queue: encode: %w", err)
+		}
+		if bytes.Equal(out, b) {
+			return nil
+		}
+		if etag == "" {
+			_, err = st.PutIfAbsent(ctx, key, out)
+		} else {
+			_, err = st.PutIfMatch(ctx, key, out, etag)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, objstore.ErrExists) && !errors.Is(err, objstore.ErrChanged) {
+			return fmt.Errorf("sync review queue: %w", err)
+		}
+		// Someone wrote in between: back off a little, with jitter so two workers that
+		// collided do not collide again, and merge their write.
+		d := time.Duration(attempt+1) * time.Duration(5+rand.IntN(20)) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
+	return fmt.Errorf("sync review queue %s: %w after %d attempts", key, ErrReviewContended, syncAttempts)
+}
+
+// RunReviewSync calls SyncReview at once and then every interval until ctx ends. A failed
+// sync is logged and retried at the next interval: the lists keep being published with the
+// decisions known so far (a pending new topic stays held, which is the safe side).
+func RunReviewSync(ctx context.Context, st *objstore.Store, key string, r *Review, every time.Duration, log *slog.Logger) {
+	if every <= 0 {
+		panic("BUG: review sync interval must be positive")
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := SyncReview(ctx, st, key, r); err != nil && ctx.Err() == nil && log != nil {
+			log.Warn("review queue sync failed", "key", key, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package topics
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"trending/internal/objstore"
+)
+
+// reviewStores returns the object stores the shared-queue tests run against: the embedded
+// gofakes3 server always, MinIO when TRENDING_IT_S3 names one (infra/local/services.sh env).
+func reviewStores(t *testing.T) map[string]*objstore.Store {
+	t.Helper()
+	ctx := t.Context()
+	out := map[string]*objstore.Store{}
+	emb, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emb.Close() })
+	add := func(name string, cfg objstore.Config) {
+		st, err := objstore.New(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.EnsureBucket(ctx); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = st
+	}
+	add("embedded", objstore.Config{Endpoint: emb.Endpoint, Bucket: "trending", AccessKey: "k", SecretKey: "s"})
+	if ep := os.Getenv("TRENDING_IT_S3"); ep != "" {
+		add("minio", objstore.Config{Endpoint: ep, Bucket: "trending-it-review", AccessKey: os.Getenv("TRENDING_IT_S3_ACCESS_KEY"),
+			SecretKey: os.Getenv("TRENDING_IT_S3_SECRET_KEY")})
+	} else {
+		t.Log("TRENDING_IT_S3 not set: MinIO not tested (infra/local/services.sh env)")
+	}
+	return out
+}
+
+func TestSharedReview(t *testing.T) {
+	t0 := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	for name, st := range reviewStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			key := fmt.Sprintf("test/%s/%d/review.json", t.Name(), time.Now().UnixNano())
+			a, b, cli := NewReview(0), NewReview(0), NewReview(0)
+			sync := func(rs ...*Review) {
+				t.Helper()
+				for _, r := range rs {
+					if err := SyncReview(ctx, st, key, r); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+
+			// Worker A holds a never-seen topic; B has not seen it.
+			a.Hold("quake", "jp", ReasonNewTopic, t0, 3000, 12)
+			b.Hold("marathon", "us", ReasonNewAccounts, t0, 400, 2)
+			sync(a, b)
+			sync(cli)
+			if got := cli.List(Pending); len(got) != 2 || got[0].Topic != "marathon" && got[1].Topic != "marathon" {
+				t.Fatalf("CLI lists %+v, want quake and marathon pending", got)
+			}
+			if !b.Blocks("quake") {
+				t.Fatal("worker B does not hold quake after a sync: B would list it")
+			}
+
+			// The operator approves it on the CLI side; A sees the topic again meanwhile.
+			if err := cli.Approve("quake", "alice", t0.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			sync(cli)
+			a.Hold("quake", "jp", ReasonNewTopic, t0.Add(2*time.Minute), 3500, 13)
+			sync(a, b) // one tick
+			for wn, w := range map[string]*Review{"A": a, "B": b} {
+				if s, _ := w.Status("quake"); s != Approved || w.Blocks("quake") {
+					t.Fatalf("worker %s: quake %s after a tick, want approved", wn, s)
+				}
+			}
+			// A's later sighting survived the merge alongside the decision.
+			if h := a.List(Approved); len(h) != 1 || h[0].Mentions != 3500 || h[0].By != "alice" {
+				t.Fatalf("A's quake entry %+v", h)
+			}
+
+			// A stale queue (a restored checkpoint) syncing pending cannot undo the approval.
+			stale := NewReview(0)
+			stale.Hold("quake", "de", ReasonNewTopic, t0, 10, 1)
+			sync(stale, b)
+			if s, _ := b.Status("quake"); s != Approved {
+				t.Fatalf("a stale pending queue undid the approval: %s", s)
+			}
+			if h := b.List(Approved); len(h) != 1 || len(h[0].Regions) != 2 {
+				t.Fatalf("quake's lists did not merge: %+v", h)
+			}
+		})
+	}
+}
+
+// TestSharedReviewConcurrentHolds: workers syncing at the same time keep every hold (the
+// conditional write makes the loser merge and retry).
+func TestSharedReviewConcurrentHolds(t *testing.T) {
+	t0 := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	for name, st := range reviewStores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			key := fmt.Sprintf("test/%s/%d/review.json", t.Name(), time.Now().UnixNano())
+			const workers, each = 4, 3
+			var wg sync.WaitGroup
+			errs := make(chan error, workers)
+			for w := range workers {
+				wg.Go(func() {
+					r := NewReview(0)
+					for i := range each {
+						r.Hold(fmt.Sprintf("t%d-%d", w, i), "world", ReasonNewTopic, t0, 1, 1)
+						if err := SyncReview(ctx, st, key, r); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			cli := NewReview(0)
+			if err := SyncReview(ctx, st, key, cli); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(cli.List(Pending)); got != workers*each {
+				t.Fatalf("shared queue holds %d topics, want %d: a concurrent hold was lost", got, workers*each)
+			}
+		})
+	}
+}
+
+// TestMergeCommutes: merging two queues in either order gives the same encoding.
+func TestMergeCommutes(t *testing.T) {
+	t0 := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	mk := func(f func(r *Review)) *Review { r := NewReview(0); f(r); return r }
+	x := func(r *Review) {
+		r.Hold("a", "us", ReasonNewTopic, t0, 5, 1)
+		r.Hold("b", "jp", ReasonNewAccounts, t0.Add(time.Minute), 7, 2)
+		_ = r.Approve("a", "alice", t0.Add(2*time.Minute))
+	}
+	y := func(r *Review) {
+		r.Hold("a", "jp", ReasonNewAccounts, t0.Add(3*time.Minute), 9, 3)
+		r.Hold("b", "jp", ReasonNewAccounts, t0.Add(time.Minute), 8, 1)
+		_ = r.Reject("b", "bob", t0.Add(time.Minute))
+		r.Hold("c", "world", ReasonNewTopic, t0, 1, 1)
+	}
+	xy, yx := mk(x), mk(y)
+	xy.Merge(mk(y))
+	yx.Merge(mk(x))
+	bx, _ := xy.MarshalJSON()
+	by, _ := yx.MarshalJSON()
+	if string(bx) != string(by) {
+		t.Fatalf("merge does not commute:\n%s\n%s", bx, by)
+	}
+	if s, _ := xy.Status("a"); s != Approved {
+		t.Fatalf("a is %s, want approved (the only decision)", s)
+	}
+	if s, _ := xy.Status("b"); s != Rejected {
+		t.Fatalf("b is %s, want rejected", s)
+	}
+}
