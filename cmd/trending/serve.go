@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"trending/internal/eventlog"
+	"trending/internal/objstore"
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/serving/store"
+	"trending/speed/topics"
 )
 
 func init() { subcommands = append(subcommands, newServeCommand) }
@@ -22,7 +26,8 @@ func newServeCommand() *cobra.Command {
 	cfg := api.DefaultConfig()
 	var tf *topicsFlags
 	var storeSpec string
-	var ingestKafka, ingestTopic, ingestToken string
+	var ingestKafka, ingestTopic, ingestToken, reviewToken string
+	var s3f *s3Settings
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
@@ -38,6 +43,9 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
                                                        approximate or missing
   GET /v1/topics?region=R&limit=N                      trending topics (with --topics, as the
                                                        speed workers have them)
+  GET|POST /v1/topics/review                           the held topics; approve or reject one
+                                                       (with --topics and --token: the shared
+                                                       queue in the S3 bucket, --s3-*)
   GET /healthz  /readyz  /metrics                      liveness, readiness, Prometheus
   GET /                                                the dashboard
   POST /v1/events                                      ingest (with --kafka): one event or a
@@ -70,6 +78,11 @@ schemas/openapi.yaml describes every route.`,
 			srv, err := api.New(cfg, st, a.log)
 			if err != nil {
 				return err
+			}
+			if cfg.Topics != nil && reviewToken != "" {
+				if err := mountSharedReview(cmd.Context(), a, srv, s3f, reviewToken); err != nil {
+					return err
+				}
 			}
 			var flush func() error
 			if brokers := splitList(ingestKafka); len(brokers) > 0 {
@@ -121,6 +134,8 @@ schemas/openapi.yaml describes every route.`,
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
 	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
 	tf = addTopicsFlags(f, false, 0)
+	f.StringVar(&reviewToken, "token", "", "bearer token for /v1/topics/review; with --topics it mounts the shared review queue kept in the S3 bucket (--s3-*)")
+	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue (empty for AWS S3)")
 	return withClickHouseSecurity(withKafkaSecurity(cmd))
 }
 
@@ -160,4 +175,38 @@ func openStore(spec string) (store.Store, error) {
 	default:
 		return nil, usagef("--store %q: unknown store; use bolt:PATH (the embedded file store) or clickhouse://host:port/database", spec)
 	}
+}
+
+// reviewSyncEvery is how often serve refreshes its copy of the shared review queue, so its
+// GET lists what the workers held lately; a decision is written through at once.
+const reviewSyncEvery = 5 * time.Second
+
+// mountSharedReview serves /v1/topics/review over the shared queue in the bucket
+// (topics.ReviewKey): the workers merge their holds into it and read decisions back every
+// publish tick, so a decision made here reaches every worker within a tick.
+func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) error {
+	obj, err := objstore.New(ctx, s3f.config())
+	if err != nil {
+		return usagef("%v", err)
+	}
+	review := topics.NewReview(0)
+	sync := func() error { return topics.SyncReview(ctx, obj, topics.ReviewKey, review) }
+	route := api.TopicsReviewRoute(review, token, sync)
+	// A decision reads the shared queue first, so a topic a worker held since the last
+	// background sync can be decided at once; the token is checked before that read.
+	decide := topics.ReviewHandler(review, time.Now, sync)
+	route.Handler = api.RequireToken(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if err := sync(); err != nil {
+				a.log.Warn("review queue sync before a decision failed", "err", err)
+			}
+		}
+		decide.ServeHTTP(w, r)
+	}))
+	if err := srv.Handle(route); err != nil {
+		return err
+	}
+	go topics.RunReviewSync(ctx, obj, topics.ReviewKey, review, reviewSyncEvery, a.log.With("part", "review"))
+	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+topics.ReviewKey)
+	return nil
 }

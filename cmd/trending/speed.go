@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -210,6 +211,13 @@ partitions move, with their checkpoints, to the others.`,
 		}
 		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
 			return err
+		}
+		if tcfg != nil {
+			// The review queue is shared through the bucket: this worker's holds go up and
+			// decisions made anywhere come down every publish tick.
+			rctx, stop := context.WithCancel(cmd.Context())
+			defer stop()
+			go topics.RunReviewSync(rctx, obj, topics.ReviewKey, w.Review(), publishEvery, a.log.With("part", "review"))
 		}
 		a.log.Info("speed worker starting", "kafka", kafkaAddrs, "topic", topic, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
 		if err := w.Run(cmd.Context()); err != nil {

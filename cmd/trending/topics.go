@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"trending/internal/objstore"
 	"trending/speed/plan"
 	"trending/speed/topics"
 )
@@ -40,33 +41,56 @@ someone approves it here. See docs/topics.md.`,
 	return cmd
 }
 
-// newTopicsReviewCmd lists, approves and rejects held topics in a review queue file.
+// newTopicsReviewCmd lists, approves and rejects held topics: in the shared queue in the
+// S3 bucket (the speed workers' and serve's), or in a local queue file with --queue.
 func newTopicsReviewCmd() *cobra.Command {
 	var queue, by string
 	var asJSON, all bool
+	var s3f *s3Settings
 	cmd := &cobra.Command{
 		Use:   "review [list | approve TOPIC... | reject TOPIC...]",
 		Short: "List held topics, or approve or reject them",
-		Long: `review reads the review queue (a JSON file written by the speed workers' checkpoints or by
-'trending topics demo --queue'), and lists the held topics or records decisions. A decision
-is written back atomically (a new file, then a rename), so a worker reading the file never
-sees half of it. Approved topics are listed on the next refresh; rejected ones stay off every
-list for 8 days.`,
-		Example: `  trending topics review --queue data/topics-review.json
-  trending topics review approve quake --queue data/topics-review.json --by alice
-  trending topics review reject '#freemoney' --queue data/topics-review.json --by alice`,
+		Long: `review reads the review queue and lists the held topics or records decisions. By default
+the queue is the shared one in the S3 bucket (topics/review.json, --s3-*): every speed worker
+merges its held topics into it and reads decisions back each publish tick, and 'trending
+serve --topics ... --token T' serves it at /v1/topics/review, so a decision made here reaches
+every worker within a tick. Writes are conditional on the object's ETag, so a worker's
+concurrent write is merged, never overwritten.
+
+With --queue FILE it reads a local file instead (written by 'trending topics demo --queue'),
+and writes decisions back atomically (a new file, then a rename).
+
+Approved topics are listed on the next refresh; rejected ones stay off every list for 8 days.`,
+		Example: `  trending topics review --s3-endpoint http://127.0.0.1:39000 --s3-bucket trending
+  trending topics review approve quake --by alice
+  trending topics review reject '#freemoney' --by alice
+  trending topics review --queue data/topics-review.json`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if queue == "" {
-				return usagef("--queue: name the review queue file")
-			}
 			action := "list"
 			if len(args) > 0 {
 				action, args = args[0], args[1:]
 			}
-			r, err := readReviewQueue(queue)
-			if err != nil {
-				return err
+			where := "--queue " + queue
+			var r *topics.Review
+			var save func() error
+			if queue != "" {
+				var err error
+				if r, err = readReviewQueue(queue); err != nil {
+					return err
+				}
+				save = func() error { return writeReviewQueue(queue, r) }
+			} else {
+				obj, err := objstore.New(cmd.Context(), s3f.config())
+				if err != nil {
+					return usagef("%v", err)
+				}
+				where = s3f.endpoint + "/" + s3f.bucket + "/" + topics.ReviewKey
+				r = topics.NewReview(0)
+				if err := topics.SyncReview(cmd.Context(), obj, topics.ReviewKey, r); err != nil {
+					return fmt.Errorf("review queue %s: %w", where, err)
+				}
+				save = func() error { return topics.SyncReview(cmd.Context(), obj, topics.ReviewKey, r) }
 			}
 			now := time.Now().UTC()
 			switch action {
@@ -93,12 +117,12 @@ list for 8 days.`,
 					}
 					if err := decide(t, by, now); err != nil {
 						if errors.Is(err, topics.ErrNotHeld) {
-							return usagef("%q is not in the review queue %s: 'trending topics review --all --queue %s' lists it", t, queue, queue)
+							return usagef("%q is not in the review queue %s: 'trending topics review --all' lists it", t, where)
 						}
 						return err
 					}
 				}
-				if err := writeReviewQueue(queue, r); err != nil {
+				if err := save(); err != nil {
 					return err
 				}
 				done := map[string]string{"approve": "approved", "reject": "rejected"}[action]
@@ -110,10 +134,11 @@ list for 8 days.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&queue, "queue", "", "review queue file (JSON, docs/topics.md)")
+	f.StringVar(&queue, "queue", "", "a local review queue file (JSON, docs/topics.md) instead of the shared queue in S3")
 	f.StringVar(&by, "by", "", "who decides, recorded with the decision (default $USER)")
 	f.BoolVar(&asJSON, "json", false, "list as JSON")
 	f.BoolVar(&all, "all", false, "list decided topics too, not only pending ones")
+	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared review queue (empty for AWS S3)")
 	return cmd
 }
 

@@ -56,7 +56,7 @@ func TestTopicsDemoAndReview(t *testing.T) {
 		{"topics", "review", "approve", "nope", "--queue", queue},
 		{"topics", "review", "approve", "--queue", queue},
 		{"topics", "review", "maybe", "--queue", queue},
-		{"topics", "review"},
+		{"topics", "review", "--s3-bucket", ""},
 		{"topics", "review", "--queue", filepath.Join(t.TempDir(), "missing.json")},
 		{"topics", "demo", "--regions", "world"},
 	} {

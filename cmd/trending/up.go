@@ -215,8 +215,13 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		return err
 	}
 	if tcfg != nil {
-		// The workers run in this process, so the API serves their one review queue.
-		if err := srv.Handle(api.TopicsReviewRoute(speedW.Review(), f.token, nil)); err != nil {
+		// The workers run in this process, so the API serves their one review queue; it is
+		// kept in the object store's shared queue (topics/review.json) like a split
+		// deployment's, so `trending topics review --s3-endpoint` decides here too.
+		review := speedW.Review()
+		if err := srv.Handle(api.TopicsReviewRoute(review, f.token, func() error {
+			return topics.SyncReview(ctx, obj, topics.ReviewKey, review)
+		})); err != nil {
 			return err
 		}
 	}
@@ -249,6 +254,12 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return speedW.Run(gctx) })
+	if tcfg != nil {
+		g.Go(func() error {
+			topics.RunReviewSync(gctx, obj, topics.ReviewKey, speedW.Review(), f.publishEvery, a.log.With("part", "review"))
+			return nil
+		})
+	}
 	g.Go(func() error {
 		return merger.Run(gctx, merge.RunConfig{Brokers: brokers, Topic: partialsTopic, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
 	})
