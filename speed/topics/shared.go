@@ -27,23 +27,44 @@ const syncAttempts = 8
 // object's ETag (If-Match, or If-None-Match for the first one), so a concurrent writer is
 // never overwritten: on a conflict it reads again and retries. Merge is commutative as well,
 // so replicas converge even where a store ignored the condition. Nothing is written when the
-// object already holds r's state. A corrupt object is an error and is left alone: it holds
+// object already holds r's state. Decisions older than DefaultDecisionTTL, and pending
+// entries not seen for as long, are dropped (Review.Prune). A corrupt object is an error and is left alone: it holds
 // operators' decisions.
 func SyncReview(ctx context.Context, st *objstore.Store, key string, r *Review) error {
+	var last error
 	for attempt := range syncAttempts {
+		if attempt > 0 {
+			// Someone wrote in between, or the read was torn (the embedded store serves a
+			// file being rewritten): back off a little, with jitter so two workers that
+			// collided do not collide again.
+			d := time.Duration(attempt) * time.Duration(5+rand.IntN(20)) * time.Millisecond
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d):
+			}
+		}
 		b, etag, err := st.GetVersion(ctx, key)
 		switch {
 		case errors.Is(err, objstore.ErrNotFound):
 			b, etag = nil, ""
 		case err != nil:
-			return fmt.Errorf("sync review queue: %w", err)
+			if last = fmt.Errorf("sync review queue: %w", err); objstore.IsRetryable(err) {
+				continue
+			}
+			return last
 		default:
 			remote := NewReview(0)
 			if err := remote.UnmarshalJSON(b); err != nil {
-				return fmt.Errorf("sync review queue %s: %w", key, err)
+				// Retried, in case the read was torn; if it stays corrupt nothing is written.
+				last = fmt.Errorf("sync review queue %s: %w", key, err)
+				continue
 			}
 			r.Merge(remote)
 		}
+		// Expiry happens here, the one place every replica passes through: each drops the
+		// same entries (the rule reads only their timestamps), so a merge cannot revive one.
+		r.Prune(time.Now(), 0)
 		out, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("sync review queue: encode: %w", err)
@@ -59,19 +80,15 @@ func SyncReview(ctx context.Context, st *objstore.Store, key string, r *Review) 
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, objstore.ErrExists) && !errors.Is(err, objstore.ErrChanged) {
-			return fmt.Errorf("sync review queue: %w", err)
-		}
-		// Someone wrote in between: back off a little, with jitter so two workers that
-		// collided do not collide again, and merge their write.
-		d := time.Duration(attempt+1) * time.Duration(5+rand.IntN(20)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(d):
+		last = fmt.Errorf("sync review queue: %w", err)
+		if !errors.Is(err, objstore.ErrExists) && !errors.Is(err, objstore.ErrChanged) && !objstore.IsRetryable(err) {
+			return last
 		}
 	}
-	return fmt.Errorf("sync review queue %s: %w after %d attempts", key, ErrReviewContended, syncAttempts)
+	if errors.Is(last, objstore.ErrExists) || errors.Is(last, objstore.ErrChanged) {
+		return fmt.Errorf("sync review queue %s: %w after %d attempts", key, ErrReviewContended, syncAttempts)
+	}
+	return last
 }
 
 // RunReviewSync calls SyncReview at once and then every interval until ctx ends. A failed

@@ -1,6 +1,7 @@
 package topics
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -42,7 +43,7 @@ func reviewStores(t *testing.T) map[string]*objstore.Store {
 }
 
 func TestSharedReview(t *testing.T) {
-	t0 := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	t0 := time.Now().UTC().Add(-time.Hour)
 	for name, st := range reviewStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
@@ -96,6 +97,21 @@ func TestSharedReview(t *testing.T) {
 			if h := b.List(Approved); len(h) != 1 || len(h[0].Regions) != 2 {
 				t.Fatalf("quake's lists did not merge: %+v", h)
 			}
+
+			// A decision past its TTL leaves the shared queue, and a replica that still has
+			// it cannot bring it back.
+			old := NewReview(0)
+			old.Hold("gone", "us", ReasonNewTopic, t0.Add(-10*24*time.Hour), 1, 1)
+			if err := old.Reject("gone", "carol", t0.Add(-9*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			sync(old, cli)
+			if _, ok := cli.Status("gone"); ok {
+				t.Fatal("an expired decision was kept in the shared queue")
+			}
+			if _, ok := cli.Status("quake"); !ok {
+				t.Fatal("pruning dropped a live decision")
+			}
 		})
 	}
 }
@@ -103,7 +119,7 @@ func TestSharedReview(t *testing.T) {
 // TestSharedReviewConcurrentHolds: workers syncing at the same time keep every hold (the
 // conditional write makes the loser merge and retry).
 func TestSharedReviewConcurrentHolds(t *testing.T) {
-	t0 := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	t0 := time.Now().UTC()
 	for name, st := range reviewStores(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
@@ -167,5 +183,23 @@ func TestMergeCommutes(t *testing.T) {
 	}
 	if s, _ := xy.Status("b"); s != Rejected {
 		t.Fatalf("b is %s, want rejected", s)
+	}
+}
+
+// TestSharedReviewCorrupt: a corrupt shared object is an error and is not overwritten (it
+// holds operators' decisions).
+func TestSharedReviewCorrupt(t *testing.T) {
+	st := reviewStores(t)["embedded"]
+	ctx := t.Context()
+	if _, err := st.Put(ctx, ReviewKey, []byte(`{"version":1,"max":`)); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReview(0)
+	r.Hold("quake", "jp", ReasonNewTopic, time.Now(), 1, 1)
+	if err := SyncReview(ctx, st, ReviewKey, r); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("sync over a corrupt object: %v, want ErrCorrupt", err)
+	}
+	if b, _ := st.Get(ctx, ReviewKey); string(b) != `{"version":1,"max":` {
+		t.Fatalf("the corrupt object was replaced: %q", b)
 	}
 }
