@@ -37,7 +37,9 @@ func bruteTop(k int, entries []Entry) []Entry {
 func randomEntries(rng *rand.Rand, n int, maxCount uint64) []Entry {
 	out := make([]Entry, n)
 	for i := range out {
-		out[i] = Entry{Item: fmt.Sprintf("v%05d", rng.IntN(1_000_000)*1000+i), Count: rng.Uint64N(maxCount)}
+		// Unique names (the index is a suffix), random order: items are partitioned, so a
+		// name must never repeat. The old rng*1000+i form collided once i passed 1000.
+		out[i] = Entry{Item: fmt.Sprintf("v%06d-%04d", rng.IntN(1_000_000), i), Count: rng.Uint64N(maxCount)}
 	}
 	return out
 }
