@@ -335,87 +335,50 @@ func (d *decoder) typeError(reason Reason, field, want string) *DecodeError {
 
 func hasPrefix(b []byte, s string) bool { return len(b) >= len(s) && string(b[:len(s)]) == s }
 
-func (d *decoder) itemID() *DecodeError {
+func (d *decoder) itemID() (err *DecodeError) {
+	d.itemEsc, d.itemLo, d.itemHi, err = d.textField(ReasonBadItemID, FieldItemID, d.itemBuf[:], 1, MaxItemIDBytes)
+	return err
+}
+
+func (d *decoder) regionValue() (err *DecodeError) {
+	d.regionEsc, d.regionLo, d.regionHi, err = d.textField(ReasonBadRegion, FieldRegion, d.regionBuf[:], 0, MaxRegionBytes)
+	return err
+}
+
+func (d *decoder) userIDValue() (err *DecodeError) {
+	d.userEsc, d.userLo, d.userHi, err = d.textField(ReasonBadUserID, FieldUserID, d.userBuf[:], 0, MaxUserIDBytes)
+	return err
+}
+
+// textField scans one string field (item_id, region, user_id) and checks its length in bytes
+// (minLen..maxLen) and its characters. It says where the value lies: d.b[lo:hi] when it had
+// no escapes, buf[:hi] (lo 0, esc true) when its escapes were decoded into buf.
+func (d *decoder) textField(reason Reason, field string, buf []byte, minLen, maxLen int) (esc bool, lo, hi int, err *DecodeError) {
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return d.typeError(ReasonBadItemID, FieldItemID, "a string")
+		return false, 0, 0, d.typeError(reason, field, "a string")
 	}
-	s, n, badEscape, err := d.scanString(d.itemBuf[:])
+	s, n, badEscape, err := d.scanString(buf)
 	if err != nil {
-		return err
+		return false, 0, 0, err
 	}
-	bad := func(detail string) *DecodeError {
-		return &DecodeError{Reason: ReasonBadItemID, Field: FieldItemID, Detail: detail}
+	bad := func(detail string) (bool, int, int, *DecodeError) {
+		return false, 0, 0, &DecodeError{Reason: reason, Field: field, Detail: detail}
 	}
 	switch {
-	case n == 0:
+	case n < minLen:
 		return bad("must not be empty")
-	case n > MaxItemIDBytes:
-		return bad(fmt.Sprintf("must be at most %d bytes, got %d", MaxItemIDBytes, n))
+	case n > maxLen:
+		return bad(fmt.Sprintf("must be at most %d bytes, got %d", maxLen, n))
 	case badEscape:
 		return bad("must be valid UTF-16 in escapes: lone surrogate \\uD800-\\uDFFF")
 	}
 	if p := textProblemBytes(s); p != "" {
 		return bad(p)
 	}
-	d.itemEsc, d.itemLo, d.itemHi = d.esc, d.i-1-n, d.i-1
 	if d.esc {
-		d.itemLo, d.itemHi = 0, n
+		return true, 0, n, nil
 	}
-	return nil
-}
-
-func (d *decoder) regionValue() *DecodeError {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return d.typeError(ReasonBadRegion, FieldRegion, "a string")
-	}
-	s, n, badEscape, err := d.scanString(d.regionBuf[:])
-	if err != nil {
-		return err
-	}
-	bad := func(detail string) *DecodeError {
-		return &DecodeError{Reason: ReasonBadRegion, Field: FieldRegion, Detail: detail}
-	}
-	switch {
-	case n > MaxRegionBytes:
-		return bad(fmt.Sprintf("must be at most %d bytes, got %d", MaxRegionBytes, n))
-	case badEscape:
-		return bad("must be valid UTF-16 in escapes: lone surrogate \\uD800-\\uDFFF")
-	}
-	if p := textProblemBytes(s); p != "" {
-		return bad(p)
-	}
-	d.regionEsc, d.regionLo, d.regionHi = d.esc, d.i-1-n, d.i-1
-	if d.esc {
-		d.regionLo, d.regionHi = 0, n
-	}
-	return nil
-}
-
-func (d *decoder) userIDValue() *DecodeError {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return d.typeError(ReasonBadUserID, FieldUserID, "a string")
-	}
-	s, n, badEscape, err := d.scanString(d.userBuf[:])
-	if err != nil {
-		return err
-	}
-	bad := func(detail string) *DecodeError {
-		return &DecodeError{Reason: ReasonBadUserID, Field: FieldUserID, Detail: detail}
-	}
-	switch {
-	case n > MaxUserIDBytes:
-		return bad(fmt.Sprintf("must be at most %d bytes, got %d", MaxUserIDBytes, n))
-	case badEscape:
-		return bad("must be valid UTF-16 in escapes: lone surrogate \\uD800-\\uDFFF")
-	}
-	if p := textProblemBytes(s); p != "" {
-		return bad(p)
-	}
-	d.userEsc, d.userLo, d.userHi = d.esc, d.i-1-n, d.i-1
-	if d.esc {
-		d.userLo, d.userHi = 0, n
-	}
-	return nil
+	return false, d.i - 1 - n, d.i - 1, nil
 }
 
 func (d *decoder) accountAgeValue() *DecodeError {
