@@ -382,65 +382,55 @@ func (d *decoder) textField(reason Reason, field string, buf []byte, minLen, max
 }
 
 func (d *decoder) accountAgeValue() *DecodeError {
-	c := byte(0)
-	if d.i < len(d.b) {
-		c = d.b[d.i]
-	}
-	if c != '-' && (c < '0' || c > '9') {
-		return d.typeError(ReasonBadAccountAge, FieldAccountAgeDays, "an integer")
-	}
-	lit, isInt, err := d.scanNumber()
-	if err != nil {
-		return err
-	}
-	if !isInt {
-		return &DecodeError{Reason: ReasonBadAccountAge, Field: FieldAccountAgeDays,
-			Detail: "must be an integer literal, got " + literal(lit)}
-	}
-	// Six digits hold every valid age; more cannot be in range and could overflow.
-	if lit[0] == '-' || len(lit) > 6 {
-		return accountAgeRange(literal(lit))
-	}
-	v := int32(0)
-	for _, c := range lit {
-		v = v*10 + int32(c-'0')
-	}
-	if v > MaxAccountAgeDays {
-		return accountAgeRange(literal(lit))
-	}
-	d.age = v
-	return nil
+	v, err := d.intField(ReasonBadAccountAge, FieldAccountAgeDays, 0, MaxAccountAgeDays, accountAgeRange)
+	d.age = int32(v)
+	return err
 }
 
 func (d *decoder) countValue() *DecodeError {
+	v, err := d.intField(ReasonBadCount, FieldCount, MinCount, MaxCount, countRange)
+	d.count = uint32(v)
+	return err
+}
+
+// intField scans a non-negative integer literal in lo..hi; outOfRange words the error for a
+// literal outside it. More digits than hi has cannot be in range (and could overflow), so
+// they are refused before any arithmetic.
+func (d *decoder) intField(reason Reason, field string, lo, hi uint64, outOfRange func(string) *DecodeError) (uint64, *DecodeError) {
 	c := byte(0)
 	if d.i < len(d.b) {
 		c = d.b[d.i]
 	}
 	if c != '-' && (c < '0' || c > '9') {
-		return d.typeError(ReasonBadCount, FieldCount, "an integer")
+		return 0, d.typeError(reason, field, "an integer")
 	}
 	lit, isInt, err := d.scanNumber()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !isInt {
-		return &DecodeError{Reason: ReasonBadCount, Field: FieldCount,
-			Detail: "must be an integer literal, got " + literal(lit)}
+		return 0, &DecodeError{Reason: reason, Field: field, Detail: "must be an integer literal, got " + literal(lit)}
 	}
-	// Seven digits hold every valid count; more cannot be in range and could overflow.
-	if lit[0] == '-' || len(lit) > 7 {
-		return countRange(literal(lit))
+	if lit[0] == '-' || len(lit) > digits(hi) {
+		return 0, outOfRange(literal(lit))
 	}
-	v := uint32(0)
+	v := uint64(0)
 	for _, c := range lit {
-		v = v*10 + uint32(c-'0')
+		v = v*10 + uint64(c-'0')
 	}
-	if v < MinCount || v > MaxCount {
-		return countRange(literal(lit))
+	if v < lo || v > hi {
+		return 0, outOfRange(literal(lit))
 	}
-	d.count = v
-	return nil
+	return v, nil
+}
+
+// digits is the number of decimal digits of n.
+func digits(n uint64) int {
+	k := 1
+	for ; n >= 10; n /= 10 {
+		k++
+	}
+	return k
 }
 
 func (d *decoder) tsValue() *DecodeError {

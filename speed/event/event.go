@@ -140,30 +140,12 @@ func checkRegion(s string) string {
 // mis-decoded producer.
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
 
-func textProblemString(s string) string {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if isControl(rune(c)) {
-				return fmt.Sprintf("must not contain control character U+%04X (at byte %d)", c, i)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return fmt.Sprintf("must be valid UTF-8 (bad byte 0x%02x at byte %d)", c, i)
-		}
-		if isControl(r) {
-			return fmt.Sprintf("must not contain control character U+%04X (at byte %d)", r, i)
-		}
-		i += size
-	}
-	return ""
-}
+// textProblemString is textProblemBytes for events built in Go (Validate); the conversion of
+// a short id does not escape, so it needs no allocation.
+func textProblemString(s string) string { return textProblemBytes([]byte(s)) }
 
-// textProblemBytes is textProblemString for the decoder, which must not allocate a string
-// to check one. The ASCII loop is the hot path.
+// textProblemBytes returns why b is not acceptable text (invalid UTF-8 or a control
+// character), or "". The decoder calls it on the raw bytes; the ASCII loop is the hot path.
 func textProblemBytes(b []byte) string {
 	for i := 0; i < len(b); {
 		c := b[i]
