@@ -51,6 +51,19 @@ type Config struct {
 	StopTimeout time.Duration
 	// MaxWait bounds how long one Kafka fetch waits for data; default 500 ms.
 	MaxWait time.Duration
+	// MaxFuture: an event dated more than this ahead of the clock (event.Ahead: the
+	// message's Kafka timestamp, or the wall clock when that is earlier) goes to the
+	// quarantine with reason future_ts instead of the archive, by the same rule and default
+	// as the speed layer's (event.DefaultMaxFuture, 10m), so the batch never counts what the
+	// speed layer refused, and no such event moves the archive's progress. Negative
+	// disables the check.
+	MaxFuture time.Duration
+	// RefreshEvery is how often the archiver asks Kafka for every partition's offsets,
+	// records the topic's partition count and marks partitions with nothing left to archive
+	// as caught up (an idle or empty partition, whose event time stands still, so that
+	// Complete can close hours it has no events in); default RollAge, at least 1 s and at
+	// most 30 s.
+	RefreshEvery time.Duration
 }
 
 // DefaultConfig returns the defaults, with Brokers still to be set.
@@ -67,6 +80,7 @@ func DefaultConfig() Config {
 		RetryMax:       30 * time.Second,
 		StopTimeout:    30 * time.Second,
 		MaxWait:        500 * time.Millisecond,
+		MaxFuture:      event.DefaultMaxFuture,
 	}
 }
 
@@ -105,6 +119,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxWait == 0 {
 		c.MaxWait = d.MaxWait
 	}
+	if c.MaxFuture == 0 {
+		c.MaxFuture = d.MaxFuture
+	}
+	if c.RefreshEvery == 0 {
+		c.RefreshEvery = min(max(c.RollAge, time.Second), 30*time.Second)
+	}
 	return c
 }
 
@@ -129,8 +149,8 @@ func (c Config) Validate() error {
 	if c.RetryMin < 0 || c.RetryMax < 0 || (c.RetryMax > 0 && c.RetryMin > c.RetryMax) {
 		errs = append(errs, fmt.Errorf("retry backoff %s..%s: want 0 < min <= max", c.RetryMin, c.RetryMax))
 	}
-	if c.StopTimeout < 0 || c.MaxWait < 0 {
-		errs = append(errs, errors.New("stop timeout and max wait must not be negative"))
+	if c.StopTimeout < 0 || c.MaxWait < 0 || c.RefreshEvery < 0 {
+		errs = append(errs, errors.New("stop timeout, max wait and refresh interval must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -147,6 +167,12 @@ type Archiver struct {
 	parts    map[int32]*partBuf
 	buffered int64 // message bytes over all partitions
 	progress map[int32]*Progress
+	// nextRefresh is when refresh next asks Kafka for the partitions' offsets; manifest is
+	// the topic manifest last written (nil before the first refresh of this run).
+	nextRefresh time.Time
+	manifest    *TopicManifest
+	// offsets, when set, replaces eventlog.TopicOffsets (tests).
+	offsets func(ctx context.Context) ([]eventlog.Offsets, error)
 
 	// beforeCommit, when set, runs after a roll's uploads and before its commit; an error
 	// ends Run at once, as a crash there would. Tests only.
@@ -156,17 +182,17 @@ type Archiver struct {
 // partBuf is one partition's messages since its last roll: a contiguous run of offsets
 // first..last, which is what lets a reader dedup by offset range (see Reader).
 type partBuf struct {
-	rows    []Row
-	bad     []QuarantineRecord
-	n       int
-	first   int64
-	last    int64
-	bytes   int64
-	maxTS   int64
-	started time.Time // wall clock when the first message was buffered
-	lastMsg kafka.Message
-	hwm     int64 // the partition's high watermark when lastMsg was fetched
-	seen    bool  // a message of this partition was fetched in this run
+	rows  []Row
+	bad   []QuarantineRecord
+	n     int
+	first int64
+	last  int64
+	bytes int64
+	// maxMsgTime is the latest Kafka timestamp (or, when a message has none, the wall
+	// clock at fetch) in the buffer: the roll's archived events entered the log by then.
+	maxMsgTime time.Time
+	started    time.Time // wall clock when the first message was buffered
+	lastMsg    kafka.Message
 }
 
 // rowOverhead approximates a buffered Row's memory beyond its message bytes.
@@ -294,14 +320,19 @@ func (a *Archiver) add(m kafka.Message) {
 	if pb.n == 0 {
 		pb.first = m.Offset
 		pb.started = time.Now()
-		pb.maxTS = 0
+		pb.maxMsgTime = time.Time{}
 	}
 	pb.n++
 	pb.last = m.Offset
 	pb.bytes += size
 	pb.lastMsg = kafka.Message{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset}
-	pb.hwm = m.HighWaterMark
-	pb.seen = true
+	msgTime := m.Time
+	if msgTime.IsZero() {
+		msgTime = time.Now()
+	}
+	if msgTime.After(pb.maxMsgTime) {
+		pb.maxMsgTime = msgTime
+	}
 	a.buffered += size
 	a.m.bufferBytes.Set(float64(a.buffered))
 	a.m.bufferEvents.Inc()
@@ -321,8 +352,16 @@ func (a *Archiver) add(m kafka.Message) {
 		pb.bad = append(pb.bad, rec)
 		return
 	}
+	if mf := a.cfg.MaxFuture; mf >= 0 {
+		if ahead := event.Ahead(e.TS, m.Time, time.Now()); ahead > mf {
+			pb.bad = append(pb.bad, QuarantineRecord{Partition: p, Offset: m.Offset, Reason: string(event.ReasonFutureTS), Field: event.FieldTS,
+				Detail: fmt.Sprintf("event time %s is %s ahead of the clock, over the %s allowed", e.TS.UTC().Format(time.RFC3339Nano),
+					ahead.Round(time.Millisecond), mf),
+				IngestTS: m.Time.UTC(), Key: m.Key, Value: m.Value})
+			return
+		}
+	}
 	ms := e.UnixMilli()
-	pb.maxTS = max(pb.maxTS, ms)
 	row := Row{ItemID: e.ItemID, Count: e.Count, TS: ms, Region: e.Region,
 		Partition: p, Offset: m.Offset, IngestTS: m.Time.UnixMilli(), UserID: e.UserID}
 	if e.HasAccountAge {
@@ -373,21 +412,116 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 			return err
 		}
 	}
-	for _, p := range a.partitions() {
-		pb := a.parts[p]
-		prog := a.progress[p]
-		if pb.n > 0 || !pb.seen || prog == nil || pb.lastMsg.Offset+1 < pb.hwm || now.Sub(prog.Updated) < a.cfg.RollAge {
-			continue
-		}
-		// Idle and caught up: say so, so Complete can close hours this partition had no
-		// events in. A failure here is not worth stalling for; the next tick tries again.
-		next := *prog
-		next.CaughtUpAt, next.Updated = now.UTC(), now.UTC()
-		if err := a.putProgress(ctx, next); err != nil {
-			a.log.Warn("refresh progress of idle partition", "partition", p, "err", err)
+	if !now.Before(a.nextRefresh) {
+		a.nextRefresh = now.Add(a.cfg.RefreshEvery)
+		if err := a.refresh(ctx); err != nil {
+			// Not worth stalling for: it only delays Complete. The next refresh tries again.
+			a.m.refreshFailures.Inc()
+			a.log.Warn("refresh partition progress", "err", err)
 		}
 	}
 	return nil
+}
+
+// refresh asks Kafka for every partition of the topic, records their count in the topic
+// manifest (so the batch knows how many partitions must have archived past an hour, and a
+// partition without a marker holds it open), and marks each partition with nothing left to
+// archive as caught up: its marker's NextOffset is at the partition's high watermark and
+// no roll has moved it for RollAge (a replay that keeps producing is never idle that long,
+// so it cannot close hours it has not reached). A partition that never held a message gets
+// its first marker here. Markers are written conditionally (create if absent, replace if
+// unchanged since read), so a refresh never overwrites a roll of whichever archiver owns
+// the partition, and every archiver of the group may run it.
+func (a *Archiver) refresh(ctx context.Context) error {
+	// at is taken before the offsets are read: every message produced before it is below
+	// the high watermark read after it.
+	at := time.Now().UTC()
+	offs, err := a.topicOffsets(ctx)
+	if err != nil {
+		return err
+	}
+	if a.manifest == nil || a.manifest.Partitions != len(offs) {
+		m := TopicManifest{Topic: a.cfg.Topic, Partitions: len(offs), Updated: at}
+		if err := a.putManifest(ctx, m); err != nil {
+			return err
+		}
+		a.manifest = &m
+	}
+	var errs []error
+	for _, o := range offs {
+		p := int32(o.Partition)
+		if pb := a.parts[p]; pb != nil && pb.n > 0 {
+			continue // buffered, so not caught up
+		}
+		if err := a.markCaughtUp(ctx, p, o, at); err != nil {
+			errs = append(errs, fmt.Errorf("partition %d: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (a *Archiver) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {
+	if a.offsets != nil {
+		return a.offsets(ctx)
+	}
+	return eventlog.TopicOffsets(ctx, a.cfg.Brokers, a.cfg.Topic)
+}
+
+// markCaughtUp sets partition p's CaughtUpAt to at when everything it held at at is
+// archived (see refresh).
+func (a *Archiver) markCaughtUp(ctx context.Context, p int32, o eventlog.Offsets, at time.Time) error {
+	key := a.lay.progressKey(p)
+	b, ver, err := a.store.GetVersion(ctx, key)
+	var next Progress
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		if o.First < o.Last {
+			return nil // it holds messages nobody archived yet: its archiver's first roll writes the marker
+		}
+		next = Progress{Partition: p, NextOffset: o.Last, CaughtUpAt: at, Updated: at}
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal(b, &next); err != nil {
+			return nil // loadProgress starts a corrupt marker again at the next roll
+		}
+		if next.NextOffset < o.Last || at.Sub(next.Updated) < a.cfg.RollAge || !next.CaughtUpAt.Before(at) {
+			return nil
+		}
+		next.CaughtUpAt, next.Updated = at, at
+	}
+	body, err := json.Marshal(next)
+	if err != nil {
+		panic("BUG: encoding progress: " + err.Error())
+	}
+	if ver == "" {
+		_, err = a.store.PutIfAbsent(ctx, key, body)
+	} else {
+		_, err = a.store.PutIfMatch(ctx, key, body, ver)
+	}
+	if errors.Is(err, objstore.ErrExists) || errors.Is(err, objstore.ErrChanged) {
+		return nil // a roll or another archiver's refresh got there first; the next refresh looks again
+	}
+	if err != nil {
+		return err
+	}
+	a.m.objects.WithLabelValues(kindProgress).Inc()
+	a.m.bytes.Add(float64(len(body)))
+	if cached := a.progress[p]; cached != nil {
+		*cached = next
+	}
+	return nil
+}
+
+func (a *Archiver) putManifest(ctx context.Context, m TopicManifest) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		panic("BUG: encoding the topic manifest: " + err.Error())
+	}
+	return a.retry(ctx, "upload "+a.lay.manifestKey(), func(ctx context.Context) error {
+		_, err := a.store.Put(ctx, a.lay.manifestKey(), body)
+		return err
+	})
 }
 
 // partitions returns the buffered partitions in order, so rolls and logs are deterministic.
@@ -423,7 +557,7 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	pb := a.parts[p]
 	log := a.log.With("partition", p, "first_offset", pb.first, "last_offset", pb.last)
 
-	objs := buildObjects(a.lay, p, pb.first, pb.last, pb.rows, pb.bad, EncodeOptions{RowGroupRows: a.cfg.RowGroupRows})
+	objs, lowTS := buildObjects(a.lay, p, pb.first, pb.last, pb.rows, pb.bad, EncodeOptions{RowGroupRows: a.cfg.RowGroupRows})
 	for _, o := range objs {
 		err := a.retry(ctx, "upload "+o.key, func(ctx context.Context) error {
 			_, err := a.store.Put(ctx, o.key, o.body)
@@ -443,10 +577,8 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	next := *prog
 	now := time.Now().UTC()
 	next.NextOffset = max(next.NextOffset, pb.last+1)
-	if pb.maxTS > 0 {
-		if wm := time.UnixMilli(pb.maxTS).UTC(); wm.After(next.Watermark) {
-			next.Watermark = wm
-		}
+	if wm := rollWatermark(lowTS, pb.maxMsgTime, now); wm.After(next.Watermark) {
+		next.Watermark = wm
 	}
 	// CaughtUpAt is not set here: a roll that reached the log's end says nothing about event
 	// time when producers replay or buffer the past (a backfill would close hours it has not
@@ -570,11 +702,36 @@ type object struct {
 	body      []byte
 }
 
+// WatermarkQuantile is the share of a roll's events whose event time may lie above the
+// watermark the roll moves its partition's progress to (rollWatermark): a low quantile,
+// not the maximum, so that a few events dated ahead (within MaxFuture) cannot close hours
+// that most of the partition has not reached.
+const WatermarkQuantile = 0.1
+
+// rollWatermark is the event time a roll's partition has been archived up to: the roll's
+// low quantile of event time (lowTS, in Unix ms; 0 when the roll had no valid event),
+// capped by when its newest message entered the log and by now. The cap makes the
+// progress follow the offsets archived rather than any event's claim: whatever an event
+// says, nothing produced after maxMsgTime is in the roll.
+func rollWatermark(lowTS int64, maxMsgTime, now time.Time) time.Time {
+	if lowTS == 0 {
+		return time.Time{}
+	}
+	wm := time.UnixMilli(lowTS).UTC()
+	if !maxMsgTime.IsZero() && maxMsgTime.Before(wm) {
+		wm = maxMsgTime.UTC()
+	}
+	if now.Before(wm) {
+		wm = now.UTC()
+	}
+	return wm
+}
+
 // buildObjects encodes one roll of partition p, offsets first..last: one Parquet object per
 // event-time hour its rows touch, in hour order, then the quarantine object when some
-// messages were invalid. rows are sorted in place.
-func buildObjects(lay layout, p int32, first, last int64, rows []Row, bad []QuarantineRecord, opt EncodeOptions) []object {
-	var objs []object
+// messages were invalid. rows are sorted in place. lowTS is the WatermarkQuantile of the
+// rows' event times (Unix ms; 0 for no rows), read off the sorted hours.
+func buildObjects(lay layout, p int32, first, last int64, rows []Row, bad []QuarantineRecord, opt EncodeOptions) (objs []object, lowTS int64) {
 	byHour := map[time.Time][]Row{}
 	for _, row := range rows {
 		h := hourOf(row.TS)
@@ -585,11 +742,17 @@ func buildObjects(lay layout, p int32, first, last int64, rows []Row, bad []Quar
 		hours = append(hours, h)
 	}
 	slices.SortFunc(hours, time.Time.Compare)
+	k := int(float64(len(rows)) * WatermarkQuantile) // index of the quantile in event-time order
 	for _, h := range hours {
-		body, err := encodeFile(byHour[h], p, first, last, opt)
+		hr := byHour[h]
+		body, err := encodeFile(hr, p, first, last, opt) // sorts hr by event time
 		if err != nil {
 			panic("BUG: encoding archived rows as Parquet: " + err.Error())
 		}
+		if k >= 0 && k < len(hr) {
+			lowTS = hr[k].TS
+		}
+		k -= len(hr)
 		objs = append(objs, object{key: lay.objectKey(h, p, first, last), kind: kindParquet, body: body})
 	}
 	if len(bad) > 0 {
@@ -602,5 +765,5 @@ func buildObjects(lay layout, p int32, first, last int64, rows []Row, bad []Quar
 		}
 		objs = append(objs, object{key: lay.quarantineKey(bad[0].IngestTS, p, first, last), kind: kindQuarantine, body: buf.Bytes()})
 	}
-	return objs
+	return objs, lowTS
 }

@@ -350,11 +350,12 @@ func archiveScenario(t *testing.T, broker string, st *objstore.Store) {
 	}
 	s := newStream()
 	rng := rand.New(rand.NewPCG(1, 1))
-	// Event times around the wall clock, so that caught-up markers (wall time) and
-	// watermarks (event time) tell the same story: two hours ago is closed, the next hour
-	// is not.
-	start := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
-	s.produce(t, ctx, broker, topic, rng, 3000, start, 3*time.Hour, 50)
+	// Event times up to the wall clock (none ahead of it, which the archive would quarantine
+	// as future_ts), so that caught-up markers (wall time) and watermarks (event time) tell
+	// the same story: three hours ago is closed, the current hour is not.
+	now := time.Now().UTC()
+	start := now.Truncate(time.Hour).Add(-3 * time.Hour)
+	s.produce(t, ctx, broker, topic, rng, 3000, start, now.Sub(start), 50)
 	cfg := testConfig(broker, topic)
 	run := startArchiver(t, cfg, st, nil)
 	r := NewReader(st)
@@ -365,7 +366,7 @@ func archiveScenario(t *testing.T, broker string, st *objstore.Store) {
 	}
 
 	// More events, then a graceful stop: they are uploaded and committed on the way out.
-	s.produce(t, ctx, broker, topic, rng, 200, start.Add(3*time.Hour), 10*time.Minute, 0)
+	s.produce(t, ctx, broker, topic, rng, 200, now.Add(-10*time.Minute), 10*time.Minute, 0)
 	// Stop while some are buffered (fetched, not yet rolled by age), so the stop path
 	// uploads and commits them.
 	for value(run.a.m.bufferEvents) == 0 {
@@ -437,11 +438,13 @@ func archiveScenario(t *testing.T, broker string, st *objstore.Store) {
 			t.Errorf("partition %d progress next offset %d, want %d", p.Partition, p.NextOffset, ends[int(p.Partition)])
 		}
 	}
-	r.Partitions = 3
-	if ok, err := r.Complete(ctx, start, 10*time.Minute); err != nil || !ok {
-		t.Errorf("first hour not complete (%v) with every partition's watermark hours past it: %+v", err, prog)
+	if m, err := r.Manifest(ctx); err != nil || m.Partitions != 3 || m.Topic != topic {
+		t.Errorf("topic manifest %+v, %v: want %s with 3 partitions", m, err, topic)
 	}
-	if ok, err := r.Complete(ctx, start.Add(3*time.Hour), 10*time.Minute); err != nil || ok {
+	if why, err := r.Incomplete(ctx, start, 10*time.Minute); err != nil || why != "" {
+		t.Errorf("first hour not complete (%q, %v) with every partition's watermark hours past it: %+v", why, err, prog)
+	}
+	if why, err := r.Incomplete(ctx, start.Add(3*time.Hour), 10*time.Minute); err != nil || why == "" {
 		t.Errorf("next hour %s complete (%v) though neither watermarks nor the clock passed it: %+v", start.Add(3*time.Hour), err, prog)
 	}
 }

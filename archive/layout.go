@@ -12,6 +12,7 @@ import (
 //
 //	<root>/views/dt=YYYY-MM-DD/hour=HH/pPPPP-oFFFFFFFFFFFF-oLLLLLLLLLLLL.parquet
 //	<root>/views/_progress/pPPPP.json
+//	<root>/views/_topic.json
 //	<root>/quarantine/dt=YYYY-MM-DD/pPPPP-oFFFFFFFFFFFF-oLLLLLLLLLLLL.jsonl
 //
 // F and L are the first and last offset of the roll (inclusive), zero-padded to 12 digits
@@ -48,6 +49,10 @@ func (l layout) quarantineKey(day time.Time, partition int32, first, last int64)
 }
 
 func (l layout) progressPrefix() string { return l.viewsPrefix() + "_progress/" }
+
+// manifestKey is the topic manifest (TopicManifest), beside the progress folder so a
+// listing of markers never sees it.
+func (l layout) manifestKey() string { return l.viewsPrefix() + "_topic.json" }
 
 func (l layout) progressKey(partition int32) string {
 	return fmt.Sprintf("%sp%04d.json", l.progressPrefix(), partition)

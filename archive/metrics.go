@@ -8,19 +8,20 @@ import (
 
 // metrics are the archiver's Prometheus series, all prefixed trending_archive_.
 type metrics struct {
-	events         prometheus.Counter
-	bytes          prometheus.Counter
-	objects        *prometheus.CounterVec // kind: parquet, quarantine, progress
-	uploadFailures prometheus.Counter
-	uploadRetries  prometheus.Counter
-	stalled        prometheus.Gauge
-	quarantined    *prometheus.CounterVec // reason
-	rolls          *prometheus.CounterVec // why: size, age, memory, stop
-	commitFailures prometheus.Counter
-	discarded      prometheus.Counter
-	bufferBytes    prometheus.Gauge
-	bufferEvents   prometheus.Gauge
-	lag            *prometheus.GaugeVec // partition
+	events          prometheus.Counter
+	bytes           prometheus.Counter
+	objects         *prometheus.CounterVec // kind: parquet, quarantine, progress
+	uploadFailures  prometheus.Counter
+	uploadRetries   prometheus.Counter
+	stalled         prometheus.Gauge
+	quarantined     *prometheus.CounterVec // reason
+	rolls           *prometheus.CounterVec // why: size, age, memory, stop
+	commitFailures  prometheus.Counter
+	discarded       prometheus.Counter
+	bufferBytes     prometheus.Gauge
+	bufferEvents    prometheus.Gauge
+	lag             *prometheus.GaugeVec // partition
+	refreshFailures prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -52,10 +53,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Messages buffered in memory, not yet uploaded."}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "lag_messages",
 			Help: "Messages in the partition after the last one fetched (high watermark - offset - 1)."}, []string{"partition"}),
+		refreshFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "refresh_failures_total",
+			Help: "Failed refreshes of the partition count and caught-up markers (Kafka offsets or S3); they only delay completeness."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.events, m.bytes, m.objects, m.uploadFailures, m.uploadRetries, m.stalled,
-			m.quarantined, m.rolls, m.commitFailures, m.discarded, m.bufferBytes, m.bufferEvents, m.lag)
+			m.quarantined, m.rolls, m.commitFailures, m.discarded, m.bufferBytes, m.bufferEvents, m.lag, m.refreshFailures)
 	}
 	// Pre-create label values so dashboards see zeros rather than gaps.
 	for _, r := range event.Reasons() {

@@ -13,9 +13,12 @@ type Progress struct {
 	// NextOffset is the first offset not yet archived: every message below it is in the
 	// archive or in quarantine.
 	NextOffset int64 `json:"next_offset"`
-	// Watermark is the largest event time archived from this partition. Once it is past an
-	// hour's end plus the allowed lateness, an event of that hour arriving now would be
-	// later than allowed.
+	// Watermark is the event time this partition is archived up to: the largest over its
+	// rolls of each roll's low quantile of event time (WatermarkQuantile), capped by when
+	// the roll's newest message entered the log. Not the largest event time: one event
+	// dated ahead cannot move it, and events dated beyond MaxFuture are quarantined. Once
+	// it is past an hour's end plus the allowed lateness, an event of that hour arriving now
+	// is later than allowed.
 	Watermark time.Time `json:"watermark"`
 	// CaughtUpAt is the latest wall-clock time at which the archiver had archived
 	// everything the partition held. It lets an idle partition, whose watermark stands
@@ -23,6 +26,16 @@ type Progress struct {
 	CaughtUpAt time.Time `json:"caught_up_at,omitzero"`
 	// Updated is when the marker was written.
 	Updated time.Time `json:"updated"`
+}
+
+// TopicManifest is what the archiver learnt of the topic from Kafka's metadata, kept as
+// <root>/views/_topic.json: how many partitions it has. Complete requires a progress marker
+// past the hour from each of them, so a partition whose archiver never ran (or is stuck)
+// holds every later hour open instead of being complete by omission.
+type TopicManifest struct {
+	Topic      string    `json:"topic"`
+	Partitions int       `json:"partitions"`
+	Updated    time.Time `json:"updated"`
 }
 
 // passed returns the time up to which the partition is known archived: the later of its

@@ -223,38 +223,68 @@ func (r *Reader) Progress(ctx context.Context) ([]Progress, error) {
 	return out, nil
 }
 
-// Complete reports whether the hour containing hour is closed in the archive: every
-// partition's progress (the later of its event-time watermark and the last time it was
-// caught up) has passed the hour's end plus allowedLateness. With no markers at all, or a
-// marker missing when Reader.Partitions is set, it is false.
-//
-// Complete is a judgement, not a guarantee: an event later than allowedLateness is still
-// archived, into its own hour, and changes that hour's Fingerprint, which is how a
-// consumer of a closed hour learns that it must read it again.
-func (r *Reader) Complete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (bool, error) {
-	progress, err := r.Progress(ctx)
+// Manifest returns the topic manifest the archiver keeps (TopicManifest), or ErrNotFound
+// wrapped when no archiver has written one yet.
+func (r *Reader) Manifest(ctx context.Context) (TopicManifest, error) {
+	b, err := r.store.Get(ctx, r.lay.manifestKey())
 	if err != nil {
-		return false, err
+		return TopicManifest{}, fmt.Errorf("read the archive's topic manifest: %w", err)
 	}
-	return complete(progress, r.Partitions, hour, allowedLateness), nil
+	var m TopicManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return TopicManifest{}, fmt.Errorf("%w: %s: %v", ErrBadObject, r.lay.manifestKey(), err)
+	}
+	return m, nil
 }
 
-func complete(progress []Progress, partitions int, hour time.Time, lateness time.Duration) bool {
-	if len(progress) == 0 {
-		return false
+// Incomplete says why the hour containing hour is not yet closed in the archive, or ""
+// when it is: every partition of the topic (as many as the archiver's topic manifest
+// records from Kafka's metadata, or Reader.Partitions when that is more) has a progress
+// marker whose progress (the later of its event-time watermark and the last time it was
+// caught up) has passed the hour's end plus allowedLateness. No manifest, or a partition
+// without a marker, keeps every hour open: a partition is never complete by omission.
+//
+// Completeness is a judgement, not a guarantee: an event later than allowedLateness is
+// still archived, into its own hour, and changes that hour's Fingerprint, which is how a
+// consumer of a closed hour learns that it must read it again.
+func (r *Reader) Incomplete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (string, error) {
+	m, err := r.Manifest(ctx)
+	if errors.Is(err, objstore.ErrNotFound) {
+		if r.Partitions <= 0 {
+			return "no archiver has recorded the topic's partition count yet (" + r.lay.manifestKey() + ")", nil
+		}
+	} else if err != nil {
+		return "", err
 	}
+	progress, err := r.Progress(ctx)
+	if err != nil {
+		return "", err
+	}
+	return incomplete(progress, max(m.Partitions, r.Partitions), hour, allowedLateness), nil
+}
+
+// incomplete is Incomplete's rule over markers read: why not complete, or "".
+func incomplete(progress []Progress, partitions int, hour time.Time, lateness time.Duration) string {
 	need := hour.UTC().Truncate(time.Hour).Add(time.Hour + lateness)
-	have := map[int32]bool{}
+	byPart := map[int32]Progress{}
 	for _, p := range progress {
-		if p.passed().Before(need) {
-			return false
-		}
-		have[p.Partition] = true
+		byPart[p.Partition] = p
 	}
-	for p := range int32(max(partitions, 0)) {
-		if !have[p] {
-			return false
+	for i := range int32(max(partitions, 0)) {
+		p, ok := byPart[i]
+		if !ok {
+			return fmt.Sprintf("partition %d of %d has no progress marker: its archiver has not archived anything yet", i, partitions)
+		}
+		if passed := p.passed(); passed.Before(need) {
+			if passed.IsZero() {
+				return fmt.Sprintf("partition %d has archived no event time yet (needs %s)", i, need.Format(time.RFC3339))
+			}
+			return fmt.Sprintf("partition %d is archived through %s, short of %s (the hour's end plus the lateness)",
+				i, passed.Format(time.RFC3339), need.Format(time.RFC3339))
 		}
 	}
-	return true
+	if partitions <= 0 {
+		return "the topic has no partitions"
+	}
+	return ""
 }

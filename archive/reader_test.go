@@ -43,7 +43,8 @@ func logEvents(rng *rand.Rand, p int32, n int) []Row {
 func putRoll(t testing.TB, st *objstore.Store, log []Row, first, last int64) {
 	t.Helper()
 	rows := slices.Clone(log[first : last+1])
-	for _, o := range buildObjects(layout{DefaultRoot}, rows[0].Partition, first, last, rows, nil, EncodeOptions{RowGroupRows: 16}) {
+	objs, _ := buildObjects(layout{DefaultRoot}, rows[0].Partition, first, last, rows, nil, EncodeOptions{RowGroupRows: 16})
+	for _, o := range objs {
 		if _, err := st.Put(context.Background(), o.key, o.body); err != nil {
 			t.Fatal(err)
 		}
@@ -209,17 +210,21 @@ func TestComplete(t *testing.T) {
 		partitions int
 		want       bool
 	}{
-		{"no markers", nil, 0, false},
-		{"all past end plus lateness", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, end.Add(2*late), time.Time{})}, 0, true},
-		{"one partition inside lateness", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, end.Add(late-time.Millisecond), time.Time{})}, 0, false},
-		{"idle partition caught up after the deadline", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, h, end.Add(late))}, 0, true},
-		{"idle partition caught up before the deadline", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, h, end)}, 0, false},
+		{"no markers", nil, 2, false},
+		{"no partitions known", []Progress{prog(0, end.Add(late), time.Time{})}, 0, false},
+		{"all past end plus lateness", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, end.Add(2*late), time.Time{})}, 2, true},
+		{"one partition inside lateness", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, end.Add(late-time.Millisecond), time.Time{})}, 2, false},
+		{"idle partition caught up after the deadline", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, h, end.Add(late))}, 2, true},
+		{"idle partition caught up before the deadline", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, h, end)}, 2, false},
 		{"a partition without a marker", []Progress{prog(0, end.Add(late), time.Time{})}, 2, false},
+		{"the last partition without a marker", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, end.Add(late), time.Time{})}, 3, false},
 		{"every partition has a marker", []Progress{prog(0, end.Add(late), time.Time{}), prog(1, end.Add(late), time.Time{})}, 2, true},
+		{"a marker of no partition of the topic is ignored", []Progress{prog(0, end.Add(late), time.Time{}), prog(5, h, time.Time{})}, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := complete(tc.progress, tc.partitions, h.Add(30*time.Minute), late); got != tc.want {
-				t.Fatalf("complete = %v, want %v", got, tc.want)
+			why := incomplete(tc.progress, tc.partitions, h.Add(30*time.Minute), late)
+			if got := why == ""; got != tc.want {
+				t.Fatalf("complete = %v (%q), want %v", got, why, tc.want)
 			}
 		})
 	}

@@ -18,8 +18,8 @@ type memArchive struct{ rows []archive.Row }
 
 func (m memArchive) ListHour(context.Context, time.Time) ([]objstore.Object, error) { return nil, nil }
 func (m memArchive) Fingerprint(context.Context, time.Time) (string, error)         { return "mem", nil }
-func (m memArchive) Complete(context.Context, time.Time, time.Duration) (bool, error) {
-	return true, nil
+func (m memArchive) Incomplete(context.Context, time.Time, time.Duration) (string, error) {
+	return "", nil
 }
 func (m memArchive) ReadHour(_ context.Context, _ time.Time, fn func(archive.Row) error) error {
 	for _, r := range m.rows {

@@ -14,9 +14,10 @@ type Archive interface {
 	ListHour(ctx context.Context, hour time.Time) ([]objstore.Object, error)
 	// Fingerprint identifies the hour's contents; it changes when late data lands.
 	Fingerprint(ctx context.Context, hour time.Time) (string, error)
-	// Complete reports whether every partition's archive has passed the hour's end plus
-	// allowedLateness.
-	Complete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (bool, error)
+	// Incomplete says why the hour is not closed in the archive yet (some partition of the
+	// topic has not archived past its end plus allowedLateness, or has no progress at all),
+	// or "" when it is.
+	Incomplete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (string, error)
 	// ReadHour calls fn for every event of the hour, deduplicated by (partition, offset).
 	ReadHour(ctx context.Context, hour time.Time, fn func(archive.Row) error) error
 }

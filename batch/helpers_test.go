@@ -102,9 +102,14 @@ func (f *fixture) write(p int32, first, last int64, byHour map[time.Time][]archi
 	}
 }
 
-// progress writes every partition's progress marker with the given watermark.
+// progress writes the topic manifest (two partitions) and every partition's progress marker
+// with the given watermark, as the archiver would.
 func (f *fixture) progress(watermark time.Time) {
 	f.t.Helper()
+	m, _ := json.Marshal(archive.TopicManifest{Topic: "views", Partitions: 2, Updated: watermark})
+	if _, err := f.obj.Put(context.Background(), "archive/views/_topic.json", m); err != nil {
+		f.t.Fatal(err)
+	}
 	for p := range int32(2) {
 		b, _ := json.Marshal(archive.Progress{Partition: p, NextOffset: f.next[p], Watermark: watermark, Updated: watermark})
 		if _, err := f.obj.Put(context.Background(), fmt.Sprintf("archive/views/_progress/p%04d.json", p), b); err != nil {

@@ -152,13 +152,13 @@ func (r *Runner) Closed(ctx context.Context, w Window) error {
 		return fmt.Errorf("%s closes at %s (its end plus --lateness %s): %w; use --force to compute it from what is archived so far",
 			w, closesAt.Format(time.RFC3339), r.cfg.AllowedLateness, ErrWindowOpen)
 	}
-	ok, err := r.arc.Complete(ctx, w.End().Add(-time.Hour), r.cfg.AllowedLateness)
+	why, err := r.arc.Incomplete(ctx, w.End().Add(-time.Hour), r.cfg.AllowedLateness)
 	if err != nil {
 		return fmt.Errorf("%s: ask the archive whether it is complete: %w", w, err)
 	}
-	if !ok {
-		return fmt.Errorf("%s: the archive is not complete through %s yet (some partition's archiver has not passed it plus --lateness %s): %w; use --force to compute it anyway",
-			w, w.End().Format(time.RFC3339), r.cfg.AllowedLateness, ErrWindowOpen)
+	if why != "" {
+		return fmt.Errorf("%s: the archive is not complete through %s yet: %s: %w; use --force to compute it anyway",
+			w, w.End().Format(time.RFC3339), why, ErrWindowOpen)
 	}
 	return nil
 }

@@ -57,6 +57,7 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 	fs.Int64Var(&cfg.RowGroupRows, "row-group-rows", cfg.RowGroupRows, "rows per Parquet row group")
 	fs.DurationVar(&cfg.RetryMax, "retry-max", cfg.RetryMax, "longest wait between S3 retries")
 	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long a graceful stop may spend uploading buffers")
+	addMaxFutureFlag(fs, &cfg.MaxFuture)
 	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9466", "serve /metrics here (\"\" to disable)")
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 
@@ -69,6 +70,9 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 		}
 		if partitions < 1 {
 			return usagef("--partitions %d: must be at least 1", partitions)
+		}
+		if _, err := maxFuture(cfg.MaxFuture); err != nil {
+			return err
 		}
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)

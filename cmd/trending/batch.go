@@ -41,7 +41,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	fs.StringVar(&s.rollups, "rollups", "./data/rollups.db", "Go-native engine: the rollup file (used when --clickhouse is empty)")
 	fs.StringVar(&s.storeSpec, "store", "bolt:./data/serving.db", "serving store the lists go to: bolt:PATH or clickhouse://host:port/database")
 	fs.StringVar(&s.archiveRoot, "archive-root", archive.DefaultRoot, "key prefix the archive lives under in the bucket")
-	fs.IntVar(&s.partitions, "partitions", 0, "the topic's partition count: a window is complete only when every partition's archiver has passed it (0 trusts the progress markers found)")
+	fs.IntVar(&s.partitions, "partitions", 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	fs.IntVar(&s.k, "k", 100, "length of each published list (1..10000)")
 	fs.DurationVar(&s.lateness, "lateness", 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")

@@ -51,6 +51,10 @@ func TestBatchCommands(t *testing.T) {
 	if _, err := obj.Put(ctx, "archive/views/_progress/p0000.json", prog); err != nil {
 		t.Fatal(err)
 	}
+	manifest, _ := json.Marshal(archive.TopicManifest{Topic: "views", Partitions: 1, Updated: hour})
+	if _, err := obj.Put(ctx, "archive/views/_topic.json", manifest); err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	common := []string{"--s3-endpoint", cfg.Endpoint, "--s3-bucket", bucket, "--s3-access-key", cfg.AccessKey, "--s3-secret-key", cfg.SecretKey,
 		"--rollups", filepath.Join(dir, "rollups.db"), "--store", "bolt:" + filepath.Join(dir, "serving.db")}

@@ -62,9 +62,10 @@ func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (windo
 	return wc, tcfg, blocklist, mf, err
 }
 
-// addMaxFutureFlag adds --max-future, shared by `speed` and `up`; maxFuture checks its value.
+// addMaxFutureFlag adds --max-future, shared by `speed`, `archive` and `up`; maxFuture checks
+// its value.
 func addMaxFutureFlag(fs *pflag.FlagSet, d *time.Duration) {
-	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock is not counted: it goes to the DLQ with reason future_ts, so it cannot jump the watermark and make later events too late (negative: no limit)")
+	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock (its Kafka timestamp, or the wall clock when earlier) is neither counted nor archived as valid: the speed layer sends it to the DLQ and the archive to its quarantine, both with reason future_ts, so it cannot jump a watermark; give speed and archive the same value (negative: no limit)")
 }
 
 // maxFuture returns --max-future as worker.Config.MaxFuture.

@@ -197,6 +197,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	}
 	acfg := archive.DefaultConfig()
 	acfg.Brokers, acfg.RollAge, acfg.Topic, acfg.GroupID = brokers, f.rollAge, f.topic, archiveGroup
+	acfg.MaxFuture = f.maxFuture
 	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
 	if err != nil {
 		return usagef("%v", err)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -235,4 +236,56 @@ func Partitions(ctx context.Context, brokers []string, topic string) (int, error
 		return 0, err
 	}
 	return got[topic], nil
+}
+
+// Offsets is one partition's offset range: First is the oldest offset the log still holds,
+// Last the high watermark (the offset the next message will get). First == Last: the
+// partition holds nothing.
+type Offsets struct {
+	Partition   int
+	First, Last int64
+}
+
+// TopicOffsets returns the offset range of every partition of topic, by partition, asking
+// the cluster's metadata for the partitions (so a partition that never received a message
+// is there too). A topic that does not exist is an error.
+func TopicOffsets(ctx context.Context, brokers []string, topic string) ([]Offsets, error) {
+	c := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: newTransport(), Timeout: 10 * time.Second}
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		return nil, fmt.Errorf("read Kafka metadata of %s: %w", topic, err)
+	}
+	var parts []kafka.Partition
+	for _, t := range meta.Topics {
+		if t.Name != topic {
+			continue
+		}
+		if t.Error != nil {
+			return nil, fmt.Errorf("read Kafka metadata of %s: %w", topic, t.Error)
+		}
+		parts = t.Partitions
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("read Kafka metadata of %s: %w", topic, kafka.UnknownTopicOrPartition)
+	}
+	reqs := make([]kafka.OffsetRequest, 0, 2*len(parts))
+	for _, p := range parts {
+		reqs = append(reqs, kafka.FirstOffsetOf(p.ID), kafka.LastOffsetOf(p.ID))
+	}
+	res, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
+	if err != nil {
+		return nil, fmt.Errorf("list offsets of %s: %w", topic, err)
+	}
+	out := make([]Offsets, 0, len(parts))
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			return nil, fmt.Errorf("list offsets of %s partition %d: %w", topic, po.Partition, po.Error)
+		}
+		out = append(out, Offsets{Partition: po.Partition, First: po.FirstOffset, Last: po.LastOffset})
+	}
+	if len(out) != len(parts) {
+		return nil, fmt.Errorf("list offsets of %s: %d of %d partitions answered", topic, len(out), len(parts))
+	}
+	slices.SortFunc(out, func(a, b Offsets) int { return a.Partition - b.Partition })
+	return out, nil
 }

@@ -29,6 +29,18 @@ func roundTrip(t *testing.T, addr string) {
 	if got, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 3}); err != nil || got[topic] != 3 {
 		t.Fatalf("ensure again: %v %v", got, err)
 	}
+	if offs, err := eventlog.TopicOffsets(ctx, []string{addr}, topic); err != nil || len(offs) != 3 {
+		t.Fatalf("offsets of the new topic: %v %v, want 3 partitions", offs, err)
+	} else {
+		for i, o := range offs {
+			if o.Partition != i || o.First != 0 || o.Last != 0 {
+				t.Fatalf("offsets of the new topic: %+v, want every partition empty at 0", offs)
+			}
+		}
+	}
+	if _, err := eventlog.TopicOffsets(ctx, []string{addr}, topic+"-missing"); err == nil {
+		t.Fatal("offsets of a missing topic: no error")
+	}
 	w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: 5 * time.Millisecond}
 	defer w.Close()
 	const n = 60
@@ -54,6 +66,17 @@ func roundTrip(t *testing.T, addr string) {
 		if err := r.CommitMessages(ctx, m); err != nil {
 			t.Fatalf("commit: %v", err)
 		}
+	}
+	offs, err := eventlog.TopicOffsets(ctx, []string{addr}, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, o := range offs {
+		total += o.Last - o.First
+	}
+	if total != n {
+		t.Fatalf("offsets after %d messages: %+v (sum %d)", n, offs, total)
 	}
 }
 

@@ -167,3 +167,26 @@ func textProblemBytes(b []byte) string {
 	}
 	return ""
 }
+
+// ReasonFutureTS is the stable reason for an event dated more than the allowed skew ahead
+// of the clock (see Ahead). The decoder cannot judge it (it has no clock); the speed layer
+// sends such an event to the DLQ and the archive to its quarantine under this reason, with
+// the same rule, so neither counts what the other refuses.
+const ReasonFutureTS Reason = "future_ts"
+
+// DefaultMaxFuture is how far ahead of the clock an event may be dated and still be
+// counted and archived: far more than any clock skew between producers, far less than the
+// allowed lateness a watermark must not jump by.
+const DefaultMaxFuture = 10 * time.Minute
+
+// Ahead returns how far event time ts is ahead of the clock: the message's Kafka timestamp
+// msgTime, or now when that is earlier or msgTime is zero. The Kafka timestamp makes a
+// replay judge an event as its first reading did, however much later it runs; the wall
+// clock caps a producer whose own clock runs ahead.
+func Ahead(ts, msgTime, now time.Time) time.Duration {
+	clock := now
+	if !msgTime.IsZero() && msgTime.Before(now) {
+		clock = msgTime
+	}
+	return ts.Sub(clock)
+}

@@ -45,13 +45,14 @@ import (
 // it; production never does.
 var ErrKilled = errors.New("worker killed")
 
-// DefaultMaxFuture is Config.MaxFuture's default: far more than any clock skew between
-// producers, far less than the hour window an early event would empty.
-const DefaultMaxFuture = 10 * time.Minute
+// DefaultMaxFuture is Config.MaxFuture's default (event.DefaultMaxFuture, shared with the
+// archive): far more than any clock skew between producers, far less than the hour window an
+// early event would empty.
+const DefaultMaxFuture = event.DefaultMaxFuture
 
 // ReasonFutureTS is the DLQ reason (header and metric label) of an event dated more than
-// Config.MaxFuture ahead of the clock.
-const ReasonFutureTS = "future_ts"
+// Config.MaxFuture ahead of the clock; the archive quarantines the same events under it.
+const ReasonFutureTS = string(event.ReasonFutureTS)
 
 // Config configures a Worker. Zero fields take the defaults documented here.
 type Config struct {
@@ -490,15 +491,9 @@ func (c *idleClock) idle(next int64, now time.Time, d time.Duration) bool {
 	return d > 0 && now.Sub(c.at) > d
 }
 
-// aheadBy returns how far event time ts is ahead of the clock: the message's Kafka timestamp
-// msgTime, or now when that is earlier or msgTime is zero (see Config.MaxFuture).
-func aheadBy(ts, msgTime, now time.Time) time.Duration {
-	clock := now
-	if !msgTime.IsZero() && msgTime.Before(now) {
-		clock = msgTime
-	}
-	return ts.Sub(clock)
-}
+// aheadBy is the shared rule of event.Ahead: the speed layer and the archive judge a future
+// event alike.
+func aheadBy(ts, msgTime, now time.Time) time.Duration { return event.Ahead(ts, msgTime, now) }
 
 // toDLQ queues m for the DLQ with its reason and error in headers; the queue is flushed
 // before every checkpoint, so a checkpoint never covers an event the DLQ has not got.

@@ -1,0 +1,128 @@
+package archive
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"trending/internal/eventlog"
+)
+
+func TestRollWatermark(t *testing.T) {
+	h := hour0
+	now := h.Add(3 * time.Hour)
+	for _, tc := range []struct {
+		name       string
+		low        int64
+		maxMsgTime time.Time
+		want       time.Time
+	}{
+		{"no valid event", 0, h, time.Time{}},
+		{"the quantile when the log time is later", h.UnixMilli(), h.Add(time.Hour), h},
+		{"capped by when the newest message entered the log", h.Add(2 * time.Hour).UnixMilli(), h.Add(time.Hour), h.Add(time.Hour)},
+		{"capped by now", h.Add(5 * time.Hour).UnixMilli(), time.Time{}, now},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rollWatermark(tc.low, tc.maxMsgTime, now); !got.Equal(tc.want) {
+				t.Fatalf("rollWatermark = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBuildObjectsLowQuantile: the watermark a roll reports is its WatermarkQuantile of
+// event time, whatever the order of the rows and however few are dated far ahead.
+func TestBuildObjectsLowQuantile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 2, 9, 10, 11, 100, 1000} {
+		rows := make([]Row, n)
+		for i := range rows {
+			rows[i] = Row{ItemID: "V", Count: 1, TS: hour0.UnixMilli() + rng.Int64N(int64(3*time.Hour/time.Millisecond)), Offset: int64(i)}
+		}
+		// A tenth of a percent dated in 2099 (none when n is small).
+		for i := range n / 1000 {
+			rows[i].TS = time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+		}
+		ts := make([]int64, n)
+		for i, r := range rows {
+			ts[i] = r.TS
+		}
+		slices.Sort(ts)
+		_, low := buildObjects(layout{DefaultRoot}, 0, 0, int64(n-1), rows, nil, EncodeOptions{RowGroupRows: 64})
+		if want := ts[int(float64(n)*WatermarkQuantile)]; low != want {
+			t.Fatalf("n=%d: low quantile %d, want %d", n, low, want)
+		}
+	}
+	if _, low := buildObjects(layout{DefaultRoot}, 0, 0, 0, nil, nil, EncodeOptions{}); low != 0 {
+		t.Fatalf("no rows: low %d, want 0", low)
+	}
+}
+
+// TestRefreshMarksCaughtUp: the refresh records the partition count and marks exactly the
+// partitions with nothing left to archive and no roll for RollAge, creating the marker of
+// a partition that never held a message.
+func TestRefreshMarksCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	st := embeddedStore(t)
+	cfg := DefaultConfig()
+	cfg.Brokers, cfg.RollAge = []string{"unused:9092"}, time.Minute
+	a, err := New(cfg, st, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().UTC().Add(-time.Hour)
+	put := func(p Progress) {
+		b, _ := json.Marshal(p)
+		if _, err := st.Put(ctx, a.lay.progressKey(p.Partition), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(Progress{Partition: 0, NextOffset: 10, Watermark: long, Updated: long})            // idle, all archived
+	put(Progress{Partition: 3, NextOffset: 3, Watermark: long, Updated: long})             // behind the log
+	put(Progress{Partition: 4, NextOffset: 7, Watermark: long, Updated: time.Now().UTC()}) // rolled just now
+	a.offsets = func(context.Context) ([]eventlog.Offsets, error) {
+		var out []eventlog.Offsets
+		for p, last := range []int64{10, 0, 5, 5, 7} {
+			out = append(out, eventlog.Offsets{Partition: p, Last: last})
+		}
+		return out, nil
+	}
+	before := time.Now().UTC()
+	if err := a.refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewReader(st).Manifest(ctx)
+	if err != nil || m.Partitions != 5 {
+		t.Fatalf("manifest %+v, %v: want 5 partitions", m, err)
+	}
+	prog, err := NewReader(st).Progress(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int32]Progress{}
+	for _, p := range prog {
+		got[p.Partition] = p
+	}
+	caught := func(p int32) bool { return !got[p].CaughtUpAt.Before(before) }
+	switch {
+	case !caught(0):
+		t.Errorf("partition 0 (all archived, idle) not marked caught up: %+v", got[0])
+	case !caught(1) || got[1].NextOffset != 0:
+		t.Errorf("partition 1 (never held a message) has no caught-up marker: %+v", got[1])
+	case len(got) != 4:
+		t.Errorf("markers %+v: partition 2 (unarchived messages, no marker) must get none", got)
+	case caught(3):
+		t.Errorf("partition 3 (behind the log) marked caught up: %+v", got[3])
+	case caught(4):
+		t.Errorf("partition 4 (rolled within RollAge) marked caught up: %+v", got[4])
+	}
+	// The hour before the refresh is complete only where every partition has passed it:
+	// partition 2 (no marker) holds it open.
+	r := NewReader(st)
+	if why, err := r.Incomplete(ctx, long.Add(-2*time.Hour), 0); err != nil || why == "" {
+		t.Fatalf("complete (%q, %v) with partition 2 lacking a marker", why, err)
+	}
+}

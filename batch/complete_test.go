@@ -1,0 +1,235 @@
+package batch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/archive"
+	"trending/batch"
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/internal/objstore"
+	"trending/serving/store"
+	"trending/speed/event"
+)
+
+// The completeness gate, end to end through a real archiver: one event dated 2099 per
+// partition used to move every partition's archive watermark to 2099 for good, and the
+// batch then published an hour as exact while most of it was still unarchived in Kafka.
+
+func TestFutureEventCannotCompleteAnHourEmbedded(t *testing.T) {
+	k, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, guard := range []bool{true, false} {
+		t.Run(fmt.Sprintf("future-guard=%v", guard), func(t *testing.T) {
+			futureEventScenario(t, k.Addr, objstore.Config{Endpoint: e.Endpoint, Bucket: itest.Name(t, "complete"), AccessKey: "test", SecretKey: "test"}, guard)
+		})
+	}
+}
+
+func TestFutureEventCannotCompleteAnHourKafka(t *testing.T) {
+	broker := itest.Kafka(t)
+	s3 := itest.S3(t)
+	futureEventScenario(t, broker, objstore.Config{Endpoint: s3.Endpoint, Bucket: itest.Name(t, "complete"), AccessKey: s3.AccessKey, SecretKey: s3.SecretKey}, true)
+}
+
+// byPartition sends each message to the partition it names.
+var byPartition = kafka.BalancerFunc(func(m kafka.Message, _ ...int) int { return m.Partition })
+
+// futureEventScenario runs the reproduction; without guard (MaxFuture off) the 2099 events
+// are archived as valid, and the watermark rule alone must still keep the hour open.
+func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard bool) {
+	ctx := itest.Context(t, 90*time.Second)
+	obj, err := objstore.New(ctx, s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	topic := itest.Name(t, "views")
+	const parts = 2
+	if _, err := eventlog.EnsureTopics(ctx, []string{broker}, eventlog.Spec{Name: topic, Partitions: parts}); err != nil {
+		t.Fatal(err)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(broker), Topic: topic, Balancer: byPartition, BatchTimeout: 5 * time.Millisecond, BatchSize: 1000,
+		Transport: &kafka.Transport{}} // its own: the shared one caches metadata from before the topic existed
+	defer w.Close()
+	hour := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
+	truth := map[string]uint64{}
+	produce := func(n int, seq int) {
+		t.Helper()
+		msgs := make([]kafka.Message, n)
+		for i := range msgs {
+			e := event.Event{ItemID: fmt.Sprintf("V%d", (seq+i)%37), Count: 1 + uint32((seq+i)%5),
+				TS: hour.Add(time.Duration(seq+i) * time.Hour / 5500).UTC()}
+			truth[e.ItemID] += uint64(e.Count)
+			msgs[i] = kafka.Message{Partition: (seq + i) % parts, Key: []byte(e.ItemID), Value: e.AppendJSON(nil)}
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	// 500 events of the hour and, on every partition, one dated 2099.
+	produce(500, 0)
+	for p := range parts {
+		bad := event.Event{ItemID: "FUTURE", Count: 1, TS: time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)}
+		if err := w.WriteMessages(ctx, kafka.Message{Partition: p, Key: []byte("FUTURE"), Value: bad.AppendJSON(nil)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The archiver archives those and stops; it marks nothing caught up meanwhile (a long
+	// refresh interval), as an archiver that falls behind would not.
+	cfg := archive.DefaultConfig()
+	cfg.Brokers, cfg.Topic, cfg.GroupID = []string{broker}, topic, topic+"-archive"
+	cfg.RollAge, cfg.MaxWait, cfg.RefreshEvery = 200*time.Millisecond, 100*time.Millisecond, time.Hour
+	if !guard {
+		cfg.MaxFuture = -1
+	}
+	reader := archive.NewReader(obj)
+	runArchiver(t, ctx, cfg, obj, "progress markers at offset 251", func() bool { return nextOffsets(ctx, reader, 251, 251) })
+
+	// 5,000 more events of the hour arrive; the archiver is not running.
+	produce(5000, 500)
+
+	// The archive holds 500 of the hour's 5,500 events, and the 2099 events are in the
+	// quarantine as future_ts.
+	rows := 0
+	if err := reader.ReadHour(ctx, hour, func(archive.Row) error { rows++; return nil }); err != nil || rows != 500 {
+		t.Fatalf("archived %d events of the hour (%v), want 500", rows, err)
+	}
+	if guard {
+		checkFutureQuarantined(t, ctx, obj, parts)
+	}
+
+	eng, err := batch.OpenNative(filepath.Join(t.TempDir(), "rollups.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bcfg := batch.DefaultConfig()
+	bcfg.Now = func() time.Time { return hour.Add(90 * time.Minute) }
+	run := func() (batch.Report, error) {
+		r, err := batch.NewRunner(bcfg, eng, reader, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: hour}})
+	}
+	_, err = run()
+	if !errors.Is(err, batch.ErrWindowOpen) || !strings.Contains(err.Error(), "archived through") {
+		t.Fatalf("batch run with 500 of 5,500 events archived: %v, want ErrWindowOpen naming the partition's progress", err)
+	}
+	if _, err := st.Get(ctx, store.Key{Window: batch.Hour, Start: hour}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a refused run wrote a list: %v", err)
+	}
+
+	// The archiver catches up and, once idle, marks every partition caught up: now the hour
+	// is complete, and its list is the truth.
+	cfg.RefreshEvery = 0 // the default: about RollAge
+	runArchiver(t, ctx, cfg, obj, "every partition caught up", func() bool {
+		why, err := reader.Incomplete(ctx, hour, bcfg.AllowedLateness)
+		return err == nil && why == "" && nextOffsets(ctx, reader, 2751, 2751)
+	})
+	if _, err := run(); err != nil {
+		t.Fatalf("batch run after the archive caught up: %v", err)
+	}
+	l, err := st.Get(ctx, store.Key{Window: batch.Hour, Start: hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, it := range l.Items {
+		got[it.ItemID] = it.Views
+	}
+	if fmt.Sprint(got) != fmt.Sprint(truth) || !l.Exact {
+		t.Fatalf("exact list %v (exact %v), want the truth %v", got, l.Exact, truth)
+	}
+}
+
+// runArchiver runs an archiver until done holds, then stops it gracefully.
+func runArchiver(t *testing.T, ctx context.Context, cfg archive.Config, obj *objstore.Store, what string, done func() bool) {
+	t.Helper()
+	a, err := archive.New(cfg, obj, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stop := context.WithCancel(ctx)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- a.Run(actx) }()
+	for !done() {
+		if ctx.Err() != nil {
+			prog, err := archive.NewReader(obj).Progress(context.Background())
+			t.Fatalf("timed out waiting for %s; progress %+v %v", what, prog, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if err := <-errc; err != nil {
+		t.Fatalf("archiver: %v", err)
+	}
+}
+
+// nextOffsets reports whether the progress markers of partitions 0, 1, ... have exactly
+// the given next offsets.
+func nextOffsets(ctx context.Context, reader *archive.Reader, next ...int64) bool {
+	prog, err := reader.Progress(ctx)
+	if err != nil || len(prog) != len(next) {
+		return false
+	}
+	for i, p := range prog {
+		if p.Partition != int32(i) || p.NextOffset != next[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// checkFutureQuarantined checks that each partition's 2099 event is in the quarantine with
+// reason future_ts.
+func checkFutureQuarantined(t *testing.T, ctx context.Context, obj *objstore.Store, parts int) {
+	t.Helper()
+	objs, err := obj.List(ctx, archive.DefaultRoot+"/quarantine/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range objs {
+		b, err := obj.Get(ctx, o.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.Contains(line, `"reason":"future_ts"`) || !strings.Contains(line, `"field":"ts"`) {
+				t.Fatalf("quarantine record %s: want reason future_ts on field ts", line)
+			}
+			n++
+		}
+	}
+	if n != parts {
+		t.Fatalf("%d future_ts records in quarantine, want %d (one per partition)", n, parts)
+	}
+}
