@@ -557,7 +557,22 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	pb := a.parts[p]
 	log := a.log.With("partition", p, "first_offset", pb.first, "last_offset", pb.last)
 
+	prog, err := a.loadProgress(ctx, p)
+	if err != nil {
+		return err
+	}
 	objs, lowTS := buildObjects(a.lay, p, pb.first, pb.last, pb.rows, pb.bad, EncodeOptions{RowGroupRows: a.cfg.RowGroupRows})
+	// Late data: an hour whose end this partition's progress had already passed may have
+	// been computed exactly by the batch without these events. A marker per such hour (after
+	// its object, before the progress and the commit, so a crash repeats both) tells the
+	// batch to recompute it (Reader.Dirty).
+	passed := prog.passed()
+	for _, o := range objs {
+		if o.kind == kindParquet && !o.hour.Add(time.Hour).After(passed) {
+			body, _ := json.Marshal(DirtyMark{Partition: p, FirstOffset: pb.first, LastOffset: pb.last, Hour: o.hour, Progress: passed})
+			objs = append(objs, object{key: a.lay.dirtyKey(o.hour, p, pb.first, pb.last), kind: kindDirty, body: body})
+		}
+	}
 	for _, o := range objs {
 		err := a.retry(ctx, "upload "+o.key, func(ctx context.Context) error {
 			_, err := a.store.Put(ctx, o.key, o.body)
@@ -570,10 +585,6 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 		a.m.bytes.Add(float64(len(o.body)))
 	}
 
-	prog, err := a.loadProgress(ctx, p)
-	if err != nil {
-		return err
-	}
 	next := *prog
 	now := time.Now().UTC()
 	next.NextOffset = max(next.NextOffset, pb.last+1)
@@ -699,6 +710,7 @@ func (a *Archiver) retry(ctx context.Context, what string, op func(context.Conte
 // object is one upload of a roll.
 type object struct {
 	key, kind string
+	hour      time.Time // the event-time hour of a Parquet object
 	body      []byte
 }
 
@@ -753,7 +765,7 @@ func buildObjects(lay layout, p int32, first, last int64, rows []Row, bad []Quar
 			lowTS = hr[k].TS
 		}
 		k -= len(hr)
-		objs = append(objs, object{key: lay.objectKey(h, p, first, last), kind: kindParquet, body: body})
+		objs = append(objs, object{key: lay.objectKey(h, p, first, last), kind: kindParquet, hour: h, body: body})
 	}
 	if len(bad) > 0 {
 		var buf bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,7 @@ import (
 //	<root>/views/dt=YYYY-MM-DD/hour=HH/pPPPP-oFFFFFFFFFFFF-oLLLLLLLLLLLL.parquet
 //	<root>/views/_progress/pPPPP.json
 //	<root>/views/_topic.json
+//	<root>/views/_dirty/dt=YYYY-MM-DD/hour=HH/pPPPP-oFFFFFFFFFFFF-oLLLLLLLLLLLL.json
 //	<root>/quarantine/dt=YYYY-MM-DD/pPPPP-oFFFFFFFFFFFF-oLLLLLLLLLLLL.jsonl
 //
 // F and L are the first and last offset of the roll (inclusive), zero-padded to 12 digits
@@ -49,6 +51,40 @@ func (l layout) quarantineKey(day time.Time, partition int32, first, last int64)
 }
 
 func (l layout) progressPrefix() string { return l.viewsPrefix() + "_progress/" }
+
+func (l layout) dirtyPrefix() string { return l.viewsPrefix() + "_dirty/" }
+
+// dirtyKey is the late-data marker of one roll's events in one hour that the partition's
+// progress had already passed (see Reader.Dirty).
+func (l layout) dirtyKey(hour time.Time, partition int32, first, last int64) string {
+	h := hour.UTC()
+	return fmt.Sprintf("%sdt=%s/hour=%02d/%s.json", l.dirtyPrefix(), h.Format(time.DateOnly), h.Hour(), rangeName(partition, first, last))
+}
+
+// dirtyHour reads the hour back from a dirty marker's key.
+func (l layout) dirtyHour(key string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(key, l.dirtyPrefix())
+	if !ok {
+		return time.Time{}, false
+	}
+	var day string
+	var hour int
+	dt, hr, ok := strings.Cut(rest, "/")
+	if !ok {
+		return time.Time{}, false
+	}
+	if _, err := fmt.Sscanf(dt, "dt=%s", &day); err != nil {
+		return time.Time{}, false
+	}
+	if _, err := fmt.Sscanf(hr, "hour=%02d/", &hour); err != nil || hour < 0 || hour > 23 {
+		return time.Time{}, false
+	}
+	d, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return d.Add(time.Duration(hour) * time.Hour), true
+}
 
 // manifestKey is the topic manifest (TopicManifest), beside the progress folder so a
 // listing of markers never sees it.

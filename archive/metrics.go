@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		bytes: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "uploaded_bytes_total",
 			Help: "Bytes of objects uploaded successfully (Parquet, quarantine and progress)."}),
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "objects_total",
-			Help: "Objects uploaded successfully, by kind."}, []string{"kind"}),
+			Help: "Objects uploaded successfully, by kind (parquet, quarantine, progress, dirty: a late-data marker)."}, []string{"kind"}),
 		uploadFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upload_failures_total",
 			Help: "Failed S3 requests (uploads and progress reads); each is retried."}),
 		uploadRetries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "upload_retries_total",
@@ -61,10 +61,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			m.quarantined, m.rolls, m.commitFailures, m.discarded, m.bufferBytes, m.bufferEvents, m.lag, m.refreshFailures)
 	}
 	// Pre-create label values so dashboards see zeros rather than gaps.
-	for _, r := range event.Reasons() {
+	for _, r := range append(event.Reasons(), event.ReasonFutureTS) {
 		m.quarantined.WithLabelValues(string(r))
 	}
-	for _, k := range []string{kindParquet, kindQuarantine, kindProgress} {
+	for _, k := range []string{kindParquet, kindQuarantine, kindProgress, kindDirty} {
 		m.objects.WithLabelValues(k)
 	}
 	for _, w := range []string{whySize, whyAge, whyMemory, whyStop} {
@@ -77,6 +77,7 @@ const (
 	kindParquet    = "parquet"
 	kindQuarantine = "quarantine"
 	kindProgress   = "progress"
+	kindDirty      = "dirty"
 
 	whySize   = "size"
 	whyAge    = "age"

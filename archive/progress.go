@@ -38,6 +38,20 @@ type TopicManifest struct {
 	Updated    time.Time `json:"updated"`
 }
 
+// DirtyMark is a late-data marker, <root>/views/_dirty/dt=YYYY-MM-DD/hour=HH/pPPPP-oF-oL.json:
+// the roll of partition Partition, offsets FirstOffset..LastOffset, wrote events into Hour
+// although the partition's progress (Progress, the later of its watermark and caught-up
+// time) had already passed the hour's end, so a batch may have computed the hour without
+// them. The batch recomputes the hour and clears the marker (`trending batch run --dirty`,
+// the nightly run, the built-in scheduler).
+type DirtyMark struct {
+	Partition   int32     `json:"partition"`
+	FirstOffset int64     `json:"first_offset"`
+	LastOffset  int64     `json:"last_offset"`
+	Hour        time.Time `json:"hour"`
+	Progress    time.Time `json:"progress"`
+}
+
 // passed returns the time up to which the partition is known archived: the later of its
 // event-time watermark and the last moment it was caught up.
 func (p Progress) passed() time.Time {

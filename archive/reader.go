@@ -288,3 +288,40 @@ func incomplete(progress []Progress, partitions int, hour time.Time, lateness ti
 	}
 	return ""
 }
+
+// Dirty is one late-data marker found by Reader.Dirty: its key and the hour it names.
+type Dirty struct {
+	Key  string
+	Hour time.Time
+}
+
+// Dirty lists the late-data markers (DirtyMark): hours that received events after their
+// partition's progress had passed them, in key order. A batch recomputes each hour and
+// then clears exactly the markers it listed (ClearDirty), so a marker written meanwhile
+// stays for the next run.
+func (r *Reader) Dirty(ctx context.Context) ([]Dirty, error) {
+	objs, err := r.store.List(ctx, r.lay.dirtyPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("list late-data markers: %w", err)
+	}
+	out := make([]Dirty, 0, len(objs))
+	for _, o := range objs {
+		h, ok := r.lay.dirtyHour(o.Key)
+		if !ok {
+			continue // not ours
+		}
+		out = append(out, Dirty{Key: o.Key, Hour: h})
+	}
+	return out, nil
+}
+
+// ClearDirty deletes late-data markers once their hours are recomputed.
+func (r *Reader) ClearDirty(ctx context.Context, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := r.store.Delete(ctx, keys...); err != nil {
+		return fmt.Errorf("clear late-data markers: %w", err)
+	}
+	return nil
+}

@@ -21,6 +21,8 @@ func (m memArchive) Fingerprint(context.Context, time.Time) (string, error)     
 func (m memArchive) Incomplete(context.Context, time.Time, time.Duration) (string, error) {
 	return "", nil
 }
+func (m memArchive) Dirty(context.Context) ([]archive.Dirty, error) { return nil, nil }
+func (m memArchive) ClearDirty(context.Context, []string) error     { return nil }
 func (m memArchive) ReadHour(_ context.Context, _ time.Time, fn func(archive.Row) error) error {
 	for _, r := range m.rows {
 		if err := fn(r); err != nil {

@@ -233,3 +233,147 @@ func checkFutureQuarantined(t *testing.T, ctx context.Context, obj *objstore.Sto
 		t.Fatalf("%d future_ts records in quarantine, want %d (one per partition)", n, parts)
 	}
 }
+
+// TestLateDataRecomputedEmbedded: events that reach the archive after their hour was made
+// exact mark the hour dirty; RunDirty recomputes exactly that hour (and what holds it) with
+// the new counts, a new version and an updated reconciliation, and clears the marks.
+func TestLateDataRecomputedEmbedded(t *testing.T) {
+	k, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	ctx := itest.Context(t, 90*time.Second)
+	e, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := objstore.New(ctx, objstore.Config{Endpoint: e.Endpoint, Bucket: itest.Name(t, "late"), AccessKey: "test", SecretKey: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	topic := itest.Name(t, "views")
+	if _, err := eventlog.EnsureTopics(ctx, []string{k.Addr}, eventlog.Spec{Name: topic, Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	w := &kafka.Writer{Addr: kafka.TCP(k.Addr), Topic: topic, Balancer: byPartition, BatchTimeout: 5 * time.Millisecond, BatchSize: 1000,
+		Transport: &kafka.Transport{}}
+	defer w.Close()
+	now := time.Now().UTC()
+	h1, h2 := now.Truncate(time.Hour).Add(-3*time.Hour), now.Truncate(time.Hour).Add(-2*time.Hour)
+	truth := map[time.Time]map[string]uint64{}
+	produce := func(hour time.Time, n, seq int) {
+		t.Helper()
+		if truth[hour] == nil {
+			truth[hour] = map[string]uint64{}
+		}
+		msgs := make([]kafka.Message, n)
+		for i := range msgs {
+			e := event.Event{ItemID: fmt.Sprintf("V%d", (seq+i)%11), Count: 1 + uint32((seq+i)%3), TS: hour.Add(time.Duration(i) * time.Hour / time.Duration(n))}
+			truth[hour][e.ItemID] += uint64(e.Count)
+			msgs[i] = kafka.Message{Partition: i % 2, Key: []byte(e.ItemID), Value: e.AppendJSON(nil)}
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce(h1, 400, 0)
+	produce(h2, 400, 0)
+	// Something of the current hour too, so the partitions' progress passes h1 and h2.
+	produce(now.Truncate(time.Minute).Add(-time.Minute), 20, 0)
+
+	cfg := archive.DefaultConfig()
+	cfg.Brokers, cfg.Topic, cfg.GroupID = []string{k.Addr}, topic, topic+"-archive"
+	cfg.RollAge, cfg.MaxWait = 200*time.Millisecond, 100*time.Millisecond
+	reader := archive.NewReader(obj)
+	bcfg := batch.DefaultConfig()
+	caughtUp := func() bool {
+		why, err := reader.Incomplete(ctx, h2, bcfg.AllowedLateness)
+		return err == nil && why == "" && nextOffsets(ctx, reader, 410, 410)
+	}
+	runArchiver(t, ctx, cfg, obj, "the archive complete through h2", caughtUp)
+
+	eng, err := batch.OpenNative(filepath.Join(t.TempDir(), "rollups.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// The speed layer's list of h1, which the batch replaces and reconciles.
+	speed := store.List{Window: batch.Hour, Start: h1, End: h1.Add(time.Hour), AsOf: h1.Add(time.Hour), Version: h1.Add(time.Hour).UnixMilli(),
+		Source: store.SourceSpeed, Items: []store.Item{{Rank: 1, ItemID: "V1", Views: 50}}, ComputedAt: now}
+	if err := st.Put(ctx, speed); err != nil {
+		t.Fatal(err)
+	}
+	runner := func() *batch.Runner {
+		r, err := batch.NewRunner(bcfg, eng, reader, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	hours := []batch.Window{{Level: batch.Hour, Start: h1}, {Level: batch.Hour, Start: h2}}
+	if _, err := runner().Run(ctx, hours); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := st.Get(ctx, hours[0].Key())
+	if first.Reconciliation == nil || first.Reconciliation.MaxAbsError != absDiff(50, truth[h1]["V1"]) {
+		t.Fatalf("first exact list's reconciliation %+v, want max error |50 - %d|", first.Reconciliation, truth[h1]["V1"])
+	}
+	if rep, err := runner().RunDirty(ctx); err != nil || len(rep.Outcomes) != 0 {
+		t.Fatalf("RunDirty without late data: %+v, %v; want nothing to do", rep.Outcomes, err)
+	}
+
+	// Late events of h1, archived after the archive passed it.
+	produce(h1, 100, 400)
+	runArchiver(t, ctx, cfg, obj, "the late events archived", func() bool { return nextOffsets(ctx, reader, 460, 460) })
+	marks, err := reader.Dirty(ctx)
+	if err != nil || len(marks) == 0 {
+		t.Fatalf("late-data marks %v, %v: want h1's", marks, err)
+	}
+	for _, m := range marks {
+		if !m.Hour.Equal(h1) {
+			t.Fatalf("late-data mark of %s, want only %s", m.Hour, h1)
+		}
+	}
+	rep, err := runner().RunDirty(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range rep.Outcomes {
+		if o.Window == hours[1] && o.Built {
+			t.Fatalf("h2 rebuilt though nothing late arrived for it: %+v", o)
+		}
+	}
+	again, err := st.Get(ctx, hours[0].Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, it := range again.Items {
+		got[it.ItemID] = it.Views
+	}
+	if fmt.Sprint(got) != fmt.Sprint(truth[h1]) || !again.Exact || again.Version <= first.Version {
+		t.Fatalf("after RunDirty: %v exact %v version %d (was %d), want the new truth %v with a newer version", got, again.Exact, again.Version, first.Version, truth[h1])
+	}
+	if again.Reconciliation == nil || again.Reconciliation.MaxAbsError != absDiff(50, truth[h1]["V1"]) || again.Reconciliation.SpeedVersion != speed.Version {
+		t.Fatalf("reconciliation after the recompute %+v, want the speed list against the new count %d", again.Reconciliation, truth[h1]["V1"])
+	}
+	if marks, err := reader.Dirty(ctx); err != nil || len(marks) != 0 {
+		t.Fatalf("marks after RunDirty: %v, %v; want none", marks, err)
+	}
+}
+
+func absDiff(a, b uint64) uint64 {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}

@@ -18,6 +18,10 @@ type Archive interface {
 	// topic has not archived past its end plus allowedLateness, or has no progress at all),
 	// or "" when it is.
 	Incomplete(ctx context.Context, hour time.Time, allowedLateness time.Duration) (string, error)
+	// Dirty lists the late-data markers: hours that received events after the archive's
+	// progress had passed them. ClearDirty deletes markers once their hours are recomputed.
+	Dirty(ctx context.Context) ([]archive.Dirty, error)
+	ClearDirty(ctx context.Context, keys []string) error
 	// ReadHour calls fn for every event of the hour, deduplicated by (partition, offset).
 	ReadHour(ctx context.Context, hour time.Time, fn func(archive.Row) error) error
 }

@@ -51,6 +51,24 @@ func Reconcile(speed store.List, exact []Ranked, exactOf map[string]uint64) stor
 	return r
 }
 
+// speedItems keeps a replaced speed list's items (List.SpeedItems).
+func speedItems(speed store.List) []store.ReconciledItem {
+	out := make([]store.ReconciledItem, len(speed.Items))
+	for i, it := range speed.Items {
+		out[i] = store.ReconciledItem{ItemID: it.ItemID, Views: it.Views}
+	}
+	return out
+}
+
+// replacedSpeed rebuilds, from a batch list, the speed list its first exact run replaced.
+func replacedSpeed(batch store.List) store.List {
+	l := store.List{Version: batch.Reconciliation.SpeedVersion, Items: make([]store.Item, len(batch.SpeedItems))}
+	for i, it := range batch.SpeedItems {
+		l.Items[i] = store.Item{Rank: i + 1, ItemID: it.ItemID, Views: it.Views}
+	}
+	return l
+}
+
 func absDiff(a, b uint64) uint64 {
 	if a > b {
 		return a - b

@@ -257,6 +257,55 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	return x.report, x.publish(ctx, all, afps[0], false)
 }
 
+// RunDirty recomputes every closed hour that received events after the archive's progress
+// had passed it (the archive's late-data markers), with the closed day and month holding it
+// and the all-time list, then clears the markers it acted on. Only rollups whose inputs
+// changed are rebuilt; each list is published with a new version and its reconciliation
+// against the speed list it once replaced is recomputed. A marked hour that is not closed
+// yet keeps its marker: its own run will see the events. No marker: nothing to do.
+func (r *Runner) RunDirty(ctx context.Context) (Report, error) {
+	marks, err := r.arc.Dirty(ctx)
+	if err != nil {
+		return Report{}, err
+	}
+	keysOf := map[time.Time][]string{}
+	for _, m := range marks {
+		keysOf[m.Hour] = append(keysOf[m.Hour], m.Key)
+	}
+	hours := make([]time.Time, 0, len(keysOf))
+	for h := range keysOf {
+		hours = append(hours, h)
+	}
+	slices.SortFunc(hours, time.Time.Compare)
+	var windows []Window
+	var keys []string
+	seen := map[Window]bool{}
+	add := func(w Window) {
+		if !seen[w] && r.Closed(ctx, w) == nil {
+			windows = append(windows, w)
+		}
+		seen[w] = true
+	}
+	for _, h := range hours {
+		if r.Closed(ctx, Window{Hour, h}) != nil {
+			continue
+		}
+		keys = append(keys, keysOf[h]...)
+		for _, lv := range []string{Hour, Day, Month} {
+			add(Window{lv, store.Align(lv, h)})
+		}
+	}
+	if len(windows) == 0 {
+		return Report{}, nil
+	}
+	windows = append(windows, Window{Level: All})
+	rep, err := r.Run(ctx, windows)
+	if err != nil {
+		return rep, err
+	}
+	return rep, r.arc.ClearDirty(ctx, keys)
+}
+
 // fp returns the archive fingerprint of an hour, cached for the run.
 func (x *run) fp(hour time.Time) string {
 	x.mu.Lock()
@@ -559,20 +608,29 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
 	}
 	if prev != nil {
-		switch prev.Source {
-		case store.SourceSpeed:
-			ids := make([]string, len(prev.Items))
-			for i, it := range prev.Items {
+		// Against the speed list it replaces, or, on a recompute (late data), against the
+		// speed list the first exact run replaced, with the new exact counts.
+		speed := prev
+		if prev.Source == store.SourceBatch {
+			speed = nil
+			if prev.Reconciliation != nil && len(prev.SpeedItems) > 0 {
+				sl := replacedSpeed(*prev)
+				speed = &sl
+			} else {
+				l.Reconciliation = prev.Reconciliation
+			}
+		}
+		if speed != nil {
+			ids := make([]string, len(speed.Items))
+			for i, it := range speed.Items {
 				ids[i] = it.ItemID
 			}
 			exactOf, err := x.eng.Counts(ctx, level, w.Start, ids)
 			if err != nil {
 				return err
 			}
-			rec := Reconcile(*prev, top, exactOf)
-			l.Reconciliation = &rec
-		case store.SourceBatch:
-			l.Reconciliation = prev.Reconciliation
+			rec := Reconcile(*speed, top, exactOf)
+			l.Reconciliation, l.SpeedItems = &rec, speedItems(*speed)
 		}
 	}
 	o := Outcome{Window: w, Built: x.built[w], Fingerprint: fp, Items: items, Views: views, Recon: l.Reconciliation, Took: time.Since(t0)}

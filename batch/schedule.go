@@ -118,6 +118,12 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 		}
 		sc.Log.Info("scheduled batch", "windows", len(due), "published", rep.Published())
 	}
+	// Late data the archive marked, beyond the lookback too; clears the marks.
+	if rep, err := r.RunDirty(ctx); err != nil {
+		return err
+	} else if n := rep.Published(); n > 0 {
+		sc.Log.Info("late data recomputed", "windows", len(rep.Outcomes), "published", n)
+	}
 	if sc.Topics == nil {
 		return nil
 	}

@@ -202,7 +202,7 @@ func parseWhen(flag, v string) (time.Time, error) {
 
 func newBatchRunCommand() *cobra.Command {
 	var level, start, end string
-	var force bool
+	var force, dirty bool
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Recompute the closed calendar windows of one kind in a range",
@@ -214,7 +214,10 @@ func newBatchRunCommand() *cobra.Command {
   # all time (the live list "all"), summed over every month rolled up
   trending batch run --window all
   # the hour's lists and its exact trending-topics lists of eu, us and world
-  trending batch run --window hour --start 2026-11-14T10 --topics eu,us --blocklist banned.txt`,
+  trending batch run --window hour --start 2026-11-14T10 --topics eu,us --blocklist banned.txt
+  # every closed hour that received late events after the archive had passed it (from
+  # cron every few minutes), with its day, month and all time
+  trending batch run --dirty`,
 		Args: cobra.NoArgs,
 		RunE: nil,
 	}
@@ -224,8 +227,28 @@ func newBatchRunCommand() *cobra.Command {
 	f.StringVar(&start, "start", "", "first window (UTC), e.g. 2026-11-14T10; required except for --window all")
 	f.StringVar(&end, "end", "", "end of the range, exclusive (default: the end of the first window)")
 	f.BoolVar(&force, "force", false, "compute open windows too (the speed layer then cannot update them)")
+	f.BoolVar(&dirty, "dirty", false, "recompute exactly the closed hours the archive marked as having received late data (with their day, month and all time), then clear the marks; no --window or --start")
 	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if dirty {
+			if start != "" || end != "" || force || cmd.Flags().Changed("window") || btf.tf.regions != "" {
+				return usagef("--dirty finds its windows itself: drop --window, --start, --end, --force and --topics")
+			}
+			env, err := s.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			r, err := s.runner(cmd, env, nil)
+			if err != nil {
+				return err
+			}
+			rep, err := r.RunDirty(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return writeReport(cmd.OutOrStdout(), rep)
+		}
 		levels, err := batch.ParseLevels(level)
 		if err != nil || len(levels) != 1 {
 			return usagef("--window %q: use one of hour, day, month or all", level)
@@ -424,8 +447,20 @@ means every window is exact and published.`,
 		if err != nil {
 			return err
 		}
-		if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
+		if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
 			return err
+		}
+		// Late data older than the lookback, or marked since: the archive's marks.
+		if rep, err = r.RunDirty(cmd.Context()); err != nil {
+			return err
+		}
+		if len(rep.Outcomes) > 0 {
+			if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
+				return err
+			}
+		}
+		if tp == nil {
+			return nil
 		}
 		// The topics lists of the day's hours and of every hour of the lookback: an hour
 		// whose archived inputs (or whose baseline days') did not change is only checked.

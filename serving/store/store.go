@@ -132,6 +132,13 @@ type Reconciliation struct {
 	MaxRelError  float64 `json:"max_rel_error"`
 }
 
+// ReconciledItem is one entry of the speed layer's list a batch list replaced
+// (List.SpeedItems).
+type ReconciledItem struct {
+	ItemID string `json:"item_id"`
+	Views  uint64 `json:"views"`
+}
+
 // List is one finished top-K list.
 type List struct {
 	Window string    `json:"window"`
@@ -150,6 +157,10 @@ type List struct {
 	ComputedAt      time.Time       `json:"computed_at"`
 	Fingerprint     string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
 	Reconciliation  *Reconciliation `json:"reconciliation,omitempty"`
+	// SpeedItems is, on a batch list that replaced a speed list, that speed list as it was
+	// (item and views), so a recompute after late data reconciles it again against the new
+	// exact counts.
+	SpeedItems []ReconciledItem `json:"speed_items,omitempty"`
 }
 
 // Key returns the list's key.
