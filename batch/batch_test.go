@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -259,9 +260,13 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	}
 	rec := *got.Reconciliation
 	want := store.Reconciliation{SpeedVersion: speed.Version, RecallAtK: 2.0 / 3, MaxAbsError: 7, MeanAbsError: 9.0 / 3,
-		MaxRelError: max(7/float64(exact[0].Views), 2/float64(exact[5].Views))}
-	if rec != want {
+		MaxRelError: max(7/float64(exact[0].Views), 2/float64(exact[5].Views)), SpeedErrorBound: speed.ErrorBound}
+	if !reflect.DeepEqual(rec, want) {
 		t.Fatalf("reconciliation %+v, want %+v", rec, want)
+	}
+	// The speed list's bound travels with it (through the store): 7 off against at most 10.
+	if over, ok := rec.ErrorOverBound(); !ok || over != 0.7 {
+		t.Fatalf("error over bound %v, %v; want 0.7", over, ok)
 	}
 	// The speed layer can no longer overwrite it.
 	speed.Version += 1000
@@ -274,7 +279,7 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, _ := st.Get(ctx, store.Key{Window: "hour", Start: h})
-	if again.Reconciliation == nil || *again.Reconciliation != want || again.Version <= got.Version {
+	if again.Reconciliation == nil || !reflect.DeepEqual(*again.Reconciliation, want) || again.Version <= got.Version {
 		t.Fatalf("rerun: version %d recon %+v", again.Version, again.Reconciliation)
 	}
 }

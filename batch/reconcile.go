@@ -12,9 +12,14 @@ import (
 //
 // Recall@K is the share of the exact top K the speed list also holds, K being the shorter
 // of the two lists; errors are over the speed list's items: |speed - exact|, mean, and the
-// largest relative error |speed - exact| / exact (1 for an item with no exact views).
+// largest relative error |speed - exact| / exact (1 for an item with no exact views). The
+// speed list's error bound is kept with them, so the errors can be read against it.
 func Reconcile(speed store.List, exact []Ranked, exactOf map[string]uint64) store.Reconciliation {
 	r := store.Reconciliation{SpeedVersion: speed.Version}
+	if b := speed.ErrorBound; b != nil {
+		bound := *b
+		r.SpeedErrorBound = &bound
+	}
 	k := min(len(speed.Items), len(exact))
 	if k > 0 {
 		in := make(map[string]bool, k)

@@ -704,6 +704,9 @@ func (x *run) progress(what string, o Outcome) {
 	}
 	if o.Recon != nil {
 		line += fmt.Sprintf(" recall@k %.3f max-abs-err %d", o.Recon.RecallAtK, o.Recon.MaxAbsError)
+		if b := o.Recon.SpeedErrorBound; b != nil {
+			line += fmt.Sprintf(" (bound %.0f)", b.MaxOvercount)
+		}
 	}
 	line += fmt.Sprintf(" %s", o.Took.Round(time.Millisecond))
 	x.log.Debug("batch window", "what", what, "window", o.Window.String(), "events", o.InputRows, "items", o.Items, "took", o.Took)

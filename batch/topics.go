@@ -451,6 +451,32 @@ func (x *topicsRun) listFP(h time.Time, list string) string {
 	return hex.EncodeToString(s.Sum(nil))
 }
 
+// heldIn returns the topics of an hour's counts for list that cfg.Held keeps off it, sorted.
+func heldIn(cfg TopicsConfig, list string, counts []TopicCount) []string {
+	var held []string
+	for _, c := range counts {
+		if inList(list, c.Region) && cfg.Held(c.Topic) && !slices.Contains(held, c.Topic) {
+			held = append(held, c.Topic)
+		}
+	}
+	slices.Sort(held)
+	return held
+}
+
+// heldFP folds the held topics into a list fingerprint; with none it is fp unchanged, so lists
+// published before the review queue was an input stay current.
+func heldFP(fp string, held []string) string {
+	if len(held) == 0 {
+		return fp
+	}
+	s := sha256.New()
+	fmt.Fprintf(s, "%s\nheld", fp)
+	for _, t := range held {
+		fmt.Fprintf(s, " %q", t)
+	}
+	return hex.EncodeToString(s.Sum(nil))
+}
+
 // inList reports whether a count of region belongs to list.
 func inList(list, region string) bool { return list == topics.World || region == list }
 
@@ -543,6 +569,16 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		return nil
 	}
 	fp := x.listFP(h, list)
+	if x.t.cfg.Held != nil {
+		// The review queue's decisions are inputs too: a topic of this hour held or released
+		// since the list was published recomputes it, so a hold reaches an exact list already
+		// published and an approval lists the topic.
+		c, err := x.load(ctx, h)
+		if err != nil {
+			return err
+		}
+		fp = heldFP(fp, heldIn(x.t.cfg, list, c.counts))
+	}
 	key := store.Key{Window: w.Level, Start: h}
 	cur, err := x.store.Get(ctx, key)
 	var prev *store.List

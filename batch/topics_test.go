@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -470,5 +471,58 @@ func TestTopicsSchedule(t *testing.T) {
 			}
 		}
 		checkTopics(t, w, st, h)
+	}
+}
+
+// TestTopicsHeld: a topic the review queue holds is kept off the exact lists, and the queue's
+// decisions are inputs of the list fingerprint: a hold made after a list was published
+// recomputes it without the topic, an approval recomputes it with the topic, and lists the
+// topic is not in (us) stay current throughout.
+func TestTopicsHeld(t *testing.T) {
+	ctx := context.Background()
+	w := newTopicsWorld(t)
+	eng, st := nativeEngine(t), boltStore(t)
+	var held atomic.Bool
+	cfg := topicsConfig(t)
+	cfg.Held = func(topic string) bool { return held.Load() && topic == "quake" }
+	tp := newTopics(t, w, eng, st, cfg)
+	hour := []batch.Window{{Level: batch.Hour, Start: topicsH}}
+	has := func(window string) bool {
+		t.Helper()
+		l, err := st.Get(ctx, store.Key{Window: window, Start: topicsH})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(l.Items, func(it store.Item) bool { return it.ItemID == "quake" })
+	}
+	run := func(want ...string) {
+		t.Helper()
+		rep, err := tp.Run(ctx, hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := published(rep); !slices.Equal(got, want) {
+			t.Fatalf("published %v, want %v", got, want)
+		}
+	}
+	name := func(window string) string { return batch.Window{Level: window, Start: topicsH}.String() }
+	eu, world := name("topics/eu/surge"), name("topics/world/volume")
+	all := []string{eu, name("topics/us/volume"), world}
+	slices.Sort(all)
+
+	run(all...)
+	if !has("topics/eu/surge") || !has("topics/world/volume") {
+		t.Fatal("quake, surging in eu, is not listed: the test would prove nothing")
+	}
+	held.Store(true) // held since: the published lists holding it are recomputed without it
+	run(eu, world)
+	if has("topics/eu/surge") || has("topics/world/volume") {
+		t.Fatal("a held topic is on an exact list")
+	}
+	run() // the same decisions: every list current
+	held.Store(false)
+	run(eu, world)
+	if !has("topics/eu/surge") || !has("topics/world/volume") {
+		t.Fatal("an approved topic is not listed")
 	}
 }

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -36,13 +37,22 @@ func TestReconcile(t *testing.T) {
 		{"speed list shorter: K is the shorter", list(store.Item{ItemID: "a", Views: 6}),
 			[]Ranked{{"a", 6}, {"b", 5}, {"c", 1}}, map[string]uint64{"a": 6},
 			store.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
+		{"sketch list: its bound is kept", withBound(list(store.Item{ItemID: "a", Views: 10}), 4),
+			[]Ranked{{"a", 7}}, map[string]uint64{"a": 7},
+			store.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 3, MeanAbsError: 3, MaxRelError: 3.0 / 7,
+				SpeedErrorBound: &store.Bound{MaxOvercount: 4, Probability: 0.99}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Reconcile(c.speed, c.exact, c.exactOf); got != c.want {
+			if got := Reconcile(c.speed, c.exact, c.exactOf); !reflect.DeepEqual(got, c.want) {
 				t.Fatalf("got %+v, want %+v", got, c.want)
 			}
 		})
 	}
+}
+
+func withBound(l store.List, maxOvercount float64) store.List {
+	l.ErrorBound = &store.Bound{MaxOvercount: maxOvercount, Probability: 0.99}
+	return l
 }
 
 func TestSpanAndChildren(t *testing.T) {

@@ -52,6 +52,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 type batchEnv struct {
 	eng   batch.Engine
 	arc   *archive.Reader
+	obj   *objstore.Store // the bucket: the archive and the shared topics review queue
 	store store.Store
 	close func()
 }
@@ -67,7 +68,7 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &batchEnv{arc: arc, store: st}
+	env := &batchEnv{arc: arc, obj: obj, store: st}
 	if s.clickhouse == "" {
 		if dir := filepath.Dir(s.rollups); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -120,12 +121,15 @@ func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 	fs.StringVar(&b.tf.blocklist, "blocklist", "", "file of banned topic terms, one a line, applied to the topics recompute (needs --topics); a change recomputes the hours")
 	fs.Float64Var(&b.floor, "topics-floor", topics.DefaultFloor, "fewest mentions in the hour for a topic to be listed")
 	fs.IntVar(&b.listSize, "topics-list-size", topics.DefaultListSize, "length of each topics list (1..1000)")
-	fs.StringVar(&b.review, "topics-review", "", "review queue file (trending topics review): its pending and rejected topics are kept off the batch lists")
+	fs.StringVar(&b.review, "topics-review", "", "a local review queue file to use instead of the shared queue in the bucket (topics/review.json, --s3-*), for offline demos ('trending topics demo --queue'); either way its pending and rejected topics are kept off the batch lists")
 	return b
 }
 
 // topics returns the trending-topics recompute the flags describe, or nil without --topics.
-func (b *batchTopicsFlags) topics(env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
+// Its holds are the shared review queue's (topics.ReviewKey in the bucket), read once at
+// start: the queue every speed worker, serve and `trending topics review` sync, so a topic
+// held there never reaches an exact list. --topics-review FILE reads a local queue instead.
+func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
 	cfg, err := b.tf.config()
 	if err != nil || cfg == nil {
 		return nil, err
@@ -133,13 +137,16 @@ func (b *batchTopicsFlags) topics(env *batchEnv, r *batch.Runner) (*batch.Topics
 	tc := batch.DefaultTopicsConfig()
 	tc.Regions, tc.Scores, tc.Blocklist, tc.ListSize = cfg.Regions, cfg.Scores, b.tf.blocklist, b.listSize
 	tc.Surge.Floor = b.floor
+	var q *topics.Review
 	if b.review != "" {
-		q, err := readReviewQueue(b.review)
-		if err != nil {
+		if q, err = readReviewQueue(b.review); err != nil {
 			return nil, fmt.Errorf("--topics-review: %w", err)
 		}
-		tc.Held = q.Blocks
+	} else if q, err = topics.LoadReview(ctx, env.obj, topics.ReviewKey); err != nil {
+		// Without the queue a held topic could be listed: refuse rather than guess.
+		return nil, fmt.Errorf("shared review queue %s (or give --topics-review FILE): %w", topics.ReviewKey, err)
 	}
+	tc.Held = q.Blocks
 	if err := tc.Validate(); err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -213,8 +220,11 @@ func newBatchRunCommand() *cobra.Command {
     --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
   # all time (the live list "all"), summed over every month rolled up
   trending batch run --window all
-  # the hour's lists and its exact trending-topics lists of eu, us and world
+  # the hour's lists and its exact trending-topics lists of eu, us and world; topics held in
+  # the shared review queue (topics/review.json in the bucket) stay off them
   trending batch run --window hour --start 2026-11-14T10 --topics eu,us --blocklist banned.txt
+  # offline demo: the holds of a local queue file instead of the shared queue
+  trending batch run --window hour --start 2026-11-14T10 --topics eu --topics-review data/topics-review.json
   # every closed hour that received late events after the archive had passed it (from
   # cron every few minutes), with its day, month and all time
   trending batch run --dirty`,
@@ -286,7 +296,7 @@ func newBatchRunCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		tp, err := btf.topics(env, r)
+		tp, err := btf.topics(cmd.Context(), env, r)
 		if err != nil {
 			return err
 		}
@@ -411,7 +421,13 @@ the hours and the day of --date (default yesterday), the month to date (its roll
 once the month has closed), the all-time list, and every hour and day of the last
 --lookback-days whose archived inputs changed since they were built (late data), with the
 windows above them. Windows whose inputs did not change are not recomputed. Exit status 0
-means every window is exact and published.`,
+means every window is exact and published.
+
+With --topics it also recomputes those hours' trending-topics lists. Topics the shared review
+queue (topics/review.json in the bucket, --s3-*) holds, pending or rejected, stay off them;
+the queue's decisions count as inputs, so an hour whose held topics changed since it was
+published (a new hold, an approval) is recomputed. --topics-review FILE reads a local queue
+file instead (offline demos).`,
 		Example: `  # crontab: 00:30 UTC every day
   30 0 * * * trending batch nightly --clickhouse clickhouse://ch:9000/trending --store clickhouse://ch:9000/trending`,
 		Args: cobra.NoArgs,
@@ -439,7 +455,7 @@ means every window is exact and published.`,
 		if err != nil {
 			return err
 		}
-		tp, err := btf.topics(env, r)
+		tp, err := btf.topics(cmd.Context(), env, r)
 		if err != nil {
 			return err
 		}

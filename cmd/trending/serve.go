@@ -41,6 +41,10 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
   GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are exact,
                                                        approximate or missing
+  GET /v1/reconciliation                               per level, the speed layer against the
+                                                       newest exact window: recall@K, errors
+                                                       and the stated bound (also as the
+                                                       trending_reconciliation_* metrics)
   GET /v1/topics?region=R&limit=N                      trending topics (with --topics, as the
                                                        speed workers have them)
   GET|POST /v1/topics/review                           the held topics; approve or reject one

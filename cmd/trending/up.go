@@ -273,7 +273,9 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	sched := batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")}
 	if tcfg != nil {
 		// The closed hours of the topics lists are recomputed exactly too, with the same
-		// rules and the review queue's holds.
+		// rules and the review queue's holds: the workers' queue, which RunReviewSync keeps
+		// merged with the shared one in the bucket (topics/review.json) every publish tick,
+		// so a decision made anywhere reaches the exact lists at the next batch pass.
 		sched.Topics, err = batch.NewTopics(runner, eng, batch.TopicsConfig{Regions: tcfg.Regions, Scores: tcfg.Scores,
 			Surge: tcfg.Surge, Weight: tcfg.Weight, Blocklist: tf.blocklist, Held: speedW.Review().Blocks})
 		if err != nil {

@@ -55,6 +55,11 @@ func seedLists() []store.List {
 	topicsEUHour := store.List{Window: store.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
 		Source: store.SourceBatch, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
 		Items: []store.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
+	topicsEUHour.Reconciliation = &store.Reconciliation{SpeedVersion: 30, RecallAtK: 1, MaxAbsError: 5, MeanAbsError: 5, MaxRelError: 0.002,
+		SpeedErrorBound: &store.Bound{MaxOvercount: 20, Probability: 0.993}}
+	month := storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6)
+	month.Reconciliation = &store.Reconciliation{SpeedVersion: 35, RecallAtK: 0.95, MaxAbsError: 300, MeanAbsError: 40, MaxRelError: 0.01,
+		SpeedErrorBound: &store.Bound{MaxOvercount: 250, Probability: 0.993}}
 	topicsWorld := topicsEU
 	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
 	return []store.List{
@@ -66,7 +71,7 @@ func seedLists() []store.List {
 		batch,
 		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
 		storetest.MakeList("day", store.Align("day", t0), 30, store.SourceSpeed, 20, 7000),
-		storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6),
+		month,
 		topicsEU, topicsWorld, topicsEUHour,
 	}
 }

@@ -25,6 +25,9 @@ type metrics struct {
 	observers sync.Map // route + "\x00" + code -> prometheus.Observer
 
 	listAge, speedLag, batchLag, lists, cacheBytes, storeUp, lastRefresh *prometheus.Desc
+
+	// The newest reconciliation per level (Cache.reconciliations): the speed layer's drift.
+	reconRecall, reconMaxAbs, reconMeanAbs, reconMaxRel, reconBound, reconOverBound, reconStart *prometheus.Desc
 }
 
 func newMetrics(c *Cache) *metrics {
@@ -67,6 +70,20 @@ func newMetrics(c *Cache) *metrics {
 			"1 when the last cache refresh reached the serving store, 0 when it failed.", nil, nil),
 		lastRefresh: prometheus.NewDesc("trending_serving_cache_last_refresh_timestamp_seconds",
 			"Unix time of the last successful cache refresh.", nil, nil),
+		reconRecall: reconDesc("recall_at_k",
+			"Recall@K of the speed layer's list against the exact one, in the newest reconciled window of each level."),
+		reconMaxAbs: reconDesc("max_abs_error",
+			"Largest |speed - exact| count of an item on the speed layer's list, in the newest reconciled window of each level."),
+		reconMeanAbs: reconDesc("mean_abs_error",
+			"Mean |speed - exact| count over the speed layer's list, in the newest reconciled window of each level."),
+		reconMaxRel: reconDesc("max_rel_error",
+			"Largest |speed - exact| / exact of an item on the speed layer's list, in the newest reconciled window of each level."),
+		reconBound: reconDesc("bound_max_overcount",
+			"The max_overcount the speed layer's sketch list stated, in the newest reconciled window of each level (absent for exact speed lists)."),
+		reconOverBound: reconDesc("error_over_bound",
+			"max_abs_error / the stated max_overcount, in the newest reconciled window of each level: above 1 the speed layer was further off than its bound (absent for exact speed lists)."),
+		reconStart: reconDesc("window_start_timestamp_seconds",
+			"Unix time of the start of the window the other trending_reconciliation_* metrics of the level describe."),
 	}
 }
 
@@ -89,7 +106,8 @@ func (m *metrics) observer(route string, code int) prometheus.Observer {
 
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.listAge, m.speedLag, m.batchLag, m.lists, m.cacheBytes, m.storeUp, m.lastRefresh} {
+	for _, d := range []*prometheus.Desc{m.listAge, m.speedLag, m.batchLag, m.lists, m.cacheBytes, m.storeUp, m.lastRefresh,
+		m.reconRecall, m.reconMaxAbs, m.reconMeanAbs, m.reconMaxRel, m.reconBound, m.reconOverBound, m.reconStart} {
 		ch <- d
 	}
 }
@@ -137,4 +155,25 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	if !last.IsZero() {
 		ch <- prometheus.MustNewConstMetric(m.lastRefresh, prometheus.GaugeValue, float64(last.UnixNano())/1e9)
 	}
+	for _, lr := range m.c.reconciliations() {
+		r := lr.Reconciliation
+		gauge := func(d *prometheus.Desc, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lr.Level)
+		}
+		gauge(m.reconRecall, r.RecallAtK)
+		gauge(m.reconMaxAbs, float64(r.MaxAbsError))
+		gauge(m.reconMeanAbs, r.MeanAbsError)
+		gauge(m.reconMaxRel, r.MaxRelError)
+		gauge(m.reconStart, float64(lr.Start.Unix()))
+		if over, ok := r.ErrorOverBound(); ok {
+			gauge(m.reconBound, r.SpeedErrorBound.MaxOvercount)
+			gauge(m.reconOverBound, over)
+		}
+	}
+}
+
+// reconDesc describes one trending_reconciliation_* gauge, labelled by level: hour, day,
+// month or a topics list (topics/<region>/<score>).
+func reconDesc(name, help string) *prometheus.Desc {
+	return prometheus.NewDesc("trending_reconciliation_"+name, help, []string{"level"}, nil)
 }

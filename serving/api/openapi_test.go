@@ -297,6 +297,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/trending?window=hour&start=2026-11-14T08:00:00Z", 404},
 		{"/v1/windows?window=hour&from=2026-11-14T06:00:00Z", 200},
 		{"/v1/windows?window=hour&from=2000-01-01T00:00:00Z", 400},
+		{"/v1/reconciliation", 200},
 		{"/v1/topics", 200},
 		{"/v1/topics?region=eu&score=surge&limit=3", 200},
 		{"/v1/topics?region=mars", 400},
@@ -318,7 +319,7 @@ func TestOpenAPIResponses(t *testing.T) {
 	nf.st.down.Store(true)
 	srv, _ := New(nf.srv.cfg, nf.st, nil)
 	nf.h = srv.Handler()
-	for _, p := range []string{"/readyz", "/v1/trending?window=hour", "/v1/windows?window=day"} {
+	for _, p := range []string{"/readyz", "/v1/trending?window=hour", "/v1/windows?window=day", "/v1/reconciliation"} {
 		w := nf.get(p)
 		if w.Code != 503 {
 			t.Fatalf("%s before loading: %d", p, w.Code)
@@ -326,7 +327,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		v.check(t, p, w.Code, w.Body.Bytes())
 	}
 
-	for _, name := range []string{"TrendingList", "Item", "TopicsList", "TopicItem", "HeldTopic", "ErrorBound", "Reconciliation", "Windows", "WindowStatus", "Ready", "Health", "Error"} {
+	for _, name := range []string{"TrendingList", "Item", "TopicsList", "TopicItem", "HeldTopic", "ErrorBound", "Reconciliation", "Reconciliations", "LevelReconciliation", "Windows", "WindowStatus", "Ready", "Health", "Error"} {
 		sc := s.Components.Schemas[name]
 		for prop := range sc.Properties {
 			if !v.seen[sc][prop] {

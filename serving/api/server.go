@@ -7,6 +7,7 @@
 //	GET /v1/trending?window=hour|day|month|all&limit=N   a live list
 //	GET /v1/trending?window=hour|day|month&start=T       one calendar window's list
 //	GET /v1/windows?window=hour|day|month&from=T&to=T    status of calendar windows in a range
+//	GET /v1/reconciliation                               the newest speed-vs-exact reconciliation per level
 //	GET /v1/topics?region=world|R&score=S&limit=N        one region's trending topics (seed 001)
 //	GET /healthz, /readyz, /metrics                      liveness, readiness, Prometheus
 //	GET /                                                the dashboard (serving/dashboard)
@@ -114,6 +115,7 @@ func (s *Server) routeTable() []*route {
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTrending},
 		{path: "/v1/windows", name: "/v1/windows", methods: get, params: []string{"window", "from", "to"},
 			statuses: []int{200, 304, 400, 405, 503}, h: s.handleWindows},
+		{path: "/v1/reconciliation", name: "/v1/reconciliation", methods: get, statuses: []int{200, 405, 503}, h: s.handleReconciliation},
 		{path: "/v1/topics", name: "/v1/topics", methods: get, params: []string{"region", "score", "limit", "hour"},
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTopics},
 		{path: "/healthz", name: "/healthz", methods: get, statuses: []int{200, 405}, h: s.handleHealthz},
@@ -155,7 +157,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		name = "unknown"
 		writeError(sw, &apiError{http.StatusNotFound, codeNotFound,
-			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/windows, /v1/topics, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
+			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/windows, /v1/reconciliation, /v1/topics, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
 		return
 	}
 	if !slices.Contains(rt.methods, r.Method) {

@@ -3,11 +3,14 @@ package dashboard_test
 import (
 	"context"
 	"flag"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,6 +116,38 @@ func TestDashboardRenders(t *testing.T) {
 			t.Errorf("dashboard DOM lacks %q", want)
 		}
 	}
+	// The reconciliation panel: per level the newest reconciled window's recall@K, and its
+	// max error against the bound where the speed list stated one (the months' sketches).
+	newest := map[string]store.List{}
+	for _, l := range lists {
+		if l.Reconciliation != nil && !l.Start.IsZero() && l.Start.After(newest[l.Window].Start) {
+			newest[l.Window] = l
+		}
+	}
+	for _, level := range store.CalendarWindows {
+		l, ok := newest[level]
+		if !ok {
+			t.Fatalf("the demo has no reconciled %s window", level)
+		}
+		within := "none"
+		if l.Reconciliation.SpeedErrorBound != nil {
+			within = "true"
+		}
+		card := cardOf(dom, `data-level="`+level+`"`)
+		for _, want := range []string{`data-within="` + within + `"`,
+			fmt.Sprintf(`class="big num recon-recall">%.1f%%<`, l.Reconciliation.RecallAtK*100)} {
+			if !strings.Contains(card, want) {
+				t.Errorf("reconciliation card of %s lacks %q:\n%s", level, want, card)
+			}
+		}
+	}
+	if card := cardOf(dom, `data-level="month"`); !strings.Contains(card, "within bound") || !strings.Contains(card, `class="meter"`) ||
+		!strings.Contains(card, fmt.Sprintf("%s / %dk", thousands(newest["month"].Reconciliation.MaxAbsError), int(math.Ceil(newest["month"].Reconciliation.SpeedErrorBound.MaxOvercount)/1000))) {
+		t.Errorf("month reconciliation card lacks the error against the bound:\n%s", card)
+	}
+	if card := cardOf(dom, `data-level="hour"`); !strings.Contains(card, "no bound") {
+		t.Errorf("hour reconciliation card lacks \"no bound\":\n%s", card)
+	}
 	if strings.Contains(dom, "Unavailable") || strings.Contains(dom, "no list") {
 		t.Errorf("dashboard shows an unavailable list:\n%s", tail(dom))
 	}
@@ -132,6 +167,28 @@ func TestDashboardRenders(t *testing.T) {
 		t.Fatalf("screenshot %s: %v (size %v): expected a rendered page", shot, err, fi)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+}
+
+// cardOf returns the reconciliation card element in dom whose opening tag holds attr.
+func cardOf(dom, attr string) string {
+	i := strings.Index(dom, `<article class="recon-card" `+attr)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(dom[i:], "</article>")
+	if j < 0 {
+		return dom[i:]
+	}
+	return dom[i : i+j]
+}
+
+// thousands formats n as the dashboard's full() does: 22000 -> 22,000.
+func thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 func waitReady(t *testing.T, url string) {

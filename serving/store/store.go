@@ -15,6 +15,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -130,6 +131,27 @@ type Reconciliation struct {
 	MaxAbsError  uint64  `json:"max_abs_error"`
 	MeanAbsError float64 `json:"mean_abs_error"`
 	MaxRelError  float64 `json:"max_rel_error"`
+	// SpeedErrorBound is the error bound the speed list stated (its ErrorBound), kept here
+	// because the exact list that replaces it has none: nil when the speed list claimed
+	// exact counts. MaxAbsError over its MaxOvercount says whether the speed layer stayed
+	// within what it promised.
+	SpeedErrorBound *Bound `json:"speed_error_bound,omitempty"`
+}
+
+// ErrorOverBound returns MaxAbsError / SpeedErrorBound.MaxOvercount (above 1: the speed
+// layer was further off than its bound) and whether the speed list stated a bound at all.
+// A bound of 0 gives 0 when there was no error and +Inf otherwise.
+func (r Reconciliation) ErrorOverBound() (float64, bool) {
+	if r.SpeedErrorBound == nil {
+		return 0, false
+	}
+	switch b := r.SpeedErrorBound.MaxOvercount; {
+	case b > 0:
+		return float64(r.MaxAbsError) / b, true
+	case r.MaxAbsError == 0:
+		return 0, true
+	}
+	return math.Inf(1), true
 }
 
 // ReconciledItem is one entry of the speed layer's list a batch list replaced

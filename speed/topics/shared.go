@@ -91,6 +91,41 @@ func SyncReview(ctx context.Context, st *objstore.Store, key string, r *Review) 
 	return last
 }
 
+// LoadReview reads the shared queue under key without writing it: for readers that decide
+// nothing, such as the batch layer keeping held topics off its exact lists. No object yet is
+// an empty queue (nobody held anything). A read that fails or does not decode is retried a few
+// times (the embedded store serves a file being rewritten), then returned as an error: a
+// reader that cannot see the queue must not act as if nothing were held.
+func LoadReview(ctx context.Context, st *objstore.Store, key string) (*Review, error) {
+	var last error
+	for attempt := range syncAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Duration(attempt) * time.Duration(5+rand.IntN(20)) * time.Millisecond):
+			}
+		}
+		b, _, err := st.GetVersion(ctx, key)
+		switch {
+		case errors.Is(err, objstore.ErrNotFound):
+			return NewReview(0), nil
+		case err != nil:
+			if last = fmt.Errorf("read review queue: %w", err); !objstore.IsRetryable(err) {
+				return nil, last
+			}
+			continue
+		}
+		r := NewReview(0)
+		if err := r.UnmarshalJSON(b); err != nil {
+			last = fmt.Errorf("read review queue %s: %w", key, err)
+			continue
+		}
+		return r, nil
+	}
+	return nil, last
+}
+
 // RunReviewSync calls SyncReview at once and then every interval until ctx ends. A failed
 // sync is logged and retried at the next interval: the lists keep being published with the
 // decisions known so far (a pending new topic stays held, which is the safe side).

@@ -203,3 +203,32 @@ func TestSharedReviewCorrupt(t *testing.T) {
 		t.Fatalf("the corrupt object was replaced: %q", b)
 	}
 }
+
+// TestLoadReview: a read-only copy of the shared queue: empty while there is no object, what
+// the syncing replicas wrote once there is, never a write, and a corrupt object an error.
+func TestLoadReview(t *testing.T) {
+	st := reviewStores(t)["embedded"]
+	ctx := t.Context()
+	key := "test/load/review.json"
+	r, err := LoadReview(ctx, st, key)
+	if err != nil || r.Blocks("quake") || len(r.List("")) != 0 {
+		t.Fatalf("no object: %v, %v; want an empty queue", r, err)
+	}
+	if _, err := st.Get(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+		t.Fatalf("LoadReview wrote the object: %v", err)
+	}
+	w := NewReview(0)
+	w.Hold("quake", "jp", ReasonNewTopic, time.Now(), 3000, 12)
+	if err := SyncReview(ctx, st, key, w); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = LoadReview(ctx, st, key); err != nil || !r.Blocks("quake") {
+		t.Fatalf("held in the queue: blocks %v, %v", r.Blocks("quake"), err)
+	}
+	if _, err := st.Put(ctx, key, []byte(`{"version":1,"max":`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadReview(ctx, st, key); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("corrupt object: %v, want ErrCorrupt", err)
+	}
+}

@@ -24,7 +24,8 @@ var titles = []string{
 
 // Lists returns the demo lists as of now: the four live lists, the last 24 hours (older
 // closed hours exact with a reconciliation, the recent ones approximate, two missing), the
-// last 8 days and the last 4 months.
+// last 8 days and the last 4 months (closed ones exact with a reconciliation; the months'
+// against the sketch bound their speed lists stated).
 func Lists(now time.Time) []store.List {
 	now = now.UTC().Truncate(time.Minute)
 	var out []store.List
@@ -70,7 +71,13 @@ func Lists(now time.Time) []store.List {
 		if exact {
 			src = store.SourceBatch
 		}
-		out = append(out, list("day", start, end, earlier(now, end), src, exact, 100, 1e6+float64(d)*4e4, d+3))
+		l := list("day", start, end, earlier(now, end), src, exact, 100, 1e6+float64(d)*4e4, d+3)
+		if exact {
+			// The day's speed list counted exactly (exact mode): errors only from late data.
+			l.Reconciliation = &store.Reconciliation{SpeedVersion: earlier(now, end).UnixMilli(), RecallAtK: 0.99,
+				MaxAbsError: uint64(120 + 10*d), MeanAbsError: 14.2, MaxRelError: 0.0011}
+		}
+		out = append(out, l)
 	}
 	month := store.Align("month", now)
 	for m := 0; m < 4; m++ {
@@ -81,7 +88,15 @@ func Lists(now time.Time) []store.List {
 		if exact {
 			src = store.SourceBatch
 		}
-		out = append(out, list("month", start, end, earlier(now, end), src, exact, 100, 3e7-float64(m)*1e6, m+7))
+		top := 3e7 - float64(m)*1e6
+		l := list("month", start, end, earlier(now, end), src, exact, 100, top, m+7)
+		if exact {
+			// The month's speed list was a sketch: its error is read against the bound it stated.
+			l.Reconciliation = &store.Reconciliation{SpeedVersion: earlier(now, end).UnixMilli(), RecallAtK: 0.97,
+				MaxAbsError: uint64(21000 + 1000*m), MeanAbsError: 8400, MaxRelError: 0.0031,
+				SpeedErrorBound: &store.Bound{MaxOvercount: math.Round(top * 0.0017), Probability: 1 - math.Exp(-5)}}
+		}
+		out = append(out, l)
 	}
 	return out
 }

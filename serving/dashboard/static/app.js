@@ -296,6 +296,58 @@ function setupTabs() {
   }
 }
 
+// ---- reconciliation: the speed layer against the exact lists ---------------------------
+
+const RECON_LEVELS = ["hour", "day", "month"];
+
+function reconCard(lr) {
+  const rc = lr.reconciliation;
+  let verdict, meter = null;
+  if (lr.within_bound === undefined) {
+    verdict = el("span", { class: "badge badge-source", title: "the speed list claimed exact counts: no sketch bound to hold it to" }, "no bound");
+  } else if (lr.within_bound) {
+    verdict = el("span", { class: "badge badge-exact", title: "max error at most the stated max_overcount" }, "within bound");
+  } else {
+    verdict = el("span", { class: "badge badge-over", title: "max error above the stated max_overcount" }, "over bound");
+  }
+  let errText = full(rc.max_abs_error);
+  if (rc.speed_error_bound) {
+    const b = rc.speed_error_bound.max_overcount;
+    errText += " / " + compact(Math.ceil(b));
+    const ratio = lr.error_over_bound === undefined ? Infinity : lr.error_over_bound;
+    const fill = el("span", {});
+    fill.style.width = Math.min(100, ratio * 100).toFixed(1) + "%"; // CSSOM: the CSP refuses style attributes
+    meter = el("div", { class: "meter" + (lr.within_bound ? "" : " over"), title: `max error ${ratio === Infinity ? "∞" : pct(ratio)} of the bound` }, fill);
+  }
+  const when = lr.level.startsWith("topics/") || lr.level === "hour"
+    ? lr.start.slice(0, 16).replace("T", " ") + " UTC" : lr.start.slice(0, lr.level === "month" ? 7 : 10);
+  return el("article", { class: "recon-card", "data-level": lr.level, "data-within": lr.within_bound === undefined ? "none" : String(lr.within_bound) },
+    el("div", { class: "recon-head" }, el("span", { class: "recon-level", title: lr.level }, lr.level), verdict),
+    el("div", { class: "recon-nums" },
+      el("div", { title: "share of the exact top K the speed list also held" }, el("span", { class: "big num recon-recall" }, pct(rc.recall_at_k)), el("span", { class: "lbl" }, "recall@K")),
+      el("div", { title: `largest |speed - exact| of an item${rc.speed_error_bound ? " / the stated max_overcount" : ""} · mean ${rc.mean_abs_error.toFixed(1)} · max relative ${pct(rc.max_rel_error)}` },
+        el("span", { class: "big num recon-error" }, errText), el("span", { class: "lbl" }, rc.speed_error_bound ? "max error / bound" : "max error"))),
+    meter,
+    el("div", { class: "recon-when", title: `window ${lr.start} → ${lr.end} · exact version ${lr.version} · computed ${lr.computed_at}` }, "window " + when));
+}
+
+async function pollRecon() {
+  const box = $("recon");
+  let r;
+  try { r = await getJSON("/v1/reconciliation"); } catch (e) { return; }
+  if (r.status !== 200 || !r.body) {
+    box.replaceChildren(el("div", { class: "empty" }, `Unavailable (${r.status}): ${(r.body && r.body.detail) || ""}`));
+    return;
+  }
+  const by = Object.fromEntries(r.body.levels.map((lr) => [lr.level, lr]));
+  const cards = RECON_LEVELS.map((lv) => by[lv] ? reconCard(by[lv]) :
+    el("article", { class: "recon-card", "data-level": lv, "data-within": "missing" },
+      el("div", { class: "recon-head" }, el("span", { class: "recon-level" }, lv), el("span", { class: "badge badge-missing" }, "not reconciled yet")),
+      el("div", { class: "recon-when" }, "the batch layer has not replaced a speed list of this level yet")));
+  for (const lr of r.body.levels) if (!RECON_LEVELS.includes(lr.level)) cards.push(reconCard(lr));
+  box.replaceChildren(...cards);
+}
+
 // ---- theme ------------------------------------------------------------------------------
 
 function setupTheme() {
@@ -312,7 +364,7 @@ function setupTheme() {
 }
 
 function pollAll() {
-  return Promise.all([pollLive(), pollCalendar(), pollReady()]);
+  return Promise.all([pollLive(), pollRecon(), pollCalendar(), pollReady()]);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
