@@ -131,7 +131,7 @@ func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
 // ClickHouse is the production serving store: the table serving_lists, one row per admitted
 // write, each row a whole list (JSON), so a reader sees a whole list or the previous one.
 // The columns status and dropped_late (migration 004) repeat the body's fields for queries
-// over the table; reads take the body. Rows written before 004 have status '' there and in
+// over the table; reads take the body. Rows written before 004 have an empty status there and in
 // their body, and are read with List.Normalize.
 //
 // ClickHouse has no conditional write, so Admit's check-then-write is made safe in two
