@@ -39,8 +39,8 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
 
   GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50)
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
-  GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are exact,
-                                                       approximate or missing
+  GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are live,
+                                                       provisional, exact or missing
   GET /v1/topics?region=R&limit=N                      trending topics (with --topics, as the
                                                        speed workers have them)
   GET|POST /v1/topics/review                           the held topics; approve or reject one
