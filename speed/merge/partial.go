@@ -8,6 +8,15 @@
 // reports its top m*K so sketch noise cannot push a leader out (seed 004). A partition whose
 // list is missing or stale is not dropped: its last list is reused and the result is marked
 // partial, naming it (seed 000, step 8).
+//
+// Every served list says what it is (store.Status): the speed layer's counts are never
+// claimed exact, since events later than the allowed lateness are missing from them. A
+// calendar window's list is live while any partition still counts in it and provisional once
+// every partition the merger holds has sent its final list; its dropped_late is the sum of
+// the partitions' counts of events too late for it, which late-only partials raise after the
+// final lists. A merger started after a window's final lists fell out of its lookback holds
+// none of them, so it publishes no late-drop update for that window: the stored list keeps
+// the count it had (the batch's exact list replaces it anyway).
 package merge
 
 import (
