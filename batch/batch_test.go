@@ -239,7 +239,7 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	// The speed layer's list: the top 3 with the first overcounted by 7 and the third
 	// replaced by an item outside the exact top 3 (undercounted by 2).
 	speed := store.List{Window: "hour", Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: h.Add(time.Hour).UnixMilli(),
-		Source: store.SourceSpeed, ComputedAt: h.Add(time.Hour), ErrorBound: &store.Bound{MaxOvercount: 10, Probability: 0.99}, Items: []store.Item{
+		Source: store.SourceSpeed, Status: store.StatusProvisional, ComputedAt: h.Add(time.Hour), ErrorBound: &store.Bound{MaxOvercount: 10, Probability: 0.99}, Items: []store.Item{
 			{Rank: 1, ItemID: exact[0].ItemID, Views: exact[0].Views + 7},
 			{Rank: 2, ItemID: exact[1].ItemID, Views: exact[1].Views},
 			{Rank: 3, ItemID: exact[5].ItemID, Views: exact[5].Views - 2},
@@ -273,7 +273,8 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	if err := st.Put(ctx, speed); !errors.Is(err, store.ErrSuperseded) {
 		t.Fatalf("speed over batch: %v, want ErrSuperseded", err)
 	}
-	// A rerun keeps the reconciliation of the first exact run.
+	// A rerun reconciles the speed list the first exact run replaced again, against the same
+	// counts: the same reconciliation.
 	r = newRunner(t, f, eng, st, day0.Add(73*time.Hour), func(c *batch.Config) { c.K = 3; c.Rebuild = true })
 	if _, err := r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
 		t.Fatal(err)
@@ -313,6 +314,35 @@ func TestOpenWindowRefused(t *testing.T) {
 	rep, err := newRunner(t, f, eng, st, h.Add(48*time.Hour), func(c *batch.Config) { c.Force = true }).Run(ctx, w)
 	if err != nil || rep.Published() != 1 {
 		t.Fatalf("forced: %v, %d published", err, rep.Published())
+	}
+}
+
+// TestForceAsOfNotAfterNow: a forced run of windows still open publishes exact lists as of
+// now at the latest, never as of the end of the current hour.
+func TestForceAsOfNotAfterNow(t *testing.T) {
+	f := newFixture(t)
+	f.generate()
+	ctx := context.Background()
+	eng, err := batch.OpenNative(t.TempDir() + "/r.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	st := boltStore(t)
+	now := day0.Add(11*time.Hour + 30*time.Minute)
+	ws := []batch.Window{{Level: batch.Hour, Start: day0.Add(11 * time.Hour)}, {Level: batch.Day, Start: day0}}
+	rep, err := newRunner(t, f, eng, st, now, func(c *batch.Config) { c.Force = true }).Run(ctx, ws)
+	if err != nil || rep.Published() != len(ws) {
+		t.Fatalf("forced: %v, %d published", err, rep.Published())
+	}
+	for _, w := range ws {
+		l, err := st.Get(ctx, w.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.AsOf.After(now) || l.Status != store.StatusExact || !l.Exact {
+			t.Errorf("%s: as of %s (now %s), status %q exact %v: want as of now at the latest, exact", w, l.AsOf, now, l.Status, l.Exact)
+		}
 	}
 }
 

@@ -308,7 +308,7 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 	defer st.Close()
 	// The speed layer's list of h1, which the batch replaces and reconciles.
 	speed := store.List{Window: batch.Hour, Start: h1, End: h1.Add(time.Hour), AsOf: h1.Add(time.Hour), Version: h1.Add(time.Hour).UnixMilli(),
-		Source: store.SourceSpeed, Items: []store.Item{{Rank: 1, ItemID: "V1", Views: 50}}, ComputedAt: now}
+		Source: store.SourceSpeed, Status: store.StatusProvisional, Items: []store.Item{{Rank: 1, ItemID: "V1", Views: 50}}, ComputedAt: now}
 	if err := st.Put(ctx, speed); err != nil {
 		t.Fatal(err)
 	}

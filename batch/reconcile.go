@@ -67,7 +67,8 @@ func speedItems(speed store.List) []store.ReconciledItem {
 
 // replacedSpeed rebuilds, from a batch list, the speed list its first exact run replaced.
 func replacedSpeed(batch store.List) store.List {
-	l := store.List{Version: batch.Reconciliation.SpeedVersion, Items: make([]store.Item, len(batch.SpeedItems))}
+	l := store.List{Version: batch.Reconciliation.SpeedVersion, ErrorBound: batch.Reconciliation.SpeedErrorBound,
+		Items: make([]store.Item, len(batch.SpeedItems))}
 	for i, it := range batch.SpeedItems {
 		l.Items[i] = store.Item{Rank: i + 1, ItemID: it.ItemID, Views: it.Views}
 	}

@@ -583,8 +583,8 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := store.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: store.SourceBatch, Exact: true,
-		ComputedAt: x.now, Fingerprint: fp, Items: make([]store.Item, len(top))}
+	l := store.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: store.SourceBatch,
+		Status: store.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]store.Item, len(top))}
 	if w.Level != All {
 		l.End = w.End()
 		l.AsOf = x.through(w)
@@ -592,6 +592,12 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		if m, err := x.eng.Meta(ctx, Month, ms[len(ms)-1]); err == nil {
 			l.AsOf = m.Through
 		}
+	}
+	// A list is never as of a time that has not come yet: a forced run reads an open window
+	// through the end of the current hour (the rollup's bound), but the archive holds nothing
+	// after now.
+	if l.AsOf.After(x.now) {
+		l.AsOf = x.now
 	}
 	if w.Level == All {
 		// The live all-time list is a live key: the newest as-of wins there. The exact list is
@@ -639,8 +645,7 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 	}
 	if err := x.store.Put(ctx, l); err != nil {
 		if errors.Is(err, store.ErrStaleVersion) {
-			o.Skipped = "a newer batch run already published it"
-			x.note(o)
+			x.kept(ctx, o, l)
 			return nil
 		}
 		return fmt.Errorf("publish %s: %w", w, err)
@@ -648,6 +653,36 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 	o.Published = true
 	x.progress("published", o)
 	return nil
+}
+
+// Reasons a batch list the store refused as stale (ErrStaleVersion) was not published.
+const (
+	KeptSpeed = "the speed layer's newer list is kept"
+	KeptBatch = "a newer batch run already published it"
+)
+
+// kept records that the store kept its newer list over l, saying whose: on a live key (the
+// all-time list) the speed layer's list as of later wins over the batch's exact one, which
+// is not another batch run's doing.
+func (x *run) kept(ctx context.Context, o Outcome, l store.List) {
+	o.Skipped = KeptBatch
+	args := []any{"window", o.Window.String(), "version", l.Version, "as_of", l.AsOf}
+	if cur, err := x.store.Get(ctx, l.Key()); err != nil {
+		o.Skipped = "the serving store holds a newer list"
+		args = append(args, "err", err)
+	} else {
+		if cur.Source == store.SourceSpeed {
+			o.Skipped = KeptSpeed
+		}
+		args = append(args, "kept_source", cur.Source, "kept_version", cur.Version, "kept_as_of", cur.AsOf)
+	}
+	x.log.Info("batch list not published: "+o.Skipped, args...)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.record(o)
+	if x.cfg.Progress != nil {
+		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s\n", "kept", o.Window, o.Skipped)
+	}
 }
 
 // note records an outcome without a progress line.

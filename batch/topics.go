@@ -614,7 +614,7 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 	}
 	items, exact := TopicsList(x.t.cfg, list, now.counts, days)
 	l := store.List{Window: w.Level, Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
-		Source: store.SourceBatch, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
+		Source: store.SourceBatch, Status: store.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
 	if prev != nil {
 		switch prev.Source {
 		case store.SourceSpeed:
@@ -639,8 +639,7 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 	}
 	if err := x.store.Put(ctx, l); err != nil {
 		if errors.Is(err, store.ErrStaleVersion) {
-			o.Skipped = "a newer batch run already published it"
-			x.note(o)
+			x.kept(ctx, o, l)
 			return nil
 		}
 		return fmt.Errorf("publish %s: %w", w, err)

@@ -329,7 +329,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	w := newTopicsWorld(t)
 	eng, st := open(t), boltStore(t)
 	speed := store.List{Window: "topics/eu/surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
-		Version: 5, Source: store.SourceSpeed, ComputedAt: topicsH,
+		Version: 5, Source: store.SourceSpeed, Status: store.StatusProvisional, ComputedAt: topicsH,
 		Items: []store.Item{{Rank: 1, ItemID: "quake", Views: 9999, Score: 40}, {Rank: 2, ItemID: "nothing", Views: 10, Score: 1}}}
 	if err := st.Put(ctx, speed); err != nil {
 		t.Fatal(err)

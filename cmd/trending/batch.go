@@ -176,7 +176,7 @@ func newBatchCommand() *cobra.Command {
 		Long: `batch is the batch layer: it reads closed windows' events from the Parquet archive on S3,
 counts them exactly (in ClickHouse with --clickhouse, otherwise with the Go-native engine)
 and writes each window's top list to the serving store as source=batch, which replaces the
-speed layer's approximate list and says how far that one was off (the reconciliation).
+speed layer's live or provisional list and says how far that one was off (the reconciliation).
 
 It keeps exact per-item rollups: an hour is loaded from the archive once, a day is the sum
 of its 24 hour rollups, a month the sum of its days, all time the sum of the months. Each

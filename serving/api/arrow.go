@@ -61,9 +61,9 @@ func encodeArrow(l store.List, n int) ([]byte, error) {
 }
 
 func arrowMetadata(l store.List) arrow.Metadata {
-	keys := []string{"window", "as_of", "version", "source", "exact", "partial", "computed_at"}
-	vals := []string{l.Window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source),
-		strconv.FormatBool(l.Exact), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
+	keys := []string{"window", "as_of", "version", "source", "status", "exact", "dropped_late", "partial", "computed_at"}
+	vals := []string{l.Window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
+		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
 	if !l.Start.IsZero() {
 		add("start", rfc3339(l.Start))

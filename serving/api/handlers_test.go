@@ -245,7 +245,7 @@ func TestWindows(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 	got := decode[WindowsResponse](t, w)
-	want := []string{StatusMissing, StatusApproximate, StatusMissing, StatusExact, StatusApproximate}
+	want := []string{StatusMissing, StatusProvisional, StatusMissing, StatusExact, StatusLive}
 	if len(got.Windows) != len(want) {
 		t.Fatalf("got %d windows, want %d", len(got.Windows), len(want))
 	}
@@ -260,7 +260,10 @@ func TestWindows(t *testing.T) {
 	if ex := got.Windows[3]; ex.Source != store.SourceBatch || ex.Version != 100 || ex.Reconciliation == nil || ex.Items != 10 || ex.ComputedAt == nil {
 		t.Errorf("exact window: %+v", ex)
 	}
-	if got.Counts[StatusExact] != 1 || got.Counts[StatusApproximate] != 2 || got.Counts[StatusMissing] != 2 {
+	if prov := got.Windows[1]; prov.DroppedLate != 3 || prov.Source != store.SourceSpeed {
+		t.Errorf("provisional window: %+v, want dropped_late 3", prov)
+	}
+	if got.Counts[StatusExact] != 1 || got.Counts[StatusProvisional] != 1 || got.Counts[StatusLive] != 1 || got.Counts[StatusMissing] != 2 || len(got.Counts) != 4 {
 		t.Errorf("counts %v", got.Counts)
 	}
 	t.Run("defaults: the last 24 hours up to the open one", func(t *testing.T) {
@@ -296,8 +299,8 @@ func TestBatchTurnsExact(t *testing.T) {
 	f := newFixture(t, nil)
 	start := storetest.T0.Add(-3 * time.Hour)
 	q := "/v1/trending?window=hour&start=" + start.Format(time.RFC3339)
-	if got := decode[ListResponse](t, f.get(q)); got.Exact {
-		t.Fatal("before the batch the window is approximate")
+	if got := decode[ListResponse](t, f.get(q)); got.Exact || got.Status != store.StatusProvisional || got.DroppedLate != 3 || got.Items[0].Exact {
+		t.Fatalf("before the batch the window is provisional, not exact: %+v", got)
 	}
 	if err := f.st.Put(context.Background(), storetest.MakeList("hour", start, 200, store.SourceBatch, 5, 49)); err != nil {
 		t.Fatal(err)
@@ -305,7 +308,7 @@ func TestBatchTurnsExact(t *testing.T) {
 	if err := f.srv.Cache().Refresh(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	if got := decode[ListResponse](t, f.get(q)); !got.Exact || got.Source != store.SourceBatch {
+	if got := decode[ListResponse](t, f.get(q)); !got.Exact || got.Status != store.StatusExact || got.Source != store.SourceBatch || !got.Items[0].Exact {
 		t.Fatalf("after the batch: %+v", got)
 	}
 	ws := decode[WindowsResponse](t, f.get("/v1/windows?window=hour&from="+start.Format(time.RFC3339)+"&to="+start.Add(time.Hour).Format(time.RFC3339)))
@@ -663,7 +666,7 @@ func TestTopics(t *testing.T) {
 		{"/v1/topics?limit=101", 400, "from 1 to 100"},
 		{"/v1/topics?window=hour", 400, "unknown parameter"},
 		{"/v1/topics?region=jp", 404, "no surge topics list for jp yet"},
-		{"/v1/topics?region=eu&hour=2026-11-14T09:00:00Z", 200, `"source":"batch","exact":true`},
+		{"/v1/topics?region=eu&hour=2026-11-14T09:00:00Z", 200, `"source":"batch","status":"exact","exact":true`},
 		{"/v1/topics?region=eu&hour=2026-11-14T08:00:00Z", 404, "no exact surge topics list for eu in the hour"},
 		{"/v1/topics?region=eu&hour=2026-11-14T09:30:00Z", 400, "hour"},
 		{"/v1/topics?region=eu&hour=2026-11-14T12:00:00Z", 400, "in the future"},

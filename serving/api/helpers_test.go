@@ -45,7 +45,7 @@ func seedLists() []store.List {
 	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, store.SourceBatch, 10, 500)
 	batch.Reconciliation = &store.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
 	batch.Fingerprint = "sha256:abc"
-	topicsEU := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: t0.Add(29 * time.Minute), Version: 31, Source: store.SourceSpeed,
+	topicsEU := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: t0.Add(29 * time.Minute), Version: 31, Source: store.SourceSpeed, Status: store.StatusLive,
 		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &store.Bound{MaxOvercount: 20.2, Probability: 0.993},
 		Items: []store.Item{
 			{Rank: 1, ItemID: "#quake", Views: 3000, Score: 61, NoHistory: true},
@@ -53,13 +53,17 @@ func seedLists() []store.List {
 			{Rank: 3, ItemID: "#giveaway", Views: 900, Score: 0.51, Expected: 100, NewShare: 0.9, Review: true},
 		}}
 	topicsEUHour := store.List{Window: store.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
-		Source: store.SourceBatch, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
+		Source: store.SourceBatch, Status: store.StatusExact, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
 		Items: []store.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
 	topicsEUHour.Reconciliation = &store.Reconciliation{SpeedVersion: 30, RecallAtK: 1, MaxAbsError: 5, MeanAbsError: 5, MaxRelError: 0.002,
 		SpeedErrorBound: &store.Bound{MaxOvercount: 20, Probability: 0.993}}
 	month := storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6)
 	month.Reconciliation = &store.Reconciliation{SpeedVersion: 35, RecallAtK: 0.95, MaxAbsError: 300, MeanAbsError: 40, MaxRelError: 0.01,
 		SpeedErrorBound: &store.Bound{MaxOvercount: 250, Probability: 0.993}}
+	// A closed hour the batch has not recomputed: the speed layer's provisional list, with
+	// the events that came too late for it.
+	provisional := storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50)
+	provisional.DroppedLate = 3
 	topicsWorld := topicsEU
 	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
 	return []store.List{
@@ -69,7 +73,7 @@ func seedLists() []store.List {
 		storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000),
 		storetest.MakeList("hour", t0, 30, store.SourceSpeed, 20, 300),
 		batch,
-		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
+		provisional,
 		storetest.MakeList("day", store.Align("day", t0), 30, store.SourceSpeed, 20, 7000),
 		month,
 		topicsEU, topicsWorld, topicsEUHour,

@@ -58,13 +58,15 @@ func newEntry(l store.List, maxItems int) *entry {
 	b := struct {
 		Version         int64                 `json:"version"`
 		Source          store.Source          `json:"source"`
+		Status          store.Status          `json:"status"`
 		Exact           bool                  `json:"exact"`
+		DroppedLate     uint64                `json:"dropped_late"`
 		Partial         bool                  `json:"partial"`
 		StalePartitions []int                 `json:"stale_partitions,omitempty"`
 		ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
 		ComputedAt      time.Time             `json:"computed_at"`
 		Reconciliation  *store.Reconciliation `json:"reconciliation,omitempty"`
-	}{l.Version, l.Source, l.Exact, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation}
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {
@@ -106,6 +108,8 @@ func listTag(l store.List) string {
 	put(l.ComputedAt.UnixNano())
 	put(int64(len(l.Items)))
 	h.Write([]byte(l.Fingerprint))
+	h.Write([]byte(l.Status))
+	put(int64(l.DroppedLate))
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 

@@ -18,7 +18,9 @@ type ListResponse struct {
 	AgeSeconds      int64                 `json:"age_seconds"`
 	Version         int64                 `json:"version"`
 	Source          store.Source          `json:"source"`
+	Status          store.Status          `json:"status"` // live, provisional or exact
 	Exact           bool                  `json:"exact"`
+	DroppedLate     uint64                `json:"dropped_late"`
 	Partial         bool                  `json:"partial"`
 	StalePartitions []int                 `json:"stale_partitions,omitempty"`
 	ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
@@ -55,11 +57,12 @@ type WindowsResponse struct {
 	Counts  map[string]int `json:"counts"`
 }
 
-// Window statuses.
+// Window statuses: the served list's store.Status, or missing.
 const (
-	StatusExact       = "exact"       // the batch layer's exact list
-	StatusApproximate = "approximate" // the speed layer's list; the batch has not run yet
-	StatusMissing     = "missing"     // nobody computed this window
+	StatusLive        = string(store.StatusLive)        // the speed layer's list of a window still open
+	StatusProvisional = string(store.StatusProvisional) // the speed layer's final list; late events may be missing
+	StatusExact       = string(store.StatusExact)       // the batch layer's exact list
+	StatusMissing     = "missing"                       // nobody computed this window
 )
 
 // WindowStatus is one calendar window's state.
@@ -74,6 +77,7 @@ type WindowStatus struct {
 	ComputedAt     *time.Time            `json:"computed_at,omitempty"`
 	Items          int                   `json:"items"`
 	Partial        bool                  `json:"partial"`
+	DroppedLate    uint64                `json:"dropped_late"`
 	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
 }
 

@@ -110,8 +110,8 @@ func TestDashboardRenders(t *testing.T) {
 			t.Errorf("no card for the live %s list", l.Window)
 		}
 	}
-	for _, want := range []string{`class="badge badge-exact"`, `class="badge badge-approx"`, "at most +", "partial: partitions 7",
-		`data-status="exact"`, `data-status="approximate"`, `data-status="missing"`, `class="kv"`, `class="pill pill-ok"`} {
+	for _, want := range []string{`class="badge badge-exact"`, `class="badge badge-live"`, `class="badge badge-provisional"`, "at most +", "partial: partitions 7",
+		`data-status="exact"`, `data-status="provisional"`, `data-status="live"`, `data-status="missing"`, `class="kv"`, `class="pill pill-ok"`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("dashboard DOM lacks %q", want)
 		}

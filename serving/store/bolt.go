@@ -54,6 +54,7 @@ func (b *Bolt) Put(_ context.Context, l List) error {
 			if err := json.Unmarshal(raw, &c); err != nil {
 				return fmt.Errorf("decode stored %s: %w", l.Key(), err)
 			}
+			c = c.Normalize()
 			cur = &c
 		}
 		if err := Admit(cur, l); err != nil {
@@ -77,7 +78,7 @@ func (b *Bolt) Get(_ context.Context, k Key) (List, error) {
 		}
 		return json.Unmarshal(raw, &l)
 	})
-	return l, err
+	return l.Normalize(), err
 }
 
 // Range implements Store.
@@ -91,7 +92,7 @@ func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]Li
 			if err := json.Unmarshal(v, &l); err != nil {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
-			out = append(out, l)
+			out = append(out, l.Normalize())
 		}
 		return nil
 	})
@@ -108,7 +109,7 @@ func (b *Bolt) Since(_ context.Context, since time.Time) ([]List, error) {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
 			if l.Start.IsZero() || !l.Start.Before(since) {
-				out = append(out, l)
+				out = append(out, l.Normalize())
 			}
 			return nil
 		})

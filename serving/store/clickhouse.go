@@ -130,6 +130,9 @@ func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
 
 // ClickHouse is the production serving store: the table serving_lists, one row per admitted
 // write, each row a whole list (JSON), so a reader sees a whole list or the previous one.
+// The columns status and dropped_late (migration 004) repeat the body's fields for queries
+// over the table; reads take the body. Rows written before 004 have an empty status there and in
+// their body, and are read with List.Normalize.
 //
 // ClickHouse has no conditional write, so Admit's check-then-write is made safe in two
 // layers. Within one process a mutex serialises Puts: the check and the insert are atomic
@@ -218,7 +221,7 @@ func (c *ClickHouse) Put(ctx context.Context, l List) error {
 		seq = c.lastSeq + 1
 	}
 	c.lastSeq = seq
-	b, err := c.conn.PrepareBatch(ctx, "INSERT INTO "+c.table+" (win, start, live, ord, seq, version, source, body, written_at)")
+	b, err := c.conn.PrepareBatch(ctx, "INSERT INTO "+c.table+" (win, start, live, ord, seq, version, source, status, dropped_late, body, written_at)")
 	if err != nil {
 		return fmt.Errorf("put %s: %w", l.Key(), err)
 	}
@@ -226,7 +229,7 @@ func (c *ClickHouse) Put(ctx context.Context, l List) error {
 	if l.Start.IsZero() {
 		live = 1
 	}
-	if err := b.Append(l.Window, chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(body), time.Now().UTC()); err != nil {
+	if err := b.Append(l.Window, chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(l.Status), l.DroppedLate, string(body), time.Now().UTC()); err != nil {
 		return errors.Join(fmt.Errorf("put %s: %w", l.Key(), err), b.Abort())
 	}
 	if err := b.Send(); err != nil {
@@ -306,7 +309,7 @@ func (c *ClickHouse) query(ctx context.Context, q string, args ...any) ([]List, 
 		if err := json.Unmarshal([]byte(body), &l); err != nil {
 			return nil, fmt.Errorf("decode stored list: %w", err)
 		}
-		out = append(out, l)
+		out = append(out, l.Normalize())
 	}
 	return out, rows.Err()
 }

@@ -165,3 +165,38 @@ func TestParseClickHouseDSN(t *testing.T) {
 		})
 	}
 }
+
+// TestClickHouseStatusColumns: Put fills migration 004's status and dropped_late columns
+// from the list, and a row from before it (no status in the body, the columns at their
+// defaults, a speed list that said exact) is served with its status derived and exact false.
+func TestClickHouseStatusColumns(t *testing.T) {
+	s, conn, db := openClickHouseRaw(t)
+	ctx := context.Background()
+	prov := storetest.MakeList("hour", storetest.T0, 60, store.SourceSpeed, 2, 30)
+	prov.DroppedLate = 12
+	if err := s.Put(ctx, prov); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	var dropped uint64
+	if err := conn.QueryRow(ctx, "SELECT status, dropped_late FROM "+db+".serving_lists WHERE win = 'hour' AND live = 0").Scan(&status, &dropped); err != nil {
+		t.Fatal(err)
+	}
+	if status != string(store.StatusProvisional) || dropped != 12 {
+		t.Fatalf("columns status %q dropped_late %d, want provisional, 12", status, dropped)
+	}
+
+	old := storetest.MakeList("day", store.Align("day", storetest.T0).AddDate(0, 0, -1), 5000, store.SourceSpeed, 2, 7)
+	old.Status, old.Exact, old.ErrorBound = "", true, nil
+	for i := range old.Items {
+		old.Items[i].Exact = true
+	}
+	insertUnchecked(t, conn, db, old)
+	got, err := s.Get(ctx, old.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != store.StatusProvisional || got.Exact || got.Items[0].Exact {
+		t.Fatalf("pre-004 row: status %q exact %v, want provisional and not exact", got.Status, got.Exact)
+	}
+}

@@ -7,6 +7,8 @@
 //     (ErrStaleVersion), so a paused or standby merger cannot regress a list;
 //   - an exact list from the batch layer is never replaced by the speed layer's approximate
 //     one for the same calendar window (ErrSuperseded);
+//   - every list says what it is (Status): live, provisional or exact, and only an exact
+//     list claims exact counts;
 //   - a reader sees a whole list or the previous one, never a mix.
 //
 // Two implementations: Bolt (a single file, the embedded default) and ClickHouse (production).
@@ -69,9 +71,28 @@ func IsTopicsWindow(window string) bool {
 type Source string
 
 const (
-	SourceSpeed Source = "speed" // approximate while a window is open (or by sketch)
+	SourceSpeed Source = "speed" // live or provisional: late events may be missing (and sketch counts are estimates)
 	SourceBatch Source = "batch" // exact, recomputed from the archive after the window closed
 )
+
+// Status says what a list is; every list has exactly one.
+type Status string
+
+const (
+	// StatusLive: the speed layer's list of a window still moving: a live (sliding) list, the
+	// all-time list, or a calendar window that has not closed yet.
+	StatusLive Status = "live"
+	// StatusProvisional: the speed layer's final list of a closed calendar window. Events
+	// that arrived after the window closed are missing from it (DroppedLate counts them);
+	// it stands until the batch layer's exact list replaces it.
+	StatusProvisional Status = "provisional"
+	// StatusExact: the batch layer's list, recomputed from the archive: every count equals
+	// the archive's truth for the window (a forced run: for what was archived so far).
+	StatusExact Status = "exact"
+)
+
+// Statuses lists every status in lifecycle order.
+var Statuses = []Status{StatusLive, StatusProvisional, StatusExact}
 
 // Key names one list: a live window (Start zero) or one calendar window.
 type Key struct {
@@ -95,7 +116,9 @@ type Item struct {
 	ItemID string `json:"item_id"`
 	Title  string `json:"title,omitempty"`
 	Views  uint64 `json:"views"`
-	// Exact is false when Views is a sketch estimate (never low, high by at most the bound).
+	// Exact is true only on an exact list (Status exact): Views is then the archive's truth.
+	// On the speed layer's lists it is false: Views may miss late events, and is a sketch
+	// estimate (never low, high by at most the bound) when the list has an ErrorBound.
 	Exact bool `json:"exact"`
 
 	// The rest is set on trending-topics lists only (TopicsWindow), where ItemID is the
@@ -169,9 +192,18 @@ type List struct {
 	AsOf   time.Time `json:"as_of"`          // event time the list is complete up to
 	// Version orders writes of the same key; larger is newer. The speed layer uses the as-of
 	// minute in Unix milliseconds; the batch layer its run time.
-	Version         int64           `json:"version"`
-	Source          Source          `json:"source"`
-	Exact           bool            `json:"exact"`
+	Version int64  `json:"version"`
+	Source  Source `json:"source"`
+	// Status is live, provisional or exact (see the constants); Exact is true exactly when
+	// Status is exact (the one exception: the speed layer's live all-time list may say
+	// exact when it is proven so; see Validate).
+	Status Status `json:"status"`
+	Exact  bool   `json:"exact"`
+	// DroppedLate is how many events of this calendar window the speed layer could not
+	// count, summed over partitions: they arrived after the window had closed (its end plus
+	// the allowed lateness had passed on their partition). The archive has them, so the
+	// batch's exact list includes them. Always 0 on live lists.
+	DroppedLate     uint64          `json:"dropped_late"`
 	Partial         bool            `json:"partial"`
 	StalePartitions []int           `json:"stale_partitions,omitempty"`
 	ErrorBound      *Bound          `json:"error_bound,omitempty"`
@@ -206,9 +238,15 @@ func (l List) Validate() error {
 	case l.Version <= 0:
 		return fmt.Errorf("%w: version %d must be positive", ErrInvalid, l.Version)
 	}
+	if err := l.validateStatus(); err != nil {
+		return err
+	}
 	for i, it := range l.Items {
 		if it.Rank != i+1 {
 			return fmt.Errorf("%w: item %d has rank %d", ErrInvalid, i, it.Rank)
+		}
+		if it.Exact && !l.Exact {
+			return fmt.Errorf("%w: item %d says exact on a list that is not", ErrInvalid, it.Rank)
 		}
 		switch {
 		case topics && i > 0 && it.Score > l.Items[i-1].Score:
@@ -218,6 +256,60 @@ func (l List) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validateStatus checks that the list says what it is:
+//   - batch lists are exact; speed lists are live or provisional, provisional only for a
+//     calendar window (a live key never closes);
+//   - Exact is true exactly when Status is exact, except that the speed layer's live
+//     all-time list ("all") may say Exact with status live, for an all-time count proven
+//     exact (the window never closes, so it is never "exact" in the batch's sense);
+//   - only calendar lists carry DroppedLate.
+func (l List) validateStatus() error {
+	live := l.Start.IsZero()
+	switch {
+	case !slices.Contains(Statuses, l.Status):
+		return fmt.Errorf("%w: status %q: want one of %v", ErrInvalid, l.Status, Statuses)
+	case l.Source == SourceBatch && l.Status != StatusExact:
+		return fmt.Errorf("%w: a batch list has status %q, want exact", ErrInvalid, l.Status)
+	case l.Source == SourceSpeed && l.Status == StatusExact:
+		return fmt.Errorf("%w: a speed list has status exact: it is live or provisional until the batch recomputes it", ErrInvalid)
+	case live && l.Status == StatusProvisional:
+		return fmt.Errorf("%w: live list %s is provisional: only a closed calendar window is", ErrInvalid, l.Window)
+	case l.Status == StatusExact && !l.Exact:
+		return fmt.Errorf("%w: status exact but exact is false", ErrInvalid)
+	case l.Exact && l.Status != StatusExact && !(live && l.Window == "all" && l.Status == StatusLive):
+		return fmt.Errorf("%w: exact is true on a %s list", ErrInvalid, l.Status)
+	case live && l.DroppedLate != 0:
+		return fmt.Errorf("%w: live list %s has dropped_late %d: only calendar windows count late drops", ErrInvalid, l.Window, l.DroppedLate)
+	}
+	return nil
+}
+
+// Normalize fills in what a list stored before Status existed lacks, so stores can serve
+// old rows: a batch list is exact; a speed list is provisional when its calendar window had
+// ended by its as-of, live otherwise, and never exact (the old speed lists said exact
+// although late events were missing). Lists with a status are returned unchanged.
+func (l List) Normalize() List {
+	if l.Status != "" {
+		return l
+	}
+	switch {
+	case l.Source == SourceBatch:
+		l.Status = StatusExact
+	case !l.Start.IsZero() && !l.End.IsZero() && !l.AsOf.Before(l.End):
+		l.Status = StatusProvisional
+	default:
+		l.Status = StatusLive
+	}
+	if l.Source == SourceSpeed && l.Exact {
+		l.Exact = false
+		l.Items = slices.Clone(l.Items)
+		for i := range l.Items {
+			l.Items[i].Exact = false
+		}
+	}
+	return l
 }
 
 // Admit decides whether next may replace cur (nil when the key is empty). Both

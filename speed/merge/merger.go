@@ -117,8 +117,28 @@ func (m *Merger) Offer(p Partial) {
 		byPart = map[int]Partial{}
 		m.lists[k] = byPart
 	}
-	if cur, ok := byPart[p.Partition]; ok && (cur.Version > p.Version || (cur.Version == p.Version && cur.Final && !p.Final)) {
+	cur, ok := byPart[p.Partition]
+	if p.LateOnly {
+		// A late-drop count amends the partition's list; alone (the partition never counted
+		// anything in the window) it is a placeholder without items.
+		if ok {
+			if p.DroppedLate > cur.DroppedLate {
+				cur.DroppedLate = p.DroppedLate
+				byPart[p.Partition] = cur
+				m.dirty[k] = true
+			}
+			return
+		}
+		byPart[p.Partition] = p
+		m.dirty[k] = true
 		return
+	}
+	if ok && (cur.Version > p.Version || (cur.Version == p.Version && cur.Final && !p.Final && !cur.LateOnly)) {
+		return
+	}
+	if ok {
+		// Counts only grow: a replayed or re-sent list must not lower one already seen.
+		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
 	}
 	byPart[p.Partition] = p
 	m.dirty[k] = true
@@ -142,7 +162,11 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		newest = max(newest, p.Version)
 	}
 	cutoff := newest - m.cfg.Staleness.Milliseconds()
-	l := store.List{Window: k.Window, Start: k.Start, Source: store.SourceSpeed, Exact: true, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	// The speed layer's counts are never claimed exact: events later than the allowed
+	// lateness are missing from them (and sketch counts are estimates). A calendar window is
+	// provisional once every partition has sent its final list, live before.
+	l := store.List{Window: k.Window, Start: k.Start, Source: store.SourceSpeed, Status: store.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	final, items := !k.Live(), false
 	var stale []int
 	lists := make([][]topk.Entry, 0, len(byPart))
 	var bound *store.Bound
@@ -159,8 +183,12 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		if !p.End.IsZero() {
 			l.End = p.End
 		}
+		final = final && p.Final
+		items = items || !p.LateOnly
+		if !k.Live() {
+			l.DroppedLate += p.DroppedLate
+		}
 		if !p.Exact {
-			l.Exact = false
 			if p.Bound != nil {
 				if bound == nil {
 					bound = &store.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
@@ -178,21 +206,25 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 			stale = append(stale, part)
 		}
 	}
+	if !items {
+		return store.List{}, nil, false // only late-drop counts: no partition's list to amend yet
+	}
+	if final {
+		l.Status = store.StatusProvisional
+	}
 	sort.Ints(stale)
 	if len(stale) > 0 {
 		l.Partial, l.StalePartitions = true, stale
-		l.Exact = false
 	}
 	l.ErrorBound = bound
 	if store.IsTopicsWindow(k.Window) {
 		l.Items = mergeTopics(m.cfg.K, byPart, parts)
-		l.Exact = false
 		return l, stale, true
 	}
 	merged := topk.Merge(m.cfg.K, lists...)
 	l.Items = make([]store.Item, len(merged))
 	for i, e := range merged {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count, Exact: bound == nil}
+		l.Items[i] = store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
 	}
 	return l, stale, true
 }

@@ -51,13 +51,116 @@ func TestMergeExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"V7", "V9", "V3"}
-	if len(got.Items) != 3 || got.Partial || !got.Exact || got.Version != t0.UnixMilli() {
+	// The merge is exact, but the speed layer's counts are not claimed exact: late events
+	// may be missing. A live list is live.
+	if len(got.Items) != 3 || got.Partial || got.Exact || got.Status != store.StatusLive || got.DroppedLate != 0 || got.Version != t0.UnixMilli() {
 		t.Fatalf("got %+v", got)
 	}
 	for i, id := range want {
-		if got.Items[i].ItemID != id || got.Items[i].Rank != i+1 {
-			t.Fatalf("rank %d: %+v, want %s", i+1, got.Items[i], id)
+		if got.Items[i].ItemID != id || got.Items[i].Rank != i+1 || got.Items[i].Exact {
+			t.Fatalf("rank %d: %+v, want %s, not exact", i+1, got.Items[i], id)
 		}
+	}
+}
+
+// calendar is a partition's list of the calendar hour starting at start.
+func calendar(part int, start, asOf time.Time, final bool, dropped uint64, items ...topk.Entry) merge.Partial {
+	p := partial("hour", part, asOf, items...)
+	p.Start, p.End, p.Final, p.DroppedLate = start, start.Add(time.Hour), final, dropped
+	return p
+}
+
+// lateOnly is a partition's late-drop update of the closed hour starting at start.
+func lateOnly(part int, start time.Time, dropped uint64) merge.Partial {
+	end := start.Add(time.Hour)
+	return merge.Partial{Window: "hour", Start: start, End: end, Final: true, LateOnly: true, Partition: part,
+		AsOf: end, Version: end.UnixMilli(), Exact: true, DroppedLate: dropped}
+}
+
+// TestCalendarStatusAndDroppedLate: an open calendar hour is live; once every partition has
+// sent its final list it is provisional, with the late drops summed over partitions, and the
+// late-drop updates sent after the final lists raise the count without touching the items.
+func TestCalendarStatusAndDroppedLate(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	m, _ := merge.New(merge.Config{K: 3, Partitions: 3, Store: st})
+	h := t0.Truncate(time.Hour) // 10:00
+	end := h.Add(time.Hour)
+	key := store.Key{Window: "hour", Start: h}
+	get := func() store.List {
+		t.Helper()
+		if err := m.Publish(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+		l, err := st.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	m.Offer(calendar(0, h, t0, false, 0, e("A", 10)))
+	m.Offer(calendar(1, h, t0, false, 0, e("B", 8)))
+	m.Offer(calendar(2, h, t0, false, 0, e("C", 5)))
+	if l := get(); l.Status != store.StatusLive || l.Exact || l.DroppedLate != 0 || !l.End.Equal(end) {
+		t.Fatalf("open hour: %+v", l)
+	}
+	// Two partitions close the hour; the third still counts in it: still live.
+	m.Offer(calendar(0, h, end, true, 0, e("A", 12)))
+	m.Offer(calendar(1, h, end, true, 0, e("B", 9)))
+	if l := get(); l.Status != store.StatusLive {
+		t.Fatalf("hour closed on 2 of 3 partitions: status %q, want live", l.Status)
+	}
+	m.Offer(calendar(2, h, end, true, 0, e("C", 6)))
+	l := get()
+	if l.Status != store.StatusProvisional || l.Exact || l.DroppedLate != 0 || l.Version != end.UnixMilli() || len(l.Items) != 3 {
+		t.Fatalf("closed hour: %+v", l)
+	}
+	// Events too late for the hour arrive on partitions 0 and 2: updates of the count alone.
+	m.Offer(lateOnly(0, h, 4))
+	m.Offer(lateOnly(2, h, 1))
+	m.Offer(lateOnly(0, h, 7)) // a running total: replaces 4
+	m.Offer(lateOnly(0, h, 5)) // an older total, replayed: ignored
+	l = get()
+	if l.Status != store.StatusProvisional || l.DroppedLate != 8 || len(l.Items) != 3 || l.Items[0].ItemID != "A" || l.Items[0].Views != 12 {
+		t.Fatalf("after late drops: status %q dropped_late %d items %+v, want provisional, 7+1, the final items", l.Status, l.DroppedLate, l.Items)
+	}
+	// The final list sent again (a restarted worker) keeps the larger count.
+	m.Offer(calendar(0, h, end, true, 0, e("A", 12)))
+	if l = get(); l.DroppedLate != 8 {
+		t.Fatalf("re-sent final list: dropped_late %d, want 8", l.DroppedLate)
+	}
+	// Late drops of an hour no partition's list is held for publish nothing.
+	other := h.Add(-time.Hour)
+	m.Offer(lateOnly(1, other, 3))
+	if err := m.Publish(ctx, end); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, store.Key{Window: "hour", Start: other}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("late drops alone published a list: %v", err)
+	}
+	// A partition that counted nothing in the hour but dropped late events of it.
+	m2, _ := merge.New(merge.Config{K: 3, Store: st})
+	m2.Offer(calendar(0, other, other.Add(time.Hour), true, 0, e("A", 1)))
+	m2.Offer(lateOnly(1, other, 3))
+	l, _, ok := m2.Build(store.Key{Window: "hour", Start: other})
+	if !ok || l.Status != store.StatusProvisional || l.DroppedLate != 3 || l.Partial {
+		t.Fatalf("late drops of a partition without a list: ok %v %+v", ok, l)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLateOnlyMessageKey(t *testing.T) {
+	h := t0.Truncate(time.Hour)
+	final, late := calendar(3, h, h.Add(time.Hour), true, 0), lateOnly(3, h, 1)
+	if string(final.MessageKey()) == string(late.MessageKey()) {
+		t.Fatalf("late-only update shares the final list's key %s: compaction would drop the list", final.MessageKey())
+	}
+	b, _ := late.Encode()
+	got, err := merge.DecodePartial(b)
+	if err != nil || !got.LateOnly || got.DroppedLate != 1 || !got.Final {
+		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 }
 

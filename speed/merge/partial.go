@@ -8,6 +8,15 @@
 // reports its top m*K so sketch noise cannot push a leader out (seed 004). A partition whose
 // list is missing or stale is not dropped: its last list is reused and the result is marked
 // partial, naming it (seed 000, step 8).
+//
+// Every served list says what it is (store.Status): the speed layer's counts are never
+// claimed exact, since events later than the allowed lateness are missing from them. A
+// calendar window's list is live while any partition still counts in it and provisional once
+// every partition the merger holds has sent its final list; its dropped_late is the sum of
+// the partitions' counts of events too late for it, which late-only partials raise after the
+// final lists. A merger started after a window's final lists fell out of its lookback holds
+// none of them, so it publishes no late-drop update for that window: the stored list keeps
+// the count it had (the batch's exact list replaces it anyway).
 package merge
 
 import (
@@ -26,7 +35,14 @@ type Partial struct {
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
 	// Final marks the last list of a calendar window that closed.
-	Final     bool      `json:"final,omitempty"`
+	Final bool `json:"final,omitempty"`
+	// DroppedLate is how many events of this calendar window the partition could not count
+	// because they arrived after the window had closed there (window.List.DroppedLate): a
+	// running total, so the newest message of a partition holds its whole count.
+	DroppedLate uint64 `json:"dropped_late,omitempty"`
+	// LateOnly marks an update of DroppedLate alone, sent after the window's final list
+	// (which it does not replace: its Items are empty). It travels under its own message key.
+	LateOnly  bool      `json:"late_only,omitempty"`
 	Partition int       `json:"partition"`
 	AsOf      time.Time `json:"as_of"`
 	// Version orders a partition's lists for one window: the as-of minute in Unix ms.
@@ -48,8 +64,12 @@ type Partial struct {
 func (p Partial) Key() store.Key { return store.Key{Window: p.Window, Start: p.Start} }
 
 // MessageKey is the Kafka key: one per (window, partition), so a compacted topic keeps the
-// newest list of each.
+// newest list of each; a late-only update has a key of its own, so compaction never lets it
+// replace the final list it amends.
 func (p Partial) MessageKey() []byte {
+	if p.LateOnly {
+		return []byte(fmt.Sprintf("%s|p%d|late", p.Key(), p.Partition))
+	}
 	return []byte(fmt.Sprintf("%s|p%d", p.Key(), p.Partition))
 }
 

@@ -12,13 +12,16 @@ import (
 	"trending/speed/topk"
 )
 
-// Snapshot format version 1; docs/format/snapshot.md is the full spec.
+// Snapshot format version 2 (version 1 is still read); docs/format/snapshot.md is the full
+// spec. Version 2 added the late-drop counts of closed calendar periods after the closed
+// lists.
 const (
 	// maxSnapCount bounds every count and window sum in a snapshot, far
 	// above any real stream (2^62 views), so that sums re-derived from a
 	// hostile snapshot cannot overflow and later adds have room.
 	maxSnapCount = 1 << 62
-	snapVersion  = 1
+	snapVersion  = 2
+	snapV1       = 1 // no late-drop counts: Restore starts them at zero
 	snapMagic    = "TWIN"
 	crcLen       = 4
 	flagStarted  = 1 << 0
@@ -158,6 +161,20 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 			e.str(it.Item)
 			e.uv(it.Count)
 		}
+	}
+
+	keys := make([]lateKey, 0, len(p.late))
+	for k := range p.late {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareLateKeys)
+	e.uv(uint64(len(keys)))
+	for _, k := range keys {
+		lc := p.late[k]
+		e.uv(uint64(k.win))
+		e.sv(k.start)
+		e.uv(lc.n)
+		e.bool(lc.dirty)
 	}
 	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
 	return e.b, nil
@@ -318,14 +335,15 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 	if string(b[:len(snapMagic)]) != snapMagic {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
-	if v := b[len(snapMagic)]; v != snapVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrCorrupt, v, snapVersion)
+	v := b[len(snapMagic)]
+	if v != snapVersion && v != snapV1 {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d and %d", ErrCorrupt, v, snapV1, snapVersion)
 	}
 	body := b[:len(b)-crcLen]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, want)
 	}
-	d := &decoder{b: body, off: len(snapMagic) + 1}
+	d := &decoder{b: body, off: len(snapMagic) + 1, version: v}
 	fp := d.str()
 	if d.err == nil && fp != p.cfg.fingerprint() {
 		return nil, fmt.Errorf("%w: snapshot has %q, config has %q", ErrConfigMismatch, fp, p.cfg.fingerprint())
@@ -356,6 +374,8 @@ type decoder struct {
 	off int
 	err error
 	n   int // number of items in the table
+	// version is the snapshot's format version.
+	version byte
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -746,6 +766,12 @@ func (d *decoder) partition(p *Partition) error {
 	if d.err != nil {
 		return d.err
 	}
+	if d.version >= 2 {
+		d.late(p)
+		if d.err != nil {
+			return d.err
+		}
+	}
 	for id := range d.n {
 		if p.in.refs[id] == 0 {
 			d.fail("item %q is in the table but held by nothing", p.in.strs[id])
@@ -753,6 +779,38 @@ func (d *decoder) partition(p *Partition) error {
 		}
 	}
 	return nil
+}
+
+// late reads the late-drop counts: strictly increasing (window, start), each a closed
+// period of a calendar window, with a count of at least one.
+func (d *decoder) late(p *Partition) {
+	n := d.count(4)
+	prev := lateKey{win: -1}
+	for range n {
+		wi, start, c, dirty := d.uv(), d.sv(), d.uv(), d.bool()
+		if d.err != nil {
+			return
+		}
+		if wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar {
+			d.fail("late-drop count of window %d, not a calendar window", wi)
+			return
+		}
+		wc := p.wins[wi].conf()
+		k := lateKey{int(wi), start}
+		switch {
+		case start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf:
+			d.fail("late-drop count of %s at minute %d, not a closed period", wc.Name, start)
+		case compareLateKeys(prev, k) >= 0:
+			d.fail("late-drop counts out of order at %s minute %d", wc.Name, start)
+		case c == 0 || c > maxSnapCount:
+			d.fail("late-drop count %d of %s at minute %d", c, wc.Name, start)
+		}
+		if d.err != nil {
+			return
+		}
+		p.late[k] = lateCount{n: c, dirty: dirty}
+		prev = k
+	}
 }
 
 // derive rebuilds what snapshots leave out: the exact windows' running

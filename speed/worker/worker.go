@@ -521,8 +521,9 @@ func (p *partition) flushDLQ(ctx context.Context) error {
 	return nil
 }
 
-// publish sends the partition's top m*K of every window, and the final lists of calendar
-// windows that closed, to the partials topic.
+// publish sends the partition's top m*K of every window, the final lists of calendar
+// windows that closed and the late-drop counts of closed ones that changed, to the partials
+// topic.
 func (p *partition) publish(ctx context.Context) error {
 	asOf := p.state.AsOf()
 	if asOf.IsZero() {
@@ -531,7 +532,8 @@ func (p *partition) publish(ctx context.Context) error {
 	var msgs []kafka.Message
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
-		pt := merge.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final}
+		pt := merge.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
+			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
 		if !sn.live {
 			pt.Start, pt.End = l.Start, l.End
 		}
@@ -548,7 +550,8 @@ func (p *partition) publish(ctx context.Context) error {
 		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 		return nil
 	}
-	for _, l := range p.state.TakeClosed() {
+	// Final lists first, then the late-drop counts that amend them (and earlier ones).
+	for _, l := range append(p.state.TakeClosed(), p.state.TakeLate()...) {
 		if err := add(l); err != nil {
 			return err
 		}

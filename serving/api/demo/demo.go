@@ -23,19 +23,19 @@ var titles = []string{
 }
 
 // Lists returns the demo lists as of now: the four live lists, the last 24 hours (older
-// closed hours exact with a reconciliation, the recent ones approximate, two missing), the
-// last 8 days and the last 4 months (closed ones exact with a reconciliation; the months'
-// against the sketch bound their speed lists stated).
+// closed hours exact with a reconciliation, the two recent closed ones provisional with late
+// drops, the open one live, two missing), the last 8 days and the last 4 months (closed ones
+// exact with a reconciliation; the months' against the sketch bound their speed lists stated).
 func Lists(now time.Time) []store.List {
 	now = now.UTC().Truncate(time.Minute)
 	var out []store.List
 	live := []struct {
 		window string
 		top    float64
-		approx bool
+		sketch bool
 	}{{"hour", 48210, false}, {"day", 1.1e6, false}, {"month", 2.9e7, true}, {"all", 4.1e8, true}}
 	for i, w := range live {
-		l := list(w.window, time.Time{}, time.Time{}, now, store.SourceSpeed, !w.approx, 100, w.top, i)
+		l := list(w.window, time.Time{}, time.Time{}, now, store.SourceSpeed, w.sketch, 100, w.top, i)
 		if w.window == "day" {
 			l.Partial, l.StalePartitions = true, []int{7}
 		}
@@ -54,7 +54,7 @@ func Lists(now time.Time) []store.List {
 		if exact {
 			src = store.SourceBatch
 		}
-		l := list("hour", start, end, asOf, src, exact, 100, 40000+float64(h%5)*3000, h)
+		l := list("hour", start, end, asOf, src, false, 100, 40000+float64(h%5)*3000, h)
 		if exact {
 			l.Reconciliation = &store.Reconciliation{SpeedVersion: asOf.UnixMilli(), RecallAtK: 0.98 - float64(h%3)*0.01,
 				MaxAbsError: uint64(40 + h), MeanAbsError: 6.5, MaxRelError: 0.004}
@@ -71,7 +71,7 @@ func Lists(now time.Time) []store.List {
 		if exact {
 			src = store.SourceBatch
 		}
-		l := list("day", start, end, earlier(now, end), src, exact, 100, 1e6+float64(d)*4e4, d+3)
+		l := list("day", start, end, earlier(now, end), src, false, 100, 1e6+float64(d)*4e4, d+3)
 		if exact {
 			// The day's speed list counted exactly (exact mode): errors only from late data.
 			l.Reconciliation = &store.Reconciliation{SpeedVersion: earlier(now, end).UnixMilli(), RecallAtK: 0.99,
@@ -89,7 +89,7 @@ func Lists(now time.Time) []store.List {
 			src = store.SourceBatch
 		}
 		top := 3e7 - float64(m)*1e6
-		l := list("month", start, end, earlier(now, end), src, exact, 100, top, m+7)
+		l := list("month", start, end, earlier(now, end), src, true, 100, top, m+7)
 		if exact {
 			// The month's speed list was a sketch: its error is read against the bound it stated.
 			l.Reconciliation = &store.Reconciliation{SpeedVersion: earlier(now, end).UnixMilli(), RecallAtK: 0.97,
@@ -101,15 +101,24 @@ func Lists(now time.Time) []store.List {
 	return out
 }
 
-// list builds one list of n items whose views fall off like a Zipf distribution from top.
-func list(window string, start, end, asOf time.Time, src store.Source, exact bool, n int, top float64, seed int) store.List {
+// list builds one list of n items whose views fall off like a Zipf distribution from top. A
+// batch list is exact; a speed list is live, or provisional (with late drops) once its
+// calendar window has ended, and has an error bound when sketch.
+func list(window string, start, end, asOf time.Time, src store.Source, sketch bool, n int, top float64, seed int) store.List {
 	version := asOf.UnixMilli()
-	if src == store.SourceBatch {
+	exact := src == store.SourceBatch
+	if exact {
 		version = asOf.Add(2 * time.Hour).UnixMilli()
 	}
 	l := store.List{Window: window, Start: start, End: end, AsOf: asOf, Version: version, Source: src, Exact: exact,
-		ComputedAt: asOf.Add(5 * time.Second)}
-	if !exact {
+		Status: store.StatusLive, ComputedAt: asOf.Add(5 * time.Second)}
+	switch {
+	case exact:
+		l.Status = store.StatusExact
+	case !start.IsZero() && !asOf.Before(end):
+		l.Status, l.DroppedLate = store.StatusProvisional, uint64(3+7*seed)
+	}
+	if !exact && sketch {
 		// seed 000's month sketch: w = 2^18, d = 5 over a partition's share of views.
 		l.ErrorBound = &store.Bound{MaxOvercount: math.Round(top * 0.0017), Probability: 1 - math.Exp(-5)}
 	}

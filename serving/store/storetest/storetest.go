@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every serving store implementation passes: the
-// version, source and atomicity rules of package store.
+// version, source, status and atomicity rules of package store.
 package storetest
 
 import (
@@ -23,6 +23,14 @@ func MakeList(window string, start time.Time, version int64, src store.Source, n
 		Source: src, Exact: src == store.SourceBatch, ComputedAt: T0}
 	if !start.IsZero() {
 		l.End = store.Next(window, start)
+	}
+	switch {
+	case src == store.SourceBatch:
+		l.Status = store.StatusExact
+	case !start.IsZero() && !l.AsOf.Before(l.End):
+		l.Status = store.StatusProvisional
+	default:
+		l.Status = store.StatusLive
 	}
 	for i := 0; i < n; i++ {
 		l.Items = append(l.Items, store.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: base, Exact: l.Exact})
@@ -60,7 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 	t.Run("topics lists", func(t *testing.T) {
 		s := open(t)
-		eu := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: store.SourceSpeed, ComputedAt: T0,
+		eu := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: store.SourceSpeed, Status: store.StatusLive, ComputedAt: T0,
 			ErrorBound: &store.Bound{MaxOvercount: 20, Probability: 0.993},
 			Items: []store.Item{
 				{Rank: 1, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
@@ -116,7 +124,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("calendar topics list of an hour: %v", err)
 		}
 		exact := cal
-		exact.Source, exact.Exact, exact.Version = store.SourceBatch, true, 11
+		exact.Source, exact.Status, exact.Exact, exact.Version = store.SourceBatch, store.StatusExact, true, 11
 		if err := s.Put(ctx, exact); err != nil {
 			t.Fatalf("batch topics list over the speed one: %v", err)
 		}
@@ -135,6 +143,69 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		rs, err := s.Range(ctx, "topics/eu/surge", T0, T0.Add(time.Hour))
 		if err != nil || len(rs) != 1 || rs[0].Version != 11 {
 			t.Fatalf("range of topics hours: %d lists, %v; want the batch list", len(rs), err)
+		}
+	})
+	t.Run("status and dropped late", func(t *testing.T) {
+		s := open(t)
+		// A closed calendar hour from the speed layer: provisional, with its late drops.
+		prov := MakeList("hour", T0, 60, store.SourceSpeed, 2, 30)
+		prov.DroppedLate = 17
+		if prov.Status != store.StatusProvisional {
+			t.Fatalf("MakeList: status %q, want provisional", prov.Status)
+		}
+		open := MakeList("hour", T0.Add(time.Hour), 61, store.SourceSpeed, 2, 30) // as of 11:01, hour 11 open
+		live := MakeList("day", time.Time{}, 62, store.SourceSpeed, 2, 30)
+		for _, l := range []store.List{prov, open, live} {
+			if err := s.Put(ctx, l); err != nil {
+				t.Fatalf("put %s: %v", l.Key(), err)
+			}
+		}
+		for _, want := range []store.List{prov, open, live} {
+			got, err := s.Get(ctx, want.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != want.Status || got.DroppedLate != want.DroppedLate || got.Exact || got.Items[0].Exact {
+				t.Errorf("%s: status %q dropped_late %d exact %v/%v, want %q %d false", want.Key(), got.Status, got.DroppedLate, got.Exact, got.Items[0].Exact, want.Status, want.DroppedLate)
+			}
+		}
+		rs, err := s.Range(ctx, "hour", T0, T0.Add(2*time.Hour))
+		if err != nil || len(rs) != 2 || rs[0].Status != store.StatusProvisional || rs[0].DroppedLate != 17 || rs[1].Status != store.StatusLive {
+			t.Fatalf("range: %+v, %v", rs, err)
+		}
+		// More late drops: the same final list again, same version, a larger count.
+		prov.DroppedLate = 20
+		if err := s.Put(ctx, prov); err != nil {
+			t.Fatalf("same version, more drops: %v", err)
+		}
+		if got, _ := s.Get(ctx, prov.Key()); got.DroppedLate != 20 {
+			t.Fatalf("dropped_late %d after the update, want 20", got.DroppedLate)
+		}
+		// The batch's exact list replaces it.
+		exact := MakeList("hour", T0, 5, store.SourceBatch, 2, 31)
+		if err := s.Put(ctx, exact); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Get(ctx, prov.Key()); got.Status != store.StatusExact || !got.Exact || !got.Items[0].Exact {
+			t.Fatalf("after the batch: status %q exact %v", got.Status, got.Exact)
+		}
+		// Lists that do not say what they are, or say something false, are refused.
+		for name, mut := range map[string]func(*store.List){
+			"no status":               func(l *store.List) { l.Status = "" },
+			"unknown status":          func(l *store.List) { l.Status = "approximate" },
+			"speed says exact":        func(l *store.List) { l.Status = store.StatusExact; l.Exact = true },
+			"exact flag, provisional": func(l *store.List) { l.Exact = true },
+			"exact item":              func(l *store.List) { l.Items[0].Exact = true },
+			"batch not exact":         func(l *store.List) { l.Source = store.SourceBatch },
+			"live key provisional":    func(l *store.List) { l.Start, l.End = time.Time{}, time.Time{}; l.DroppedLate = 0 },
+			"dropped late on live":    func(l *store.List) { l.Start, l.End, l.Status = time.Time{}, time.Time{}, store.StatusLive },
+		} {
+			l := MakeList("hour", T0.Add(2*time.Hour), 200, store.SourceSpeed, 2, 3)
+			l.DroppedLate = 1
+			mut(&l)
+			if err := s.Put(ctx, l); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: %v, want ErrInvalid", name, err)
+			}
 		}
 	})
 	t.Run("stale version refused", func(t *testing.T) {
