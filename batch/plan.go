@@ -75,8 +75,9 @@ type State string
 
 const (
 	StateExact       State = "exact"       // batch list of the archive's current contents
-	StateExactStale  State = "exact-stale" // batch list, but the archive changed since (late data)
-	StateApproximate State = "approximate" // speed layer's list only
+	StateDirty       State = "dirty"       // batch list, but the archive changed since (late data): a run recomputes it
+	StateLive        State = "live"        // the speed layer's list of a window still open
+	StateProvisional State = "provisional" // the speed layer's final list of a closed window, late events may be missing
 	StateMissing     State = "missing"     // no list at all
 )
 
@@ -90,7 +91,8 @@ type StatusEntry struct {
 }
 
 // Status reports, for every window of the given levels starting in [from, to), whether its
-// served list is exact, exact but stale, approximate or missing.
+// served list is exact, dirty (exact but the archive changed since), live, provisional or
+// missing.
 func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time) ([]StatusEntry, error) {
 	x := r.newRun()
 	var out []StatusEntry
@@ -125,10 +127,12 @@ func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time
 			if l, ok := byStart[w.Start.Unix()]; ok {
 				e.List = &l
 				switch {
+				case l.Source == store.SourceSpeed && l.Status == store.StatusProvisional:
+					e.State = StateProvisional
 				case l.Source == store.SourceSpeed:
-					e.State = StateApproximate
+					e.State = StateLive
 				case e.Fingerprint != "" && l.Fingerprint != e.Fingerprint:
-					e.State = StateExactStale
+					e.State = StateDirty
 				default:
 					e.State = StateExact
 				}

@@ -189,7 +189,7 @@ markers say every partition has passed it; an open window is refused unless --fo
   run       recompute the windows of one kind in a range
   backfill  recompute hours, days and months over a date range (analysts); --dry-run plans
   nightly   yesterday, the month to date, all time, and late data (cron, Airflow)
-  status    per window: exact, exact-stale, approximate or missing`,
+  status    per window: exact, dirty (late data since), live, provisional or missing`,
 	}
 	for _, add := range []func() *cobra.Command{newBatchRunCommand, newBatchBackfillCommand, newBatchNightlyCommand, newBatchStatusCommand} {
 		cmd.AddCommand(withClickHouseSecurity(add()))
@@ -501,7 +501,7 @@ func newBatchStatusCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "status",
-		Short:   "Per window: exact, exact-stale, approximate or missing, with the reconciliation",
+		Short:   "Per window: exact, dirty (late data since), live, provisional or missing, with the reconciliation",
 		Example: `  trending batch status --from 2026-11-14 --to 2026-11-15 --windows hour,day`,
 		Args:    cobra.NoArgs,
 	}

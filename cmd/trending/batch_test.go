@@ -123,11 +123,24 @@ func TestBatchCommands(t *testing.T) {
 		t.Fatalf("--topics with --window day: %v, want a usage error", err)
 	}
 
+	// The speed layer's final list of hour 12: provisional until the batch replaces it.
+	st, err = store.OpenBolt(filepath.Join(dir, "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h12 := hour.Add(2 * time.Hour)
+	err = st.Put(ctx, store.List{Window: "hour", Start: h12, End: h12.Add(time.Hour), AsOf: h12.Add(time.Hour), Version: 1,
+		Source: store.SourceSpeed, Status: store.StatusProvisional, ComputedAt: h12.Add(time.Hour)})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err = run("status", "--from", "2026-11-14", "--windows", "hour")
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "hour 2026-11-14T10Z  exact") || !strings.Contains(out, "hour 2026-11-14T11Z  missing") {
+	if !strings.Contains(out, "hour 2026-11-14T10Z  exact") || !strings.Contains(out, "hour 2026-11-14T11Z  missing") ||
+		!strings.Contains(out, "hour 2026-11-14T12Z  provisional") {
 		t.Fatalf("status printed:\n%s", out)
 	}
 
