@@ -161,6 +161,8 @@ type Partition struct {
 
 	closed []List
 	st     Stats
+
+	since *since // counts since the time boundary; nil unless Config.SinceDays
 }
 
 // New returns an empty partition for cfg (zero fields take their defaults),
@@ -212,6 +214,9 @@ func New(cfg Config) (*Partition, error) {
 		}
 		p.wins = append(p.wins, w)
 		p.byName[wc.Name] = w
+	}
+	if cfg.SinceDays > 0 {
+		p.since = newSince(p, cfg.SinceDays)
 	}
 	return p, nil
 }
@@ -300,6 +305,9 @@ func (p *Partition) observe(ms int64) {
 		for _, w := range p.wins {
 			w.advance(p)
 		}
+		if p.since != nil {
+			p.since.advance(p)
+		}
 		return
 	}
 	if target > p.asOf {
@@ -328,6 +336,9 @@ func (p *Partition) setAsOf(x int64) {
 	p.asOf = x
 	for _, w := range p.wins {
 		w.advance(p)
+	}
+	if p.since != nil {
+		p.since.advance(p)
 	}
 	n := 0
 	for n < len(p.minutes) && p.minutes[n].start < x-p.keep {
@@ -363,6 +374,9 @@ func (p *Partition) closeMinute() {
 	for _, w := range p.wins {
 		w.addMinute(p, f, hs)
 	}
+	if p.since != nil {
+		p.since.addMinute(p, f)
+	}
 	if p.keep > 0 {
 		p.minutes = append(p.minutes, f)
 	} else {
@@ -388,7 +402,8 @@ func (p *Partition) sortByHash(f *frozen, hs []uint64) {
 
 // addLate counts an event whose minute m has closed, wherever it still can.
 func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome {
-	anyWin := false
+	inSince := p.since != nil && p.since.accepts(p, m)
+	anyWin := inSince
 	for _, w := range p.wins {
 		if w.accepts(p, m) {
 			anyWin = true
@@ -413,6 +428,9 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 		if w.accepts(p, m) {
 			w.addLate(p, m, id, c, h)
 		}
+	}
+	if inSince {
+		p.since.addLate(p, m, id, c)
 	}
 	p.in.releaseIfUnused(id)
 	p.st.Late++
@@ -461,6 +479,9 @@ func (p *Partition) Stats() Stats {
 	}
 	for _, w := range p.wins {
 		w.stats(&s)
+	}
+	if p.since != nil {
+		p.since.stats(&s)
 	}
 	for _, g := range p.gens {
 		s.Bytes += int64(cap(g.sparse))*4 + int64(cap(g.ids))*12

@@ -12,13 +12,16 @@ import (
 	"trending/speed/topk"
 )
 
-// Snapshot format version 1; docs/format/snapshot.md is the full spec.
+// Snapshot format versions 1 and 2; docs/format/snapshot.md is the full spec. Version 2 is
+// version 1 plus the counts since the time boundary (Config.SinceDays) at the end; a
+// partition without them writes version 1, so its bytes are unchanged.
 const (
 	// maxSnapCount bounds every count and window sum in a snapshot, far
 	// above any real stream (2^62 views), so that sums re-derived from a
 	// hostile snapshot cannot overflow and later adds have room.
 	maxSnapCount = 1 << 62
 	snapVersion  = 1
+	snapV2       = 2 // with the counts since the boundary
 	snapMagic    = "TWIN"
 	crcLen       = 4
 	flagStarted  = 1 << 0
@@ -35,7 +38,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (p *Partition) MarshalBinary() ([]byte, error) {
 	e := &encoder{}
 	e.b = append(e.b, snapMagic...)
-	e.b = append(e.b, snapVersion)
+	if p.since != nil {
+		e.b = append(e.b, snapV2)
+	} else {
+		e.b = append(e.b, snapVersion)
+	}
 	fp := p.cfg.fingerprint()
 	e.uv(uint64(len(fp)))
 	e.b = append(e.b, fp...)
@@ -157,6 +164,16 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 		for _, it := range l.Items {
 			e.str(it.Item)
 			e.uv(it.Count)
+		}
+	}
+	if s := p.since; s != nil {
+		e.sv(s.boundary)
+		e.sv(s.from)
+		e.ring(s.ring)
+		e.bool(s.hasPartial)
+		if s.hasPartial {
+			e.sv(s.pstart)
+			e.counts(s.partial)
 		}
 	}
 	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
@@ -318,14 +335,15 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 	if string(b[:len(snapMagic)]) != snapMagic {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
-	if v := b[len(snapMagic)]; v != snapVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrCorrupt, v, snapVersion)
+	v := b[len(snapMagic)]
+	if v != snapVersion && v != snapV2 {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d and %d", ErrCorrupt, v, snapVersion, snapV2)
 	}
 	body := b[:len(b)-crcLen]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, want)
 	}
-	d := &decoder{b: body, off: len(snapMagic) + 1}
+	d := &decoder{b: body, off: len(snapMagic) + 1, v: v}
 	fp := d.str()
 	if d.err == nil && fp != p.cfg.fingerprint() {
 		return nil, fmt.Errorf("%w: snapshot has %q, config has %q", ErrConfigMismatch, fp, p.cfg.fingerprint())
@@ -355,7 +373,8 @@ type decoder struct {
 	b   []byte
 	off int
 	err error
-	n   int // number of items in the table
+	n   int  // number of items in the table
+	v   byte // format version
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -743,6 +762,41 @@ func (d *decoder) partition(p *Partition) error {
 		}
 		p.closed = append(p.closed, l)
 	}
+	// Version 2: the counts since the boundary. A partition that keeps none reads them and
+	// lets them go; one that keeps them but restores a version-1 snapshot (or one written
+	// without them) has complete counts only from the first day start at or after the
+	// snapshot's watermark.
+	var drop *since
+	if d.v == snapV2 {
+		s := p.since
+		if s == nil {
+			s = &since{partial: map[uint32]uint64{}}
+			drop = s
+		}
+		s.boundary, s.from = d.sv(), d.sv()
+		if d.err == nil && ((s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary)) ||
+			s.from < minEventMs/minuteMs || s.from >= maxEventMs/minuteMs) {
+			d.fail("since: boundary %d or from %d out of range", s.boundary, s.from)
+		}
+		nb := floorTo(p.asOf-1, dayMinutes)
+		lo := int64(minEventMs / minuteMs)
+		if s.boundary != noMinute {
+			lo = max(lo, s.boundary)
+		}
+		s.ring = d.ring(p, dayMinutes, floorTo(lo, dayMinutes), max(nb, floorTo(lo, dayMinutes)))
+		if d.bool() {
+			s.hasPartial, s.pstart = true, d.sv()
+			if d.err == nil && (s.pstart != nb || !p.started) {
+				d.fail("since: partial bucket %d, want %d", s.pstart, nb)
+			}
+			d.entries(func(id uint32, c uint64) {
+				p.in.ref(id)
+				s.partial[id] = c
+			})
+		}
+	} else if p.since != nil && p.started {
+		p.since.from = ceilDay(p.asOf)
+	}
 	if d.err != nil {
 		return d.err
 	}
@@ -750,6 +804,14 @@ func (d *decoder) partition(p *Partition) error {
 		if p.in.refs[id] == 0 {
 			d.fail("item %q is in the table but held by nothing", p.in.strs[id])
 			return d.err
+		}
+	}
+	if drop != nil {
+		for _, f := range drop.ring {
+			f.release(p.in)
+		}
+		for id := range drop.partial {
+			p.in.unref(id)
 		}
 	}
 	return nil
@@ -802,6 +864,26 @@ func (p *Partition) derive() error {
 					return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
 				}
 			}
+		}
+	}
+	if s := p.since; s != nil {
+		bad := false
+		add1 := func(id uint32, c uint64) {
+			s.totals[id] += c
+			s.sum += c
+			bad = bad || s.sum > maxSnapCount
+		}
+		for _, f := range s.ring {
+			f.each(add1)
+		}
+		for id, c := range s.partial {
+			add1(id, c)
+		}
+		if bad {
+			return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
+		}
+		if p.started {
+			s.advance(p) // SinceDays may have shrunk
 		}
 	}
 	return nil
