@@ -33,6 +33,7 @@ type batchSettings struct {
 	k           int
 	lateness    time.Duration
 	s3          *s3Settings
+	baseFactor  int
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -44,6 +45,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	fs.IntVar(&s.partitions, "partitions", 0, "the topic's partition count: a window is complete only when every partition's archiver has passed it (0 trusts the progress markers found)")
 	fs.IntVar(&s.k, "k", 100, "length of each published list (1..10000)")
 	fs.DurationVar(&s.lateness, "lateness", 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	return s
 }
@@ -152,7 +154,7 @@ func (b *batchTopicsFlags) topics(env *batchEnv, r *batch.Runner) (*batch.Topics
 
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
 	cfg := batch.DefaultConfig()
-	cfg.K, cfg.AllowedLateness, cfg.Progress = s.k, s.lateness, cmd.ErrOrStderr()
+	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor
 	if mod != nil {
 		mod(&cfg)
 	}
