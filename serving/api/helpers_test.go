@@ -55,13 +55,15 @@ func seedLists() []store.List {
 	topicsEUHour := store.List{Window: store.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
 		Source: store.SourceBatch, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
 		Items: []store.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
+	all := storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000)
+	all.Boundary, all.Cutoff = store.Align("day", t0), 899000
 	topicsWorld := topicsEU
 	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
 	return []store.List{
 		hourLive,
 		storetest.MakeList("day", time.Time{}, 30, store.SourceSpeed, 100, 9000),
 		storetest.MakeList("month", time.Time{}, 30, store.SourceSpeed, 100, 80000),
-		storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000),
+		all,
 		storetest.MakeList("hour", t0, 30, store.SourceSpeed, 20, 300),
 		batch,
 		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
