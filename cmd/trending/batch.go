@@ -178,6 +178,11 @@ of its 24 hour rollups, a month the sum of its days, all time the sum of the mon
 rollup records the fingerprint of its archived inputs, so late data is noticed and only
 the windows it touched are recomputed. Reruns are idempotent.
 
+All time is also published as the exact base "all-base" through the last closed and complete
+UTC day (the month to date ends there): its top --base-factor x --k items and the cutoff no
+other item exceeds. The speed layer adds its exact counts since that day to it and serves the
+live "all" list exact when it can prove it.
+
 A window is closed once its end plus --lateness has passed and the archive's progress
 markers say every partition has passed it; an open window is refused unless --force.
 
@@ -213,7 +218,7 @@ func newBatchRunCommand() *cobra.Command {
   # every day of a week, in ClickHouse, to the ClickHouse serving table
   trending batch run --window day --start 2026-11-09 --end 2026-11-16 \
     --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
-  # all time (the live list "all"), summed over every month rolled up
+  # all time (the live list "all" and the base "all-base"), summed over every month rolled up
   trending batch run --window all
   # the hour's lists and its exact trending-topics lists of eu, us and world
   trending batch run --window hour --start 2026-11-14T10 --topics eu,us --blocklist banned.txt`,
