@@ -167,6 +167,7 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 		}
 	}
 	if s := p.since; s != nil {
+		e.uv(uint64(s.days))
 		e.sv(s.boundary)
 		e.sv(s.from)
 		e.ring(s.ring)
@@ -768,31 +769,45 @@ func (d *decoder) partition(p *Partition) error {
 	// snapshot's watermark.
 	var drop *since
 	if d.v == snapV2 {
-		s := p.since
-		if s == nil {
-			s = &since{partial: map[uint32]uint64{}}
+		// The section is checked against the SinceDays it was written under, so that a
+		// snapshot Restore accepts is canonical; derive then applies the configured days.
+		s := &since{partial: map[uint32]uint64{}}
+		if p.since != nil {
+			s = p.since
+		} else {
 			drop = s
 		}
+		days := d.uv()
+		if d.err == nil && (days < 1 || days > MaxSinceDays) {
+			d.fail("since: %d days kept", days)
+		}
+		cur := s.days
+		s.days = int64(days)
 		s.boundary, s.from = d.sv(), d.sv()
-		if d.err == nil && ((s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary)) ||
-			s.from < minEventMs/minuteMs || s.from >= maxEventMs/minuteMs) {
-			d.fail("since: boundary %d or from %d out of range", s.boundary, s.from)
+		if d.err == nil && s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary) {
+			d.fail("since: boundary %d is not a day start in range", s.boundary)
+		}
+		if d.err == nil && ((!p.started && s.from != minEventMs/minuteMs) || (p.started && (s.from < s.keep(p.asOf) || s.from > ceilDay(p.asOf)))) {
+			d.fail("since: counts complete from minute %d, inconsistent with the watermark", s.from)
 		}
 		nb := floorTo(p.asOf-1, dayMinutes)
-		lo := int64(minEventMs / minuteMs)
-		if s.boundary != noMinute {
-			lo = max(lo, s.boundary)
+		lo := s.lo(p.asOf)
+		if !p.started {
+			lo = nb // nothing counted yet
 		}
-		s.ring = d.ring(p, dayMinutes, floorTo(lo, dayMinutes), max(nb, floorTo(lo, dayMinutes)))
+		s.ring = d.ring(p, dayMinutes, lo, max(nb, lo))
 		if d.bool() {
 			s.hasPartial, s.pstart = true, d.sv()
-			if d.err == nil && (s.pstart != nb || !p.started) {
+			if d.err == nil && (s.pstart != nb || nb < lo || !p.started) {
 				d.fail("since: partial bucket %d, want %d", s.pstart, nb)
 			}
 			d.entries(func(id uint32, c uint64) {
 				p.in.ref(id)
 				s.partial[id] = c
 			})
+		}
+		if cur != 0 {
+			s.days = cur
 		}
 	} else if p.since != nil && p.started {
 		p.since.from = ceilDay(p.asOf)
