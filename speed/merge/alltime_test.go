@@ -214,3 +214,38 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 		t.Fatalf("with a partition on another boundary: %+v", got)
 	}
 }
+
+// TestHybridGivesWayToFresherOwnList: when the partitions stop sending their counts since B
+// (a worker restarted without the base) the speed layer's own all-time list takes over
+// once the hybrid's counts are stale.
+func TestHybridGivesWayToFresherOwnList(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	mg, err := merge.New(merge.Config{K: 1, Partitions: 1, Store: st, Staleness: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := baseList(map[string]uint64{"A": 500}, 10, 1)
+	if err := st.Put(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	asOf := boundary.Add(time.Hour)
+	mg.Offer(sincePartial(0, asOf, map[string]uint64{"A": 4}, 2, base))
+	mg.Offer(partial("all", 0, asOf, e("A", 504)))
+	if err := mg.Publish(ctx, asOf); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Get(ctx, store.Key{Window: "all"}); !got.Exact || got.Boundary.IsZero() {
+		t.Fatalf("hybrid: %+v", got)
+	}
+	later := asOf.Add(5 * time.Minute)
+	own := partial("all", 0, later, e("A", 600))
+	own.Exact, own.Bound = false, &store.Bound{MaxOvercount: 3, Probability: 0.99}
+	mg.Offer(own)
+	if err := mg.Publish(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.Get(ctx, store.Key{Window: "all"}); got.Version != later.UnixMilli() || !got.Boundary.IsZero() || got.Items[0].Views != 600 {
+		t.Fatalf("after the since counts stopped: %+v", got)
+	}
+}

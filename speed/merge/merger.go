@@ -151,8 +151,14 @@ func (m *Merger) Build(k store.Key) (l store.List, stale []int, ok bool) {
 
 func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 	if k == allKey {
+		// The hybrid, unless the workers stopped sending their counts since B while their
+		// own all-time lists move on.
+		var own int64
+		for _, p := range m.lists[allKey] {
+			own = max(own, p.Version)
+		}
 		for _, base := range []*store.List{m.base, m.prevBase} {
-			if l, stale, ok := m.buildHybrid(base); ok {
+			if l, stale, ok := m.buildHybrid(base); ok && l.Version >= own-m.cfg.Staleness.Milliseconds() {
 				return l, stale, true
 			}
 		}
