@@ -164,7 +164,8 @@ type List struct {
 	// the speed layer's exact counts the views from it up to AsOf.
 	Boundary time.Time `json:"boundary,omitzero"`
 	// Cutoff is the most views an item not in the list can have (the base: through Boundary;
-	// the live "all" list: in total). 0 means no other item has any views.
+	// the live "all" list: in total, when no partition is stale). 0 means no other item has
+	// any views.
 	Cutoff uint64 `json:"cutoff,omitempty"`
 }
 
