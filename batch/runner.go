@@ -38,11 +38,15 @@ type Config struct {
 	Now func() time.Time
 	// Progress receives one line per window built or published; nil for none.
 	Progress io.Writer
+	// BaseFactor sizes the exact all-time base (store.BaseWindow): its top BaseFactor*K items,
+	// so that the speed layer's merger can prove its merged all-time list exact (an item
+	// outside the base has at most its cutoff). Default 10.
+	BaseFactor int
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now}
+	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now, BaseFactor: 10}
 }
 
 // Validate reports settings that cannot work, naming the flag to change.
@@ -56,6 +60,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--parallel %d: use 1..64", c.Parallel)
 	case c.LookbackDays < 0:
 		return fmt.Errorf("--lookback-days %d: must not be negative", c.LookbackDays)
+	case c.BaseFactor < 0 || c.BaseFactor > 100:
+		return fmt.Errorf("--base-factor %d: use 1..100", c.BaseFactor)
 	}
 	return nil
 }
@@ -76,6 +82,9 @@ type Runner struct {
 func NewRunner(cfg Config, eng Engine, arc Archive, st store.Store, log *slog.Logger) (*Runner, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.BaseFactor == 0 {
+		cfg.BaseFactor = 10
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -559,6 +568,11 @@ func sameParent(a, b time.Time, parent string) bool {
 // inputs (always when force). Against a speed list it computes the reconciliation; a
 // rerun keeps the reconciliation of the first exact run.
 func (x *run) publish(ctx context.Context, w Window, fp string, force bool) error {
+	if w.Level == All {
+		if err := x.publishBase(ctx, fp); err != nil {
+			return err
+		}
+	}
 	t0 := time.Now()
 	force = force || x.rebuild[w] || x.built[w]
 	cur, err := x.store.Get(ctx, w.Key())
@@ -748,4 +762,86 @@ func (x *run) progress(what string, o Outcome) {
 	if x.cfg.Progress != nil {
 		fmt.Fprintln(x.cfg.Progress, line)
 	}
+}
+
+// publishBase writes the exact all-time base (store.BaseWindow): the sum of every month
+// rolled up, which ends at the boundary B where the newest month's rollup ends (the month to
+// date stops at a UTC day start). It is published only when B is provably a clean cut: every
+// earlier month is rolled up whole and without a gap, B is a UTC day start, and the day
+// before B is closed and complete (Closed, whatever Force says: the base claims exactness).
+// The list is the top BaseFactor*K with the cutoff, the views of the next item: no item
+// outside the list has more.
+func (x *run) publishBase(ctx context.Context, fp string) error {
+	t0 := time.Now()
+	skip := func(w Window, why string) error {
+		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: why})
+		return nil
+	}
+	months, err := x.eng.Months(ctx)
+	if err != nil {
+		return err
+	}
+	if len(months) == 0 {
+		return skip(Window{Level: store.BaseWindow}, "no month rolled up")
+	}
+	var b time.Time
+	for i, m := range months {
+		meta, err := x.eng.Meta(ctx, Month, m)
+		if err != nil {
+			return err
+		}
+		end := store.Next(Month, m)
+		if i < len(months)-1 && (!meta.Through.Equal(end) || !months[i+1].Equal(end)) {
+			return skip(Window{Level: store.BaseWindow}, fmt.Sprintf("month %s is rolled up through %s only, or the next month is missing: no clean boundary",
+				m.Format("2006-01"), meta.Through.Format(time.RFC3339)))
+		}
+		b = meta.Through
+	}
+	w := Window{Level: store.BaseWindow, Start: b}
+	if !store.Aligned(Day, b) {
+		return skip(w, "the month rollups end inside a day (a forced run): no day boundary")
+	}
+	if err := x.Closed(ctx, Window{Day, b.AddDate(0, 0, -1)}); err != nil {
+		if errors.Is(err, ErrWindowOpen) {
+			return skip(w, "the day before the boundary is not closed and complete")
+		}
+		return err
+	}
+	n := x.cfg.BaseFactor * x.cfg.K
+	top, views, items, err := x.eng.TopK(ctx, All, time.Time{}, n+1)
+	if err != nil {
+		return err
+	}
+	if views == 0 {
+		return skip(w, "no events archived")
+	}
+	l := store.List{Window: store.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: store.SourceBatch, Status: store.StatusExact, Exact: true,
+		ComputedAt: x.now, Fingerprint: fp}
+	if len(top) > n {
+		l.Cutoff, top = top[n].Views, top[:n]
+	}
+	l.Items = make([]store.Item, len(top))
+	for i, t := range top {
+		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+	}
+	if cur, err := x.store.Get(ctx, store.Key{Window: store.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && slices.Equal(cur.Items, l.Items) {
+		return skip(w, "current")
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read current %s list: %w", store.BaseWindow, err)
+	}
+	o := Outcome{Window: w, Fingerprint: fp, Items: items, Views: views, Took: time.Since(t0)}
+	if len(top) > 0 {
+		o.Top = fmt.Sprintf("%s (%d)", top[0].ItemID, top[0].Views)
+	}
+	if err := x.store.Put(ctx, l); err != nil {
+		if errors.Is(err, store.ErrStaleVersion) {
+			o.Skipped = "a newer batch run already published it"
+			x.note(o)
+			return nil
+		}
+		return fmt.Errorf("publish %s: %w", store.BaseWindow, err)
+	}
+	o.Published = true
+	x.progress("published", o)
+	return nil
 }

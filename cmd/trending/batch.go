@@ -33,6 +33,7 @@ type batchSettings struct {
 	k           int
 	lateness    time.Duration
 	s3          *s3Settings
+	baseFactor  int
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -44,6 +45,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	fs.IntVar(&s.partitions, "partitions", 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	fs.IntVar(&s.k, "k", 100, "length of each published list (1..10000)")
 	fs.DurationVar(&s.lateness, "lateness", 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	return s
 }
@@ -159,7 +161,7 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
 	cfg := batch.DefaultConfig()
-	cfg.K, cfg.AllowedLateness, cfg.Progress = s.k, s.lateness, cmd.ErrOrStderr()
+	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -182,6 +184,11 @@ It keeps exact per-item rollups: an hour is loaded from the archive once, a day 
 of its 24 hour rollups, a month the sum of its days, all time the sum of the months. Each
 rollup records the fingerprint of its archived inputs, so late data is noticed and only
 the windows it touched are recomputed. Reruns are idempotent.
+
+All time is also published as the exact base "all-base" through the last closed and complete
+UTC day (the month to date ends there): its top --base-factor x --k items and the cutoff no
+other item exceeds. The speed layer adds its exact counts since that day to it and serves the
+live "all" list exact when it can prove it.
 
 A window is closed once its end plus --lateness has passed and the archive's progress
 markers say every partition has passed it; an open window is refused unless --force.
@@ -218,7 +225,7 @@ func newBatchRunCommand() *cobra.Command {
   # every day of a week, in ClickHouse, to the ClickHouse serving table
   trending batch run --window day --start 2026-11-09 --end 2026-11-16 \
     --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
-  # all time (the live list "all"), summed over every month rolled up
+  # all time (the live list "all" and the base "all-base"), summed over every month rolled up
   trending batch run --window all
   # the hour's lists and its exact trending-topics lists of eu, us and world; topics held in
   # the shared review queue (topics/review.json in the bucket) stay off them

@@ -21,6 +21,7 @@ import (
 	"trending/loadgen"
 	"trending/serving/api"
 	"trending/serving/ingest"
+	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/worker"
@@ -183,7 +184,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 
 	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
-		Topics: tcfg, Blocklist: blocklist})
+		Topics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (store.List, error) { return st.Get(ctx, store.Key{Window: store.BaseWindow}) }})
 	if err != nil {
 		return usagef("%v", err)
 	}

@@ -80,6 +80,12 @@ func arrowMetadata(l store.List) arrow.Metadata {
 		add("error_bound.max_overcount", strconv.FormatFloat(l.ErrorBound.MaxOvercount, 'g', -1, 64))
 		add("error_bound.probability", strconv.FormatFloat(l.ErrorBound.Probability, 'g', -1, 64))
 	}
+	if !l.Boundary.IsZero() {
+		add("boundary", rfc3339(l.Boundary))
+	}
+	if l.Cutoff > 0 {
+		add("cutoff", strconv.FormatUint(l.Cutoff, 10))
+	}
 	return arrow.NewMetadata(keys, vals)
 }
 

@@ -93,6 +93,12 @@ func compareMetadata(t *testing.T, md map[string]string, want ListResponse) {
 		exp["error_bound.max_overcount"] = strconv.FormatFloat(want.ErrorBound.MaxOvercount, 'g', -1, 64)
 		exp["error_bound.probability"] = strconv.FormatFloat(want.ErrorBound.Probability, 'g', -1, 64)
 	}
+	if !want.Boundary.IsZero() {
+		exp["boundary"] = want.Boundary.Format(time.RFC3339Nano)
+	}
+	if want.Cutoff > 0 {
+		exp["cutoff"] = strconv.FormatUint(want.Cutoff, 10)
+	}
 	for k, v := range exp {
 		if md[k] != v {
 			t.Errorf("metadata %s = %q, want %q", k, md[k], v)

@@ -64,13 +64,15 @@ func seedLists() []store.List {
 	// the events that came too late for it.
 	provisional := storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50)
 	provisional.DroppedLate = 3
+	all := storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000)
+	all.Boundary, all.Cutoff = store.Align("day", t0), 899000
 	topicsWorld := topicsEU
 	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
 	return []store.List{
 		hourLive,
 		storetest.MakeList("day", time.Time{}, 30, store.SourceSpeed, 100, 9000),
 		storetest.MakeList("month", time.Time{}, 30, store.SourceSpeed, 100, 80000),
-		storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000),
+		all,
 		storetest.MakeList("hour", t0, 30, store.SourceSpeed, 20, 300),
 		batch,
 		provisional,

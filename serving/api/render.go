@@ -66,7 +66,9 @@ func newEntry(l store.List, maxItems int) *entry {
 		ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
 		ComputedAt      time.Time             `json:"computed_at"`
 		Reconciliation  *store.Reconciliation `json:"reconciliation,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation}
+		Boundary        time.Time             `json:"boundary,omitzero"`
+		Cutoff          uint64                `json:"cutoff,omitempty"`
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {

@@ -26,7 +26,10 @@ type ListResponse struct {
 	ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
 	ComputedAt      time.Time             `json:"computed_at"`
 	Reconciliation  *store.Reconciliation `json:"reconciliation,omitempty"`
-	Items           []ItemResponse        `json:"items"`
+	// Boundary and Cutoff: the all-time list only (store.List says what each means).
+	Boundary time.Time      `json:"boundary,omitzero"`
+	Cutoff   uint64         `json:"cutoff,omitempty"`
+	Items    []ItemResponse `json:"items"`
 }
 
 // ItemResponse is one ranked item. Title is always present (empty when unknown) so clients

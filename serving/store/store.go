@@ -34,6 +34,13 @@ var (
 	TopicsScores = []string{"volume", "surge", "decayed"}
 )
 
+// BaseWindow is the batch layer's exact all-time base: every view through the boundary B (a
+// UTC day start, the list's Boundary) summed from the rollups, the top c*K items with the
+// Cutoff no other item exceeds. It is a live key of its own, written by the batch layer only,
+// so it never competes with the served live "all" list; the speed layer's merger adds its
+// exact counts since B to it (the all-time time boundary). The API does not serve it.
+const BaseWindow = "all-base"
+
 // topicsPrefix starts every trending-topics window name.
 const topicsPrefix = "topics/"
 
@@ -215,6 +222,16 @@ type List struct {
 	// (item and views), so a recompute after late data reconciles it again against the new
 	// exact counts.
 	SpeedItems []ReconciledItem `json:"speed_items,omitempty"`
+
+	// All-time lists only (BaseWindow and the live "all" list built on it).
+	//
+	// Boundary is the time boundary B: the batch's exact totals cover every view before it,
+	// the speed layer's exact counts the views from it up to AsOf.
+	Boundary time.Time `json:"boundary,omitzero"`
+	// Cutoff is the most views an item not in the list can have (the base: through Boundary;
+	// the live "all" list: in total, when no partition is stale). 0 means no other item has
+	// any views.
+	Cutoff uint64 `json:"cutoff,omitempty"`
 }
 
 // Key returns the list's key.
@@ -225,7 +242,9 @@ func (l List) Validate() error {
 	live := l.Start.IsZero()
 	topics := IsTopicsWindow(l.Window)
 	switch {
-	case live && !slices.Contains(LiveWindows, l.Window) && !topics:
+	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
+		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
+	case live && l.Window != BaseWindow && !slices.Contains(LiveWindows, l.Window) && !topics:
 		return fmt.Errorf("%w: live window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, strings.Join(TopicsScores, "|"))
 	case !live && topics && !Aligned("hour", l.Start):
 		return fmt.Errorf("%w: topics window %s start %s is not a UTC hour", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))

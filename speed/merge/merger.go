@@ -35,6 +35,9 @@ type Config struct {
 	Log    *slog.Logger
 	// Registry receives the merger's metrics; nil means none.
 	Registry prometheus.Registerer
+	// BaseRefresh is how often the batch layer's all-time base (store.BaseWindow) is re-read
+	// from the store for the live "all" list; default 30s.
+	BaseRefresh time.Duration
 }
 
 // Validate reports an impossible configuration.
@@ -60,6 +63,11 @@ type Merger struct {
 	dirty   map[store.Key]bool
 	titles  map[string]string // every title seen, reused when the source fails
 	metrics metrics
+
+	// The batch layer's all-time base, newest and the one before (which serves while the
+	// partitions move to the newer boundary), and when it was last read.
+	base, prevBase *store.List
+	baseAt         time.Time
 }
 
 type metrics struct {
@@ -77,6 +85,9 @@ func New(cfg Config) (*Merger, error) {
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = 48 * time.Hour
+	}
+	if cfg.BaseRefresh == 0 {
+		cfg.BaseRefresh = 30 * time.Second
 	}
 	if cfg.Titles == nil {
 		cfg.Titles = NoTitles{}
@@ -141,8 +152,14 @@ func (m *Merger) Offer(p Partial) {
 		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
 	}
 	byPart[p.Partition] = p
+	if p.Window == SinceWindow {
+		k = allKey
+	}
 	m.dirty[k] = true
 }
+
+// allKey is the live all-time list.
+var allKey = store.Key{Window: "all"}
 
 // Build merges the newest partials of one served list. ok is false when no partition has
 // reported it.
@@ -153,6 +170,19 @@ func (m *Merger) Build(k store.Key) (l store.List, stale []int, ok bool) {
 }
 
 func (m *Merger) build(k store.Key) (store.List, []int, bool) {
+	if k == allKey {
+		// The hybrid, unless the workers stopped sending their counts since B while their
+		// own all-time lists move on.
+		var own int64
+		for _, p := range m.lists[allKey] {
+			own = max(own, p.Version)
+		}
+		for _, base := range []*store.List{m.base, m.prevBase} {
+			if l, stale, ok := m.buildHybrid(base); ok && l.Version >= own-m.cfg.Staleness.Milliseconds() {
+				return l, stale, true
+			}
+		}
+	}
 	byPart := m.lists[k]
 	if len(byPart) == 0 {
 		return store.List{}, nil, false
@@ -258,6 +288,7 @@ func mergeTopics(k int, byPart map[int]Partial, parts []int) []store.Item {
 // Publish merges every list that changed since the last call, attaches titles and writes it.
 // Store refusals (a newer list is already there) are counted and logged, not returned.
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
+	m.refreshBase(ctx, now)
 	m.mu.Lock()
 	var out []store.List
 	for k := range m.dirty {

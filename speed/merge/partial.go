@@ -28,6 +28,12 @@ import (
 	"trending/speed/topk"
 )
 
+// SinceWindow is the window of the partials that carry a partition's exact counts since the
+// all-time time boundary B (speed/window Partition.Since). The merger never serves them as a
+// list of their own: it adds them to the batch layer's exact base through B
+// (store.BaseWindow) to build the live "all" list (buildHybrid).
+const SinceWindow = "all-since"
+
 // Partial is one partition's top list for one window, as published on trending.partials.
 type Partial struct {
 	Window string `json:"window"`
@@ -58,6 +64,24 @@ type Partial struct {
 	Topics []store.Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
+
+	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
+	// since Boundary, exact.
+	//
+	// Boundary is B, where the counts start: the boundary of the base list the partition
+	// last read.
+	Boundary time.Time `json:"boundary,omitzero"`
+	// From: the counts are complete for events at or after From; exact since B only when
+	// From is not after Boundary.
+	From time.Time `json:"from,omitzero"`
+	// BaseVersion is the version of the base list whose items Base answers for.
+	BaseVersion int64 `json:"base_version,omitempty"`
+	// Base are the counts since B of the base list's items this partition holds that are not
+	// in Items (nonzero only): a base item reported by no partition has no views since B.
+	Base []topk.Entry `json:"base,omitempty"`
+	// Cutoff is the most views since B an item this partition reports in neither Items nor
+	// Base can have.
+	Cutoff uint64 `json:"cutoff,omitempty"`
 }
 
 // Key is the served list this partial contributes to.

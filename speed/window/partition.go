@@ -171,6 +171,8 @@ type Partition struct {
 	// (see List.DroppedLate); dirty ones have changed since TakeClosed last reported them.
 	late map[lateKey]lateCount
 	st   Stats
+
+	since *since // counts since the time boundary; nil unless Config.SinceDays
 }
 
 // lateKey names one calendar period of one window: the window's index in wins and the
@@ -242,6 +244,9 @@ func New(cfg Config) (*Partition, error) {
 		}
 		p.wins = append(p.wins, w)
 		p.byName[wc.Name] = w
+	}
+	if cfg.SinceDays > 0 {
+		p.since = newSince(p, cfg.SinceDays)
 	}
 	return p, nil
 }
@@ -330,6 +335,9 @@ func (p *Partition) observe(ms int64) {
 		for _, w := range p.wins {
 			w.advance(p)
 		}
+		if p.since != nil {
+			p.since.advance(p)
+		}
 		return
 	}
 	if target > p.asOf {
@@ -358,6 +366,9 @@ func (p *Partition) setAsOf(x int64) {
 	p.asOf = x
 	for _, w := range p.wins {
 		w.advance(p)
+	}
+	if p.since != nil {
+		p.since.advance(p)
 	}
 	n := 0
 	for n < len(p.minutes) && p.minutes[n].start < x-p.keep {
@@ -393,6 +404,9 @@ func (p *Partition) closeMinute() {
 	for _, w := range p.wins {
 		w.addMinute(p, f, hs)
 	}
+	if p.since != nil {
+		p.since.addMinute(p, f)
+	}
 	if p.keep > 0 {
 		p.minutes = append(p.minutes, f)
 	} else {
@@ -419,7 +433,8 @@ func (p *Partition) sortByHash(f *frozen, hs []uint64) {
 // addLate counts an event whose minute m has closed, wherever it still can. A calendar
 // window that no longer accepts it (its period has closed) counts it as dropped late.
 func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome {
-	anyWin := false
+	inSince := p.since != nil && p.since.accepts(p, m)
+	anyWin := inSince
 	for i, w := range p.wins {
 		if w.accepts(p, m) {
 			anyWin = true
@@ -445,6 +460,9 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 		if w.accepts(p, m) {
 			w.addLate(p, m, id, c, h)
 		}
+	}
+	if inSince {
+		p.since.addLate(p, m, id, c)
 	}
 	p.in.releaseIfUnused(id)
 	p.st.Late++
@@ -551,6 +569,9 @@ func (p *Partition) Stats() Stats {
 	}
 	for _, w := range p.wins {
 		w.stats(&s)
+	}
+	if p.since != nil {
+		p.since.stats(&s)
 	}
 	for _, g := range p.gens {
 		s.Bytes += int64(cap(g.sparse))*4 + int64(cap(g.ids))*12

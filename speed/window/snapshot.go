@@ -12,16 +12,18 @@ import (
 	"trending/speed/topk"
 )
 
-// Snapshot format version 2 (version 1 is still read); docs/format/snapshot.md is the full
-// spec. Version 2 added the late-drop counts of closed calendar periods after the closed
-// lists.
+// Snapshot format version 3 (versions 1 and 2 are still read); docs/format/snapshot.md is
+// the full spec. Version 2 added the late-drop counts of closed calendar periods after the
+// closed lists; version 3 adds, after them, the counts since the time boundary
+// (Config.SinceDays), behind a flag that says whether the partition keeps them.
 const (
 	// maxSnapCount bounds every count and window sum in a snapshot, far
 	// above any real stream (2^62 views), so that sums re-derived from a
 	// hostile snapshot cannot overflow and later adds have room.
 	maxSnapCount = 1 << 62
-	snapVersion  = 2
+	snapVersion  = 3
 	snapV1       = 1 // no late-drop counts: Restore starts them at zero
+	snapV2       = 2 // late-drop counts, no counts since the boundary
 	snapMagic    = "TWIN"
 	crcLen       = 4
 	flagStarted  = 1 << 0
@@ -175,6 +177,19 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 		e.sv(k.start)
 		e.uv(lc.n)
 		e.bool(lc.dirty)
+	}
+	// Version 3: the counts since the boundary, when the partition keeps them.
+	e.bool(p.since != nil)
+	if s := p.since; s != nil {
+		e.uv(uint64(s.days))
+		e.sv(s.boundary)
+		e.sv(s.from)
+		e.ring(s.ring)
+		e.bool(s.hasPartial)
+		if s.hasPartial {
+			e.sv(s.pstart)
+			e.counts(s.partial)
+		}
 	}
 	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
 	return e.b, nil
@@ -336,8 +351,8 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
 	v := b[len(snapMagic)]
-	if v != snapVersion && v != snapV1 {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d and %d", ErrCorrupt, v, snapV1, snapVersion)
+	if v != snapVersion && v != snapV2 && v != snapV1 {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrCorrupt, v, snapV1, snapVersion)
 	}
 	body := b[:len(b)-crcLen]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
@@ -763,19 +778,76 @@ func (d *decoder) partition(p *Partition) error {
 		}
 		p.closed = append(p.closed, l)
 	}
-	if d.err != nil {
-		return d.err
-	}
-	if d.version >= 2 {
+	if d.version >= snapV2 {
 		d.late(p)
 		if d.err != nil {
 			return d.err
 		}
 	}
+	// Version 3: the counts since the boundary. A partition that keeps none reads them and
+	// lets them go; one that keeps them but restores an older snapshot (or one written
+	// without them) has complete counts only from the first day start at or after the
+	// snapshot's watermark.
+	var drop *since
+	if d.version >= snapVersion && d.bool() {
+		// The section is checked against the SinceDays it was written under, so that a
+		// snapshot Restore accepts is canonical; derive then applies the configured days.
+		s := &since{partial: map[uint32]uint64{}}
+		if p.since != nil {
+			s = p.since
+		} else {
+			drop = s
+		}
+		days := d.uv()
+		if d.err == nil && (days < 1 || days > MaxSinceDays) {
+			d.fail("since: %d days kept", days)
+		}
+		cur := s.days
+		s.days = int64(days)
+		s.boundary, s.from = d.sv(), d.sv()
+		if d.err == nil && s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary) {
+			d.fail("since: boundary %d is not a day start in range", s.boundary)
+		}
+		if d.err == nil && ((!p.started && s.from != minEventMs/minuteMs) || (p.started && (s.from < s.keep(p.asOf) || s.from > ceilDay(p.asOf)))) {
+			d.fail("since: counts complete from minute %d, inconsistent with the watermark", s.from)
+		}
+		nb := floorTo(p.asOf-1, dayMinutes)
+		lo := s.lo(p.asOf)
+		if !p.started {
+			lo = nb // nothing counted yet
+		}
+		s.ring = d.ring(p, dayMinutes, lo, max(nb, lo))
+		if d.bool() {
+			s.hasPartial, s.pstart = true, d.sv()
+			if d.err == nil && (s.pstart != nb || nb < lo || !p.started) {
+				d.fail("since: partial bucket %d, want %d", s.pstart, nb)
+			}
+			d.entries(func(id uint32, c uint64) {
+				p.in.ref(id)
+				s.partial[id] = c
+			})
+		}
+		if cur != 0 {
+			s.days = cur
+		}
+	} else if p.since != nil && p.started {
+		p.since.from = ceilDay(p.asOf)
+	}
+	if d.err != nil {
+		return d.err
+	}
 	for id := range d.n {
 		if p.in.refs[id] == 0 {
 			d.fail("item %q is in the table but held by nothing", p.in.strs[id])
 			return d.err
+		}
+	}
+	if drop != nil {
+		for _, f := range drop.ring {
+			f.release(p.in)
+		}
+		for id := range drop.partial {
+			p.in.unref(id)
 		}
 	}
 	return nil
@@ -860,6 +932,26 @@ func (p *Partition) derive() error {
 					return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
 				}
 			}
+		}
+	}
+	if s := p.since; s != nil {
+		bad := false
+		add1 := func(id uint32, c uint64) {
+			s.totals[id] += c
+			s.sum += c
+			bad = bad || s.sum > maxSnapCount
+		}
+		for _, f := range s.ring {
+			f.each(add1)
+		}
+		for id, c := range s.partial {
+			add1(id, c)
+		}
+		if bad {
+			return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
+		}
+		if p.started {
+			s.advance(p) // SinceDays may have shrunk
 		}
 	}
 	return nil

@@ -511,6 +511,25 @@ func checkInvariants(t *testing.T, p *Partition) {
 			}
 		}
 	}
+	if sc := p.since; sc != nil {
+		want := make([]uint64, len(sc.totals))
+		var n uint64
+		for _, f := range sc.ring {
+			countFrozen(f)
+			f.each(func(id uint32, c uint64) { want[id] += c; n += c })
+			if f.start < sc.lo(p.asOf) || f.start%dayMinutes != 0 {
+				t.Fatalf("since: day bucket %d before lo %d or not a day", f.start, sc.lo(p.asOf))
+			}
+		}
+		for id, c := range sc.partial {
+			refs[id]++
+			want[id] += c
+			n += c
+		}
+		if !slices.Equal(want, sc.totals) || n != sc.sum {
+			t.Fatalf("since: totals differ from the sum of the day buckets")
+		}
+	}
 	for id, r := range refs {
 		if r != p.in.refs[id] {
 			t.Fatalf("item %q: %d references counted, %d recorded", p.in.strs[id], r, p.in.refs[id])

@@ -105,6 +105,15 @@ type Config struct {
 	Objects  *objstore.Store
 	Log      *slog.Logger
 	Registry prometheus.Registerer
+
+	// Base reads the batch layer's exact all-time base (store.BaseWindow), usually a serving
+	// store's Get. With Window.SinceDays positive, each partition moves its time boundary to
+	// the base's and publishes its exact counts since it, with those of the base's items it
+	// holds (merge.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
+	// read and no such partial is published.
+	Base func(ctx context.Context) (store.List, error)
+	// BaseRefresh is how often Base is read again; default 30s.
+	BaseRefresh time.Duration
 }
 
 func (c *Config) defaults() {
@@ -135,6 +144,9 @@ func (c *Config) defaults() {
 	if c.MaxFuture == 0 {
 		c.MaxFuture = DefaultMaxFuture
 	}
+	if c.BaseRefresh == 0 {
+		c.BaseRefresh = 30 * time.Second
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
@@ -164,6 +176,7 @@ type Worker struct {
 	cfg   Config
 	ckpts *checkpoint.Store
 	m     *metrics
+	base  baseCache
 }
 
 // New builds a Worker.
@@ -319,6 +332,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 			case <-tickCtx.Done():
 				return
 			case <-pub.C:
+				w.base.refresh(tickCtx, c, time.Now()) // outside the lock: it may read a store
 				mu.Lock()
 				if now := time.Now(); idle.idle(p.next, now, c.IdleAdvance) {
 					p.state.AdvanceTo(now.Add(-c.IdleAdvance))
@@ -576,6 +590,13 @@ func (p *partition) publish(ctx context.Context) error {
 		if err := add(l); err != nil {
 			return err
 		}
+	}
+	if pt, ok := p.sincePartial(); ok {
+		b, err := pt.Encode()
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 	}
 	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("publish %d partials: %w", len(msgs), err)

@@ -66,6 +66,35 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("round trip: got %+v", got)
 		}
 	})
+	t.Run("all-time base", func(t *testing.T) {
+		s := open(t)
+		b := T0.Truncate(24 * time.Hour)
+		base := MakeList(store.BaseWindow, time.Time{}, b.UnixMilli(), store.SourceBatch, 3, 50)
+		base.AsOf, base.Boundary, base.Cutoff = b, b, 49
+		if err := s.Put(ctx, base); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, store.Key{Window: store.BaseWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Boundary.Equal(b) || got.Cutoff != 49 || len(got.Items) != 3 {
+			t.Fatalf("base round trip: got %+v", got)
+		}
+		speed := base
+		speed.Source, speed.Exact, speed.Version = store.SourceSpeed, false, base.Version+1
+		if err := s.Put(ctx, speed); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("speed-written base: %v, want ErrInvalid", err)
+		}
+		mid := base
+		mid.Boundary, mid.Version = b.Add(time.Hour), base.Version+1
+		if err := s.Put(ctx, mid); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("base with a boundary inside a day: %v, want ErrInvalid", err)
+		}
+		if _, err := s.Get(ctx, store.Key{Window: "all"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the base must not be the live all list: %v", err)
+		}
+	})
 	t.Run("topics lists", func(t *testing.T) {
 		s := open(t)
 		eu := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: store.SourceSpeed, Status: store.StatusLive, ComputedAt: T0,
