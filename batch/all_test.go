@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trending/batch"
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -25,8 +26,8 @@ func TestAllTimeDefersToFresherSpeed(t *testing.T) {
 	ctx := context.Background()
 	next := day0.Add(24 * time.Hour)
 	speedAsOf := next.Add(26*time.Hour - time.Minute) // the speed layer is a minute behind now
-	speed := store.List{Window: "all", AsOf: speedAsOf, Version: speedAsOf.UnixMilli(), Source: store.SourceSpeed, Status: store.StatusLive,
-		Items: []store.Item{{Rank: 1, ItemID: "V0", Views: 1}}, ComputedAt: speedAsOf}
+	speed := model.List{Window: "all", AsOf: speedAsOf, Version: speedAsOf.UnixMilli(), Source: model.SourceSpeed, Status: model.StatusLive,
+		Items: []model.Item{{Rank: 1, ItemID: "V0", Views: 1}}, ComputedAt: speedAsOf}
 	if err := st.Put(ctx, speed); err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +51,11 @@ func TestAllTimeDefersToFresherSpeed(t *testing.T) {
 	if !strings.Contains(progress.String(), "kept") || !strings.Contains(progress.String(), batch.KeptSpeed) || strings.Contains(progress.String(), batch.KeptBatch) {
 		t.Fatalf("progress does not say the speed layer's list is kept:\n%s", progress.String())
 	}
-	got, err := st.Get(ctx, store.Key{Window: "all"})
+	got, err := st.Get(ctx, model.Key{Window: "all"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != store.SourceSpeed || got.Version != speed.Version {
+	if got.Source != model.SourceSpeed || got.Version != speed.Version {
 		t.Fatalf("all-time list: source %s version %d, want the fresher speed list (version %d) kept", got.Source, got.Version, speed.Version)
 	}
 }
@@ -72,8 +73,8 @@ func TestAllTimeNewerBatchKept(t *testing.T) {
 	ctx := context.Background()
 	next := day0.Add(24 * time.Hour)
 	later := next.Add(40 * time.Hour)
-	newer := store.List{Window: "all", AsOf: later, Version: later.UnixMilli(), Source: store.SourceBatch, Status: store.StatusExact, Exact: true,
-		Items: []store.Item{{Rank: 1, ItemID: "V0", Views: 1, Exact: true}}, ComputedAt: later}
+	newer := model.List{Window: "all", AsOf: later, Version: later.UnixMilli(), Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
+		Items: []model.Item{{Rank: 1, ItemID: "V0", Views: 1, Exact: true}}, ComputedAt: later}
 	if err := st.Put(ctx, newer); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trending/batch"
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -32,13 +33,13 @@ func (f *fixture) truthBefore(b time.Time) map[string]uint64 {
 }
 
 // checkBase compares the published base with the truth through b: the top n and the cutoff.
-func checkBase(t *testing.T, st store.Store, b time.Time, n int, truth map[string]uint64) store.List {
+func checkBase(t *testing.T, st store.Store, b time.Time, n int, truth map[string]uint64) model.List {
 	t.Helper()
-	l, err := st.Get(context.Background(), store.Key{Window: store.BaseWindow})
+	l, err := st.Get(context.Background(), model.Key{Window: model.BaseWindow})
 	if err != nil {
 		t.Fatalf("base: %v", err)
 	}
-	if !l.Boundary.Equal(b) || !l.AsOf.Equal(b) || l.Source != store.SourceBatch || !l.Exact {
+	if !l.Boundary.Equal(b) || !l.AsOf.Equal(b) || l.Source != model.SourceBatch || !l.Exact {
 		t.Fatalf("base: boundary %s as of %s source %s exact %t, want boundary %s, batch, exact", l.Boundary, l.AsOf, l.Source, l.Exact, b)
 	}
 	want := rank(truth)
@@ -73,7 +74,7 @@ func TestAllTimeBase(t *testing.T) {
 		if _, err := r.Run(ctx, []batch.Window{{Level: batch.All}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.Get(ctx, store.Key{Window: store.BaseWindow}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := st.Get(ctx, model.Key{Window: model.BaseWindow}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("base before the archive is complete: %v, want none", err)
 		}
 
@@ -94,7 +95,7 @@ func TestAllTimeBase(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, o := range rep.Outcomes {
-			if o.Window.Level == store.BaseWindow && o.Published {
+			if o.Window.Level == model.BaseWindow && o.Published {
 				t.Fatal("an unchanged base was republished")
 			}
 		}

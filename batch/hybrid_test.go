@@ -9,8 +9,9 @@ import (
 
 	"trending/archive"
 	"trending/batch"
+	"trending/model"
+	"trending/model/event"
 	"trending/serving/store"
-	"trending/speed/event"
 	"trending/speed/merge"
 	"trending/speed/sketch"
 	"trending/speed/window"
@@ -86,10 +87,10 @@ func (r *hybridRig) tick(t time.Time) {
 // publish does what the workers and the merger do at a publish tick: each partition reads the
 // base, moves its boundary and reports its counts since it (and its sketch all-time list);
 // the merger merges and writes the live all list, which it returns.
-func (r *hybridRig) publish() store.List {
+func (r *hybridRig) publish() model.List {
 	r.t.Helper()
 	ctx := context.Background()
-	base, err := r.st.Get(ctx, store.Key{Window: store.BaseWindow})
+	base, err := r.st.Get(ctx, model.Key{Window: model.BaseWindow})
 	hasBase := err == nil
 	var ids []string
 	for _, it := range base.Items {
@@ -102,7 +103,7 @@ func (r *hybridRig) publish() store.List {
 		}
 		b := sketch.BoundFor(1<<10, 4, l.Total)
 		r.mg.Offer(merge.Partial{Window: "all", Partition: i, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
-			Bound: &store.Bound{MaxOvercount: b.MaxOvercount, Probability: b.Probability}, Total: l.Total, Items: l.Items})
+			Bound: &model.Bound{MaxOvercount: b.MaxOvercount, Probability: b.Probability}, Total: l.Total, Items: l.Items})
 		if !hasBase {
 			continue
 		}
@@ -116,7 +117,7 @@ func (r *hybridRig) publish() store.List {
 	if err := r.mg.Publish(ctx, time.Now()); err != nil {
 		r.t.Fatal(err)
 	}
-	l, err := r.st.Get(ctx, store.Key{Window: "all"})
+	l, err := r.st.Get(ctx, model.Key{Window: "all"})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func (r *hybridRig) publish() store.List {
 
 // check compares the live all list with the truth of every event before asOf: exact lists
 // must equal it; others must carry a bound that holds.
-func (r *hybridRig) check(l store.List, asOf time.Time) {
+func (r *hybridRig) check(l model.List, asOf time.Time) {
 	r.t.Helper()
 	truth := r.f.truthBefore(asOf)
 	want := rank(truth)[:r.k]
@@ -185,7 +186,7 @@ func TestAllTimeHybridAgainstTruth(t *testing.T) {
 		// The nightly run for Nov 30: B = Dec 1, the base from November's rollup.
 		nightly(d(1), 10)
 		l = rig.publish()
-		if !l.Exact || !l.Boundary.Equal(d(2)) || l.Source != store.SourceSpeed {
+		if !l.Exact || !l.Boundary.Equal(d(2)) || l.Source != model.SourceSpeed {
 			t.Fatalf("after the nightly run: exact %t boundary %s (want %s) bound %+v cutoff %d", l.Exact, l.Boundary, d(2), l.ErrorBound, l.Cutoff)
 		}
 		rig.check(l, asOf)

@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // PlanEntry is one window of a dry run: what it would read and whether it may run.
@@ -85,7 +84,7 @@ const (
 type StatusEntry struct {
 	Window      Window
 	State       State
-	List        *store.List // the served list, if any
+	List        *model.List // the served list, if any
 	Fingerprint string      // the archive's current fingerprint of the window's inputs
 	Rollup      *Meta       // the engine's rollup record, if any
 }
@@ -108,7 +107,7 @@ func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time
 		if err != nil {
 			return nil, err
 		}
-		byStart := map[int64]store.List{}
+		byStart := map[int64]model.List{}
 		for _, l := range lists {
 			byStart[l.Start.Unix()] = l
 		}
@@ -127,9 +126,9 @@ func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time
 			if l, ok := byStart[w.Start.Unix()]; ok {
 				e.List = &l
 				switch {
-				case l.Source == store.SourceSpeed && l.Status == store.StatusProvisional:
+				case l.Source == model.SourceSpeed && l.Status == model.StatusProvisional:
 					e.State = StateProvisional
-				case l.Source == store.SourceSpeed:
+				case l.Source == model.SourceSpeed:
 					e.State = StateLive
 				case e.Fingerprint != "" && l.Fingerprint != e.Fingerprint:
 					e.State = StateDirty

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 	Now func() time.Time
 	// Progress receives one line per window built or published; nil for none.
 	Progress io.Writer
-	// BaseFactor sizes the exact all-time base (store.BaseWindow): its top BaseFactor*K items,
+	// BaseFactor sizes the exact all-time base (model.BaseWindow): its top BaseFactor*K items,
 	// so that the speed layer's merger can prove its merged all-time list exact (an item
 	// outside the base has at most its cutoff). Default 10.
 	BaseFactor int
@@ -106,7 +107,7 @@ type Outcome struct {
 	Items       uint64
 	Views       uint64
 	Top         string // the top item, for the progress line
-	Recon       *store.Reconciliation
+	Recon       *model.Reconciliation
 	Took        time.Duration
 }
 
@@ -220,7 +221,7 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	if date.IsZero() {
 		date = x.now.AddDate(0, 0, -1)
 	}
-	day := store.Align(Day, date)
+	day := model.Align(Day, date)
 	if !r.cfg.Force {
 		if err := r.Closed(ctx, Window{Day, day}); err != nil {
 			return x.report, err
@@ -301,7 +302,7 @@ func (r *Runner) RunDirty(ctx context.Context) (Report, error) {
 		}
 		keys = append(keys, keysOf[h]...)
 		for _, lv := range []string{Hour, Day, Month} {
-			add(Window{lv, store.Align(lv, h)})
+			add(Window{lv, model.Align(lv, h)})
 		}
 	}
 	if len(windows) == 0 {
@@ -378,7 +379,7 @@ func (x *run) through(w Window) time.Time {
 	}
 	t := x.closed
 	if w.Level == Month {
-		t = store.Align(Day, x.closed)
+		t = model.Align(Day, x.closed)
 	}
 	if t.Before(w.Start) {
 		return w.Start
@@ -427,7 +428,7 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 				bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End()}
 			}
 			t0 := time.Now()
-			metas, err := x.eng.BuildHours(ctx, x.arc, store.Align(Day, g[0].Start), bs)
+			metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
 			if err != nil {
 				return err
 			}
@@ -484,7 +485,7 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 		for _, g := range groupBuilt(stale, parent) {
 			t0 := time.Now()
 			if level == Day {
-				err = x.eng.BuildDays(ctx, store.Align(Month, g[0].Start), g)
+				err = x.eng.BuildDays(ctx, model.Align(Month, g[0].Start), g)
 			} else {
 				err = x.eng.BuildMonths(ctx, g[0].Start, g)
 			}
@@ -501,7 +502,7 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 
 	case All:
 		// All time sums every month rolled up; the month to date is made current first.
-		cur := Window{Month, store.Align(Month, x.closed.Add(-time.Nanosecond))}
+		cur := Window{Month, model.Align(Month, x.closed.Add(-time.Nanosecond))}
 		if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
 			return nil, err
 		}
@@ -561,7 +562,7 @@ func sameParent(a, b time.Time, parent string) bool {
 	if parent == "year" {
 		return a.UTC().Year() == b.UTC().Year()
 	}
-	return store.Align(parent, a).Equal(store.Align(parent, b))
+	return model.Align(parent, a).Equal(model.Align(parent, b))
 }
 
 // publish writes w's exact list unless the store already holds the batch list of the same
@@ -576,14 +577,14 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 	t0 := time.Now()
 	force = force || x.rebuild[w] || x.built[w]
 	cur, err := x.store.Get(ctx, w.Key())
-	var prev *store.List
+	var prev *model.List
 	switch {
 	case err == nil:
 		prev = &cur
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("read current list of %s: %w", w, err)
 	}
-	if !force && prev != nil && prev.Source == store.SourceBatch && prev.Fingerprint == fp {
+	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == fp {
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "current"})
 		return nil
 	}
@@ -597,8 +598,8 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := store.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: store.SourceBatch,
-		Status: store.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]store.Item, len(top))}
+	l := model.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: model.SourceBatch,
+		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
 	if w.Level != All {
 		l.End = w.End()
 		l.AsOf = x.through(w)
@@ -625,13 +626,13 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		l.Version = l.AsOf.UnixMilli()
 	}
 	for i, t := range top {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
 	}
 	if prev != nil {
 		// Against the speed list it replaces, or, on a recompute (late data), against the
 		// speed list the first exact run replaced, with the new exact counts.
 		speed := prev
-		if prev.Source == store.SourceBatch {
+		if prev.Source == model.SourceBatch {
 			speed = nil
 			if prev.Reconciliation != nil && len(prev.SpeedItems) > 0 {
 				sl := replacedSpeed(*prev)
@@ -678,14 +679,14 @@ const (
 // kept records that the store kept its newer list over l, saying whose: on a live key (the
 // all-time list) the speed layer's list as of later wins over the batch's exact one, which
 // is not another batch run's doing.
-func (x *run) kept(ctx context.Context, o Outcome, l store.List) {
+func (x *run) kept(ctx context.Context, o Outcome, l model.List) {
 	o.Skipped = KeptBatch
 	args := []any{"window", o.Window.String(), "version", l.Version, "as_of", l.AsOf}
 	if cur, err := x.store.Get(ctx, l.Key()); err != nil {
 		o.Skipped = "the serving store holds a newer list"
 		args = append(args, "err", err)
 	} else {
-		if cur.Source == store.SourceSpeed {
+		if cur.Source == model.SourceSpeed {
 			o.Skipped = KeptSpeed
 		}
 		args = append(args, "kept_source", cur.Source, "kept_version", cur.Version, "kept_as_of", cur.AsOf)
@@ -764,7 +765,7 @@ func (x *run) progress(what string, o Outcome) {
 	}
 }
 
-// publishBase writes the exact all-time base (store.BaseWindow): the sum of every month
+// publishBase writes the exact all-time base (model.BaseWindow): the sum of every month
 // rolled up, which ends at the boundary B where the newest month's rollup ends (the month to
 // date stops at a UTC day start). It is published only when B is provably a clean cut: every
 // earlier month is rolled up whole and without a gap, B is a UTC day start, and the day
@@ -782,7 +783,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		return err
 	}
 	if len(months) == 0 {
-		return skip(Window{Level: store.BaseWindow}, "no month rolled up")
+		return skip(Window{Level: model.BaseWindow}, "no month rolled up")
 	}
 	var b time.Time
 	for i, m := range months {
@@ -790,15 +791,15 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		if err != nil {
 			return err
 		}
-		end := store.Next(Month, m)
+		end := model.Next(Month, m)
 		if i < len(months)-1 && (!meta.Through.Equal(end) || !months[i+1].Equal(end)) {
-			return skip(Window{Level: store.BaseWindow}, fmt.Sprintf("month %s is rolled up through %s only, or the next month is missing: no clean boundary",
+			return skip(Window{Level: model.BaseWindow}, fmt.Sprintf("month %s is rolled up through %s only, or the next month is missing: no clean boundary",
 				m.Format("2006-01"), meta.Through.Format(time.RFC3339)))
 		}
 		b = meta.Through
 	}
-	w := Window{Level: store.BaseWindow, Start: b}
-	if !store.Aligned(Day, b) {
+	w := Window{Level: model.BaseWindow, Start: b}
+	if !model.Aligned(Day, b) {
 		return skip(w, "the month rollups end inside a day (a forced run): no day boundary")
 	}
 	if err := x.Closed(ctx, Window{Day, b.AddDate(0, 0, -1)}); err != nil {
@@ -815,19 +816,19 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 	if views == 0 {
 		return skip(w, "no events archived")
 	}
-	l := store.List{Window: store.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: store.SourceBatch, Status: store.StatusExact, Exact: true,
+	l := model.List{Window: model.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
 		ComputedAt: x.now, Fingerprint: fp}
 	if len(top) > n {
 		l.Cutoff, top = top[n].Views, top[:n]
 	}
-	l.Items = make([]store.Item, len(top))
+	l.Items = make([]model.Item, len(top))
 	for i, t := range top {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
 	}
-	if cur, err := x.store.Get(ctx, store.Key{Window: store.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && slices.Equal(cur.Items, l.Items) {
+	if cur, err := x.store.Get(ctx, model.Key{Window: model.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && slices.Equal(cur.Items, l.Items) {
 		return skip(w, "current")
 	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("read current %s list: %w", store.BaseWindow, err)
+		return fmt.Errorf("read current %s list: %w", model.BaseWindow, err)
 	}
 	o := Outcome{Window: w, Fingerprint: fp, Items: items, Views: views, Took: time.Since(t0)}
 	if len(top) > 0 {
@@ -839,7 +840,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 			x.note(o)
 			return nil
 		}
-		return fmt.Errorf("publish %s: %w", store.BaseWindow, err)
+		return fmt.Errorf("publish %s: %w", model.BaseWindow, err)
 	}
 	o.Published = true
 	x.progress("published", o)

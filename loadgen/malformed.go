@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // MalformedKind is one way a message can be bad; Malformed draws them

@@ -10,7 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // Writer sends messages; *kafka.Writer (eventlog.NewWriter) is one. Run

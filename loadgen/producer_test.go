@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // readAll reads every message of topic's partitions up to their current end.

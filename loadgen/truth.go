@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"trending/speed/event"
-	"trending/speed/topk"
+	"trending/model/event"
+	"trending/model/topk"
 )
 
 // Truth is the exact ground truth of a stream: the views of every item in

@@ -17,6 +17,7 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/internal/objstore"
+	"trending/model"
 	"trending/serving/store"
 	"trending/speed/topics"
 )
@@ -284,7 +285,7 @@ func newBatchRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			to := store.Next(level, store.Align(level, from))
+			to := model.Next(level, model.Align(level, from))
 			if end != "" {
 				if to, err = parseWhen("end", end); err != nil {
 					return err
@@ -375,7 +376,7 @@ archive; days and months are summed from the rollups below them. --dry-run print
 				return err
 			}
 		}
-		hi = store.Align("day", hi).AddDate(0, 0, 1)
+		hi = model.Align("day", hi).AddDate(0, 0, 1)
 		levels, err := batch.ParseLevels(windows)
 		if err != nil {
 			return usagef("--windows: %v", err)
@@ -490,7 +491,7 @@ file instead (offline demos).`,
 		if day.IsZero() {
 			day = time.Now().UTC().AddDate(0, 0, -1)
 		}
-		from := store.Align("day", day)
+		from := model.Align("day", day)
 		hours, err := batch.Span(batch.Hour, from.AddDate(0, 0, -lookback), from.AddDate(0, 0, 1))
 		if err != nil {
 			return err
@@ -545,7 +546,7 @@ func newBatchStatusCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		st, err := r.Status(cmd.Context(), levels, store.Align("day", lo), store.Align("day", hi).AddDate(0, 0, 1))
+		st, err := r.Status(cmd.Context(), levels, model.Align("day", lo), model.Align("day", hi).AddDate(0, 0, 1))
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/objstore"
-	"trending/serving/store"
+	"trending/model"
 	"trending/speed/sketch"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -206,7 +206,7 @@ partitions move, with their checkpoints, to the others.`,
 		if err != nil {
 			return usagef("%v", err)
 		}
-		var base func(context.Context) (store.List, error)
+		var base func(context.Context) (model.List, error)
 		if baseStore == "" {
 			wc.SinceDays = 0 // no base to count since
 		} else {
@@ -215,7 +215,7 @@ partitions move, with their checkpoints, to the others.`,
 				return err
 			}
 			defer st.Close()
-			base = func(ctx context.Context) (store.List, error) { return st.Get(ctx, store.Key{Window: store.BaseWindow}) }
+			base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 		}
 		w, err := worker.New(worker.Config{
 			Brokers: splitList(kafkaAddrs), Topic: topic, Group: group, Partitions: partitions,

@@ -19,9 +19,9 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
 	"trending/loadgen"
+	"trending/model"
 	"trending/serving/api"
 	"trending/serving/ingest"
-	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/worker"
@@ -184,7 +184,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 
 	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
-		Topics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (store.List, error) { return st.Get(ctx, store.Key{Window: store.BaseWindow}) }})
+		Topics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
 	if err != nil {
 		return usagef("%v", err)
 	}

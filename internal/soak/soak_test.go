@@ -24,8 +24,9 @@ import (
 
 	"trending/internal/itest"
 	"trending/loadgen"
+	"trending/model"
 	"trending/serving/store"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 const k = 100
@@ -122,7 +123,7 @@ loop:
 		t.Fatal(err)
 	}
 	// The live hour list against the truth of the hour up to its as-of minute.
-	var live store.List
+	var live model.List
 	code, body := get(base + "/v1/trending?window=hour&limit=100")
 	if code != 200 || json.Unmarshal(body, &live) != nil {
 		t.Fatalf("live hour list: %d %s", code, body)
@@ -148,13 +149,13 @@ loop:
 	defer st.Close()
 	var hours, exactHours int
 	for h := first; h.Before(last); h = h.Add(time.Hour) {
-		l, err := st.Get(context.Background(), store.Key{Window: "hour", Start: h})
+		l, err := st.Get(context.Background(), model.Key{Window: "hour", Start: h})
 		if err != nil {
 			t.Errorf("hour %s: %v", h.Format(time.RFC3339), err)
 			continue
 		}
 		hours++
-		if l.Source == store.SourceBatch && equal(l.Items, truth.Range(h, h.Add(time.Hour)).Top(k)) {
+		if l.Source == model.SourceBatch && equal(l.Items, truth.Range(h, h.Add(time.Hour)).Top(k)) {
 			exactHours++
 		} else {
 			t.Errorf("hour %s: batch list differs from the truth", h.Format(time.RFC3339))
@@ -166,7 +167,7 @@ loop:
 	}
 }
 
-func equal(items []store.Item, want []topk.Entry) bool {
+func equal(items []model.Item, want []topk.Entry) bool {
 	if len(items) != len(want) {
 		return false
 	}

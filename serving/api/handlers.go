@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // Header values shared by every response; net/http only reads them.
@@ -149,8 +148,8 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) {
 	resp := WindowsResponse{Window: q.window, From: q.from, To: q.to, Now: now.UTC().Truncate(time.Second),
 		Windows: make([]WindowStatus, 0, q.count),
 		Counts:  map[string]int{StatusLive: 0, StatusProvisional: 0, StatusExact: 0, StatusMissing: 0}}
-	for t := q.from; t.Before(q.to); t = store.Next(q.window, t) {
-		ws := WindowStatus{Start: t, End: store.Next(q.window, t), Status: StatusMissing}
+	for t := q.from; t.Before(q.to); t = model.Next(q.window, t) {
+		ws := WindowStatus{Start: t, End: model.Next(q.window, t), Status: StatusMissing}
 		ws.Open = !now.Before(ws.Start) && now.Before(ws.End)
 		if e, ok := s.cache.Get(q.window, t); ok {
 			l := &e.list

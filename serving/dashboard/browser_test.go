@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"trending/model"
 	"trending/serving/api"
 	"trending/serving/api/demo"
 	"trending/serving/store"
@@ -118,13 +119,13 @@ func TestDashboardRenders(t *testing.T) {
 	}
 	// The reconciliation panel: per level the newest reconciled window's recall@K, and its
 	// max error against the bound where the speed list stated one (the months' sketches).
-	newest := map[string]store.List{}
+	newest := map[string]model.List{}
 	for _, l := range lists {
 		if l.Reconciliation != nil && !l.Start.IsZero() && l.Start.After(newest[l.Window].Start) {
 			newest[l.Window] = l
 		}
 	}
-	for _, level := range store.CalendarWindows {
+	for _, level := range model.CalendarWindows {
 		l, ok := newest[level]
 		if !ok {
 			t.Fatalf("the demo has no reconciled %s window", level)

@@ -11,7 +11,7 @@ import (
 
 	"trending/loadgen"
 	"trending/speed/sketch"
-	"trending/speed/topk"
+	"trending/model/topk"
 	"trending/speed/window"
 )
 

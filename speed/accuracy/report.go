@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"trending/loadgen"
-	"trending/speed/topk"
+	"trending/model/topk"
 	"trending/speed/window"
 )
 

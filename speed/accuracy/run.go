@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"trending/loadgen"
-	"trending/speed/event"
-	"trending/speed/topk"
+	"trending/model/event"
+	"trending/model/topk"
 	"trending/speed/window"
 )
 

@@ -8,8 +8,9 @@ import (
 	"sort"
 	"time"
 
+	"trending/model"
 	"trending/serving/store"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // refreshBase re-reads the batch layer's all-time base when BaseRefresh has passed; a newer
@@ -21,7 +22,7 @@ func (m *Merger) refreshBase(ctx context.Context, now time.Time) {
 	if !due {
 		return
 	}
-	l, err := m.cfg.Store.Get(ctx, store.Key{Window: store.BaseWindow})
+	l, err := m.cfg.Store.Get(ctx, model.Key{Window: model.BaseWindow})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.baseAt = now
@@ -61,10 +62,10 @@ func (m *Merger) refreshBase(ctx context.Context, now time.Time) {
 // least: an unseen item tied with the K-th could rank before it by item id.) Otherwise Exact is false, the error bound says how far a listed count
 // may be high (Cb when an item outside the base is listed, else 0), Cutoff how high an
 // unlisted item could be (when no partition is stale), and stale or mismatched partitions make it partial.
-func (m *Merger) buildHybrid(base *store.List) (store.List, []int, bool) {
-	byPart := m.lists[store.Key{Window: SinceWindow}]
+func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
+	byPart := m.lists[model.Key{Window: SinceWindow}]
 	if base == nil || len(byPart) == 0 {
-		return store.List{}, nil, false
+		return model.List{}, nil, false
 	}
 	var newest int64
 	parts := make([]int, 0, len(byPart))
@@ -75,7 +76,7 @@ func (m *Merger) buildHybrid(base *store.List) (store.List, []int, bool) {
 		}
 	}
 	if newest == 0 {
-		return store.List{}, nil, false
+		return model.List{}, nil, false
 	}
 	sort.Ints(parts)
 	type sides struct {
@@ -121,15 +122,15 @@ func (m *Merger) buildHybrid(base *store.List) (store.List, []int, bool) {
 		}
 	}
 	sort.Ints(stale)
-	items := make([]store.Item, 0, len(cands))
+	items := make([]model.Item, 0, len(cands))
 	for id, c := range cands {
-		it := store.Item{ItemID: id, Views: c.base + c.since, Exact: true}
+		it := model.Item{ItemID: id, Views: c.base + c.since, Exact: true}
 		if !c.inBase {
 			it.Views, it.Exact = base.Cutoff+c.since, base.Cutoff == 0
 		}
 		items = append(items, it)
 	}
-	slices.SortFunc(items, func(a, b store.Item) int {
+	slices.SortFunc(items, func(a, b model.Item) int {
 		return cmp.Or(cmp.Compare(b.Views, a.Views), cmp.Compare(a.ItemID, b.ItemID))
 	})
 	unseen := base.Cutoff + sinceMax
@@ -150,14 +151,14 @@ func (m *Merger) buildHybrid(base *store.List) (store.List, []int, bool) {
 	if n := len(items); unseen > 0 && (n < m.cfg.K || items[n-1].Views <= unseen) {
 		exact = false
 	}
-	l := store.List{Window: allKey.Window, Source: store.SourceSpeed, Status: store.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC(),
+	l := model.List{Window: allKey.Window, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC(),
 		Exact: exact, Items: items, Boundary: base.Boundary, Cutoff: most}
 	if len(stale) > 0 {
 		l.Partial, l.StalePartitions = true, stale
 	}
 	if !exact {
-		l.ErrorBound = &store.Bound{MaxOvercount: float64(over), Probability: 1}
-		// An item says exact only on a list that does (store.List.Validate): a count known
+		l.ErrorBound = &model.Bound{MaxOvercount: float64(over), Probability: 1}
+		// An item says exact only on a list that does (model.List.Validate): a count known
 		// on both sides is exact, but the list as a whole is not proven.
 		for i := range l.Items {
 			l.Items[i].Exact = false

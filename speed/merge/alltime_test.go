@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"trending/serving/store"
+	"trending/model"
 	"trending/speed/merge"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 var boundary = time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
@@ -28,21 +28,21 @@ func ranked(c map[string]uint64) []topk.Entry {
 }
 
 // baseList is the batch's base: the top n of before with the cutoff.
-func baseList(before map[string]uint64, n int, version int64) store.List {
+func baseList(before map[string]uint64, n int, version int64) model.List {
 	r := ranked(before)
-	l := store.List{Window: store.BaseWindow, AsOf: boundary, Boundary: boundary, Version: version, Source: store.SourceBatch, Status: store.StatusExact, Exact: true}
+	l := model.List{Window: model.BaseWindow, AsOf: boundary, Boundary: boundary, Version: version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true}
 	if len(r) > n {
 		l.Cutoff, r = r[n].Count, r[:n]
 	}
 	for i, e := range r {
-		l.Items = append(l.Items, store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count, Exact: true})
+		l.Items = append(l.Items, model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count, Exact: true})
 	}
 	return l
 }
 
 // sincePartial is what a partition reports: its top mk since B, the base items it holds,
 // the cutoff.
-func sincePartial(part int, asOf time.Time, counts map[string]uint64, mk int, base store.List) merge.Partial {
+func sincePartial(part int, asOf time.Time, counts map[string]uint64, mk int, base model.List) merge.Partial {
 	r := ranked(counts)
 	p := merge.Partial{Window: merge.SinceWindow, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true,
 		Boundary: base.Boundary, From: base.Boundary.AddDate(0, 0, -3), BaseVersion: base.Version}
@@ -104,7 +104,7 @@ func TestHybridAgainstTruth(t *testing.T) {
 		if err := mg.Publish(context.Background(), asOf); err != nil {
 			t.Fatal(err)
 		}
-		got, err := st.Get(context.Background(), store.Key{Window: "all"})
+		got, err := st.Get(context.Background(), model.Key{Window: "all"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestHybridAgainstTruth(t *testing.T) {
 			truth[id] = before[id] + after[id]
 		}
 		want := ranked(truth)[:k]
-		if !got.Boundary.Equal(boundary) || got.Partial || got.Source != store.SourceSpeed || got.Version != asOf.UnixMilli() {
+		if !got.Boundary.Equal(boundary) || got.Partial || got.Source != model.SourceSpeed || got.Version != asOf.UnixMilli() {
 			t.Fatalf("seed %d: %+v", seed, got)
 		}
 		listed := map[string]bool{}
@@ -167,7 +167,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 	}
 	asOf := boundary.Add(2 * time.Hour)
 	sk := partial("all", 0, asOf, e("A", 900), e("B", 800))
-	sk.Exact, sk.Bound = false, &store.Bound{MaxOvercount: 40, Probability: 0.99}
+	sk.Exact, sk.Bound = false, &model.Bound{MaxOvercount: 40, Probability: 0.99}
 	mg.Offer(sk)
 	base := baseList(map[string]uint64{"A": 500, "B": 400, "C": 300}, 10, 1)
 	mg.Offer(sincePartial(0, asOf, map[string]uint64{"A": 400, "B": 350}, 4, base))
@@ -175,14 +175,14 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 	if err := mg.Publish(ctx, asOf); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Get(ctx, store.Key{Window: "all"})
+	got, err := st.Get(ctx, model.Key{Window: "all"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Exact || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 40 || !got.Boundary.IsZero() {
 		t.Fatalf("before any base: %+v, want the sketch list", got)
 	}
-	if _, err := st.Get(ctx, store.Key{Window: merge.SinceWindow}); err == nil {
+	if _, err := st.Get(ctx, model.Key{Window: merge.SinceWindow}); err == nil {
 		t.Fatal("the since partials were published as a list")
 	}
 
@@ -196,7 +196,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 	if err := mg.Publish(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.Get(ctx, store.Key{Window: "all"})
+	got, _ = st.Get(ctx, model.Key{Window: "all"})
 	if !got.Exact || got.Partial || len(got.Items) != 2 || got.Items[0].Views != 900 || got.Items[1].Views != 750 || !got.Boundary.Equal(boundary) {
 		t.Fatalf("with the base: %+v", got)
 	}
@@ -209,7 +209,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 	if err := mg.Publish(ctx, later.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.Get(ctx, store.Key{Window: "all"})
+	got, _ = st.Get(ctx, model.Key{Window: "all"})
 	if got.Exact || !got.Partial || !slices.Equal(got.StalePartitions, []int{1}) {
 		t.Fatalf("with a partition on another boundary: %+v", got)
 	}
@@ -235,17 +235,17 @@ func TestHybridGivesWayToFresherOwnList(t *testing.T) {
 	if err := mg.Publish(ctx, asOf); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.Get(ctx, store.Key{Window: "all"}); !got.Exact || got.Boundary.IsZero() {
+	if got, _ := st.Get(ctx, model.Key{Window: "all"}); !got.Exact || got.Boundary.IsZero() {
 		t.Fatalf("hybrid: %+v", got)
 	}
 	later := asOf.Add(5 * time.Minute)
 	own := partial("all", 0, later, e("A", 600))
-	own.Exact, own.Bound = false, &store.Bound{MaxOvercount: 3, Probability: 0.99}
+	own.Exact, own.Bound = false, &model.Bound{MaxOvercount: 3, Probability: 0.99}
 	mg.Offer(own)
 	if err := mg.Publish(ctx, later); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.Get(ctx, store.Key{Window: "all"}); got.Version != later.UnixMilli() || !got.Boundary.IsZero() || got.Items[0].Views != 600 {
+	if got, _ := st.Get(ctx, model.Key{Window: "all"}); got.Version != later.UnixMilli() || !got.Boundary.IsZero() || got.Items[0].Views != 600 {
 		t.Fatalf("after the since counts stopped: %+v", got)
 	}
 }

@@ -13,8 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"trending/model"
 	"trending/serving/store"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // Config configures a Merger.
@@ -35,7 +36,7 @@ type Config struct {
 	Log    *slog.Logger
 	// Registry receives the merger's metrics; nil means none.
 	Registry prometheus.Registerer
-	// BaseRefresh is how often the batch layer's all-time base (store.BaseWindow) is re-read
+	// BaseRefresh is how often the batch layer's all-time base (model.BaseWindow) is re-read
 	// from the store for the live "all" list; default 30s.
 	BaseRefresh time.Duration
 }
@@ -59,14 +60,14 @@ type Merger struct {
 	cfg Config
 
 	mu      sync.Mutex
-	lists   map[store.Key]map[int]Partial // newest list of each partition, per served list
-	dirty   map[store.Key]bool
+	lists   map[model.Key]map[int]Partial // newest list of each partition, per served list
+	dirty   map[model.Key]bool
 	titles  map[string]string // every title seen, reused when the source fails
 	metrics metrics
 
 	// The batch layer's all-time base, newest and the one before (which serves while the
 	// partitions move to the newer boundary), and when it was last read.
-	base, prevBase *store.List
+	base, prevBase *model.List
 	baseAt         time.Time
 }
 
@@ -98,7 +99,7 @@ func New(cfg Config) (*Merger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[store.Key]map[int]Partial{}, dirty: map[store.Key]bool{}, titles: map[string]string{}}
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
@@ -159,17 +160,17 @@ func (m *Merger) Offer(p Partial) {
 }
 
 // allKey is the live all-time list.
-var allKey = store.Key{Window: "all"}
+var allKey = model.Key{Window: "all"}
 
 // Build merges the newest partials of one served list. ok is false when no partition has
 // reported it.
-func (m *Merger) Build(k store.Key) (l store.List, stale []int, ok bool) {
+func (m *Merger) Build(k model.Key) (l model.List, stale []int, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.build(k)
 }
 
-func (m *Merger) build(k store.Key) (store.List, []int, bool) {
+func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	if k == allKey {
 		// The hybrid, unless the workers stopped sending their counts since B while their
 		// own all-time lists move on.
@@ -177,7 +178,7 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		for _, p := range m.lists[allKey] {
 			own = max(own, p.Version)
 		}
-		for _, base := range []*store.List{m.base, m.prevBase} {
+		for _, base := range []*model.List{m.base, m.prevBase} {
 			if l, stale, ok := m.buildHybrid(base); ok && l.Version >= own-m.cfg.Staleness.Milliseconds() {
 				return l, stale, true
 			}
@@ -185,7 +186,7 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 	}
 	byPart := m.lists[k]
 	if len(byPart) == 0 {
-		return store.List{}, nil, false
+		return model.List{}, nil, false
 	}
 	var newest int64
 	for _, p := range byPart {
@@ -195,11 +196,11 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 	// The speed layer's counts are never claimed exact: events later than the allowed
 	// lateness are missing from them (and sketch counts are estimates). A calendar window is
 	// provisional once every partition has sent its final list, live before.
-	l := store.List{Window: k.Window, Start: k.Start, Source: store.SourceSpeed, Status: store.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	l := model.List{Window: k.Window, Start: k.Start, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
 	final, items := !k.Live(), false
 	var stale []int
 	lists := make([][]topk.Entry, 0, len(byPart))
-	var bound *store.Bound
+	var bound *model.Bound
 	parts := make([]int, 0, len(byPart))
 	for part := range byPart {
 		parts = append(parts, part)
@@ -221,7 +222,7 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		if !p.Exact {
 			if p.Bound != nil {
 				if bound == nil {
-					bound = &store.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
+					bound = &model.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
 				} else {
 					// Each item's count comes from one partition: the worst partition's bound holds for all.
 					bound.MaxOvercount = math.Max(bound.MaxOvercount, p.Bound.MaxOvercount)
@@ -237,32 +238,32 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		}
 	}
 	if !items {
-		return store.List{}, nil, false // only late-drop counts: no partition's list to amend yet
+		return model.List{}, nil, false // only late-drop counts: no partition's list to amend yet
 	}
 	if final {
-		l.Status = store.StatusProvisional
+		l.Status = model.StatusProvisional
 	}
 	sort.Ints(stale)
 	if len(stale) > 0 {
 		l.Partial, l.StalePartitions = true, stale
 	}
 	l.ErrorBound = bound
-	if store.IsTopicsWindow(k.Window) {
+	if model.IsTopicsWindow(k.Window) {
 		l.Items = mergeTopics(m.cfg.K, byPart, parts)
 		return l, stale, true
 	}
 	merged := topk.Merge(m.cfg.K, lists...)
-	l.Items = make([]store.Item, len(merged))
+	l.Items = make([]model.Item, len(merged))
 	for i, e := range merged {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
 	}
 	return l, stale, true
 }
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
 // k, or the smallest Limit a partition asked for.
-func mergeTopics(k int, byPart map[int]Partial, parts []int) []store.Item {
-	var all []store.Item
+func mergeTopics(k int, byPart map[int]Partial, parts []int) []model.Item {
+	var all []model.Item
 	for _, part := range parts {
 		p := byPart[part]
 		if p.Limit > 0 {
@@ -290,7 +291,7 @@ func mergeTopics(k int, byPart map[int]Partial, parts []int) []store.Item {
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 	m.refreshBase(ctx, now)
 	m.mu.Lock()
-	var out []store.List
+	var out []model.List
 	for k := range m.dirty {
 		l, stale, ok := m.build(k)
 		delete(m.dirty, k)
@@ -331,7 +332,7 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (m *Merger) attachTitles(ctx context.Context, l *store.List) {
+func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
 	ids := make([]string, len(l.Items))
 	for i, it := range l.Items {
 		ids[i] = it.ItemID

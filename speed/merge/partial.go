@@ -9,7 +9,7 @@
 // list is missing or stale is not dropped: its last list is reused and the result is marked
 // partial, naming it (seed 000, step 8).
 //
-// Every served list says what it is (store.Status): the speed layer's counts are never
+// Every served list says what it is (model.Status): the speed layer's counts are never
 // claimed exact, since events later than the allowed lateness are missing from them. A
 // calendar window's list is live while any partition still counts in it and provisional once
 // every partition the merger holds has sent its final list; its dropped_late is the sum of
@@ -24,14 +24,14 @@ import (
 	"fmt"
 	"time"
 
-	"trending/serving/store"
-	"trending/speed/topk"
+	"trending/model"
+	"trending/model/topk"
 )
 
 // SinceWindow is the window of the partials that carry a partition's exact counts since the
 // all-time time boundary B (speed/window Partition.Since). The merger never serves them as a
 // list of their own: it adds them to the batch layer's exact base through B
-// (store.BaseWindow) to build the live "all" list (buildHybrid).
+// (model.BaseWindow) to build the live "all" list (buildHybrid).
 const SinceWindow = "all-since"
 
 // Partial is one partition's top list for one window, as published on trending.partials.
@@ -54,14 +54,14 @@ type Partial struct {
 	// Version orders a partition's lists for one window: the as-of minute in Unix ms.
 	Version int64        `json:"version"`
 	Exact   bool         `json:"exact"`
-	Bound   *store.Bound `json:"bound,omitempty"`
+	Bound   *model.Bound `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
-	// Topics is a trending-topics list (Window is store.TopicsWindow): the partition's
+	// Topics is a trending-topics list (Window is model.TopicsWindow): the partition's
 	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
 	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
 	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
-	Topics []store.Item `json:"topics,omitempty"`
+	Topics []model.Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
 
@@ -85,7 +85,7 @@ type Partial struct {
 }
 
 // Key is the served list this partial contributes to.
-func (p Partial) Key() store.Key { return store.Key{Window: p.Window, Start: p.Start} }
+func (p Partial) Key() model.Key { return model.Key{Window: p.Window, Start: p.Start} }
 
 // MessageKey is the Kafka key: one per (window, partition), so a compacted topic keeps the
 // newest list of each; a late-only update has a key of its own, so compaction never lets it

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/sketch"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // Outcome says what Add did with an event. The runtime counts them.

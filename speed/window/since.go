@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // dayMinutes is a UTC day in minutes.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
-	"trending/speed/topk"
+	"trending/model/event"
+	"trending/model/topk"
 )
 
 // sinceTruth sums the events of minutes in [b, asOf) that were not Invalid: what Since must

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"trending/speed/sketch"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // Snapshot format version 3 (versions 1 and 2 are still read); docs/format/snapshot.md is

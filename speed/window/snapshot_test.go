@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/sketch"
 )
 

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/sketch"
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // t0 is just before a month boundary, so that a 30-hour stream crosses

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"trending/serving/store"
+	"trending/model"
 	"trending/speed/merge"
 )
 
@@ -40,7 +40,7 @@ func (b *baseCache) refresh(ctx context.Context, c Config, now time.Time) {
 	}
 	l, err := c.Base(ctx)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, model.ErrNotFound):
 		return
 	case err != nil:
 		c.Log.Warn("reading the all-time base failed; keeping the one held", "err", err)

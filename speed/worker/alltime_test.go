@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"trending/model"
+	"trending/model/event"
 	"trending/serving/store"
-	"trending/speed/event"
 	"trending/speed/merge"
 	"trending/speed/window"
 )
@@ -18,13 +19,13 @@ import (
 // without a base (not found) it publishes none, and a newer base moves the boundary.
 func TestSincePartial(t *testing.T) {
 	b1 := time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
-	base := store.List{Window: store.BaseWindow, Boundary: b1, AsOf: b1, Version: 5, Source: store.SourceBatch, Exact: true,
-		Items: []store.Item{{Rank: 1, ItemID: "old", Views: 1000, Exact: true}}}
-	var have *store.List
+	base := model.List{Window: model.BaseWindow, Boundary: b1, AsOf: b1, Version: 5, Source: model.SourceBatch, Exact: true,
+		Items: []model.Item{{Rank: 1, ItemID: "old", Views: 1000, Exact: true}}}
+	var have *model.List
 	cfg := Config{Log: slog.New(slog.DiscardHandler), BaseRefresh: time.Minute,
-		Base: func(context.Context) (store.List, error) {
+		Base: func(context.Context) (model.List, error) {
 			if have == nil {
-				return store.List{}, store.ErrNotFound
+				return model.List{}, store.ErrNotFound
 			}
 			return *have, nil
 		}}
@@ -73,7 +74,7 @@ func TestSincePartial(t *testing.T) {
 		t.Fatalf("after B moved: %+v", pt)
 	}
 	// A failing store keeps the base held.
-	cfg.Base = func(context.Context) (store.List, error) { return store.List{}, errors.New("down") }
+	cfg.Base = func(context.Context) (model.List, error) { return model.List{}, errors.New("down") }
 	w.base.refresh(context.Background(), cfg, now.Add(3*time.Minute))
 	if b := w.base.get(); b == nil || b.version != 6 {
 		t.Fatalf("base after a failed read: %+v", b)

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"trending/serving/store"
-	"trending/speed/topk"
+	"trending/model"
+	"trending/model/topk"
 	"trending/speed/worker"
 )
 
@@ -26,9 +26,9 @@ func TestHybridEmbedded(t *testing.T) {
 			before[ev.ItemID] += uint64(ev.Count)
 		}
 	}
-	base := store.List{Window: store.BaseWindow, AsOf: b, Boundary: b, Version: 1, Source: store.SourceBatch, Status: store.StatusExact, Exact: true}
+	base := model.List{Window: model.BaseWindow, AsOf: b, Boundary: b, Version: 1, Source: model.SourceBatch, Status: model.StatusExact, Exact: true}
 	for i, en := range topk.TopK(len(before), before) {
-		base.Items = append(base.Items, store.Item{Rank: i + 1, ItemID: en.Item, Views: en.Count, Exact: true})
+		base.Items = append(base.Items, model.Item{Rank: i + 1, ItemID: en.Item, Views: en.Count, Exact: true})
 	}
 	if err := e.st.Put(context.Background(), base); err != nil {
 		t.Fatal(err)
@@ -36,15 +36,15 @@ func TestHybridEmbedded(t *testing.T) {
 	e.startMerger(t)
 	stop := e.startWorker(t, func(c *worker.Config) {
 		c.Window.SinceDays, c.BaseRefresh = 3, 50*time.Millisecond
-		c.Base = func(ctx context.Context) (store.List, error) {
-			return e.st.Get(ctx, store.Key{Window: store.BaseWindow})
+		c.Base = func(ctx context.Context) (model.List, error) {
+			return e.st.Get(ctx, model.Key{Window: model.BaseWindow})
 		}
 	})
 	defer stop(false)
 	e.produce(t, evs)
 	e.produce(t, sentinels(b.Add(40*time.Minute)))
-	e.waitFor(t, store.Key{Window: "all"}, e.truth(time.Time{}, b.Add(39*time.Minute)), 60*time.Second)
-	l, err := e.st.Get(context.Background(), store.Key{Window: "all"})
+	e.waitFor(t, model.Key{Window: "all"}, e.truth(time.Time{}, b.Add(39*time.Minute)), 60*time.Second)
+	l, err := e.st.Get(context.Background(), model.Key{Window: "all"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,9 +32,9 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/serving/store"
+	"trending/model"
+	"trending/model/event"
 	"trending/speed/checkpoint"
-	"trending/speed/event"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -106,12 +106,12 @@ type Config struct {
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 
-	// Base reads the batch layer's exact all-time base (store.BaseWindow), usually a serving
+	// Base reads the batch layer's exact all-time base (model.BaseWindow), usually a serving
 	// store's Get. With Window.SinceDays positive, each partition moves its time boundary to
 	// the base's and publishes its exact counts since it, with those of the base's items it
 	// holds (merge.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
 	// read and no such partial is published.
-	Base func(ctx context.Context) (store.List, error)
+	Base func(ctx context.Context) (model.List, error)
 	// BaseRefresh is how often Base is read again; default 30s.
 	BaseRefresh time.Duration
 }
@@ -552,7 +552,7 @@ func (p *partition) publish(ctx context.Context) error {
 			pt.Start, pt.End = l.Start, l.End
 		}
 		if l.Bound != nil {
-			pt.Bound = &store.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
+			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
 		if pt.Version <= 0 {
 			return nil
