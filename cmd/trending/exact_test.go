@@ -153,6 +153,11 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 			continue
 		}
 		exact++
+		if r := l.Reconciliation; r != nil {
+			// What the speed layer's provisional list of this window was off by (for the notes).
+			t.Logf("%s: speed list recall@K %.3f, max abs error %d, mean abs error %.2f, max rel error %.4f",
+				l.Key(), r.RecallAtK, r.MaxAbsError, r.MeanAbsError, r.MaxRelError)
+		}
 		var from, to time.Time
 		switch {
 		case !l.Start.IsZero():
