@@ -323,4 +323,3 @@ func (l List) Normalize() List {
 	}
 	return l
 }
-

@@ -33,4 +33,3 @@ func Next(window string, start time.Time) time.Time {
 	}
 	panic("BUG: Next of unknown calendar window " + window)
 }
-

@@ -13,6 +13,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
+	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/serving/store"
 )
@@ -112,10 +113,10 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 
 	// Three past hours, unpaced, with late events (1%, two minutes) and malformed ones.
 	first := time.Now().UTC().Truncate(time.Hour).Add(-4 * time.Hour)
-	truth := loadgen.NewTruth()
+	truth := stream.NewTruth()
 	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
-	stream := loadgen.Config{Items: 400, Zipf: 1.1, Rate: 8, Servers: 4, Start: first, Duration: 3 * time.Hour,
+	stream := stream.Config{Items: 400, Zipf: 1.1, Rate: 8, Servers: 4, Start: first, Duration: 3 * time.Hour,
 		Late: 0.01, Malformed: 0.002, Seed: 7}
 	st, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: stream, Speedup: -1, Truth: truth}, w)
 	if err != nil {

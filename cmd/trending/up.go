@@ -18,6 +18,7 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
 	"trending/serving/api"
@@ -244,9 +245,9 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	if err != nil {
 		return usagef("%v", err)
 	}
-	var viral []loadgen.Viral
+	var viral []stream.Viral
 	if f.viral != "" {
-		if viral, err = loadgen.ParseViral(f.viral); err != nil {
+		if viral, err = stream.ParseViral(f.viral); err != nil {
 			return usagef("--viral: %v", err)
 		}
 	}
@@ -337,9 +338,9 @@ func loadLine(f upFlags) string {
 
 // runLoad runs the load generator: the --backfill at --speedup, then real time from where it
 // ended. Each phase has its own seed, so the stream continues rather than repeats.
-func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, viral []loadgen.Viral) error {
+func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, viral []stream.Viral) error {
 	now := time.Now().UTC().Truncate(time.Second)
-	stream := loadgen.Config{Items: f.items, Zipf: f.zipf, Rate: f.rate, Servers: f.servers, Late: f.late, Malformed: f.junk, Viral: viral, Seed: uint64(now.Unix())}
+	stream := stream.Config{Items: f.items, Zipf: f.zipf, Rate: f.rate, Servers: f.servers, Late: f.late, Malformed: f.junk, Viral: viral, Seed: uint64(now.Unix())}
 	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
 	if f.backfill > 0 {
 		bs := stream

@@ -66,8 +66,6 @@ var pending = []string{
 	// still live in the speed layer's package.
 	"trending/batch -> trending/speed/topics",
 	"trending/serving/api -> trending/speed/topics",
-	// The accuracy harness draws its streams from the load generator.
-	"trending/speed/accuracy -> trending/loadgen",
 }
 
 func TestImportRule(t *testing.T) {

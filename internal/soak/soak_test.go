@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"trending/internal/itest"
-	"trending/loadgen"
+	"trending/internal/stream"
 	"trending/model"
-	"trending/serving/store"
 	"trending/model/topk"
+	"trending/serving/store"
 )
 
 const k = 100
@@ -117,7 +117,7 @@ loop:
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth, err := loadgen.ReadTruth(bufio.NewReader(f))
+	truth, err := stream.ReadTruth(bufio.NewReader(f))
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"trending/model"
-	"trending/serving/store"
 	"trending/model/topk"
+	"trending/serving/store"
 )
 
 // refreshBase re-reads the batch layer's all-time base when BaseRefresh has passed; a newer

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"trending/model"
-	"trending/speed/merge"
 	"trending/model/topk"
+	"trending/speed/merge"
 )
 
 var boundary = time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)

@@ -14,8 +14,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/model"
-	"trending/serving/store"
 	"trending/model/topk"
+	"trending/serving/store"
 )
 
 // Config configures a Merger.

@@ -14,9 +14,9 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/itest"
 	"trending/model"
+	"trending/model/topk"
 	"trending/serving/store"
 	"trending/speed/merge"
-	"trending/model/topk"
 )
 
 var t0 = time.Date(2026, 11, 14, 10, 6, 0, 0, time.UTC)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"trending/model/event"
-	"trending/speed/sketch"
 	"trending/model/topk"
+	"trending/speed/sketch"
 )
 
 // Outcome says what Add did with an event. The runtime counts them.

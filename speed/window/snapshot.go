@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"trending/speed/sketch"
 	"trending/model/topk"
+	"trending/speed/sketch"
 )
 
 // Snapshot format version 3 (versions 1 and 2 are still read); docs/format/snapshot.md is

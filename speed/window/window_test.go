@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"trending/model/event"
-	"trending/speed/sketch"
 	"trending/model/topk"
+	"trending/speed/sketch"
 )
 
 // t0 is just before a month boundary, so that a 30-hour stream crosses

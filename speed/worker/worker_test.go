@@ -19,9 +19,9 @@ import (
 	"trending/internal/objstore"
 	"trending/model"
 	"trending/model/event"
+	"trending/model/topk"
 	"trending/serving/store"
 	"trending/speed/merge"
-	"trending/model/topk"
 	"trending/speed/window"
 	"trending/speed/worker"
 )
