@@ -16,8 +16,8 @@ import (
 
 	"trending/archive"
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 // Trending topics (seed 001) in the batch layer: exact per-(region, topic) hourly counts of
@@ -110,10 +110,21 @@ func (c TopicsConfig) withDefaults() TopicsConfig {
 // the same settings.
 func (c TopicsConfig) Validate() error {
 	c = c.withDefaults()
-	tc := topics.Config{Regions: c.Regions, Scores: c.Scores, Surge: c.Surge, Weight: c.Weight,
-		BaselineDays: c.BaselineDays, ListSize: c.ListSize}
-	if err := tc.Validate(); err != nil {
+	// The speed layer's rules for the same settings (speed/topics.Config.Validate).
+	if err := topics.ValidateLists(c.Regions, c.Scores); err != nil {
 		return fmt.Errorf("topics: %w", err)
+	}
+	if err := c.Surge.Validate(); err != nil {
+		return fmt.Errorf("topics: %w", err)
+	}
+	if err := c.Weight.Validate(); err != nil {
+		return fmt.Errorf("topics: %w", err)
+	}
+	switch {
+	case c.BaselineDays < 1 || c.BaselineDays > 28:
+		return fmt.Errorf("topics: %w: baseline days %d must be 1..28 (default 7)", topics.ErrConfig, c.BaselineDays)
+	case c.ListSize < 1 || c.ListSize > 1000:
+		return fmt.Errorf("topics: %w: list size %d must be 1..1000 (default 50)", topics.ErrConfig, c.ListSize)
 	}
 	for _, r := range c.Regions {
 		if strings.Contains(r, "/") {

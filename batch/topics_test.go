@@ -17,8 +17,8 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 // topicsWorld is a generated archive of topic mentions with regions, users and account

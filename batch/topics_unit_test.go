@@ -10,7 +10,7 @@ import (
 	"trending/archive"
 	"trending/internal/objstore"
 	"trending/model"
-	"trending/speed/topics"
+	"trending/model/topics"
 )
 
 // TestTopicsList: the list rules one case each, against hand-computed numbers.

@@ -11,6 +11,7 @@ import (
 
 	"trending/internal/objstore"
 	"trending/model"
+	rules "trending/model/topics"
 	"trending/speed/sketch"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -48,7 +49,7 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 
 // coreSettings checks the settings `speed` and `up` share: the windows, the topics lists and
 // their blocklist, and the future-date guard.
-func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *topics.Blocklist, time.Duration, error) {
+func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *rules.Blocklist, time.Duration, error) {
 	wc, err := wf.config()
 	if err != nil {
 		return wc, nil, nil, 0, err
@@ -234,7 +235,7 @@ partitions move, with their checkpoints, to the others.`,
 			// decisions made anywhere come down every publish tick.
 			rctx, stop := context.WithCancel(cmd.Context())
 			defer stop()
-			go topics.RunReviewSync(rctx, obj, topics.ReviewKey, w.Review(), publishEvery, a.log.With("part", "review"))
+			go rules.RunReviewSync(rctx, obj, rules.ReviewKey, w.Review(), publishEvery, a.log.With("part", "review"))
 		}
 		a.log.Info("speed worker starting", "kafka", kafkaAddrs, "topic", topic, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
 		if err := w.Run(cmd.Context()); err != nil {

@@ -21,6 +21,7 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
+	rules "trending/model/topics"
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/speed/merge"
@@ -223,7 +224,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
 		if err := srv.Handle(api.TopicsReviewRoute(review, f.token, func() error {
-			return topics.SyncReview(ctx, obj, topics.ReviewKey, review)
+			return rules.SyncReview(ctx, obj, rules.ReviewKey, review)
 		})); err != nil {
 			return err
 		}
@@ -259,7 +260,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	g.Go(func() error { return speedW.Run(gctx) })
 	if tcfg != nil {
 		g.Go(func() error {
-			topics.RunReviewSync(gctx, obj, topics.ReviewKey, speedW.Review(), f.publishEvery, a.log.With("part", "review"))
+			rules.RunReviewSync(gctx, obj, rules.ReviewKey, speedW.Review(), f.publishEvery, a.log.With("part", "review"))
 			return nil
 		})
 	}
@@ -322,7 +323,7 @@ func topicsLine(cfg *topics.Config, url string) string {
 		return "off (--topics eu,us,... turns them on)"
 	}
 	return fmt.Sprintf("%s/v1/topics?region=%s (lists: world and %v), review at %s/v1/topics/review",
-		url, topics.World, cfg.Regions, url)
+		url, rules.World, cfg.Regions, url)
 }
 
 func loadLine(f upFlags) string {

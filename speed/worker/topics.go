@@ -9,6 +9,7 @@ import (
 
 	"trending/model"
 	"trending/model/event"
+	rules "trending/model/topics"
 	"trending/speed/merge"
 	"trending/speed/topics"
 )
@@ -79,7 +80,7 @@ func unbundle(b []byte) (win, top []byte, err error) {
 }
 
 // mention turns a decoded event into a topics mention.
-func mention(ev event.Event, w topics.WeightConfig) topics.Mention {
+func mention(ev event.Event, w rules.WeightConfig) topics.Mention {
 	return topics.Mention{Topic: ev.ItemID, Region: ev.Region, UserID: ev.UserID, TS: ev.TS, Count: ev.Count,
 		NewAccount: ev.HasAccountAge && w.IsNew(time.Duration(ev.AccountAgeDays)*24*time.Hour)}
 }
@@ -92,7 +93,7 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Parti
 	bound := &model.Bound{MaxOvercount: st.ErrorBound(), Probability: 1 - math.Exp(-float64(cfg.Depth))}
 	out := make([]merge.Partial, 0, len(lists))
 	for _, name := range st.Lists() {
-		score, err := topics.ParseScore(string(cfg.Scores[name]))
+		score, err := rules.ParseScore(string(cfg.Scores[name]))
 		if err != nil {
 			panic("BUG: validated topics score rejected: " + err.Error())
 		}
