@@ -598,8 +598,9 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := model.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: model.SourceBatch,
+	l := model.List{Version: x.version, Source: model.SourceBatch,
 		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
+	l.SetKey(w.Key())
 	if w.Level != All {
 		l.End = w.End()
 		l.AsOf = x.through(w)

@@ -447,7 +447,7 @@ func (x *topicsRun) load(ctx context.Context, h time.Time) (hourCounts, error) {
 // window is the calendar window of a topics list: Level is the store window name
 // "topics/<list>/<score>", Start the hour.
 func (t *Topics) window(h time.Time, list string) Window {
-	return Window{model.TopicsWindow(list, string(t.cfg.score(list))), h}
+	return Window{model.TopicsKey(list, string(t.cfg.score(list))).Name(), h}
 }
 
 // listFP is a list's input fingerprint: the list's settings and the fingerprints of the
@@ -539,7 +539,7 @@ func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicC
 		if withData > 0 {
 			expected = float64(past[topic]) / 10 / float64(withData)
 		}
-		it := model.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Expected: expected}
+		it := model.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Topic: &model.Topic{Expected: expected}}
 		switch score {
 		case topics.Surge:
 			it.Score = topics.SurgeRatio(mentions, expected, cfg.Surge.Smoothing)
@@ -625,8 +625,9 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		return nil
 	}
 	items, exact := TopicsList(x.t.cfg, list, now.counts, days)
-	l := model.List{Window: w.Level, Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
+	l := model.List{End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
 		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
+	l.SetKey(w.Key())
 	if prev != nil {
 		switch prev.Source {
 		case model.SourceSpeed:

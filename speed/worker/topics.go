@@ -17,7 +17,7 @@ import (
 // Trending topics (seed 001) in the worker: with Config.Topics set, each partition also owns
 // a topics.State. Every decoded event is a mention of the topic item_id (with its region,
 // user and account age); every publish tick refreshes the lists and publishes one partial
-// per list, window model.TopicsWindow(list, score); the checkpoint bundles the topics
+// per list, window model.TopicsKey(list, score).Name(); the checkpoint bundles the topics
 // snapshot with the window snapshot.
 
 // bundleMagic starts a checkpoint state that holds more than the window snapshot. A window
@@ -100,10 +100,9 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Parti
 		ranked := lists[name]
 		items := make([]model.Item, len(ranked))
 		for i, r := range ranked {
-			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Score: r.Score,
-				Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}
+			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Topic: &model.Topic{Score: r.Score, Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}}
 		}
-		out = append(out, merge.Partial{Window: model.TopicsWindow(name, string(score)), Partition: id, AsOf: asOf,
+		out = append(out, merge.Partial{Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
 			Version: asOf.UnixMilli(), Bound: bound, Topics: items, Limit: cfg.ListSize})
 	}
 	return out
