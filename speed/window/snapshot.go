@@ -986,67 +986,90 @@ func (p *Partition) derive() error {
 	for _, w := range p.wins {
 		switch w := w.(type) {
 		case *exactSliding:
-			// Every count is at most maxSnapCount, so checking the sum after
-			// each addition keeps every total under 2^63: no wrap-around.
-			bad := false
-			add1 := func(id uint32, c uint64) {
-				w.totals[id] += c
-				w.sum += c
-				bad = bad || w.sum > maxSnapCount
-			}
-			add := func(f *frozen) { f.each(add1) }
-			if !p.started {
-				continue
-			}
-			ws := w.start(p.asOf)
-			if w.b == 1 {
-				w.lo = ws
-				for _, f := range p.minutes {
-					if f.start >= ws {
-						add(f)
-					}
-				}
-				if bad {
-					return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
-				}
-				continue
-			}
-			for _, f := range w.ring {
-				add(f)
-			}
-			for id, c := range w.partial {
-				add1(id, c)
-			}
-			if bad {
-				return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
+			if err := w.derive(p); err != nil {
+				return err
 			}
 		case *sketchSliding:
-			for _, b := range w.buckets {
-				if err := w.running.Merge(b.sk); err != nil {
-					return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
-				}
+			if err := w.derive(); err != nil {
+				return err
 			}
 		}
 	}
 	if s := p.since; s != nil {
-		bad := false
-		add1 := func(id uint32, c uint64) {
-			s.totals[id] += c
-			s.sum += c
-			bad = bad || s.sum > maxSnapCount
-		}
-		for _, f := range s.ring {
-			f.each(add1)
-		}
-		for id, c := range s.partial {
-			add1(id, c)
-		}
-		if bad {
-			return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
+		if err := s.derive(); err != nil {
+			return err
 		}
 		if p.started {
 			s.advance(p) // SinceDays may have shrunk
 		}
+	}
+	return nil
+}
+
+// derive sums the window's totals from its buckets: the minutes of the
+// partition's minute ring inside the window when the buckets are minutes,
+// else its own ring and partial bucket.
+func (w *exactSliding) derive(p *Partition) error {
+	if !p.started {
+		return nil
+	}
+	// Every count is at most maxSnapCount, so checking the sum after
+	// each addition keeps every total under 2^63: no wrap-around.
+	bad := false
+	add := func(id uint32, c uint64) {
+		w.totals[id] += c
+		w.sum += c
+		bad = bad || w.sum > maxSnapCount
+	}
+	ws := w.start(p.asOf)
+	if w.b == 1 {
+		w.lo = ws
+		for _, f := range p.minutes {
+			if f.start >= ws {
+				f.each(add)
+			}
+		}
+	} else {
+		for _, f := range w.ring {
+			f.each(add)
+		}
+		for id, c := range w.partial {
+			add(id, c)
+		}
+	}
+	if bad {
+		return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
+	}
+	return nil
+}
+
+// derive sums the window's running sketch from its bucket sketches.
+func (w *sketchSliding) derive() error {
+	for _, b := range w.buckets {
+		if err := w.running.Merge(b.sk); err != nil {
+			return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// derive sums the totals since the boundary from the day buckets and the
+// partial day.
+func (s *since) derive() error {
+	bad := false
+	add := func(id uint32, c uint64) {
+		s.totals[id] += c
+		s.sum += c
+		bad = bad || s.sum > maxSnapCount
+	}
+	for _, f := range s.ring {
+		f.each(add)
+	}
+	for id, c := range s.partial {
+		add(id, c)
+	}
+	if bad {
+		return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
 	}
 	return nil
 }
