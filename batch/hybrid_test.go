@@ -102,7 +102,7 @@ func (r *hybridRig) publish() model.List {
 			r.t.Fatal(err)
 		}
 		b := sketch.BoundFor(1<<10, 4, l.Total)
-		r.mg.Offer(merge.Partial{Window: "all", Partition: i, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
+		r.mg.Offer(model.Partial{Window: "all", Partition: i, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
 			Bound: &model.Bound{MaxOvercount: b.MaxOvercount, Probability: b.Probability}, Total: l.Total, Items: l.Items})
 		if !hasBase {
 			continue
@@ -111,7 +111,7 @@ func (r *hybridRig) publish() model.List {
 			r.t.Fatal(err)
 		}
 		sl, _ := p.Since(ids)
-		r.mg.Offer(merge.Partial{Window: merge.SinceWindow, Partition: i, AsOf: sl.AsOf, Version: sl.AsOf.UnixMilli(), Exact: true,
+		r.mg.Offer(model.Partial{Window: model.SinceWindow, Partition: i, AsOf: sl.AsOf, Version: sl.AsOf.UnixMilli(), Exact: true,
 			Total: sl.Total, Items: sl.Items, Boundary: sl.Boundary, From: sl.From, BaseVersion: base.Version, Base: sl.Base, Cutoff: sl.Cutoff})
 	}
 	if err := r.mg.Publish(ctx, time.Now()); err != nil {

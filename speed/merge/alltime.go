@@ -44,7 +44,7 @@ func (m *Merger) refreshBase(ctx context.Context, now time.Time) {
 }
 
 // buildHybrid builds the live all-time list from the batch's exact base through the boundary
-// B and the partitions' exact counts since B (SinceWindow partials), merged per item for the
+// B and the partitions' exact counts since B (model.SinceWindow partials), merged per item for the
 // items of both: Pinot's time boundary. ok is false when there is no base or no partition
 // counts since its B yet (the "all" partials then serve, as before).
 //
@@ -63,7 +63,7 @@ func (m *Merger) refreshBase(ctx context.Context, now time.Time) {
 // may be high (Cb when an item outside the base is listed, else 0), Cutoff how high an
 // unlisted item could be (when no partition is stale), and stale or mismatched partitions make it partial.
 func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
-	byPart := m.lists[model.Key{Window: SinceWindow}]
+	byPart := m.lists[model.Key{Window: model.SinceWindow}]
 	if base == nil || len(byPart) == 0 {
 		return model.List{}, nil, false
 	}

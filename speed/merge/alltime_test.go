@@ -42,9 +42,9 @@ func baseList(before map[string]uint64, n int, version int64) model.List {
 
 // sincePartial is what a partition reports: its top mk since B, the base items it holds,
 // the cutoff.
-func sincePartial(part int, asOf time.Time, counts map[string]uint64, mk int, base model.List) merge.Partial {
+func sincePartial(part int, asOf time.Time, counts map[string]uint64, mk int, base model.List) model.Partial {
 	r := ranked(counts)
-	p := merge.Partial{Window: merge.SinceWindow, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true,
+	p := model.Partial{Window: model.SinceWindow, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true,
 		Boundary: base.Boundary, From: base.Boundary.AddDate(0, 0, -3), BaseVersion: base.Version}
 	if len(r) >= mk {
 		p.Cutoff, r = r[mk-1].Count, r[:mk]
@@ -182,7 +182,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 	if got.Exact || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 40 || !got.Boundary.IsZero() {
 		t.Fatalf("before any base: %+v, want the sketch list", got)
 	}
-	if _, err := st.Get(ctx, model.Key{Window: merge.SinceWindow}); err == nil {
+	if _, err := st.Get(ctx, model.Key{Window: model.SinceWindow}); err == nil {
 		t.Fatal("the since partials were published as a list")
 	}
 

@@ -60,7 +60,7 @@ type Merger struct {
 	cfg Config
 
 	mu      sync.Mutex
-	lists   map[model.Key]map[int]Partial // newest list of each partition, per served list
+	lists   map[model.Key]map[int]model.Partial // newest list of each partition, per served list
 	dirty   map[model.Key]bool
 	titles  map[string]string // every title seen, reused when the source fails
 	metrics metrics
@@ -99,9 +99,9 @@ func New(cfg Config) (*Merger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{}}
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{}}
 	m.metrics = metrics{
-		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "Partial lists received from speed workers."}),
+		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
 		refused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
 		titleFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_title_failures_total", Help: "Title lookups that failed (previous titles reused)."}),
@@ -119,14 +119,14 @@ func New(cfg Config) (*Merger, error) {
 
 // Offer takes a partial; an older version than the one held for its (window, partition) is
 // ignored, so replays and a second worker's late copy do no harm.
-func (m *Merger) Offer(p Partial) {
+func (m *Merger) Offer(p model.Partial) {
 	m.metrics.offered.Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := p.Key()
 	byPart := m.lists[k]
 	if byPart == nil {
-		byPart = map[int]Partial{}
+		byPart = map[int]model.Partial{}
 		m.lists[k] = byPart
 	}
 	cur, ok := byPart[p.Partition]
@@ -153,7 +153,7 @@ func (m *Merger) Offer(p Partial) {
 		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
 	}
 	byPart[p.Partition] = p
-	if p.Window == SinceWindow {
+	if p.Window == model.SinceWindow {
 		k = allKey
 	}
 	m.dirty[k] = true
@@ -263,7 +263,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
 // k, or the smallest Limit a partition asked for.
-func mergeTopics(k int, byPart map[int]Partial, parts []int) []model.Item {
+func mergeTopics(k int, byPart map[int]model.Partial, parts []int) []model.Item {
 	var all []model.Item
 	for _, part := range parts {
 		p := byPart[part]
@@ -459,7 +459,7 @@ func (m *Merger) consumeOnce(ctx context.Context, rc RunConfig, partition int) e
 			}
 			return fmt.Errorf("merge: read %s/%d: %w", rc.Topic, partition, err)
 		}
-		p, err := DecodePartial(msg.Value)
+		p, err := model.DecodePartial(msg.Value)
 		if err != nil {
 			m.cfg.Log.Warn("skipping undecodable partial", "partition", partition, "offset", msg.Offset, "err", err)
 			continue

@@ -31,8 +31,8 @@ func openStore(t *testing.T) store.Store {
 	return s
 }
 
-func partial(window string, part int, asOf time.Time, items ...topk.Entry) merge.Partial {
-	return merge.Partial{Window: window, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true, Items: items}
+func partial(window string, part int, asOf time.Time, items ...topk.Entry) model.Partial {
+	return model.Partial{Window: window, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true, Items: items}
 }
 
 func e(item string, n uint64) topk.Entry { return topk.Entry{Item: item, Count: n} }
@@ -66,16 +66,16 @@ func TestMergeExact(t *testing.T) {
 }
 
 // calendar is a partition's list of the calendar hour starting at start.
-func calendar(part int, start, asOf time.Time, final bool, dropped uint64, items ...topk.Entry) merge.Partial {
+func calendar(part int, start, asOf time.Time, final bool, dropped uint64, items ...topk.Entry) model.Partial {
 	p := partial("hour", part, asOf, items...)
 	p.Start, p.End, p.Final, p.DroppedLate = start, start.Add(time.Hour), final, dropped
 	return p
 }
 
 // lateOnly is a partition's late-drop update of the closed hour starting at start.
-func lateOnly(part int, start time.Time, dropped uint64) merge.Partial {
+func lateOnly(part int, start time.Time, dropped uint64) model.Partial {
 	end := start.Add(time.Hour)
-	return merge.Partial{Window: "hour", Start: start, End: end, Final: true, LateOnly: true, Partition: part,
+	return model.Partial{Window: "hour", Start: start, End: end, Final: true, LateOnly: true, Partition: part,
 		AsOf: end, Version: end.UnixMilli(), Exact: true, DroppedLate: dropped}
 }
 
@@ -160,7 +160,7 @@ func TestLateOnlyMessageKey(t *testing.T) {
 		t.Fatalf("late-only update shares the final list's key %s: compaction would drop the list", final.MessageKey())
 	}
 	b, _ := late.Encode()
-	got, err := merge.DecodePartial(b)
+	got, err := model.DecodePartial(b)
 	if err != nil || !got.LateOnly || got.DroppedLate != 1 || !got.Final {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
@@ -176,10 +176,10 @@ func TestMergeTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := model.TopicsKey("eu", "surge").Name()
-	p0 := merge.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
+	p0 := model.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
 		Bound:  &model.Bound{MaxOvercount: 20, Probability: 0.993},
 		Topics: []model.Item{{ItemID: "#sport", Views: 60000, Topic: &model.Topic{Score: 1.09, Expected: 55000}}, {ItemID: "#junk", Views: 300, Topic: &model.Topic{Score: 1.01}}}}
-	p1 := merge.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
+	p1 := model.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
 		Bound:  &model.Bound{MaxOvercount: 25, Probability: 0.993},
 		Topics: []model.Item{{ItemID: "#marathon", Views: 4000, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.1}}}}
 	m.Offer(p0)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"trending/model"
-	"trending/speed/merge"
 )
 
 // baseCache holds the batch layer's all-time base as the partitions need it: its boundary,
@@ -64,22 +63,22 @@ func (b *baseCache) get() *baseInfo {
 }
 
 // sincePartial moves the partition's boundary to the base's and returns its counts since it
-// as a merge.SinceWindow partial; ok is false without a base or counts since a boundary.
+// as a model.SinceWindow partial; ok is false without a base or counts since a boundary.
 // Moving the boundary drops whole days of state by the wall clock's news of a batch run, so,
 // like AdvanceTo, it is not repeated by a replay: the snapshot keeps the boundary.
-func (p *partition) sincePartial() (merge.Partial, bool) {
+func (p *partition) sincePartial() (model.Partial, bool) {
 	b := p.w.base.get()
 	if b == nil || !p.state.SinceEnabled() {
-		return merge.Partial{}, false
+		return model.Partial{}, false
 	}
 	if err := p.state.SetBoundary(b.boundary); err != nil {
 		p.w.cfg.Log.Warn("the all-time base's boundary is unusable", "boundary", b.boundary, "err", err)
-		return merge.Partial{}, false
+		return model.Partial{}, false
 	}
 	sl, ok := p.state.Since(b.items)
 	if !ok || sl.AsOf.IsZero() || sl.AsOf.UnixMilli() <= 0 {
-		return merge.Partial{}, false
+		return model.Partial{}, false
 	}
-	return merge.Partial{Window: merge.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: sl.AsOf.UnixMilli(), Exact: true,
+	return model.Partial{Window: model.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: sl.AsOf.UnixMilli(), Exact: true,
 		Total: sl.Total, Items: sl.Items, Boundary: sl.Boundary, From: sl.From, BaseVersion: b.version, Base: sl.Base, Cutoff: sl.Cutoff}, true
 }

@@ -10,7 +10,6 @@ import (
 	"trending/model"
 	"trending/model/event"
 	"trending/serving/store"
-	"trending/speed/merge"
 	"trending/speed/window"
 )
 
@@ -58,7 +57,7 @@ func TestSincePartial(t *testing.T) {
 	if !ok {
 		t.Fatal("no since partial with a base")
 	}
-	if pt.Window != merge.SinceWindow || pt.Partition != 3 || !pt.Boundary.Equal(b1) || pt.From.After(b1) || pt.BaseVersion != 5 ||
+	if pt.Window != model.SinceWindow || pt.Partition != 3 || !pt.Boundary.Equal(b1) || pt.From.After(b1) || pt.BaseVersion != 5 ||
 		len(pt.Items) != 1 || pt.Items[0].Item != "new" || pt.Items[0].Count != 10 || pt.Cutoff != 10 ||
 		len(pt.Base) != 1 || pt.Base[0].Item != "old" || pt.Base[0].Count != 3 {
 		t.Fatalf("since partial %+v", pt)

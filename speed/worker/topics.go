@@ -10,7 +10,6 @@ import (
 	"trending/model"
 	"trending/model/event"
 	rules "trending/model/topics"
-	"trending/speed/merge"
 	"trending/speed/topics"
 )
 
@@ -87,11 +86,11 @@ func mention(ev event.Event, w rules.WeightConfig) topics.Mention {
 
 // topicsPartials refreshes the partition's topics lists at now and returns one partial per
 // list, versioned like the window lists (asOf in Unix ms).
-func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Partial {
+func topicsPartials(st *topics.State, id int, asOf, now time.Time) []model.Partial {
 	cfg := st.Config()
 	lists := st.Refresh(now)
 	bound := &model.Bound{MaxOvercount: st.ErrorBound(), Probability: 1 - math.Exp(-float64(cfg.Depth))}
-	out := make([]merge.Partial, 0, len(lists))
+	out := make([]model.Partial, 0, len(lists))
 	for _, name := range st.Lists() {
 		score, err := rules.ParseScore(string(cfg.Scores[name]))
 		if err != nil {
@@ -102,7 +101,7 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Parti
 		for i, r := range ranked {
 			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Topic: &model.Topic{Score: r.Score, Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}}
 		}
-		out = append(out, merge.Partial{Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
+		out = append(out, model.Partial{Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
 			Version: asOf.UnixMilli(), Bound: bound, Topics: items, Limit: cfg.ListSize})
 	}
 	return out

@@ -36,7 +36,6 @@ import (
 	"trending/model/event"
 	rules "trending/model/topics"
 	"trending/speed/checkpoint"
-	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/window"
 )
@@ -110,7 +109,7 @@ type Config struct {
 	// Base reads the batch layer's exact all-time base (model.BaseWindow), usually a serving
 	// store's Get. With Window.SinceDays positive, each partition moves its time boundary to
 	// the base's and publishes its exact counts since it, with those of the base's items it
-	// holds (merge.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
+	// holds (model.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
 	// read and no such partial is published.
 	Base func(ctx context.Context) (model.List, error)
 	// BaseRefresh is how often Base is read again; default 30s.
@@ -547,7 +546,7 @@ func (p *partition) publish(ctx context.Context) error {
 	var msgs []kafka.Message
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
-		pt := merge.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
+		pt := model.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
 			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
 		if !sn.live {
 			pt.Start, pt.End = l.Start, l.End

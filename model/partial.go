@@ -9,7 +9,7 @@
 // list is missing or stale is not dropped: its last list is reused and the result is marked
 // partial, naming it (seed 000, step 8).
 //
-// Every served list says what it is (model.Status): the speed layer's counts are never
+// Every served list says what it is (Status): the speed layer's counts are never
 // claimed exact, since events later than the allowed lateness are missing from them. A
 // calendar window's list is live while any partition still counts in it and provisional once
 // every partition the merger holds has sent its final list; its dropped_late is the sum of
@@ -17,21 +17,20 @@
 // final lists. A merger started after a window's final lists fell out of its lookback holds
 // none of them, so it publishes no late-drop update for that window: the stored list keeps
 // the count it had (the batch's exact list replaces it anyway).
-package merge
+package model
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
 
-	"trending/model"
 	"trending/model/topk"
 )
 
 // SinceWindow is the window of the partials that carry a partition's exact counts since the
 // all-time time boundary B (speed/window Partition.Since). The merger never serves them as a
 // list of their own: it adds them to the batch layer's exact base through B
-// (model.BaseWindow) to build the live "all" list (buildHybrid).
+// (BaseWindow) to build the live "all" list (buildHybrid).
 const SinceWindow = "all-since"
 
 // Partial is one partition's top list for one window, as published on trending.partials.
@@ -54,14 +53,14 @@ type Partial struct {
 	// Version orders a partition's lists for one window: the as-of minute in Unix ms.
 	Version int64        `json:"version"`
 	Exact   bool         `json:"exact"`
-	Bound   *model.Bound `json:"bound,omitempty"`
+	Bound   *Bound       `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
-	// Topics is a trending-topics list (Window is its name, model.TopicsKey(...).Name()): the partition's
+	// Topics is a trending-topics list (Window is its name, TopicsKey(...).Name()): the partition's
 	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
 	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
 	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
-	Topics []model.Item `json:"topics,omitempty"`
+	Topics []Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
 
@@ -85,11 +84,11 @@ type Partial struct {
 }
 
 // Key is the served list this partial contributes to.
-// Window holds the list's name (model.Key.Name: "topics/eu/surge" for a topics list).
-func (p Partial) Key() model.Key {
-	k, ok := model.ParseName(p.Window)
+// Window holds the list's name (Key.Name: "topics/eu/surge" for a topics list).
+func (p Partial) Key() Key {
+	k, ok := ParseName(p.Window)
 	if !ok {
-		k = model.Key{Window: p.Window}
+		k = Key{Window: p.Window}
 	}
 	k.Start = p.Start
 	return k
