@@ -134,6 +134,11 @@ type chunk struct {
 // it had already generated (at most a few seconds of event time, within
 // FlushTimeout) and returns nil: a clean stop. It returns an error when
 // the writer fails; the Truth then holds exactly the acknowledged events.
+//
+// Three goroutines: the generator (generate: encodes and paces one event
+// second at a time into a small queue), the writer (this one: writeAll), and
+// the progress reporter (report, when Progress is set). Run returns after all
+// three have finished.
 func Run(ctx context.Context, cfg RunConfig, w Writer) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, err
@@ -143,67 +148,16 @@ func Run(ctx context.Context, cfg RunConfig, w Writer) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	start := time.Now()
+	p := &producer{cfg: cfg, w: w, start: time.Now()}
 
-	var (
-		mu sync.Mutex
-		st Stats
-	)
-	snapshot := func() Stats {
-		mu.Lock()
-		defer mu.Unlock()
-		s := st
-		s.Elapsed = time.Since(start)
-		return s
-	}
-
+	// The generator stops when ctx ends, the stream ends, or a write fails.
+	gctx, stopGen := context.WithCancel(ctx)
+	defer stopGen()
 	chunks := make(chan *chunk, 4)
-	go func() { // generate and pace
-		defer close(chunks)
-		var recs []stream.Record
-		for n := int64(0); ; n++ {
-			if ctx.Err() != nil {
-				return
-			}
-			var ok bool
-			sec := g.Next()
-			if recs, ok = g.NextSecond(recs[:0]); !ok {
-				return
-			}
-			c := &chunk{sec: sec}
-			if cfg.Speedup > 0 {
-				c.due = start.Add(time.Duration(float64(n+1) * float64(time.Second) / cfg.Speedup))
-			}
-			c.msgs = make([]kafka.Message, len(recs))
-			c.events = make([]event.Event, len(recs))
-			c.valid = make([]bool, len(recs))
-			c.late = make([]bool, len(recs))
-			for i, r := range recs {
-				val := r.Raw
-				if r.Valid() {
-					val = r.Event.AppendJSON(make([]byte, 0, 64))
-					c.events[i], c.valid[i], c.late[i] = r.Event, true, r.Late
-				}
-				c.msgs[i] = kafka.Message{Key: []byte(r.Key), Value: val}
-			}
-			if !c.due.IsZero() {
-				if d := time.Until(c.due); d > 0 {
-					t := time.NewTimer(d)
-					select {
-					case <-ctx.Done():
-						t.Stop()
-						return // this second is not over yet: drop it
-					case <-t.C:
-					}
-				}
-			}
-			select {
-			case chunks <- c:
-			case <-ctx.Done():
-				chunks <- c // generated and due: flush it with the rest
-				return
-			}
-		}
+	genDone := make(chan struct{})
+	go func() {
+		defer close(genDone)
+		p.generate(gctx, ctx, g, chunks)
 	}()
 
 	// Writes use a context that outlives ctx by FlushTimeout, so a second
@@ -213,50 +167,147 @@ func Run(ctx context.Context, cfg RunConfig, w Writer) (Stats, error) {
 	stopFlush := context.AfterFunc(ctx, func() { time.AfterFunc(cfg.FlushTimeout, wcancel) })
 	defer stopFlush()
 
-	progressDone := make(chan struct{})
-	var pwg sync.WaitGroup
-	if cfg.Progress != nil {
-		pwg.Add(1)
-		go func() {
-			defer pwg.Done()
-			t := time.NewTicker(cfg.ProgressEvery)
-			defer t.Stop()
-			for {
-				select {
-				case <-progressDone:
-					return
-				case <-t.C:
-					cfg.Progress(snapshot())
-				}
-			}
-		}()
-	}
-
-	var werr error
-	for c := range chunks {
-		if werr != nil {
-			continue // drain so the generator can exit
-		}
-		werr = writeChunk(wctx, w, cfg, c, &mu, &st)
-	}
-	close(progressDone)
-	pwg.Wait()
-	final := snapshot()
+	stopReport := p.startReport()
+	werr := p.writeAll(wctx, chunks, stopGen)
+	<-genDone
+	stopReport()
+	final := p.snapshot()
 	if cfg.Progress != nil {
 		cfg.Progress(final)
 	}
 	return final, werr
 }
 
+// producer is one Run: its settings, its writer and the stats so far.
+type producer struct {
+	cfg   RunConfig
+	w     Writer
+	start time.Time
+
+	mu sync.Mutex // guards st: written by the writer, read by the reporter
+	st Stats
+}
+
+// snapshot returns the stats so far.
+func (p *producer) snapshot() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.st
+	s.Elapsed = time.Since(p.start)
+	return s
+}
+
+// generate encodes one event second at a time into chunks, paced by Speedup, until the
+// stream ends or gctx ends, then closes chunks. A second that is generated and due when ctx
+// (the caller's) ends is still queued, so the writer flushes it with the rest; one whose
+// time has not come is dropped.
+func (p *producer) generate(gctx, ctx context.Context, g *stream.Generator, chunks chan<- *chunk) {
+	defer close(chunks)
+	var recs []stream.Record
+	for n := int64(0); ; n++ {
+		if gctx.Err() != nil {
+			return
+		}
+		sec := g.Next()
+		var ok bool
+		if recs, ok = g.NextSecond(recs[:0]); !ok {
+			return
+		}
+		c := p.encode(sec, n, recs)
+		if !c.due.IsZero() {
+			if d := time.Until(c.due); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-gctx.Done():
+					t.Stop()
+					return // this second is not over yet: drop it
+				case <-t.C:
+				}
+			}
+		}
+		select {
+		case chunks <- c:
+		case <-gctx.Done():
+			if ctx.Err() != nil {
+				chunks <- c // generated and due: flush it with the rest
+			}
+			return
+		}
+	}
+}
+
+// encode turns the n-th event second's records into messages, with when it is due.
+func (p *producer) encode(sec time.Time, n int64, recs []stream.Record) *chunk {
+	c := &chunk{sec: sec}
+	if p.cfg.Speedup > 0 {
+		c.due = p.start.Add(time.Duration(float64(n+1) * float64(time.Second) / p.cfg.Speedup))
+	}
+	c.msgs = make([]kafka.Message, len(recs))
+	c.events = make([]event.Event, len(recs))
+	c.valid = make([]bool, len(recs))
+	c.late = make([]bool, len(recs))
+	for i, r := range recs {
+		val := r.Raw
+		if r.Valid() {
+			val = r.Event.AppendJSON(make([]byte, 0, 64))
+			c.events[i], c.valid[i], c.late[i] = r.Event, true, r.Late
+		}
+		c.msgs[i] = kafka.Message{Key: []byte(r.Key), Value: val}
+	}
+	return c
+}
+
+// writeAll writes every chunk until chunks closes. After a write fails it stops the
+// generator and drains what was queued, and returns the error.
+func (p *producer) writeAll(ctx context.Context, chunks <-chan *chunk, stopGen func()) error {
+	var werr error
+	for c := range chunks {
+		if werr != nil {
+			continue // drain so the generator can exit
+		}
+		if werr = p.writeChunk(ctx, c); werr != nil {
+			stopGen()
+		}
+	}
+	return werr
+}
+
+// startReport calls Progress every ProgressEvery until the returned stop is called (which
+// waits for the reporter to end); without Progress it does nothing.
+func (p *producer) startReport() (stop func()) {
+	if p.cfg.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(p.cfg.ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.cfg.Progress(p.snapshot())
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
 // writeChunk writes one second in batches and accounts for what was
 // acknowledged.
-func writeChunk(ctx context.Context, w Writer, cfg RunConfig, c *chunk, mu *sync.Mutex, st *Stats) error {
+func (p *producer) writeChunk(ctx context.Context, c *chunk) error {
+	cfg := p.cfg
 	for lo := 0; lo < len(c.msgs); lo += cfg.BatchSize {
 		hi := min(lo+cfg.BatchSize, len(c.msgs))
-		err := w.WriteMessages(ctx, c.msgs[lo:hi]...)
+		err := p.w.WriteMessages(ctx, c.msgs[lo:hi]...)
 		var werrs kafka.WriteErrors
 		partial := errors.As(err, &werrs) && len(werrs) == hi-lo
-		mu.Lock()
+		p.mu.Lock()
+		st := &p.st
 		for i := lo; i < hi; i++ {
 			if err != nil && (!partial || werrs[i-lo] != nil) {
 				continue
@@ -277,18 +328,18 @@ func writeChunk(ctx context.Context, w Writer, cfg RunConfig, c *chunk, mu *sync
 				cfg.Truth.Add(ev)
 			}
 		}
-		mu.Unlock()
+		p.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("write %d messages of event second %s: %w", hi-lo, c.sec.Format(time.RFC3339), err)
 		}
 	}
-	mu.Lock()
-	st.Seconds++
-	st.EventTime = c.sec
+	p.mu.Lock()
+	p.st.Seconds++
+	p.st.EventTime = c.sec
 	if !c.due.IsZero() {
-		st.Behind = max(0, time.Since(c.due))
+		p.st.Behind = max(0, time.Since(c.due))
 	}
-	mu.Unlock()
+	p.mu.Unlock()
 	return nil
 }
 

@@ -227,3 +227,23 @@ func TestRunConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWriteErrorEndless: a failed write ends a run of an endless stream too (the
+// generator is stopped, not drained forever).
+func TestRunWriteErrorEndless(t *testing.T) {
+	boom := errors.New("broker gone")
+	w := &fakeWriter{fail: func(int) error { return boom }}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), RunConfig{Stream: stream.Config{Items: 100, Rate: 500, Servers: 5, Seed: 1}, Speedup: -1}, w)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, boom) {
+			t.Fatalf("error %v, want the write error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run of an endless stream did not return after its writer failed")
+	}
+}
