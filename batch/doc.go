@@ -17,7 +17,7 @@
 // Trending topics (seed 001, topics.go) are recomputed the same way: exact per-(region,
 // topic) hour rollups with the archive fingerprint (and the rules': blocklist, account age,
 // dedupe slot) recorded, the 7-day same-hour baseline summed from them, and one exact list
-// per closed hour and list under {Window: "topics/<list>/<score>", Start: the hour}.
+// per closed hour and list under model.TopicsKey(list, score) with the hour as start.
 //
 // The Runner plans windows, refuses open ones (ErrWindowOpen), builds what is stale,
 // publishes lists with a Reconciliation against the speed list they replace, and reports

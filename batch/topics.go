@@ -23,7 +23,7 @@ import (
 // Trending topics (seed 001) in the batch layer: exact per-(region, topic) hourly counts of
 // closed hours, the 7-day same-hour baseline from them, and one exact list per closed hour
 // and list (every configured region and world), published under the calendar key
-// {Window: "topics/<list>/<score>", Start: the hour} as source=batch.
+// model.TopicsKey(list, score) with the hour as start, as source=batch.
 //
 // The rules reproduced exactly from the archived rows (what speed/topics.State.Add does,
 // minus its approximations):

@@ -329,7 +329,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	ctx := context.Background()
 	w := newTopicsWorld(t)
 	eng, st := open(t), boltStore(t)
-	speed := model.List{Window: "topics/eu/surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
+	speed := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
 		Version: 5, Source: model.SourceSpeed, Status: model.StatusProvisional, ComputedAt: topicsH,
 		Items: []model.Item{{Rank: 1, ItemID: "quake", Views: 9999, Topic: &model.Topic{Score: 40}}, {Rank: 2, ItemID: "nothing", Views: 10, Topic: &model.Topic{Score: 1}}}}
 	if err := st.Put(ctx, speed); err != nil {
