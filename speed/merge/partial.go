@@ -4,10 +4,11 @@
 // serving store with a version.
 //
 // Because events are partitioned by item, every item's whole count lives in one partition and
-// the merge of local top lists is exact (seed 003's proof); with sketches each partition
-// reports its top m*K so sketch noise cannot push a leader out (seed 004). A partition whose
-// list is missing or stale is not dropped: its last list is reused and the result is marked
-// partial, naming it (seed 000, step 8).
+// the merge of local top lists is exact (the proof is in docs/requirements.md, "The exact
+// merge"); with sketches each partition reports its top m*K so sketch noise cannot push a
+// leader out. A partition whose list is missing or stale is not dropped: its last list is
+// reused and the result is marked partial, naming it, so a crashed partition's leaders do not
+// vanish.
 //
 // Every served list says what it is (model.Status): the speed layer's counts are never
 // claimed exact, since events later than the allowed lateness are missing from them. A
@@ -57,10 +58,10 @@ type Partial struct {
 	Bound   *model.Bound `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
-	// Topics is a trending-topics list (Window is its name, model.TopicsKey(...).Name()): the partition's
-	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
-	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
-	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
+	// Topics is a trending-topics list (Window is its name, model.TopicsKey(...).Name()):
+	// the partition's public list, ranked by score, instead of Items. Scores are ratios,
+	// not counts, so the merger sorts them as floats rather than through topk.Merge; every
+	// topic is counted on one partition, so joining the lists double-counts nothing.
 	Topics []model.Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
