@@ -41,7 +41,7 @@ type Row struct {
 	// taken from the log rather than the archiver's clock so that re-archiving the same
 	// offsets writes the same rows.
 	IngestTS int64 `parquet:"ingest_ts,timestamp(millisecond),delta"`
-	// UserID and AccountAgeDays are the event's optional trending-topics fields (seed 001),
+	// UserID and AccountAgeDays are the event's optional trending-topics fields,
 	// added as optional columns under the evolution rule: files written before them read
 	// as "" and nil. UserID is written as null when empty (the optional tag on a string);
 	// AccountAgeDays is a pointer because 0 (created today) is not absent. Not dictionary-

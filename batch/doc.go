@@ -1,6 +1,7 @@
 // Package batch is the batch layer: it recomputes closed calendar windows exactly from the
 // Parquet archive and writes their top-K lists to the serving store as source=batch, which
-// supersedes the speed layer's approximate list ("approximate now, exact later", seed 004).
+// supersedes the speed layer's approximate list ("approximate now, exact later":
+// docs/requirements.md).
 //
 // It keeps full per-item rollups per level (hour, day, month), so a day is the sum of 24
 // hour rollups and a month the sum of its day rollups, never a rescan of raw events; all
@@ -14,7 +15,7 @@
 // one over the same archive reader with rollups in a bbolt file (the embedded mode, no
 // ClickHouse). Both pass the same test suite.
 //
-// Trending topics (seed 001, topics.go) are recomputed the same way: exact per-(region,
+// Trending topics (topics.go, docs/topics.md) are recomputed the same way: exact per-(region,
 // topic) hour rollups with the archive fingerprint (and the rules': blocklist, account age,
 // dedupe slot) recorded, the 7-day same-hour baseline summed from them, and one exact list
 // per closed hour and list under model.TopicsKey(list, score) with the hour as start.

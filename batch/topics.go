@@ -20,7 +20,7 @@ import (
 	"trending/serving/store"
 )
 
-// Trending topics (seed 001) in the batch layer: exact per-(region, topic) hourly counts of
+// Trending topics (docs/topics.md) in the batch layer: exact per-(region, topic) hourly counts of
 // closed hours, the 7-day same-hour baseline from them, and one exact list per closed hour
 // and list (every configured region and world), published under the calendar key
 // model.TopicsKey(list, score) with the hour as start, as source=batch.
@@ -65,7 +65,8 @@ type TopicsConfig struct {
 	// Scores sets each list's score by name (topics.World or a region); default volume.
 	// A decayed list is not recomputed (skipped with a reason).
 	Scores map[string]topics.Score
-	// Surge is the floor, c and the enter threshold; zero fields take seed 001's defaults.
+	// Surge is the floor, c and the enter threshold; zero fields take the defaults (c 50,
+	// floor 300, enter 3).
 	Surge topics.SurgeConfig
 	// Weight is the new-account age and the review share and cut; zero fields default.
 	Weight topics.WeightConfig
@@ -84,7 +85,7 @@ type TopicsConfig struct {
 	Held func(topic string) bool
 }
 
-// DefaultTopicsConfig returns seed 001's settings with no regions.
+// DefaultTopicsConfig returns the default settings with no regions.
 func DefaultTopicsConfig() TopicsConfig {
 	return TopicsConfig{Surge: topics.DefaultSurgeConfig(), DedupeSlot: topics.DefaultDedupeTTL,
 		BaselineDays: topics.DefaultBaselineDays, ListSize: topics.DefaultListSize}

@@ -1,22 +1,7 @@
-// Package merge turns the speed workers' per-partition top lists ("partials", topic
-// trending.partials) into the served lists: for each window it merges the newest list of
-// every partition into the global top K, attaches titles, and writes the result to the
-// serving store with a version.
-//
-// Because events are partitioned by item, every item's whole count lives in one partition and
-// the merge of local top lists is exact (seed 003's proof); with sketches each partition
-// reports its top m*K so sketch noise cannot push a leader out (seed 004). A partition whose
-// list is missing or stale is not dropped: its last list is reused and the result is marked
-// partial, naming it (seed 000, step 8).
-//
-// Every served list says what it is (Status): the speed layer's counts are never
-// claimed exact, since events later than the allowed lateness are missing from them. A
-// calendar window's list is live while any partition still counts in it and provisional once
-// every partition the merger holds has sent its final list; its dropped_late is the sum of
-// the partitions' counts of events too late for it, which late-only partials raise after the
-// final lists. A merger started after a window's final lists fell out of its lookback holds
-// none of them, so it publishes no late-drop update for that window: the stored list keeps
-// the count it had (the batch's exact list replaces it anyway).
+// Partial is what a speed worker publishes for one window of one partition (the topic
+// trending.partials): its top m*K, the merger's input. It lives in the model because both
+// sides of the wire, the workers and the merger, read and write it.
+
 package model
 
 import (
@@ -56,10 +41,10 @@ type Partial struct {
 	Bound   *Bound       `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
-	// Topics is a trending-topics list (Window is its name, TopicsKey(...).Name()): the partition's
-	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
-	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
-	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
+	// Topics is a trending-topics list (Window is its name, TopicsKey(...).Name()):
+	// the partition's public list, ranked by score, instead of Items. Scores are ratios,
+	// not counts, so the merger sorts them as floats rather than through topk.Merge; every
+	// topic is counted on one partition, so joining the lists double-counts nothing.
 	Topics []Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`

@@ -240,9 +240,9 @@ func TestK8sManifests(t *testing.T) {
 	}
 }
 
-// planPerPartition runs `trending plan` for seed 000 at 10x with the partitions configured
-// and the modes the speed workers are given, and returns the window state per partition in
-// bytes: the sum of the chosen column of each window.
+// planPerPartition runs `trending plan` for the 10x case of docs/scale-out.md with the
+// partitions configured and the modes the speed workers are given, and returns the window
+// state per partition in bytes: the sum of the chosen column of each window.
 func planPerPartition(t *testing.T, partitions int, speedArgs []string) float64 {
 	t.Helper()
 	out := runBin(t, "plan", "--events-per-day", "5e10", "--distinct-per-minute", "2e7", "--distinct-per-hour", "3e8",

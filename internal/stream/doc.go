@@ -8,8 +8,8 @@
 // A catalog of Items items, V1..VN, is viewed by Zipf's law: rank k gets a
 // share proportional to k^-s (NewZipf; any s > 0). Rate views a second of
 // event time are drawn; each lands on one of Servers video servers, and
-// each server sends one event per item per second with the sum (seed 000's
-// pre-summing), so a second has at most Rate events and a viral item on 500
+// each server sends one event per item per second with the sum (pre-summing:
+// docs/requirements.md), so a second has at most Rate events and a viral item on 500
 // servers is at most 500 events a second however many views it gets.
 // Viral items (ParseViral: "V42@+2m:30%:10m") take a share of all views for
 // a while. A fraction Late of events have their time shifted back by LateBy,

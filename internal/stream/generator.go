@@ -38,7 +38,7 @@ type Config struct {
 	// accumulate: 0.5 is one view every other second. Default 50,000; at
 	// most MaxRate.
 	Rate float64
-	// Servers is how many video servers pre-sum their views (seed 000):
+	// Servers is how many video servers pre-sum their views (docs/requirements.md):
 	// each view lands on a uniformly chosen server, and each server sends
 	// one event per item per second with the sum. Default 500.
 	Servers int

@@ -45,7 +45,7 @@ func TestGeneratorDeterministic(t *testing.T) {
 	}
 }
 
-// TestPreSumming checks seed 000's pre-summing: every view is in exactly one
+// TestPreSumming checks the pre-summing: every view is in exactly one
 // event, an event is one (item, server, second), so events never outnumber
 // views and a second's events never exceed items x servers.
 func TestPreSumming(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 )
 
 // Viral is an item that takes a share of all views for a while: the "clearly
-// top video" of seed 000 that must never go missing, and the skew that loads
-// one partition (seed 004).
+// top video" that must never go missing (docs/requirements.md), and the skew
+// that loads one partition.
 type Viral struct {
 	// Item is the item id. It may be a catalog item (V42, which then gets
 	// its Zipf share plus the viral share) or a new one.

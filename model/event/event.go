@@ -12,8 +12,8 @@ const (
 	FieldCount  = "count"
 	FieldTS     = "ts"
 	FieldRegion = "region"
-	// FieldUserID and FieldAccountAgeDays are the optional trending-topics hints (seed
-	// 001): who mentioned the topic, for the user-per-topic dedupe, and how old the
+	// FieldUserID and FieldAccountAgeDays are the optional trending-topics hints
+	// (docs/topics.md): who mentioned the topic, for the user-per-topic dedupe, and how old the
 	// account is, for the new-account weight.
 	FieldUserID         = "user_id"
 	FieldAccountAgeDays = "account_age_days"

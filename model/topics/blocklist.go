@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultBlocklistInterval is how often the blocklist file is checked: a new ban applies
-// within about a minute (seed 001).
+// within about a minute, without a restart.
 const DefaultBlocklistInterval = time.Minute
 
 // MaxBlocklistBytes bounds the file, so a wrong path (a log, a dump) fails loudly instead of

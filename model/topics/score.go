@@ -16,7 +16,7 @@ const (
 	// Surge ranks by how unusual the present is: (current + c) / (expected + c), where
 	// expected is the same clock hour's mean over the last 7 days scaled to the window.
 	Surge Score = "surge"
-	// Decayed ranks by exponentially decayed counts with a half-life (seed 004): a
+	// Decayed ranks by exponentially decayed counts with a half-life: a
 	// mention's weight halves every half-life instead of dropping to zero at a window edge.
 	Decayed Score = "decayed"
 )
@@ -32,7 +32,7 @@ func ParseScore(s string) (Score, error) {
 	return "", fmt.Errorf("%w: %q: use volume, surge or decayed", ErrUnknownScore, s)
 }
 
-// Seed 001's surge settings.
+// The surge defaults (docs/requirements.md, "Trending topics").
 const (
 	// DefaultSmoothing is c in (current + c) / (expected + c). A bigger c favours big
 	// topics, a smaller one small topics.
@@ -59,7 +59,7 @@ type SurgeConfig struct {
 	Enter, Stay float64
 }
 
-// DefaultSurgeConfig returns seed 001's settings: c = 50, floor 300, enter 3, stay 2.
+// DefaultSurgeConfig returns the defaults: c = 50, floor 300, enter 3, stay 2.
 func DefaultSurgeConfig() SurgeConfig {
 	return SurgeConfig{Smoothing: DefaultSmoothing, Floor: DefaultFloor, Enter: DefaultEnter, Stay: DefaultStay}
 }
@@ -116,10 +116,10 @@ func (c SurgeConfig) Score(current, expected float64) (score float64, ok bool) {
 }
 
 // Expected is the baseline of a window of length window: the mean of the same clock hour's
-// counts over the days given (seed 001: 7), scaled from an hour to the window (a
-// 15-minute window takes a quarter). Days with no data should be left out rather than
-// passed as zero, or a young deployment reads every topic as surging; with no days at all
-// the expected count is 0, a topic with no history.
+// counts over the days given (7 by default: a week of the same hour), scaled from an hour
+// to the window (a 15-minute window takes a quarter). Days with no data should be left out
+// rather than passed as zero, or a young deployment reads every topic as surging; with no
+// days at all the expected count is 0, a topic with no history.
 func Expected(sameHour []float64, window time.Duration) float64 {
 	if len(sameHour) == 0 {
 		return 0

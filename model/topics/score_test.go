@@ -8,14 +8,15 @@ import (
 	"time"
 )
 
-// TestSeedScores reproduces seed 001's worked numbers exactly (to the digits it prints).
+// TestSeedScores reproduces the worked numbers of docs/requirements.md ("Trending
+// topics") exactly, to the digits printed there.
 func TestSeedScores(t *testing.T) {
 	cfg := DefaultSurgeConfig()
 	for _, tc := range []struct {
 		name              string
 		current, expected float64
-		want              float64 // the seed's figure
-		round             float64 // the seed's rounding
+		want              float64 // the worked figure
+		round             float64 // its rounding
 		listed            bool    // passes the floor of 300
 	}{
 		{"marathon 4,000 vs 200", 4000, 200, 16.2, 0.1, true},
@@ -37,7 +38,7 @@ func TestSeedScores(t *testing.T) {
 			}
 		})
 	}
-	// The exact fractions the seed divides.
+	// The exact fractions the worked numbers divide.
 	if got := SurgeRatio(4000, 200, 50); got != 4050.0/250 {
 		t.Errorf("4050/250: got %v", got)
 	}

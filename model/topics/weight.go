@@ -5,12 +5,13 @@ import (
 	"time"
 )
 
-// Weight defaults (seed 001).
+// Weight defaults: a new account counts 3 tenths of a mention, an established one 10, so a
+// crowd of throwaway accounts moves a list far less than real users.
 const (
 	// NewTenths and EstablishedTenths are what one mention counts, in tenths.
 	NewTenths         = 3
 	EstablishedTenths = 10
-	// DefaultNewAccountAge is the age below which an account is new. The seed does not
+	// DefaultNewAccountAge is the age below which an account is new. The design does not
 	// fix it; 30 days is the usual line for a throwaway account.
 	DefaultNewAccountAge = 30 * 24 * time.Hour
 	// DefaultReviewShare is the share of a listed topic's weight from new accounts above

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestMergeExactWhenPartitioned is the property behind the speed layer's merger (seed 003,
-// deep dive 2): when every item lives in exactly one partition, merging each partition's top
-// k gives exactly the top k of all items, ties included.
+// TestMergeExactWhenPartitioned is the property behind the speed layer's merger
+// (docs/requirements.md, "The exact merge"): when every item lives in exactly one partition,
+// merging each partition's top k gives exactly the top k of all items, ties included.
 func TestMergeExactWhenPartitioned(t *testing.T) {
 	rng, _ := newRand(t)
 	seed := maphash.MakeSeed()
@@ -44,8 +44,9 @@ func TestMergeExactWhenPartitioned(t *testing.T) {
 	}
 }
 
-// TestMergeNotExactWhenSplit documents the precondition with seed 003's counterexample: X's 80
-// views split 40/40 over two partitions rank third in each, so X never reaches the merge.
+// TestMergeNotExactWhenSplit documents the precondition with the counterexample of
+// docs/requirements.md: X's 80 views split 40/40 over two partitions rank third in each,
+// so X never reaches the merge.
 func TestMergeNotExactWhenSplit(t *testing.T) {
 	p1 := []Entry{{"A", 60}, {"B", 50}, {"X", 40}}
 	p2 := []Entry{{"C", 70}, {"D", 45}, {"X", 40}}

@@ -5,11 +5,11 @@
 // the batch layer and tests all rank ties the same way, so two correct computations of a top
 // list are byte-for-byte equal and can be compared.
 //
-// The merge is exact when items are partitioned, each item's whole count living in exactly
-// one list: an item in the global top K is beaten by at most K-1 items anywhere, so by at most
-// K-1 in its own partition, so it is in that partition's top K and reaches the merge (seed
-// 003, deep dive 2). When one item's count is split over partitions this is false, and Merge
-// cannot detect it; partition by item id.
+// The merge is exact when items are partitioned, each item's whole count living in exactly one
+// list: an item in the global top K is beaten by at most K-1 items anywhere, so by at most K-1
+// in its own partition, so it is in that partition's top K and reaches the merge
+// (docs/requirements.md, "The exact merge"). When one item's count is split over partitions
+// this is false, and Merge cannot detect it; partition by item id.
 package topk
 
 import (

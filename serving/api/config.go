@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// HardMaxLimit is the largest list the API can ever be configured to serve (seed 003: K up to
-// 1,000). Every allowed request stays one lookup of a precomputed list.
+// HardMaxLimit is the largest list the API can ever be configured to serve (the all-time list's K
+// goes up to 1,000). Every allowed request stays one lookup of a precomputed list.
 const HardMaxLimit = 1000
 
 // Config configures the serving API. Zero values are not defaults: start from DefaultConfig.
@@ -43,7 +43,8 @@ type Config struct {
 	// MaxLimit is the largest limit a request may ask for; lists are cached trimmed to it.
 	// Default 100, at most HardMaxLimit.
 	MaxLimit int
-	// MaxAge is the Cache-Control max-age of list responses (seed 000: a CDN keeps a list 30 s).
+	// MaxAge is the Cache-Control max-age of list responses (a CDN keeps a list 30 s,
+	// so 20,000 page loads a second mostly never reach the API).
 	// Default 30s.
 	MaxAge time.Duration
 	// CORSOrigins are the browser origins (such as https://dash.example.com) allowed to read the
@@ -63,7 +64,7 @@ type Config struct {
 
 	// Now is the clock; tests replace it. Default time.Now.
 	Now func() time.Time
-	// Topics maps every trending-topics list the API serves (seed 001) to its score:
+	// Topics maps every trending-topics list the API serves (docs/topics.md) to its score:
 	// "world" and each configured region to volume, surge or decayed, as the speed workers'
 	// topics.Config has them. GET /v1/topics?region= reads the live list
 	// model.TopicsKey(region, score).Name(). Default none: /v1/topics answers 404.

@@ -38,7 +38,7 @@ func (s *Server) handleTrending(w http.ResponseWriter, r *http.Request) {
 	s.writeList(w, r, e, q.limit, now)
 }
 
-// handleTopics serves one region's trending-topics list (seed 001).
+// handleTopics serves one region's trending-topics list (docs/topics.md).
 func (s *Server) handleTopics(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	q, aerr := parseTopics(r.URL.RawQuery, &s.cfg, now)

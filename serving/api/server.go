@@ -1,6 +1,7 @@
 // Package api is the serving layer's HTTP API and dashboard host: it answers every read from an
 // in-memory cache of the serving store (Cache), with each list's JSON encoded once per version
-// so a read is a map lookup and a write (seed 000, "Precomputing so a read is one lookup").
+// so a read is a map lookup and a write (lists are precomputed so a read is one lookup:
+// docs/requirements.md, "Serving").
 //
 // Routes (schemas/openapi.yaml describes them; openapi_test.go keeps the two in step):
 //
@@ -8,7 +9,7 @@
 //	GET /v1/trending?window=hour|day|month&start=T       one calendar window's list
 //	GET /v1/windows?window=hour|day|month&from=T&to=T    status of calendar windows in a range
 //	GET /v1/reconciliation                               the newest speed-vs-exact reconciliation per level
-//	GET /v1/topics?region=world|R&score=S&limit=N        one region's trending topics (seed 001)
+//	GET /v1/topics?region=world|R&score=S&limit=N        one region's trending topics (docs/topics.md)
 //	GET /healthz, /readyz, /metrics                      liveness, readiness, Prometheus
 //	GET /                                                the dashboard (serving/dashboard)
 //

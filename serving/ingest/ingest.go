@@ -1,8 +1,8 @@
-// Package ingest is the HTTP write path (seed 003): POST /v1/events accepts one event or a
+// Package ingest is the HTTP write path: POST /v1/events accepts one event or a
 // batch, validates every event with the same strict decoder the speed layer uses, pre-sums
 // per (item, region, second) in memory, and publishes the sums to Kafka keyed by item,
 // answering 202 Accepted. Events that carry user_id or account_age_days (trending topics'
-// mentions, seed 001) are passed through one by one, as they came: a sum would lose the
+// mentions, docs/topics.md) are passed through one by one, as they came: a sum would lose the
 // user the topics dedupe counts once, and the account age that weighs the mention.
 //
 // Durability: accepted events wait in memory for at most FlushEvery (default 1 s) before they

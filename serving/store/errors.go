@@ -9,7 +9,7 @@ import (
 var (
 	// ErrNotFound: nobody computed the requested list.
 	ErrNotFound = model.ErrNotFound
-	// ErrStaleVersion: the store holds a newer version of the list (seed 000 step 10: a
+	// ErrStaleVersion: the store holds a newer version of the list (a
 	// merger that paused and woke late must not overwrite a fresh list with an old one).
 	ErrStaleVersion = errors.New("stale version")
 	// ErrSuperseded: a speed-layer (approximate) list was offered for a calendar window that

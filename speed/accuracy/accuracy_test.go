@@ -23,9 +23,9 @@ func logRows(t *testing.T, rep Report) {
 	}
 }
 
-// goalConfig is the scenario scaled to a test: Zipf 1.1, seed 000's
-// windows plus a sketch-mode day, seed 000's error ratio (width from
-// ScaledWidth), late events and a viral item.
+// goalConfig is the scenario scaled to a test: Zipf 1.1, the default
+// windows plus a sketch-mode day, the month sketch's error ratio (4.86% of
+// the K-th count; width from ScaledWidth), late events and a viral item.
 func goalConfig() Config {
 	wc := window.DefaultConfig()
 	wc.Sketch.Width = 0
@@ -78,7 +78,7 @@ func TestGoals(t *testing.T) {
 		overBound += r.OverBound
 		anyOver = anyOver || r.MaxOvercount > 0
 		if r.BoundRatio <= 0 || r.BoundRatio > 2*SeedRatio {
-			t.Errorf("%s at %s: bound is %.3f of the K-th count, want near seed 000's %.3f", r.Window, r.At, r.BoundRatio, SeedRatio)
+			t.Errorf("%s at %s: bound is %.3f of the K-th count, want near the month sizing's %.3f", r.Window, r.At, r.BoundRatio, SeedRatio)
 		}
 	}
 	if !anyOver {
@@ -137,10 +137,10 @@ func TestRunCancelled(t *testing.T) {
 }
 
 func TestScaledWidth(t *testing.T) {
-	// Seed 000: a month's K-th count of 1e6 out of 1.5e11 views, 32
-	// partitions: the scaling gives back its 2^18.
+	// The default scenario: a month's K-th count of 1e6 out of 1.5e11 views,
+	// 32 partitions: the scaling gives back its 2^18.
 	if w := widthFor(1e6/1.5e11, 32, SeedRatio); w != 1<<18 {
-		t.Fatalf("seed 000's scaling gives %d, want 2^18", w)
+		t.Fatalf("the default scenario's scaling gives %d, want 2^18", w)
 	}
 	for _, c := range []struct {
 		items, k, parts int

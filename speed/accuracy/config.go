@@ -9,7 +9,7 @@ import (
 	"trending/speed/window"
 )
 
-// SeedRatio is seed 000's month bound over its K-th count: (e/2^18) x
+// SeedRatio is the month sketch's bound over its K-th count (docs/requirements.md): (e/2^18) x
 // 4.7e9 / 1e6 = 4.86%.
 const SeedRatio = 0.0486
 
@@ -32,8 +32,8 @@ type Config struct {
 	// picks one). Default 4.
 	Partitions int
 	// Window configures every partition. Default window.DefaultConfig()
-	// (seed 000's windows, K 100, M 3), except that a zero Sketch.Width
-	// means ScaledWidth: seed 000's error ratio at this stream's size.
+	// (the default windows, K 100, M 3), except that a zero Sketch.Width
+	// means ScaledWidth: the month sketch's error ratio at this stream's size.
 	Window window.Config
 	// Points is how many evenly spaced points of the stream every window is
 	// compared at (the last is the end). Default 4.
@@ -100,7 +100,7 @@ func (c Config) Validate() error {
 	case c.Points < 0 || c.Points > 1000:
 		return fmt.Errorf("%w: points %d: use 1..1000", ErrConfig, c.Points)
 	case c.TargetRatio < 0 || math.IsNaN(c.TargetRatio):
-		return fmt.Errorf("%w: target ratio %g: must be positive (seed 000: %g)", ErrConfig, c.TargetRatio, SeedRatio)
+		return fmt.Errorf("%w: target ratio %g: must be positive (the month sizing's: %g)", ErrConfig, c.TargetRatio, SeedRatio)
 	}
 	c = c.withDefaults()
 	if c.Stream.Rate > stream.MaxRate {

@@ -8,9 +8,9 @@
 // For each window and point the Report gives recall@K and precision@K, the
 // largest and mean overcount of the reported items against the stated
 // count-min bound (e/w)·N, how many exceeded it, and the heavy items (true
-// count at least twice the K-th) that went missing. The goals (seed 000 and
-// the issue): an exact window equals the truth exactly; a sketch window's
-// recall@100 is at least 0.99 at Zipf 1.1 with seed 000's sizing scaled to
+// count at least twice the K-th) that went missing. The goals (docs/requirements.md
+// and the issue): an exact window equals the truth exactly; a sketch window's
+// recall@100 is at least 0.99 at Zipf 1.1 with the month sketch's sizing scaled to
 // the test; no heavy item is ever missing; and the fraction of reported
 // items over the bound stays below e^-depth, the bound's failure
 // probability. Report.Check lists the goals a run missed.
@@ -29,18 +29,18 @@
 // item, where an item that is strictly above c must be present and tied
 // items are interchangeable.
 //
-// # Seed 000's sizing, scaled
+// # The month sizing, scaled
 //
-// Seed 000 sizes its month sketch so that the bound is under 5% of the
-// K-th count: (e/2^18) x 4.7e9 = 48,600 against a 100th-place count of a
-// million, a ratio of 4.86%. For a Zipf stream that ratio does not depend
-// on the volume: with P partitions and p_K the K-th item's share of views,
-// N per partition is V/P and the K-th count is V·p_K, so
+// The capacity arithmetic (docs/requirements.md) sizes the month sketch so that
+// the bound is under 5% of the K-th count: (e/2^18) x 4.7e9 = 48,600 against a
+// 100th-place count of a million, a ratio of 4.86%. For a Zipf stream that
+// ratio does not depend on the volume: with P partitions and p_K the K-th
+// item's share of views, N per partition is V/P and the K-th count is V·p_K, so
 //
 //	ratio = (e/w) · (V/P) / (V·p_K) = e / (w · P · p_K)
 //
 // and the scaled width is the power of two nearest (in log scale) to
-// e / (0.0486 · P · p_K). Seed 000's own numbers give back 2^18: P = 32 and
-// p_K = 1e6 / 1.5e11. ScaledWidth computes it; the Report states the ratio
+// e / (0.0486 · P · p_K). The default scenario's own numbers give back
+// 2^18: P = 32 and p_K = 1e6 / 1.5e11. ScaledWidth computes it; the Report states the ratio
 // each list actually had.
 package accuracy

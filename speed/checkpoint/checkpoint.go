@@ -1,6 +1,6 @@
 // Package checkpoint stores a speed partition's state together with the Kafka offset it
 // includes, as one S3 object, so recovery loads the state and replays the log from exactly
-// that offset: no event lost, none counted twice (seed 003, deep dive 4).
+// that offset: no event lost, none counted twice (docs/requirements.md, "Failures").
 //
 // An S3 PUT makes an object visible whole or not at all, so a reader never sees a half-written
 // checkpoint; each object also carries a CRC32C, so a corrupt one (a bad disk, a truncated

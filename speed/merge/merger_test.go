@@ -215,8 +215,9 @@ func TestMergeTopics(t *testing.T) {
 	}
 }
 
-// Seed 000 step 8: partition 1 crashes; at the next minute the merger reuses its last list
-// and marks the result partial, so its leader does not vanish.
+// A crashed partition (docs/requirements.md, "Failures"): partition 1 crashes;
+// at the next minute the merger reuses its last list and marks the result
+// partial, so its leader does not vanish.
 func TestStalePartitionReused(t *testing.T) {
 	st := openStore(t)
 	m, _ := merge.New(merge.Config{K: 2, Partitions: 3, Staleness: 90 * time.Second, Store: st})
@@ -233,7 +234,8 @@ func TestStalePartitionReused(t *testing.T) {
 	}
 }
 
-// Seed 000 step 10: a merger that paused publishes an older list; the store keeps the newer.
+// A stale write (docs/requirements.md, "Serving"): a merger that paused publishes an older
+// list; the store keeps the newer.
 func TestStandbyCannotRegress(t *testing.T) {
 	st := openStore(t)
 	active, _ := merge.New(merge.Config{K: 2, Store: st})

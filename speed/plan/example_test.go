@@ -6,7 +6,8 @@ import (
 	"trending/speed/plan"
 )
 
-// Seed 000's scenario: the hour and the day are exact, the month uses sketches.
+// The default scenario (docs/requirements.md): the hour and the day are exact, the month uses
+// sketches.
 func ExampleCompute() {
 	p, err := plan.Compute(plan.DefaultInput())
 	if err != nil {

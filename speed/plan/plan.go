@@ -1,10 +1,11 @@
 // Package plan owns the capacity arithmetic of the speed layer: how much memory exact counting
-// takes for each sliding window, how much count-min sketches take instead, which of the two
-// each window should use, and the sketch's error bound. It reproduces seed 000's "Estimate the
-// scale" and "Exact counts or a sketch" figures (7.5 GB, 43.5 GB, 250 GB, 10.5 MB sketches,
-// about 11 GB and 23 times less, an overcount of about 48,600 views at 99.3%) and seed 001's
-// minute-sketch sizing, so that the choice the speed layer makes per window is a number anyone
-// can recompute with `trending plan`, not a belief.
+// takes for each sliding window, how much count-min sketches take instead, which of the two each
+// window should use, and the sketch's error bound. It reproduces the capacity arithmetic in
+// docs/requirements.md (exact 7.5 GB hour, 43.5 GB day, 250 GB month against 10.5 MB sketches,
+// about 11 GB and 23 times less, an overcount of about 48,600 views at 99.3%) and the
+// trending-topics minute-sketch sizing (5 x 65,536, 1.31 MB, 79 MB for a ring of 60), so that
+// the choice the speed layer makes per window is a number anyone can recompute with
+// `trending plan`, not a belief.
 //
 // The package does no I/O: Compute is a pure function of its Input.
 package plan
@@ -22,11 +23,13 @@ const (
 	ModeSketch = "sketch" // count-min sketches per bucket plus a running sketch and candidates
 )
 
-// RingMinutes is the number of one-minute sketches in seed 001's ring (one per minute of the
-// last hour, summed to answer a window, never decremented).
+// RingMinutes is the number of one-minute sketches in the trending-topics ring
+// (one per minute of the last hour, summed to answer a window, never
+// decremented).
 const RingMinutes = 60
 
-// Input is what the plan is computed from. DefaultInput holds seed 000's scenario; every
+// Input is what the plan is computed from. DefaultInput holds the views scenario of
+// docs/requirements.md (5 billion views a day over 32 partitions); every
 // field documents its default.
 type Input struct {
 	// EventsPerDay is the sum of all event counts in a day (views, not messages: events are
@@ -39,7 +42,8 @@ type Input struct {
 	DistinctPerDay    float64 `json:"distinct_per_day"`
 	DistinctPerMonth  float64 `json:"distinct_per_month"`
 	// EntryBytes is the memory of one exact counter entry: item id, count and hash-map
-	// overhead. Default 50, seed 000's figure. Candidate entries are costed the same.
+	// overhead. Default 50, the budget the capacity arithmetic (docs/requirements.md)
+	// assumes; our packed buckets measure 34.9 B. Candidate entries are costed the same.
 	EntryBytes float64 `json:"entry_bytes"`
 	// Partitions is the number of log partitions, one counting task each. Default 32.
 	Partitions int `json:"partitions"`
@@ -47,42 +51,46 @@ type Input struct {
 	// (2^18) and 5. Every sketch shares them, so sketches add and subtract cell by cell.
 	SketchWidth int `json:"sketch_width"`
 	SketchDepth int `json:"sketch_depth"`
-	// CounterBytes is the size of one sketch cell. Default 8, seed 000's figure; seed 001 uses
-	// 4, which is enough for a minute but can overflow over a month (see Plan.Warnings).
+	// CounterBytes is the size of one sketch cell. Default 8, so a month's counts cannot
+	// overflow; the trending-topics minute sketch uses 4, which is enough for a minute but
+	// can overflow over a month (see Plan.Warnings).
 	CounterBytes int `json:"counter_bytes"`
 	// KthCount is the assumed count of the K-th item over the month. Default 1e6. For shorter
 	// windows it is scaled by their length, which assumes a top item's views are spread evenly
 	// over the month; real trending items are burstier, so the scaled figure is conservative.
 	KthCount float64 `json:"kth_count"`
 	// CandidateFloor is the month estimate an item must reach to join the candidate set.
-	// Zero means half of KthCount (seed 000: 500,000). It must stay well above the sketch's
-	// overcount, or the candidate set fills with noise.
+	// Zero means half of KthCount (500,000 for the month's 1,000,000). It must stay well
+	// above the sketch's overcount, or the candidate set fills with noise.
 	CandidateFloor float64 `json:"candidate_floor"`
 	// ErrorTolerance is the largest acceptable sketch overcount as a fraction of the K-th
-	// count. Default 0.05, seed 000's "counts within about 5% are fine for the month".
+	// count. Default 0.05: counts within about 5% are fine for the month (docs/requirements.md).
 	ErrorTolerance float64 `json:"error_tolerance"`
 	// MemoryBudgetPerPartition is the exact state one task may hold for one window, in bytes.
 	// Default 2 GiB: a task checkpoints its whole state every minute, and 2 GiB uploads in
 	// about 20 s at a single stream's ~100 MB/s to S3, well inside the minute, while Go's
 	// default GOGC=100 lets a 2 GiB live heap peak near 4 GiB, which fits an 8 GB container
-	// with room for fetch buffers. The seed's day, 1.36 GB per task, fits; the month's
+	// with room for fetch buffers. The day, 1.36 GB per task (today and at 10x), fits; the month's
 	// 7.81 GB per task does not (it would not even checkpoint once a minute).
 	MemoryBudgetPerPartition float64 `json:"memory_budget_per_partition"`
 	// MemoryBudgetTotal is the most exact state one window may take over all partitions, in
-	// bytes, before the plan gives up exactness for it. Default 100 GB. Spreading a window over more partitions keeps each task small
-	// but not the fleet's bill: at 10x, the day is 1.36 GB per task over 320 tasks, the same
-	// per task as today, yet 435 GB in all. Seed 000 calls 43.5 GB (day) and 75 GB (the 10x
+	// bytes, before the plan gives up exactness for it. Default 100 GB. Spreading a window
+	// over more partitions keeps each task small but not the fleet's bill: at 10x, the day
+	// is 1.36 GB per task over 320 tasks, the same per task as today, yet 435 GB in all. The
+	// capacity arithmetic (docs/requirements.md) calls 43.5 GB (day) and 75 GB (the 10x
 	// hour) affordable and 250 GB (month) and 435 GB (the 10x day) not; 100 GB sits between.
 	MemoryBudgetTotal float64 `json:"memory_budget_total"`
 	// MonthDays is the length of the month window in days. Default 30.
 	MonthDays int `json:"month_days"`
-	// PeakFactor is the ratio of peak to average event rate. Default 3 (seed 000).
+	// PeakFactor is the ratio of peak to average event rate. Default 3: about 175,000
+	// views a second at peak against 58,000 on average.
 	PeakFactor float64 `json:"peak_factor"`
 }
 
-// DefaultInput returns seed 000's scenario: 5 billion views a day, 2 million distinct videos a
-// minute, 30 million an hour, 150 million a day, 500 million a month, 50-byte entries,
-// 32 partitions, 2^18 x 5 sketches of 8-byte counters, a K-th month count of 1 million.
+// DefaultInput returns the views scenario of docs/requirements.md: 5 billion views a
+// day, 2 million distinct videos a minute, 30 million an hour, 150 million a day, 500
+// million a month, 50-byte entries, 32 partitions, 2^18 x 5 sketches of 8-byte
+// counters, a K-th month count of 1 million.
 func DefaultInput() Input {
 	return Input{
 		EventsPerDay:             5e9,
@@ -139,7 +147,7 @@ func (in Input) Validate() error {
 		bad("Partitions", in.Partitions, "must be at least 1")
 	}
 	if in.SketchWidth < 1 {
-		bad("SketchWidth", in.SketchWidth, "must be at least 1; seed 000 uses 262144 (2^18)")
+		bad("SketchWidth", in.SketchWidth, "must be at least 1; the month sketch uses 262144 (2^18)")
 	}
 	if in.SketchDepth < 1 {
 		bad("SketchDepth", in.SketchDepth, "must be at least 1; seed 000 uses 5")
@@ -200,7 +208,7 @@ type WindowPlan struct {
 	ExactPerPartition float64 `json:"exact_per_partition"`
 
 	// Sketch: per partition Buckets+2 sketches (every bucket of the window, the open bucket,
-	// and the running window sketch: seed 000's 31 daily + 1 month sketches) plus a
+	// and the running window sketch: for the month, 31 daily + 1 month sketches) plus a
 	// candidate set, over all partitions.
 	Sketches           int     `json:"sketches_per_partition"`
 	Candidates         float64 `json:"candidates_per_partition"`
@@ -215,7 +223,7 @@ type WindowPlan struct {
 	ChosenBytes        float64 `json:"chosen_bytes"`          // bytes over all partitions of the chosen mode
 }
 
-// Ring is seed 001's sizing: RingMinutes one-minute sketches per partition.
+// Ring is the trending-topics sizing: RingMinutes one-minute sketches per partition.
 type Ring struct {
 	Minutes     int     `json:"minutes"`
 	SketchBytes float64 `json:"sketch_bytes"` // one sketch
@@ -291,7 +299,8 @@ func Compute(in Input) (Plan, error) {
 	for _, s := range specs {
 		w := WindowPlan{Window: s.name, Bucket: s.bucket, Buckets: s.buckets}
 		minutes := float64(s.buckets) * s.minutesPerBucket
-		// Seed 000: one count map per bucket plus running totals for the window.
+		// One count map per bucket, so the oldest can be subtracted, plus running totals for
+		// the window.
 		w.ExactBytes = float64(s.buckets)*s.bucketDistinct*in.EntryBytes + s.windowDistinct*in.EntryBytes
 		w.ExactPerPartition = w.ExactBytes / p
 

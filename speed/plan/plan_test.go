@@ -26,7 +26,7 @@ func mustWindow(t *testing.T, p Plan, name string) WindowPlan {
 	return w
 }
 
-// tenX is seed 000's "Bottlenecks and failures" case: 10x the views and the distinct videos,
+// tenX is the 10x case (docs/requirements.md, "At 10x"): 10x the views and the distinct videos,
 // spread over 320 partitions.
 func tenX() Input {
 	in := DefaultInput()
@@ -39,8 +39,8 @@ func tenX() Input {
 	return in
 }
 
-// TestSeedFigures checks every number seed 000 and seed 001 derive, within the rounding the
-// seeds themselves use.
+// TestSeedFigures checks every number of the capacity arithmetic and the trending-topics
+// sizing in docs/requirements.md, within the rounding that page uses.
 func TestSeedFigures(t *testing.T) {
 	p := mustCompute(t, DefaultInput())
 	hour, day, month := mustWindow(t, p, "hour"), mustWindow(t, p, "day"), mustWindow(t, p, "month")
@@ -73,8 +73,8 @@ func TestSeedFigures(t *testing.T) {
 		{"month K-th count", month.ErrorBound.KthCount, 1e6, 0},
 		{"average rate per second", p.Rates.PerSecond, 58000, 200},
 		{"peak rate per second", p.Rates.PeakPerSecond, 175000, 2000},
-		{"seed 001 minute sketch (MB)", p001.SketchBytes / MB, 1.31, 0.005},
-		{"seed 001 ring of 60 (MB)", p001.Ring.Bytes / MB, 79, 0.5},
+		{"topics minute sketch (MB)", p001.SketchBytes / MB, 1.31, 0.005},
+		{"topics ring of 60 (MB)", p001.Ring.Bytes / MB, 79, 0.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if math.Abs(c.got-c.want) > c.tol {
@@ -83,18 +83,18 @@ func TestSeedFigures(t *testing.T) {
 		})
 	}
 	if f := month.ErrorBound.FractionOfKth; f >= 0.05 {
-		t.Errorf("month overcount is %.4f of the K-th count, seed 000 says under 5%%", f)
+		t.Errorf("month overcount is %.4f of the K-th count, the month allows under 5%%", f)
 	}
 	for _, c := range []struct{ window, mode string }{{"hour", ModeExact}, {"day", ModeExact}, {"month", ModeSketch}} {
 		if w := mustWindow(t, p, c.window); w.Mode != c.mode {
-			t.Errorf("%s: mode %s, seed 000 chooses %s (%s)", c.window, w.Mode, c.mode, w.Why)
+			t.Errorf("%s: mode %s, the capacity arithmetic chooses %s (%s)", c.window, w.Mode, c.mode, w.Why)
 		}
 	}
 	if hour.ErrorBound != nil || day.ErrorBound != nil {
 		t.Error("exact windows carry an error bound")
 	}
 	if len(p.Warnings) != 0 {
-		t.Errorf("seed inputs give warnings: %q", p.Warnings)
+		t.Errorf("default inputs give warnings: %q", p.Warnings)
 	}
 	for _, c := range []struct{ window, want string }{
 		{"hour", "exact: 234 MB per partition fits the 2 GiB budget"},
@@ -107,7 +107,7 @@ func TestSeedFigures(t *testing.T) {
 	}
 }
 
-// TestTenX checks seed 000's 10x case: the hour stays exact at about 234 MB per task over 320
+// TestTenX checks the 10x case: the hour stays exact at about 234 MB per task over 320
 // partitions, the 435 GB day moves to sketches.
 func TestTenX(t *testing.T) {
 	p := mustCompute(t, tenX())
@@ -134,7 +134,7 @@ func TestTenX(t *testing.T) {
 	}
 }
 
-// TestBudgetFlips checks each budget on its own decides: the seed's day goes to sketches once
+// TestBudgetFlips checks each budget on its own decides: the default day goes to sketches once
 // either budget is below its exact state.
 func TestBudgetFlips(t *testing.T) {
 	for _, c := range []struct {

@@ -199,10 +199,10 @@ func TestUnmarshalCorrupt(t *testing.T) {
 	}
 }
 
-// TestEncodedSize measures the encoding against the 10.5 MB of dense
-// counters for the sketches the speed layer checkpoints (seed 000 numbers,
-// per partition of 32): a minute bucket of ~62,500 distinct videos and
-// ~110,000 views, and an hour of 60 such minutes.
+// TestEncodedSize measures the encoding against the 10.5 MB of dense counters for
+// the sketches the speed layer checkpoints (the capacity arithmetic's numbers in
+// docs/requirements.md, per partition of 32): a minute bucket of ~62,500 distinct
+// videos and ~110,000 views, and an hour of 60 such minutes.
 func TestEncodedSize(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an hour of minute sketches")

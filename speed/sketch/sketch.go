@@ -25,7 +25,8 @@ import (
 const (
 	// DefaultWidth is 2^18 columns: with Depth 5 an estimate of a month's
 	// count on one of 32 partitions (N ~ 4.7e9) is high by at most ~48,600
-	// views with probability 99.3% (seed 000), in 10.5 MB.
+	// views with probability 99.3%, in 10.5 MB: under 5% of a month's
+	// 100th count of a million (docs/requirements.md, "Sketches").
 	DefaultWidth = 1 << 18
 	// DefaultDepth is 5 rows: a bad estimate has probability e^-5 ~ 0.7%.
 	DefaultDepth = 5
@@ -62,8 +63,8 @@ type Config struct {
 	Conservative bool
 }
 
-// DefaultConfig returns the seed-000 sizing: 2^18 x 5, seed 0, standard
-// update, 10.5 MB of counters.
+// DefaultConfig returns the month sketch's sizing (docs/requirements.md): 2^18
+// x 5, seed 0, standard update, 10.5 MB of counters.
 func DefaultConfig() Config {
 	return Config{Width: DefaultWidth, Depth: DefaultDepth}
 }

@@ -80,7 +80,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("Config() = %+v, want %+v", got, want)
 	}
 	if got := DefaultConfig().Bytes(); got != 10485760 {
-		t.Fatalf("DefaultConfig().Bytes() = %d, want 10485760 (seed 000: ~10.5 MB)", got)
+		t.Fatalf("DefaultConfig().Bytes() = %d, want 10485760 (5 x 2^18 x 8 B, ~10.5 MB)", got)
 	}
 	if got := (Config{}).Bytes(); got != DefaultConfig().Bytes() {
 		t.Fatalf("zero Config Bytes() = %d, want the default's", got)
@@ -212,7 +212,8 @@ func TestMergeSubtractProperties(t *testing.T) {
 }
 
 // TestMergeEqualsOneStream checks additivity itself: per-bucket sketches
-// merged are cell for cell the sketch of the whole stream (seed 004).
+// merged are cell for cell the sketch of the whole stream, which is what lets minute sketches
+// sum to a window and the month subtract the day that left it.
 func TestMergeEqualsOneStream(t *testing.T) {
 	events, _ := zipfStream(3, 5000, 30000)
 	cfg := Config{Width: 512, Depth: 5, Seed: 77}
@@ -417,7 +418,7 @@ func TestResetCloneCopyFrom(t *testing.T) {
 }
 
 func TestErrorBound(t *testing.T) {
-	// Seed 000: 2^18 x 5 over N = 4.7e9 gives ~48,600 at 99.3%.
+	// The month sketch (docs/requirements.md): 2^18 x 5 over N = 4.7e9 gives ~48,600 at 99.3%.
 	b := BoundFor(1<<18, 5, 4_700_000_000)
 	if math.Abs(b.MaxOvercount-48734) > 10 || math.Abs(b.Probability-0.99326) > 1e-5 {
 		t.Fatalf("BoundFor = %+v, want ~48,734 at 0.99326", b)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// BenchmarkAdd is the per-mention cost at seed 001's shape (5 x 65,536, two keys per
+// BenchmarkAdd is the per-mention cost at the default shape (5 x 65,536, two keys per
 // mention, dedupe on), over a Zipf-ish mix of 10,000 topics in 3 regions.
 func BenchmarkAdd(b *testing.B) {
 	cfg := DefaultConfig()

@@ -3,7 +3,8 @@ package topics
 // candidates is one list's bounded candidate set: the K keys with the highest estimated
 // window count, as an indexed min-heap so that an event updates a member in O(log K) and
 // a newcomer is compared with the smallest member in O(1). A sketch answers "how many"
-// but cannot list keys; this names them (seed 001: 200 keys per list). Its memory is
+// but cannot list keys; this names them (200 keys per list: enough headroom over the 50
+// served that a rising topic is already a candidate when it reaches the list). Its memory is
 // fixed at K entries whatever the number of distinct topics.
 type candidates struct {
 	k     int

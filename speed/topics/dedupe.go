@@ -11,7 +11,7 @@ import (
 
 // Dedupe defaults.
 const (
-	// DefaultDedupeCapacity is 2^19 pairs, 4 MiB: seed 001 sizes the live set at 244,000
+	// DefaultDedupeCapacity is 2^19 pairs, 4 MiB: the live set at the peak is 244,000
 	// pairs (271 events a second for 15 minutes), so the table runs under half full at the
 	// peak and its 8-way buckets almost never evict a live pair.
 	DefaultDedupeCapacity = 1 << 19

@@ -1,4 +1,5 @@
-// Package topics owns trending topics (seed 001, issue 9): per-region and worldwide lists
+// Package topics owns trending topics (issue 9; the requirements and numbers are in
+// docs/requirements.md, the design in docs/topics.md): per-region and worldwide lists
 // of the topics people mention most or most unusually, and the controls that keep one
 // account from putting junk on them.
 //
@@ -19,7 +20,7 @@
 //     hourly sketches give the 7-day same-hour baseline; a bounded candidate set per list
 //     names the topics, since a sketch cannot list keys. Memory is fixed: a flood of a
 //     million junk tags changes counters, not sizes.
-//   - Sizing (sizing.go): seed 001's arithmetic (1.31 MB a minute sketch, 79 MB for 60,
+//   - Sizing (sizing.go): the sizing arithmetic (1.31 MB a minute sketch, 79 MB for 60,
 //     about 1.35 mentions of overcount a minute at 32,500 counts) as a pure function.
 //
 // Counts are kept in tenths of a mention, so that a new account's 3 tenths add exactly;

@@ -7,11 +7,11 @@ import (
 	"math"
 )
 
-// SizingInput is what seed 001's arithmetic is computed from. DefaultSizingInput holds the
-// seed's scenario; every field documents its default.
+// SizingInput is what the trending-topics sizing is computed from. DefaultSizingInput holds
+// the scenario of docs/requirements.md ("Trending topics"); every field documents its default.
 type SizingInput struct {
 	// Width, Depth and CounterBytes shape one minute sketch. Defaults 65,536, 5 and 4 (the
-	// seed's cells; speed/sketch's are 8).
+	// design's 4-byte cells, enough for a minute; speed/sketch's are 8).
 	Width, Depth, CounterBytes int
 	// RingMinutes is the minute sketches kept per worker. Default 60.
 	RingMinutes int
@@ -24,7 +24,7 @@ type SizingInput struct {
 	KeysPerEvent int
 	// Workers, BaselineDays: the fleet and the baseline depth. Defaults 128 and 7.
 	Workers, BaselineDays int
-	// PairBytes is one dedupe entry in the seed's set (hash and expiry). Default 16.
+	// PairBytes is one dedupe entry in the design's set (hash and expiry). Default 16.
 	PairBytes float64
 	// Floor and BigTopic are the counts the error is compared with. Defaults 300 and 4,000.
 	Floor, BigTopic float64
@@ -33,7 +33,7 @@ type SizingInput struct {
 	TopicBytes      float64
 }
 
-// DefaultSizingInput returns seed 001's figures.
+// DefaultSizingInput returns the figures of docs/requirements.md ("Trending topics").
 func DefaultSizingInput() SizingInput {
 	return SizingInput{
 		Width: 1 << 16, Depth: 5, CounterBytes: 4, RingMinutes: 60, WindowMinutes: 15,
@@ -62,7 +62,7 @@ func (in SizingInput) Validate() error {
 	return nil
 }
 
-// Sizing is seed 001's arithmetic, every figure derived from a SizingInput.
+// Sizing is the trending-topics sizing arithmetic, every figure derived from a SizingInput.
 type Sizing struct {
 	Input SizingInput `json:"input"`
 	// MinuteSketchBytes is Width x Depth x CounterBytes: 1.31 MB. RingBytes is RingMinutes
@@ -94,14 +94,14 @@ type Sizing struct {
 	BaselineBytes     float64 `json:"baseline_bytes"`
 	BaselineOvercount float64 `json:"baseline_overcount"`
 	// DedupePairs are the live (user, topic) pairs a worker holds at the peak (244,000),
-	// DedupeBytes their memory in the seed's set (3.9 MB).
+	// DedupeBytes their memory at 16 bytes a pair (3.9 MB).
 	DedupePairs float64 `json:"dedupe_pairs"`
 	DedupeBytes float64 `json:"dedupe_bytes"`
 	// ListsBytes is the served lists together (65 KB).
 	ListsBytes float64 `json:"lists_bytes"`
 }
 
-// ComputeSizing validates in and works out seed 001's figures.
+// ComputeSizing validates in and works out the sizing figures.
 func ComputeSizing(in SizingInput) (Sizing, error) {
 	if err := in.Validate(); err != nil {
 		return Sizing{}, err

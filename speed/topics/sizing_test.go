@@ -8,7 +8,8 @@ import (
 	"testing"
 )
 
-// TestSeedSizing checks every figure seed 001 derives, to the digits the seed prints.
+// TestSeedSizing checks every figure of the trending-topics sizing in docs/requirements.md,
+// to the digits printed there and in docs/topics.md.
 func TestSeedSizing(t *testing.T) {
 	s, err := ComputeSizing(DefaultSizingInput())
 	if err != nil {
@@ -55,8 +56,8 @@ func TestSeedSizing(t *testing.T) {
 }
 
 // TestSizingMatchesState: the State's real bound agrees with the arithmetic: after one
-// minute of the seed's peak (32,520 counts of tenths-weighted mentions) the window
-// sketch's bound, in mentions, is the seed's 1.35 (our counts are tenths, so N is ten
+// minute of the peak (32,520 counts of tenths-weighted mentions) the window
+// sketch's bound, in mentions, is the design's 1.35 (our counts are tenths, so N is ten
 // times larger and divided back).
 func TestSizingMatchesState(t *testing.T) {
 	s := newState(t, Config{Dedupe: DedupeConfig{Capacity: 1 << 10}, Regions: []string{"us"}}, nil)

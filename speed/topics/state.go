@@ -15,20 +15,22 @@ import (
 
 // State defaults.
 const (
-	// DefaultWidth and DefaultDepth are seed 001's minute sketch: 5 x 65,536. The seed
-	// counts in 4-byte cells (1.31 MB); ours are 8 bytes (speed/sketch), 2.62 MB, so a
-	// window of tenths can never overflow.
+	// DefaultWidth and DefaultDepth are the minute sketch of docs/requirements.md:
+	// 5 x 65,536. The design counts in 4-byte cells (1.31 MB); ours are 8 bytes
+	// (speed/sketch), 2.62 MB, so a window of tenths can never overflow.
 	DefaultWidth = 1 << 16
 	DefaultDepth = 5
 	// DefaultBaselineWidth is the hourly baseline sketch's width: a quarter of the minute
 	// sketch, 655 KB a hour, 110 MB for 7 days. An hour holds 60 times a minute's counts,
-	// so its overcount is e/16384 x N_hour: about 323 mentions per hour at seed 001's
-	// peak, 81 after scaling to 15 minutes, against the seed's 20 at full width (which
-	// costs 440 MB in memory; the seed keeps its hourly sketches in object storage).
+	// so its overcount is e/16384 x N_hour: about 323 mentions per hour at the
+	// peak of 271 events a second, 81 after scaling to 15 minutes, against 20 at full width
+	// (which costs 440 MB in memory; a full-width design keeps its hourly sketches in object
+	// storage).
 	DefaultBaselineWidth = 1 << 14
 	// DefaultWindow is the list window: the last 15 minutes.
 	DefaultWindow = 15 * time.Minute
-	// DefaultCandidates is the candidate set per list (seed 001: 200).
+	// DefaultCandidates is the candidate set per list (200 keys: enough headroom over the 50
+	// served that a rising topic is already a candidate when it reaches the list).
 	DefaultCandidates = 200
 	// DefaultHalfLife is the decayed score's half-life.
 	DefaultHalfLife = 5 * time.Minute
@@ -76,7 +78,8 @@ type Config struct {
 	ReviewMax int
 }
 
-// DefaultConfig returns seed 001's settings with no regions.
+// DefaultConfig returns the default settings (docs/requirements.md, "Trending topics") with no
+// regions.
 func DefaultConfig() Config { return Config{}.withDefaults() }
 
 func (c Config) withDefaults() Config {
@@ -460,7 +463,8 @@ func (s *State) rank(l *list) []Ranked {
 		r.NoHistory = history == 0
 		r.Expected = rules.Expected(same, s.cfg.Window)
 		// The floor applies to every list before any score: only a topic with at least
-		// Surge.Floor mentions in the window can be listed (seed 001), which is what keeps
+		// Surge.Floor mentions in the window can be listed (300 by default, far above the
+		// sketch's overcount of about 20), which is what keeps
 		// a flood of junk tags, each a few mentions plus sketch noise, off volume lists too.
 		r.scored = r.Mentions >= s.cfg.Surge.Floor
 		switch l.score {

@@ -127,9 +127,9 @@ func history(s *State, topic, region string, days, perHour int) {
 	}
 }
 
-// TestSurgeWorkedNumbers reproduces seed 001's marathon (4,000 now against 200 expected:
-// 16.2) and new topic (3,000 with no history: 61) through the whole State: 7 days of 800 an
-// hour at this clock hour are 200 per 15 minutes.
+// TestSurgeWorkedNumbers reproduces the worked marathon (docs/requirements.md) (4,000 now
+// against 200 expected: 16.2) and new topic (3,000 with no history: 61) through the whole
+// State: 7 days of 800 an hour at this clock hour are 200 per 15 minutes.
 func TestSurgeWorkedNumbers(t *testing.T) {
 	s := newState(t, smallConfig(), nil)
 	history(s, "marathon", "us", 7, 800)

@@ -39,14 +39,14 @@ func benchEvents(n, catalog, perMinute int) ([]event.Event, time.Duration) {
 }
 
 // BenchmarkUpdate measures events per second per core through Partition.Add
-// against a bare map[string]uint64 increment over the same keys. The
-// machines this runs on are shared and noisy, so the baseline is measured
-// interleaved with Add, chunk by chunk, in the same run (outside the
-// benchmark timer): "vs-map" is (bare map ns/event) / (Add ns/event), 1
-// meaning as fast as the bare map. ns/op is Add's alone. The events carry
-// seed 000's shape scaled to one partition: about 150,000 events a minute
-// over a catalog of a million items (Zipf 1.1), up to 20 s out of order.
-// The baseline-map sub-benchmark times the bare map on its own.
+// against a bare map[string]uint64 increment over the same keys. The machines
+// this runs on are shared and noisy, so the baseline is measured interleaved
+// with Add, chunk by chunk, in the same run (outside the benchmark timer):
+// "vs-map" is (bare map ns/event) / (Add ns/event), 1 meaning as fast as the
+// bare map. ns/op is Add's alone. The events carry the default scenario's shape
+// (docs/requirements.md) scaled to one partition: about 150,000 events a minute
+// over a catalog of a million items (Zipf 1.1), up to 20 s out of order. The
+// baseline-map sub-benchmark times the bare map on its own.
 func BenchmarkUpdate(b *testing.B) {
 	const n, catalog, perMinute = 1 << 20, 1 << 20, 150_000
 	evs, span := benchEvents(n, catalog, perMinute)
@@ -104,10 +104,10 @@ func BenchmarkUpdate(b *testing.B) {
 	}
 }
 
-// hourState fills an exact hour window the way seed 000 describes the
-// traffic: distinct items per minute : distinct per hour = 2M : 30M, so each
-// item of the hour appears in about 4 of its 60 minutes. perMinute distinct
-// items a minute, 60 closed minutes.
+// hourState fills an exact hour window the way the capacity arithmetic
+// (docs/requirements.md) describes the traffic: distinct items per minute :
+// distinct per hour = 2M : 30M, so each item of the hour appears in about 4 of
+// its 60 minutes. perMinute distinct items a minute, 60 closed minutes.
 func hourState(b *testing.B, cfg Config, perMinute int) (*Partition, int) {
 	b.Helper()
 	p, err := New(cfg)
@@ -141,8 +141,8 @@ func hourState(b *testing.B, cfg Config, perMinute int) (*Partition, int) {
 }
 
 // BenchmarkBytesPerEntry measures the heap the exact hour window's state
-// takes per (minute, item) entry, with runtime.MemStats, against seed 000's
-// assumption of 50 bytes. One op builds the state.
+// takes per (minute, item) entry, with runtime.MemStats, against the capacity
+// arithmetic's budget of 50 bytes (docs/requirements.md). One op builds the state.
 func BenchmarkBytesPerEntry(b *testing.B) {
 	hourOnly := Config{Windows: []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}}}
 	hourDay := Config{Windows: []WindowConfig{

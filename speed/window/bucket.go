@@ -9,8 +9,8 @@ import (
 // frozen is a closed bucket of exact counts: the entries of a minute (or
 // hour, or day) that will only change again through a late event. A map
 // costs about 40 bytes an entry; an array of packed entries costs 8, which
-// is what brings the exact hour and day under seed 000's 50 bytes per
-// (minute, item) entry.
+// is what brings the exact hour and day under the 50 bytes per (minute,
+// item) entry the capacity arithmetic assumes (docs/requirements.md).
 //
 // ents holds handle<<32 | count, every count >= 1, in no particular order:
 // nothing looks an item up in a closed bucket (sums and expiry scan it), so

@@ -19,11 +19,11 @@ const (
 	// each produces one final list when the watermark passes its end.
 	Calendar Kind = "calendar"
 	// AllTime windows never expire: every event since the partition's log
-	// began, up to the watermark's minute (seed 003's all-time counts). They
-	// accept every late event, so a partition with one never reports
-	// TooLate. Exact mode keeps a running total per item ever seen (memory
-	// grows with the catalog: for small deployments); sketch mode keeps one
-	// running count-min sketch and a candidate set.
+	// began, up to the watermark's minute (all-time counts, which must survive
+	// a machine failure). They accept every late event, so a partition with one
+	// never reports TooLate. Exact mode keeps a running total per item ever
+	// seen (memory grows with the catalog: for small deployments); sketch mode
+	// keeps one running count-min sketch and a candidate set.
 	AllTime Kind = "alltime"
 )
 
@@ -37,9 +37,9 @@ const (
 	// one) and keeps a candidate set of items whose estimate passed a floor.
 	Sketch Mode = "sketch"
 	// Auto picks Exact for windows up to 24 hours long and Sketch beyond
-	// (sliding windows over 24h, calendar months, all-time windows): seed
-	// 000's memory arithmetic, where the hour and day fit exactly and the
-	// month does not.
+	// (sliding windows over 24h, calendar months, all-time windows): the
+	// capacity arithmetic of docs/requirements.md, where the hour (7.5 GB)
+	// and day (43.5 GB) fit exactly and the month (250 GB) does not.
 	Auto Mode = "auto"
 )
 
@@ -52,14 +52,14 @@ const (
 
 // Limits.
 const (
-	// MaxK is the largest K: seed 003 serves up to 1,000 items.
+	// MaxK is the largest K: the all-time list serves up to 1,000 items.
 	MaxK = 1000
 	// MaxM bounds the per-partition over-report factor.
 	MaxM = 10
 	// MaxWindows bounds the number of configured windows.
 	MaxWindows = 16
 	// MaxBuckets bounds Length/Bucket of a sliding window: 1,440 minute
-	// buckets is seed 003's day ring, the longest ring worth keeping.
+	// buckets is a day at minute resolution, the longest ring worth keeping.
 	MaxBuckets = 1440
 	// MaxLateness bounds AllowedLateness. A day of lateness holds a day of
 	// events in open minute maps before any list moves.
@@ -81,7 +81,7 @@ type WindowConfig struct {
 	// The window is the Length/Bucket newest buckets, the newest being the
 	// one holding the last closed minute, so with buckets longer than a
 	// minute the window is between Length-Bucket and Length long (the day
-	// of 24 hourly buckets is 23 to 24 hours, as in seed 000). Calendar
+	// of 24 hourly buckets is 23 to 24 hours, which nobody notices on a trending page). Calendar
 	// and all-time windows ignore it.
 	Bucket time.Duration
 	// Span is a calendar window's UTC period: SpanHour, SpanDay or
@@ -94,17 +94,18 @@ type WindowConfig struct {
 // Config configures a Partition. The zero value of every field means its
 // documented default; DefaultConfig returns them filled in.
 type Config struct {
-	// Windows are the windows every partition counts. Default: seed 000's
+	// Windows are the windows every partition counts. Default: the
 	// sliding hour (60 minute buckets, exact), sliding day (24 hourly
 	// buckets, exact), sliding month (30 daily sketches, sketch), and the
 	// calendar hour and day (exact) and month (sketch), named "hour", "day",
 	// "month", "calendar-hour", "calendar-day" and "calendar-month", and
-	// seed 003's all-time window (sketch), named "all".
+	// the all-time window (sketch), named "all" (docs/requirements.md).
 	Windows []WindowConfig
 	// K is the size of the served list, 1..MaxK. Default 100.
 	K int
 	// M is the over-report factor: each partition reports its top M*K so
-	// that sketch noise cannot push a leader out of the merge (seed 004).
+	// that sketch noise cannot push a leader out of the merge (docs/requirements.md,
+	// "The exact merge").
 	// 1..MaxM. Default 3.
 	M int
 	// AllowedLateness is how far behind the largest event time seen the
@@ -123,8 +124,8 @@ type Config struct {
 	Sketch sketch.Config
 	// CandidateFloor is the fixed part of the sketch windows' candidate
 	// floor: an item becomes a candidate when its running estimate reaches
-	// max(CandidateFloor, the adaptive floor). Seed 000 sets it to half the
-	// expected K-th count (500,000 for a month of its traffic). Default 0:
+	// max(CandidateFloor, the adaptive floor). The capacity arithmetic sets it to
+	// half the expected K-th count (500,000 for a month of its traffic). Default 0:
 	// the adaptive floor alone, which works at any traffic.
 	CandidateFloor uint64
 	// CandidateCap bounds a sketch window's candidate set between hourly
@@ -154,7 +155,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// DefaultWindows returns seed 000's windows and seed 003's all-time window.
+// DefaultWindows returns the sliding and calendar hour, day and month windows and the
+// all-time window (docs/requirements.md).
 // "all" counts by sketch: a running total per item ever seen grows without
 // bound, and the batch layer publishes the exact all-time list nightly.
 func DefaultWindows() []WindowConfig {

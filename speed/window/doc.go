@@ -1,8 +1,8 @@
 // Package window owns the per-partition window state of the speed layer:
 // the minute buckets, the running totals and sketches, and the candidate
 // sets from which each partition reports its top M*K items for every
-// configured window (seed 000's sliding hour, day and month, the calendar
-// hour, day and month, and seed 003's all time), and the snapshot that makes
+// configured window (the sliding hour, day and month, the calendar hour,
+// day and month, and all time: docs/requirements.md), and the snapshot that makes
 // the state recoverable. It does no I/O and knows nothing of Kafka: the runtime feeds
 // it events, asks for lists, and stores its snapshots.
 //
@@ -36,16 +36,16 @@
 //
 // # Sliding windows: add the newest, subtract the expired
 //
-// A sliding window is the Length/Bucket newest buckets, the newest being
-// the bucket that holds the last closed minute. When a minute closes it is
-// added to every window's running totals; when a bucket leaves a window its
-// counts are subtracted. Nothing is ever re-summed (seed 003, deep dive 3):
-// the work per minute is proportional to the distinct items of the minutes
-// entering and leaving, not to the window. With minute buckets the window is
-// exactly Length long; with hourly buckets the day is 23 to 24 hours long
-// (24 hourly buckets, the newest being the open hour), as seed 000 chose,
-// because 24 hourly buckets hold about 4 times fewer entries than 1,440
-// minute buckets (seed 000: 24 x 30M vs 1,440 x 2M distinct items).
+// A sliding window is the Length/Bucket newest buckets, the newest being the
+// bucket that holds the last closed minute. When a minute closes it is added to
+// every window's running totals; when a bucket leaves a window its counts are
+// subtracted. Nothing is ever re-summed: the work per minute is proportional to
+// the distinct items of the minutes entering and leaving, not to the window.
+// With minute buckets the window is exactly Length long; with hourly buckets
+// the day is 23 to 24 hours long (24 hourly buckets, the newest being the open
+// hour), because 24 hourly buckets hold about 4 times fewer entries than 1,440
+// minute buckets (24 x 30M vs 1,440 x 2M distinct items in the capacity
+// arithmetic of docs/requirements.md).
 //
 // # Exact state
 //
@@ -64,7 +64,8 @@
 // exact window are a dense []uint64 indexed by handle: adding a minute and
 // subtracting an expired bucket are array updates. A late event for a
 // closed bucket goes to the bucket's small side map. BenchmarkBytesPerEntry
-// measures the memory per (minute, item) entry against seed 000's 50 bytes.
+// measures the memory per (minute, item) entry against the 50 bytes the
+// capacity arithmetic assumes.
 //
 // # Sketch windows
 //
@@ -81,7 +82,7 @@
 // # All-time windows
 //
 // An all-time window never expires: closed minutes and late events are
-// added and nothing is ever subtracted (seed 003's all-time counts, which
+// added and nothing is ever subtracted (all-time counts, which
 // survive a failure because the snapshot holds them with the offset they
 // include). Exact mode keeps one running total per item ever seen, in a
 // dense slice like a calendar window's, so its memory grows with the
@@ -100,7 +101,7 @@
 // (trending/speed/topk); ties rank by item ascending, so lists are
 // deterministic. Each partition reports its top M*K so that the merge of
 // partition lists is exact for exact windows (items are partitioned by id)
-// and robust to sketch noise for sketch windows (seed 004).
+// and robust to sketch noise for sketch windows (docs/requirements.md, "The exact merge").
 //
 // # Snapshots
 //

@@ -9,7 +9,7 @@ import (
 	"trending/speed/sketch"
 )
 
-// candidates is a sketch window's candidate set (seed 000): a sketch can
+// candidates is a sketch window's candidate set (docs/requirements.md, "Sketches"): a sketch can
 // estimate any item but cannot list the top ones, so the window remembers
 // the items whose running estimate reached the floor when they were last
 // counted. Because an estimate is never low and a window count only falls
@@ -18,15 +18,15 @@ import (
 //
 // The floor is max(Config.CandidateFloor, the adaptive floor), where the
 // adaptive floor is the (M*K)-th largest candidate estimate at the last
-// re-estimation (0 while there are fewer candidates). The window
-// re-estimates every candidate once an hour of watermark time, and at once
-// when the set outgrows Config.CandidateCap; it drops every candidate under
-// the floor (and any whose estimate fell to 0). The adaptive floor makes
-// small streams work without tuning and keeps the set near M*K; the price
-// is that an item which sat under it at its last event and only later
-// climbed into the top M*K (because others expired) waits for its next
-// event to become a candidate. A fixed CandidateFloor well under the K-th
-// count (seed 000: half of it) keeps the stronger guarantee for such items.
+// re-estimation (0 while there are fewer candidates). The window re-estimates
+// every candidate once an hour of watermark time, and at once when the set
+// outgrows Config.CandidateCap; it drops every candidate under the floor (and
+// any whose estimate fell to 0). The adaptive floor makes small streams work
+// without tuning and keeps the set near M*K; the price is that an item which
+// sat under it at its last event and only later climbed into the top M*K
+// (because others expired) waits for its next event to become a candidate. A
+// fixed CandidateFloor well under the K-th count (half of it, as the capacity
+// arithmetic sets it) keeps the stronger guarantee for such items.
 type candidates struct {
 	set   map[uint32]struct{}
 	floor uint64 // adaptive floor at the last re-estimation

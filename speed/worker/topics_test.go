@@ -19,8 +19,8 @@ import (
 	"trending/speed/worker"
 )
 
-// topicsConfig is a small seed 001 setup: eu and jp lists scored by surge, the worldwide one
-// by volume, with the seed's floor (300), smoothing (50) and dedupe.
+// topicsConfig is a small trending-topics setup: eu and jp lists scored by surge, the worldwide one
+// by volume, with the default floor (300), smoothing (50) and dedupe.
 func topicsConfig() *topics.Config {
 	return &topics.Config{
 		Regions:       []string{"eu", "jp"},
@@ -71,7 +71,7 @@ func (e *env) topicItem(t *testing.T, window, topic string, within time.Duration
 	return model.Item{}
 }
 
-// TestTopicsEmbedded runs seed 001 end to end through the embedded broker: mentions with
+// TestTopicsEmbedded runs trending topics end to end through the embedded broker: mentions with
 // regions, users and account ages in; a regional surge list and the worldwide volume list
 // out of the serving store and GET /v1/topics; a user who posts 200 times counted once, a
 // new account 3 tenths; a never-seen topic held until approved; and all of it (counts,

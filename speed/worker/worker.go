@@ -12,10 +12,10 @@
 //	to trending.partials -> every checkpoint tick, on revocation and on graceful stop: flush
 //	the DLQ, snapshot + offset to S3, then commit the offset to Kafka.
 //
-// With Config.Topics set, each partition also counts trending topics (speed/topics, seed
-// 001): every event is a mention of the topic item_id; the topics lists are refreshed and
-// published every publish tick as live lists topics/<region>/<score>, and checkpointed with
-// the window state (topics.go).
+// With Config.Topics set, each partition also counts trending topics (speed/topics,
+// docs/topics.md): every event is a mention of the topic item_id; the topics lists are
+// refreshed and published every publish tick as live lists topics/<region>/<score>, and
+// checkpointed with the window state (topics.go).
 package worker
 
 import (
@@ -66,7 +66,8 @@ type Config struct {
 	Partitions int
 	// Window configures every partition's state.
 	Window window.Config
-	// PublishEvery: how often each partition publishes its top lists (default 1m, seed 000).
+	// PublishEvery: how often each partition publishes its top lists (default 1m: the hour and
+	// day lists move every minute).
 	PublishEvery time.Duration
 	// CheckpointEvery: how often each partition checkpoints (default 1m).
 	CheckpointEvery time.Duration
@@ -90,7 +91,7 @@ type Config struct {
 	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m;
 	// negative disables the guard.
 	MaxFuture time.Duration
-	// Topics turns on trending topics (seed 001): one topics.State per partition, counting
+	// Topics turns on trending topics (docs/topics.md): one topics.State per partition, counting
 	// every event as a mention of the topic item_id. Default nil: off. A checkpoint taken
 	// with other topics settings (regions, sketch shapes) restores the window state and
 	// starts the topics state empty.

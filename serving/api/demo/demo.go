@@ -120,7 +120,8 @@ func list(window string, start, end, asOf time.Time, src model.Source, sketch bo
 		l.Status, l.DroppedLate = model.StatusProvisional, uint64(3+7*seed)
 	}
 	if !exact && sketch {
-		// seed 000's month sketch: w = 2^18, d = 5 over a partition's share of views.
+		// the month sketch of docs/requirements.md: w = 2^18, d = 5 over a partition's share
+		// of views.
 		l.ErrorBound = &model.Bound{MaxOvercount: math.Round(top * 0.0017), Probability: 1 - math.Exp(-5)}
 	}
 	for i := 0; i < n; i++ {
