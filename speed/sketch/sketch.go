@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/zeebo/xxh3"
 )
 
 const (
@@ -149,24 +151,24 @@ func (s *Sketch) Total() uint64 { return s.total }
 // Hash returns the 64-bit hash of key under this sketch's seed. A caller that
 // feeds the same key to several sketches with the same Seed (a minute bucket
 // and the running window) hashes once and calls AddHash on each.
-func (s *Sketch) Hash(key []byte) uint64 { return xxh3(key, s.cfg.Seed) }
+func (s *Sketch) Hash(key []byte) uint64 { return xxh3.HashSeed(key, s.cfg.Seed) }
 
 // HashString is Hash for a string key, without allocating.
-func (s *Sketch) HashString(key string) uint64 { return xxh3(key, s.cfg.Seed) }
+func (s *Sketch) HashString(key string) uint64 { return xxh3.HashStringSeed(key, s.cfg.Seed) }
 
 // KeyHash is Hash without a sketch: the hash of key under seed, for callers
 // that hash once and feed AddHash/EstimateHash of several sketches sharing
 // that Seed.
-func KeyHash(seed uint64, key []byte) uint64 { return xxh3(key, seed) }
+func KeyHash(seed uint64, key []byte) uint64 { return xxh3.HashSeed(key, seed) }
 
 // KeyHashString is KeyHash for a string key, without allocating.
-func KeyHashString(seed uint64, key string) uint64 { return xxh3(key, seed) }
+func KeyHashString(seed uint64, key string) uint64 { return xxh3.HashStringSeed(key, seed) }
 
 // Add counts n more occurrences of key. It does not allocate.
-func (s *Sketch) Add(key []byte, n uint64) { s.AddHash(xxh3(key, s.cfg.Seed), n) }
+func (s *Sketch) Add(key []byte, n uint64) { s.AddHash(xxh3.HashSeed(key, s.cfg.Seed), n) }
 
 // AddString is Add for a string key. It does not allocate.
-func (s *Sketch) AddString(key string, n uint64) { s.AddHash(xxh3(key, s.cfg.Seed), n) }
+func (s *Sketch) AddString(key string, n uint64) { s.AddHash(xxh3.HashStringSeed(key, s.cfg.Seed), n) }
 
 // AddHash counts n more occurrences of the key whose Hash (under a sketch
 // with the same Seed) is h. Counts saturate: if Total would pass 2^64-1, n is
@@ -219,11 +221,11 @@ func (s *Sketch) addConservative(h, n uint64) {
 // Estimate returns the estimated count of key: never below the true count,
 // and above it by at most ErrorBound().MaxOvercount with probability
 // ErrorBound().Probability. It does not allocate.
-func (s *Sketch) Estimate(key []byte) uint64 { return s.EstimateHash(xxh3(key, s.cfg.Seed)) }
+func (s *Sketch) Estimate(key []byte) uint64 { return s.EstimateHash(xxh3.HashSeed(key, s.cfg.Seed)) }
 
 // EstimateString is Estimate for a string key. It does not allocate.
 func (s *Sketch) EstimateString(key string) uint64 {
-	return s.EstimateHash(xxh3(key, s.cfg.Seed))
+	return s.EstimateHash(xxh3.HashStringSeed(key, s.cfg.Seed))
 }
 
 // EstimateHash is Estimate for a key whose Hash (under a sketch with the
