@@ -133,7 +133,7 @@ func (f *streamFlags) config(now time.Time) (loadgen.Config, error) {
 func newLoadgenCommand() *cobra.Command {
 	var (
 		sf                       streamFlags
-		kafkaAddrs, topic, truth string
+		truth                    string
 		partitions               int
 		rate, speedup, malformed float64
 		duration, progressEvery  time.Duration
@@ -186,9 +186,8 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 	}
 	duration = 5 * time.Minute
 	fs := cmd.Flags()
-	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "topic", eventlog.TopicViews, "topic to produce to (key = item_id, value = one JSON event)")
-	fs.IntVar(&partitions, "partitions", 8, "partitions of the topic when it has to be created")
+	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addPartitionsFlag(fs, &partitions, 8, "partitions of the topic when it has to be created")
 	fs.Float64Var(&rate, "rate", 50_000, "views per second of event time (events/s are fewer: pre-summed per server per second)")
 	fs.Var(spanFlag{&duration}, "duration", "event time to produce, such as 5m or 2d (0: until Ctrl-C)")
 	fs.Float64Var(&speedup, "speedup", 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
@@ -221,10 +220,11 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		if err := sc.Validate(); err != nil {
 			return usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
 		}
-		brokers := splitList(kafkaAddrs)
-		if len(brokers) == 0 {
-			return usagef("--kafka: give at least one broker address, such as 127.0.0.1:39092")
+		kc, err := kf.client(cmd)
+		if err != nil {
+			return err
 		}
+		topic := kf.names().Views
 		if truth != "" {
 			if err := checkWritableDir(truth); err != nil {
 				return usagef("--truth %s: %v", truth, err)
@@ -233,17 +233,17 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		if speedup <= 0 {
 			speedup = -1 // loadgen's "no pacing"
 		}
-		if _, err := eventlog.EnsureTopics(cmd.Context(), brokers, eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
+		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
 		}
-		w := eventlog.NewWriter(brokers, topic)
+		w := kc.NewWriter(topic)
 		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
 		var tr *loadgen.Truth
 		if truth != "" {
 			tr = loadgen.NewTruth()
 		}
 		errOut := cmd.ErrOrStderr()
-		a.log.Info("loadgen starting", "kafka", kafkaAddrs, "topic", topic, "rate_views_per_s", rate,
+		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
 		st, runErr := loadgen.Run(cmd.Context(), loadgen.RunConfig{
 			Stream: sc, Speedup: speedup, Truth: tr, ProgressEvery: progressEvery,
@@ -267,7 +267,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			"views_per_s", math.Round(v), "events_per_s", math.Round(e), "elapsed", st.Elapsed.Round(time.Millisecond))
 		return nil
 	}
-	return withKafkaSecurity(cmd)
+	return cmd
 }
 
 // checkWritableDir fails early, before producing anything, when file's

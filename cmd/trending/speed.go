@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -141,10 +140,10 @@ func splitList(s string) []string {
 
 func newSpeedCommand() *cobra.Command {
 	var (
-		kafkaAddrs, topic, group, metricsAddr string
-		partitions, keep                      int
-		publishEvery, checkpointEvery, idle   time.Duration
-		future                                time.Duration
+		group, metricsAddr                  string
+		partitions, keep                    int
+		publishEvery, checkpointEvery, idle time.Duration
+		future                              time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "speed",
@@ -171,12 +170,11 @@ partitions move, with their checkpoints, to the others.`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "topic", "views", "input topic (key = item_id, value = one JSON event)")
-	fs.StringVar(&group, "group", "trending-speed", "consumer group of the speed workers")
-	fs.IntVar(&partitions, "partitions", 8, "partitions of the input topic when it has to be created")
-	fs.DurationVar(&publishEvery, "publish-every", time.Minute, "how often each partition publishes its top lists")
-	fs.DurationVar(&checkpointEvery, "checkpoint-every", time.Minute, "how often each partition checkpoints to S3")
+	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addGroupFlag(fs, &group, "speed")
+	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
+	addPublishEveryFlag(fs, &publishEvery, time.Minute, "how often each partition publishes its top lists")
+	addCheckpointEveryFlag(fs, &checkpointEvery, time.Minute)
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	addMaxFutureFlag(fs, &future)
@@ -197,12 +195,20 @@ partitions move, with their checkpoints, to the others.`,
 		if publishEvery <= 0 || checkpointEvery <= 0 {
 			return usagef("--publish-every and --checkpoint-every must be positive durations such as 1m or 10s")
 		}
+		kc, err := kf.client(cmd)
+		if err != nil {
+			return err
+		}
 		obj, err := objstore.New(cmd.Context(), s3f.config())
 		if err != nil {
 			return usagef("%v", err)
 		}
+		names := kf.names()
+		if group == "" {
+			group = names.SpeedGroup
+		}
 		w, err := worker.New(worker.Config{
-			Brokers: splitList(kafkaAddrs), Topic: topic, Group: group, Partitions: partitions,
+			Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: group, Partitions: partitions,
 			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
 			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
 			Topics: tcfg, Blocklist: blocklist,
@@ -210,22 +216,33 @@ partitions move, with their checkpoints, to the others.`,
 		if err != nil {
 			return usagef("%v", err)
 		}
-		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
+		metrics, err := metricsRole(metricsAddr, a)
+		if err != nil {
 			return err
 		}
+		roles := stage{{"speed", w.Run}}
 		if tcfg != nil {
 			// The review queue is shared through the bucket: this worker's holds go up and
 			// decisions made anywhere come down every publish tick.
-			rctx, stop := context.WithCancel(cmd.Context())
-			defer stop()
-			go topics.RunReviewSync(rctx, obj, topics.ReviewKey, w.Review(), publishEvery, a.log.With("part", "review"))
+			roles = append(roles, reviewSyncRole(obj, w.Review(), publishEvery, a))
 		}
-		a.log.Info("speed worker starting", "kafka", kafkaAddrs, "topic", topic, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
-		if err := w.Run(cmd.Context()); err != nil {
+		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", names.Views, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
+		if err := runProcess(cmd.Context(), a.log, roles, metrics); err != nil {
 			return fmt.Errorf("speed: %w", err)
 		}
 		a.log.Info("speed worker stopped")
 		return nil
 	}
-	return withKafkaSecurity(cmd)
+	return cmd
+}
+
+// addPublishEveryFlag adds --publish-every: the speed workers' publish cadence (speed, up),
+// or the merger's write cadence (merge).
+func addPublishEveryFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration, usage string) {
+	fs.DurationVar(d, "publish-every", def, usage)
+}
+
+// addCheckpointEveryFlag adds --checkpoint-every, the speed workers' checkpoint cadence.
+func addCheckpointEveryFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration) {
+	fs.DurationVar(d, "checkpoint-every", def, "how often each partition checkpoints to S3")
 }

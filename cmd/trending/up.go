@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"trending/archive"
 	"trending/batch"
@@ -20,7 +18,6 @@ import (
 	"trending/internal/objstore"
 	"trending/loadgen"
 	"trending/serving/api"
-	"trending/serving/ingest"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/worker"
@@ -30,10 +27,11 @@ func init() { subcommands = append(subcommands, newUpCommand) }
 
 // upFlags are trending up's own settings; the window settings come from addWindowFlags.
 type upFlags struct {
-	data, listen, kafka, storeSpec, token, titles, topic string
-	partitions                                           int
-	publishEvery, checkpointEvery, rollAge               time.Duration
-	maxFuture                                            time.Duration
+	data, listen, storeSpec, titles        string
+	tok                                    tokenFlags
+	partitions                             int
+	publishEvery, checkpointEvery, rollAge time.Duration
+	maxFuture                              time.Duration
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
 	rate, zipf, speedup, late, junk float64
@@ -65,8 +63,10 @@ The same code paths as production: kafka-go talks to the embedded broker and aws
 the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
 --store (for example after 'make services-up').
 
-Ctrl-C stops everything in order: producers, then the speed workers (a last checkpoint each),
-the merger (a last publish), the archiver (a last upload) and the API (drained).
+Ctrl-C stops everything in order: the load generator, the API (drained: requests in flight
+are answered), the ingest (it refuses new events with 503 and writes every event it answered
+202 for to Kafka), the speed workers (a last publish and checkpoint each), the merger (a last
+publish) with the review sync, the archiver (a last upload) and the batch scheduler.
 
 What survives a restart: the broker's log and committed offsets (DATA/kafka), every
 checkpoint and archived file (DATA/s3), and the served lists (DATA/serving.db). The speed
@@ -82,15 +82,15 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address of the API and dashboard")
-	fs.StringVar(&f.kafka, "kafka", "", "Kafka brokers to use instead of the embedded broker")
-	fs.StringVar(&f.topic, "topic", eventlog.TopicViews, "input topic; its DLQ is TOPIC.dlq, the partials TOPIC.partials unless it is the default (then views.dlq and trending.partials), and the consumer groups are named after it")
-	fs.StringVar(&f.storeSpec, "store", "", "serving store (default bolt:DATA/serving.db)")
-	fs.StringVar(&f.token, "token", "", "bearer token required by POST /v1/events (default: none)")
-	fs.StringVar(&f.titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL")
-	fs.IntVar(&f.partitions, "partitions", 4, "partitions of the views topic when it is created")
-	fs.DurationVar(&f.publishEvery, "publish-every", 5*time.Second, "how often the speed workers publish their lists")
-	fs.DurationVar(&f.checkpointEvery, "checkpoint-every", 30*time.Second, "how often the speed workers checkpoint")
+	addListenFlag(fs, &f.listen, "127.0.0.1:8080")
+	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
+	kf := addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
+	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
+	addTokenFlags(fs, &f.tok)
+	addTitlesFlag(fs, &f.titles)
+	addPartitionsFlag(fs, &f.partitions, 4, "partitions of the input topic when it is created")
+	addPublishEveryFlag(fs, &f.publishEvery, 5*time.Second, "how often the speed workers publish their lists")
+	addCheckpointEveryFlag(fs, &f.checkpointEvery, 30*time.Second)
 	fs.DurationVar(&f.rollAge, "archive-roll", 30*time.Second, "how long the archiver buffers a partition before writing a Parquet file")
 	fs.DurationVar(&f.batchEvery, "batch-every", 30*time.Second, "how often the built-in batch scheduler looks for closed windows to make exact")
 	fs.DurationVar(&f.batchLate, "batch-lateness", 2*time.Minute, "a calendar window is recomputed once its end plus this has passed and the archive is complete")
@@ -109,12 +109,11 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 	tf := addTopicsFlags(fs, true, 1<<14) // 43 MB per partition with a full week of baselines, not 157 MB
 
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f, tf) }
-	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
-	return withKafkaSecurity(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, kf, wf, s3f, tf) }
+	return withClickHouseSecurity(cmd)
 }
 
-func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
+func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
 	ctx := cmd.Context()
 	a := appFrom(ctx)
 	wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, f.maxFuture)
@@ -133,19 +132,19 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		a.log.Info("existing data: skipping the backfill", "data", f.data)
 		f.backfill = 0
 	}
-	dlqTopic, partialsTopic, speedGroup, archiveGroup := eventlog.TopicDLQ, eventlog.TopicPartials, "trending-speed", "trending-archive"
-	if f.topic != eventlog.TopicViews {
-		dlqTopic, partialsTopic = f.topic+".dlq", f.topic+".partials"
-		speedGroup, archiveGroup = "trending-speed-"+f.topic, "trending-archive-"+f.topic
-	}
-	brokers := splitList(f.kafka)
-	if len(brokers) == 0 {
+	names := kf.names()
+	var embeddedBroker []string
+	if !kf.set() {
 		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
 		if err != nil {
 			return err
 		}
 		defer br.Close()
-		brokers = []string{br.Addr}
+		embeddedBroker = []string{br.Addr}
+	}
+	kc, err := kf.client(cmd, embeddedBroker...)
+	if err != nil {
+		return err
 	}
 	s3cfg := s3f.config()
 	if s3f.endpoint == "" {
@@ -165,10 +164,10 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	if err := obj.EnsureBucket(ctx); err != nil {
 		return err
 	}
-	if _, err := eventlog.EnsureTopics(ctx, brokers,
-		eventlog.Spec{Name: f.topic, Partitions: f.partitions},
-		eventlog.Spec{Name: dlqTopic, Partitions: 1},
-		eventlog.Spec{Name: partialsTopic, Partitions: 1}); err != nil {
+	if _, err := kc.EnsureTopics(ctx,
+		eventlog.Spec{Name: names.Views, Partitions: f.partitions},
+		eventlog.Spec{Name: names.DLQ, Partitions: 1},
+		eventlog.Spec{Name: names.Partials, Partitions: 1}); err != nil {
 		return err
 	}
 	storeSpec := f.storeSpec
@@ -181,7 +180,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	}
 	defer st.Close()
 
-	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
+	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
 		Topics: tcfg, Blocklist: blocklist})
 	if err != nil {
@@ -196,18 +195,14 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		return err
 	}
 	acfg := archive.DefaultConfig()
-	acfg.Brokers, acfg.RollAge, acfg.Topic, acfg.GroupID = brokers, f.rollAge, f.topic, archiveGroup
+	acfg.Kafka, acfg.RollAge, acfg.Topic, acfg.GroupID = kc, f.rollAge, names.Views, names.ArchiveGroup
 	acfg.MaxFuture = f.maxFuture
 	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	kw := eventlog.NewWriter(brokers, f.topic)
+	kw := kc.NewWriter(names.Views)
 	defer kw.Close()
-	in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, kw)
-	if err != nil {
-		return err
-	}
 	scfg := api.DefaultConfig()
 	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
 	scfg.Topics = apiLists(tcfg)
@@ -220,7 +215,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		// kept in the object store's shared queue (topics/review.json) like a split
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
-		if err := srv.Handle(api.TopicsReviewRoute(review, f.token, func() error {
+		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
 			return topics.SyncReview(ctx, obj, topics.ReviewKey, review)
 		})); err != nil {
 			return err
@@ -253,27 +248,14 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return speedW.Run(gctx) })
-	if tcfg != nil {
-		g.Go(func() error {
-			topics.RunReviewSync(gctx, obj, topics.ReviewKey, speedW.Review(), f.publishEvery, a.log.With("part", "review"))
-			return nil
-		})
-	}
-	g.Go(func() error {
-		return merger.Run(gctx, merge.RunConfig{Brokers: brokers, Topic: partialsTopic, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
-	})
-	g.Go(func() error { return archiver.Run(gctx) })
-	g.Go(func() error { return in.Run(gctx) })
-	if err := srv.Handle(api.EventsRoute(in, f.token)); err != nil {
+	ingestRole, err := mountIngest(srv, a, kw, f.tok.events())
+	if err != nil {
 		return err
 	}
-	g.Go(func() error { return srv.Serve(gctx, ln) })
 	sched := batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")}
 	if tcfg != nil {
 		// The closed hours of the topics lists are recomputed exactly too, with the same
-		// rules and the review queue's holds: the workers' queue, which RunReviewSync keeps
+		// rules and the review queue's holds: the workers' queue, which the review sync keeps
 		// merged with the shared one in the bucket (topics/review.json) every publish tick,
 		// so a decision made anywhere reaches the exact lists at the next batch pass.
 		sched.Topics, err = batch.NewTopics(runner, eng, batch.TopicsConfig{Regions: tcfg.Regions, Scores: tcfg.Scores,
@@ -282,11 +264,30 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 			return usagef("%v", err)
 		}
 	}
-	g.Go(func() error { return runner.Schedule(gctx, sched) })
+	// The stages stop in this order (runProcess): producers first, so nothing new enters;
+	// the API drains and the ingest flushes what it answered 202 for before the speed
+	// workers take their last checkpoint; the merger publishes the workers' last lists; the
+	// archiver uploads its buffers; the scheduler stops last.
+	var producers stage
 	if !f.noLoad {
-		lw := eventlog.NewWriter(brokers, f.topic)
+		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
-		g.Go(func() error { return runLoad(gctx, a.log.With("part", "loadgen"), lw, f, viral) })
+		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, viral) }}}
+	}
+	mergers := stage{{"merge", func(ctx context.Context) error {
+		return merger.Run(ctx, merge.RunConfig{Kafka: kc, Topic: names.Partials, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
+	}}}
+	if tcfg != nil {
+		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), f.publishEvery, a))
+	}
+	stages := []stage{
+		producers,
+		{{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}},
+		{ingestRole},
+		{{"speed", speedW.Run}},
+		mergers,
+		{{"archive", archiver.Run}},
+		{{"batch scheduler", func(ctx context.Context) error { return runner.Schedule(ctx, sched) }}},
 	}
 
 	url := "http://" + ln.Addr().String()
@@ -304,13 +305,10 @@ trending up: the whole pipeline in one process
   topics         %s
 Ctrl-C stops everything in order.
 
-`, url, url, url, url, brokers[0], embeddedOr(f.kafka == "", "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
+`, url, url, url, url, kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec,
 		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), topicsLine(tcfg, url))
-	err = g.Wait()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
+	err = runProcess(ctx, a.log, stages...)
 	a.log.Info("trending up stopped", "err", err)
 	return err
 }
