@@ -49,7 +49,7 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 	cfg.GroupID = ""
 	addGroupFlag(fs, &cfg.GroupID, "archive")
 	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
-	fs.StringVar(&cfg.Root, "archive-root", cfg.Root, "key prefix of the archive in the bucket")
+	addArchiveRootFlag(fs, &cfg.Root, cfg.Root)
 	rollBytes, maxBuffer = float64(cfg.RollBytes), float64(cfg.MaxBufferBytes)
 	fs.Var(bytesFlag{&rollBytes}, "roll-bytes", "roll a partition's buffer at this many message bytes, such as 64MiB")
 	fs.DurationVar(&cfg.RollAge, "roll-age", cfg.RollAge, "roll a partition's buffer once its oldest event waited this long")
@@ -58,7 +58,7 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 	fs.DurationVar(&cfg.RetryMax, "retry-max", cfg.RetryMax, "longest wait between S3 retries")
 	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long a graceful stop may spend uploading buffers")
 	addMaxFutureFlag(fs, &cfg.MaxFuture)
-	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9466", "serve /metrics here (\"\" to disable)")
+	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9466")
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -91,4 +93,30 @@ func addStoreFlag(fs *pflag.FlagSet, spec *string, def, usage string) {
 		usage = "serving store: bolt:PATH (the embedded file store) or clickhouse://host:port/database"
 	}
 	fs.StringVar(spec, "store", def, usage)
+}
+
+// addClickHouseFlag adds --clickhouse, a ClickHouse DSN (migrate, batch); withClickHouseSecurity
+// folds the credentials flags into it.
+func addClickHouseFlag(fs *pflag.FlagSet, dsn *string, def, usage string) {
+	fs.StringVar(dsn, "clickhouse", def, usage)
+}
+
+// addArchiveRootFlag adds --archive-root, the archive's key prefix in the bucket (archive, batch).
+func addArchiveRootFlag(fs *pflag.FlagSet, root *string, def string) {
+	fs.StringVar(root, "archive-root", def, "key prefix of the archive in the bucket")
+}
+
+// addMetricsAddrFlag adds --metrics-addr for commands without an API (metricsRole serves it).
+func addMetricsAddrFlag(fs *pflag.FlagSet, addr *string, def string) {
+	fs.StringVar(addr, "metrics-addr", def, "serve /metrics here (\"\" to disable)")
+}
+
+// addKFlag adds --k, the length of the lists a role writes (default 100).
+func addKFlag(fs *pflag.FlagSet, k *int, usage string) {
+	fs.IntVar(k, "k", 100, usage)
+}
+
+// addLatenessFlag adds --lateness: the speed core's allowed lateness, or the batch's.
+func addLatenessFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration, usage string) {
+	fs.DurationVar(d, "lateness", def, usage)
 }

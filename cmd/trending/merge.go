@@ -44,11 +44,11 @@ are reused.`,
 	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --topic, trending.partials for views)")
 	addStoreFlag(fs, &storeSpec, "bolt:./data/serving.db", "")
 	addTitlesFlag(fs, &titles)
-	fs.IntVar(&k, "k", 100, "length of each served list (1..1000)")
+	addKFlag(fs, &k, "length of each served list (1..1000)")
 	addPartitionsFlag(fs, &partitions, 0, "partitions expected to report (0: the input topic's partition count)")
 	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
 	addPublishEveryFlag(fs, &publishEvery, 5*time.Second, "how often changed lists are written")
-	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9465", "serve /metrics here (\"\" to disable)")
+	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())

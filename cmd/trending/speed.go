@@ -30,9 +30,9 @@ type windowFlags struct {
 // (seed 000's 2^18 for speed, smaller for the embedded up).
 func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	f := &windowFlags{}
-	fs.IntVar(&f.k, "k", 100, "length of each served list (1..1000)")
+	addKFlag(fs, &f.k, "length of each served list (1..1000)")
 	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out (seed 004)")
-	fs.DurationVar(&f.lateness, "lateness", 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
+	addLatenessFlag(fs, &f.lateness, 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
 	fs.IntVar(&f.sketchWidth, "sketch-width", sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes")
 	fs.IntVar(&f.sketchDepth, "sketch-depth", 5, "count-min sketch depth: the error bound holds with probability 1 - e^-depth")
 	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows: exact, sketch or auto")
@@ -178,7 +178,7 @@ partitions move, with their checkpoints, to the others.`,
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	addMaxFutureFlag(fs, &future)
-	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "serve /metrics here (\"\" to disable)")
+	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9464")
 	wf := addWindowFlags(fs, 1<<18)
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 	tf := addTopicsFlags(fs, true, topics.DefaultWidth)
