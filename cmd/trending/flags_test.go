@@ -23,11 +23,6 @@ var flagsWithOwnMeaning = map[string]string{
 	// sizing inputs of the planners, not the speed workers' sketch settings
 	"sketch-width": "plan, topics plan and topics demo: sketch shapes to size", "sketch-depth": "plan and topics plan: sketch shapes to size",
 	"counter-bytes": "plan and topics plan", "topics": "plan's topics sizing vs the topics lists' regions",
-	// up's built-in load generator: its own defaults and value types (a single --viral
-	// schedule, plain --items) predate loadgen's stream flags; folding them into
-	// addStreamFlags is left to do
-	"items": "up's load generator", "zipf": "up's load generator", "servers": "up's load generator", "late": "up's load generator",
-	"viral": "up's load generator", "rate": "up's load generator", "malformed": "up's load generator", "speedup": "up's load generator",
 }
 
 // TestEachFlagDefinedOnce walks every flag registration in this package's source (a pflag

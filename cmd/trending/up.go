@@ -34,10 +34,9 @@ type upFlags struct {
 	maxFuture                              time.Duration
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
-	rate, zipf, speedup, late, junk float64
-	items, servers                  int
+	stream                          streamFlags
+	rate, speedup, junk             float64
 	backfill, batchEvery, batchLate time.Duration
-	viral                           string
 }
 
 func newUpCommand() *cobra.Command {
@@ -95,15 +94,10 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.batchEvery, "batch-every", 30*time.Second, "how often the built-in batch scheduler looks for closed windows to make exact")
 	fs.DurationVar(&f.batchLate, "batch-lateness", 2*time.Minute, "a calendar window is recomputed once its end plus this has passed and the archive is complete")
 	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
-	fs.Float64Var(&f.rate, "rate", 500, "load generator: views per second of event time")
-	fs.IntVar(&f.items, "items", 10000, "load generator: catalog size")
-	fs.Float64Var(&f.zipf, "zipf", 1.1, "load generator: Zipf exponent of item popularity")
-	fs.IntVar(&f.servers, "servers", 20, "load generator: video servers that pre-sum views per item per second")
-	fs.Float64Var(&f.late, "late", 0.01, "load generator: fraction of events sent two minutes late")
-	fs.Float64Var(&f.junk, "malformed", 0.0005, "load generator: malformed messages per valid event (they land in views.dlq)")
-	fs.StringVar(&f.viral, "viral", "V_viral@+1m:15%:20m:2m", "load generator: viral schedule ITEM@+AT:SHARE:FOR[:RAMP], comma-separated (\"\" for none)")
+	// The load generator's stream and pace: loadgen's flags, with up's defaults.
+	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}})
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
-	fs.Float64Var(&f.speedup, "speedup", 120, "load generator: how much faster than real time the --backfill is replayed")
+	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
 	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
@@ -238,12 +232,14 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usagef("%v", err)
 	}
-	var viral []loadgen.Viral
-	if f.viral != "" {
-		if viral, err = loadgen.ParseViral(f.viral); err != nil {
-			return usagef("--viral: %v", err)
-		}
+	stream, err := f.stream.config(time.Now())
+	if err != nil {
+		return err
 	}
+	if f.rate <= 0 || f.rate > loadgen.MaxRate || f.junk < 0 || f.junk > 1 {
+		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, loadgen.MaxRate)
+	}
+	stream.Rate, stream.Malformed = f.rate, f.junk
 	if f.speedup <= 0 || f.backfill < 0 {
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
@@ -272,7 +268,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if !f.noLoad {
 		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
-		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, viral) }}}
+		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, stream) }}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
 		return merger.Run(ctx, merge.RunConfig{Kafka: kc, Topic: names.Partials, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
@@ -325,7 +321,7 @@ func loadLine(f upFlags) string {
 	if f.noLoad {
 		return "off (--no-load): POST events to /v1/events"
 	}
-	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.items, f.zipf, f.servers)
+	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.stream.items, f.stream.zipf, f.stream.servers)
 	if f.backfill > 0 {
 		l += fmt.Sprintf("; replaying the last %s at %gx first", f.backfill, f.speedup)
 	}
@@ -334,9 +330,9 @@ func loadLine(f upFlags) string {
 
 // runLoad runs the load generator: the --backfill at --speedup, then real time from where it
 // ended. Each phase has its own seed, so the stream continues rather than repeats.
-func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, viral []loadgen.Viral) error {
+func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, stream loadgen.Config) error {
 	now := time.Now().UTC().Truncate(time.Second)
-	stream := loadgen.Config{Items: f.items, Zipf: f.zipf, Rate: f.rate, Servers: f.servers, Late: f.late, Malformed: f.junk, Viral: viral, Seed: uint64(now.Unix())}
+	stream.Seed = uint64(now.Unix())
 	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
 	if f.backfill > 0 {
 		bs := stream
