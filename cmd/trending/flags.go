@@ -62,8 +62,8 @@ func (k *kafkaFlags) client(cmd *cobra.Command, brokers ...string) (*eventlog.Cl
 	if len(brokers) == 0 {
 		return nil, usagef("--kafka: give at least one broker address, such as 127.0.0.1:39092")
 	}
-	if len(splitList(k.brokers)) == 0 && k.sec.Enabled() {
-		return nil, usagef("--kafka-tls/--kafka-ca/--kafka-cert/--kafka-sasl apply to an external --kafka; the embedded broker speaks plain text")
+	if err := k.check(); err != nil {
+		return nil, err
 	}
 	c, err := eventlog.NewClient(brokers, k.sec)
 	if err != nil {
@@ -73,6 +73,14 @@ func (k *kafkaFlags) client(cmd *cobra.Command, brokers ...string) (*eventlog.Cl
 		appFrom(cmd.Context()).log.Info("kafka security", "settings", k.sec.String())
 	}
 	return c, nil
+}
+
+// check reports security flags without --kafka (up's embedded broker speaks plain text).
+func (k *kafkaFlags) check() error {
+	if !k.set() && k.sec.Enabled() {
+		return usagef("--kafka-tls/--kafka-ca/--kafka-cert/--kafka-sasl apply to an external --kafka; the embedded broker speaks plain text")
+	}
+	return nil
 }
 
 // addGroupFlag adds --group, the consumer group of role ("speed" or "archive"); empty (the

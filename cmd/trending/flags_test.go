@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -117,5 +118,29 @@ func TestUpAndServeShareFlags(t *testing.T) {
 		if name != "kafka" && name != "store" && name != "listen" && name != "s3-endpoint" && u.Usage != s.Usage {
 			t.Errorf("--%s means different things:\n up:    %s\n serve: %s", name, u.Usage, s.Usage)
 		}
+	}
+}
+
+// TestKafkaFlagsReportByFlag: Kafka settings that cannot work are usage errors naming the
+// flags of the command being run, before anything connects.
+func TestKafkaFlagsReportByFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"up", "--no-load", "--data", t.TempDir(), "--kafka-tls"}, "external --kafka"},
+		{[]string{"speed", "--kafka-sasl", "bogus"}, "--kafka-sasl"},
+		{[]string{"merge", "--kafka-user", "u"}, "--kafka-user"},
+		{[]string{"archive", "--kafka", ""}, "--kafka"},
+		{[]string{"loadgen", "--kafka", " , "}, "--kafka"},
+		{[]string{"serve", "--kafka", "127.0.0.1:1", "--kafka-sasl", "plain", "--kafka-user", "u", "--kafka-password", "p"}, "clear text"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, err := runTrending(t, c.args...)
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a usage error containing %q", err, c.want)
+			}
+		})
 	}
 }

@@ -243,7 +243,9 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 		return role{}, usagef("%v", err)
 	}
 	review := topics.NewReview(0)
-	sync := func() error { return topics.SyncReview(ctx, obj, topics.ReviewKey, review) }
+	// Decisions still sync while the API drains after the signal.
+	sctx := context.WithoutCancel(ctx)
+	sync := func() error { return topics.SyncReview(sctx, obj, topics.ReviewKey, review) }
 	route := api.TopicsReviewRoute(review, token, sync)
 	// A decision reads the shared queue first, so a topic a worker held since the last
 	// background sync can be decided at once; the token is checked before that read.

@@ -114,6 +114,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return err
 	}
+	if err := kf.check(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(f.data, 0o755); err != nil {
 		return usagef("--data %s: %v", f.data, err)
 	}
@@ -210,7 +213,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
 		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
-			return topics.SyncReview(ctx, obj, topics.ReviewKey, review)
+			return topics.SyncReview(context.WithoutCancel(ctx), obj, topics.ReviewKey, review) // also while the API drains
 		})); err != nil {
 			return err
 		}
