@@ -17,7 +17,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // Config configures an Archiver. Zero fields take the defaults of DefaultConfig.

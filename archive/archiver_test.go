@@ -21,7 +21,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/itest"
 	"trending/internal/objstore"
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // stream is what a test produced: the valid events (the truth the archive must hold exactly

@@ -3,7 +3,7 @@ package archive
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // metrics are the archiver's Prometheus series, all prefixed trending_archive_.

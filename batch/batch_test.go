@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trending/batch"
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -38,13 +39,13 @@ func spans(t *testing.T, level string, from, to time.Time) []batch.Window {
 }
 
 // checkList compares a served list with the truth.
-func checkList(t *testing.T, st store.Store, k store.Key, want map[string]uint64) store.List {
+func checkList(t *testing.T, st store.Store, k model.Key, want map[string]uint64) model.List {
 	t.Helper()
 	l, err := st.Get(context.Background(), k)
 	if err != nil {
 		t.Fatalf("%s: %v", k, err)
 	}
-	if l.Source != store.SourceBatch || !l.Exact {
+	if l.Source != model.SourceBatch || !l.Exact {
 		t.Fatalf("%s: source %s exact %v, want batch exact", k, l.Source, l.Exact)
 	}
 	w := rank(want)
@@ -54,7 +55,7 @@ func checkList(t *testing.T, st store.Store, k store.Key, want map[string]uint64
 	return l
 }
 
-func head(it []store.Item) []store.Item { return it[:min(3, len(it))] }
+func head(it []model.Item) []model.Item { return it[:min(3, len(it))] }
 
 // TestExactAgainstTruth: every hour, day and the month equal the truth exactly, despite
 // duplicated offsets in the archive, on both engines.
@@ -68,7 +69,7 @@ func TestExactAgainstTruth(t *testing.T) {
 		r := newRunner(t, f, eng, st, now, nil)
 		ctx := context.Background()
 		ws := append(spans(t, batch.Hour, day0, day0.Add(48*time.Hour)), spans(t, batch.Day, day0, day0.Add(48*time.Hour))...)
-		ws = append(ws, batch.Window{Level: batch.Month, Start: store.Align("month", day0)}, batch.Window{Level: batch.All})
+		ws = append(ws, batch.Window{Level: batch.Month, Start: model.Align("month", day0)}, batch.Window{Level: batch.All})
 		rep, err := r.Run(ctx, ws)
 		if err != nil {
 			t.Fatal(err)
@@ -78,17 +79,17 @@ func TestExactAgainstTruth(t *testing.T) {
 		}
 		for _, h := range hoursOf(day0, 48) {
 			if len(f.truth[h]) == 0 {
-				if _, err := st.Get(ctx, store.Key{Window: "hour", Start: h}); !errors.Is(err, store.ErrNotFound) {
+				if _, err := st.Get(ctx, model.Key{Window: "hour", Start: h}); !errors.Is(err, store.ErrNotFound) {
 					t.Fatalf("hour %s without events: %v, want no list", h, err)
 				}
 				continue
 			}
-			checkList(t, st, store.Key{Window: "hour", Start: h}, f.truthOf(h))
+			checkList(t, st, model.Key{Window: "hour", Start: h}, f.truthOf(h))
 		}
-		checkList(t, st, store.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
-		checkList(t, st, store.Key{Window: "day", Start: day0.Add(24 * time.Hour)}, f.truthOf(hoursOf(day0.Add(24*time.Hour), 24)...))
-		month := checkList(t, st, store.Key{Window: "month", Start: store.Align("month", day0)}, f.truthOf(hoursOf(day0, 48)...))
-		all := checkList(t, st, store.Key{Window: "all"}, f.truthOf(hoursOf(day0, 48)...))
+		checkList(t, st, model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
+		checkList(t, st, model.Key{Window: "day", Start: day0.Add(24 * time.Hour)}, f.truthOf(hoursOf(day0.Add(24*time.Hour), 24)...))
+		month := checkList(t, st, model.Key{Window: "month", Start: model.Align("month", day0)}, f.truthOf(hoursOf(day0, 48)...))
+		all := checkList(t, st, model.Key{Window: "all"}, f.truthOf(hoursOf(day0, 48)...))
 		if month.Fingerprint == "" || all.Fingerprint == "" || month.Version != rep.Version {
 			t.Fatalf("month fingerprint %q, all %q, version %d (run %d)", month.Fingerprint, all.Fingerprint, month.Version, rep.Version)
 		}
@@ -116,12 +117,12 @@ func TestRerunIdempotent(t *testing.T) {
 	st := boltStore(t)
 	ctx := context.Background()
 	ws := append(spans(t, batch.Hour, day0.Add(9*time.Hour), day0.Add(15*time.Hour)), batch.Window{Level: batch.Day, Start: day0})
-	snapshot := func() ([]store.List, []string) {
+	snapshot := func() ([]model.List, []string) {
 		ls, err := st.Range(ctx, "hour", day0, day0.Add(24*time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := st.Get(ctx, store.Key{Window: "day", Start: day0})
+		d, err := st.Get(ctx, model.Key{Window: "day", Start: day0})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,11 +177,11 @@ func TestLateDataNightly(t *testing.T) {
 			t.Fatal(err)
 		}
 		h10 := day0.Add(10 * time.Hour)
-		before, err := st.Get(ctx, store.Key{Window: "hour", Start: h10})
+		before, err := st.Get(ctx, model.Key{Window: "hour", Start: h10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkList(t, st, store.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
+		checkList(t, st, model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
 
 		// A quiet second nightly rebuilds nothing.
 		rep, err := newRunner(t, f, eng, st, next.Add(27*time.Hour), func(c *batch.Config) { c.LookbackDays = 2 }).Nightly(ctx, next)
@@ -213,12 +214,12 @@ func TestLateDataNightly(t *testing.T) {
 		if len(built) != len(want) {
 			t.Fatalf("nightly after late data built %v, want only %v", built, want)
 		}
-		after := checkList(t, st, store.Key{Window: "hour", Start: h10}, f.truthOf(h10))
+		after := checkList(t, st, model.Key{Window: "hour", Start: h10}, f.truthOf(h10))
 		if after.Fingerprint == before.Fingerprint {
 			t.Fatal("fingerprint unchanged by late data")
 		}
-		checkList(t, st, store.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
-		checkList(t, st, store.Key{Window: "all"}, f.truthOf(hoursOf(day0, 48)...))
+		checkList(t, st, model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
+		checkList(t, st, model.Key{Window: "all"}, f.truthOf(hoursOf(day0, 48)...))
 	})
 }
 
@@ -238,8 +239,8 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	exact := rank(f.truthOf(h))
 	// The speed layer's list: the top 3 with the first overcounted by 7 and the third
 	// replaced by an item outside the exact top 3 (undercounted by 2).
-	speed := store.List{Window: "hour", Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: h.Add(time.Hour).UnixMilli(),
-		Source: store.SourceSpeed, ComputedAt: h.Add(time.Hour), ErrorBound: &store.Bound{MaxOvercount: 10, Probability: 0.99}, Items: []store.Item{
+	speed := model.List{Window: "hour", Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: h.Add(time.Hour).UnixMilli(),
+		Source: model.SourceSpeed, Status: model.StatusProvisional, ComputedAt: h.Add(time.Hour), ErrorBound: &model.Bound{MaxOvercount: 10, Probability: 0.99}, Items: []model.Item{
 			{Rank: 1, ItemID: exact[0].ItemID, Views: exact[0].Views + 7},
 			{Rank: 2, ItemID: exact[1].ItemID, Views: exact[1].Views},
 			{Rank: 3, ItemID: exact[5].ItemID, Views: exact[5].Views - 2},
@@ -251,15 +252,15 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	if _, err := r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Get(ctx, store.Key{Window: "hour", Start: h})
+	got, err := st.Get(ctx, model.Key{Window: "hour", Start: h})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Source != store.SourceBatch || len(got.Items) != 3 || got.Items[0] != exact[0] || got.Reconciliation == nil {
+	if got.Source != model.SourceBatch || len(got.Items) != 3 || got.Items[0] != exact[0] || got.Reconciliation == nil {
 		t.Fatalf("got %s %v recon %v, want the exact top 3 with a reconciliation", got.Source, got.Items, got.Reconciliation)
 	}
 	rec := *got.Reconciliation
-	want := store.Reconciliation{SpeedVersion: speed.Version, RecallAtK: 2.0 / 3, MaxAbsError: 7, MeanAbsError: 9.0 / 3,
+	want := model.Reconciliation{SpeedVersion: speed.Version, RecallAtK: 2.0 / 3, MaxAbsError: 7, MeanAbsError: 9.0 / 3,
 		MaxRelError: max(7/float64(exact[0].Views), 2/float64(exact[5].Views)), SpeedErrorBound: speed.ErrorBound}
 	if !reflect.DeepEqual(rec, want) {
 		t.Fatalf("reconciliation %+v, want %+v", rec, want)
@@ -273,12 +274,13 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	if err := st.Put(ctx, speed); !errors.Is(err, store.ErrSuperseded) {
 		t.Fatalf("speed over batch: %v, want ErrSuperseded", err)
 	}
-	// A rerun keeps the reconciliation of the first exact run.
+	// A rerun reconciles the speed list the first exact run replaced again, against the same
+	// counts: the same reconciliation.
 	r = newRunner(t, f, eng, st, day0.Add(73*time.Hour), func(c *batch.Config) { c.K = 3; c.Rebuild = true })
 	if _, err := r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := st.Get(ctx, store.Key{Window: "hour", Start: h})
+	again, _ := st.Get(ctx, model.Key{Window: "hour", Start: h})
 	if again.Reconciliation == nil || !reflect.DeepEqual(*again.Reconciliation, want) || again.Version <= got.Version {
 		t.Fatalf("rerun: version %d recon %+v", again.Version, again.Reconciliation)
 	}
@@ -313,6 +315,35 @@ func TestOpenWindowRefused(t *testing.T) {
 	rep, err := newRunner(t, f, eng, st, h.Add(48*time.Hour), func(c *batch.Config) { c.Force = true }).Run(ctx, w)
 	if err != nil || rep.Published() != 1 {
 		t.Fatalf("forced: %v, %d published", err, rep.Published())
+	}
+}
+
+// TestForceAsOfNotAfterNow: a forced run of windows still open publishes exact lists as of
+// now at the latest, never as of the end of the current hour.
+func TestForceAsOfNotAfterNow(t *testing.T) {
+	f := newFixture(t)
+	f.generate()
+	ctx := context.Background()
+	eng, err := batch.OpenNative(t.TempDir() + "/r.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	st := boltStore(t)
+	now := day0.Add(11*time.Hour + 30*time.Minute)
+	ws := []batch.Window{{Level: batch.Hour, Start: day0.Add(11 * time.Hour)}, {Level: batch.Day, Start: day0}}
+	rep, err := newRunner(t, f, eng, st, now, func(c *batch.Config) { c.Force = true }).Run(ctx, ws)
+	if err != nil || rep.Published() != len(ws) {
+		t.Fatalf("forced: %v, %d published", err, rep.Published())
+	}
+	for _, w := range ws {
+		l, err := st.Get(ctx, w.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.AsOf.After(now) || l.Status != model.StatusExact || !l.Exact {
+			t.Errorf("%s: as of %s (now %s), status %q exact %v: want as of now at the latest, exact", w, l.AsOf, now, l.Status, l.Exact)
+		}
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"trending/archive"
-	"trending/serving/store"
+	"trending/model"
 )
 
 // ClickHouseConfig configures the ClickHouse engine.
@@ -112,9 +112,9 @@ func ymd(t time.Time) string { return t.UTC().Format("20060102") }
 
 // BuildHours implements Engine.
 func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time, hours []Built) ([]Meta, error) {
-	day = store.Align(Day, day)
+	day = model.Align(Day, day)
 	for _, h := range hours {
-		if !store.Align(Day, h.Start).Equal(day) {
+		if !model.Align(Day, h.Start).Equal(day) {
 			panic("BUG: BuildHours of hour " + h.Start.String() + " outside day " + day.String())
 		}
 	}
@@ -291,7 +291,7 @@ func (e *ClickHouse) DropTable(table string) { e.drop(table) }
 
 // BuildDays implements Engine.
 func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Built) error {
-	month = store.Align(Month, month)
+	month = model.Align(Month, month)
 	stage := e.tmpName("day")
 	defer e.drop(stage)
 	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_day")); err != nil {
@@ -299,7 +299,7 @@ func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Buil
 	}
 	var parts []string
 	for _, d := range days {
-		if !store.Align(Month, d.Start).Equal(month) {
+		if !model.Align(Month, d.Start).Equal(month) {
 			panic("BUG: BuildDays of a day outside month")
 		}
 		parts = append(parts, ymd(d.Start))

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"trending/archive"
-	"trending/serving/store"
+	"trending/model"
 )
 
 // topicsRaw is the raw staging layout of a topics build: the rows after the blocklist, with
@@ -42,7 +42,7 @@ func (e *ClickHouse) BuildTopicHours(ctx context.Context, src Archive, hours []B
 	byDay := map[time.Time][]int{}
 	var days []time.Time
 	for i, h := range hours {
-		d := store.Align(Day, h.Start)
+		d := model.Align(Day, h.Start)
 		if _, ok := byDay[d]; !ok {
 			days = append(days, d)
 		}

@@ -16,8 +16,9 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/itest"
 	"trending/internal/objstore"
+	"trending/model"
+	"trending/model/event"
 	"trending/serving/store"
-	"trending/speed/event"
 )
 
 // The completeness gate, end to end through a real archiver: one event dated 2099 per
@@ -142,7 +143,7 @@ func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard 
 	if !errors.Is(err, batch.ErrWindowOpen) || !strings.Contains(err.Error(), "archived through") {
 		t.Fatalf("batch run with 500 of 5,500 events archived: %v, want ErrWindowOpen naming the partition's progress", err)
 	}
-	if _, err := st.Get(ctx, store.Key{Window: batch.Hour, Start: hour}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Get(ctx, model.Key{Window: batch.Hour, Start: hour}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a refused run wrote a list: %v", err)
 	}
 
@@ -156,7 +157,7 @@ func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard 
 	if _, err := run(); err != nil {
 		t.Fatalf("batch run after the archive caught up: %v", err)
 	}
-	l, err := st.Get(ctx, store.Key{Window: batch.Hour, Start: hour})
+	l, err := st.Get(ctx, model.Key{Window: batch.Hour, Start: hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,8 +308,8 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 	}
 	defer st.Close()
 	// The speed layer's list of h1, which the batch replaces and reconciles.
-	speed := store.List{Window: batch.Hour, Start: h1, End: h1.Add(time.Hour), AsOf: h1.Add(time.Hour), Version: h1.Add(time.Hour).UnixMilli(),
-		Source: store.SourceSpeed, Items: []store.Item{{Rank: 1, ItemID: "V1", Views: 50}}, ComputedAt: now}
+	speed := model.List{Window: batch.Hour, Start: h1, End: h1.Add(time.Hour), AsOf: h1.Add(time.Hour), Version: h1.Add(time.Hour).UnixMilli(),
+		Source: model.SourceSpeed, Status: model.StatusProvisional, Items: []model.Item{{Rank: 1, ItemID: "V1", Views: 50}}, ComputedAt: now}
 	if err := st.Put(ctx, speed); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"trending/batch"
 	"trending/internal/itest"
 	"trending/internal/objstore"
+	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
 )
@@ -156,12 +157,12 @@ func (f *fixture) truthOf(hours ...time.Time) map[string]uint64 {
 	return out
 }
 
-func rank(c map[string]uint64) []store.Item {
-	var out []store.Item
+func rank(c map[string]uint64) []model.Item {
+	var out []model.Item
 	for id, v := range c {
-		out = append(out, store.Item{ItemID: id, Views: v, Exact: true})
+		out = append(out, model.Item{ItemID: id, Views: v, Exact: true})
 	}
-	slices.SortFunc(out, func(a, b store.Item) int {
+	slices.SortFunc(out, func(a, b model.Item) int {
 		return cmp.Or(cmp.Compare(b.Views, a.Views), cmp.Compare(a.ItemID, b.ItemID))
 	})
 	for i := range out {

@@ -14,7 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"trending/archive"
-	"trending/serving/store"
+	"trending/model"
 )
 
 // Native is the Go-native exact engine of the embedded mode: it aggregates the archive
@@ -113,7 +113,7 @@ func (e *Native) BuildHours(ctx context.Context, src Archive, day time.Time, hou
 	built := make([]counts, len(hours))
 	metas := make([]Meta, len(hours))
 	for i, h := range hours {
-		if !store.Align(Day, h.Start).Equal(store.Align(Day, day)) {
+		if !model.Align(Day, h.Start).Equal(model.Align(Day, day)) {
 			panic("BUG: BuildHours of an hour outside the day")
 		}
 		c := counts{}
@@ -189,10 +189,10 @@ func (e *Native) sumRange(level string, from, to time.Time) (counts, error) {
 func (e *Native) BuildDays(_ context.Context, month time.Time, days []Built) error {
 	cs := make([]counts, len(days))
 	for i, d := range days {
-		if !store.Align(Month, d.Start).Equal(store.Align(Month, month)) {
+		if !model.Align(Month, d.Start).Equal(model.Align(Month, month)) {
 			panic("BUG: BuildDays of a day outside the month")
 		}
-		c, err := e.sumRange(Hour, d.Start, store.Next(Day, d.Start))
+		c, err := e.sumRange(Hour, d.Start, model.Next(Day, d.Start))
 		if err != nil {
 			return err
 		}

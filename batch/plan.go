@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // PlanEntry is one window of a dry run: what it would read and whether it may run.
@@ -75,8 +74,9 @@ type State string
 
 const (
 	StateExact       State = "exact"       // batch list of the archive's current contents
-	StateExactStale  State = "exact-stale" // batch list, but the archive changed since (late data)
-	StateApproximate State = "approximate" // speed layer's list only
+	StateDirty       State = "dirty"       // batch list, but the archive changed since (late data): a run recomputes it
+	StateLive        State = "live"        // the speed layer's list of a window still open
+	StateProvisional State = "provisional" // the speed layer's final list of a closed window, late events may be missing
 	StateMissing     State = "missing"     // no list at all
 )
 
@@ -84,13 +84,14 @@ const (
 type StatusEntry struct {
 	Window      Window
 	State       State
-	List        *store.List // the served list, if any
+	List        *model.List // the served list, if any
 	Fingerprint string      // the archive's current fingerprint of the window's inputs
 	Rollup      *Meta       // the engine's rollup record, if any
 }
 
 // Status reports, for every window of the given levels starting in [from, to), whether its
-// served list is exact, exact but stale, approximate or missing.
+// served list is exact, dirty (exact but the archive changed since), live, provisional or
+// missing.
 func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time) ([]StatusEntry, error) {
 	x := r.newRun()
 	var out []StatusEntry
@@ -106,7 +107,7 @@ func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time
 		if err != nil {
 			return nil, err
 		}
-		byStart := map[int64]store.List{}
+		byStart := map[int64]model.List{}
 		for _, l := range lists {
 			byStart[l.Start.Unix()] = l
 		}
@@ -125,10 +126,12 @@ func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time
 			if l, ok := byStart[w.Start.Unix()]; ok {
 				e.List = &l
 				switch {
-				case l.Source == store.SourceSpeed:
-					e.State = StateApproximate
+				case l.Source == model.SourceSpeed && l.Status == model.StatusProvisional:
+					e.State = StateProvisional
+				case l.Source == model.SourceSpeed:
+					e.State = StateLive
 				case e.Fingerprint != "" && l.Fingerprint != e.Fingerprint:
-					e.State = StateExactStale
+					e.State = StateDirty
 				default:
 					e.State = StateExact
 				}

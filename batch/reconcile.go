@@ -2,8 +2,7 @@ package batch
 
 import (
 	"math"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // Reconcile compares the speed layer's list with the exact top list of the same window.
@@ -14,8 +13,8 @@ import (
 // of the two lists; errors are over the speed list's items: |speed - exact|, mean, and the
 // largest relative error |speed - exact| / exact (1 for an item with no exact views). The
 // speed list's error bound is kept with them, so the errors can be read against it.
-func Reconcile(speed store.List, exact []Ranked, exactOf map[string]uint64) store.Reconciliation {
-	r := store.Reconciliation{SpeedVersion: speed.Version}
+func Reconcile(speed model.List, exact []Ranked, exactOf map[string]uint64) model.Reconciliation {
+	r := model.Reconciliation{SpeedVersion: speed.Version}
 	if b := speed.ErrorBound; b != nil {
 		bound := *b
 		r.SpeedErrorBound = &bound
@@ -57,19 +56,20 @@ func Reconcile(speed store.List, exact []Ranked, exactOf map[string]uint64) stor
 }
 
 // speedItems keeps a replaced speed list's items (List.SpeedItems).
-func speedItems(speed store.List) []store.ReconciledItem {
-	out := make([]store.ReconciledItem, len(speed.Items))
+func speedItems(speed model.List) []model.ReconciledItem {
+	out := make([]model.ReconciledItem, len(speed.Items))
 	for i, it := range speed.Items {
-		out[i] = store.ReconciledItem{ItemID: it.ItemID, Views: it.Views}
+		out[i] = model.ReconciledItem{ItemID: it.ItemID, Views: it.Views}
 	}
 	return out
 }
 
 // replacedSpeed rebuilds, from a batch list, the speed list its first exact run replaced.
-func replacedSpeed(batch store.List) store.List {
-	l := store.List{Version: batch.Reconciliation.SpeedVersion, Items: make([]store.Item, len(batch.SpeedItems))}
+func replacedSpeed(batch model.List) model.List {
+	l := model.List{Version: batch.Reconciliation.SpeedVersion, ErrorBound: batch.Reconciliation.SpeedErrorBound,
+		Items: make([]model.Item, len(batch.SpeedItems))}
 	for i, it := range batch.SpeedItems {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: it.ItemID, Views: it.Views}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: it.ItemID, Views: it.Views}
 	}
 	return l
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -38,11 +39,15 @@ type Config struct {
 	Now func() time.Time
 	// Progress receives one line per window built or published; nil for none.
 	Progress io.Writer
+	// BaseFactor sizes the exact all-time base (model.BaseWindow): its top BaseFactor*K items,
+	// so that the speed layer's merger can prove its merged all-time list exact (an item
+	// outside the base has at most its cutoff). Default 10.
+	BaseFactor int
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now}
+	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now, BaseFactor: 10}
 }
 
 // Validate reports settings that cannot work, naming the flag to change.
@@ -56,6 +61,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--parallel %d: use 1..64", c.Parallel)
 	case c.LookbackDays < 0:
 		return fmt.Errorf("--lookback-days %d: must not be negative", c.LookbackDays)
+	case c.BaseFactor < 0 || c.BaseFactor > 100:
+		return fmt.Errorf("--base-factor %d: use 1..100", c.BaseFactor)
 	}
 	return nil
 }
@@ -77,6 +84,9 @@ func NewRunner(cfg Config, eng Engine, arc Archive, st store.Store, log *slog.Lo
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.BaseFactor == 0 {
+		cfg.BaseFactor = 10
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -97,7 +107,7 @@ type Outcome struct {
 	Items       uint64
 	Views       uint64
 	Top         string // the top item, for the progress line
-	Recon       *store.Reconciliation
+	Recon       *model.Reconciliation
 	Took        time.Duration
 }
 
@@ -211,7 +221,7 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	if date.IsZero() {
 		date = x.now.AddDate(0, 0, -1)
 	}
-	day := store.Align(Day, date)
+	day := model.Align(Day, date)
 	if !r.cfg.Force {
 		if err := r.Closed(ctx, Window{Day, day}); err != nil {
 			return x.report, err
@@ -292,7 +302,7 @@ func (r *Runner) RunDirty(ctx context.Context) (Report, error) {
 		}
 		keys = append(keys, keysOf[h]...)
 		for _, lv := range []string{Hour, Day, Month} {
-			add(Window{lv, store.Align(lv, h)})
+			add(Window{lv, model.Align(lv, h)})
 		}
 	}
 	if len(windows) == 0 {
@@ -369,7 +379,7 @@ func (x *run) through(w Window) time.Time {
 	}
 	t := x.closed
 	if w.Level == Month {
-		t = store.Align(Day, x.closed)
+		t = model.Align(Day, x.closed)
 	}
 	if t.Before(w.Start) {
 		return w.Start
@@ -418,7 +428,7 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 				bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End()}
 			}
 			t0 := time.Now()
-			metas, err := x.eng.BuildHours(ctx, x.arc, store.Align(Day, g[0].Start), bs)
+			metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
 			if err != nil {
 				return err
 			}
@@ -475,7 +485,7 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 		for _, g := range groupBuilt(stale, parent) {
 			t0 := time.Now()
 			if level == Day {
-				err = x.eng.BuildDays(ctx, store.Align(Month, g[0].Start), g)
+				err = x.eng.BuildDays(ctx, model.Align(Month, g[0].Start), g)
 			} else {
 				err = x.eng.BuildMonths(ctx, g[0].Start, g)
 			}
@@ -492,7 +502,7 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 
 	case All:
 		// All time sums every month rolled up; the month to date is made current first.
-		cur := Window{Month, store.Align(Month, x.closed.Add(-time.Nanosecond))}
+		cur := Window{Month, model.Align(Month, x.closed.Add(-time.Nanosecond))}
 		if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
 			return nil, err
 		}
@@ -552,24 +562,29 @@ func sameParent(a, b time.Time, parent string) bool {
 	if parent == "year" {
 		return a.UTC().Year() == b.UTC().Year()
 	}
-	return store.Align(parent, a).Equal(store.Align(parent, b))
+	return model.Align(parent, a).Equal(model.Align(parent, b))
 }
 
 // publish writes w's exact list unless the store already holds the batch list of the same
 // inputs (always when force). Against a speed list it computes the reconciliation; a
 // rerun keeps the reconciliation of the first exact run.
 func (x *run) publish(ctx context.Context, w Window, fp string, force bool) error {
+	if w.Level == All {
+		if err := x.publishBase(ctx, fp); err != nil {
+			return err
+		}
+	}
 	t0 := time.Now()
 	force = force || x.rebuild[w] || x.built[w]
 	cur, err := x.store.Get(ctx, w.Key())
-	var prev *store.List
+	var prev *model.List
 	switch {
 	case err == nil:
 		prev = &cur
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("read current list of %s: %w", w, err)
 	}
-	if !force && prev != nil && prev.Source == store.SourceBatch && prev.Fingerprint == fp {
+	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == fp {
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "current"})
 		return nil
 	}
@@ -583,8 +598,8 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := store.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: store.SourceBatch, Exact: true,
-		ComputedAt: x.now, Fingerprint: fp, Items: make([]store.Item, len(top))}
+	l := model.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: model.SourceBatch,
+		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
 	if w.Level != All {
 		l.End = w.End()
 		l.AsOf = x.through(w)
@@ -592,6 +607,12 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		if m, err := x.eng.Meta(ctx, Month, ms[len(ms)-1]); err == nil {
 			l.AsOf = m.Through
 		}
+	}
+	// A list is never as of a time that has not come yet: a forced run reads an open window
+	// through the end of the current hour (the rollup's bound), but the archive holds nothing
+	// after now.
+	if l.AsOf.After(x.now) {
+		l.AsOf = x.now
 	}
 	if w.Level == All {
 		// The live all-time list is a live key: the newest as-of wins there. The exact list is
@@ -605,13 +626,13 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		l.Version = l.AsOf.UnixMilli()
 	}
 	for i, t := range top {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
 	}
 	if prev != nil {
 		// Against the speed list it replaces, or, on a recompute (late data), against the
 		// speed list the first exact run replaced, with the new exact counts.
 		speed := prev
-		if prev.Source == store.SourceBatch {
+		if prev.Source == model.SourceBatch {
 			speed = nil
 			if prev.Reconciliation != nil && len(prev.SpeedItems) > 0 {
 				sl := replacedSpeed(*prev)
@@ -639,8 +660,7 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 	}
 	if err := x.store.Put(ctx, l); err != nil {
 		if errors.Is(err, store.ErrStaleVersion) {
-			o.Skipped = "a newer batch run already published it"
-			x.note(o)
+			x.kept(ctx, o, l)
 			return nil
 		}
 		return fmt.Errorf("publish %s: %w", w, err)
@@ -648,6 +668,36 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 	o.Published = true
 	x.progress("published", o)
 	return nil
+}
+
+// Reasons a batch list the store refused as stale (ErrStaleVersion) was not published.
+const (
+	KeptSpeed = "the speed layer's newer list is kept"
+	KeptBatch = "a newer batch run already published it"
+)
+
+// kept records that the store kept its newer list over l, saying whose: on a live key (the
+// all-time list) the speed layer's list as of later wins over the batch's exact one, which
+// is not another batch run's doing.
+func (x *run) kept(ctx context.Context, o Outcome, l model.List) {
+	o.Skipped = KeptBatch
+	args := []any{"window", o.Window.String(), "version", l.Version, "as_of", l.AsOf}
+	if cur, err := x.store.Get(ctx, l.Key()); err != nil {
+		o.Skipped = "the serving store holds a newer list"
+		args = append(args, "err", err)
+	} else {
+		if cur.Source == model.SourceSpeed {
+			o.Skipped = KeptSpeed
+		}
+		args = append(args, "kept_source", cur.Source, "kept_version", cur.Version, "kept_as_of", cur.AsOf)
+	}
+	x.log.Info("batch list not published: "+o.Skipped, args...)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.record(o)
+	if x.cfg.Progress != nil {
+		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s\n", "kept", o.Window, o.Skipped)
+	}
 }
 
 // note records an outcome without a progress line.
@@ -713,4 +763,86 @@ func (x *run) progress(what string, o Outcome) {
 	if x.cfg.Progress != nil {
 		fmt.Fprintln(x.cfg.Progress, line)
 	}
+}
+
+// publishBase writes the exact all-time base (model.BaseWindow): the sum of every month
+// rolled up, which ends at the boundary B where the newest month's rollup ends (the month to
+// date stops at a UTC day start). It is published only when B is provably a clean cut: every
+// earlier month is rolled up whole and without a gap, B is a UTC day start, and the day
+// before B is closed and complete (Closed, whatever Force says: the base claims exactness).
+// The list is the top BaseFactor*K with the cutoff, the views of the next item: no item
+// outside the list has more.
+func (x *run) publishBase(ctx context.Context, fp string) error {
+	t0 := time.Now()
+	skip := func(w Window, why string) error {
+		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: why})
+		return nil
+	}
+	months, err := x.eng.Months(ctx)
+	if err != nil {
+		return err
+	}
+	if len(months) == 0 {
+		return skip(Window{Level: model.BaseWindow}, "no month rolled up")
+	}
+	var b time.Time
+	for i, m := range months {
+		meta, err := x.eng.Meta(ctx, Month, m)
+		if err != nil {
+			return err
+		}
+		end := model.Next(Month, m)
+		if i < len(months)-1 && (!meta.Through.Equal(end) || !months[i+1].Equal(end)) {
+			return skip(Window{Level: model.BaseWindow}, fmt.Sprintf("month %s is rolled up through %s only, or the next month is missing: no clean boundary",
+				m.Format("2006-01"), meta.Through.Format(time.RFC3339)))
+		}
+		b = meta.Through
+	}
+	w := Window{Level: model.BaseWindow, Start: b}
+	if !model.Aligned(Day, b) {
+		return skip(w, "the month rollups end inside a day (a forced run): no day boundary")
+	}
+	if err := x.Closed(ctx, Window{Day, b.AddDate(0, 0, -1)}); err != nil {
+		if errors.Is(err, ErrWindowOpen) {
+			return skip(w, "the day before the boundary is not closed and complete")
+		}
+		return err
+	}
+	n := x.cfg.BaseFactor * x.cfg.K
+	top, views, items, err := x.eng.TopK(ctx, All, time.Time{}, n+1)
+	if err != nil {
+		return err
+	}
+	if views == 0 {
+		return skip(w, "no events archived")
+	}
+	l := model.List{Window: model.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
+		ComputedAt: x.now, Fingerprint: fp}
+	if len(top) > n {
+		l.Cutoff, top = top[n].Views, top[:n]
+	}
+	l.Items = make([]model.Item, len(top))
+	for i, t := range top {
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+	}
+	if cur, err := x.store.Get(ctx, model.Key{Window: model.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && slices.Equal(cur.Items, l.Items) {
+		return skip(w, "current")
+	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("read current %s list: %w", model.BaseWindow, err)
+	}
+	o := Outcome{Window: w, Fingerprint: fp, Items: items, Views: views, Took: time.Since(t0)}
+	if len(top) > 0 {
+		o.Top = fmt.Sprintf("%s (%d)", top[0].ItemID, top[0].Views)
+	}
+	if err := x.store.Put(ctx, l); err != nil {
+		if errors.Is(err, store.ErrStaleVersion) {
+			o.Skipped = "a newer batch run already published it"
+			x.note(o)
+			return nil
+		}
+		return fmt.Errorf("publish %s: %w", model.BaseWindow, err)
+	}
+	o.Published = true
+	x.progress("published", o)
+	return nil
 }

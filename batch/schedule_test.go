@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"trending/batch"
-	"trending/serving/store"
+	"trending/model"
 )
 
 // TestSchedule: the built-in scheduler publishes every closed hour and day exactly, and
@@ -33,7 +33,7 @@ func TestSchedule(t *testing.T) {
 		}
 	}()
 	h10 := day0.Add(10 * time.Hour)
-	waitFor := func(k store.Key, want map[string]uint64) store.List {
+	waitFor := func(k model.Key, want map[string]uint64) model.List {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
@@ -47,13 +47,13 @@ func TestSchedule(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	before := waitFor(store.Key{Window: "hour", Start: h10}, f.truthOf(h10))
-	waitFor(store.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
+	before := waitFor(model.Key{Window: "hour", Start: h10}, f.truthOf(h10))
+	waitFor(model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
 
 	f.roll(0, 40, h10.Add(10*time.Minute), 20*time.Minute) // late events for hour 10
-	after := waitFor(store.Key{Window: "hour", Start: h10}, f.truthOf(h10))
+	after := waitFor(model.Key{Window: "hour", Start: h10}, f.truthOf(h10))
 	if after.Fingerprint == before.Fingerprint || after.Version < before.Version {
 		t.Fatalf("late data: fingerprint %q -> %q, version %d -> %d", before.Fingerprint, after.Fingerprint, before.Version, after.Version)
 	}
-	waitFor(store.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
+	waitFor(model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
 }

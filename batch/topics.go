@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"trending/archive"
+	"trending/model"
 	"trending/serving/store"
 	"trending/speed/topics"
 )
@@ -435,7 +436,7 @@ func (x *topicsRun) load(ctx context.Context, h time.Time) (hourCounts, error) {
 // window is the calendar window of a topics list: Level is the store window name
 // "topics/<list>/<score>", Start the hour.
 func (t *Topics) window(h time.Time, list string) Window {
-	return Window{store.TopicsWindow(list, string(t.cfg.score(list))), h}
+	return Window{model.TopicsWindow(list, string(t.cfg.score(list))), h}
 }
 
 // listFP is a list's input fingerprint: the list's settings and the fingerprints of the
@@ -483,7 +484,7 @@ func inList(list, region string) bool { return list == topics.World || region ==
 // TopicsList computes one exact list from the hour's counts and its baseline days' counts
 // (days with no data at all passed as nil and left out of the mean). It also returns every
 // topic's exact mentions in the hour, for the reconciliation.
-func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicCount) ([]store.Item, map[string]uint64) {
+func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicCount) ([]model.Item, map[string]uint64) {
 	cfg = cfg.withDefaults()
 	type acc struct{ tenths, newTenths uint64 }
 	now := map[string]*acc{}
@@ -516,7 +517,7 @@ func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicC
 	}
 	score := cfg.score(list)
 	exact := make(map[string]uint64, len(now))
-	var out []store.Item
+	var out []model.Item
 	for topic, a := range now {
 		exact[topic] = roundTenths(a.tenths)
 		mentions := float64(a.tenths) / 10
@@ -527,7 +528,7 @@ func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicC
 		if withData > 0 {
 			expected = float64(past[topic]) / 10 / float64(withData)
 		}
-		it := store.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Expected: expected}
+		it := model.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Expected: expected}
 		switch score {
 		case topics.Surge:
 			it.Score = topics.SurgeRatio(mentions, expected, cfg.Surge.Smoothing)
@@ -546,7 +547,7 @@ func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicC
 		}
 		out = append(out, it)
 	}
-	slices.SortFunc(out, func(a, b store.Item) int {
+	slices.SortFunc(out, func(a, b model.Item) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ItemID, b.ItemID))
 	})
 	out = out[:min(len(out), cfg.ListSize)]
@@ -579,16 +580,16 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		}
 		fp = heldFP(fp, heldIn(x.t.cfg, list, c.counts))
 	}
-	key := store.Key{Window: w.Level, Start: h}
+	key := model.Key{Window: w.Level, Start: h}
 	cur, err := x.store.Get(ctx, key)
-	var prev *store.List
+	var prev *model.List
 	switch {
 	case err == nil:
 		prev = &cur
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("read current list of %s: %w", w, err)
 	}
-	if !x.cfg.Rebuild && prev != nil && prev.Source == store.SourceBatch && prev.Fingerprint == fp {
+	if !x.cfg.Rebuild && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == fp {
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "current"})
 		return nil
 	}
@@ -613,18 +614,18 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		return nil
 	}
 	items, exact := TopicsList(x.t.cfg, list, now.counts, days)
-	l := store.List{Window: w.Level, Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
-		Source: store.SourceBatch, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
+	l := model.List{Window: w.Level, Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
+		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
 	if prev != nil {
 		switch prev.Source {
-		case store.SourceSpeed:
+		case model.SourceSpeed:
 			top := make([]Ranked, len(items))
 			for i, it := range items {
 				top[i] = Ranked{ItemID: it.ItemID, Views: it.Views}
 			}
 			rec := Reconcile(*prev, top, exact)
 			l.Reconciliation = &rec
-		case store.SourceBatch:
+		case model.SourceBatch:
 			l.Reconciliation = prev.Reconciliation
 		}
 	}
@@ -639,8 +640,7 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 	}
 	if err := x.store.Put(ctx, l); err != nil {
 		if errors.Is(err, store.ErrStaleVersion) {
-			o.Skipped = "a newer batch run already published it"
-			x.note(o)
+			x.kept(ctx, o, l)
 			return nil
 		}
 		return fmt.Errorf("publish %s: %w", w, err)

@@ -16,6 +16,7 @@ import (
 
 	"trending/archive"
 	"trending/batch"
+	"trending/model"
 	"trending/serving/store"
 	"trending/speed/topics"
 )
@@ -166,7 +167,7 @@ func (w *topicsWorld) truthCounts(h time.Time) (map[string]map[string][2]uint64,
 
 // truthList is the expected list of hour h: floor 10, eu by surge, the others by volume,
 // review share 0.6 and cut 0.1, 8 items.
-func (w *topicsWorld) truthList(h time.Time, list string) []store.Item {
+func (w *topicsWorld) truthList(h time.Time, list string) []model.Item {
 	cur, _ := w.truthCounts(h)
 	var days []map[string][2]uint64
 	for d := 1; d <= 7; d++ {
@@ -175,7 +176,7 @@ func (w *topicsWorld) truthList(h time.Time, list string) []store.Item {
 			days = append(days, c[list])
 		}
 	}
-	var out []store.Item
+	var out []model.Item
 	for topic, c := range cur[list] {
 		m := float64(c[0]) / 10
 		if m < 10 {
@@ -188,7 +189,7 @@ func (w *topicsWorld) truthList(h time.Time, list string) []store.Item {
 		if len(days) > 0 {
 			exp /= float64(len(days))
 		}
-		it := store.Item{ItemID: topic, Views: (c[0] + 5) / 10, Exact: true, Expected: exp, Score: m, NewShare: float64(c[1]) / float64(c[0])}
+		it := model.Item{ItemID: topic, Views: (c[0] + 5) / 10, Exact: true, Expected: exp, Score: m, NewShare: float64(c[1]) / float64(c[0])}
 		if list == "eu" {
 			it.Score = (m + 50) / (exp + 50)
 			if it.Score < 3 {
@@ -200,7 +201,7 @@ func (w *topicsWorld) truthList(h time.Time, list string) []store.Item {
 		}
 		out = append(out, it)
 	}
-	slices.SortFunc(out, func(a, b store.Item) int {
+	slices.SortFunc(out, func(a, b model.Item) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), strings.Compare(a.ItemID, b.ItemID))
 	})
 	out = out[:min(8, len(out))]
@@ -265,12 +266,12 @@ func checkTopics(t *testing.T, w *topicsWorld, st store.Store, h time.Time) {
 		if list == "eu" {
 			score = "surge"
 		}
-		k := store.Key{Window: store.TopicsWindow(list, score), Start: h}
+		k := model.Key{Window: model.TopicsWindow(list, score), Start: h}
 		l, err := st.Get(context.Background(), k)
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
-		if l.Source != store.SourceBatch || !l.Exact || !l.End.Equal(h.Add(time.Hour)) {
+		if l.Source != model.SourceBatch || !l.Exact || !l.End.Equal(h.Add(time.Hour)) {
 			t.Fatalf("%s: source %s exact %v end %s", k, l.Source, l.Exact, l.End)
 		}
 		want := w.truthList(h, list)
@@ -328,9 +329,9 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	ctx := context.Background()
 	w := newTopicsWorld(t)
 	eng, st := open(t), boltStore(t)
-	speed := store.List{Window: "topics/eu/surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
-		Version: 5, Source: store.SourceSpeed, ComputedAt: topicsH,
-		Items: []store.Item{{Rank: 1, ItemID: "quake", Views: 9999, Score: 40}, {Rank: 2, ItemID: "nothing", Views: 10, Score: 1}}}
+	speed := model.List{Window: "topics/eu/surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
+		Version: 5, Source: model.SourceSpeed, Status: model.StatusProvisional, ComputedAt: topicsH,
+		Items: []model.Item{{Rank: 1, ItemID: "quake", Views: 9999, Score: 40}, {Rank: 2, ItemID: "nothing", Views: 10, Score: 1}}}
 	if err := st.Put(ctx, speed); err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	}
 	checkTopics(t, w, st, topicsH)
 	checkTopics(t, w, st, topicsH2)
-	eu, err := st.Get(ctx, store.Key{Window: "topics/eu/surge", Start: topicsH})
+	eu, err := st.Get(ctx, model.Key{Window: "topics/eu/surge", Start: topicsH})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 		if b, p := built(rep), published(rep); len(b) != 0 || len(p) != 0 {
 			t.Fatalf("rerun built %v and published %v, want nothing", b, p)
 		}
-		again, _ := st.Get(ctx, store.Key{Window: "topics/eu/surge", Start: topicsH})
+		again, _ := st.Get(ctx, model.Key{Window: "topics/eu/surge", Start: topicsH})
 		if again.Version != eu.Version || again.Reconciliation == nil || *again.Reconciliation != *eu.Reconciliation {
 			t.Fatalf("rerun changed the list: version %d -> %d", eu.Version, again.Version)
 		}
@@ -459,7 +460,7 @@ func TestTopicsSchedule(t *testing.T) {
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for _, h := range []time.Time{topicsH, topicsH2} {
-		for _, k := range []store.Key{{Window: "topics/world/volume", Start: h}, {Window: "topics/eu/surge", Start: h}, {Window: "topics/us/volume", Start: h}} {
+		for _, k := range []model.Key{{Window: "topics/world/volume", Start: h}, {Window: "topics/eu/surge", Start: h}, {Window: "topics/us/volume", Start: h}} {
 			for {
 				if _, err := st.Get(context.Background(), k); err == nil {
 					break
@@ -489,11 +490,11 @@ func TestTopicsHeld(t *testing.T) {
 	hour := []batch.Window{{Level: batch.Hour, Start: topicsH}}
 	has := func(window string) bool {
 		t.Helper()
-		l, err := st.Get(ctx, store.Key{Window: window, Start: topicsH})
+		l, err := st.Get(ctx, model.Key{Window: window, Start: topicsH})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(l.Items, func(it store.Item) bool { return it.ItemID == "quake" })
+		return slices.ContainsFunc(l.Items, func(it model.Item) bool { return it.ItemID == "quake" })
 	}
 	run := func(want ...string) {
 		t.Helper()

@@ -9,7 +9,7 @@ import (
 
 	"trending/archive"
 	"trending/internal/objstore"
-	"trending/serving/store"
+	"trending/model"
 	"trending/speed/topics"
 )
 
@@ -30,7 +30,7 @@ func TestTopicsList(t *testing.T) {
 	day := []TopicCount{{Region: "eu", Topic: "marathon", Tenths: 2000}, {Region: "eu", Topic: "flat", Tenths: 3000}}
 	// Two days with data (200 each) and one without: expected 200, score 4,050/250 = 16.2.
 	eu, exact := TopicsList(cfg, "eu", cur, [][]TopicCount{day, nil, day})
-	want := []store.Item{
+	want := []model.Item{
 		{Rank: 1, ItemID: "marathon", Views: 4000, Exact: true, Score: 16.2, Expected: 200, NewShare: 0.01},
 		{Rank: 2, ItemID: "bots", Views: 500, Exact: true, Score: (500.0 + 50) / 50 * 0.1, NewShare: 0.8, Review: true},
 	}
@@ -55,7 +55,7 @@ func TestTopicsList(t *testing.T) {
 
 func nearF(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
 
-func names(its []store.Item) []string {
+func names(its []model.Item) []string {
 	var out []string
 	for _, it := range its {
 		out = append(out, it.ItemID)

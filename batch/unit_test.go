@@ -6,41 +6,40 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 func TestReconcile(t *testing.T) {
-	list := func(items ...store.Item) store.List {
+	list := func(items ...model.Item) model.List {
 		for i := range items {
 			items[i].Rank = i + 1
 		}
-		return store.List{Version: 42, Items: items}
+		return model.List{Version: 42, Items: items}
 	}
 	for _, c := range []struct {
 		name    string
-		speed   store.List
+		speed   model.List
 		exact   []Ranked
 		exactOf map[string]uint64
-		want    store.Reconciliation
+		want    model.Reconciliation
 	}{
-		{"both empty", list(), nil, nil, store.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
-		{"perfect", list(store.Item{ItemID: "a", Views: 5}, store.Item{ItemID: "b", Views: 3}),
+		{"both empty", list(), nil, nil, model.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
+		{"perfect", list(model.Item{ItemID: "a", Views: 5}, model.Item{ItemID: "b", Views: 3}),
 			[]Ranked{{"a", 5}, {"b", 3}}, map[string]uint64{"a": 5, "b": 3},
-			store.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
-		{"one missed, overcount", list(store.Item{ItemID: "a", Views: 9}, store.Item{ItemID: "c", Views: 3}),
+			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
+		{"one missed, overcount", list(model.Item{ItemID: "a", Views: 9}, model.Item{ItemID: "c", Views: 3}),
 			[]Ranked{{"a", 6}, {"b", 4}}, map[string]uint64{"a": 6, "c": 2},
-			store.Reconciliation{SpeedVersion: 42, RecallAtK: 0.5, MaxAbsError: 3, MeanAbsError: 2, MaxRelError: 0.5}},
-		{"item with no exact views", list(store.Item{ItemID: "ghost", Views: 4}),
+			model.Reconciliation{SpeedVersion: 42, RecallAtK: 0.5, MaxAbsError: 3, MeanAbsError: 2, MaxRelError: 0.5}},
+		{"item with no exact views", list(model.Item{ItemID: "ghost", Views: 4}),
 			[]Ranked{{"a", 6}}, map[string]uint64{},
-			store.Reconciliation{SpeedVersion: 42, RecallAtK: 0, MaxAbsError: 4, MeanAbsError: 4, MaxRelError: 1}},
-		{"speed list shorter: K is the shorter", list(store.Item{ItemID: "a", Views: 6}),
+			model.Reconciliation{SpeedVersion: 42, RecallAtK: 0, MaxAbsError: 4, MeanAbsError: 4, MaxRelError: 1}},
+		{"speed list shorter: K is the shorter", list(model.Item{ItemID: "a", Views: 6}),
 			[]Ranked{{"a", 6}, {"b", 5}, {"c", 1}}, map[string]uint64{"a": 6},
-			store.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
-		{"sketch list: its bound is kept", withBound(list(store.Item{ItemID: "a", Views: 10}), 4),
+			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
+		{"sketch list: its bound is kept", withBound(list(model.Item{ItemID: "a", Views: 10}), 4),
 			[]Ranked{{"a", 7}}, map[string]uint64{"a": 7},
-			store.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 3, MeanAbsError: 3, MaxRelError: 3.0 / 7,
-				SpeedErrorBound: &store.Bound{MaxOvercount: 4, Probability: 0.99}}},
+			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 3, MeanAbsError: 3, MaxRelError: 3.0 / 7,
+				SpeedErrorBound: &model.Bound{MaxOvercount: 4, Probability: 0.99}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Reconcile(c.speed, c.exact, c.exactOf); !reflect.DeepEqual(got, c.want) {
@@ -50,8 +49,8 @@ func TestReconcile(t *testing.T) {
 	}
 }
 
-func withBound(l store.List, maxOvercount float64) store.List {
-	l.ErrorBound = &store.Bound{MaxOvercount: maxOvercount, Probability: 0.99}
+func withBound(l model.List, maxOvercount float64) model.List {
+	l.ErrorBound = &model.Bound{MaxOvercount: maxOvercount, Probability: 0.99}
 	return l
 }
 

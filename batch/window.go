@@ -7,8 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // Levels of rollup and of calendar window, smallest first. "all" is all time: the sum over
@@ -34,15 +33,15 @@ func (w Window) End() time.Time {
 	if w.Level == All {
 		return time.Time{}
 	}
-	return store.Next(w.Level, w.Start)
+	return model.Next(w.Level, w.Start)
 }
 
 // Key is the serving store key the window's list is written under.
-func (w Window) Key() store.Key {
+func (w Window) Key() model.Key {
 	if w.Level == All {
-		return store.Key{Window: All}
+		return model.Key{Window: All}
 	}
-	return store.Key{Window: w.Level, Start: w.Start}
+	return model.Key{Window: w.Level, Start: w.Start}
 }
 
 func (w Window) String() string {
@@ -77,7 +76,7 @@ func (w Window) Children(until time.Time) []Window {
 		end = until
 	}
 	var out []Window
-	for t := w.Start; t.Before(end); t = store.Next(lv, t) {
+	for t := w.Start; t.Before(end); t = model.Next(lv, t) {
 		out = append(out, Window{lv, t})
 	}
 	return out
@@ -123,14 +122,14 @@ func Span(level string, from, to time.Time) ([]Window, error) {
 	if level == All {
 		return []Window{{Level: All}}, nil
 	}
-	if !slices.Contains(store.CalendarWindows, level) {
+	if !slices.Contains(model.CalendarWindows, level) {
 		return nil, fmt.Errorf("%w: window %q", ErrBadRange, level)
 	}
 	if !to.After(from) {
 		return nil, fmt.Errorf("%w: end %s is not after start %s", ErrBadRange, to.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
 	var out []Window
-	for t := store.Align(level, from); t.Before(to); t = store.Next(level, t) {
+	for t := model.Align(level, from); t.Before(to); t = model.Next(level, t) {
 		out = append(out, Window{level, t})
 	}
 	return out, nil

@@ -10,7 +10,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"trending/speed/event"
+	"trending/internal/stream"
+	"trending/model/event"
 )
 
 // Writer sends messages; *kafka.Writer (eventlog.NewWriter) is one. Run
@@ -24,7 +25,7 @@ type Writer interface {
 // RunConfig configures Run. Zero fields mean their documented defaults.
 type RunConfig struct {
 	// Stream is the stream to produce.
-	Stream Config
+	Stream stream.Config
 	// Speedup paces the stream: event time runs Speedup times faster than
 	// the wall clock, so the views of event second s are sent at the wall
 	// time start + (s+1)/Speedup, once that second is over, as a server
@@ -35,7 +36,7 @@ type RunConfig struct {
 	Speedup float64
 	// Truth, when not nil, gets every valid event once the writer has
 	// acknowledged it, so it is exactly what reached the log.
-	Truth *Truth
+	Truth *stream.Truth
 	// Progress, when not nil, is called every ProgressEvery and once at the
 	// end with the stats so far, from a goroutine of Run's.
 	Progress func(Stats)
@@ -106,14 +107,14 @@ func (c RunConfig) withDefaults() RunConfig {
 	return c
 }
 
-// Validate reports whether c can run; errors wrap ErrConfig.
+// Validate reports whether c can run; errors wrap stream.ErrConfig.
 func (c RunConfig) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case math.IsNaN(c.Speedup) || math.IsInf(c.Speedup, 0):
-		return fmt.Errorf("%w: speedup %g: use a positive factor such as 1 or 60, or a negative one for no pacing", ErrConfig, c.Speedup)
+		return fmt.Errorf("%w: speedup %g: use a positive factor such as 1 or 60, or a negative one for no pacing", stream.ErrConfig, c.Speedup)
 	case c.ProgressEvery < 0 || c.BatchSize < 0 || c.FlushTimeout < 0:
-		return fmt.Errorf("%w: progress interval, batch size and flush timeout must not be negative", ErrConfig)
+		return fmt.Errorf("%w: progress interval, batch size and flush timeout must not be negative", stream.ErrConfig)
 	}
 	return c.Stream.Validate()
 }
@@ -138,7 +139,7 @@ func Run(ctx context.Context, cfg RunConfig, w Writer) (Stats, error) {
 		return Stats{}, err
 	}
 	cfg = cfg.withDefaults()
-	g, err := NewGenerator(cfg.Stream)
+	g, err := stream.NewGenerator(cfg.Stream)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -159,7 +160,7 @@ func Run(ctx context.Context, cfg RunConfig, w Writer) (Stats, error) {
 	chunks := make(chan *chunk, 4)
 	go func() { // generate and pace
 		defer close(chunks)
-		var recs []Record
+		var recs []stream.Record
 		for n := int64(0); ; n++ {
 			if ctx.Err() != nil {
 				return

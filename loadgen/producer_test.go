@@ -13,7 +13,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
-	"trending/speed/event"
+	"trending/internal/stream"
+	"trending/model/event"
 )
 
 // readAll reads every message of topic's partitions up to their current end.
@@ -46,7 +47,7 @@ func readAll(t *testing.T, addr, topic string, partitions int) []kafka.Message {
 }
 
 // TestRunEmbedded produces a stream with late and malformed events to the
-// embedded broker and checks the log holds exactly what the Truth and the
+// embedded broker and checks the log holds exactly what the stream.Truth and the
 // Stats say, each key in kafka-go's hash partition.
 func TestRunEmbedded(t *testing.T) {
 	kf, err := eventlog.StartEmbedded("", 0)
@@ -62,11 +63,11 @@ func TestRunEmbedded(t *testing.T) {
 	}
 	w := eventlog.NewWriter([]string{kf.Addr}, topic)
 	defer w.Close()
-	truth := NewTruth()
+	truth := stream.NewTruth()
 	var progress []Stats
 	var mu sync.Mutex
 	st, err := Run(ctx, RunConfig{
-		Stream:  Config{Items: 2000, Rate: 1500, Servers: 40, Duration: 8 * time.Second, Late: 0.05, Malformed: 0.02, Seed: 4},
+		Stream:  stream.Config{Items: 2000, Rate: 1500, Servers: 40, Duration: 8 * time.Second, Late: 0.05, Malformed: 0.02, Seed: 4},
 		Speedup: -1, Truth: truth, BatchSize: 700, ProgressEvery: time.Millisecond,
 		Progress: func(s Stats) { mu.Lock(); progress = append(progress, s); mu.Unlock() },
 	}, w)
@@ -84,10 +85,10 @@ func TestRunEmbedded(t *testing.T) {
 	if uint64(len(msgs)) != st.Messages {
 		t.Fatalf("%d messages in the topic, stats say %d", len(msgs), st.Messages)
 	}
-	got := NewTruth()
+	got := stream.NewTruth()
 	var malformed, late uint64
 	for _, m := range msgs {
-		if want := PartitionOf(string(m.Key), parts); m.Partition != want {
+		if want := stream.PartitionOf(string(m.Key), parts); m.Partition != want {
 			t.Fatalf("key %s in partition %d, want %d", m.Key, m.Partition, want)
 		}
 		ev, err := event.Decode(m.Value)
@@ -98,7 +99,7 @@ func TestRunEmbedded(t *testing.T) {
 		if string(m.Key) != ev.ItemID {
 			t.Fatalf("event for %s keyed %s", ev.ItemID, m.Key)
 		}
-		if ev.TS.Before(DefaultStart) {
+		if ev.TS.Before(stream.DefaultStart) {
 			late++
 		}
 		got.Add(ev)
@@ -146,8 +147,8 @@ func (f *fakeWriter) WriteMessages(ctx context.Context, msgs ...kafka.Message) e
 	return nil
 }
 
-func truthOf(t *testing.T, msgs []kafka.Message) *Truth {
-	tr := NewTruth()
+func truthOf(t *testing.T, msgs []kafka.Message) *stream.Truth {
+	tr := stream.NewTruth()
 	for _, m := range msgs {
 		if ev, err := event.Decode(m.Value); err == nil {
 			tr.Add(ev)
@@ -156,7 +157,7 @@ func truthOf(t *testing.T, msgs []kafka.Message) *Truth {
 	return tr
 }
 
-func sameTruth(t *testing.T, a, b *Truth) {
+func sameTruth(t *testing.T, a, b *stream.Truth) {
 	t.Helper()
 	var x, y bytes.Buffer
 	a.WriteTo(&x)
@@ -170,10 +171,10 @@ func sameTruth(t *testing.T, a, b *Truth) {
 // returns nil, with the truth equal to what was written.
 func TestRunStopsCleanly(t *testing.T) {
 	w := &fakeWriter{}
-	truth := NewTruth()
+	truth := stream.NewTruth()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(350*time.Millisecond, cancel)
-	st, err := Run(ctx, RunConfig{Stream: Config{Items: 100, Rate: 100, Servers: 5, Seed: 1}, Speedup: 10, Truth: truth}, w)
+	st, err := Run(ctx, RunConfig{Stream: stream.Config{Items: 100, Rate: 100, Servers: 5, Seed: 1}, Speedup: 10, Truth: truth}, w)
 	if err != nil {
 		t.Fatalf("a cancelled run returned %v, want nil", err)
 	}
@@ -201,9 +202,9 @@ func TestRunWriteError(t *testing.T) {
 		}
 		return we
 	}}
-	truth := NewTruth()
+	truth := stream.NewTruth()
 	st, err := Run(context.Background(), RunConfig{
-		Stream:  Config{Items: 100, Rate: 500, Servers: 50, Duration: 10 * time.Second, Seed: 1},
+		Stream:  stream.Config{Items: 100, Rate: 500, Servers: 50, Duration: 10 * time.Second, Seed: 1},
 		Speedup: -1, Truth: truth, BatchSize: 50,
 	}, w)
 	if err == nil || !strings.Contains(err.Error(), "broker gone") {
@@ -217,12 +218,12 @@ func TestRunWriteError(t *testing.T) {
 
 func TestRunConfigValidate(t *testing.T) {
 	for _, c := range []RunConfig{
-		{Stream: Config{Items: -1}},
+		{Stream: stream.Config{Items: -1}},
 		{BatchSize: -1},
 		{Speedup: math.Inf(1)},
 	} {
-		if _, err := Run(context.Background(), c, &fakeWriter{}); !errors.Is(err, ErrConfig) {
-			t.Errorf("Run(%+v): %v, want ErrConfig", c, err)
+		if _, err := Run(context.Background(), c, &fakeWriter{}); !errors.Is(err, stream.ErrConfig) {
+			t.Errorf("Run(%+v): %v, want stream.ErrConfig", c, err)
 		}
 	}
 }

@@ -7,7 +7,7 @@ package schemas
 import _ "embed"
 
 // EventSchema is the JSON Schema (draft 2020-12) of one view event on the Kafka topic views,
-// as decoded by speed/event.Decode.
+// as decoded by model/event.Decode.
 //
 //go:embed event.schema.json
 var EventSchema []byte

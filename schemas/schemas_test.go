@@ -6,7 +6,7 @@ import (
 )
 
 // TestEventSchemaWellFormed catches a schema edit that is not JSON or not draft 2020-12;
-// the semantic checks against the decoder live in speed/event.
+// the semantic checks against the decoder live in model/event.
 func TestEventSchemaWellFormed(t *testing.T) {
 	var s struct {
 		Schema     string                     `json:"$schema"`

@@ -13,7 +13,7 @@ import (
 	"trending/archive"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 func TestArchiveUsageErrors(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/internal/objstore"
+	"trending/model"
 	"trending/serving/store"
 	"trending/speed/topics"
 )
@@ -33,6 +34,7 @@ type batchSettings struct {
 	k           int
 	lateness    time.Duration
 	s3          *s3Settings
+	baseFactor  int
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -44,6 +46,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addPartitionsFlag(fs, &s.partitions, 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	addKFlag(fs, &s.k, "length of each published list (1..10000)")
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	return s
 }
@@ -159,7 +162,7 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
 	cfg := batch.DefaultConfig()
-	cfg.K, cfg.AllowedLateness, cfg.Progress = s.k, s.lateness, cmd.ErrOrStderr()
+	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -176,12 +179,17 @@ func newBatchCommand() *cobra.Command {
 		Long: `batch is the batch layer: it reads closed windows' events from the Parquet archive on S3,
 counts them exactly (in ClickHouse with --clickhouse, otherwise with the Go-native engine)
 and writes each window's top list to the serving store as source=batch, which replaces the
-speed layer's approximate list and says how far that one was off (the reconciliation).
+speed layer's live or provisional list and says how far that one was off (the reconciliation).
 
 It keeps exact per-item rollups: an hour is loaded from the archive once, a day is the sum
 of its 24 hour rollups, a month the sum of its days, all time the sum of the months. Each
 rollup records the fingerprint of its archived inputs, so late data is noticed and only
 the windows it touched are recomputed. Reruns are idempotent.
+
+All time is also published as the exact base "all-base" through the last closed and complete
+UTC day (the month to date ends there): its top --base-factor x --k items and the cutoff no
+other item exceeds. The speed layer adds its exact counts since that day to it and serves the
+live "all" list exact when it can prove it.
 
 A window is closed once its end plus --lateness has passed and the archive's progress
 markers say every partition has passed it; an open window is refused unless --force.
@@ -189,7 +197,7 @@ markers say every partition has passed it; an open window is refused unless --fo
   run       recompute the windows of one kind in a range
   backfill  recompute hours, days and months over a date range (analysts); --dry-run plans
   nightly   yesterday, the month to date, all time, and late data (cron, Airflow)
-  status    per window: exact, exact-stale, approximate or missing`,
+  status    per window: exact, dirty (late data since), live, provisional or missing`,
 	}
 	for _, add := range []func() *cobra.Command{newBatchRunCommand, newBatchBackfillCommand, newBatchNightlyCommand, newBatchStatusCommand} {
 		cmd.AddCommand(withClickHouseSecurity(add()))
@@ -218,7 +226,7 @@ func newBatchRunCommand() *cobra.Command {
   # every day of a week, in ClickHouse, to the ClickHouse serving table
   trending batch run --window day --start 2026-11-09 --end 2026-11-16 \
     --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
-  # all time (the live list "all"), summed over every month rolled up
+  # all time (the live list "all" and the base "all-base"), summed over every month rolled up
   trending batch run --window all
   # the hour's lists and its exact trending-topics lists of eu, us and world; topics held in
   # the shared review queue (topics/review.json in the bucket) stay off them
@@ -277,7 +285,7 @@ func newBatchRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			to := store.Next(level, store.Align(level, from))
+			to := model.Next(level, model.Align(level, from))
 			if end != "" {
 				if to, err = parseWhen("end", end); err != nil {
 					return err
@@ -368,7 +376,7 @@ archive; days and months are summed from the rollups below them. --dry-run print
 				return err
 			}
 		}
-		hi = store.Align("day", hi).AddDate(0, 0, 1)
+		hi = model.Align("day", hi).AddDate(0, 0, 1)
 		levels, err := batch.ParseLevels(windows)
 		if err != nil {
 			return usagef("--windows: %v", err)
@@ -483,7 +491,7 @@ file instead (offline demos).`,
 		if day.IsZero() {
 			day = time.Now().UTC().AddDate(0, 0, -1)
 		}
-		from := store.Align("day", day)
+		from := model.Align("day", day)
 		hours, err := batch.Span(batch.Hour, from.AddDate(0, 0, -lookback), from.AddDate(0, 0, 1))
 		if err != nil {
 			return err
@@ -501,7 +509,7 @@ func newBatchStatusCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "status",
-		Short:   "Per window: exact, exact-stale, approximate or missing, with the reconciliation",
+		Short:   "Per window: exact, dirty (late data since), live, provisional or missing, with the reconciliation",
 		Example: `  trending batch status --from 2026-11-14 --to 2026-11-15 --windows hour,day`,
 		Args:    cobra.NoArgs,
 	}
@@ -538,7 +546,7 @@ func newBatchStatusCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		st, err := r.Status(cmd.Context(), levels, store.Align("day", lo), store.Align("day", hi).AddDate(0, 0, 1))
+		st, err := r.Status(cmd.Context(), levels, model.Align("day", lo), model.Align("day", hi).AddDate(0, 0, 1))
 		if err != nil {
 			return err
 		}

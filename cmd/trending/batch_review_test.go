@@ -14,6 +14,7 @@ import (
 	"trending/archive"
 	"trending/internal/itest"
 	"trending/internal/objstore"
+	"trending/model"
 	"trending/serving/store"
 	"trending/speed/topics"
 )
@@ -83,8 +84,8 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			l, err := st.Get(ctx, store.Key{Window: "topics/world/volume", Start: hour})
-			if err != nil || l.Source != store.SourceBatch || !l.Exact {
+			l, err := st.Get(ctx, model.Key{Window: "topics/world/volume", Start: hour})
+			if err != nil || l.Source != model.SourceBatch || !l.Exact {
 				t.Fatalf("world topics list %+v, %v", l, err)
 			}
 			var ids []string

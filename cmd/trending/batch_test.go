@@ -14,6 +14,7 @@ import (
 	"trending/archive"
 	"trending/internal/itest"
 	"trending/internal/objstore"
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -82,9 +83,9 @@ func TestBatchCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := st.Get(ctx, store.Key{Window: "hour", Start: hour})
+	l, err := st.Get(ctx, model.Key{Window: "hour", Start: hour})
 	st.Close()
-	if err != nil || l.Source != store.SourceBatch || len(l.Items) != 2 || l.Items[0].ItemID != "V1" || l.Items[0].Views != 6 || l.Items[1].Views != 3 {
+	if err != nil || l.Source != model.SourceBatch || len(l.Items) != 2 || l.Items[0].ItemID != "V1" || l.Items[0].Views != 6 || l.Items[1].Views != 3 {
 		t.Fatalf("published list %+v, %v", l, err)
 	}
 
@@ -101,10 +102,10 @@ func TestBatchCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err = st.Get(ctx, store.Key{Window: "topics/world/volume", Start: hour})
-	eu, euErr := st.Get(ctx, store.Key{Window: "topics/eu/volume", Start: hour})
+	l, err = st.Get(ctx, model.Key{Window: "topics/world/volume", Start: hour})
+	eu, euErr := st.Get(ctx, model.Key{Window: "topics/eu/volume", Start: hour})
 	st.Close()
-	if err != nil || l.Source != store.SourceBatch || len(l.Items) != 2 || l.Items[0].ItemID != "V1" || l.Items[0].Views != 6 || l.Items[0].Score != 6 {
+	if err != nil || l.Source != model.SourceBatch || len(l.Items) != 2 || l.Items[0].ItemID != "V1" || l.Items[0].Views != 6 || l.Items[0].Score != 6 {
 		t.Fatalf("published topics list %+v, %v", l, err)
 	}
 	if euErr != nil || len(eu.Items) != 0 {
@@ -123,11 +124,24 @@ func TestBatchCommands(t *testing.T) {
 		t.Fatalf("--topics with --window day: %v, want a usage error", err)
 	}
 
+	// The speed layer's final list of hour 12: provisional until the batch replaces it.
+	st, err = store.OpenBolt(filepath.Join(dir, "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h12 := hour.Add(2 * time.Hour)
+	err = st.Put(ctx, model.List{Window: "hour", Start: h12, End: h12.Add(time.Hour), AsOf: h12.Add(time.Hour), Version: 1,
+		Source: model.SourceSpeed, Status: model.StatusProvisional, ComputedAt: h12.Add(time.Hour)})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 	out, err = run("status", "--from", "2026-11-14", "--windows", "hour")
 	if err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "hour 2026-11-14T10Z  exact") || !strings.Contains(out, "hour 2026-11-14T11Z  missing") {
+	if !strings.Contains(out, "hour 2026-11-14T10Z  exact") || !strings.Contains(out, "hour 2026-11-14T11Z  missing") ||
+		!strings.Contains(out, "hour 2026-11-14T12Z  provisional") {
 		t.Fatalf("status printed:\n%s", out)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/internal/stream"
 	"trending/loadgen"
 )
 
@@ -28,7 +29,7 @@ func (s spanFlag) String() string {
 }
 
 func (s spanFlag) Set(v string) error {
-	d, err := loadgen.ParseSpan(v)
+	d, err := stream.ParseSpan(v)
 	if err != nil {
 		return err
 	}
@@ -109,14 +110,14 @@ func addRateFlags(fs *pflag.FlagSet, rate, malformed, speedup *float64, defRate,
 }
 
 // config builds the stream config; now is the wall clock for --start now.
-func (f *streamFlags) config(now time.Time) (loadgen.Config, error) {
-	c := loadgen.Config{Zipf: f.zipf, Servers: f.servers, Late: f.late, LateBy: f.lateBy, Seed: uint64(f.seed)}
-	if f.items < 1 || f.items > loadgen.MaxItems {
-		return c, usagef("--items %d: use 1..%d", f.items, loadgen.MaxItems)
+func (f *streamFlags) config(now time.Time) (stream.Config, error) {
+	c := stream.Config{Zipf: f.zipf, Servers: f.servers, Late: f.late, LateBy: f.lateBy, Seed: uint64(f.seed)}
+	if f.items < 1 || f.items > stream.MaxItems {
+		return c, usagef("--items %d: use 1..%d", f.items, stream.MaxItems)
 	}
 	c.Items = int(f.items)
-	if f.zipf <= 0 || f.zipf > loadgen.MaxZipfExponent {
-		return c, usagef("--zipf %g: use a value in (0, %d], such as 1.1", f.zipf, loadgen.MaxZipfExponent)
+	if f.zipf <= 0 || f.zipf > stream.MaxZipfExponent {
+		return c, usagef("--zipf %g: use a value in (0, %d], such as 1.1", f.zipf, stream.MaxZipfExponent)
 	}
 	if f.servers < 1 {
 		return c, usagef("--servers %d: use at least 1", f.servers)
@@ -131,9 +132,9 @@ func (f *streamFlags) config(now time.Time) (loadgen.Config, error) {
 		if v == "" {
 			continue // --viral "": none
 		}
-		vs, err := loadgen.ParseViral(v)
+		vs, err := stream.ParseViral(v)
 		if err != nil {
-			return c, usagef("--viral: %v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+			return c, usagef("--viral: %v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
 		}
 		c.Viral = append(c.Viral, vs...)
 	}
@@ -141,7 +142,7 @@ func (f *streamFlags) config(now time.Time) (loadgen.Config, error) {
 	case s == "now" || s == "":
 		c.Start = now.UTC().Truncate(time.Second)
 	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
-		d, err := loadgen.ParseSpan(s[1:])
+		d, err := stream.ParseSpan(s[1:])
 		if err != nil {
 			return c, usagef("--start %q: %v", s, err)
 		}
@@ -231,8 +232,8 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		}
 		sc.Rate, sc.Duration, sc.Malformed = rate, duration, malformed
 		switch {
-		case !(rate > 0 && rate <= loadgen.MaxRate):
-			return usagef("--rate %g: use a positive number of views per second up to %d", rate, loadgen.MaxRate)
+		case !(rate > 0 && rate <= stream.MaxRate):
+			return usagef("--rate %g: use a positive number of views per second up to %d", rate, stream.MaxRate)
 		case duration < 0 || duration%time.Second != 0:
 			return usagef("--duration %s: use a whole number of seconds, or 0 to run until Ctrl-C", duration)
 		case malformed < 0 || malformed > 1:
@@ -245,7 +246,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			return usagef("--partitions %d: use at least 1", partitions)
 		}
 		if err := sc.Validate(); err != nil {
-			return usagef("%v", strings.TrimPrefix(err.Error(), loadgen.ErrConfig.Error()+": "))
+			return usagef("%v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
 		}
 		kc, err := kf.client(cmd)
 		if err != nil {
@@ -265,9 +266,9 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		}
 		w := kc.NewWriter(topic)
 		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
-		var tr *loadgen.Truth
+		var tr *stream.Truth
 		if truth != "" {
-			tr = loadgen.NewTruth()
+			tr = stream.NewTruth()
 		}
 		errOut := cmd.ErrOrStderr()
 		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
@@ -312,7 +313,7 @@ func checkWritableDir(file string) error {
 
 // writeTruth writes the truth to a temporary file and renames it into place,
 // so a reader never sees half a truth.
-func writeTruth(file string, tr *loadgen.Truth) error {
+func writeTruth(file string, tr *stream.Truth) error {
 	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
 	if err != nil {
 		return fmt.Errorf("write truth: %w", err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"trending/internal/eventlog"
-	"trending/loadgen"
+	"trending/internal/stream"
 )
 
 func TestLoadgenFlagErrors(t *testing.T) {
@@ -82,7 +82,7 @@ func TestLoadgenEmbedded(t *testing.T) {
 		t.Errorf("truth file mode %v, want 0644", st.Mode().Perm())
 	}
 	defer f.Close()
-	tr, err := loadgen.ReadTruth(f)
+	tr, err := stream.ReadTruth(f)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,8 +41,8 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
 
   GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50)
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
-  GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are exact,
-                                                       approximate or missing
+  GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are live,
+                                                       provisional, exact or missing
   GET /v1/reconciliation                               per level, the speed layer against the
                                                        newest exact window: recall@K, errors
                                                        and the stated bound (also as the

@@ -18,7 +18,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // TestMain lets the shutdown tests run this test binary as the trending binary: with

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/objstore"
+	"trending/model"
 	"trending/speed/sketch"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -24,6 +26,7 @@ type windowFlags struct {
 	sketchWidth, sketchDepth int
 	hourMode, dayMode        string
 	monthMode, allMode       string
+	sinceDays                int
 }
 
 // addWindowFlags adds the speed core's flags; sketchWidth is the --sketch-width default
@@ -39,6 +42,7 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto")
 	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (seed 000: 250 GB exact, 11 GB with sketches)")
 	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments)")
+	fs.IntVar(&f.sinceDays, "since-days", 7, "UTC days of exact per-item counts since the batch's all-time boundary each partition keeps, for the exact all-time list (0: none; speed needs --base-store too); a boundary older than this makes the all-time list approximate until the next nightly run")
 	return f
 }
 
@@ -77,7 +81,7 @@ func maxFuture(d time.Duration) (time.Duration, error) {
 
 func (f *windowFlags) config() (window.Config, error) {
 	c := window.DefaultConfig()
-	c.K, c.M, c.AllowedLateness = f.k, f.m, f.lateness
+	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, f.lateness, f.sinceDays
 	if f.lateness == 0 {
 		c.AllowedLateness = -1 // window.Config reads 0 as its default (30s), negative as none
 	}
@@ -140,7 +144,7 @@ func splitList(s string) []string {
 
 func newSpeedCommand() *cobra.Command {
 	var (
-		group, metricsAddr                  string
+		group, metricsAddr, baseStore       string
 		partitions, keep                    int
 		publishEvery, checkpointEvery, idle time.Duration
 		future                              time.Duration
@@ -179,6 +183,7 @@ partitions move, with their checkpoints, to the others.`,
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	addMaxFutureFlag(fs, &future)
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9464")
+	fs.StringVar(&baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
 	wf := addWindowFlags(fs, 1<<18)
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 	tf := addTopicsFlags(fs, true, topics.DefaultWidth)
@@ -207,11 +212,22 @@ partitions move, with their checkpoints, to the others.`,
 		if group == "" {
 			group = names.SpeedGroup
 		}
+		var base func(context.Context) (model.List, error)
+		if baseStore == "" {
+			wc.SinceDays = 0 // no base to count since
+		} else {
+			st, err := openStore(baseStore)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
+		}
 		w, err := worker.New(worker.Config{
 			Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: group, Partitions: partitions,
 			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
 			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
-			Topics: tcfg, Blocklist: blocklist,
+			Topics: tcfg, Blocklist: blocklist, Base: base,
 		})
 		if err != nil {
 			return usagef("%v", err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/topics"
 )
 

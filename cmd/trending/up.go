@@ -16,7 +16,9 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/stream"
 	"trending/loadgen"
+	"trending/model"
 	"trending/serving/api"
 	"trending/speed/merge"
 	"trending/speed/topics"
@@ -179,7 +181,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 
 	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
-		Topics: tcfg, Blocklist: blocklist})
+		Topics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -235,14 +237,14 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usagef("%v", err)
 	}
-	stream, err := f.stream.config(time.Now())
+	load, err := f.stream.config(time.Now())
 	if err != nil {
 		return err
 	}
-	if f.rate <= 0 || f.rate > loadgen.MaxRate || f.junk < 0 || f.junk > 1 {
-		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, loadgen.MaxRate)
+	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
+		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
 	}
-	stream.Rate, stream.Malformed = f.rate, f.junk
+	load.Rate, load.Malformed = f.rate, f.junk
 	if f.speedup <= 0 || f.backfill < 0 {
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
@@ -271,7 +273,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if !f.noLoad {
 		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
-		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, stream) }}}
+		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, load) }}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
 		return merger.Run(ctx, merge.RunConfig{Kafka: kc, Topic: names.Partials, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
@@ -333,7 +335,7 @@ func loadLine(f upFlags) string {
 
 // runLoad runs the load generator: the --backfill at --speedup, then real time from where it
 // ended. Each phase has its own seed, so the stream continues rather than repeats.
-func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, stream loadgen.Config) error {
+func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, stream stream.Config) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	stream.Seed = uint64(now.Unix())
 	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }

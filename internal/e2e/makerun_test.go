@@ -71,9 +71,10 @@ func TestMakeRun(t *testing.T) {
 			return len(l.Items) > 0, string(body)
 		})
 	}
-	// A calendar hour seen approximate, then exact.
-	seenApprox := map[string]bool{}
-	waitUntil(t, deadline, "a calendar hour turning from approximate to exact", func() (bool, string) {
+	// A calendar hour seen as the speed layer's (live while open, provisional once closed),
+	// then exact.
+	seenSpeed := map[string]bool{}
+	waitUntil(t, deadline, "a calendar hour turning from live or provisional to exact", func() (bool, string) {
 		now := time.Now().UTC()
 		code, body := get(fmt.Sprintf("%s/v1/windows?window=hour&from=%s&to=%s", base,
 			now.Add(-3*time.Hour).Truncate(time.Hour).Format(time.RFC3339), now.Truncate(time.Hour).Add(time.Hour).Format(time.RFC3339)))
@@ -85,10 +86,10 @@ func TestMakeRun(t *testing.T) {
 		}
 		for _, w := range ws.Windows {
 			switch w.Status {
-			case "approximate":
-				seenApprox[w.Start] = true
+			case "live", "provisional":
+				seenSpeed[w.Start] = true
 			case "exact":
-				if seenApprox[w.Start] {
+				if seenSpeed[w.Start] {
 					return true, string(body)
 				}
 			}

@@ -23,9 +23,10 @@ import (
 	"time"
 
 	"trending/internal/itest"
-	"trending/loadgen"
+	"trending/internal/stream"
+	"trending/model"
+	"trending/model/topk"
 	"trending/serving/store"
-	"trending/speed/topk"
 )
 
 const k = 100
@@ -116,13 +117,13 @@ loop:
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth, err := loadgen.ReadTruth(bufio.NewReader(f))
+	truth, err := stream.ReadTruth(bufio.NewReader(f))
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The live hour list against the truth of the hour up to its as-of minute.
-	var live store.List
+	var live model.List
 	code, body := get(base + "/v1/trending?window=hour&limit=100")
 	if code != 200 || json.Unmarshal(body, &live) != nil {
 		t.Fatalf("live hour list: %d %s", code, body)
@@ -148,13 +149,13 @@ loop:
 	defer st.Close()
 	var hours, exactHours int
 	for h := first; h.Before(last); h = h.Add(time.Hour) {
-		l, err := st.Get(context.Background(), store.Key{Window: "hour", Start: h})
+		l, err := st.Get(context.Background(), model.Key{Window: "hour", Start: h})
 		if err != nil {
 			t.Errorf("hour %s: %v", h.Format(time.RFC3339), err)
 			continue
 		}
 		hours++
-		if l.Source == store.SourceBatch && equal(l.Items, truth.Range(h, h.Add(time.Hour)).Top(k)) {
+		if l.Source == model.SourceBatch && equal(l.Items, truth.Range(h, h.Add(time.Hour)).Top(k)) {
 			exactHours++
 		} else {
 			t.Errorf("hour %s: batch list differs from the truth", h.Format(time.RFC3339))
@@ -166,7 +167,7 @@ loop:
 	}
 }
 
-func equal(items []store.Item, want []topk.Entry) bool {
+func equal(items []model.Item, want []topk.Entry) bool {
 	if len(items) != len(want) {
 		return false
 	}

@@ -156,8 +156,10 @@ func Apply(ctx context.Context, conn driver.Conn, db string) (Applied, error) {
 
 // ApplyOptions creates database db if it is missing and applies, in order, every migration
 // of the variant opts selects that is newer than the version recorded in db.schema_migrations,
-// recording each one after it succeeds. Every statement is CREATE ... IF NOT EXISTS, so a run
-// cut short and repeated is harmless, and a rerun with nothing new is a no-op. Table names are
+// recording each one after it succeeds. Every statement is CREATE TABLE IF NOT EXISTS or
+// ALTER TABLE ... ADD COLUMN, which Apply skips when the column is already there (18.16 has
+// no ADD COLUMN IF NOT EXISTS to rely on), so a run cut short and repeated is harmless, and
+// a rerun with nothing new is a no-op. Table names are
 // qualified with db, so conn may be opened on any database. A database migrated with the
 // other variant is refused with ErrVariant before anything is created.
 func ApplyOptions(ctx context.Context, conn driver.Conn, db string, opts Options) (Applied, error) {
@@ -198,6 +200,15 @@ func ApplyOptions(ctx context.Context, conn driver.Conn, db string, opts Options
 			continue
 		}
 		for _, st := range m.Statements {
+			if table, col, ok := AddColumn(st); ok {
+				var n uint64
+				if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?", db, table, col).Scan(&n); err != nil {
+					return res, fmt.Errorf("migration %s: look for column %s.%s: %w", m.Name, table, col, err)
+				}
+				if n > 0 {
+					continue // added by a run cut short before it was recorded
+				}
+			}
 			if err := conn.Exec(ctx, Render(qualify(st, db), db, opts.Cluster)); err != nil {
 				return res, fmt.Errorf("migration %s: %w\n%s", m.Name, err, st)
 			}
@@ -248,15 +259,49 @@ func record(ctx context.Context, conn driver.Conn, db string, m Migration) error
 	return b.Send()
 }
 
-var createTable = regexp.MustCompile(`(?i)^(CREATE TABLE IF NOT EXISTS\s+)([A-Za-z_][A-Za-z0-9_]*)(\s)`)
+var (
+	createTable = regexp.MustCompile(`(?i)^(CREATE TABLE IF NOT EXISTS\s+)([A-Za-z_][A-Za-z0-9_]*)(\s)`)
+	alterTable  = regexp.MustCompile(`(?i)^(ALTER TABLE\s+)([A-Za-z_][A-Za-z0-9_]*)(\s)`)
+	addColumn   = regexp.MustCompile(`(?is)^ALTER TABLE\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+ON CLUSTER\s+\S+)?\s+ADD COLUMN\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.*?)\s*$`)
+)
 
-// qualify prefixes the table of a CREATE TABLE with db, so the DDL files stay free of a
-// database name and the connection's default database does not matter.
-func qualify(stmt, db string) string {
-	if !createTable.MatchString(stmt) {
-		panic("BUG: ddl statement is not CREATE TABLE IF NOT EXISTS: " + stmt)
+// AddColumn reports whether stmt is ALTER TABLE t [ON CLUSTER c] ADD COLUMN name ..., the one
+// kind of ALTER the migrations use, and names the table and the column.
+func AddColumn(stmt string) (table, column string, ok bool) {
+	m := addColumn.FindStringSubmatch(stmt)
+	if m == nil {
+		return "", "", false
 	}
-	return createTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
+	return m[1], m[2], true
+}
+
+// ColumnDecl returns the "name Type [DEFAULT ...]" an ADD COLUMN statement adds, without its
+// AFTER clause; ok is false for any other statement.
+func ColumnDecl(stmt string) (table, decl string, ok bool) {
+	m := addColumn.FindStringSubmatch(stmt)
+	if m == nil {
+		return "", "", false
+	}
+	rest := m[3]
+	if i := strings.LastIndex(strings.ToUpper(rest), " AFTER "); i >= 0 {
+		rest = rest[:i]
+	}
+	return m[1], m[2] + " " + strings.TrimSpace(rest), true
+}
+
+// qualify prefixes the table of a CREATE TABLE or an ALTER TABLE with db, so the DDL files
+// stay free of a database name and the connection's default database does not matter.
+func qualify(stmt, db string) string {
+	switch {
+	case createTable.MatchString(stmt):
+		return createTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
+	case alterTable.MatchString(stmt):
+		if _, _, ok := AddColumn(stmt); !ok {
+			panic("BUG: ddl ALTER statement is not ALTER TABLE ... ADD COLUMN: " + stmt)
+		}
+		return alterTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
+	}
+	panic("BUG: ddl statement is not CREATE TABLE IF NOT EXISTS or ALTER TABLE ... ADD COLUMN: " + stmt)
 }
 
 // Version returns the schema version recorded in db, 0 if never migrated.

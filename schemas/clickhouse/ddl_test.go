@@ -33,8 +33,12 @@ func TestMigrationsWellFormed(t *testing.T) {
 					t.Errorf("%s uses %s, which Debian's ClickHouse 18.16 lacks", m.Name, bad)
 				}
 			}
-			if !strings.HasPrefix(st, "CREATE TABLE IF NOT EXISTS ") {
-				t.Errorf("%s: statement is not CREATE TABLE IF NOT EXISTS (reruns must be harmless): %.60s", m.Name, st)
+			_, _, add := chddl.AddColumn(st)
+			if !strings.HasPrefix(st, "CREATE TABLE IF NOT EXISTS ") && !add {
+				t.Errorf("%s: statement is not CREATE TABLE IF NOT EXISTS or ALTER TABLE ... ADD COLUMN (reruns must be harmless): %.60s", m.Name, st)
+			}
+			if add && !strings.Contains(st, " DEFAULT ") {
+				t.Errorf("%s: ADD COLUMN without a DEFAULT: rows written before it need one: %.80s", m.Name, st)
 			}
 		}
 	}
@@ -108,11 +112,32 @@ func TestApplyTwice(t *testing.T) {
 			t.Errorf("table %s.%s: count %d, %v", db, tb, n, err)
 		}
 	}
+	// Migration 004's columns, read back with their defaults.
+	for _, col := range []string{"status", "dropped_late"} {
+		var n uint64
+		if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = 'serving_lists' AND name = ?", db, col).Scan(&n); err != nil || n != 1 {
+			t.Errorf("column %s.serving_lists.%s: count %d, %v", db, col, n, err)
+		}
+	}
 	// A database from a newer binary is refused rather than half-understood.
 	if err := conn.Exec(ctx, "INSERT INTO "+db+".schema_migrations (version, name, applied_at) SELECT 999, 'x', now()"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chddl.Apply(ctx, conn, db); !errors.Is(err, chddl.ErrNewerSchema) {
 		t.Fatalf("apply over a newer schema: %v, want ErrNewerSchema", err)
+	}
+}
+
+func TestAddColumn(t *testing.T) {
+	for _, c := range []struct{ stmt, table, col, decl string }{
+		{"ALTER TABLE serving_lists ADD COLUMN status String DEFAULT '' AFTER source", "serving_lists", "status", "status String DEFAULT ''"},
+		{"ALTER TABLE serving_lists ON CLUSTER c ADD COLUMN dropped_late UInt64 DEFAULT 0", "serving_lists", "dropped_late", "dropped_late UInt64 DEFAULT 0"},
+		{"CREATE TABLE IF NOT EXISTS a (x UInt8) ENGINE = Log", "", "", ""},
+	} {
+		table, col, ok := chddl.AddColumn(c.stmt)
+		_, decl, _ := chddl.ColumnDecl(c.stmt)
+		if ok != (c.table != "") || table != c.table || col != c.col || decl != c.decl {
+			t.Errorf("AddColumn(%q) = %q %q %v, decl %q; want %q %q, decl %q", c.stmt, table, col, ok, decl, c.table, c.col, c.decl)
+		}
 	}
 }

@@ -5,13 +5,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"trending/model"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"trending/serving/store"
 )
 
 // ArrowMediaType is the media type of an Arrow IPC stream, which analysts ask for with Accept.
@@ -22,7 +21,7 @@ const ArrowMediaType = "application/vnd.apache.arrow.stream"
 // fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
 // stale_partitions comma-separated), so one stream carries everything the JSON body does
 // except age_seconds, which would make the stream differ from second to second.
-func encodeArrow(l store.List, n int) ([]byte, error) {
+func encodeArrow(l model.List, n int) ([]byte, error) {
 	md := arrowMetadata(l)
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "rank", Type: arrow.PrimitiveTypes.Int32},
@@ -60,10 +59,10 @@ func encodeArrow(l store.List, n int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func arrowMetadata(l store.List) arrow.Metadata {
-	keys := []string{"window", "as_of", "version", "source", "exact", "partial", "computed_at"}
-	vals := []string{l.Window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source),
-		strconv.FormatBool(l.Exact), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
+func arrowMetadata(l model.List) arrow.Metadata {
+	keys := []string{"window", "as_of", "version", "source", "status", "exact", "dropped_late", "partial", "computed_at"}
+	vals := []string{l.Window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
+		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
 	if !l.Start.IsZero() {
 		add("start", rfc3339(l.Start))
@@ -79,6 +78,12 @@ func arrowMetadata(l store.List) arrow.Metadata {
 	if l.ErrorBound != nil {
 		add("error_bound.max_overcount", strconv.FormatFloat(l.ErrorBound.MaxOvercount, 'g', -1, 64))
 		add("error_bound.probability", strconv.FormatFloat(l.ErrorBound.Probability, 'g', -1, 64))
+	}
+	if !l.Boundary.IsZero() {
+		add("boundary", rfc3339(l.Boundary))
+	}
+	if l.Cutoff > 0 {
+		add("cutoff", strconv.FormatUint(l.Cutoff, 10))
 	}
 	return arrow.NewMetadata(keys, vals)
 }

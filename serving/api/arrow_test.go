@@ -23,6 +23,7 @@ var arrowTargets = []string{
 	"/v1/trending?window=hour&limit=100", // partial, error bound, unicode titles
 	"/v1/trending?window=hour&limit=7&start=" + storetest.T0.Add(-time.Hour).Format(time.RFC3339), // exact, calendar
 	"/v1/trending?window=all&limit=1",
+	"/v1/trending?window=hour&start=" + storetest.T0.Add(-3*time.Hour).Format(time.RFC3339), // provisional, dropped_late 3
 }
 
 // TestArrowRoundTrip decodes the Arrow stream with arrow-go and compares it with the JSON body.
@@ -48,6 +49,9 @@ func TestArrowRoundTrip(t *testing.T) {
 				md[k] = r.Schema().Metadata().Values()[i]
 			}
 			compareMetadata(t, md, want)
+			if strings.Contains(target, storetest.T0.Add(-3*time.Hour).Format(time.RFC3339)) && (md["status"] != "provisional" || md["dropped_late"] != "3") {
+				t.Errorf("provisional list: metadata status %q dropped_late %q, want provisional, 3", md["status"], md["dropped_late"])
+			}
 			var rows int
 			for r.Next() {
 				rec := r.RecordBatch()
@@ -76,7 +80,8 @@ func compareMetadata(t *testing.T, md map[string]string, want ListResponse) {
 	t.Helper()
 	ts := func(tm time.Time) string { return tm.Format(time.RFC3339Nano) }
 	exp := map[string]string{"window": want.Window, "as_of": ts(want.AsOf), "version": strconv.FormatInt(want.Version, 10),
-		"source": string(want.Source), "exact": strconv.FormatBool(want.Exact), "partial": strconv.FormatBool(want.Partial),
+		"source": string(want.Source), "status": string(want.Status), "exact": strconv.FormatBool(want.Exact),
+		"dropped_late": strconv.FormatUint(want.DroppedLate, 10), "partial": strconv.FormatBool(want.Partial),
 		"computed_at": ts(want.ComputedAt)}
 	if !want.Start.IsZero() {
 		exp["start"], exp["end"] = ts(want.Start), ts(want.End)
@@ -87,6 +92,12 @@ func compareMetadata(t *testing.T, md map[string]string, want ListResponse) {
 	if want.ErrorBound != nil {
 		exp["error_bound.max_overcount"] = strconv.FormatFloat(want.ErrorBound.MaxOvercount, 'g', -1, 64)
 		exp["error_bound.probability"] = strconv.FormatFloat(want.ErrorBound.Probability, 'g', -1, 64)
+	}
+	if !want.Boundary.IsZero() {
+		exp["boundary"] = want.Boundary.Format(time.RFC3339Nano)
+	}
+	if want.Cutoff > 0 {
+		exp["cutoff"] = strconv.FormatUint(want.Cutoff, 10)
 	}
 	for k, v := range exp {
 		if md[k] != v {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/serving/store"
+	"trending/model"
 	"trending/serving/store/storetest"
 )
 
@@ -85,9 +85,9 @@ func BenchmarkCacheMemory(b *testing.B) {
 			const lists = 200
 			var perList float64
 			for b.Loop() {
-				src := make([]store.List, lists)
+				src := make([]model.List, lists)
 				for i := range src {
-					src[i] = storetest.MakeList("hour", storetest.T0.Add(-time.Duration(i)*time.Hour), 1, store.SourceBatch, n, 1000)
+					src[i] = storetest.MakeList("hour", storetest.T0.Add(-time.Duration(i)*time.Hour), 1, model.SourceBatch, n, 1000)
 					for j := range src[i].Items {
 						src[i].Items[j].Title = fmt.Sprintf("A typical video title, number %d", j)
 					}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -45,7 +46,7 @@ type snapshot struct {
 	lists map[cacheKey]*entry
 }
 
-// cacheKey is store.Key made comparable by value: time.Time holds a location pointer.
+// cacheKey is model.Key made comparable by value: time.Time holds a location pointer.
 type cacheKey struct {
 	window string
 	start  int64 // Unix seconds of the calendar window's start; liveStart for live lists
@@ -177,9 +178,9 @@ func (c *Cache) Refresh(ctx context.Context, full bool) error {
 }
 
 // load reads the lists one refresh needs from the store.
-func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]store.List, error) {
-	var out []store.List
-	get := func(k store.Key) error {
+func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.List, error) {
+	var out []model.List
+	get := func(k model.Key) error {
 		l, err := c.st.Get(ctx, k)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil
@@ -196,35 +197,35 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]store.Lis
 			return nil, fmt.Errorf("lists since %s: %w", now.Add(-c.cfg.HotSpan).UTC().Format(time.RFC3339), err)
 		}
 		out = append(out, ls...)
-		open := store.Align("month", now)
+		open := model.Align("month", now)
 		for _, s := range []time.Time{open, open.AddDate(0, -1, 0)} {
-			if err := get(store.Key{Window: "month", Start: s}); err != nil {
+			if err := get(model.Key{Window: "month", Start: s}); err != nil {
 				return nil, err
 			}
 		}
 		return out, nil
 	}
-	for _, w := range store.LiveWindows {
-		if err := get(store.Key{Window: w}); err != nil {
+	for _, w := range model.LiveWindows {
+		if err := get(model.Key{Window: w}); err != nil {
 			return nil, err
 		}
 	}
 	for _, r := range c.cfg.topicsRegions() {
-		w := store.TopicsWindow(r, c.cfg.Topics[r])
-		if err := get(store.Key{Window: w}); err != nil {
+		w := model.TopicsWindow(r, c.cfg.Topics[r])
+		if err := get(model.Key{Window: w}); err != nil {
 			return nil, err
 		}
 		// The batch's exact lists of closed hours, kept as long as calendar hours.
-		ls, err := c.st.Range(ctx, w, c.oldest("hour", now), store.Next("hour", store.Align("hour", now)))
+		ls, err := c.st.Range(ctx, w, c.oldest("hour", now), model.Next("hour", model.Align("hour", now)))
 		if err != nil {
 			return nil, fmt.Errorf("range %s hours: %w", w, err)
 		}
 		out = append(out, ls...)
 	}
-	for _, w := range store.CalendarWindows {
+	for _, w := range model.CalendarWindows {
 		from := c.oldest(w, now)
 		// Two windows past the open one, in case a writer's clock runs ahead of ours.
-		to := store.Next(w, store.Next(w, store.Align(w, now)))
+		to := model.Next(w, model.Next(w, model.Align(w, now)))
 		ls, err := c.st.Range(ctx, w, from, to)
 		if err != nil {
 			return nil, fmt.Errorf("range %s windows from %s: %w", w, from.Format(time.RFC3339), err)
@@ -236,7 +237,7 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]store.Lis
 
 // oldest returns the start of the oldest retained calendar window of a kind.
 func (c *Cache) oldest(window string, now time.Time) time.Time {
-	return back(window, store.Align(window, now), c.cfg.retain(window)-1)
+	return back(window, model.Align(window, now), c.cfg.retain(window)-1)
 }
 
 // back returns the start of the calendar window n windows before start.
@@ -255,16 +256,16 @@ func back(window string, start time.Time, n int) time.Time {
 // swap builds the next snapshot from the current one and the loaded lists. An entry whose list
 // did not change is kept with the bodies it has already rendered; windows past retention are
 // dropped; a list older than the cached one (a lagging replica) never replaces it.
-func (c *Cache) swap(now time.Time, lists []store.List) {
+func (c *Cache) swap(now time.Time, lists []model.List) {
 	cur := c.snap.Load().lists
 	oldest := map[string]int64{}
-	for _, w := range store.CalendarWindows {
+	for _, w := range model.CalendarWindows {
 		oldest[w] = c.oldest(w, now).Unix()
 	}
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	for k, e := range cur {
 		retention := k.window
-		if store.IsTopicsWindow(k.window) {
+		if model.IsTopicsWindow(k.window) {
 			retention = "hour"
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
@@ -275,7 +276,7 @@ func (c *Cache) swap(now time.Time, lists []store.List) {
 		k := keyOf(l.Window, l.Start)
 		if k.start != liveStart {
 			retention := l.Window
-			if store.IsTopicsWindow(l.Window) {
+			if model.IsTopicsWindow(l.Window) {
 				retention = "hour" // the batch's exact topics lists of closed hours
 			}
 			if o, ok := oldest[retention]; !ok || k.start < o {
@@ -286,7 +287,7 @@ func (c *Cache) swap(now time.Time, lists []store.List) {
 		if ok && old.tag == listTag(trimmed(l, c.cfg.MaxLimit)) {
 			continue
 		}
-		var prev *store.List
+		var prev *model.List
 		if ok {
 			prev = &old.list
 		}
@@ -302,7 +303,7 @@ func (c *Cache) swap(now time.Time, lists []store.List) {
 	c.snap.Store(&snapshot{lists: next})
 }
 
-func trimmed(l store.List, n int) store.List {
+func trimmed(l model.List, n int) model.List {
 	if len(l.Items) > n {
 		l.Items = l.Items[:n]
 	}

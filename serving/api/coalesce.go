@@ -54,11 +54,17 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 }
 
 func (c *coalescingConn) Read(p []byte) (int, error) {
-	c.mu.Lock()
-	err := c.flushLocked()
-	c.mu.Unlock()
-	if err != nil {
-		return 0, err
+	// net/http reads one byte in the background while a handler runs (to notice a
+	// pipelined request or a closed connection); flushing then would send a response
+	// half-written whenever that goroutine is scheduled late. The read of the next request,
+	// through net/http's 4 KiB reader, is what flushes.
+	if len(p) > 1 {
+		c.mu.Lock()
+		err := c.flushLocked()
+		c.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
 	}
 	return c.Conn.Read(p)
 }

@@ -125,6 +125,33 @@ func TestCoalescedLargeAndClose(t *testing.T) {
 	}
 }
 
+// TestCoalescedBackgroundReadKeepsBuffer: net/http's one-byte background read while a
+// handler runs does not flush a half-written response; the next request's read does.
+func TestCoalescedBackgroundReadKeepsBuffer(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	writes := new(atomic.Int64)
+	c := &coalescingConn{Conn: countingConn{a, writes}}
+	if _, err := c.Write([]byte("half")); err != nil {
+		t.Fatal(err)
+	}
+	go func() { b.Write([]byte("G")) }() // a pipelined request's first byte
+	if n, err := c.Read(make([]byte, 1)); n != 1 || err != nil {
+		t.Fatalf("background read: %d, %v", n, err)
+	}
+	if n := writes.Load(); n != 0 {
+		t.Fatalf("%d writes after a one-byte read, want the response still buffered", n)
+	}
+	go func() { io.ReadAll(b) }()
+	go func() { c.Read(make([]byte, 4096)) }()
+	for deadline := time.Now().Add(5 * time.Second); writes.Load() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the next request's read did not flush the response")
+		}
+	}
+	c.Close()
+}
+
 // TestCoalescedWriteError: a failed flush is reported by the next Read and Write.
 func TestCoalescedWriteError(t *testing.T) {
 	a, b := net.Pipe()
@@ -133,7 +160,7 @@ func TestCoalescedWriteError(t *testing.T) {
 	if _, err := c.Write([]byte("x")); err != nil {
 		t.Fatalf("a buffered write failed early: %v", err)
 	}
-	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.ErrClosedPipe) {
+	if _, err := c.Read(make([]byte, 16)); !errors.Is(err, io.ErrClosedPipe) {
 		t.Fatalf("read after a failed flush: %v", err)
 	}
 	if _, err := c.Write([]byte("y")); !errors.Is(err, io.ErrClosedPipe) {

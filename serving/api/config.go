@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"trending/model"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"trending/serving/store"
 )
 
 // HardMaxLimit is the largest list the API can ever be configured to serve (seed 003: K up to
@@ -67,7 +66,7 @@ type Config struct {
 	// Topics maps every trending-topics list the API serves (seed 001) to its score:
 	// "world" and each configured region to volume, surge or decayed, as the speed workers'
 	// topics.Config has them. GET /v1/topics?region= reads the live list
-	// store.TopicsWindow(region, score). Default none: /v1/topics answers 404.
+	// model.TopicsWindow(region, score). Default none: /v1/topics answers 404.
 	Topics map[string]string
 }
 
@@ -161,9 +160,9 @@ func (c Config) Validate() error {
 		bad("clock: Now is nil; start from DefaultConfig")
 	}
 	for r, sc := range c.Topics {
-		if _, _, ok := store.ParseTopicsWindow(store.TopicsWindow(r, sc)); !ok {
+		if _, _, ok := model.ParseTopicsWindow(model.TopicsWindow(r, sc)); !ok {
 			bad("topics list %q scored %q: want a region of 1-64 bytes without '/' or control characters, scored %s",
-				trunc(r), trunc(sc), strings.Join(store.TopicsScores, ", "))
+				trunc(r), trunc(sc), strings.Join(model.TopicsScores, ", "))
 		}
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })

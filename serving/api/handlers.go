@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // Header values shared by every response; net/http only reads them.
@@ -148,19 +147,16 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) {
 	}
 	resp := WindowsResponse{Window: q.window, From: q.from, To: q.to, Now: now.UTC().Truncate(time.Second),
 		Windows: make([]WindowStatus, 0, q.count),
-		Counts:  map[string]int{StatusExact: 0, StatusApproximate: 0, StatusMissing: 0}}
-	for t := q.from; t.Before(q.to); t = store.Next(q.window, t) {
-		ws := WindowStatus{Start: t, End: store.Next(q.window, t), Status: StatusMissing}
+		Counts:  map[string]int{StatusLive: 0, StatusProvisional: 0, StatusExact: 0, StatusMissing: 0}}
+	for t := q.from; t.Before(q.to); t = model.Next(q.window, t) {
+		ws := WindowStatus{Start: t, End: model.Next(q.window, t), Status: StatusMissing}
 		ws.Open = !now.Before(ws.Start) && now.Before(ws.End)
 		if e, ok := s.cache.Get(q.window, t); ok {
 			l := &e.list
-			ws.Status = StatusApproximate
-			if l.Source == store.SourceBatch {
-				ws.Status = StatusExact
-			}
+			ws.Status = string(l.Status)
 			asOf, computed := l.AsOf, l.ComputedAt
 			ws.Source, ws.Version, ws.AsOf, ws.ComputedAt = l.Source, l.Version, &asOf, &computed
-			ws.Items, ws.Partial, ws.Reconciliation = len(l.Items), l.Partial, l.Reconciliation
+			ws.Items, ws.Partial, ws.DroppedLate, ws.Reconciliation = len(l.Items), l.Partial, l.DroppedLate, l.Reconciliation
 		}
 		resp.Counts[ws.Status]++
 		resp.Windows = append(resp.Windows, ws)

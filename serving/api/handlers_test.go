@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/serving/store"
+	"trending/model"
 	"trending/serving/store/storetest"
 	"trending/speed/topics"
 )
@@ -26,7 +26,7 @@ func TestTrendingLive(t *testing.T) {
 	}
 	got := decode[ListResponse](t, w)
 	want := seedLists()[0]
-	if got.Window != "hour" || got.Version != want.Version || got.Source != store.SourceSpeed || got.Exact ||
+	if got.Window != "hour" || got.Version != want.Version || got.Source != model.SourceSpeed || got.Exact ||
 		!got.Partial || len(got.StalePartitions) != 2 || got.ErrorBound == nil || got.ErrorBound.Probability != 0.993 ||
 		!got.AsOf.Equal(want.AsOf) || !got.Start.IsZero() {
 		t.Fatalf("list fields: %+v", got)
@@ -64,7 +64,7 @@ func TestTrendingLive(t *testing.T) {
 			t.Fatalf("age_seconds %d, want 90", age)
 		}
 	})
-	for _, win := range store.LiveWindows {
+	for _, win := range model.LiveWindows {
 		t.Run("window "+win, func(t *testing.T) {
 			got := decode[ListResponse](t, f.get("/v1/trending?window="+win+"&limit=3"))
 			if got.Window != win || len(got.Items) != 3 {
@@ -80,15 +80,15 @@ func TestTrendingCalendar(t *testing.T) {
 	for _, c := range []struct {
 		name, query string
 		status      int
-		source      store.Source
+		source      model.Source
 		exact       bool
 	}{
-		{"open hour, approximate", "window=hour&start=" + t0.Format(time.RFC3339), 200, store.SourceSpeed, false},
-		{"closed hour, exact", "window=hour&start=" + t0.Add(-time.Hour).Format(time.RFC3339), 200, store.SourceBatch, true},
-		{"offset form of the same instant", "window=hour&start=2026-11-14T10:00:00%2B01:00", 200, store.SourceBatch, true},
-		{"unencoded + offset", "window=hour&start=2026-11-14T10:00:00+01:00", 200, store.SourceBatch, true},
-		{"day", "window=day&start=2026-11-14T00:00:00Z", 200, store.SourceSpeed, false},
-		{"previous month, exact", "window=month&start=2026-10-01T00:00:00Z", 200, store.SourceBatch, true},
+		{"open hour, approximate", "window=hour&start=" + t0.Format(time.RFC3339), 200, model.SourceSpeed, false},
+		{"closed hour, exact", "window=hour&start=" + t0.Add(-time.Hour).Format(time.RFC3339), 200, model.SourceBatch, true},
+		{"offset form of the same instant", "window=hour&start=2026-11-14T10:00:00%2B01:00", 200, model.SourceBatch, true},
+		{"unencoded + offset", "window=hour&start=2026-11-14T10:00:00+01:00", 200, model.SourceBatch, true},
+		{"day", "window=day&start=2026-11-14T00:00:00Z", 200, model.SourceSpeed, false},
+		{"previous month, exact", "window=month&start=2026-10-01T00:00:00Z", 200, model.SourceBatch, true},
 		{"nobody computed it", "window=hour&start=" + t0.Add(-2*time.Hour).Format(time.RFC3339), 404, "", false},
 		{"older than retention", "window=hour&start=2020-01-01T00:00:00Z", 404, "", false},
 	} {
@@ -245,7 +245,7 @@ func TestWindows(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 	got := decode[WindowsResponse](t, w)
-	want := []string{StatusMissing, StatusApproximate, StatusMissing, StatusExact, StatusApproximate}
+	want := []string{StatusMissing, StatusProvisional, StatusMissing, StatusExact, StatusLive}
 	if len(got.Windows) != len(want) {
 		t.Fatalf("got %d windows, want %d", len(got.Windows), len(want))
 	}
@@ -257,10 +257,13 @@ func TestWindows(t *testing.T) {
 			t.Errorf("window %d open=%v", i, ws.Open)
 		}
 	}
-	if ex := got.Windows[3]; ex.Source != store.SourceBatch || ex.Version != 100 || ex.Reconciliation == nil || ex.Items != 10 || ex.ComputedAt == nil {
+	if ex := got.Windows[3]; ex.Source != model.SourceBatch || ex.Version != 100 || ex.Reconciliation == nil || ex.Items != 10 || ex.ComputedAt == nil {
 		t.Errorf("exact window: %+v", ex)
 	}
-	if got.Counts[StatusExact] != 1 || got.Counts[StatusApproximate] != 2 || got.Counts[StatusMissing] != 2 {
+	if prov := got.Windows[1]; prov.DroppedLate != 3 || prov.Source != model.SourceSpeed {
+		t.Errorf("provisional window: %+v, want dropped_late 3", prov)
+	}
+	if got.Counts[StatusExact] != 1 || got.Counts[StatusProvisional] != 1 || got.Counts[StatusLive] != 1 || got.Counts[StatusMissing] != 2 || len(got.Counts) != 4 {
 		t.Errorf("counts %v", got.Counts)
 	}
 	t.Run("defaults: the last 24 hours up to the open one", func(t *testing.T) {
@@ -296,16 +299,16 @@ func TestBatchTurnsExact(t *testing.T) {
 	f := newFixture(t, nil)
 	start := storetest.T0.Add(-3 * time.Hour)
 	q := "/v1/trending?window=hour&start=" + start.Format(time.RFC3339)
-	if got := decode[ListResponse](t, f.get(q)); got.Exact {
-		t.Fatal("before the batch the window is approximate")
+	if got := decode[ListResponse](t, f.get(q)); got.Exact || got.Status != model.StatusProvisional || got.DroppedLate != 3 || got.Items[0].Exact {
+		t.Fatalf("before the batch the window is provisional, not exact: %+v", got)
 	}
-	if err := f.st.Put(context.Background(), storetest.MakeList("hour", start, 200, store.SourceBatch, 5, 49)); err != nil {
+	if err := f.st.Put(context.Background(), storetest.MakeList("hour", start, 200, model.SourceBatch, 5, 49)); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.srv.Cache().Refresh(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
-	if got := decode[ListResponse](t, f.get(q)); !got.Exact || got.Source != store.SourceBatch {
+	if got := decode[ListResponse](t, f.get(q)); !got.Exact || got.Status != model.StatusExact || got.Source != model.SourceBatch || !got.Items[0].Exact {
 		t.Fatalf("after the batch: %+v", got)
 	}
 	ws := decode[WindowsResponse](t, f.get("/v1/windows?window=hour&from="+start.Format(time.RFC3339)+"&to="+start.Add(time.Hour).Format(time.RFC3339)))
@@ -413,13 +416,13 @@ func TestOlderListNeverReplacesNewer(t *testing.T) {
 	f := newFixture(t, nil)
 	old := seedLists()[0]
 	old.Version = 5
-	f.srv.Cache().swap(testNow, []store.List{old})
+	f.srv.Cache().swap(testNow, []model.List{old})
 	if e, _ := f.srv.Cache().Get("hour", time.Time{}); e.list.Version != 30 {
 		t.Fatalf("a lagging replica's older list replaced the cached one: version %d", e.list.Version)
 	}
 	bad := seedLists()[1]
 	bad.Version, bad.Items[3].Rank = 99, 17
-	f.srv.Cache().swap(testNow, []store.List{bad})
+	f.srv.Cache().swap(testNow, []model.List{bad})
 	if e, _ := f.srv.Cache().Get("day", time.Time{}); e.list.Version != 30 {
 		t.Fatal("an invalid list was cached")
 	}
@@ -663,7 +666,7 @@ func TestTopics(t *testing.T) {
 		{"/v1/topics?limit=101", 400, "from 1 to 100"},
 		{"/v1/topics?window=hour", 400, "unknown parameter"},
 		{"/v1/topics?region=jp", 404, "no surge topics list for jp yet"},
-		{"/v1/topics?region=eu&hour=2026-11-14T09:00:00Z", 200, `"source":"batch","exact":true`},
+		{"/v1/topics?region=eu&hour=2026-11-14T09:00:00Z", 200, `"source":"batch","status":"exact","exact":true`},
 		{"/v1/topics?region=eu&hour=2026-11-14T08:00:00Z", 404, "no exact surge topics list for eu in the hour"},
 		{"/v1/topics?region=eu&hour=2026-11-14T09:30:00Z", 400, "hour"},
 		{"/v1/topics?region=eu&hour=2026-11-14T12:00:00Z", 400, "in the future"},

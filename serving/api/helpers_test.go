@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trending/model"
 	"trending/serving/store"
 	"trending/serving/store/storetest"
 )
@@ -34,43 +35,49 @@ type fixture struct {
 
 // seedLists are the fixture's lists: the four live ones and a few calendar windows, exact and
 // approximate.
-func seedLists() []store.List {
+func seedLists() []model.List {
 	t0 := storetest.T0
-	hourLive := storetest.MakeList("hour", time.Time{}, 30, store.SourceSpeed, 120, 0)
+	hourLive := storetest.MakeList("hour", time.Time{}, 30, model.SourceSpeed, 120, 0)
 	for i := range hourLive.Items {
 		hourLive.Items[i].Views = uint64(10000 - 50*i)
 		hourLive.Items[i].Title = fmt.Sprintf("Video \"%d\" <é>", i)
 	}
 	hourLive.Partial, hourLive.StalePartitions = true, []int{3, 7}
-	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, store.SourceBatch, 10, 500)
-	batch.Reconciliation = &store.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
+	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, model.SourceBatch, 10, 500)
+	batch.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
 	batch.Fingerprint = "sha256:abc"
-	topicsEU := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: t0.Add(29 * time.Minute), Version: 31, Source: store.SourceSpeed,
-		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &store.Bound{MaxOvercount: 20.2, Probability: 0.993},
-		Items: []store.Item{
+	topicsEU := model.List{Window: model.TopicsWindow("eu", "surge"), AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
+		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},
+		Items: []model.Item{
 			{Rank: 1, ItemID: "#quake", Views: 3000, Score: 61, NoHistory: true},
 			{Rank: 2, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
 			{Rank: 3, ItemID: "#giveaway", Views: 900, Score: 0.51, Expected: 100, NewShare: 0.9, Review: true},
 		}}
-	topicsEUHour := store.List{Window: store.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
-		Source: store.SourceBatch, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
-		Items: []store.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
-	topicsEUHour.Reconciliation = &store.Reconciliation{SpeedVersion: 30, RecallAtK: 1, MaxAbsError: 5, MeanAbsError: 5, MaxRelError: 0.002,
-		SpeedErrorBound: &store.Bound{MaxOvercount: 20, Probability: 0.993}}
-	month := storetest.MakeList("month", store.Align("month", t0).AddDate(0, -1, 0), 40, store.SourceBatch, 20, 1e6)
-	month.Reconciliation = &store.Reconciliation{SpeedVersion: 35, RecallAtK: 0.95, MaxAbsError: 300, MeanAbsError: 40, MaxRelError: 0.01,
-		SpeedErrorBound: &store.Bound{MaxOvercount: 250, Probability: 0.993}}
+	topicsEUHour := model.List{Window: model.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
+		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
+		Items: []model.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
+	topicsEUHour.Reconciliation = &model.Reconciliation{SpeedVersion: 30, RecallAtK: 1, MaxAbsError: 5, MeanAbsError: 5, MaxRelError: 0.002,
+		SpeedErrorBound: &model.Bound{MaxOvercount: 20, Probability: 0.993}}
+	month := storetest.MakeList("month", model.Align("month", t0).AddDate(0, -1, 0), 40, model.SourceBatch, 20, 1e6)
+	month.Reconciliation = &model.Reconciliation{SpeedVersion: 35, RecallAtK: 0.95, MaxAbsError: 300, MeanAbsError: 40, MaxRelError: 0.01,
+		SpeedErrorBound: &model.Bound{MaxOvercount: 250, Probability: 0.993}}
+	// A closed hour the batch has not recomputed: the speed layer's provisional list, with
+	// the events that came too late for it.
+	provisional := storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, model.SourceSpeed, 5, 50)
+	provisional.DroppedLate = 3
+	all := storetest.MakeList("all", time.Time{}, 30, model.SourceSpeed, 100, 900000)
+	all.Boundary, all.Cutoff = model.Align("day", t0), 899000
 	topicsWorld := topicsEU
-	topicsWorld.Window, topicsWorld.Items = store.TopicsWindow("world", "volume"), []store.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
-	return []store.List{
+	topicsWorld.Window, topicsWorld.Items = model.TopicsWindow("world", "volume"), []model.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
+	return []model.List{
 		hourLive,
-		storetest.MakeList("day", time.Time{}, 30, store.SourceSpeed, 100, 9000),
-		storetest.MakeList("month", time.Time{}, 30, store.SourceSpeed, 100, 80000),
-		storetest.MakeList("all", time.Time{}, 30, store.SourceSpeed, 100, 900000),
-		storetest.MakeList("hour", t0, 30, store.SourceSpeed, 20, 300),
+		storetest.MakeList("day", time.Time{}, 30, model.SourceSpeed, 100, 9000),
+		storetest.MakeList("month", time.Time{}, 30, model.SourceSpeed, 100, 80000),
+		all,
+		storetest.MakeList("hour", t0, 30, model.SourceSpeed, 20, 300),
 		batch,
-		storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, store.SourceSpeed, 5, 50),
-		storetest.MakeList("day", store.Align("day", t0), 30, store.SourceSpeed, 20, 7000),
+		provisional,
+		storetest.MakeList("day", model.Align("day", t0), 30, model.SourceSpeed, 20, 7000),
 		month,
 		topicsEU, topicsWorld, topicsEUHour,
 	}
@@ -151,15 +158,15 @@ type flakyStore struct {
 
 var errDown = errors.New("dial tcp 127.0.0.1:9000: connection refused")
 
-func (s *flakyStore) Get(ctx context.Context, k store.Key) (store.List, error) {
+func (s *flakyStore) Get(ctx context.Context, k model.Key) (model.List, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
-		return store.List{}, errDown
+		return model.List{}, errDown
 	}
 	return s.Store.Get(ctx, k)
 }
 
-func (s *flakyStore) Range(ctx context.Context, w string, from, to time.Time) ([]store.List, error) {
+func (s *flakyStore) Range(ctx context.Context, w string, from, to time.Time) ([]model.List, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
 		return nil, errDown
@@ -167,7 +174,7 @@ func (s *flakyStore) Range(ctx context.Context, w string, from, to time.Time) ([
 	return s.Store.Range(ctx, w, from, to)
 }
 
-func (s *flakyStore) Since(ctx context.Context, since time.Time) ([]store.List, error) {
+func (s *flakyStore) Since(ctx context.Context, since time.Time) ([]model.List, error) {
 	s.calls.Add(1)
 	if s.down.Load() {
 		return nil, errDown

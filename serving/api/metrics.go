@@ -4,10 +4,9 @@ import (
 	"errors"
 	"strconv"
 	"sync"
+	"trending/model"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"trending/serving/store"
 )
 
 // metrics are the serving API's Prometheus metrics. Request latency is recorded per request;
@@ -127,10 +126,10 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts[[2]string{kind, string(l.Source)}]++
 		size += e.approxBytes()
-		if l.Source == store.SourceSpeed && l.AsOf.UnixNano() > newestSpeed {
+		if l.Source == model.SourceSpeed && l.AsOf.UnixNano() > newestSpeed {
 			newestSpeed = l.AsOf.UnixNano()
 		}
-		if l.Source == store.SourceBatch && k.start != liveStart && l.End.UnixNano() > newestBatchEnd {
+		if l.Source == model.SourceBatch && k.start != liveStart && l.End.UnixNano() > newestBatchEnd {
 			newestBatchEnd = l.End.UnixNano()
 		}
 	}

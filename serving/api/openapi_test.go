@@ -16,7 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"trending/serving/store"
+	"trending/model"
 	"trending/serving/store/storetest"
 	"trending/speed/topics"
 )
@@ -265,8 +265,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 	if l := params["limit"]; l == nil || l.Maximum == nil || int(*l.Maximum) != cfg.MaxLimit || fmt.Sprint(l.Default) != strconv.Itoa(cfg.DefaultLimit) {
 		t.Errorf("limit: spec %+v, server max %d default %d", l, cfg.MaxLimit, cfg.DefaultLimit)
 	}
-	if w := params["window"]; w == nil || fmt.Sprint(w.Enum) != fmt.Sprint(store.LiveWindows) {
-		t.Errorf("window enum: spec %v, server %v", w.Enum, store.LiveWindows)
+	if w := params["window"]; w == nil || fmt.Sprint(w.Enum) != fmt.Sprint(model.LiveWindows) {
+		t.Errorf("window enum: spec %v, server %v", w.Enum, model.LiveWindows)
 	}
 }
 

@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // apiError is a response that is not a list: status, a short machine-readable code and a
@@ -48,7 +47,7 @@ type trendingQuery struct {
 // topicsQuery is a validated GET /v1/topics request.
 type topicsQuery struct {
 	region, score string
-	window        string    // store.TopicsWindow(region, score)
+	window        string    // model.TopicsWindow(region, score)
 	hour          time.Time // zero: the live list; else the batch's exact list of that closed hour
 	limit         int
 }
@@ -89,7 +88,7 @@ func parseTopics(raw string, cfg *Config, now time.Time) (topicsQuery, *apiError
 		}
 		q.hour = t
 	}
-	q.window = store.TopicsWindow(q.region, q.score)
+	q.window = model.TopicsWindow(q.region, q.score)
 	return q, nil
 }
 
@@ -138,12 +137,12 @@ func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiE
 	}
 	q := trendingQuery{window: p["window"], limit: cfg.DefaultLimit}
 	_, hasStart := p["start"]
-	allowed := store.LiveWindows
+	allowed := model.LiveWindows
 	if hasStart {
-		allowed = store.CalendarWindows
+		allowed = model.CalendarWindows
 	}
 	if q.window == "" {
-		return q, badRequest(codeBadParameter, "window is required: one of %s (live lists), or hour, day or month with start (one calendar window)", strings.Join(store.LiveWindows, ", "))
+		return q, badRequest(codeBadParameter, "window is required: one of %s (live lists), or hour, day or month with start (one calendar window)", strings.Join(model.LiveWindows, ", "))
 	}
 	if !slices.Contains(allowed, q.window) {
 		if hasStart && q.window == "all" {
@@ -176,13 +175,13 @@ func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiErr
 	}
 	q := windowsQuery{window: p["window"]}
 	if q.window == "" {
-		return q, badRequest(codeBadParameter, "window is required: one of %s", strings.Join(store.CalendarWindows, ", "))
+		return q, badRequest(codeBadParameter, "window is required: one of %s", strings.Join(model.CalendarWindows, ", "))
 	}
-	if !slices.Contains(store.CalendarWindows, q.window) {
-		return q, badRequest(codeBadParameter, "window %q: use one of %s (calendar windows)", trunc(q.window), strings.Join(store.CalendarWindows, ", "))
+	if !slices.Contains(model.CalendarWindows, q.window) {
+		return q, badRequest(codeBadParameter, "window %q: use one of %s (calendar windows)", trunc(q.window), strings.Join(model.CalendarWindows, ", "))
 	}
-	open := store.Align(q.window, now)
-	end := store.Next(q.window, open)
+	open := model.Align(q.window, now)
+	end := model.Next(q.window, open)
 	q.to = end
 	if s, ok := p["to"]; ok {
 		t, aerr := parseBoundary("to", s, q.window)
@@ -224,7 +223,7 @@ func parseStart(name, s, window string, now time.Time) (time.Time, *apiError) {
 	if aerr != nil {
 		return t, aerr
 	}
-	if open := store.Align(window, now); t.After(open) {
+	if open := model.Align(window, now); t.After(open) {
 		return t, badRequest(codeBadParameter, "%s %s is in the future: the open %s window started at %s; use that or an earlier start",
 			name, t.Format(time.RFC3339), window, open.Format(time.RFC3339))
 	}
@@ -245,9 +244,9 @@ func parseBoundary(name, s, window string) (time.Time, *apiError) {
 	if t.Year() < 1 || t.IsZero() {
 		return t, badRequest(codeBadParameter, "%s %q is too early: use a time after the year 0001 began", name, trunc(s))
 	}
-	if !store.Aligned(window, t) {
+	if !model.Aligned(window, t) {
 		return t, badRequest(codeBadParameter, "%s %s is not the start of a %s window: %s windows start at %s (UTC); the one holding it starts at %s",
-			name, t.Format(time.RFC3339Nano), window, window, alignRule[window], store.Align(window, t).Format(time.RFC3339))
+			name, t.Format(time.RFC3339Nano), window, window, alignRule[window], model.Align(window, t).Format(time.RFC3339))
 	}
 	return t, nil
 }

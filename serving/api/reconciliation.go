@@ -8,8 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // LevelReconciliation is the newest reconciliation of one window level: how far the speed
@@ -24,7 +23,7 @@ type LevelReconciliation struct {
 	End            time.Time            `json:"end"`
 	Version        int64                `json:"version"` // the exact list's
 	ComputedAt     time.Time            `json:"computed_at"`
-	Reconciliation store.Reconciliation `json:"reconciliation"`
+	Reconciliation model.Reconciliation `json:"reconciliation"`
 	// ErrorOverBound is max_abs_error over the speed list's max_overcount, and WithinBound
 	// whether that is at most 1; both absent when the speed list stated no bound (exact
 	// counts). ErrorOverBound is also absent when the bound was 0 and the error was not.
@@ -43,10 +42,10 @@ type ReconciliationResponse struct {
 // reconciliations returns the newest reconciliation of each level in the current snapshot:
 // per window name, the exact calendar list with the latest start that carries one.
 func (c *Cache) reconciliations() []LevelReconciliation {
-	newest := map[string]*store.List{}
+	newest := map[string]*model.List{}
 	for k, e := range c.snap.Load().lists {
 		l := &e.list
-		if k.start == liveStart || l.Source != store.SourceBatch || l.Reconciliation == nil {
+		if k.start == liveStart || l.Source != model.SourceBatch || l.Reconciliation == nil {
 			continue
 		}
 		if cur := newest[k.window]; cur == nil || l.Start.After(cur.Start) {
@@ -74,10 +73,10 @@ func (c *Cache) reconciliations() []LevelReconciliation {
 
 // levelRank orders the calendar levels hour, day, month before the topics lists.
 func levelRank(level string) int {
-	if i := slices.Index(store.CalendarWindows, level); i >= 0 {
+	if i := slices.Index(model.CalendarWindows, level); i >= 0 {
 		return i
 	}
-	return len(store.CalendarWindows)
+	return len(model.CalendarWindows)
 }
 
 // handleReconciliation serves the newest reconciliation of each level, built from the cache

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/serving/store"
+	"trending/model"
 	"trending/serving/store/storetest"
 )
 
@@ -45,12 +45,12 @@ func reconGauges(t *testing.T, f *fixture) map[string]map[string]float64 {
 func TestReconciliationMetrics(t *testing.T) {
 	f := newFixture(t, nil)
 	t0 := storetest.T0
-	older := storetest.MakeList("hour", t0.Add(-2*time.Hour), 100, store.SourceBatch, 5, 50)
-	older.Reconciliation = &store.Reconciliation{SpeedVersion: 28, RecallAtK: 0.5, MaxAbsError: 99, MeanAbsError: 9, MaxRelError: 0.5}
-	unreconciled := storetest.MakeList("hour", t0, 100, store.SourceBatch, 5, 50) // replaced nothing: no reconciliation
-	day := storetest.MakeList("day", store.Align("day", t0).AddDate(0, 0, -1), 100, store.SourceBatch, 5, 50)
-	day.Reconciliation = &store.Reconciliation{SpeedVersion: 27, RecallAtK: 1, MeanAbsError: 0, SpeedErrorBound: &store.Bound{MaxOvercount: 0, Probability: 0.99}}
-	for _, l := range []store.List{older, unreconciled, day} {
+	older := storetest.MakeList("hour", t0.Add(-2*time.Hour), 100, model.SourceBatch, 5, 50)
+	older.Reconciliation = &model.Reconciliation{SpeedVersion: 28, RecallAtK: 0.5, MaxAbsError: 99, MeanAbsError: 9, MaxRelError: 0.5}
+	unreconciled := storetest.MakeList("hour", t0, 100, model.SourceBatch, 5, 50) // replaced nothing: no reconciliation
+	day := storetest.MakeList("day", model.Align("day", t0).AddDate(0, 0, -1), 100, model.SourceBatch, 5, 50)
+	day.Reconciliation = &model.Reconciliation{SpeedVersion: 27, RecallAtK: 1, MeanAbsError: 0, SpeedErrorBound: &model.Bound{MaxOvercount: 0, Probability: 0.99}}
+	for _, l := range []model.List{older, unreconciled, day} {
 		if err := f.st.Put(context.Background(), l); err != nil {
 			t.Fatal(err)
 		}
@@ -59,8 +59,8 @@ func TestReconciliationMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hour, month := t0.Add(-time.Hour), store.Align("month", t0).AddDate(0, -1, 0)
-	topicsEU := store.TopicsWindow("eu", "surge")
+	hour, month := t0.Add(-time.Hour), model.Align("month", t0).AddDate(0, -1, 0)
+	topicsEU := model.TopicsWindow("eu", "surge")
 	ts := func(t time.Time) float64 { return float64(t.Unix()) }
 	want := map[string]map[string]float64{
 		// hour: the fixture's batch hour t0-1h (speed list exact, so no bound); day: a bound of
@@ -72,7 +72,7 @@ func TestReconciliationMetrics(t *testing.T) {
 		"max_rel_error":       {"hour": 0.02, "day": 0, "month": 0.01, topicsEU: 0.002},
 		"bound_max_overcount": {"day": 0, "month": 250, topicsEU: 20},
 		"error_over_bound":    {"day": 0, "month": 1.2, topicsEU: 0.25},
-		"window_start_timestamp_seconds": {"hour": ts(hour), "day": ts(store.Align("day", t0).AddDate(0, 0, -1)),
+		"window_start_timestamp_seconds": {"hour": ts(hour), "day": ts(model.Align("day", t0).AddDate(0, 0, -1)),
 			"month": ts(month), topicsEU: ts(hour)},
 	}
 	got := reconGauges(t, f)
@@ -115,8 +115,8 @@ func TestReconciliationMetrics(t *testing.T) {
 // > 1 fires) and, JSON having no infinity, outside the bound without a ratio on the route.
 func TestReconciliationZeroBound(t *testing.T) {
 	f := newFixture(t, nil)
-	day := storetest.MakeList("day", store.Align("day", storetest.T0).AddDate(0, 0, -1), 100, store.SourceBatch, 5, 50)
-	day.Reconciliation = &store.Reconciliation{SpeedVersion: 27, RecallAtK: 1, MaxAbsError: 3, SpeedErrorBound: &store.Bound{Probability: 0.99}}
+	day := storetest.MakeList("day", model.Align("day", storetest.T0).AddDate(0, 0, -1), 100, model.SourceBatch, 5, 50)
+	day.Reconciliation = &model.Reconciliation{SpeedVersion: 27, RecallAtK: 1, MaxAbsError: 3, SpeedErrorBound: &model.Bound{Probability: 0.99}}
 	if err := f.st.Put(context.Background(), day); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // entry is one cached list with its JSON pre-encoded, so a read is a map lookup and a write.
@@ -23,7 +22,7 @@ import (
 // and reused by every request in that second, as is its gzip form. Arrow bodies, which carry no
 // age, are encoded once per limit.
 type entry struct {
-	list store.List // items trimmed to the configured max limit
+	list model.List // items trimmed to the configured max limit
 	tag  string     // identifies the list version: key, version, source, computed at
 	// headA is `{"window":...,"as_of":"...","age_seconds":`; headB runs from `,"version":` to
 	// `"items":[`; items holds every item object, comma-separated, and ends[i] is the length of
@@ -43,7 +42,7 @@ type rendered struct {
 }
 
 // newEntry pre-encodes l, trimmed to maxItems.
-func newEntry(l store.List, maxItems int) *entry {
+func newEntry(l model.List, maxItems int) *entry {
 	if len(l.Items) > maxItems {
 		l.Items = l.Items[:maxItems:maxItems]
 	}
@@ -57,14 +56,18 @@ func newEntry(l store.List, maxItems int) *entry {
 	}{l.Window, l.Start, l.End, l.AsOf}
 	b := struct {
 		Version         int64                 `json:"version"`
-		Source          store.Source          `json:"source"`
+		Source          model.Source          `json:"source"`
+		Status          model.Status          `json:"status"`
 		Exact           bool                  `json:"exact"`
+		DroppedLate     uint64                `json:"dropped_late"`
 		Partial         bool                  `json:"partial"`
 		StalePartitions []int                 `json:"stale_partitions,omitempty"`
-		ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
+		ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
 		ComputedAt      time.Time             `json:"computed_at"`
-		Reconciliation  *store.Reconciliation `json:"reconciliation,omitempty"`
-	}{l.Version, l.Source, l.Exact, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation}
+		Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
+		Boundary        time.Time             `json:"boundary,omitzero"`
+		Cutoff          uint64                `json:"cutoff,omitempty"`
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {
@@ -95,7 +98,7 @@ func newEntry(l store.List, maxItems int) *entry {
 
 // listTag hashes what identifies one version of a list. It is stable across processes, so
 // replicas behind one CDN give the same ETag for the same list.
-func listTag(l store.List) string {
+func listTag(l model.List) string {
 	h := fnv.New64a()
 	var n [8]byte
 	put := func(v int64) { binary.LittleEndian.PutUint64(n[:], uint64(v)); h.Write(n[:]) }
@@ -106,6 +109,8 @@ func listTag(l store.List) string {
 	put(l.ComputedAt.UnixNano())
 	put(int64(len(l.Items)))
 	h.Write([]byte(l.Fingerprint))
+	h.Write([]byte(l.Status))
+	put(int64(l.DroppedLate))
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 

@@ -2,8 +2,7 @@ package api
 
 import (
 	"time"
-
-	"trending/serving/store"
+	"trending/model"
 )
 
 // ListResponse is the JSON body of GET /v1/trending (schemas/openapi.yaml, TrendingList). The
@@ -17,14 +16,19 @@ type ListResponse struct {
 	// AgeSeconds is how old the list is at the time of the response: now minus as_of.
 	AgeSeconds      int64                 `json:"age_seconds"`
 	Version         int64                 `json:"version"`
-	Source          store.Source          `json:"source"`
+	Source          model.Source          `json:"source"`
+	Status          model.Status          `json:"status"` // live, provisional or exact
 	Exact           bool                  `json:"exact"`
+	DroppedLate     uint64                `json:"dropped_late"`
 	Partial         bool                  `json:"partial"`
 	StalePartitions []int                 `json:"stale_partitions,omitempty"`
-	ErrorBound      *store.Bound          `json:"error_bound,omitempty"`
+	ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
 	ComputedAt      time.Time             `json:"computed_at"`
-	Reconciliation  *store.Reconciliation `json:"reconciliation,omitempty"`
-	Items           []ItemResponse        `json:"items"`
+	Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
+	// Boundary and Cutoff: the all-time list only (model.List says what each means).
+	Boundary time.Time      `json:"boundary,omitzero"`
+	Cutoff   uint64         `json:"cutoff,omitempty"`
+	Items    []ItemResponse `json:"items"`
 }
 
 // ItemResponse is one ranked item. Title is always present (empty when unknown) so clients
@@ -35,7 +39,7 @@ type ItemResponse struct {
 	Title  string `json:"title"`
 	Views  uint64 `json:"views"`
 	Exact  bool   `json:"exact"`
-	// The topics fields, on GET /v1/topics only (store.Item says what each means); absent
+	// The topics fields, on GET /v1/topics only (model.Item says what each means); absent
 	// means zero or false.
 	Score     float64 `json:"score,omitempty"`
 	Expected  float64 `json:"expected,omitempty"`
@@ -55,11 +59,12 @@ type WindowsResponse struct {
 	Counts  map[string]int `json:"counts"`
 }
 
-// Window statuses.
+// Window statuses: the served list's model.Status, or missing.
 const (
-	StatusExact       = "exact"       // the batch layer's exact list
-	StatusApproximate = "approximate" // the speed layer's list; the batch has not run yet
-	StatusMissing     = "missing"     // nobody computed this window
+	StatusLive        = string(model.StatusLive)        // the speed layer's list of a window still open
+	StatusProvisional = string(model.StatusProvisional) // the speed layer's final list; late events may be missing
+	StatusExact       = string(model.StatusExact)       // the batch layer's exact list
+	StatusMissing     = "missing"                       // nobody computed this window
 )
 
 // WindowStatus is one calendar window's state.
@@ -68,13 +73,14 @@ type WindowStatus struct {
 	End            time.Time             `json:"end"`
 	Status         string                `json:"status"`
 	Open           bool                  `json:"open"` // the window has not ended yet
-	Source         store.Source          `json:"source,omitempty"`
+	Source         model.Source          `json:"source,omitempty"`
 	Version        int64                 `json:"version,omitempty"`
 	AsOf           *time.Time            `json:"as_of,omitempty"`
 	ComputedAt     *time.Time            `json:"computed_at,omitempty"`
 	Items          int                   `json:"items"`
 	Partial        bool                  `json:"partial"`
-	Reconciliation *store.Reconciliation `json:"reconciliation,omitempty"`
+	DroppedLate    uint64                `json:"dropped_late"`
+	Reconciliation *model.Reconciliation `json:"reconciliation,omitempty"`
 }
 
 // ErrorResponse is the body of every 4xx and 5xx: what went wrong and what is allowed.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"trending/model"
 	"trending/serving/api"
 	"trending/serving/api/demo"
 	"trending/serving/store"
@@ -110,21 +111,21 @@ func TestDashboardRenders(t *testing.T) {
 			t.Errorf("no card for the live %s list", l.Window)
 		}
 	}
-	for _, want := range []string{`class="badge badge-exact"`, `class="badge badge-approx"`, "at most +", "partial: partitions 7",
-		`data-status="exact"`, `data-status="approximate"`, `data-status="missing"`, `class="kv"`, `class="pill pill-ok"`} {
+	for _, want := range []string{`class="badge badge-exact"`, `class="badge badge-live"`, `class="badge badge-provisional"`, "at most +", "partial: partitions 7",
+		`data-status="exact"`, `data-status="provisional"`, `data-status="live"`, `data-status="missing"`, `class="kv"`, `class="pill pill-ok"`} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("dashboard DOM lacks %q", want)
 		}
 	}
 	// The reconciliation panel: per level the newest reconciled window's recall@K, and its
 	// max error against the bound where the speed list stated one (the months' sketches).
-	newest := map[string]store.List{}
+	newest := map[string]model.List{}
 	for _, l := range lists {
 		if l.Reconciliation != nil && !l.Start.IsZero() && l.Start.After(newest[l.Window].Start) {
 			newest[l.Window] = l
 		}
 	}
-	for _, level := range store.CalendarWindows {
+	for _, level := range model.CalendarWindows {
 		l, ok := newest[level]
 		if !ok {
 			t.Fatalf("the demo has no reconciled %s window", level)

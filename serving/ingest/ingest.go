@@ -29,7 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // Config configures the ingest handler.

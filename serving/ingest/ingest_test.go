@@ -15,8 +15,8 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
+	"trending/model/event"
 	"trending/serving/ingest"
-	"trending/speed/event"
 )
 
 type memWriter struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"trending/model"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -35,7 +36,7 @@ func OpenBolt(path string) (*Bolt, error) {
 }
 
 // boltKey sorts calendar lists by start within a window: "cal/hour/2026-11-14T10:00:00Z".
-func boltKey(k Key) []byte {
+func boltKey(k model.Key) []byte {
 	if k.Live() {
 		return []byte("live/" + k.Window)
 	}
@@ -43,17 +44,18 @@ func boltKey(k Key) []byte {
 }
 
 // Put implements Store.
-func (b *Bolt) Put(_ context.Context, l List) error {
+func (b *Bolt) Put(_ context.Context, l model.List) error {
 	l.Start, l.End, l.AsOf, l.ComputedAt = utc(l.Start), utc(l.End), utc(l.AsOf), utc(l.ComputedAt)
 	return b.db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucketLists)
 		key := boltKey(l.Key())
-		var cur *List
+		var cur *model.List
 		if raw := bk.Get(key); raw != nil {
-			var c List
+			var c model.List
 			if err := json.Unmarshal(raw, &c); err != nil {
 				return fmt.Errorf("decode stored %s: %w", l.Key(), err)
 			}
+			c = c.Normalize()
 			cur = &c
 		}
 		if err := Admit(cur, l); err != nil {
@@ -68,8 +70,8 @@ func (b *Bolt) Put(_ context.Context, l List) error {
 }
 
 // Get implements Store.
-func (b *Bolt) Get(_ context.Context, k Key) (List, error) {
-	var l List
+func (b *Bolt) Get(_ context.Context, k model.Key) (model.List, error) {
+	var l model.List
 	err := b.db.View(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bucketLists).Get(boltKey(k))
 		if raw == nil {
@@ -77,21 +79,21 @@ func (b *Bolt) Get(_ context.Context, k Key) (List, error) {
 		}
 		return json.Unmarshal(raw, &l)
 	})
-	return l, err
+	return l.Normalize(), err
 }
 
 // Range implements Store.
-func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]List, error) {
-	var out []List
-	lo, hi := boltKey(Key{window, from.UTC()}), boltKey(Key{window, to.UTC()})
+func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]model.List, error) {
+	var out []model.List
+	lo, hi := boltKey(model.Key{Window: window, Start: from.UTC()}), boltKey(model.Key{Window: window, Start: to.UTC()})
 	err := b.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketLists).Cursor()
 		for k, v := c.Seek(lo); k != nil && bytes.Compare(k, hi) < 0; k, v = c.Next() {
-			var l List
+			var l model.List
 			if err := json.Unmarshal(v, &l); err != nil {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
-			out = append(out, l)
+			out = append(out, l.Normalize())
 		}
 		return nil
 	})
@@ -99,16 +101,16 @@ func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]Li
 }
 
 // Since implements Store.
-func (b *Bolt) Since(_ context.Context, since time.Time) ([]List, error) {
-	var out []List
+func (b *Bolt) Since(_ context.Context, since time.Time) ([]model.List, error) {
+	var out []model.List
 	err := b.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketLists).ForEach(func(k, v []byte) error {
-			var l List
+			var l model.List
 			if err := json.Unmarshal(v, &l); err != nil {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
 			if l.Start.IsZero() || !l.Start.Before(since) {
-				out = append(out, l)
+				out = append(out, l.Normalize())
 			}
 			return nil
 		})

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"trending/model"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
@@ -130,6 +131,9 @@ func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
 
 // ClickHouse is the production serving store: the table serving_lists, one row per admitted
 // write, each row a whole list (JSON), so a reader sees a whole list or the previous one.
+// The columns status and dropped_late (migration 004) repeat the body's fields for queries
+// over the table; reads take the body. Rows written before 004 have an empty status there and in
+// their body, and are read with model.List.Normalize.
 //
 // ClickHouse has no conditional write, so Admit's check-then-write is made safe in two
 // layers. Within one process a mutex serialises Puts: the check and the insert are atomic
@@ -174,16 +178,16 @@ func OpenClickHouse(ctx context.Context, o ClickHouseOptions) (*ClickHouse, erro
 }
 
 // order is the read order of a list's row (without the seq tie-breaker).
-func order(l List) uint64 {
+func order(l model.List) uint64 {
 	o := uint64(l.Version)
-	if l.Source == SourceBatch && !l.Start.IsZero() {
+	if l.Source == model.SourceBatch && !l.Start.IsZero() {
 		o += batchPriority
 	}
 	return o
 }
 
 // Put implements Store.
-func (c *ClickHouse) Put(ctx context.Context, l List) error {
+func (c *ClickHouse) Put(ctx context.Context, l model.List) error {
 	l.Start, l.End, l.AsOf, l.ComputedAt = utc(l.Start), utc(l.End), utc(l.AsOf), utc(l.ComputedAt)
 	if err := l.Validate(); err != nil {
 		return err
@@ -200,7 +204,7 @@ func (c *ClickHouse) Put(ctx context.Context, l List) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var cur *List
+	var cur *model.List
 	switch got, err := c.Get(ctx, l.Key()); {
 	case err == nil:
 		cur = &got
@@ -218,7 +222,7 @@ func (c *ClickHouse) Put(ctx context.Context, l List) error {
 		seq = c.lastSeq + 1
 	}
 	c.lastSeq = seq
-	b, err := c.conn.PrepareBatch(ctx, "INSERT INTO "+c.table+" (win, start, live, ord, seq, version, source, body, written_at)")
+	b, err := c.conn.PrepareBatch(ctx, "INSERT INTO "+c.table+" (win, start, live, ord, seq, version, source, status, dropped_late, body, written_at)")
 	if err != nil {
 		return fmt.Errorf("put %s: %w", l.Key(), err)
 	}
@@ -226,7 +230,7 @@ func (c *ClickHouse) Put(ctx context.Context, l List) error {
 	if l.Start.IsZero() {
 		live = 1
 	}
-	if err := b.Append(l.Window, chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(body), time.Now().UTC()); err != nil {
+	if err := b.Append(l.Window, chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(l.Status), l.DroppedLate, string(body), time.Now().UTC()); err != nil {
 		return errors.Join(fmt.Errorf("put %s: %w", l.Key(), err), b.Abort())
 	}
 	if err := b.Send(); err != nil {
@@ -251,20 +255,20 @@ func unixOrZero(t time.Time) int64 {
 }
 
 // Get implements Store.
-func (c *ClickHouse) Get(ctx context.Context, k Key) (List, error) {
+func (c *ClickHouse) Get(ctx context.Context, k model.Key) (model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
 		" WHERE win = ? AND start = toDateTime(?) ORDER BY ord DESC, seq DESC LIMIT 1", k.Window, unixOrZero(k.Start))
 	if err != nil {
-		return List{}, fmt.Errorf("get %s: %w", k, err)
+		return model.List{}, fmt.Errorf("get %s: %w", k, err)
 	}
 	if len(ls) == 0 {
-		return List{}, fmt.Errorf("%s: %w", k, ErrNotFound)
+		return model.List{}, fmt.Errorf("%s: %w", k, ErrNotFound)
 	}
 	return ls[0], nil
 }
 
 // Range implements Store.
-func (c *ClickHouse) Range(ctx context.Context, window string, from, to time.Time) ([]List, error) {
+func (c *ClickHouse) Range(ctx context.Context, window string, from, to time.Time) ([]model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
 		" WHERE live = 0 AND win = ? AND start >= toDateTime(?) AND start < toDateTime(?)"+
 		" ORDER BY start, ord DESC, seq DESC LIMIT 1 BY win, start", window, clampUnix(from), clampUnix(to))
@@ -275,7 +279,7 @@ func (c *ClickHouse) Range(ctx context.Context, window string, from, to time.Tim
 }
 
 // Since implements Store.
-func (c *ClickHouse) Since(ctx context.Context, since time.Time) ([]List, error) {
+func (c *ClickHouse) Since(ctx context.Context, since time.Time) ([]model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
 		" WHERE live = 1 OR start >= toDateTime(?)"+
 		" ORDER BY live DESC, win, start, ord DESC, seq DESC LIMIT 1 BY win, start", clampUnix(since))
@@ -290,23 +294,23 @@ func clampUnix(t time.Time) int64 {
 	return min(max(unixOrZero(t), 0), 1<<32-1)
 }
 
-func (c *ClickHouse) query(ctx context.Context, q string, args ...any) ([]List, error) {
+func (c *ClickHouse) query(ctx context.Context, q string, args ...any) ([]model.List, error) {
 	rows, err := c.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []List
+	var out []model.List
 	for rows.Next() {
 		var body string
 		if err := rows.Scan(&body); err != nil {
 			return nil, err
 		}
-		var l List
+		var l model.List
 		if err := json.Unmarshal([]byte(body), &l); err != nil {
 			return nil, fmt.Errorf("decode stored list: %w", err)
 		}
-		out = append(out, l)
+		out = append(out, l.Normalize())
 	}
 	return out, rows.Err()
 }

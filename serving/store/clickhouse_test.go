@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"trending/internal/itest"
+	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
 	"trending/serving/store/storetest"
@@ -50,7 +51,7 @@ func openClickHouseRaw(t *testing.T) (*store.ClickHouse, driver.Conn, string) {
 // insertUnchecked writes a row the way a second process would after its Admit check passed
 // against an older state: straight into the table, in the documented row format
 // (schemas/clickhouse/001_serving.sql).
-func insertUnchecked(t *testing.T, conn driver.Conn, db string, l store.List) {
+func insertUnchecked(t *testing.T, conn driver.Conn, db string, l model.List) {
 	t.Helper()
 	body, err := json.Marshal(l)
 	if err != nil {
@@ -61,7 +62,7 @@ func insertUnchecked(t *testing.T, conn driver.Conn, db string, l store.List) {
 	start := time.Unix(0, 0)
 	if !l.Start.IsZero() {
 		live, start = 0, l.Start
-		if l.Source == store.SourceBatch {
+		if l.Source == model.SourceBatch {
 			ord += 1 << 62
 		}
 	}
@@ -91,12 +92,12 @@ func TestClickHouseStaleWriterNeverWins(t *testing.T) {
 	day := storetest.T0.Truncate(24 * time.Hour)
 	for _, c := range []struct {
 		name         string
-		first, stale store.List
+		first, stale model.List
 	}{
-		{"older speed version", storetest.MakeList("hour", time.Time{}, 20, store.SourceSpeed, 3, 20),
-			storetest.MakeList("hour", time.Time{}, 19, store.SourceSpeed, 3, 19)},
-		{"speed after batch", storetest.MakeList("day", day, 5, store.SourceBatch, 3, 5),
-			storetest.MakeList("day", day, 900, store.SourceSpeed, 3, 900)},
+		{"older speed version", storetest.MakeList("hour", time.Time{}, 20, model.SourceSpeed, 3, 20),
+			storetest.MakeList("hour", time.Time{}, 19, model.SourceSpeed, 3, 19)},
+		{"speed after batch", storetest.MakeList("day", day, 5, model.SourceBatch, 3, 5),
+			storetest.MakeList("day", day, 900, model.SourceSpeed, 3, 900)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := a.Put(ctx, c.first); err != nil {
@@ -128,16 +129,16 @@ func TestClickHouseStaleWriterNeverWins(t *testing.T) {
 func TestClickHouseLiveBatchOrderedByVersion(t *testing.T) {
 	s := openClickHouse(t)
 	ctx := context.Background()
-	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 100, store.SourceSpeed, 2, 1)); err != nil {
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 100, model.SourceSpeed, 2, 1)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 50, store.SourceBatch, 2, 1)); !errors.Is(err, store.ErrStaleVersion) {
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 50, model.SourceBatch, 2, 1)); !errors.Is(err, store.ErrStaleVersion) {
 		t.Fatalf("older batch over a live list: %v, want ErrStaleVersion", err)
 	}
-	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 150, store.SourceBatch, 2, 1)); err != nil {
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 150, model.SourceBatch, 2, 1)); err != nil {
 		t.Fatalf("newer batch over a live list: %v", err)
 	}
-	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 160, store.SourceSpeed, 2, 1)); err != nil {
+	if err := s.Put(ctx, storetest.MakeList("all", time.Time{}, 160, model.SourceSpeed, 2, 1)); err != nil {
 		t.Fatalf("newer speed over a live batch list: %v", err)
 	}
 }
@@ -163,5 +164,40 @@ func TestParseClickHouseDSN(t *testing.T) {
 				t.Fatalf("got %s/%s, want %s/%s", o.Addr, o.Database, c.addr, c.db)
 			}
 		})
+	}
+}
+
+// TestClickHouseStatusColumns: Put fills migration 004's status and dropped_late columns
+// from the list, and a row from before it (no status in the body, the columns at their
+// defaults, a speed list that said exact) is served with its status derived and exact false.
+func TestClickHouseStatusColumns(t *testing.T) {
+	s, conn, db := openClickHouseRaw(t)
+	ctx := context.Background()
+	prov := storetest.MakeList("hour", storetest.T0, 60, model.SourceSpeed, 2, 30)
+	prov.DroppedLate = 12
+	if err := s.Put(ctx, prov); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	var dropped uint64
+	if err := conn.QueryRow(ctx, "SELECT status, dropped_late FROM "+db+".serving_lists WHERE win = 'hour' AND live = 0").Scan(&status, &dropped); err != nil {
+		t.Fatal(err)
+	}
+	if status != string(model.StatusProvisional) || dropped != 12 {
+		t.Fatalf("columns status %q dropped_late %d, want provisional, 12", status, dropped)
+	}
+
+	old := storetest.MakeList("day", model.Align("day", storetest.T0).AddDate(0, 0, -1), 5000, model.SourceSpeed, 2, 7)
+	old.Status, old.Exact, old.ErrorBound = "", true, nil
+	for i := range old.Items {
+		old.Items[i].Exact = true
+	}
+	insertUnchecked(t, conn, db, old)
+	got, err := s.Get(ctx, old.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != model.StatusProvisional || got.Exact || got.Items[0].Exact {
+		t.Fatalf("pre-004 row: status %q exact %v, want provisional and not exact", got.Status, got.Exact)
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"trending/loadgen"
+	"trending/internal/stream"
+	"trending/model/topk"
 	"trending/speed/sketch"
-	"trending/speed/topk"
 	"trending/speed/window"
 )
 
@@ -32,8 +32,8 @@ func goalConfig() Config {
 	wc.Windows = append(wc.Windows,
 		window.WindowConfig{Name: "day-sketch", Kind: window.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: window.Sketch})
 	return Config{
-		Stream: loadgen.Config{Items: 100_000, Zipf: 1.1, Seed: 1, Late: 0.02,
-			Viral: []loadgen.Viral{{Item: "Vx", At: 30 * time.Hour, Share: 0.05, For: 8 * time.Hour, Ramp: time.Hour}}},
+		Stream: stream.Config{Items: 100_000, Zipf: 1.1, Seed: 1, Late: 0.02,
+			Viral: []stream.Viral{{Item: "Vx", At: 30 * time.Hour, Share: 0.05, For: 8 * time.Hour, Ramp: time.Hour}}},
 		Views: 1_000_000, Span: 3 * 24 * time.Hour, Partitions: 2, Window: wc,
 	}
 }
@@ -116,7 +116,7 @@ func TestUndersizedSketchIsCaught(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	cfg := Config{Stream: loadgen.Config{Items: 10_000, Seed: 3}, Views: 100_000, Span: 6 * time.Hour, Partitions: 3}
+	cfg := Config{Stream: stream.Config{Items: 10_000, Seed: 3}, Views: 100_000, Span: 6 * time.Hour, Partitions: 3}
 	a, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestDeterministic(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Config{Stream: loadgen.Config{Items: 1000}, Views: 10_000, Span: 2 * time.Hour}); !errors.Is(err, context.Canceled) {
+	if _, err := Run(ctx, Config{Stream: stream.Config{Items: 1000}, Views: 10_000, Span: 2 * time.Hour}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 }
@@ -174,7 +174,7 @@ func TestConfigValidate(t *testing.T) {
 		{"partitions", Config{Partitions: 5000}, "partitions"},
 		{"points", Config{Points: -1}, "points"},
 		{"rate", Config{Views: 1e12, Span: time.Second}, "lengthen the span"},
-		{"stream", Config{Stream: loadgen.Config{Zipf: -1}}, "exponent"},
+		{"stream", Config{Stream: stream.Config{Zipf: -1}}, "exponent"},
 		{"window", Config{Window: window.Config{K: 5000}}, "K 5000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

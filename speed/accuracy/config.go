@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"trending/loadgen"
+	"trending/internal/stream"
 	"trending/speed/window"
 )
 
@@ -21,7 +21,7 @@ type Config struct {
 	// Defaults: loadgen's (1e6 items, Zipf 1.1, 500 servers, no viral, no
 	// late events), but Start defaults to 2026-01-20, so that a calendar
 	// month closes inside the default span.
-	Stream loadgen.Config
+	Stream stream.Config
 	// Views is the number of views in the stream. Default 4,000,000.
 	Views int64
 	// Span is the event time the stream covers, a whole number of seconds.
@@ -71,7 +71,7 @@ func (c Config) withDefaults() Config {
 		c.Stream.Duration = c.Span
 		c.Stream.Rate = float64(c.Views) / c.Span.Seconds()
 	}
-	d := loadgen.DefaultConfig()
+	d := stream.DefaultConfig()
 	if c.Stream.Items == 0 {
 		c.Stream.Items = d.Items
 	}
@@ -103,8 +103,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: target ratio %g: must be positive (seed 000: %g)", ErrConfig, c.TargetRatio, SeedRatio)
 	}
 	c = c.withDefaults()
-	if c.Stream.Rate > loadgen.MaxRate {
-		return fmt.Errorf("%w: %d views over %s is %g a second: over %d; lengthen the span", ErrConfig, c.Views, c.Span, c.Stream.Rate, loadgen.MaxRate)
+	if c.Stream.Rate > stream.MaxRate {
+		return fmt.Errorf("%w: %d views over %s is %g a second: over %d; lengthen the span", ErrConfig, c.Views, c.Span, c.Stream.Rate, stream.MaxRate)
 	}
 	if err := c.Stream.Validate(); err != nil {
 		return err
@@ -119,7 +119,7 @@ func (c Config) Validate() error {
 // views (see the package comment). The result is within the sketch
 // package's limits (at least 16 columns).
 func ScaledWidth(items int, s float64, k, partitions int, target float64) int {
-	return widthFor(loadgen.ZipfProb(items, s, min(k, items)), partitions, target)
+	return widthFor(stream.ZipfProb(items, s, min(k, items)), partitions, target)
 }
 
 // widthFor is ScaledWidth for a K-th item's share pk of views.
@@ -135,6 +135,6 @@ func widthFor(pk float64, partitions int, target float64) int {
 // Ratio returns the bound over K-th count that width gives (the inverse of
 // ScaledWidth before rounding).
 func Ratio(width, items int, s float64, k, partitions int) float64 {
-	pk := loadgen.ZipfProb(items, s, min(k, items))
+	pk := stream.ZipfProb(items, s, min(k, items))
 	return math.E / (float64(width) * float64(partitions) * pk)
 }

@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"trending/loadgen"
-	"trending/speed/topk"
+	"trending/internal/stream"
+	"trending/model/topk"
 	"trending/speed/window"
 )
 
@@ -215,7 +215,7 @@ func compare(k, partitions int, parts []partList) listResult {
 		over := e.Count - t
 		res.overSum += float64(over)
 		res.overMax = max(res.overMax, over)
-		if b, ok := boundOf[loadgen.PartitionOf(e.Item, partitions)]; ok && float64(over) > b {
+		if b, ok := boundOf[stream.PartitionOf(e.Item, partitions)]; ok && float64(over) > b {
 			res.overBound++
 		}
 	}

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"time"
 
-	"trending/loadgen"
-	"trending/speed/event"
-	"trending/speed/topk"
+	"trending/internal/stream"
+	"trending/model/event"
+	"trending/model/topk"
 	"trending/speed/window"
 )
 
@@ -22,7 +22,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	}
 	scaled := cfg.Window.Sketch.Width == 0
 	cfg = cfg.withDefaults()
-	gen, err := loadgen.NewGenerator(cfg.Stream)
+	gen, err := stream.NewGenerator(cfg.Stream)
 	if err != nil {
 		return Report{}, err
 	}
@@ -34,9 +34,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	wcfg := parts[0].Config()
-	h := &harness{cfg: cfg, k: wcfg.K, truth: loadgen.NewTruth(), parts: parts, finals: map[finalKey][]partList{}}
+	h := &harness{cfg: cfg, k: wcfg.K, truth: stream.NewTruth(), parts: parts, finals: map[finalKey][]partList{}}
 	rep := Report{
-		Items: sc.Items, Zipf: sc.Zipf, Seed: sc.Seed, Start: sc.Start, Span: loadgen.FormatSpan(cfg.Span),
+		Items: sc.Items, Zipf: sc.Zipf, Seed: sc.Seed, Start: sc.Start, Span: stream.FormatSpan(cfg.Span),
 		Partitions: cfg.Partitions, K: wcfg.K, M: wcfg.M, SketchWidth: wcfg.Sketch.Width, SketchDepth: wcfg.Sketch.Depth,
 		Scaled: scaled, TargetRatio: cfg.TargetRatio,
 		PlannedRatio: Ratio(wcfg.Sketch.Width, sc.Items, sc.Zipf, wcfg.K, cfg.Partitions),
@@ -48,7 +48,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	seconds := int64(cfg.Span / time.Second)
 	next := 1
 	pointAt := func(j int) int64 { return seconds * int64(j) / int64(cfg.Points) }
-	var recs []loadgen.Record
+	var recs []stream.Record
 	for sec := int64(1); ; sec++ {
 		var ok bool
 		if recs, ok = gen.NextSecond(recs[:0]); !ok {
@@ -89,7 +89,7 @@ type finalKey struct {
 type harness struct {
 	cfg    Config
 	k      int
-	truth  *loadgen.Truth
+	truth  *stream.Truth
 	parts  []*window.Partition
 	finals map[finalKey][]partList
 }
@@ -98,7 +98,7 @@ type harness struct {
 // calendar list that closed against the truth as it is at that moment.
 func (h *harness) add(ev event.Event) {
 	h.truth.Add(ev)
-	p := loadgen.PartitionOf(ev.ItemID, len(h.parts))
+	p := stream.PartitionOf(ev.ItemID, len(h.parts))
 	h.parts[p].Add(ev)
 	for _, l := range h.parts[p].TakeClosed() {
 		c := h.truth.Range(l.Start, l.End)
@@ -110,7 +110,7 @@ func (h *harness) add(ev event.Event) {
 
 // measure pairs partition p's list with the truth c of its range.
 // tops, when not nil, caches the true top K of every partition of c.
-func (h *harness) measure(p int, l window.List, c loadgen.Counts, tops [][]topk.Entry) partList {
+func (h *harness) measure(p int, l window.List, c stream.Counts, tops [][]topk.Entry) partList {
 	pl := partList{part: p, list: l, trueOf: make(map[string]uint64, len(l.Items))}
 	if tops != nil {
 		pl.trueTop = tops[p]
@@ -125,12 +125,12 @@ func (h *harness) measure(p int, l window.List, c loadgen.Counts, tops [][]topk.
 
 // topsByPartition returns the true top k of every partition's items in c,
 // in one pass.
-func topsByPartition(c loadgen.Counts, k, partitions int) [][]topk.Entry {
+func topsByPartition(c stream.Counts, k, partitions int) [][]topk.Entry {
 	heaps := make([]*topk.Heap, partitions)
 	for i := range heaps {
 		heaps[i] = topk.NewHeap(k)
 	}
-	c.Each(func(item string, n uint64) { heaps[loadgen.PartitionOf(item, partitions)].Offer(item, n) })
+	c.Each(func(item string, n uint64) { heaps[stream.PartitionOf(item, partitions)].Offer(item, n) })
 	out := make([][]topk.Entry, partitions)
 	for i, hp := range heaps {
 		out[i] = hp.Sorted()
@@ -141,7 +141,7 @@ func topsByPartition(c loadgen.Counts, k, partitions int) [][]topk.Entry {
 type rangeKey struct{ from, to time.Time }
 
 type rangeTruth struct {
-	c    loadgen.Counts
+	c    stream.Counts
 	tops [][]topk.Entry
 }
 

@@ -14,8 +14,9 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
+	"trending/model"
+	"trending/model/topk"
 	"trending/serving/store"
-	"trending/speed/topk"
 )
 
 // Config configures a Merger.
@@ -36,6 +37,9 @@ type Config struct {
 	Log    *slog.Logger
 	// Registry receives the merger's metrics; nil means none.
 	Registry prometheus.Registerer
+	// BaseRefresh is how often the batch layer's all-time base (model.BaseWindow) is re-read
+	// from the store for the live "all" list; default 30s.
+	BaseRefresh time.Duration
 }
 
 // Validate reports an impossible configuration.
@@ -57,10 +61,15 @@ type Merger struct {
 	cfg Config
 
 	mu      sync.Mutex
-	lists   map[store.Key]map[int]Partial // newest list of each partition, per served list
-	dirty   map[store.Key]bool
+	lists   map[model.Key]map[int]Partial // newest list of each partition, per served list
+	dirty   map[model.Key]bool
 	titles  map[string]string // every title seen, reused when the source fails
 	metrics metrics
+
+	// The batch layer's all-time base, newest and the one before (which serves while the
+	// partitions move to the newer boundary), and when it was last read.
+	base, prevBase *model.List
+	baseAt         time.Time
 }
 
 type metrics struct {
@@ -79,6 +88,9 @@ func New(cfg Config) (*Merger, error) {
 	if cfg.Retention == 0 {
 		cfg.Retention = 48 * time.Hour
 	}
+	if cfg.BaseRefresh == 0 {
+		cfg.BaseRefresh = 30 * time.Second
+	}
 	if cfg.Titles == nil {
 		cfg.Titles = NoTitles{}
 	}
@@ -88,7 +100,7 @@ func New(cfg Config) (*Merger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[store.Key]map[int]Partial{}, dirty: map[store.Key]bool{}, titles: map[string]string{}}
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
@@ -118,35 +130,78 @@ func (m *Merger) Offer(p Partial) {
 		byPart = map[int]Partial{}
 		m.lists[k] = byPart
 	}
-	if cur, ok := byPart[p.Partition]; ok && (cur.Version > p.Version || (cur.Version == p.Version && cur.Final && !p.Final)) {
+	cur, ok := byPart[p.Partition]
+	if p.LateOnly {
+		// A late-drop count amends the partition's list; alone (the partition never counted
+		// anything in the window) it is a placeholder without items.
+		if ok {
+			if p.DroppedLate > cur.DroppedLate {
+				cur.DroppedLate = p.DroppedLate
+				byPart[p.Partition] = cur
+				m.dirty[k] = true
+			}
+			return
+		}
+		byPart[p.Partition] = p
+		m.dirty[k] = true
 		return
 	}
+	if ok && (cur.Version > p.Version || (cur.Version == p.Version && cur.Final && !p.Final && !cur.LateOnly)) {
+		return
+	}
+	if ok {
+		// Counts only grow: a replayed or re-sent list must not lower one already seen.
+		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
+	}
 	byPart[p.Partition] = p
+	if p.Window == SinceWindow {
+		k = allKey
+	}
 	m.dirty[k] = true
 }
 
+// allKey is the live all-time list.
+var allKey = model.Key{Window: "all"}
+
 // Build merges the newest partials of one served list. ok is false when no partition has
 // reported it.
-func (m *Merger) Build(k store.Key) (l store.List, stale []int, ok bool) {
+func (m *Merger) Build(k model.Key) (l model.List, stale []int, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.build(k)
 }
 
-func (m *Merger) build(k store.Key) (store.List, []int, bool) {
+func (m *Merger) build(k model.Key) (model.List, []int, bool) {
+	if k == allKey {
+		// The hybrid, unless the workers stopped sending their counts since B while their
+		// own all-time lists move on.
+		var own int64
+		for _, p := range m.lists[allKey] {
+			own = max(own, p.Version)
+		}
+		for _, base := range []*model.List{m.base, m.prevBase} {
+			if l, stale, ok := m.buildHybrid(base); ok && l.Version >= own-m.cfg.Staleness.Milliseconds() {
+				return l, stale, true
+			}
+		}
+	}
 	byPart := m.lists[k]
 	if len(byPart) == 0 {
-		return store.List{}, nil, false
+		return model.List{}, nil, false
 	}
 	var newest int64
 	for _, p := range byPart {
 		newest = max(newest, p.Version)
 	}
 	cutoff := newest - m.cfg.Staleness.Milliseconds()
-	l := store.List{Window: k.Window, Start: k.Start, Source: store.SourceSpeed, Exact: true, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	// The speed layer's counts are never claimed exact: events later than the allowed
+	// lateness are missing from them (and sketch counts are estimates). A calendar window is
+	// provisional once every partition has sent its final list, live before.
+	l := model.List{Window: k.Window, Start: k.Start, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	final, items := !k.Live(), false
 	var stale []int
 	lists := make([][]topk.Entry, 0, len(byPart))
-	var bound *store.Bound
+	var bound *model.Bound
 	parts := make([]int, 0, len(byPart))
 	for part := range byPart {
 		parts = append(parts, part)
@@ -160,11 +215,15 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 		if !p.End.IsZero() {
 			l.End = p.End
 		}
+		final = final && p.Final
+		items = items || !p.LateOnly
+		if !k.Live() {
+			l.DroppedLate += p.DroppedLate
+		}
 		if !p.Exact {
-			l.Exact = false
 			if p.Bound != nil {
 				if bound == nil {
-					bound = &store.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
+					bound = &model.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
 				} else {
 					// Each item's count comes from one partition: the worst partition's bound holds for all.
 					bound.MaxOvercount = math.Max(bound.MaxOvercount, p.Bound.MaxOvercount)
@@ -179,29 +238,33 @@ func (m *Merger) build(k store.Key) (store.List, []int, bool) {
 			stale = append(stale, part)
 		}
 	}
+	if !items {
+		return model.List{}, nil, false // only late-drop counts: no partition's list to amend yet
+	}
+	if final {
+		l.Status = model.StatusProvisional
+	}
 	sort.Ints(stale)
 	if len(stale) > 0 {
 		l.Partial, l.StalePartitions = true, stale
-		l.Exact = false
 	}
 	l.ErrorBound = bound
-	if store.IsTopicsWindow(k.Window) {
+	if model.IsTopicsWindow(k.Window) {
 		l.Items = mergeTopics(m.cfg.K, byPart, parts)
-		l.Exact = false
 		return l, stale, true
 	}
 	merged := topk.Merge(m.cfg.K, lists...)
-	l.Items = make([]store.Item, len(merged))
+	l.Items = make([]model.Item, len(merged))
 	for i, e := range merged {
-		l.Items[i] = store.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count, Exact: bound == nil}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
 	}
 	return l, stale, true
 }
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
 // k, or the smallest Limit a partition asked for.
-func mergeTopics(k int, byPart map[int]Partial, parts []int) []store.Item {
-	var all []store.Item
+func mergeTopics(k int, byPart map[int]Partial, parts []int) []model.Item {
+	var all []model.Item
 	for _, part := range parts {
 		p := byPart[part]
 		if p.Limit > 0 {
@@ -227,8 +290,9 @@ func mergeTopics(k int, byPart map[int]Partial, parts []int) []store.Item {
 // Publish merges every list that changed since the last call, attaches titles and writes it.
 // Store refusals (a newer list is already there) are counted and logged, not returned.
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
+	m.refreshBase(ctx, now)
 	m.mu.Lock()
-	var out []store.List
+	var out []model.List
 	for k := range m.dirty {
 		l, stale, ok := m.build(k)
 		delete(m.dirty, k)
@@ -269,7 +333,7 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (m *Merger) attachTitles(ctx context.Context, l *store.List) {
+func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
 	ids := make([]string, len(l.Items))
 	for i, it := range l.Items {
 		ids[i] = it.ItemID

@@ -13,9 +13,10 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
+	"trending/model"
+	"trending/model/topk"
 	"trending/serving/store"
 	"trending/speed/merge"
-	"trending/speed/topk"
 )
 
 var t0 = time.Date(2026, 11, 14, 10, 6, 0, 0, time.UTC)
@@ -46,18 +47,121 @@ func TestMergeExact(t *testing.T) {
 	if err := m.Publish(context.Background(), t0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Get(context.Background(), store.Key{Window: "hour"})
+	got, err := st.Get(context.Background(), model.Key{Window: "hour"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"V7", "V9", "V3"}
-	if len(got.Items) != 3 || got.Partial || !got.Exact || got.Version != t0.UnixMilli() {
+	// The merge is exact, but the speed layer's counts are not claimed exact: late events
+	// may be missing. A live list is live.
+	if len(got.Items) != 3 || got.Partial || got.Exact || got.Status != model.StatusLive || got.DroppedLate != 0 || got.Version != t0.UnixMilli() {
 		t.Fatalf("got %+v", got)
 	}
 	for i, id := range want {
-		if got.Items[i].ItemID != id || got.Items[i].Rank != i+1 {
-			t.Fatalf("rank %d: %+v, want %s", i+1, got.Items[i], id)
+		if got.Items[i].ItemID != id || got.Items[i].Rank != i+1 || got.Items[i].Exact {
+			t.Fatalf("rank %d: %+v, want %s, not exact", i+1, got.Items[i], id)
 		}
+	}
+}
+
+// calendar is a partition's list of the calendar hour starting at start.
+func calendar(part int, start, asOf time.Time, final bool, dropped uint64, items ...topk.Entry) merge.Partial {
+	p := partial("hour", part, asOf, items...)
+	p.Start, p.End, p.Final, p.DroppedLate = start, start.Add(time.Hour), final, dropped
+	return p
+}
+
+// lateOnly is a partition's late-drop update of the closed hour starting at start.
+func lateOnly(part int, start time.Time, dropped uint64) merge.Partial {
+	end := start.Add(time.Hour)
+	return merge.Partial{Window: "hour", Start: start, End: end, Final: true, LateOnly: true, Partition: part,
+		AsOf: end, Version: end.UnixMilli(), Exact: true, DroppedLate: dropped}
+}
+
+// TestCalendarStatusAndDroppedLate: an open calendar hour is live; once every partition has
+// sent its final list it is provisional, with the late drops summed over partitions, and the
+// late-drop updates sent after the final lists raise the count without touching the items.
+func TestCalendarStatusAndDroppedLate(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	m, _ := merge.New(merge.Config{K: 3, Partitions: 3, Store: st})
+	h := t0.Truncate(time.Hour) // 10:00
+	end := h.Add(time.Hour)
+	key := model.Key{Window: "hour", Start: h}
+	get := func() model.List {
+		t.Helper()
+		if err := m.Publish(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+		l, err := st.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	m.Offer(calendar(0, h, t0, false, 0, e("A", 10)))
+	m.Offer(calendar(1, h, t0, false, 0, e("B", 8)))
+	m.Offer(calendar(2, h, t0, false, 0, e("C", 5)))
+	if l := get(); l.Status != model.StatusLive || l.Exact || l.DroppedLate != 0 || !l.End.Equal(end) {
+		t.Fatalf("open hour: %+v", l)
+	}
+	// Two partitions close the hour; the third still counts in it: still live.
+	m.Offer(calendar(0, h, end, true, 0, e("A", 12)))
+	m.Offer(calendar(1, h, end, true, 0, e("B", 9)))
+	if l := get(); l.Status != model.StatusLive {
+		t.Fatalf("hour closed on 2 of 3 partitions: status %q, want live", l.Status)
+	}
+	m.Offer(calendar(2, h, end, true, 0, e("C", 6)))
+	l := get()
+	if l.Status != model.StatusProvisional || l.Exact || l.DroppedLate != 0 || l.Version != end.UnixMilli() || len(l.Items) != 3 {
+		t.Fatalf("closed hour: %+v", l)
+	}
+	// Events too late for the hour arrive on partitions 0 and 2: updates of the count alone.
+	m.Offer(lateOnly(0, h, 4))
+	m.Offer(lateOnly(2, h, 1))
+	m.Offer(lateOnly(0, h, 7)) // a running total: replaces 4
+	m.Offer(lateOnly(0, h, 5)) // an older total, replayed: ignored
+	l = get()
+	if l.Status != model.StatusProvisional || l.DroppedLate != 8 || len(l.Items) != 3 || l.Items[0].ItemID != "A" || l.Items[0].Views != 12 {
+		t.Fatalf("after late drops: status %q dropped_late %d items %+v, want provisional, 7+1, the final items", l.Status, l.DroppedLate, l.Items)
+	}
+	// The final list sent again (a restarted worker) keeps the larger count.
+	m.Offer(calendar(0, h, end, true, 0, e("A", 12)))
+	if l = get(); l.DroppedLate != 8 {
+		t.Fatalf("re-sent final list: dropped_late %d, want 8", l.DroppedLate)
+	}
+	// Late drops of an hour no partition's list is held for publish nothing.
+	other := h.Add(-time.Hour)
+	m.Offer(lateOnly(1, other, 3))
+	if err := m.Publish(ctx, end); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, model.Key{Window: "hour", Start: other}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("late drops alone published a list: %v", err)
+	}
+	// A partition that counted nothing in the hour but dropped late events of it.
+	m2, _ := merge.New(merge.Config{K: 3, Store: st})
+	m2.Offer(calendar(0, other, other.Add(time.Hour), true, 0, e("A", 1)))
+	m2.Offer(lateOnly(1, other, 3))
+	l, _, ok := m2.Build(model.Key{Window: "hour", Start: other})
+	if !ok || l.Status != model.StatusProvisional || l.DroppedLate != 3 || l.Partial {
+		t.Fatalf("late drops of a partition without a list: ok %v %+v", ok, l)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLateOnlyMessageKey(t *testing.T) {
+	h := t0.Truncate(time.Hour)
+	final, late := calendar(3, h, h.Add(time.Hour), true, 0), lateOnly(3, h, 1)
+	if string(final.MessageKey()) == string(late.MessageKey()) {
+		t.Fatalf("late-only update shares the final list's key %s: compaction would drop the list", final.MessageKey())
+	}
+	b, _ := late.Encode()
+	got, err := merge.DecodePartial(b)
+	if err != nil || !got.LateOnly || got.DroppedLate != 1 || !got.Final {
+		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 }
 
@@ -70,26 +174,26 @@ func TestMergeTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := store.TopicsWindow("eu", "surge")
+	w := model.TopicsWindow("eu", "surge")
 	p0 := merge.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
-		Bound:  &store.Bound{MaxOvercount: 20, Probability: 0.993},
-		Topics: []store.Item{{ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000}, {ItemID: "#junk", Views: 300, Score: 1.01}}}
+		Bound:  &model.Bound{MaxOvercount: 20, Probability: 0.993},
+		Topics: []model.Item{{ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000}, {ItemID: "#junk", Views: 300, Score: 1.01}}}
 	p1 := merge.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
-		Bound:  &store.Bound{MaxOvercount: 25, Probability: 0.993},
-		Topics: []store.Item{{ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1}}}
+		Bound:  &model.Bound{MaxOvercount: 25, Probability: 0.993},
+		Topics: []model.Item{{ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1}}}
 	m.Offer(p0)
 	m.Offer(p1)
 	if err := m.Publish(context.Background(), t0); err != nil {
 		t.Fatal(err)
 	}
-	got, err := st.Get(context.Background(), store.Key{Window: w})
+	got, err := st.Get(context.Background(), model.Key{Window: w})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Exact || got.Partial || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 25 || len(got.Items) != 2 {
 		t.Fatalf("got %+v", got)
 	}
-	want := []store.Item{
+	want := []model.Item{
 		{Rank: 1, ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1},
 		{Rank: 2, ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000},
 	}
@@ -104,7 +208,7 @@ func TestMergeTopics(t *testing.T) {
 	if err := m.Publish(context.Background(), t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	got, _ = st.Get(context.Background(), store.Key{Window: w})
+	got, _ = st.Get(context.Background(), model.Key{Window: w})
 	if len(got.Items) != 2 || got.Items[0].ItemID != "#sport" || got.Items[1].ItemID != "#junk" {
 		t.Fatalf("after #marathon left: %+v", got.Items)
 	}
@@ -119,7 +223,7 @@ func TestStalePartitionReused(t *testing.T) {
 	m.Offer(partial("hour", 1, t0, e("V7", 48210)))
 	m.Offer(partial("hour", 0, t0.Add(2*time.Minute), e("A", 12)))
 	m.Publish(context.Background(), t0)
-	got, _ := st.Get(context.Background(), store.Key{Window: "hour"})
+	got, _ := st.Get(context.Background(), model.Key{Window: "hour"})
 	if !got.Partial || fmt.Sprint(got.StalePartitions) != "[1 2]" || got.Exact {
 		t.Fatalf("partial=%v stale=%v exact=%v, want partial, stale [1 2] (1 old, 2 missing), not exact", got.Partial, got.StalePartitions, got.Exact)
 	}
@@ -141,13 +245,13 @@ func TestStandbyCannotRegress(t *testing.T) {
 	if err := standby.Publish(context.Background(), t0); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := st.Get(context.Background(), store.Key{Window: "hour"})
+	got, _ := st.Get(context.Background(), model.Key{Window: "hour"})
 	if got.Items[0].ItemID != "NEW" || got.Version != t0.UnixMilli() {
 		t.Fatalf("store regressed to %+v", got)
 	}
 	// And an older partial offered to the same merger is ignored.
 	active.Offer(partial("hour", 0, t0.Add(-5*time.Minute), e("OLDER", 9)))
-	l, _, _ := active.Build(store.Key{Window: "hour"})
+	l, _, _ := active.Build(model.Key{Window: "hour"})
 	if l.Items[0].ItemID != "NEW" {
 		t.Fatalf("older partial replaced a newer one: %+v", l.Items)
 	}
@@ -157,12 +261,12 @@ func TestSketchBound(t *testing.T) {
 	st := openStore(t)
 	m, _ := merge.New(merge.Config{K: 2, Store: st})
 	p0 := partial("month", 0, t0, e("A", 100))
-	p0.Exact, p0.Bound = false, &store.Bound{MaxOvercount: 40, Probability: 0.993}
+	p0.Exact, p0.Bound = false, &model.Bound{MaxOvercount: 40, Probability: 0.993}
 	p1 := partial("month", 1, t0, e("B", 90))
-	p1.Exact, p1.Bound = false, &store.Bound{MaxOvercount: 55, Probability: 0.99}
+	p1.Exact, p1.Bound = false, &model.Bound{MaxOvercount: 55, Probability: 0.99}
 	m.Offer(p0)
 	m.Offer(p1)
-	l, _, _ := m.Build(store.Key{Window: "month"})
+	l, _, _ := m.Build(model.Key{Window: "month"})
 	if l.Exact || l.ErrorBound == nil || l.ErrorBound.MaxOvercount != 55 || l.ErrorBound.Probability != 0.99 || l.Items[0].Exact {
 		t.Fatalf("bound %+v exact %v", l.ErrorBound, l.Exact)
 	}
@@ -190,7 +294,7 @@ func TestTitlesReusedOnFailure(t *testing.T) {
 	src.fail = true
 	m.Offer(partial("hour", 0, t0.Add(time.Minute), e("V7", 6)))
 	m.Publish(context.Background(), t0)
-	got, _ := st.Get(context.Background(), store.Key{Window: "hour"})
+	got, _ := st.Get(context.Background(), model.Key{Window: "hour"})
 	if got.Items[0].Title != "Title of V7" || got.Items[0].Views != 6 {
 		t.Fatalf("got %+v, want the previous title kept on a failed lookup", got.Items[0])
 	}
@@ -245,7 +349,7 @@ func runSuite(t *testing.T, addr string) {
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		l, err := st.Get(ctx, store.Key{Window: "hour"})
+		l, err := st.Get(ctx, model.Key{Window: "hour"})
 		if err == nil && len(l.Items) == 2 && !l.Partial {
 			break
 		}

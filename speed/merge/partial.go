@@ -8,6 +8,15 @@
 // reports its top m*K so sketch noise cannot push a leader out (seed 004). A partition whose
 // list is missing or stale is not dropped: its last list is reused and the result is marked
 // partial, naming it (seed 000, step 8).
+//
+// Every served list says what it is (model.Status): the speed layer's counts are never
+// claimed exact, since events later than the allowed lateness are missing from them. A
+// calendar window's list is live while any partition still counts in it and provisional once
+// every partition the merger holds has sent its final list; its dropped_late is the sum of
+// the partitions' counts of events too late for it, which late-only partials raise after the
+// final lists. A merger started after a window's final lists fell out of its lookback holds
+// none of them, so it publishes no late-drop update for that window: the stored list keeps
+// the count it had (the batch's exact list replaces it anyway).
 package merge
 
 import (
@@ -15,9 +24,15 @@ import (
 	"fmt"
 	"time"
 
-	"trending/serving/store"
-	"trending/speed/topk"
+	"trending/model"
+	"trending/model/topk"
 )
+
+// SinceWindow is the window of the partials that carry a partition's exact counts since the
+// all-time time boundary B (speed/window Partition.Since). The merger never serves them as a
+// list of their own: it adds them to the batch layer's exact base through B
+// (model.BaseWindow) to build the live "all" list (buildHybrid).
+const SinceWindow = "all-since"
 
 // Partial is one partition's top list for one window, as published on trending.partials.
 type Partial struct {
@@ -26,30 +41,59 @@ type Partial struct {
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
 	// Final marks the last list of a calendar window that closed.
-	Final     bool      `json:"final,omitempty"`
+	Final bool `json:"final,omitempty"`
+	// DroppedLate is how many events of this calendar window the partition could not count
+	// because they arrived after the window had closed there (window.List.DroppedLate): a
+	// running total, so the newest message of a partition holds its whole count.
+	DroppedLate uint64 `json:"dropped_late,omitempty"`
+	// LateOnly marks an update of DroppedLate alone, sent after the window's final list
+	// (which it does not replace: its Items are empty). It travels under its own message key.
+	LateOnly  bool      `json:"late_only,omitempty"`
 	Partition int       `json:"partition"`
 	AsOf      time.Time `json:"as_of"`
 	// Version orders a partition's lists for one window: the as-of minute in Unix ms.
 	Version int64        `json:"version"`
 	Exact   bool         `json:"exact"`
-	Bound   *store.Bound `json:"bound,omitempty"`
+	Bound   *model.Bound `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
-	// Topics is a trending-topics list (Window is store.TopicsWindow): the partition's
+	// Topics is a trending-topics list (Window is model.TopicsWindow): the partition's
 	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
 	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
 	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
-	Topics []store.Item `json:"topics,omitempty"`
+	Topics []model.Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
+
+	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
+	// since Boundary, exact.
+	//
+	// Boundary is B, where the counts start: the boundary of the base list the partition
+	// last read.
+	Boundary time.Time `json:"boundary,omitzero"`
+	// From: the counts are complete for events at or after From; exact since B only when
+	// From is not after Boundary.
+	From time.Time `json:"from,omitzero"`
+	// BaseVersion is the version of the base list whose items Base answers for.
+	BaseVersion int64 `json:"base_version,omitempty"`
+	// Base are the counts since B of the base list's items this partition holds that are not
+	// in Items (nonzero only): a base item reported by no partition has no views since B.
+	Base []topk.Entry `json:"base,omitempty"`
+	// Cutoff is the most views since B an item this partition reports in neither Items nor
+	// Base can have.
+	Cutoff uint64 `json:"cutoff,omitempty"`
 }
 
 // Key is the served list this partial contributes to.
-func (p Partial) Key() store.Key { return store.Key{Window: p.Window, Start: p.Start} }
+func (p Partial) Key() model.Key { return model.Key{Window: p.Window, Start: p.Start} }
 
 // MessageKey is the Kafka key: one per (window, partition), so a compacted topic keeps the
-// newest list of each.
+// newest list of each; a late-only update has a key of its own, so compaction never lets it
+// replace the final list it amends.
 func (p Partial) MessageKey() []byte {
+	if p.LateOnly {
+		return []byte(fmt.Sprintf("%s|p%d|late", p.Key(), p.Partition))
+	}
 	return []byte(fmt.Sprintf("%s|p%d", p.Key(), p.Partition))
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/sketch"
 )
 

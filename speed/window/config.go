@@ -132,6 +132,15 @@ type Config struct {
 	// re-estimates at once. At least M*K. Zero means 8*M*K (also in
 	// DefaultConfig, so that changing K or M keeps it in step).
 	CandidateCap int
+	// SinceDays, when positive, makes the partition count every item
+	// exactly from the time boundary B (SetBoundary, the batch layer's
+	// all-time base) up to the watermark, in daily buckets (Since): the
+	// speed side of the exact all-time list. It keeps at most SinceDays
+	// UTC days (the open one included), so counts since a B older than
+	// that are incomplete (SinceList.From says from when they are
+	// complete). 0 (the default) keeps none. At most MaxSinceDays. Like K
+	// and M it may change across a restart: it is not in the fingerprint.
+	SinceDays int
 }
 
 // DefaultConfig returns the documented defaults.
@@ -224,6 +233,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: allowed lateness %s is not a whole number of milliseconds", ErrConfig, c.AllowedLateness)
 	case c.CandidateCap < c.M*c.K:
 		return fmt.Errorf("%w: candidate cap %d is below M*K = %d: raise it (default 8*M*K)", ErrConfig, c.CandidateCap, c.M*c.K)
+	case c.SinceDays < 0 || c.SinceDays > MaxSinceDays:
+		return fmt.Errorf("%w: since days %d is out of range: use 0..%d (0 keeps no counts since a boundary)", ErrConfig, c.SinceDays, MaxSinceDays)
 	case len(c.Windows) == 0:
 		return fmt.Errorf("%w: no windows: configure at least one (nil means the defaults)", ErrConfig)
 	case len(c.Windows) > MaxWindows:

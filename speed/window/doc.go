@@ -28,6 +28,12 @@
 // every closed minute, so with one configured no event is TooLate: a late
 // event is at least counted there.
 //
+// A calendar window counts the events too late for it, whatever the outcome
+// (Late or TooLate), against the start of the closed period they belong to:
+// List.DroppedLate, reported after the final list by TakeLate, for periods
+// that ended up to LateRetention ago. The served list of a closed calendar
+// window says so (dropped_late) until the batch layer replaces it.
+//
 // # Sliding windows: add the newest, subtract the expired
 //
 // A sliding window is the Length/Bucket newest buckets, the newest being

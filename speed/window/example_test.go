@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/window"
 )
 

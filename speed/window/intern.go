@@ -101,6 +101,16 @@ func intern[S string | []byte](in *interner, item S) uint32 {
 	return id
 }
 
+// lookup returns the handle of an item already interned, without interning it.
+func (in *interner) lookup(item string) (uint32, bool) {
+	if len(item) <= shortMax {
+		k := makeShortKey(item)
+		return in.short.get(&k, in.short.hash(&k))
+	}
+	id, ok := in.ids[item]
+	return id, ok
+}
+
 func (in *interner) ref(id uint32) { in.refs[id]++ }
 
 // unref drops one reference and frees the handle when none is left.

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
+	"trending/model/topk"
 	"trending/speed/sketch"
-	"trending/speed/topk"
 )
 
 // Outcome says what Add did with an event. The runtime counts them.
@@ -75,6 +75,13 @@ type List struct {
 	AsOf time.Time
 	// Final is true for a calendar window's list at its close (TakeClosed).
 	Final bool
+	// DroppedLate is, for a closed calendar period, how many events of it the partition
+	// could not count because they arrived after the period had closed: a running total.
+	// Periods that ended more than LateRetention before AsOf are no longer tracked.
+	DroppedLate uint64
+	// LateOnly marks a list that only updates DroppedLate of a period whose final list was
+	// taken before (TakeClosed): it has no Items and no Total.
+	LateOnly bool
 	// Exact is true when counts are exact; false for sketch windows.
 	Exact bool
 	// Bound is the sketch's error bound at Total, nil when Exact.
@@ -160,8 +167,32 @@ type Partition struct {
 	hasher *sketch.Sketch // a 1x1 sketch with the configured seed: the hash function
 
 	closed []List
-	st     Stats
+	// late counts, per closed calendar period, the events that came too late for it
+	// (see List.DroppedLate); dirty ones have changed since TakeClosed last reported them.
+	late map[lateKey]lateCount
+	st   Stats
+
+	since *since // counts since the time boundary; nil unless Config.SinceDays
 }
+
+// lateKey names one calendar period of one window: the window's index in wins and the
+// period's first minute.
+type lateKey struct {
+	win   int
+	start int64
+}
+
+type lateCount struct {
+	n     uint64
+	dirty bool
+}
+
+// LateRetention is how long after a calendar period ends (in event time, by AsOf) a
+// partition keeps counting the events too late for it. It matches the merger's default
+// retention of closed calendar windows: after that nobody publishes the period's speed list.
+const LateRetention = 48 * time.Hour
+
+const lateRetentionMin = int64(LateRetention / time.Minute)
 
 // New returns an empty partition for cfg (zero fields take their defaults),
 // or an error wrapping ErrConfig.
@@ -176,6 +207,7 @@ func New(cfg Config) (*Partition, error) {
 		curMin: noMinute,
 		in:     newInterner(),
 		byName: make(map[string]window, len(cfg.Windows)),
+		late:   map[lateKey]lateCount{},
 	}
 	hasher, err := sketch.New(sketch.Config{Width: 1, Depth: 1, Seed: cfg.Sketch.Seed})
 	if err != nil {
@@ -212,6 +244,9 @@ func New(cfg Config) (*Partition, error) {
 		}
 		p.wins = append(p.wins, w)
 		p.byName[wc.Name] = w
+	}
+	if cfg.SinceDays > 0 {
+		p.since = newSince(p, cfg.SinceDays)
 	}
 	return p, nil
 }
@@ -300,6 +335,9 @@ func (p *Partition) observe(ms int64) {
 		for _, w := range p.wins {
 			w.advance(p)
 		}
+		if p.since != nil {
+			p.since.advance(p)
+		}
 		return
 	}
 	if target > p.asOf {
@@ -328,6 +366,9 @@ func (p *Partition) setAsOf(x int64) {
 	p.asOf = x
 	for _, w := range p.wins {
 		w.advance(p)
+	}
+	if p.since != nil {
+		p.since.advance(p)
 	}
 	n := 0
 	for n < len(p.minutes) && p.minutes[n].start < x-p.keep {
@@ -363,6 +404,9 @@ func (p *Partition) closeMinute() {
 	for _, w := range p.wins {
 		w.addMinute(p, f, hs)
 	}
+	if p.since != nil {
+		p.since.addMinute(p, f)
+	}
 	if p.keep > 0 {
 		p.minutes = append(p.minutes, f)
 	} else {
@@ -386,13 +430,16 @@ func (p *Partition) sortByHash(f *frozen, hs []uint64) {
 	p.sortBuf = buf
 }
 
-// addLate counts an event whose minute m has closed, wherever it still can.
+// addLate counts an event whose minute m has closed, wherever it still can. A calendar
+// window that no longer accepts it (its period has closed) counts it as dropped late.
 func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome {
-	anyWin := false
-	for _, w := range p.wins {
+	inSince := p.since != nil && p.since.accepts(p, m)
+	anyWin := inSince
+	for i, w := range p.wins {
 		if w.accepts(p, m) {
 			anyWin = true
-			break
+		} else if wc := w.conf(); wc.Kind == Calendar {
+			p.dropLate(i, spanStart(wc.Span, m))
 		}
 	}
 	if !anyWin {
@@ -414,9 +461,23 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 			w.addLate(p, m, id, c, h)
 		}
 	}
+	if inSince {
+		p.since.addLate(p, m, id, c)
+	}
 	p.in.releaseIfUnused(id)
 	p.st.Late++
 	return Late
+}
+
+// dropLate counts one event too late for the period of window wi starting at start,
+// unless the period ended longer than LateRetention ago.
+func (p *Partition) dropLate(wi int, start int64) {
+	if spanEnd(p.wins[wi].conf().Span, start) < p.asOf-lateRetentionMin {
+		return
+	}
+	k := lateKey{wi, start}
+	lc := p.late[k]
+	p.late[k] = lateCount{n: lc.n + 1, dirty: true}
 }
 
 // hash is the sketch hash of an item (every sketch shares the seed).
@@ -445,6 +506,53 @@ func (p *Partition) TakeClosed() []List {
 	return c
 }
 
+// TakeLate returns the late-drop updates (LateOnly lists, ordered by window
+// and period) of the closed calendar periods whose DroppedLate changed since
+// the last call, and forgets periods that ended more than LateRetention
+// before AsOf. A period that produced no final list (the partition counted
+// nothing in it) gets updates too. Call it after TakeClosed, so an update
+// follows the final list it amends.
+func (p *Partition) TakeLate() []List {
+	var c []List
+	var upd []lateKey
+	for k, lc := range p.late {
+		switch {
+		case spanEnd(p.wins[k.win].conf().Span, k.start) < p.asOf-lateRetentionMin:
+			delete(p.late, k)
+		case lc.dirty:
+			upd = append(upd, k)
+		}
+	}
+	slices.SortFunc(upd, compareLateKeys)
+	for _, k := range upd {
+		lc := p.late[k]
+		p.late[k] = lateCount{n: lc.n}
+		wc := p.wins[k.win].conf()
+		end := minuteTime(spanEnd(wc.Span, k.start))
+		c = append(c, List{Window: wc.Name, Start: minuteTime(k.start), End: end, AsOf: end, Final: true, LateOnly: true,
+			Exact: wc.Mode == Exact, DroppedLate: lc.n})
+	}
+	return c
+}
+
+func compareLateKeys(a, b lateKey) int {
+	if a.win != b.win {
+		return cmp.Compare(a.win, b.win)
+	}
+	return cmp.Compare(a.start, b.start)
+}
+
+// windex is the index in wins of the window named name, or -1.
+func (p *Partition) windex(name string) int {
+	return slices.IndexFunc(p.wins, func(w window) bool { return w.conf().Name == name })
+}
+
+// DroppedLate returns the events too late for the calendar period of the named window
+// that starts at start (0 when none, or when the period is not tracked).
+func (p *Partition) DroppedLate(name string, start time.Time) uint64 {
+	return p.late[lateKey{p.windex(name), start.Unix() / 60}].n
+}
+
 // Stats returns counters and a size estimate of the state.
 func (p *Partition) Stats() Stats {
 	s := p.st
@@ -461,6 +569,9 @@ func (p *Partition) Stats() Stats {
 	}
 	for _, w := range p.wins {
 		w.stats(&s)
+	}
+	if p.since != nil {
+		p.since.stats(&s)
 	}
 	for _, g := range p.gens {
 		s.Bytes += int64(cap(g.sparse))*4 + int64(cap(g.ids))*12

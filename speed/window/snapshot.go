@@ -8,17 +8,22 @@ import (
 	"slices"
 	"strings"
 
+	"trending/model/topk"
 	"trending/speed/sketch"
-	"trending/speed/topk"
 )
 
-// Snapshot format version 1; docs/format/snapshot.md is the full spec.
+// Snapshot format version 3 (versions 1 and 2 are still read); docs/format/snapshot.md is
+// the full spec. Version 2 added the late-drop counts of closed calendar periods after the
+// closed lists; version 3 adds, after them, the counts since the time boundary
+// (Config.SinceDays), behind a flag that says whether the partition keeps them.
 const (
 	// maxSnapCount bounds every count and window sum in a snapshot, far
 	// above any real stream (2^62 views), so that sums re-derived from a
 	// hostile snapshot cannot overflow and later adds have room.
 	maxSnapCount = 1 << 62
-	snapVersion  = 1
+	snapVersion  = 3
+	snapV1       = 1 // no late-drop counts: Restore starts them at zero
+	snapV2       = 2 // late-drop counts, no counts since the boundary
 	snapMagic    = "TWIN"
 	crcLen       = 4
 	flagStarted  = 1 << 0
@@ -157,6 +162,33 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 		for _, it := range l.Items {
 			e.str(it.Item)
 			e.uv(it.Count)
+		}
+	}
+
+	keys := make([]lateKey, 0, len(p.late))
+	for k := range p.late {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareLateKeys)
+	e.uv(uint64(len(keys)))
+	for _, k := range keys {
+		lc := p.late[k]
+		e.uv(uint64(k.win))
+		e.sv(k.start)
+		e.uv(lc.n)
+		e.bool(lc.dirty)
+	}
+	// Version 3: the counts since the boundary, when the partition keeps them.
+	e.bool(p.since != nil)
+	if s := p.since; s != nil {
+		e.uv(uint64(s.days))
+		e.sv(s.boundary)
+		e.sv(s.from)
+		e.ring(s.ring)
+		e.bool(s.hasPartial)
+		if s.hasPartial {
+			e.sv(s.pstart)
+			e.counts(s.partial)
 		}
 	}
 	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
@@ -318,14 +350,15 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 	if string(b[:len(snapMagic)]) != snapMagic {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
-	if v := b[len(snapMagic)]; v != snapVersion {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrCorrupt, v, snapVersion)
+	v := b[len(snapMagic)]
+	if v != snapVersion && v != snapV2 && v != snapV1 {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrCorrupt, v, snapV1, snapVersion)
 	}
 	body := b[:len(b)-crcLen]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, want)
 	}
-	d := &decoder{b: body, off: len(snapMagic) + 1}
+	d := &decoder{b: body, off: len(snapMagic) + 1, version: v}
 	fp := d.str()
 	if d.err == nil && fp != p.cfg.fingerprint() {
 		return nil, fmt.Errorf("%w: snapshot has %q, config has %q", ErrConfigMismatch, fp, p.cfg.fingerprint())
@@ -356,6 +389,8 @@ type decoder struct {
 	off int
 	err error
 	n   int // number of items in the table
+	// version is the snapshot's format version.
+	version byte
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -743,6 +778,61 @@ func (d *decoder) partition(p *Partition) error {
 		}
 		p.closed = append(p.closed, l)
 	}
+	if d.version >= snapV2 {
+		d.late(p)
+		if d.err != nil {
+			return d.err
+		}
+	}
+	// Version 3: the counts since the boundary. A partition that keeps none reads them and
+	// lets them go; one that keeps them but restores an older snapshot (or one written
+	// without them) has complete counts only from the first day start at or after the
+	// snapshot's watermark.
+	var drop *since
+	if d.version >= snapVersion && d.bool() {
+		// The section is checked against the SinceDays it was written under, so that a
+		// snapshot Restore accepts is canonical; derive then applies the configured days.
+		s := &since{partial: map[uint32]uint64{}}
+		if p.since != nil {
+			s = p.since
+		} else {
+			drop = s
+		}
+		days := d.uv()
+		if d.err == nil && (days < 1 || days > MaxSinceDays) {
+			d.fail("since: %d days kept", days)
+		}
+		cur := s.days
+		s.days = int64(days)
+		s.boundary, s.from = d.sv(), d.sv()
+		if d.err == nil && s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary) {
+			d.fail("since: boundary %d is not a day start in range", s.boundary)
+		}
+		if d.err == nil && ((!p.started && s.from != minEventMs/minuteMs) || (p.started && (s.from < s.keep(p.asOf) || s.from > ceilDay(p.asOf)))) {
+			d.fail("since: counts complete from minute %d, inconsistent with the watermark", s.from)
+		}
+		nb := floorTo(p.asOf-1, dayMinutes)
+		lo := s.lo(p.asOf)
+		if !p.started {
+			lo = nb // nothing counted yet
+		}
+		s.ring = d.ring(p, dayMinutes, lo, max(nb, lo))
+		if d.bool() {
+			s.hasPartial, s.pstart = true, d.sv()
+			if d.err == nil && (s.pstart != nb || nb < lo || !p.started) {
+				d.fail("since: partial bucket %d, want %d", s.pstart, nb)
+			}
+			d.entries(func(id uint32, c uint64) {
+				p.in.ref(id)
+				s.partial[id] = c
+			})
+		}
+		if cur != 0 {
+			s.days = cur
+		}
+	} else if p.since != nil && p.started {
+		p.since.from = ceilDay(p.asOf)
+	}
 	if d.err != nil {
 		return d.err
 	}
@@ -752,7 +842,47 @@ func (d *decoder) partition(p *Partition) error {
 			return d.err
 		}
 	}
+	if drop != nil {
+		for _, f := range drop.ring {
+			f.release(p.in)
+		}
+		for id := range drop.partial {
+			p.in.unref(id)
+		}
+	}
 	return nil
+}
+
+// late reads the late-drop counts: strictly increasing (window, start), each a closed
+// period of a calendar window, with a count of at least one.
+func (d *decoder) late(p *Partition) {
+	n := d.count(4)
+	prev := lateKey{win: -1}
+	for range n {
+		wi, start, c, dirty := d.uv(), d.sv(), d.uv(), d.bool()
+		if d.err != nil {
+			return
+		}
+		if wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar {
+			d.fail("late-drop count of window %d, not a calendar window", wi)
+			return
+		}
+		wc := p.wins[wi].conf()
+		k := lateKey{int(wi), start}
+		switch {
+		case start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf:
+			d.fail("late-drop count of %s at minute %d, not a closed period", wc.Name, start)
+		case compareLateKeys(prev, k) >= 0:
+			d.fail("late-drop counts out of order at %s minute %d", wc.Name, start)
+		case c == 0 || c > maxSnapCount:
+			d.fail("late-drop count %d of %s at minute %d", c, wc.Name, start)
+		}
+		if d.err != nil {
+			return
+		}
+		p.late[k] = lateCount{n: c, dirty: dirty}
+		prev = k
+	}
 }
 
 // derive rebuilds what snapshots leave out: the exact windows' running
@@ -802,6 +932,26 @@ func (p *Partition) derive() error {
 					return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
 				}
 			}
+		}
+	}
+	if s := p.since; s != nil {
+		bad := false
+		add1 := func(id uint32, c uint64) {
+			s.totals[id] += c
+			s.sum += c
+			bad = bad || s.sum > maxSnapCount
+		}
+		for _, f := range s.ring {
+			f.each(add1)
+		}
+		for id, c := range s.partial {
+			add1(id, c)
+		}
+		if bad {
+			return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
+		}
+		if p.started {
+			s.advance(p) // SinceDays may have shrunk
 		}
 	}
 	return nil

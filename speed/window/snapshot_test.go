@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/sketch"
 )
 
@@ -297,6 +297,20 @@ func FuzzRestore(f *testing.F) {
 		}
 		f.Add(mustMarshal(f, p))
 	}
+	// Version 2: with counts since a boundary (the fuzzed config keeps none: they are read
+	// and let go).
+	sc := cfg
+	sc.SinceDays = 3
+	for i, n := range []int{0, 30, 400} {
+		p, _ := New(sc)
+		if i == 1 {
+			_ = p.SetBoundary(t0.Truncate(24 * time.Hour))
+		}
+		for _, ev := range genStream(streamOpts{seed: uint64(i + 7), n: n, items: 8, step: time.Minute, counts: 2, late: true}) {
+			p.Add(ev)
+		}
+		f.Add(mustMarshal(f, p))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Half the time fix the checksum, so mutations reach the decoder.
 		if len(b) > 8 && b[len(b)-1]&1 == 0 {
@@ -371,6 +385,19 @@ func checkCanonical(t *testing.T, cfg Config, b []byte) {
 	if late == 0 {
 		cfg.AllowedLateness = -1
 	}
+	if b[len(snapMagic)] == snapVersion {
+		// Version 3 records whether the partition kept counts since the boundary and the
+		// SinceDays it was written under (at the end); under other settings Restore converts
+		// it. One of them (0: none kept) must give the bytes back.
+		for days := 0; days <= MaxSinceDays; days++ {
+			cfg.SinceDays = days
+			if q, err := Restore(cfg, b); err == nil && bytes.Equal(mustMarshal(t, q), b) {
+				return
+			}
+		}
+		t.Fatalf("accepted a non-canonical version-3 snapshot")
+	}
+	cfg.SinceDays = 0
 	q, err := Restore(cfg, b)
 	if err != nil {
 		t.Fatalf("restore under the recorded lateness %d ms: %v", late, err)
@@ -383,9 +410,11 @@ func checkCanonical(t *testing.T, cfg Config, b []byte) {
 // TestRestoreVersion1Golden: testdata/snapshot-v1.bin was written by the
 // build before all-time windows existed (snapTestConfig with 16-column
 // sketches, genStream seed 21, 400 events, 5-minute steps). This build
-// reads it under the same config and re-encodes it to the same bytes: the
-// format of the existing window kinds did not change. Under a config that
-// adds an all-time window it is refused with ErrConfigMismatch.
+// reads it under the same config and re-encodes it as version 3: the same
+// bytes with the version byte 3, an empty late-drop section (version 1
+// kept none, so the counts start at zero) and no counts since a boundary:
+// the format of the existing window kinds did not change. Under a config that adds an all-time window
+// it is refused with ErrConfigMismatch.
 func TestRestoreVersion1Golden(t *testing.T) {
 	b, err := os.ReadFile("testdata/snapshot-v1.bin")
 	if err != nil {
@@ -398,8 +427,15 @@ func TestRestoreVersion1Golden(t *testing.T) {
 		t.Fatalf("Restore: %v", err)
 	}
 	checkInvariants(t, p)
-	if !bytes.Equal(mustMarshal(t, p), b) {
-		t.Fatal("a version-1 snapshot re-encodes to other bytes")
+	want := append([]byte(nil), b[:len(b)-crcLen]...)
+	want[len(snapMagic)] = snapVersion
+	want = append(want, 0, 0) // no late-drop counts, no counts since a boundary
+	want = binary.LittleEndian.AppendUint32(want, crc32.Checksum(want, castagnoli))
+	if !bytes.Equal(mustMarshal(t, p), want) {
+		t.Fatal("a version-1 snapshot re-encodes to other bytes than version 3 with no late-drop counts and no counts since a boundary")
+	}
+	if len(p.late) != 0 {
+		t.Fatalf("late-drop counts from a version-1 snapshot: %v", p.late)
 	}
 	if s := p.Stats(); s.Counted != 380 || s.Late != 17 || s.TooLate != 3 || s.Items != 12 {
 		t.Fatalf("stats %+v", s)

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
+	"trending/model/topk"
 	"trending/speed/sketch"
-	"trending/speed/topk"
 )
 
 // t0 is just before a month boundary, so that a 30-hour stream crosses
@@ -511,6 +511,25 @@ func checkInvariants(t *testing.T, p *Partition) {
 			}
 		}
 	}
+	if sc := p.since; sc != nil {
+		want := make([]uint64, len(sc.totals))
+		var n uint64
+		for _, f := range sc.ring {
+			countFrozen(f)
+			f.each(func(id uint32, c uint64) { want[id] += c; n += c })
+			if f.start < sc.lo(p.asOf) || f.start%dayMinutes != 0 {
+				t.Fatalf("since: day bucket %d before lo %d or not a day", f.start, sc.lo(p.asOf))
+			}
+		}
+		for id, c := range sc.partial {
+			refs[id]++
+			want[id] += c
+			n += c
+		}
+		if !slices.Equal(want, sc.totals) || n != sc.sum {
+			t.Fatalf("since: totals differ from the sum of the day buckets")
+		}
+	}
 	for id, r := range refs {
 		if r != p.in.refs[id] {
 			t.Fatalf("item %q: %d references counted, %d recorded", p.in.strs[id], r, p.in.refs[id])
@@ -975,5 +994,93 @@ func TestAddBytesAllocs(t *testing.T) {
 	p.AddBytes(item, 1, ms)
 	if n := testing.AllocsPerRun(1000, func() { p.AddBytes(item, 1, ms) }); n != 0 {
 		t.Fatalf("AddBytes of a known item: %v allocations, want 0", n)
+	}
+}
+
+// TestDroppedLate: an event too late for a calendar period (it had closed) is counted
+// against that period's start, per calendar window, whether other windows still count it
+// (Late) or none does (TooLate); TakeLate reports each changed count once, a period that
+// produced no final list included; counts survive a snapshot; periods that ended more than
+// LateRetention ago are not tracked.
+func TestDroppedLate(t *testing.T) {
+	cfg := Config{
+		Windows: []WindowConfig{
+			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
+			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
+			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+		},
+		AllowedLateness: 2 * time.Minute,
+		Sketch:          sketch.Config{Width: 64, Depth: 2},
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t0.Add(3 * time.Hour) // Jan 31 12:00
+	ev := func(d time.Duration) event.Event { return event.Event{ItemID: "a", Count: 5, TS: base.Add(d)} }
+	for _, c := range []struct {
+		d    time.Duration
+		want Outcome
+	}{
+		{-30 * time.Minute, Counted}, // 11:30, opens hour 11
+		{30 * time.Minute, Counted},  // 12:30: watermark 12:28, hour 11 closes
+		{-20 * time.Minute, Late},    // 11:40: sliding hour counts it, calendar hour 11 does not
+		{-10 * time.Minute, Late},    // 11:50: again
+		{-150 * time.Minute, Late},   // 09:30: only the calendar day; hour 9 never opened here
+		{-13 * time.Hour, TooLate},   // Jan 30 23:00: hour 23 and day Jan 30 both closed
+	} {
+		if got := p.Add(ev(c.d)); got != c.want {
+			t.Fatalf("event at %s: %v, want %v", base.Add(c.d).Format("15:04"), got, c.want)
+		}
+	}
+	closed := p.TakeClosed()
+	if len(closed) != 1 || closed[0].Window != "calendar-hour" || !closed[0].Start.Equal(base.Add(-time.Hour)) || closed[0].LateOnly {
+		t.Fatalf("closed: %+v", closed)
+	}
+	type got struct {
+		win, start string
+		n          uint64
+	}
+	take := func() (out []got) {
+		for _, l := range p.TakeLate() {
+			if !l.LateOnly || !l.Final || len(l.Items) != 0 || !l.AsOf.Equal(l.End) || !l.End.After(l.Start) {
+				t.Fatalf("late update %+v: want a final, late-only list without items, as of its end", l)
+			}
+			out = append(out, got{l.Window, l.Start.Format("01-02T15:04"), l.DroppedLate})
+		}
+		return out
+	}
+	want := []got{{"calendar-hour", "01-30T23:00", 1}, {"calendar-hour", "01-31T09:00", 1}, {"calendar-hour", "01-31T11:00", 2}, {"calendar-day", "01-30T00:00", 1}}
+	if g := take(); fmt.Sprint(g) != fmt.Sprint(want) {
+		t.Fatalf("TakeLate:\n got %v\nwant %v", g, want)
+	}
+	if g := take(); len(g) != 0 {
+		t.Fatalf("TakeLate again: %v, want nothing new", g)
+	}
+	if n := p.DroppedLate("calendar-hour", base.Add(-time.Hour)); n != 2 {
+		t.Fatalf("DroppedLate(hour 11) = %d, want 2", n)
+	}
+	// One more, then a snapshot: the count and its pending update survive.
+	p.Add(ev(-5 * time.Minute))
+	q, err := Restore(cfg, mustMarshal(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = q
+	if g := take(); fmt.Sprint(g) != fmt.Sprint([]got{{"calendar-hour", "01-31T11:00", 3}}) {
+		t.Fatalf("after restore: %v", g)
+	}
+	// Three days on, the old periods are forgotten, and a drop for one is not tracked.
+	p.Add(ev(72 * time.Hour))
+	p.TakeClosed()
+	p.TakeLate()
+	if len(p.late) != 0 {
+		t.Fatalf("late counts kept past LateRetention: %v", p.late)
+	}
+	if o := p.Add(ev(-10 * time.Minute)); o != TooLate {
+		t.Fatalf("old event: %v", o)
+	}
+	if g := take(); len(g) != 0 || len(p.late) != 0 {
+		t.Fatalf("a drop for a period past LateRetention was tracked: %v", g)
 	}
 }

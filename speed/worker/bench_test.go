@@ -17,8 +17,8 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/itest"
 	"trending/internal/objstore"
+	"trending/model/event"
 	"trending/speed/checkpoint"
-	"trending/speed/event"
 	"trending/speed/window"
 	"trending/speed/worker"
 )

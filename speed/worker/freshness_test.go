@@ -10,8 +10,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"trending/serving/store"
-	"trending/speed/event"
+	"trending/model"
+	"trending/model/event"
 	"trending/speed/merge"
 	"trending/speed/worker"
 )
@@ -69,7 +69,7 @@ func BenchmarkFreshness(b *testing.B) {
 	seen := 0
 	deadline := time.Now().Add(4 * time.Minute)
 	for seen < probes && time.Now().Before(deadline) {
-		l, err := e.st.Get(ctx, store.Key{Window: "hour"})
+		l, err := e.st.Get(ctx, model.Key{Window: "hour"})
 		if err == nil {
 			for _, it := range l.Items {
 				var i int

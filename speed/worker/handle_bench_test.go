@@ -9,7 +9,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/window"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"trending/speed/event"
+	"trending/model/event"
 	"trending/speed/window"
 )
 

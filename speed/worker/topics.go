@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"trending/serving/store"
-	"trending/speed/event"
+	"trending/model"
+	"trending/model/event"
 	"trending/speed/merge"
 	"trending/speed/topics"
 )
@@ -16,7 +16,7 @@ import (
 // Trending topics (seed 001) in the worker: with Config.Topics set, each partition also owns
 // a topics.State. Every decoded event is a mention of the topic item_id (with its region,
 // user and account age); every publish tick refreshes the lists and publishes one partial
-// per list, window store.TopicsWindow(list, score); the checkpoint bundles the topics
+// per list, window model.TopicsWindow(list, score); the checkpoint bundles the topics
 // snapshot with the window snapshot.
 
 // bundleMagic starts a checkpoint state that holds more than the window snapshot. A window
@@ -89,7 +89,7 @@ func mention(ev event.Event, w topics.WeightConfig) topics.Mention {
 func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Partial {
 	cfg := st.Config()
 	lists := st.Refresh(now)
-	bound := &store.Bound{MaxOvercount: st.ErrorBound(), Probability: 1 - math.Exp(-float64(cfg.Depth))}
+	bound := &model.Bound{MaxOvercount: st.ErrorBound(), Probability: 1 - math.Exp(-float64(cfg.Depth))}
 	out := make([]merge.Partial, 0, len(lists))
 	for _, name := range st.Lists() {
 		score, err := topics.ParseScore(string(cfg.Scores[name]))
@@ -97,12 +97,12 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Parti
 			panic("BUG: validated topics score rejected: " + err.Error())
 		}
 		ranked := lists[name]
-		items := make([]store.Item, len(ranked))
+		items := make([]model.Item, len(ranked))
 		for i, r := range ranked {
-			items[i] = store.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Score: r.Score,
+			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Score: r.Score,
 				Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}
 		}
-		out = append(out, merge.Partial{Window: store.TopicsWindow(name, string(score)), Partition: id, AsOf: asOf,
+		out = append(out, merge.Partial{Window: model.TopicsWindow(name, string(score)), Partition: id, AsOf: asOf,
 			Version: asOf.UnixMilli(), Bound: bound, Topics: items, Limit: cfg.ListSize})
 	}
 	return out

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"trending/model"
+	"trending/model/event"
 	"trending/serving/api"
-	"trending/serving/store"
-	"trending/speed/event"
 	"trending/speed/topics"
 	"trending/speed/worker"
 )
@@ -45,20 +45,20 @@ func mentions(topic, region, prefix string, n int, age int32, ts time.Time) []ev
 }
 
 // topicItem polls the served list for topic until check accepts it.
-func (e *env) topicItem(t *testing.T, window, topic string, within time.Duration, check func(store.Item, bool) bool) store.Item {
+func (e *env) topicItem(t *testing.T, window, topic string, within time.Duration, check func(model.Item, bool) bool) model.Item {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	var last string
 	for time.Now().Before(deadline) {
-		l, err := e.st.Get(context.Background(), store.Key{Window: window})
+		l, err := e.st.Get(context.Background(), model.Key{Window: window})
 		if err == nil {
 			for _, it := range l.Items {
 				if it.ItemID == topic && check(it, true) {
 					return it
 				}
 			}
-			if check(store.Item{}, false) {
-				return store.Item{}
+			if check(model.Item{}, false) {
+				return model.Item{}
 			}
 			last = fmt.Sprintf("version %d items %+v", l.Version, l.Items)
 		} else {
@@ -67,7 +67,7 @@ func (e *env) topicItem(t *testing.T, window, topic string, within time.Duration
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("%s: %s never as wanted; last: %s", window, topic, last)
-	return store.Item{}
+	return model.Item{}
 }
 
 // TestTopicsEmbedded runs seed 001 end to end through the embedded broker: mentions with
@@ -102,8 +102,8 @@ func TestTopicsEmbedded(t *testing.T) {
 	evs = append(evs, mentions("#cheap-spam", "eu", "s", 500, -1, now)...)
 	e.produce(t, evs)
 
-	marathon := func(want float64) func(store.Item, bool) bool {
-		return func(it store.Item, found bool) bool { return found && math.Abs(float64(it.Views)-want) <= 1 }
+	marathon := func(want float64) func(model.Item, bool) bool {
+		return func(it model.Item, found bool) bool { return found && math.Abs(float64(it.Views)-want) <= 1 }
 	}
 	it := e.topicItem(t, "topics/eu/surge", "#marathon", 60*time.Second, marathon(431))
 	if it.Rank != 1 || it.Expected != 50 || math.Abs(it.Score-481.0/100) > 0.05 || math.Abs(it.NewShare-30.0/431) > 0.01 || it.NoHistory {
@@ -114,7 +114,7 @@ func TestTopicsEmbedded(t *testing.T) {
 		t.Fatalf("#quake: %q %v, want pending review", st, ok)
 	}
 	for _, w := range []string{"topics/jp/surge", "topics/world/volume", "topics/eu/surge"} {
-		l, _ := e.st.Get(context.Background(), store.Key{Window: w})
+		l, _ := e.st.Get(context.Background(), model.Key{Window: w})
 		for _, it := range l.Items {
 			if it.ItemID == "#quake" || it.ItemID == "#cheap-spam" {
 				t.Fatalf("%s lists %s: %+v", w, it.ItemID, l.Items)
@@ -130,7 +130,7 @@ func TestTopicsEmbedded(t *testing.T) {
 	if rr.Code != http.StatusOK {
 		t.Fatalf("approve: %d %s", rr.Code, rr.Body)
 	}
-	q := e.topicItem(t, "topics/jp/surge", "#quake", 30*time.Second, func(it store.Item, found bool) bool { return found })
+	q := e.topicItem(t, "topics/jp/surge", "#quake", 30*time.Second, func(it model.Item, found bool) bool { return found })
 	if math.Abs(float64(q.Views)-350) > 1 || math.Abs(q.Score-8) > 0.05 || !q.NoHistory {
 		t.Fatalf("jp #quake: %+v, want 350 mentions, surge 8, no history", q)
 	}
@@ -144,7 +144,7 @@ func TestTopicsEmbedded(t *testing.T) {
 	more = append(more, event.Event{ItemID: "#marathon", Count: 1, TS: now.Add(time.Minute), Region: "eu", UserID: "dup"})
 	e.produce(t, more)
 	e.topicItem(t, "topics/eu/surge", "#marathon", 60*time.Second, marathon(441))
-	e.topicItem(t, "topics/jp/surge", "#quake", 30*time.Second, func(it store.Item, found bool) bool { return found })
+	e.topicItem(t, "topics/jp/surge", "#quake", 30*time.Second, func(it model.Item, found bool) bool { return found })
 
 	// The API serves the regional list from the store; an unknown region is a 400.
 	cfg := api.DefaultConfig()

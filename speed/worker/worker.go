@@ -32,9 +32,9 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/serving/store"
+	"trending/model"
+	"trending/model/event"
 	"trending/speed/checkpoint"
-	"trending/speed/event"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -108,6 +108,15 @@ type Config struct {
 	Objects  *objstore.Store
 	Log      *slog.Logger
 	Registry prometheus.Registerer
+
+	// Base reads the batch layer's exact all-time base (model.BaseWindow), usually a serving
+	// store's Get. With Window.SinceDays positive, each partition moves its time boundary to
+	// the base's and publishes its exact counts since it, with those of the base's items it
+	// holds (merge.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
+	// read and no such partial is published.
+	Base func(ctx context.Context) (model.List, error)
+	// BaseRefresh is how often Base is read again; default 30s.
+	BaseRefresh time.Duration
 }
 
 func (c *Config) defaults() {
@@ -141,6 +150,9 @@ func (c *Config) defaults() {
 	if c.MaxFuture == 0 {
 		c.MaxFuture = DefaultMaxFuture
 	}
+	if c.BaseRefresh == 0 {
+		c.BaseRefresh = 30 * time.Second
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
@@ -170,6 +182,7 @@ type Worker struct {
 	cfg   Config
 	ckpts *checkpoint.Store
 	m     *metrics
+	base  baseCache
 }
 
 // New builds a Worker.
@@ -325,6 +338,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 			case <-tickCtx.Done():
 				return
 			case <-pub.C:
+				w.base.refresh(tickCtx, c, time.Now()) // outside the lock: it may read a store
 				mu.Lock()
 				if now := time.Now(); idle.idle(p.next, now, c.IdleAdvance) {
 					p.state.AdvanceTo(now.Add(-c.IdleAdvance))
@@ -527,8 +541,9 @@ func (p *partition) flushDLQ(ctx context.Context) error {
 	return nil
 }
 
-// publish sends the partition's top m*K of every window, and the final lists of calendar
-// windows that closed, to the partials topic.
+// publish sends the partition's top m*K of every window, the final lists of calendar
+// windows that closed and the late-drop counts of closed ones that changed, to the partials
+// topic.
 func (p *partition) publish(ctx context.Context) error {
 	asOf := p.state.AsOf()
 	if asOf.IsZero() {
@@ -537,12 +552,13 @@ func (p *partition) publish(ctx context.Context) error {
 	var msgs []kafka.Message
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
-		pt := merge.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final}
+		pt := merge.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
+			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
 		if !sn.live {
 			pt.Start, pt.End = l.Start, l.End
 		}
 		if l.Bound != nil {
-			pt.Bound = &store.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
+			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
 		if pt.Version <= 0 {
 			return nil
@@ -554,7 +570,8 @@ func (p *partition) publish(ctx context.Context) error {
 		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 		return nil
 	}
-	for _, l := range p.state.TakeClosed() {
+	// Final lists first, then the late-drop counts that amend them (and earlier ones).
+	for _, l := range append(p.state.TakeClosed(), p.state.TakeLate()...) {
 		if err := add(l); err != nil {
 			return err
 		}
@@ -579,6 +596,13 @@ func (p *partition) publish(ctx context.Context) error {
 		if err := add(l); err != nil {
 			return err
 		}
+	}
+	if pt, ok := p.sincePartial(); ok {
+		b, err := pt.Encode()
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 	}
 	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("publish %d partials: %w", len(msgs), err)

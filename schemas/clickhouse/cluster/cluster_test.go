@@ -52,6 +52,15 @@ func tables(t *testing.T, ms []chddl.Migration, render func(string) string) map[
 	out := map[string]table{}
 	for _, m := range ms {
 		for _, st := range m.Statements {
+			if name, decl, ok := chddl.ColumnDecl(render(st)); ok {
+				tb, found := out[name]
+				if !found {
+					t.Fatalf("%s: adds a column to %s, which no earlier migration creates", m.Name, name)
+				}
+				tb.columns = append(tb.columns, spaceRe.ReplaceAllString(decl, " "))
+				out[name] = tb
+				continue
+			}
 			tb := parse(t, render(st))
 			if _, dup := out[tb.name]; dup {
 				t.Fatalf("%s: table %s created twice", m.Name, tb.name)
@@ -145,6 +154,9 @@ func TestClusterVariantMatchesSingleNode(t *testing.T) {
 	for _, m := range cluster {
 		for _, s := range m.Statements {
 			r := render(s)
+			if _, _, add := chddl.AddColumn(r); add && !strings.Contains(r, " ON CLUSTER "+name+" ") {
+				t.Errorf("%s: ALTER without ON CLUSTER %s: every cluster statement runs on every node: %s", m.Name, name, r)
+			}
 			if strings.Contains(r, "${") {
 				t.Errorf("%s: placeholder left after Render: %s", m.Name, r)
 			}

@@ -73,10 +73,23 @@ function liveCard(win, title) {
   return card;
 }
 
+// What each list status means (the API's status field).
+const STATUS_TIP = {
+  live: "live: the speed layer's list of a window still moving; events later than the allowed lateness are not in it",
+  provisional: "provisional: the speed layer's final list of a closed window; events that came too late are missing until the batch recomputes it",
+  exact: "exact: the batch layer's list, recomputed from the archive; every count equals the truth",
+};
+
+function statusBadge(status) {
+  return el("span", { class: "badge badge-" + status, title: STATUS_TIP[status] || status }, status);
+}
+
 function badges(l) {
-  const out = [];
-  out.push(l.exact ? el("span", { class: "badge badge-exact", title: "every count is exact" }, "exact")
-    : el("span", { class: "badge badge-approx", title: "counts are estimates: never low" }, "approximate"));
+  const out = [statusBadge(l.status)];
+  if (l.dropped_late > 0) {
+    out.push(el("span", { class: "badge badge-late", title: "events of this window that arrived after it closed: not counted here, but in the archive" },
+      `${full(l.dropped_late)} late dropped`));
+  }
   out.push(el("span", { class: "badge badge-source", title: `computed by the ${l.source} layer · version ${l.version} · at ${l.computed_at}` }, l.source));
   if (l.partial) {
     const parts = (l.stale_partitions || []).join(", ");
@@ -90,10 +103,14 @@ function boundText(l) {
   if (l.error_bound) {
     return `each count at most +${compact(Math.ceil(l.error_bound.max_overcount))} high, with probability ${pct(l.error_bound.probability)}`;
   }
-  return l.exact ? "exact counts" : "approximate: the window is still open or not yet recomputed";
+  if (l.status === "exact") return "exact counts";
+  if (l.status === "provisional") {
+    return `closed window, not yet recomputed: ${full(l.dropped_late || 0)} events came too late to be counted`;
+  }
+  return "live counts: events later than the allowed lateness are not in them";
 }
 
-function barChart(items) {
+function barChart(items, sketch) {
   const top = items.slice(0, BARS);
   const W = 320, rowH = 19, labelW = 92, valW = 44;
   const max = Math.max(1, ...top.map((i) => i.views));
@@ -105,21 +122,23 @@ function barChart(items) {
     label.append(svg("title", {}, `${it.item_id}${it.title ? " · " + it.title : ""}: ${full(it.views)} views`));
     g.append(label,
       svg("rect", { class: "track", x: labelW, y: y + 3, width: bw, height: rowH - 7, rx: 3 }),
-      svg("rect", { class: "bar" + (it.exact ? "" : " approx"), x: labelW, y: y + 3, width: Math.max(2, (bw * it.views) / max), height: rowH - 7, rx: 3 }),
+      svg("rect", { class: "bar" + (sketch ? " approx" : ""), x: labelW, y: y + 3, width: Math.max(2, (bw * it.views) / max), height: rowH - 7, rx: 3 }),
       svg("text", { class: "val", x: W, y: y + 13, "text-anchor": "end" }, compact(it.views)));
   });
   return g;
 }
 
-function listTable(items, rows) {
+// listTable shows "≈" on sketch estimates (never low); other speed counts are counted, but may
+// miss late events, which the list's status says.
+function listTable(items, rows, sketch) {
   const t = el("table", { class: "list" });
   for (const it of items.slice(0, rows)) {
     t.append(el("tr", { "data-item": it.item_id },
       el("td", { class: "rank num" }, it.rank),
       el("td", { title: it.title ? `${it.item_id} · ${it.title}` : it.item_id },
         el("span", { class: "id" }, it.item_id), it.title ? el("span", { class: "title" }, it.title) : null),
-      el("td", { class: "views num", title: `${full(it.views)} views${it.exact ? "" : " (estimate: never low)"}` },
-        it.exact ? null : el("span", { class: "est" }, "≈"), compact(it.views))));
+      el("td", { class: "views num", title: `${full(it.views)} views${sketch ? " (estimate: never low)" : ""}` },
+        sketch ? el("span", { class: "est" }, "≈") : null, compact(it.views))));
   }
   return t;
 }
@@ -142,8 +161,8 @@ function renderLive(win, title, res) {
   card.dataset.version = l.version;
   meta.replaceChildren(...badges(l));
   bound.textContent = boundText(l);
-  chart.replaceChildren(l.items.length ? barChart(l.items) : el("div", { class: "empty" }, "The list is empty."));
-  scroll.replaceChildren(listTable(l.items, LIST_ROWS));
+  chart.replaceChildren(l.items.length ? barChart(l.items, !!l.error_bound) : el("div", { class: "empty" }, "The list is empty."));
+  scroll.replaceChildren(listTable(l.items, LIST_ROWS, !!l.error_bound));
   tickAges();
 }
 
@@ -208,8 +227,9 @@ function tileLabel(win, start) {
 
 function legend(counts) {
   return [
-    el("span", { class: "badge badge-exact" }, `exact ${counts.exact}`),
-    el("span", { class: "badge badge-approx" }, `approximate ${counts.approximate}`),
+    el("span", { class: "badge badge-exact", title: STATUS_TIP.exact }, `exact ${counts.exact}`),
+    el("span", { class: "badge badge-provisional", title: STATUS_TIP.provisional }, `provisional ${counts.provisional}`),
+    el("span", { class: "badge badge-live", title: STATUS_TIP.live }, `live ${counts.live}`),
     el("span", { class: "badge badge-missing" }, `missing ${counts.missing}`),
   ];
 }
@@ -231,9 +251,10 @@ async function pollCalendar() {
   grid.replaceChildren(...ws.map((w) => {
     const [a, b] = tileLabel(win, w.start);
     const cls = ["tile", w.status, w.open ? "open" : "", state.calSelected === w.start ? "selected" : "",
-      prev[w.start] === "approximate" && w.status === "exact" ? "flash" : ""].filter(Boolean).join(" ");
+      prev[w.start] && prev[w.start] !== "exact" && prev[w.start] !== "missing" && w.status === "exact" ? "flash" : ""].filter(Boolean).join(" ");
     next[w.start] = w.status;
     const tip = `${w.start} · ${w.status}${w.open ? " (open)" : ""}` + (w.version ? ` · v${w.version} · ${w.items} items` : "") +
+      (w.dropped_late > 0 ? ` · ${w.dropped_late} late dropped` : "") +
       (w.computed_at ? ` · computed ${w.computed_at}` : "");
     const t = el("button", { class: cls, type: "button", title: tip, "data-start": w.start, "data-status": w.status },
       el("span", { class: "t1" }, a), el("span", { class: "t2" }, b));
@@ -270,18 +291,19 @@ async function renderDetail(w) {
   const l = r.body;
   const facts = el("dl", { class: "kv" });
   const fact = (k, v) => facts.append(el("dt", {}, k), el("dd", {}, v));
-  fact("status", el("span", { class: "badge " + (w.status === "exact" ? "badge-exact" : "badge-approx") }, w.status));
+  fact("status", statusBadge(l.status));
   fact("source", `${l.source} · version ${l.version}`);
   fact("window", `${l.start} → ${l.end}`);
   fact("computed at", l.computed_at);
   fact("counts", boundText(l));
+  if (l.status !== "exact") fact("dropped late", `${full(l.dropped_late || 0)} events arrived after the window closed`);
   if (l.reconciliation) {
     const rc = l.reconciliation;
     fact("speed vs exact", `recall@K ${pct(rc.recall_at_k)} · max error ${full(rc.max_abs_error)} · mean ${rc.mean_abs_error.toFixed(1)} · max relative ${pct(rc.max_rel_error)}`);
   }
   if (l.partial) fact("partial", "stale partitions " + (l.stale_partitions || []).join(", "));
   box.replaceChildren(el("div", {}, head, facts),
-    el("div", {}, l.items.length ? barChart(l.items) : el("div", { class: "empty" }, "The list is empty.")));
+    el("div", {}, l.items.length ? barChart(l.items, !!l.error_bound) : el("div", { class: "empty" }, "The list is empty.")));
 }
 
 function setupTabs() {

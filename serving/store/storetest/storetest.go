@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every serving store implementation passes: the
-// version, source and atomicity rules of package store.
+// version, source, status and atomicity rules of package store.
 package storetest
 
 import (
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"trending/model"
 	"trending/serving/store"
 )
 
@@ -18,17 +19,25 @@ var T0 = time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
 
 // MakeList builds a valid list of n items whose views all equal base (so a torn read, mixing
 // two versions, shows as unequal views).
-func MakeList(window string, start time.Time, version int64, src store.Source, n int, base uint64) store.List {
-	l := store.List{Window: window, Start: start, AsOf: T0.Add(time.Duration(version) * time.Minute), Version: version,
-		Source: src, Exact: src == store.SourceBatch, ComputedAt: T0}
+func MakeList(window string, start time.Time, version int64, src model.Source, n int, base uint64) model.List {
+	l := model.List{Window: window, Start: start, AsOf: T0.Add(time.Duration(version) * time.Minute), Version: version,
+		Source: src, Exact: src == model.SourceBatch, ComputedAt: T0}
 	if !start.IsZero() {
-		l.End = store.Next(window, start)
+		l.End = model.Next(window, start)
+	}
+	switch {
+	case src == model.SourceBatch:
+		l.Status = model.StatusExact
+	case !start.IsZero() && !l.AsOf.Before(l.End):
+		l.Status = model.StatusProvisional
+	default:
+		l.Status = model.StatusLive
 	}
 	for i := 0; i < n; i++ {
-		l.Items = append(l.Items, store.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: base, Exact: l.Exact})
+		l.Items = append(l.Items, model.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: base, Exact: l.Exact})
 	}
 	if !l.Exact {
-		l.ErrorBound = &store.Bound{MaxOvercount: 12.5, Probability: 0.993}
+		l.ErrorBound = &model.Bound{MaxOvercount: 12.5, Probability: 0.993}
 	}
 	return l
 }
@@ -38,13 +47,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	ctx := context.Background()
 	t.Run("missing", func(t *testing.T) {
 		s := open(t)
-		if _, err := s.Get(ctx, store.Key{Window: "hour"}); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.Get(ctx, model.Key{Window: "hour"}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("get missing: %v, want ErrNotFound", err)
 		}
 	})
 	t.Run("round trip", func(t *testing.T) {
 		s := open(t)
-		want := MakeList("hour", T0, 5, store.SourceSpeed, 3, 100)
+		want := MakeList("hour", T0, 5, model.SourceSpeed, 3, 100)
 		want.Partial, want.StalePartitions = true, []int{12}
 		if err := s.Put(ctx, want); err != nil {
 			t.Fatal(err)
@@ -54,26 +63,55 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatal(err)
 		}
 		if got.Version != 5 || len(got.Items) != 3 || got.Items[2].ItemID != "V2" || !got.Partial || len(got.StalePartitions) != 1 || got.StalePartitions[0] != 12 ||
-			got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 12.5 || !got.Start.Equal(T0) || !got.End.Equal(T0.Add(time.Hour)) || got.Source != store.SourceSpeed {
+			got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 12.5 || !got.Start.Equal(T0) || !got.End.Equal(T0.Add(time.Hour)) || got.Source != model.SourceSpeed {
 			t.Fatalf("round trip: got %+v", got)
+		}
+	})
+	t.Run("all-time base", func(t *testing.T) {
+		s := open(t)
+		b := T0.Truncate(24 * time.Hour)
+		base := MakeList(model.BaseWindow, time.Time{}, b.UnixMilli(), model.SourceBatch, 3, 50)
+		base.AsOf, base.Boundary, base.Cutoff = b, b, 49
+		if err := s.Put(ctx, base); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, model.Key{Window: model.BaseWindow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Boundary.Equal(b) || got.Cutoff != 49 || len(got.Items) != 3 {
+			t.Fatalf("base round trip: got %+v", got)
+		}
+		speed := base
+		speed.Source, speed.Exact, speed.Version = model.SourceSpeed, false, base.Version+1
+		if err := s.Put(ctx, speed); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("speed-written base: %v, want ErrInvalid", err)
+		}
+		mid := base
+		mid.Boundary, mid.Version = b.Add(time.Hour), base.Version+1
+		if err := s.Put(ctx, mid); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("base with a boundary inside a day: %v, want ErrInvalid", err)
+		}
+		if _, err := s.Get(ctx, model.Key{Window: "all"}); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("the base must not be the live all list: %v", err)
 		}
 	})
 	t.Run("topics lists", func(t *testing.T) {
 		s := open(t)
-		eu := store.List{Window: store.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: store.SourceSpeed, ComputedAt: T0,
-			ErrorBound: &store.Bound{MaxOvercount: 20, Probability: 0.993},
-			Items: []store.Item{
+		eu := model.List{Window: model.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: model.SourceSpeed, Status: model.StatusLive, ComputedAt: T0,
+			ErrorBound: &model.Bound{MaxOvercount: 20, Probability: 0.993},
+			Items: []model.Item{
 				{Rank: 1, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
 				{Rank: 2, ItemID: "#quake", Views: 3000, Score: 61 * 0.1, NoHistory: true, Review: true, NewShare: 0.9},
 			}}
 		world := eu
-		world.Window, world.Items = store.TopicsWindow("world", "surge"), eu.Items[:1]
-		for _, l := range []store.List{eu, world} {
+		world.Window, world.Items = model.TopicsWindow("world", "surge"), eu.Items[:1]
+		for _, l := range []model.List{eu, world} {
 			if err := s.Put(ctx, l); err != nil {
 				t.Fatalf("put %s: %v", l.Window, err)
 			}
 		}
-		got, err := s.Get(ctx, store.Key{Window: "topics/eu/surge"})
+		got, err := s.Get(ctx, model.Key{Window: "topics/eu/surge"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +131,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		bad := eu
 		bad.Version = 8
-		bad.Items = []store.Item{eu.Items[1], eu.Items[0]}
+		bad.Items = []model.Item{eu.Items[1], eu.Items[0]}
 		bad.Items[0].Rank, bad.Items[1].Rank = 1, 2
 		if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Fatalf("topics list not sorted by score: %v, want ErrInvalid", err)
@@ -116,7 +154,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("calendar topics list of an hour: %v", err)
 		}
 		exact := cal
-		exact.Source, exact.Exact, exact.Version = store.SourceBatch, true, 11
+		exact.Source, exact.Status, exact.Exact, exact.Version = model.SourceBatch, model.StatusExact, true, 11
 		if err := s.Put(ctx, exact); err != nil {
 			t.Fatalf("batch topics list over the speed one: %v", err)
 		}
@@ -125,11 +163,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if err := s.Put(ctx, late); !errors.Is(err, store.ErrSuperseded) {
 			t.Fatalf("speed topics list after the batch one: %v, want ErrSuperseded", err)
 		}
-		got, err = s.Get(ctx, store.Key{Window: "topics/eu/surge", Start: T0})
-		if err != nil || got.Source != store.SourceBatch || got.Version != 11 {
+		got, err = s.Get(ctx, model.Key{Window: "topics/eu/surge", Start: T0})
+		if err != nil || got.Source != model.SourceBatch || got.Version != 11 {
 			t.Fatalf("calendar topics list: got %+v, %v; want the batch list", got, err)
 		}
-		if got, err := s.Get(ctx, store.Key{Window: "topics/eu/surge"}); err != nil || got.Version != 7 {
+		if got, err := s.Get(ctx, model.Key{Window: "topics/eu/surge"}); err != nil || got.Version != 7 {
 			t.Fatalf("live topics list after calendar writes: version %d, %v; want 7", got.Version, err)
 		}
 		rs, err := s.Range(ctx, "topics/eu/surge", T0, T0.Add(time.Hour))
@@ -137,53 +175,116 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			t.Fatalf("range of topics hours: %d lists, %v; want the batch list", len(rs), err)
 		}
 	})
+	t.Run("status and dropped late", func(t *testing.T) {
+		s := open(t)
+		// A closed calendar hour from the speed layer: provisional, with its late drops.
+		prov := MakeList("hour", T0, 60, model.SourceSpeed, 2, 30)
+		prov.DroppedLate = 17
+		if prov.Status != model.StatusProvisional {
+			t.Fatalf("MakeList: status %q, want provisional", prov.Status)
+		}
+		open := MakeList("hour", T0.Add(time.Hour), 61, model.SourceSpeed, 2, 30) // as of 11:01, hour 11 open
+		live := MakeList("day", time.Time{}, 62, model.SourceSpeed, 2, 30)
+		for _, l := range []model.List{prov, open, live} {
+			if err := s.Put(ctx, l); err != nil {
+				t.Fatalf("put %s: %v", l.Key(), err)
+			}
+		}
+		for _, want := range []model.List{prov, open, live} {
+			got, err := s.Get(ctx, want.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != want.Status || got.DroppedLate != want.DroppedLate || got.Exact || got.Items[0].Exact {
+				t.Errorf("%s: status %q dropped_late %d exact %v/%v, want %q %d false", want.Key(), got.Status, got.DroppedLate, got.Exact, got.Items[0].Exact, want.Status, want.DroppedLate)
+			}
+		}
+		rs, err := s.Range(ctx, "hour", T0, T0.Add(2*time.Hour))
+		if err != nil || len(rs) != 2 || rs[0].Status != model.StatusProvisional || rs[0].DroppedLate != 17 || rs[1].Status != model.StatusLive {
+			t.Fatalf("range: %+v, %v", rs, err)
+		}
+		// More late drops: the same final list again, same version, a larger count.
+		prov.DroppedLate = 20
+		if err := s.Put(ctx, prov); err != nil {
+			t.Fatalf("same version, more drops: %v", err)
+		}
+		if got, _ := s.Get(ctx, prov.Key()); got.DroppedLate != 20 {
+			t.Fatalf("dropped_late %d after the update, want 20", got.DroppedLate)
+		}
+		// The batch's exact list replaces it.
+		exact := MakeList("hour", T0, 5, model.SourceBatch, 2, 31)
+		if err := s.Put(ctx, exact); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Get(ctx, prov.Key()); got.Status != model.StatusExact || !got.Exact || !got.Items[0].Exact {
+			t.Fatalf("after the batch: status %q exact %v", got.Status, got.Exact)
+		}
+		// Lists that do not say what they are, or say something false, are refused.
+		for name, mut := range map[string]func(*model.List){
+			"no status":               func(l *model.List) { l.Status = "" },
+			"unknown status":          func(l *model.List) { l.Status = "approximate" },
+			"speed says exact":        func(l *model.List) { l.Status = model.StatusExact; l.Exact = true },
+			"exact flag, provisional": func(l *model.List) { l.Exact = true },
+			"exact item":              func(l *model.List) { l.Items[0].Exact = true },
+			"batch not exact":         func(l *model.List) { l.Source = model.SourceBatch },
+			"live key provisional":    func(l *model.List) { l.Start, l.End = time.Time{}, time.Time{}; l.DroppedLate = 0 },
+			"dropped late on live":    func(l *model.List) { l.Start, l.End, l.Status = time.Time{}, time.Time{}, model.StatusLive },
+		} {
+			l := MakeList("hour", T0.Add(2*time.Hour), 200, model.SourceSpeed, 2, 3)
+			l.DroppedLate = 1
+			mut(&l)
+			if err := s.Put(ctx, l); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("%s: %v, want ErrInvalid", name, err)
+			}
+		}
+	})
 	t.Run("stale version refused", func(t *testing.T) {
 		s := open(t)
 		for _, k := range []time.Time{{}, T0} {
-			if err := s.Put(ctx, MakeList("hour", k, 10, store.SourceSpeed, 2, 50)); err != nil {
+			if err := s.Put(ctx, MakeList("hour", k, 10, model.SourceSpeed, 2, 50)); err != nil {
 				t.Fatal(err)
 			}
-			err := s.Put(ctx, MakeList("hour", k, 9, store.SourceSpeed, 2, 40))
+			err := s.Put(ctx, MakeList("hour", k, 9, model.SourceSpeed, 2, 40))
 			if !errors.Is(err, store.ErrStaleVersion) {
 				t.Fatalf("older write: %v, want ErrStaleVersion", err)
 			}
-			got, _ := s.Get(ctx, store.Key{Window: "hour", Start: k})
+			got, _ := s.Get(ctx, model.Key{Window: "hour", Start: k})
 			if got.Version != 10 || got.Items[0].Views != 50 {
 				t.Fatalf("after refused write: version %d views %d, want 10 and 50", got.Version, got.Items[0].Views)
 			}
-			if err := s.Put(ctx, MakeList("hour", k, 11, store.SourceSpeed, 2, 60)); err != nil {
+			if err := s.Put(ctx, MakeList("hour", k, 11, model.SourceSpeed, 2, 60)); err != nil {
 				t.Fatalf("newer write: %v", err)
 			}
 		}
 	})
 	t.Run("batch never replaced by speed", func(t *testing.T) {
 		s := open(t)
-		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 100, store.SourceSpeed, 2, 5)); err != nil {
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 100, model.SourceSpeed, 2, 5)); err != nil {
 			t.Fatal(err)
 		}
 		// The batch's version (its run time) may even be lower: exact wins regardless.
-		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 7, store.SourceBatch, 2, 6)); err != nil {
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 7, model.SourceBatch, 2, 6)); err != nil {
 			t.Fatalf("batch over speed: %v", err)
 		}
-		err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 1000, store.SourceSpeed, 2, 9))
+		err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 1000, model.SourceSpeed, 2, 9))
 		if !errors.Is(err, store.ErrSuperseded) {
 			t.Fatalf("speed over batch: %v, want ErrSuperseded", err)
 		}
 		// Rerunning the batch (newer run) replaces it; an older batch run does not.
-		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 8, store.SourceBatch, 2, 6)); err != nil {
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 8, model.SourceBatch, 2, 6)); err != nil {
 			t.Fatalf("batch rerun: %v", err)
 		}
-		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 7, store.SourceBatch, 2, 6)); !errors.Is(err, store.ErrStaleVersion) {
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 7, model.SourceBatch, 2, 6)); !errors.Is(err, store.ErrStaleVersion) {
 			t.Fatalf("older batch run: %v, want ErrStaleVersion", err)
 		}
-		got, _ := s.Get(ctx, store.Key{Window: "day", Start: T0.Truncate(24 * time.Hour)})
-		if got.Source != store.SourceBatch || got.Version != 8 || !got.Exact {
+		got, _ := s.Get(ctx, model.Key{Window: "day", Start: T0.Truncate(24 * time.Hour)})
+		if got.Source != model.SourceBatch || got.Version != 8 || !got.Exact {
 			t.Fatalf("got %s v%d exact=%v, want batch v8 exact", got.Source, got.Version, got.Exact)
 		}
 	})
 	t.Run("invalid refused", func(t *testing.T) {
 		s := open(t)
-		bad := MakeList("hour", T0.Add(time.Minute), 1, store.SourceSpeed, 1, 1) // unaligned
+		bad := MakeList("hour", T0.Add(time.Minute), 1, model.SourceSpeed, 1, 1) // unaligned
 		if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Fatalf("unaligned: %v, want ErrInvalid", err)
 		}
@@ -191,14 +292,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("range and since", func(t *testing.T) {
 		s := open(t)
 		for i := 0; i < 5; i++ {
-			if err := s.Put(ctx, MakeList("hour", T0.Add(time.Duration(i)*time.Hour), 1, store.SourceSpeed, 1, uint64(i+1))); err != nil {
+			if err := s.Put(ctx, MakeList("hour", T0.Add(time.Duration(i)*time.Hour), 1, model.SourceSpeed, 1, uint64(i+1))); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 1, store.SourceSpeed, 1, 1)); err != nil {
+		if err := s.Put(ctx, MakeList("day", T0.Truncate(24*time.Hour), 1, model.SourceSpeed, 1, 1)); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Put(ctx, MakeList("hour", time.Time{}, 3, store.SourceSpeed, 1, 1)); err != nil {
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 3, model.SourceSpeed, 1, 1)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Range(ctx, "hour", T0.Add(time.Hour), T0.Add(4*time.Hour))
@@ -219,7 +320,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 	t.Run("readers never see a mix", func(t *testing.T) {
 		s := open(t)
-		if err := s.Put(ctx, MakeList("hour", time.Time{}, 1, store.SourceSpeed, 100, 1)); err != nil {
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 1, model.SourceSpeed, 100, 1)); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -234,7 +335,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 					return
 				default:
 				}
-				l, err := s.Get(ctx, store.Key{Window: "hour"})
+				l, err := s.Get(ctx, model.Key{Window: "hour"})
 				if err != nil {
 					errc <- err
 					return
@@ -248,7 +349,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			}
 		}()
 		for v := int64(2); v <= 30; v++ {
-			if err := s.Put(ctx, MakeList("hour", time.Time{}, v, store.SourceSpeed, 100, uint64(v))); err != nil {
+			if err := s.Put(ctx, MakeList("hour", time.Time{}, v, model.SourceSpeed, 100, uint64(v))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -262,7 +363,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 }
 
-func starts(ls []store.List) []string {
+func starts(ls []model.List) []string {
 	var out []string
 	for _, l := range ls {
 		out = append(out, l.Key().String())

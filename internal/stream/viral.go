@@ -1,4 +1,4 @@
-package loadgen
+package stream
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // Viral is an item that takes a share of all views for a while: the "clearly

@@ -1,4 +1,4 @@
-package loadgen
+package stream
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // DefaultStart is the event time of the first second when Config.Start is

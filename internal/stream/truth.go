@@ -1,4 +1,4 @@
-package loadgen
+package stream
 
 import (
 	"bufio"
@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
-	"trending/speed/event"
-	"trending/speed/topk"
+	"trending/model/event"
+	"trending/model/topk"
 )
 
 // Truth is the exact ground truth of a stream: the views of every item in
@@ -54,7 +54,7 @@ func NewTruth() *Truth {
 // event with an empty item or a zero count: only valid events are truth.
 func (t *Truth) Add(ev event.Event) {
 	if ev.ItemID == "" || ev.Count == 0 {
-		panic("BUG: loadgen: Truth.Add of an invalid event")
+		panic("BUG: stream: Truth.Add of an invalid event")
 	}
 	t.add(floorDiv(ev.TS.UnixMilli(), 60_000), ev.ItemID, uint64(ev.Count))
 	t.events++

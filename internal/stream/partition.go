@@ -1,4 +1,4 @@
-package loadgen
+package stream
 
 // PartitionOf returns the partition, of n, that a Kafka producer using
 // kafka-go's Hash balancer (eventlog.NewWriter's, and Sarama's) gives the key:
@@ -7,7 +7,7 @@ package loadgen
 // items as the speed workers'. It panics when n < 1.
 func PartitionOf(key string, n int) int {
 	if n < 1 {
-		panic("BUG: loadgen: PartitionOf with no partitions")
+		panic("BUG: stream: PartitionOf with no partitions")
 	}
 	h := uint32(2166136261)
 	for i := 0; i < len(key); i++ {

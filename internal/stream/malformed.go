@@ -1,11 +1,11 @@
-package loadgen
+package stream
 
 import (
 	"bytes"
 	"strconv"
 	"strings"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // MalformedKind is one way a message can be bad; Malformed draws them

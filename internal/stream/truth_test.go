@@ -1,4 +1,4 @@
-package loadgen
+package stream
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"trending/speed/topk"
+	"trending/model/topk"
 )
 
 // recount is the obvious, slow truth: a map per minute.

@@ -1,4 +1,4 @@
-package loadgen
+package stream
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"trending/speed/event"
+	"trending/model/event"
 )
 
 // drain generates every second of cfg.

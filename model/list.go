@@ -1,0 +1,325 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+var (
+	// ErrInvalid: a list is malformed (a bug in its writer); List.Validate wraps it.
+	ErrInvalid = errors.New("invalid list")
+	// ErrNotFound: nobody computed the requested list (what a store's Get says).
+	ErrNotFound = errors.New("list not found")
+)
+
+// Windows the store knows. Live lists are sliding ("the last hour up to now"); calendar lists
+// are aligned UTC hours, days and months. "all" is all time, live only. Trending-topics
+// lists (seed 001) are live, one per region and score (TopicsWindow), and calendar hours
+// too: the batch layer's exact list of a closed hour is {TopicsWindow, the hour's start}.
+var (
+	LiveWindows     = []string{"hour", "day", "month", "all"}
+	CalendarWindows = []string{"hour", "day", "month"}
+	// TopicsScores are the score names a topics window may carry (speed/topics.Score).
+	TopicsScores = []string{"volume", "surge", "decayed"}
+)
+
+// BaseWindow is the batch layer's exact all-time base: every view through the boundary B (a
+// UTC day start, the list's Boundary) summed from the rollups, the top c*K items with the
+// Cutoff no other item exceeds. It is a live key of its own, written by the batch layer only,
+// so it never competes with the served live "all" list; the speed layer's merger adds its
+// exact counts since B to it (the all-time time boundary). The API does not serve it.
+const BaseWindow = "all-base"
+
+// topicsPrefix starts every trending-topics window name.
+const topicsPrefix = "topics/"
+
+// MaxTopicsRegionBytes bounds the region (or "world") in a topics window name, as
+// speed/topics does.
+const MaxTopicsRegionBytes = 64
+
+// TopicsWindow names the live list of trending topics of one region ("world" for the
+// worldwide list) under one score: "topics/eu/surge". The region is in the window name so
+// that Key, the stores and the cache need no new field.
+func TopicsWindow(region, score string) string { return topicsPrefix + region + "/" + score }
+
+// ParseTopicsWindow splits a topics window name; ok is false for any other window or a
+// malformed name (an empty region, one with '/' or a control character, or an unknown score).
+func ParseTopicsWindow(window string) (region, score string, ok bool) {
+	rest, found := strings.CutPrefix(window, topicsPrefix)
+	if !found {
+		return "", "", false
+	}
+	region, score, found = strings.Cut(rest, "/")
+	if !found || region == "" || len(region) > MaxTopicsRegionBytes || !slices.Contains(TopicsScores, score) ||
+		strings.ContainsFunc(region, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '/' }) {
+		return "", "", false
+	}
+	return region, score, true
+}
+
+// IsTopicsWindow reports whether window names a trending-topics list.
+func IsTopicsWindow(window string) bool {
+	_, _, ok := ParseTopicsWindow(window)
+	return ok
+}
+
+// Source says which layer computed a list.
+type Source string
+
+const (
+	SourceSpeed Source = "speed" // live or provisional: late events may be missing (and sketch counts are estimates)
+	SourceBatch Source = "batch" // exact, recomputed from the archive after the window closed
+)
+
+// Status says what a list is; every list has exactly one.
+type Status string
+
+const (
+	// StatusLive: the speed layer's list of a window still moving: a live (sliding) list, the
+	// all-time list, or a calendar window that has not closed yet.
+	StatusLive Status = "live"
+	// StatusProvisional: the speed layer's final list of a closed calendar window. Events
+	// that arrived after the window closed are missing from it (DroppedLate counts them);
+	// it stands until the batch layer's exact list replaces it.
+	StatusProvisional Status = "provisional"
+	// StatusExact: the batch layer's list, recomputed from the archive: every count equals
+	// the archive's truth for the window (a forced run: for what was archived so far).
+	StatusExact Status = "exact"
+)
+
+// Statuses lists every status in lifecycle order.
+var Statuses = []Status{StatusLive, StatusProvisional, StatusExact}
+
+// Key names one list: a live window (Start zero) or one calendar window.
+type Key struct {
+	Window string
+	Start  time.Time // zero for the live list; the aligned UTC start for a calendar window
+}
+
+// Live reports whether the key names a live (sliding) list.
+func (k Key) Live() bool { return k.Start.IsZero() }
+
+func (k Key) String() string {
+	if k.Live() {
+		return "live/" + k.Window
+	}
+	return k.Window + "/" + k.Start.UTC().Format(time.RFC3339)
+}
+
+// Item is one ranked entry.
+type Item struct {
+	Rank   int    `json:"rank"`
+	ItemID string `json:"item_id"`
+	Title  string `json:"title,omitempty"`
+	Views  uint64 `json:"views"`
+	// Exact is true only on an exact list (Status exact): Views is then the archive's truth.
+	// On the speed layer's lists it is false: Views may miss late events, and is a sketch
+	// estimate (never low, high by at most the bound) when the list has an ErrorBound.
+	Exact bool `json:"exact"`
+
+	// The rest is set on trending-topics lists only (TopicsWindow), where ItemID is the
+	// topic and Views its mentions in the window (an estimate, rounded to whole mentions;
+	// an account under the new-account age counts 3 tenths).
+	//
+	// Score is what the list is ranked by: the mentions (volume), the smoothed ratio
+	// (current + c) / (expected + c) (surge) or the decayed count, after any review cut.
+	Score float64 `json:"score,omitempty"`
+	// Expected is the baseline scaled to the window; absent (0) when the topic has none.
+	Expected float64 `json:"expected,omitempty"`
+	// NewShare is the share of the topic's weight from new accounts.
+	NewShare float64 `json:"new_share,omitempty"`
+	// NoHistory: the baseline never saw the topic (it was approved by review to be listed).
+	NoHistory bool `json:"no_history,omitempty"`
+	// Review: most of its weight came from new accounts; its score was cut and it is queued
+	// for review.
+	Review bool `json:"review,omitempty"`
+}
+
+// Bound is a sketch's error bound: an estimate exceeds the truth by at most MaxOvercount with
+// probability Probability.
+type Bound struct {
+	MaxOvercount float64 `json:"max_overcount"`
+	Probability  float64 `json:"probability"`
+}
+
+// Reconciliation compares the batch layer's exact list with the speed layer's list for the
+// same calendar window: how far the speed layer was off.
+type Reconciliation struct {
+	SpeedVersion int64   `json:"speed_version"`
+	RecallAtK    float64 `json:"recall_at_k"`
+	MaxAbsError  uint64  `json:"max_abs_error"`
+	MeanAbsError float64 `json:"mean_abs_error"`
+	MaxRelError  float64 `json:"max_rel_error"`
+	// SpeedErrorBound is the error bound the speed list stated (its ErrorBound), kept here
+	// because the exact list that replaces it has none: nil when the speed list claimed
+	// exact counts. MaxAbsError over its MaxOvercount says whether the speed layer stayed
+	// within what it promised.
+	SpeedErrorBound *Bound `json:"speed_error_bound,omitempty"`
+}
+
+// ErrorOverBound returns MaxAbsError / SpeedErrorBound.MaxOvercount (above 1: the speed
+// layer was further off than its bound) and whether the speed list stated a bound at all.
+// A bound of 0 gives 0 when there was no error and +Inf otherwise.
+func (r Reconciliation) ErrorOverBound() (float64, bool) {
+	if r.SpeedErrorBound == nil {
+		return 0, false
+	}
+	switch b := r.SpeedErrorBound.MaxOvercount; {
+	case b > 0:
+		return float64(r.MaxAbsError) / b, true
+	case r.MaxAbsError == 0:
+		return 0, true
+	}
+	return math.Inf(1), true
+}
+
+// ReconciledItem is one entry of the speed layer's list a batch list replaced
+// (List.SpeedItems).
+type ReconciledItem struct {
+	ItemID string `json:"item_id"`
+	Views  uint64 `json:"views"`
+}
+
+// List is one finished top-K list.
+type List struct {
+	Window string    `json:"window"`
+	Start  time.Time `json:"start,omitzero"` // calendar windows only
+	End    time.Time `json:"end,omitzero"`   // calendar windows only (exclusive)
+	AsOf   time.Time `json:"as_of"`          // event time the list is complete up to
+	// Version orders writes of the same key; larger is newer. The speed layer uses the as-of
+	// minute in Unix milliseconds; the batch layer its run time.
+	Version int64  `json:"version"`
+	Source  Source `json:"source"`
+	// Status is live, provisional or exact (see the constants); Exact is true exactly when
+	// Status is exact (the one exception: the speed layer's live all-time list may say
+	// exact when it is proven so; see Validate).
+	Status Status `json:"status"`
+	Exact  bool   `json:"exact"`
+	// DroppedLate is how many events of this calendar window the speed layer could not
+	// count, summed over partitions: they arrived after the window had closed (its end plus
+	// the allowed lateness had passed on their partition). The archive has them, so the
+	// batch's exact list includes them. Always 0 on live lists.
+	DroppedLate     uint64          `json:"dropped_late"`
+	Partial         bool            `json:"partial"`
+	StalePartitions []int           `json:"stale_partitions,omitempty"`
+	ErrorBound      *Bound          `json:"error_bound,omitempty"`
+	Items           []Item          `json:"items"`
+	ComputedAt      time.Time       `json:"computed_at"`
+	Fingerprint     string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
+	Reconciliation  *Reconciliation `json:"reconciliation,omitempty"`
+	// SpeedItems is, on a batch list that replaced a speed list, that speed list as it was
+	// (item and views), so a recompute after late data reconciles it again against the new
+	// exact counts.
+	SpeedItems []ReconciledItem `json:"speed_items,omitempty"`
+
+	// All-time lists only (BaseWindow and the live "all" list built on it).
+	//
+	// Boundary is the time boundary B: the batch's exact totals cover every view before it,
+	// the speed layer's exact counts the views from it up to AsOf.
+	Boundary time.Time `json:"boundary,omitzero"`
+	// Cutoff is the most views an item not in the list can have (the base: through Boundary;
+	// the live "all" list: in total, when no partition is stale). 0 means no other item has
+	// any views.
+	Cutoff uint64 `json:"cutoff,omitempty"`
+}
+
+// Key returns the list's key.
+func (l List) Key() Key { return Key{Window: l.Window, Start: l.Start} }
+
+// Validate checks the invariants every writer must keep.
+func (l List) Validate() error {
+	live := l.Start.IsZero()
+	topics := IsTopicsWindow(l.Window)
+	switch {
+	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
+		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
+	case live && l.Window != BaseWindow && !slices.Contains(LiveWindows, l.Window) && !topics:
+		return fmt.Errorf("%w: live window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, strings.Join(TopicsScores, "|"))
+	case !live && topics && !Aligned("hour", l.Start):
+		return fmt.Errorf("%w: topics window %s start %s is not a UTC hour", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
+	case !live && !topics && !slices.Contains(CalendarWindows, l.Window):
+		return fmt.Errorf("%w: calendar window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, CalendarWindows, strings.Join(TopicsScores, "|"))
+	case !live && !topics && !Aligned(l.Window, l.Start):
+		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
+	case l.Source != SourceSpeed && l.Source != SourceBatch:
+		return fmt.Errorf("%w: source %q", ErrInvalid, l.Source)
+	case l.Version <= 0:
+		return fmt.Errorf("%w: version %d must be positive", ErrInvalid, l.Version)
+	}
+	if err := l.validateStatus(); err != nil {
+		return err
+	}
+	for i, it := range l.Items {
+		if it.Rank != i+1 {
+			return fmt.Errorf("%w: item %d has rank %d", ErrInvalid, i, it.Rank)
+		}
+		if it.Exact && !l.Exact {
+			return fmt.Errorf("%w: item %d says exact on a list that is not", ErrInvalid, it.Rank)
+		}
+		switch {
+		case topics && i > 0 && it.Score > l.Items[i-1].Score:
+			return fmt.Errorf("%w: items not sorted by score at rank %d", ErrInvalid, it.Rank)
+		case !topics && i > 0 && it.Views > l.Items[i-1].Views:
+			return fmt.Errorf("%w: items not sorted by views at rank %d", ErrInvalid, it.Rank)
+		}
+	}
+	return nil
+}
+
+// validateStatus checks that the list says what it is:
+//   - batch lists are exact; speed lists are live or provisional, provisional only for a
+//     calendar window (a live key never closes);
+//   - Exact is true exactly when Status is exact, except that the speed layer's live
+//     all-time list ("all") may say Exact with status live, for an all-time count proven
+//     exact (the window never closes, so it is never "exact" in the batch's sense);
+//   - only calendar lists carry DroppedLate.
+func (l List) validateStatus() error {
+	live := l.Start.IsZero()
+	switch {
+	case !slices.Contains(Statuses, l.Status):
+		return fmt.Errorf("%w: status %q: want one of %v", ErrInvalid, l.Status, Statuses)
+	case l.Source == SourceBatch && l.Status != StatusExact:
+		return fmt.Errorf("%w: a batch list has status %q, want exact", ErrInvalid, l.Status)
+	case l.Source == SourceSpeed && l.Status == StatusExact:
+		return fmt.Errorf("%w: a speed list has status exact: it is live or provisional until the batch recomputes it", ErrInvalid)
+	case live && l.Status == StatusProvisional:
+		return fmt.Errorf("%w: live list %s is provisional: only a closed calendar window is", ErrInvalid, l.Window)
+	case l.Status == StatusExact && !l.Exact:
+		return fmt.Errorf("%w: status exact but exact is false", ErrInvalid)
+	case l.Exact && l.Status != StatusExact && !(live && l.Window == "all" && l.Status == StatusLive):
+		return fmt.Errorf("%w: exact is true on a %s list", ErrInvalid, l.Status)
+	case live && l.DroppedLate != 0:
+		return fmt.Errorf("%w: live list %s has dropped_late %d: only calendar windows count late drops", ErrInvalid, l.Window, l.DroppedLate)
+	}
+	return nil
+}
+
+// Normalize fills in what a list stored before Status existed lacks, so stores can serve
+// old rows: a batch list is exact; a speed list is provisional when its calendar window had
+// ended by its as-of, live otherwise, and never exact (the old speed lists said exact
+// although late events were missing). Lists with a status are returned unchanged.
+func (l List) Normalize() List {
+	if l.Status != "" {
+		return l
+	}
+	switch {
+	case l.Source == SourceBatch:
+		l.Status = StatusExact
+	case !l.Start.IsZero() && !l.End.IsZero() && !l.AsOf.Before(l.End):
+		l.Status = StatusProvisional
+	default:
+		l.Status = StatusLive
+	}
+	if l.Source == SourceSpeed && l.Exact {
+		l.Exact = false
+		l.Items = slices.Clone(l.Items)
+		for i := range l.Items {
+			l.Items[i].Exact = false
+		}
+	}
+	return l
+}

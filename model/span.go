@@ -1,0 +1,35 @@
+package model
+
+import "time"
+
+// Aligned reports whether t is the UTC start of a calendar window of the given kind.
+func Aligned(window string, t time.Time) bool {
+	return !t.IsZero() && Align(window, t).Equal(t)
+}
+
+// Align returns the start of the calendar window holding t.
+func Align(window string, t time.Time) time.Time {
+	t = t.UTC()
+	switch window {
+	case "hour":
+		return t.Truncate(time.Hour)
+	case "day":
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	case "month":
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	panic("BUG: Align of unknown calendar window " + window)
+}
+
+// Next returns the start of the calendar window after the one starting at start.
+func Next(window string, start time.Time) time.Time {
+	switch window {
+	case "hour":
+		return start.Add(time.Hour)
+	case "day":
+		return start.AddDate(0, 0, 1)
+	case "month":
+		return start.AddDate(0, 1, 0)
+	}
+	panic("BUG: Next of unknown calendar window " + window)
+}
