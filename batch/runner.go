@@ -407,122 +407,150 @@ func (x *run) stale(ctx context.Context, level string, w Window, fp string, thro
 func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, error) {
 	switch level {
 	case Hour:
-		if err := x.hourFingerprints(ctx, ws); err != nil {
-			return nil, err
-		}
-		var stale []Window
-		for _, w := range ws {
-			s, err := x.stale(ctx, Hour, w, x.fp(w.Start), w.End())
-			if err != nil {
-				return nil, err
-			}
-			if s {
-				stale = append(stale, w)
-			}
-		}
-		groups := group(stale, Day)
-		err := x.parallel(ctx, len(groups), func(i int) error {
-			g := groups[i]
-			bs := make([]Built, len(g))
-			for j, w := range g {
-				bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End()}
-			}
-			t0 := time.Now()
-			metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
-			if err != nil {
-				return err
-			}
-			for j, w := range g {
-				x.markBuilt(w)
-				x.progress("built", Outcome{Window: w, Built: true, Fingerprint: bs[j].Fingerprint, InputRows: metas[j].InputRows,
-					Items: metas[j].Items, Views: metas[j].Views, Took: time.Since(t0) / time.Duration(len(g))})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		fps := make([]string, len(ws))
-		for i, w := range ws {
-			fps[i] = x.fp(w.Start)
-		}
-		return fps, nil
-
+		return x.ensureHours(ctx, ws)
 	case Day, Month:
-		below := Hour
-		if level == Month {
-			below = Day
-		}
-		// Children of every window, in one call so the level below is built in bulk.
-		var kids []Window
-		span := make([][2]int, len(ws))
-		for i, w := range ws {
-			ch := w.Children(x.through(w))
-			span[i] = [2]int{len(kids), len(kids) + len(ch)}
-			kids = append(kids, ch...)
-		}
-		kfps, err := x.ensure(ctx, below, kids)
-		if err != nil {
-			return nil, err
-		}
-		fps := make([]string, len(ws))
-		var stale []Built
-		for i, w := range ws {
-			fps[i] = Combine(kids[span[i][0]:span[i][1]], kfps[span[i][0]:span[i][1]])
-			th := x.through(w)
-			s, err := x.stale(ctx, level, w, fps[i], th)
-			if err != nil {
-				return nil, err
-			}
-			if s {
-				stale = append(stale, Built{Start: w.Start, Fingerprint: fps[i], Through: th})
-			}
-		}
-		parent := Month
-		if level == Month {
-			parent = "year"
-		}
-		for _, g := range groupBuilt(stale, parent) {
-			t0 := time.Now()
-			if level == Day {
-				err = x.eng.BuildDays(ctx, model.Align(Month, g[0].Start), g)
-			} else {
-				err = x.eng.BuildMonths(ctx, g[0].Start, g)
-			}
-			if err != nil {
-				return nil, err
-			}
-			for _, b := range g {
-				w := Window{level, b.Start}
-				x.markBuilt(w)
-				x.progress("built", Outcome{Window: w, Built: true, Fingerprint: b.Fingerprint, Took: time.Since(t0) / time.Duration(len(g))})
-			}
-		}
-		return fps, nil
-
+		return x.ensureRollups(ctx, level, ws)
 	case All:
-		// All time sums every month rolled up; the month to date is made current first.
-		cur := Window{Month, model.Align(Month, x.closed.Add(-time.Nanosecond))}
-		if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
-			return nil, err
-		}
-		months, err := x.eng.Months(ctx)
-		if err != nil {
-			return nil, err
-		}
-		mws := make([]Window, len(months))
-		mfps := make([]string, len(months))
-		for i, m := range months {
-			mws[i] = Window{Month, m}
-			meta, err := x.eng.Meta(ctx, Month, m)
-			if err != nil {
-				return nil, err
-			}
-			mfps[i] = meta.Fingerprint
-		}
-		return []string{Combine(mws, mfps)}, nil
+		return x.ensureAllTime(ctx)
 	}
 	panic("BUG: ensure of level " + level)
+}
+
+// ensureHours builds the hour rollups of ws whose archive fingerprint or end changed, in
+// parallel by day, and returns each hour's archive fingerprint.
+func (x *run) ensureHours(ctx context.Context, ws []Window) ([]string, error) {
+	if err := x.hourFingerprints(ctx, ws); err != nil {
+		return nil, err
+	}
+	var stale []Window
+	for _, w := range ws {
+		s, err := x.stale(ctx, Hour, w, x.fp(w.Start), w.End())
+		if err != nil {
+			return nil, err
+		}
+		if s {
+			stale = append(stale, w)
+		}
+	}
+	groups := group(stale, Day)
+	if err := x.parallel(ctx, len(groups), func(i int) error { return x.buildHours(ctx, groups[i]) }); err != nil {
+		return nil, err
+	}
+	fps := make([]string, len(ws))
+	for i, w := range ws {
+		fps[i] = x.fp(w.Start)
+	}
+	return fps, nil
+}
+
+// buildHours builds the hour rollups g, all of one day, in one engine call.
+func (x *run) buildHours(ctx context.Context, g []Window) error {
+	bs := make([]Built, len(g))
+	for j, w := range g {
+		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End()}
+	}
+	t0 := time.Now()
+	metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
+	if err != nil {
+		return err
+	}
+	for j, w := range g {
+		x.markBuilt(w)
+		x.progress("built", Outcome{Window: w, Built: true, Fingerprint: bs[j].Fingerprint, InputRows: metas[j].InputRows,
+			Items: metas[j].Items, Views: metas[j].Views, Took: time.Since(t0) / time.Duration(len(g))})
+	}
+	return nil
+}
+
+// ensureRollups makes the day or month rollups of ws current: the level below first (hours
+// for days, days for months), then each window whose combined input fingerprint or
+// through changed, rebuilt by month (days) or year (months). It returns each window's
+// combined fingerprint.
+func (x *run) ensureRollups(ctx context.Context, level string, ws []Window) ([]string, error) {
+	below := Hour
+	if level == Month {
+		below = Day
+	}
+	// Children of every window, in one call so the level below is built in bulk.
+	var kids []Window
+	span := make([][2]int, len(ws))
+	for i, w := range ws {
+		ch := w.Children(x.through(w))
+		span[i] = [2]int{len(kids), len(kids) + len(ch)}
+		kids = append(kids, ch...)
+	}
+	kfps, err := x.ensure(ctx, below, kids)
+	if err != nil {
+		return nil, err
+	}
+	fps := make([]string, len(ws))
+	var stale []Built
+	for i, w := range ws {
+		fps[i] = Combine(kids[span[i][0]:span[i][1]], kfps[span[i][0]:span[i][1]])
+		th := x.through(w)
+		s, err := x.stale(ctx, level, w, fps[i], th)
+		if err != nil {
+			return nil, err
+		}
+		if s {
+			stale = append(stale, Built{Start: w.Start, Fingerprint: fps[i], Through: th})
+		}
+	}
+	if err := x.buildRollups(ctx, level, stale); err != nil {
+		return nil, err
+	}
+	return fps, nil
+}
+
+// buildRollups builds the stale day or month rollups, one engine call per month (days) or
+// year (months).
+func (x *run) buildRollups(ctx context.Context, level string, stale []Built) error {
+	parent := Month
+	if level == Month {
+		parent = "year"
+	}
+	for _, g := range groupBuilt(stale, parent) {
+		t0 := time.Now()
+		var err error
+		if level == Day {
+			err = x.eng.BuildDays(ctx, model.Align(Month, g[0].Start), g)
+		} else {
+			err = x.eng.BuildMonths(ctx, g[0].Start, g)
+		}
+		if err != nil {
+			return err
+		}
+		for _, b := range g {
+			w := Window{level, b.Start}
+			x.markBuilt(w)
+			x.progress("built", Outcome{Window: w, Built: true, Fingerprint: b.Fingerprint, Took: time.Since(t0) / time.Duration(len(g))})
+		}
+	}
+	return nil
+}
+
+// ensureAllTime makes the month to date current and returns the all-time fingerprint: the
+// combination of every month rolled up, since all time sums them.
+func (x *run) ensureAllTime(ctx context.Context) ([]string, error) {
+	cur := Window{Month, model.Align(Month, x.closed.Add(-time.Nanosecond))}
+	if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
+		return nil, err
+	}
+	months, err := x.eng.Months(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mws := make([]Window, len(months))
+	mfps := make([]string, len(months))
+	for i, m := range months {
+		mws[i] = Window{Month, m}
+		meta, err := x.eng.Meta(ctx, Month, m)
+		if err != nil {
+			return nil, err
+		}
+		mfps[i] = meta.Fingerprint
+	}
+	return []string{Combine(mws, mfps)}, nil
 }
 
 func (x *run) markBuilt(w Window) {
@@ -598,8 +626,9 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := model.List{Window: w.Key().Window, Start: w.Key().Start, Version: x.version, Source: model.SourceBatch,
+	l := model.List{Version: x.version, Source: model.SourceBatch,
 		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
+	l.SetKey(w.Key())
 	if w.Level != All {
 		l.End = w.End()
 		l.AsOf = x.through(w)

@@ -16,8 +16,8 @@ import (
 
 	"trending/archive"
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 // Trending topics (seed 001) in the batch layer: exact per-(region, topic) hourly counts of
@@ -110,10 +110,21 @@ func (c TopicsConfig) withDefaults() TopicsConfig {
 // the same settings.
 func (c TopicsConfig) Validate() error {
 	c = c.withDefaults()
-	tc := topics.Config{Regions: c.Regions, Scores: c.Scores, Surge: c.Surge, Weight: c.Weight,
-		BaselineDays: c.BaselineDays, ListSize: c.ListSize}
-	if err := tc.Validate(); err != nil {
+	// The speed layer's rules for the same settings (speed/topics.Config.Validate).
+	if err := topics.ValidateLists(c.Regions, c.Scores); err != nil {
 		return fmt.Errorf("topics: %w", err)
+	}
+	if err := c.Surge.Validate(); err != nil {
+		return fmt.Errorf("topics: %w", err)
+	}
+	if err := c.Weight.Validate(); err != nil {
+		return fmt.Errorf("topics: %w", err)
+	}
+	switch {
+	case c.BaselineDays < 1 || c.BaselineDays > 28:
+		return fmt.Errorf("topics: %w: baseline days %d must be 1..28 (default 7)", topics.ErrConfig, c.BaselineDays)
+	case c.ListSize < 1 || c.ListSize > 1000:
+		return fmt.Errorf("topics: %w: list size %d must be 1..1000 (default 50)", topics.ErrConfig, c.ListSize)
 	}
 	for _, r := range c.Regions {
 		if strings.Contains(r, "/") {
@@ -436,7 +447,7 @@ func (x *topicsRun) load(ctx context.Context, h time.Time) (hourCounts, error) {
 // window is the calendar window of a topics list: Level is the store window name
 // "topics/<list>/<score>", Start the hour.
 func (t *Topics) window(h time.Time, list string) Window {
-	return Window{model.TopicsWindow(list, string(t.cfg.score(list))), h}
+	return Window{model.TopicsKey(list, string(t.cfg.score(list))).Name(), h}
 }
 
 // listFP is a list's input fingerprint: the list's settings and the fingerprints of the
@@ -528,7 +539,7 @@ func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicC
 		if withData > 0 {
 			expected = float64(past[topic]) / 10 / float64(withData)
 		}
-		it := model.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Expected: expected}
+		it := model.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Topic: &model.Topic{Expected: expected}}
 		switch score {
 		case topics.Surge:
 			it.Score = topics.SurgeRatio(mentions, expected, cfg.Surge.Smoothing)
@@ -614,8 +625,9 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		return nil
 	}
 	items, exact := TopicsList(x.t.cfg, list, now.counts, days)
-	l := model.List{Window: w.Level, Start: h, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
+	l := model.List{End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
 		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
+	l.SetKey(w.Key())
 	if prev != nil {
 		switch prev.Source {
 		case model.SourceSpeed:

@@ -9,7 +9,7 @@ import (
 
 	"trending/archive"
 	"trending/batch"
-	"trending/speed/topics"
+	"trending/model/topics"
 )
 
 // topicRows generates n mentions of one hour: 2,000 topics, 20,000 users (70% of rows carry

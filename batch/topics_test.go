@@ -17,8 +17,8 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 // topicsWorld is a generated archive of topic mentions with regions, users and account
@@ -189,7 +189,7 @@ func (w *topicsWorld) truthList(h time.Time, list string) []model.Item {
 		if len(days) > 0 {
 			exp /= float64(len(days))
 		}
-		it := model.Item{ItemID: topic, Views: (c[0] + 5) / 10, Exact: true, Expected: exp, Score: m, NewShare: float64(c[1]) / float64(c[0])}
+		it := model.Item{ItemID: topic, Views: (c[0] + 5) / 10, Exact: true, Topic: &model.Topic{Expected: exp, Score: m, NewShare: float64(c[1]) / float64(c[0])}}
 		if list == "eu" {
 			it.Score = (m + 50) / (exp + 50)
 			if it.Score < 3 {
@@ -266,7 +266,7 @@ func checkTopics(t *testing.T, w *topicsWorld, st store.Store, h time.Time) {
 		if list == "eu" {
 			score = "surge"
 		}
-		k := model.Key{Window: model.TopicsWindow(list, score), Start: h}
+		k := model.Key{Window: model.TopicsList, Group: list, Score: score, Start: h}
 		l, err := st.Get(context.Background(), k)
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
@@ -331,7 +331,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	eng, st := open(t), boltStore(t)
 	speed := model.List{Window: "topics/eu/surge", Start: topicsH, End: topicsH.Add(time.Hour), AsOf: topicsH.Add(time.Hour),
 		Version: 5, Source: model.SourceSpeed, Status: model.StatusProvisional, ComputedAt: topicsH,
-		Items: []model.Item{{Rank: 1, ItemID: "quake", Views: 9999, Score: 40}, {Rank: 2, ItemID: "nothing", Views: 10, Score: 1}}}
+		Items: []model.Item{{Rank: 1, ItemID: "quake", Views: 9999, Topic: &model.Topic{Score: 40}}, {Rank: 2, ItemID: "nothing", Views: 10, Topic: &model.Topic{Score: 1}}}}
 	if err := st.Put(ctx, speed); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"trending/archive"
 	"trending/internal/objstore"
 	"trending/model"
-	"trending/speed/topics"
+	"trending/model/topics"
 )
 
 // TestTopicsList: the list rules one case each, against hand-computed numbers.
@@ -31,8 +31,8 @@ func TestTopicsList(t *testing.T) {
 	// Two days with data (200 each) and one without: expected 200, score 4,050/250 = 16.2.
 	eu, exact := TopicsList(cfg, "eu", cur, [][]TopicCount{day, nil, day})
 	want := []model.Item{
-		{Rank: 1, ItemID: "marathon", Views: 4000, Exact: true, Score: 16.2, Expected: 200, NewShare: 0.01},
-		{Rank: 2, ItemID: "bots", Views: 500, Exact: true, Score: (500.0 + 50) / 50 * 0.1, NewShare: 0.8, Review: true},
+		{Rank: 1, ItemID: "marathon", Views: 4000, Exact: true, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.01}},
+		{Rank: 2, ItemID: "bots", Views: 500, Exact: true, Topic: &model.Topic{Score: (500.0 + 50) / 50 * 0.1, NewShare: 0.8, Review: true}},
 	}
 	if len(eu) != len(want) {
 		t.Fatalf("eu: got %+v, want %+v", eu, want)

@@ -41,7 +41,13 @@ func (w Window) Key() model.Key {
 	if w.Level == All {
 		return model.Key{Window: All}
 	}
-	return model.Key{Window: w.Level, Start: w.Start}
+	// A topics list's level is its key's name ("topics/eu/surge").
+	k, ok := model.ParseName(w.Level)
+	if !ok {
+		k = model.Key{Window: w.Level}
+	}
+	k.Start = w.Start
+	return k
 }
 
 func (w Window) String() string {

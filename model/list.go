@@ -18,8 +18,8 @@ var (
 
 // Windows the store knows. Live lists are sliding ("the last hour up to now"); calendar lists
 // are aligned UTC hours, days and months. "all" is all time, live only. Trending-topics
-// lists (seed 001) are live, one per region and score (TopicsWindow), and calendar hours
-// too: the batch layer's exact list of a closed hour is {TopicsWindow, the hour's start}.
+// lists are live, one per region and score (TopicsKey), and calendar hours too: the batch
+// layer's exact list of a closed hour is the topics key with the hour's start.
 var (
 	LiveWindows     = []string{"hour", "day", "month", "all"}
 	CalendarWindows = []string{"hour", "day", "month"}
@@ -34,37 +34,55 @@ var (
 // exact counts since B to it (the all-time time boundary). The API does not serve it.
 const BaseWindow = "all-base"
 
-// topicsPrefix starts every trending-topics window name.
-const topicsPrefix = "topics/"
+// TopicsList is the window of every trending-topics list; the key's Group is the region
+// ("world" for the worldwide list) and its Score the score the list is ranked by.
+const TopicsList = "topics"
 
-// MaxTopicsRegionBytes bounds the region (or "world") in a topics window name, as
-// speed/topics does.
-const MaxTopicsRegionBytes = 64
+// MaxGroupBytes bounds a key's group value (a region), as the event's region field is.
+const MaxGroupBytes = 64
 
-// TopicsWindow names the live list of trending topics of one region ("world" for the
-// worldwide list) under one score: "topics/eu/surge". The region is in the window name so
-// that Key, the stores and the cache need no new field.
-func TopicsWindow(region, score string) string { return topicsPrefix + region + "/" + score }
+// TopicsKey names the live list of trending topics of one region ("world" for the worldwide
+// list) under one score (volume, surge or decayed).
+func TopicsKey(region, score string) Key { return Key{Window: TopicsList, Group: region, Score: score} }
 
-// ParseTopicsWindow splits a topics window name; ok is false for any other window or a
-// malformed name (an empty region, one with '/' or a control character, or an unknown score).
-func ParseTopicsWindow(window string) (region, score string, ok bool) {
-	rest, found := strings.CutPrefix(window, topicsPrefix)
-	if !found {
-		return "", "", false
+// Name is the key's stored and served name without its start: the window alone, or
+// window/group/score ("topics/eu/surge") for a grouped or scored list. Stores index lists by
+// it and the API shows it as the list's "window", so the typed key keeps the names lists had
+// when the region and score were packed into the window.
+func (k Key) Name() string {
+	if k.Group == "" && k.Score == "" {
+		return k.Window
 	}
-	region, score, found = strings.Cut(rest, "/")
-	if !found || region == "" || len(region) > MaxTopicsRegionBytes || !slices.Contains(TopicsScores, score) ||
-		strings.ContainsFunc(region, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '/' }) {
-		return "", "", false
-	}
-	return region, score, true
+	return k.Window + "/" + k.Group + "/" + k.Score
 }
 
-// IsTopicsWindow reports whether window names a trending-topics list.
-func IsTopicsWindow(window string) bool {
-	_, _, ok := ParseTopicsWindow(window)
-	return ok
+// ParseName reads a Name back into a key (Start zero); ok is false for a malformed name:
+// a grouped name whose group is empty, too long or holds '/' or a control character, or a
+// topics name whose score is unknown.
+func ParseName(name string) (Key, bool) {
+	w, rest, grouped := strings.Cut(name, "/")
+	if !grouped {
+		return Key{Window: name}, name != ""
+	}
+	g, sc, ok := strings.Cut(rest, "/")
+	k := Key{Window: w, Group: g, Score: sc}
+	return k, ok && k.validGroup()
+}
+
+// IsTopics reports whether the key names a trending-topics list.
+func (k Key) IsTopics() bool { return k.Window == TopicsList }
+
+// validGroup checks a grouped key's group and score.
+func (k Key) validGroup() bool {
+	switch {
+	case k.Group == "" || len(k.Group) > MaxGroupBytes || k.Window == "":
+		return false
+	case strings.ContainsFunc(k.Group, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '/' }):
+		return false
+	case k.IsTopics():
+		return slices.Contains(TopicsScores, k.Score)
+	}
+	return !strings.Contains(k.Score, "/")
 }
 
 // Source says which layer computed a list.
@@ -94,10 +112,17 @@ const (
 // Statuses lists every status in lifecycle order.
 var Statuses = []Status{StatusLive, StatusProvisional, StatusExact}
 
-// Key names one list: a live window (Start zero) or one calendar window.
+// Key names one list: a live window (Start zero) or one calendar window, of all items or of
+// one group value (a region), ranked by views or by a named score.
 type Key struct {
 	Window string
 	Start  time.Time // zero for the live list; the aligned UTC start for a calendar window
+	// Group is the group value the list is of (the region of a topics list); empty for the
+	// list of all items.
+	Group string
+	// Score is what the list is ranked by when it is not views: a topics list's volume,
+	// surge or decayed score; empty otherwise.
+	Score string
 }
 
 // Live reports whether the key names a live (sliding) list.
@@ -105,9 +130,9 @@ func (k Key) Live() bool { return k.Start.IsZero() }
 
 func (k Key) String() string {
 	if k.Live() {
-		return "live/" + k.Window
+		return "live/" + k.Name()
 	}
-	return k.Window + "/" + k.Start.UTC().Format(time.RFC3339)
+	return k.Name() + "/" + k.Start.UTC().Format(time.RFC3339)
 }
 
 // Item is one ranked entry.
@@ -121,13 +146,18 @@ type Item struct {
 	// estimate (never low, high by at most the bound) when the list has an ErrorBound.
 	Exact bool `json:"exact"`
 
-	// The rest is set on trending-topics lists only (TopicsWindow), where ItemID is the
-	// topic and Views its mentions in the window (an estimate, rounded to whole mentions;
-	// an account under the new-account age counts 3 tenths).
-	//
+	// Topic is set on trending-topics lists only (TopicsKey), where ItemID is the topic and
+	// Views its mentions in the window (an estimate, rounded to whole mentions; an account
+	// under the new-account age counts 3 tenths). Its fields appear inline in JSON.
+	*Topic
+}
+
+// Topic is what a trending-topics list says of each topic beyond its mentions.
+type Topic struct {
 	// Score is what the list is ranked by: the mentions (volume), the smoothed ratio
 	// (current + c) / (expected + c) (surge) or the decayed count, after any review cut.
-	Score float64 `json:"score,omitempty"`
+	// Always written on a topics list's items (so a decoder finds the Topic), never on others.
+	Score float64 `json:"score"`
 	// Expected is the baseline scaled to the window; absent (0) when the topic has none.
 	Expected float64 `json:"expected,omitempty"`
 	// NewShare is the share of the topic's weight from new accounts.
@@ -188,8 +218,11 @@ type ReconciledItem struct {
 type List struct {
 	Window string    `json:"window"`
 	Start  time.Time `json:"start,omitzero"` // calendar windows only
-	End    time.Time `json:"end,omitzero"`   // calendar windows only (exclusive)
-	AsOf   time.Time `json:"as_of"`          // event time the list is complete up to
+	// Group and Score complete the list's key (Key): the region and score of a topics list.
+	Group string    `json:"group,omitempty"`
+	Score string    `json:"score,omitempty"`
+	End   time.Time `json:"end,omitzero"` // calendar windows only (exclusive)
+	AsOf  time.Time `json:"as_of"`        // event time the list is complete up to
 	// Version orders writes of the same key; larger is newer. The speed layer uses the as-of
 	// minute in Unix milliseconds; the batch layer its run time.
 	Version int64  `json:"version"`
@@ -228,21 +261,31 @@ type List struct {
 }
 
 // Key returns the list's key.
-func (l List) Key() Key { return Key{Window: l.Window, Start: l.Start} }
+func (l List) Key() Key { return Key{Window: l.Window, Start: l.Start, Group: l.Group, Score: l.Score} }
+
+// SetKey names the list by k (window, start, group and score).
+func (l *List) SetKey(k Key) {
+	l.Window, l.Start, l.Group, l.Score = k.Window, k.Start, k.Group, k.Score
+}
 
 // Validate checks the invariants every writer must keep.
 func (l List) Validate() error {
 	live := l.Start.IsZero()
-	topics := IsTopicsWindow(l.Window)
+	k := l.Key()
+	topics := k.IsTopics()
 	switch {
+	case (k.Group != "" || k.Score != "" || topics) && !k.validGroup():
+		return fmt.Errorf("%w: list %q: want %s/<region>/<%s>, a region of 1-%d bytes without '/' or control characters", ErrInvalid, k.Name(), TopicsList, strings.Join(TopicsScores, "|"), MaxGroupBytes)
+	case !topics && (k.Group != "" || k.Score != ""):
+		return fmt.Errorf("%w: list %q: only topics lists have a group or score yet", ErrInvalid, k.Name())
 	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
 		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
 	case live && l.Window != BaseWindow && !slices.Contains(LiveWindows, l.Window) && !topics:
-		return fmt.Errorf("%w: live window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, strings.Join(TopicsScores, "|"))
+		return fmt.Errorf("%w: live window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, TopicsList, strings.Join(TopicsScores, "|"))
 	case !live && topics && !Aligned("hour", l.Start):
-		return fmt.Errorf("%w: topics window %s start %s is not a UTC hour", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
+		return fmt.Errorf("%w: topics list %s start %s is not a UTC hour", ErrInvalid, k.Name(), l.Start.Format(time.RFC3339))
 	case !live && !topics && !slices.Contains(CalendarWindows, l.Window):
-		return fmt.Errorf("%w: calendar window %q: want one of %v or topics/<region>/<%s>", ErrInvalid, l.Window, CalendarWindows, strings.Join(TopicsScores, "|"))
+		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, CalendarWindows, TopicsList, strings.Join(TopicsScores, "|"))
 	case !live && !topics && !Aligned(l.Window, l.Start):
 		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
 	case l.Source != SourceSpeed && l.Source != SourceBatch:
@@ -261,6 +304,10 @@ func (l List) Validate() error {
 			return fmt.Errorf("%w: item %d says exact on a list that is not", ErrInvalid, it.Rank)
 		}
 		switch {
+		case topics && it.Topic == nil:
+			return fmt.Errorf("%w: topics list item %d has no topic scores", ErrInvalid, it.Rank)
+		case !topics && it.Topic != nil:
+			return fmt.Errorf("%w: item %d has topic scores on a list of views", ErrInvalid, it.Rank)
 		case topics && i > 0 && it.Score > l.Items[i-1].Score:
 			return fmt.Errorf("%w: items not sorted by score at rank %d", ErrInvalid, it.Rank)
 		case !topics && i > 0 && it.Views > l.Items[i-1].Views:
@@ -303,6 +350,21 @@ func (l List) validateStatus() error {
 // ended by its as-of, live otherwise, and never exact (the old speed lists said exact
 // although late events were missing). Lists with a status are returned unchanged.
 func (l List) Normalize() List {
+	if l.Group == "" && l.Score == "" && strings.Contains(l.Window, "/") {
+		// Written when the region and score were packed into the window ("topics/eu/surge").
+		if k, ok := ParseName(l.Window); ok {
+			k.Start = l.Start
+			l.SetKey(k)
+		}
+	}
+	if l.Key().IsTopics() && slices.ContainsFunc(l.Items, func(it Item) bool { return it.Topic == nil }) {
+		l.Items = slices.Clone(l.Items)
+		for i := range l.Items {
+			if l.Items[i].Topic == nil {
+				l.Items[i].Topic = &Topic{} // an old row whose zero score was left out
+			}
+		}
+	}
 	if l.Status != "" {
 		return l
 	}

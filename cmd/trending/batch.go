@@ -18,8 +18,8 @@ import (
 	"trending/batch"
 	"trending/internal/objstore"
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 func init() { subcommands = append(subcommands, newBatchCommand) }

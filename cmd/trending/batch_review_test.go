@@ -15,8 +15,8 @@ import (
 	"trending/internal/itest"
 	"trending/internal/objstore"
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 // TestBatchTopicsSharedReview: `trending batch run|nightly --topics` keeps the topics the

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"trending/internal/objstore"
-	"trending/speed/topics"
+	rules "trending/model/topics"
 )
 
 // metricsRole listens on addr for /metrics and /healthz, for commands without an HTTP API of
@@ -49,10 +49,10 @@ func metricsRole(addr string, a *app) (stage, error) {
 }
 
 // reviewSyncRole keeps review merged with the shared review queue in the bucket
-// (topics.ReviewKey) every interval, until its context ends.
-func reviewSyncRole(obj *objstore.Store, review *topics.Review, every time.Duration, a *app) role {
+// (rules.ReviewKey) every interval, until its context ends.
+func reviewSyncRole(obj *objstore.Store, review *rules.Review, every time.Duration, a *app) role {
 	return role{"review sync", func(ctx context.Context) error {
-		topics.RunReviewSync(ctx, obj, topics.ReviewKey, review, every, a.log.With("part", "review"))
+		rules.RunReviewSync(ctx, obj, rules.ReviewKey, review, every, a.log.With("part", "review"))
 		return nil
 	}}
 }

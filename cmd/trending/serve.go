@@ -15,10 +15,10 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	rules "trending/model/topics"
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/serving/store"
-	"trending/speed/topics"
 )
 
 func init() { subcommands = append(subcommands, newServeCommand) }
@@ -235,21 +235,21 @@ func openStore(spec string) (store.Store, error) {
 const reviewSyncEvery = 5 * time.Second
 
 // mountSharedReview serves /v1/topics/review over the shared queue in the bucket
-// (topics.ReviewKey): the workers merge their holds into it and read decisions back every
+// (rules.ReviewKey): the workers merge their holds into it and read decisions back every
 // publish tick, so a decision made here reaches every worker within a tick.
 func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) (role, error) {
 	obj, err := objstore.New(ctx, s3f.config())
 	if err != nil {
 		return role{}, usagef("%v", err)
 	}
-	review := topics.NewReview(0)
+	review := rules.NewReview(0)
 	// Decisions still sync while the API drains after the signal.
 	sctx := context.WithoutCancel(ctx)
-	sync := func() error { return topics.SyncReview(sctx, obj, topics.ReviewKey, review) }
+	sync := func() error { return rules.SyncReview(sctx, obj, rules.ReviewKey, review) }
 	route := api.TopicsReviewRoute(review, token, sync)
 	// A decision reads the shared queue first, so a topic a worker held since the last
 	// background sync can be decided at once; the token is checked before that read.
-	decide := topics.ReviewHandler(review, time.Now, sync)
+	decide := api.ReviewHandler(review, time.Now, sync)
 	route.Handler = api.RequireToken(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			if err := sync(); err != nil {
@@ -261,6 +261,6 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 	if err := srv.Handle(route); err != nil {
 		return role{}, err
 	}
-	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+topics.ReviewKey)
+	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+rules.ReviewKey)
 	return reviewSyncRole(obj, review, reviewSyncEvery, a), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"trending/internal/objstore"
 	"trending/model"
+	rules "trending/model/topics"
 	"trending/speed/sketch"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -48,7 +49,7 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 
 // coreSettings checks the settings `speed` and `up` share: the windows, the topics lists and
 // their blocklist, and the future-date guard.
-func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *topics.Blocklist, time.Duration, error) {
+func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *rules.Blocklist, time.Duration, error) {
 	wc, err := wf.config()
 	if err != nil {
 		return wc, nil, nil, 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"trending/internal/objstore"
+	rules "trending/model/topics"
 	"trending/speed/plan"
 	"trending/speed/topics"
 )
@@ -72,7 +73,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				action, args = args[0], args[1:]
 			}
 			where := "--queue " + queue
-			var r *topics.Review
+			var r *rules.Review
 			var save func() error
 			if queue != "" {
 				var err error
@@ -85,12 +86,12 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				if err != nil {
 					return usagef("%v", err)
 				}
-				where = s3f.endpoint + "/" + s3f.bucket + "/" + topics.ReviewKey
-				r = topics.NewReview(0)
-				if err := topics.SyncReview(cmd.Context(), obj, topics.ReviewKey, r); err != nil {
+				where = s3f.endpoint + "/" + s3f.bucket + "/" + rules.ReviewKey
+				r = rules.NewReview(0)
+				if err := rules.SyncReview(cmd.Context(), obj, rules.ReviewKey, r); err != nil {
 					return fmt.Errorf("review queue %s: %w", where, err)
 				}
-				save = func() error { return topics.SyncReview(cmd.Context(), obj, topics.ReviewKey, r) }
+				save = func() error { return rules.SyncReview(cmd.Context(), obj, rules.ReviewKey, r) }
 			}
 			now := time.Now().UTC()
 			switch action {
@@ -98,7 +99,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				if len(args) > 0 {
 					return usagef("review list takes no topics")
 				}
-				status := topics.Pending
+				status := rules.Pending
 				if all {
 					status = ""
 				}
@@ -116,7 +117,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 						decide = r.Reject
 					}
 					if err := decide(t, by, now); err != nil {
-						if errors.Is(err, topics.ErrNotHeld) {
+						if errors.Is(err, rules.ErrNotHeld) {
 							return usagef("%q is not in the review queue %s: 'trending topics review --all' lists it", t, where)
 						}
 						return err
@@ -142,8 +143,8 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 	return cmd
 }
 
-func readReviewQueue(path string) (*topics.Review, error) {
-	r := topics.NewReview(0)
+func readReviewQueue(path string) (*rules.Review, error) {
+	r := rules.NewReview(0)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--queue %s: no such file", path)
@@ -159,7 +160,7 @@ func readReviewQueue(path string) (*topics.Review, error) {
 
 // writeReviewQueue replaces the file atomically: a temporary file in the same directory,
 // synced, then renamed over the old one.
-func writeReviewQueue(path string, r *topics.Review) error {
+func writeReviewQueue(path string, r *rules.Review) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode review queue: %w", err)
@@ -180,7 +181,7 @@ func writeReviewQueue(path string, r *topics.Review) error {
 	return nil
 }
 
-func writeReview(out io.Writer, held []topics.Held, asJSON bool) error {
+func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -296,21 +297,21 @@ before the lists are built.`,
 			cfg := topics.DefaultConfig()
 			cfg.Regions = regions
 			cfg.Width = width
-			cfg.Scores = map[string]topics.Score{topics.World: topics.Volume}
+			cfg.Scores = map[string]rules.Score{rules.World: rules.Volume}
 			for _, r := range regions {
-				cfg.Scores[r] = topics.Surge
+				cfg.Scores[r] = rules.Surge
 			}
 			if surgeList != "" {
-				sc, err := topics.ParseScore(surgeList)
+				sc, err := rules.ParseScore(surgeList)
 				if err != nil {
 					return usagef("--world-score: %v", err)
 				}
-				cfg.Scores[topics.World] = sc
+				cfg.Scores[rules.World] = sc
 			}
 			if err := cfg.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			s, err := topics.New(cfg, topics.NewBlocklist("freemoney"))
+			s, err := topics.New(cfg, rules.NewBlocklist("freemoney"))
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,7 @@ import (
 
 	"trending/internal/itest"
 	"trending/internal/objstore"
-	"trending/speed/topics"
+	"trending/model/topics"
 )
 
 // TestTopicsReviewShared: two speed workers' queues and `trending topics review` over the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	rules "trending/model/topics"
 	"trending/speed/topics"
 )
 
@@ -23,8 +24,8 @@ type topicsFlags struct {
 func addTopicsFlags(fs *pflag.FlagSet, counts bool, width int) *topicsFlags {
 	t := &topicsFlags{withBlocklist: counts, sketchWidth: width}
 	fs.StringVar(&t.regions, "topics", "", "trending topics (seed 001): the regional lists, comma separated, such as eu,us,jp (\"world\" alone: the worldwide list only); every event then counts as a mention of the topic item_id (default: off)")
-	fs.StringVar(&t.score, "topics-score", string(topics.Surge), "score of the regional topics lists: surge, volume or decayed")
-	fs.StringVar(&t.worldScore, "topics-world-score", string(topics.Volume), "score of the worldwide topics list: volume, surge or decayed")
+	fs.StringVar(&t.score, "topics-score", string(rules.Surge), "score of the regional topics lists: surge, volume or decayed")
+	fs.StringVar(&t.worldScore, "topics-world-score", string(rules.Volume), "score of the worldwide topics list: volume, surge or decayed")
 	if counts {
 		addBlocklistFlag(fs, &t.blocklist, "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
 		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; seed 001: 65536, about 157 MB per partition with the hourly baselines); the baseline sketches are a quarter of it")
@@ -47,7 +48,7 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 		return nil, nil
 	}
 	for flag, s := range map[string]string{"--topics-score": t.score, "--topics-world-score": t.worldScore} {
-		if _, err := topics.ParseScore(s); err != nil {
+		if _, err := rules.ParseScore(s); err != nil {
 			return nil, usagef("%s %q: use surge, volume or decayed", flag, s)
 		}
 	}
@@ -56,13 +57,13 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 	if t.withBlocklist {
 		cfg.Width, cfg.BaselineWidth = t.sketchWidth, max(t.sketchWidth/4, 1)
 	}
-	cfg.Scores = map[string]topics.Score{topics.World: topics.Score(t.worldScore)}
+	cfg.Scores = map[string]rules.Score{rules.World: rules.Score(t.worldScore)}
 	for _, r := range splitList(t.regions) {
-		if r == topics.World || slices.Contains(cfg.Regions, r) {
+		if r == rules.World || slices.Contains(cfg.Regions, r) {
 			continue
 		}
 		cfg.Regions = append(cfg.Regions, r)
-		cfg.Scores[r] = topics.Score(t.score)
+		cfg.Scores[r] = rules.Score(t.score)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, usagef("--topics %s: %v", t.regions, err)
@@ -71,11 +72,11 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 }
 
 // openBlocklist opens --blocklist (nil when unset).
-func (t *topicsFlags) openBlocklist() (*topics.Blocklist, error) {
+func (t *topicsFlags) openBlocklist() (*rules.Blocklist, error) {
 	if t.blocklist == "" {
 		return nil, nil
 	}
-	b, err := topics.OpenBlocklist(t.blocklist)
+	b, err := rules.OpenBlocklist(t.blocklist)
 	if err != nil {
 		return nil, usagef("--blocklist: %v", err)
 	}
@@ -88,8 +89,8 @@ func apiLists(cfg *topics.Config) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, name := range append([]string{topics.World}, cfg.Regions...) {
-		s, err := topics.ParseScore(string(cfg.Scores[name]))
+	for _, name := range append([]string{rules.World}, cfg.Regions...) {
+		s, err := rules.ParseScore(string(cfg.Scores[name]))
 		if err != nil {
 			panic(fmt.Sprintf("BUG: validated topics score %q rejected: %v", cfg.Scores[name], err))
 		}

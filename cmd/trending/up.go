@@ -19,6 +19,7 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
+	rules "trending/model/topics"
 	"trending/serving/api"
 	"trending/speed/merge"
 	"trending/speed/topics"
@@ -215,7 +216,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
 		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
-			return topics.SyncReview(context.WithoutCancel(ctx), obj, topics.ReviewKey, review) // also while the API drains
+			return rules.SyncReview(context.WithoutCancel(ctx), obj, rules.ReviewKey, review) // also while the API drains
 		})); err != nil {
 			return err
 		}
@@ -319,7 +320,7 @@ func topicsLine(cfg *topics.Config, url string) string {
 		return "off (--topics eu,us,... turns them on)"
 	}
 	return fmt.Sprintf("%s/v1/topics?region=%s (lists: world and %v), review at %s/v1/topics/review",
-		url, topics.World, cfg.Regions, url)
+		url, rules.World, cfg.Regions, url)
 }
 
 func loadLine(f upFlags) string {

@@ -61,12 +61,7 @@ func violations(graph map[string][]string) []string {
 // pending are the imports the redesign has still to remove; each is a violation today. The
 // test fails on any other violation, and on a pending one that is gone (remove it here), so
 // the list only shrinks.
-var pending = []string{
-	// Trending topics' shared rules (scores, surge, weights, blocklist, the review queue)
-	// still live in the speed layer's package.
-	"trending/batch -> trending/speed/topics",
-	"trending/serving/api -> trending/speed/topics",
-}
+var pending = []string{}
 
 func TestImportRule(t *testing.T) {
 	if testing.Short() {

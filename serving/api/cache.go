@@ -211,8 +211,9 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 		}
 	}
 	for _, r := range c.cfg.topicsRegions() {
-		w := model.TopicsWindow(r, c.cfg.Topics[r])
-		if err := get(model.Key{Window: w}); err != nil {
+		k := model.TopicsKey(r, c.cfg.Topics[r])
+		w := k.Name()
+		if err := get(k); err != nil {
 			return nil, err
 		}
 		// The batch's exact lists of closed hours, kept as long as calendar hours.
@@ -265,7 +266,7 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	for k, e := range cur {
 		retention := k.window
-		if model.IsTopicsWindow(k.window) {
+		if isTopicsName(k.window) {
 			retention = "hour"
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
@@ -273,10 +274,10 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 		}
 	}
 	for _, l := range lists {
-		k := keyOf(l.Window, l.Start)
+		k := keyOf(l.Key().Name(), l.Start)
 		if k.start != liveStart {
 			retention := l.Window
-			if model.IsTopicsWindow(l.Window) {
+			if l.Key().IsTopics() {
 				retention = "hour" // the batch's exact topics lists of closed hours
 			}
 			if o, ok := oldest[retention]; !ok || k.start < o {
@@ -308,4 +309,10 @@ func trimmed(l model.List, n int) model.List {
 		l.Items = l.Items[:n]
 	}
 	return l
+}
+
+// isTopicsName reports whether a list name (model.Key.Name) is a trending-topics list's.
+func isTopicsName(name string) bool {
+	k, ok := model.ParseName(name)
+	return ok && k.IsTopics()
 }

@@ -66,7 +66,7 @@ type Config struct {
 	// Topics maps every trending-topics list the API serves (seed 001) to its score:
 	// "world" and each configured region to volume, surge or decayed, as the speed workers'
 	// topics.Config has them. GET /v1/topics?region= reads the live list
-	// model.TopicsWindow(region, score). Default none: /v1/topics answers 404.
+	// model.TopicsKey(region, score).Name(). Default none: /v1/topics answers 404.
 	Topics map[string]string
 }
 
@@ -160,7 +160,7 @@ func (c Config) Validate() error {
 		bad("clock: Now is nil; start from DefaultConfig")
 	}
 	for r, sc := range c.Topics {
-		if _, _, ok := model.ParseTopicsWindow(model.TopicsWindow(r, sc)); !ok {
+		if k, ok := model.ParseName(model.TopicsKey(r, sc).Name()); !ok || k.Group != r {
 			bad("topics list %q scored %q: want a region of 1-64 bytes without '/' or control characters, scored %s",
 				trunc(r), trunc(sc), strings.Join(model.TopicsScores, ", "))
 		}

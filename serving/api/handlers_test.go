@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store/storetest"
-	"trending/speed/topics"
 )
 
 func TestTrendingLive(t *testing.T) {

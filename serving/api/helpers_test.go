@@ -46,16 +46,16 @@ func seedLists() []model.List {
 	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, model.SourceBatch, 10, 500)
 	batch.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
 	batch.Fingerprint = "sha256:abc"
-	topicsEU := model.List{Window: model.TopicsWindow("eu", "surge"), AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
+	topicsEU := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
 		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},
 		Items: []model.Item{
-			{Rank: 1, ItemID: "#quake", Views: 3000, Score: 61, NoHistory: true},
-			{Rank: 2, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
-			{Rank: 3, ItemID: "#giveaway", Views: 900, Score: 0.51, Expected: 100, NewShare: 0.9, Review: true},
+			{Rank: 1, ItemID: "#quake", Views: 3000, Topic: &model.Topic{Score: 61, NoHistory: true}},
+			{Rank: 2, ItemID: "#marathon", Views: 3700, Topic: &model.Topic{Score: 15.1, Expected: 198, NewShare: 0.02}},
+			{Rank: 3, ItemID: "#giveaway", Views: 900, Topic: &model.Topic{Score: 0.51, Expected: 100, NewShare: 0.9, Review: true}},
 		}}
-	topicsEUHour := model.List{Window: model.TopicsWindow("eu", "surge"), Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
+	topicsEUHour := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", Start: t0.Add(-time.Hour), End: t0, AsOf: t0, Version: 100,
 		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: t0.Add(5 * time.Minute), Fingerprint: "sha256:def",
-		Items: []model.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Score: 14.9, Expected: 198, Exact: true}}}
+		Items: []model.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Exact: true, Topic: &model.Topic{Score: 14.9, Expected: 198}}}}
 	topicsEUHour.Reconciliation = &model.Reconciliation{SpeedVersion: 30, RecallAtK: 1, MaxAbsError: 5, MeanAbsError: 5, MaxRelError: 0.002,
 		SpeedErrorBound: &model.Bound{MaxOvercount: 20, Probability: 0.993}}
 	month := storetest.MakeList("month", model.Align("month", t0).AddDate(0, -1, 0), 40, model.SourceBatch, 20, 1e6)
@@ -68,7 +68,7 @@ func seedLists() []model.List {
 	all := storetest.MakeList("all", time.Time{}, 30, model.SourceSpeed, 100, 900000)
 	all.Boundary, all.Cutoff = model.Align("day", t0), 899000
 	topicsWorld := topicsEU
-	topicsWorld.Window, topicsWorld.Items = model.TopicsWindow("world", "volume"), []model.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Score: 5200, Expected: 1000}}
+	topicsWorld.Group, topicsWorld.Score, topicsWorld.Items = "world", "volume", []model.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Topic: &model.Topic{Score: 5200, Expected: 1000}}}
 	return []model.List{
 		hourLive,
 		storetest.MakeList("day", time.Time{}, 30, model.SourceSpeed, 100, 9000),

@@ -17,8 +17,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"trending/model"
+	"trending/model/topics"
 	"trending/serving/store/storetest"
-	"trending/speed/topics"
 )
 
 // The golden test of the API against schemas/openapi.yaml: the routes, parameters and statuses

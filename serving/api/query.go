@@ -47,7 +47,7 @@ type trendingQuery struct {
 // topicsQuery is a validated GET /v1/topics request.
 type topicsQuery struct {
 	region, score string
-	window        string    // model.TopicsWindow(region, score)
+	window        string    // model.TopicsKey(region, score).Name()
 	hour          time.Time // zero: the live list; else the batch's exact list of that closed hour
 	limit         int
 }
@@ -88,7 +88,7 @@ func parseTopics(raw string, cfg *Config, now time.Time) (topicsQuery, *apiError
 		}
 		q.hour = t
 	}
-	q.window = model.TopicsWindow(q.region, q.score)
+	q.window = model.TopicsKey(q.region, q.score).Name()
 	return q, nil
 }
 

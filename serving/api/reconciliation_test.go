@@ -60,7 +60,7 @@ func TestReconciliationMetrics(t *testing.T) {
 	}
 
 	hour, month := t0.Add(-time.Hour), model.Align("month", t0).AddDate(0, -1, 0)
-	topicsEU := model.TopicsWindow("eu", "surge")
+	topicsEU := model.TopicsKey("eu", "surge").Name()
 	ts := func(t time.Time) float64 { return float64(t.Unix()) }
 	want := map[string]map[string]float64{
 		// hour: the fixture's batch hour t0-1h (speed list exact, so no bound); day: a bound of

@@ -53,7 +53,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		Start  time.Time `json:"start,omitzero"`
 		End    time.Time `json:"end,omitzero"`
 		AsOf   time.Time `json:"as_of"`
-	}{l.Window, l.Start, l.End, l.AsOf}
+	}{l.Key().Name(), l.Start, l.End, l.AsOf}
 	b := struct {
 		Version         int64                 `json:"version"`
 		Source          model.Source          `json:"source"`
@@ -85,8 +85,11 @@ func newEntry(l model.List, maxItems int) *entry {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if err := enc.Encode(ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact,
-			Score: it.Score, Expected: it.Expected, NewShare: it.NewShare, NoHistory: it.NoHistory, Review: it.Review}); err != nil {
+		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact}
+		if t := it.Topic; t != nil {
+			ir.Score, ir.Expected, ir.NewShare, ir.NoHistory, ir.Review = t.Score, t.Expected, t.NewShare, t.NoHistory, t.Review
+		}
+		if err := enc.Encode(ir); err != nil {
 			panic("BUG: encode item: " + err.Error())
 		}
 		buf.Truncate(buf.Len() - 1) // Encode's newline
@@ -102,7 +105,7 @@ func listTag(l model.List) string {
 	h := fnv.New64a()
 	var n [8]byte
 	put := func(v int64) { binary.LittleEndian.PutUint64(n[:], uint64(v)); h.Write(n[:]) }
-	h.Write([]byte(l.Window))
+	h.Write([]byte(l.Key().Name()))
 	put(l.Start.UnixNano())
 	put(l.Version)
 	h.Write([]byte(l.Source))

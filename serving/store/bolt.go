@@ -38,9 +38,9 @@ func OpenBolt(path string) (*Bolt, error) {
 // boltKey sorts calendar lists by start within a window: "cal/hour/2026-11-14T10:00:00Z".
 func boltKey(k model.Key) []byte {
 	if k.Live() {
-		return []byte("live/" + k.Window)
+		return []byte("live/" + k.Name())
 	}
-	return []byte("cal/" + k.Window + "/" + k.Start.UTC().Format(time.RFC3339))
+	return []byte("cal/" + k.Name() + "/" + k.Start.UTC().Format(time.RFC3339))
 }
 
 // Put implements Store.

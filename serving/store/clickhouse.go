@@ -230,7 +230,7 @@ func (c *ClickHouse) Put(ctx context.Context, l model.List) error {
 	if l.Start.IsZero() {
 		live = 1
 	}
-	if err := b.Append(l.Window, chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(l.Status), l.DroppedLate, string(body), time.Now().UTC()); err != nil {
+	if err := b.Append(l.Key().Name(), chTime(l.Start), live, order(l), seq, l.Version, string(l.Source), string(l.Status), l.DroppedLate, string(body), time.Now().UTC()); err != nil {
 		return errors.Join(fmt.Errorf("put %s: %w", l.Key(), err), b.Abort())
 	}
 	if err := b.Send(); err != nil {
@@ -257,7 +257,7 @@ func unixOrZero(t time.Time) int64 {
 // Get implements Store.
 func (c *ClickHouse) Get(ctx context.Context, k model.Key) (model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
-		" WHERE win = ? AND start = toDateTime(?) ORDER BY ord DESC, seq DESC LIMIT 1", k.Window, unixOrZero(k.Start))
+		" WHERE win = ? AND start = toDateTime(?) ORDER BY ord DESC, seq DESC LIMIT 1", k.Name(), unixOrZero(k.Start))
 	if err != nil {
 		return model.List{}, fmt.Errorf("get %s: %w", k, err)
 	}

@@ -51,8 +51,8 @@ type Store interface {
 	Put(ctx context.Context, l model.List) error
 	// Get returns the list under key, or ErrNotFound.
 	Get(ctx context.Context, k model.Key) (model.List, error)
-	// Range returns the calendar lists of one window kind whose start is in [from, to), in
-	// start order.
+	// Range returns the calendar lists of one list name (model.Key.Name: "hour", or
+	// "topics/eu/surge") whose start is in [from, to), in start order.
 	Range(ctx context.Context, window string, from, to time.Time) ([]model.List, error)
 	// Since returns every live list and every calendar list whose start is at or after
 	// since: what the serving cache loads.

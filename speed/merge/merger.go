@@ -197,7 +197,8 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	// The speed layer's counts are never claimed exact: events later than the allowed
 	// lateness are missing from them (and sketch counts are estimates). A calendar window is
 	// provisional once every partition has sent its final list, live before.
-	l := model.List{Window: k.Window, Start: k.Start, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	l := model.List{Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	l.SetKey(k)
 	final, items := !k.Live(), false
 	var stale []int
 	lists := make([][]topk.Entry, 0, len(byPart))
@@ -249,7 +250,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.Partial, l.StalePartitions = true, stale
 	}
 	l.ErrorBound = bound
-	if model.IsTopicsWindow(k.Window) {
+	if k.IsTopics() {
 		l.Items = mergeTopics(m.cfg.K, byPart, parts)
 		return l, stale, true
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -174,13 +175,13 @@ func TestMergeTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := model.TopicsWindow("eu", "surge")
+	w := model.TopicsKey("eu", "surge").Name()
 	p0 := merge.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
 		Bound:  &model.Bound{MaxOvercount: 20, Probability: 0.993},
-		Topics: []model.Item{{ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000}, {ItemID: "#junk", Views: 300, Score: 1.01}}}
+		Topics: []model.Item{{ItemID: "#sport", Views: 60000, Topic: &model.Topic{Score: 1.09, Expected: 55000}}, {ItemID: "#junk", Views: 300, Topic: &model.Topic{Score: 1.01}}}}
 	p1 := merge.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
 		Bound:  &model.Bound{MaxOvercount: 25, Probability: 0.993},
-		Topics: []model.Item{{ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1}}}
+		Topics: []model.Item{{ItemID: "#marathon", Views: 4000, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.1}}}}
 	m.Offer(p0)
 	m.Offer(p1)
 	if err := m.Publish(context.Background(), t0); err != nil {
@@ -194,11 +195,11 @@ func TestMergeTopics(t *testing.T) {
 		t.Fatalf("got %+v", got)
 	}
 	want := []model.Item{
-		{Rank: 1, ItemID: "#marathon", Views: 4000, Score: 16.2, Expected: 200, NewShare: 0.1},
-		{Rank: 2, ItemID: "#sport", Views: 60000, Score: 1.09, Expected: 55000},
+		{Rank: 1, ItemID: "#marathon", Views: 4000, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.1}},
+		{Rank: 2, ItemID: "#sport", Views: 60000, Topic: &model.Topic{Score: 1.09, Expected: 55000}},
 	}
 	for i := range want {
-		if got.Items[i] != want[i] {
+		if !reflect.DeepEqual(got.Items[i], want[i]) {
 			t.Fatalf("rank %d: %+v, want %+v", i+1, got.Items[i], want[i])
 		}
 	}

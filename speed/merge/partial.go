@@ -57,7 +57,7 @@ type Partial struct {
 	Bound   *model.Bound `json:"bound,omitempty"`
 	Total   uint64       `json:"total"`
 	Items   []topk.Entry `json:"items"`
-	// Topics is a trending-topics list (Window is model.TopicsWindow): the partition's
+	// Topics is a trending-topics list (Window is its name, model.TopicsKey(...).Name()): the partition's
 	// public list, ranked by score, instead of Items. Scores are ratios, not counts, so the
 	// merger sorts them as floats rather than through topk.Merge; every topic is counted on
 	// one partition, so joining the lists double-counts nothing (seed 001, "Merging").
@@ -85,7 +85,15 @@ type Partial struct {
 }
 
 // Key is the served list this partial contributes to.
-func (p Partial) Key() model.Key { return model.Key{Window: p.Window, Start: p.Start} }
+// Window holds the list's name (model.Key.Name: "topics/eu/surge" for a topics list).
+func (p Partial) Key() model.Key {
+	k, ok := model.ParseName(p.Window)
+	if !ok {
+		k = model.Key{Window: p.Window}
+	}
+	k.Start = p.Start
+	return k
+}
 
 // MessageKey is the Kafka key: one per (window, partition), so a compacted topic keeps the
 // newest list of each; a late-only update has a key of its own, so compaction never lets it

@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"fmt"
 	"testing"
 	"time"
@@ -11,7 +13,7 @@ import (
 func BenchmarkAdd(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Regions = []string{"us", "jp", "de"}
-	s, err := New(cfg, NewBlocklist("spam"))
+	s, err := New(cfg, rules.NewBlocklist("spam"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkRefresh(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Regions = []string{"us", "jp", "de"}
-	cfg.Scores = map[string]Score{"us": Surge, "jp": Decayed}
+	cfg.Scores = map[string]rules.Score{"us": rules.Surge, "jp": rules.Decayed}
 	s, _ := New(cfg, nil)
 	for d := 7; d >= 0; d-- {
 		for i := range 5000 {

@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"fmt"
 	"time"
 
@@ -13,9 +15,6 @@ const (
 	// pairs (271 events a second for 15 minutes), so the table runs under half full at the
 	// peak and its 8-way buckets almost never evict a live pair.
 	DefaultDedupeCapacity = 1 << 19
-	// DefaultDedupeTTL is how long a (user, topic) pair is remembered: a user counts once per
-	// topic per 15 minutes.
-	DefaultDedupeTTL = 15 * time.Minute
 	// dedupeWays is the bucket size: a pair lives in one of 8 adjacent slots, one cache line.
 	dedupeWays = 8
 	// dedupeSeed seeds the pair hash; it is part of the snapshot format.
@@ -28,7 +27,7 @@ type DedupeConfig struct {
 	// DefaultDedupeCapacity (2^19, 4 MiB). Memory is Capacity x 8 bytes and never grows.
 	Capacity int
 	// TTL is how long a pair suppresses repeats, whole minutes from 1 minute to 24 hours.
-	// Zero means DefaultDedupeTTL (15 minutes).
+	// Zero means rules.DefaultDedupeTTL (15 minutes).
 	TTL time.Duration
 }
 
@@ -37,20 +36,20 @@ func (c DedupeConfig) withDefaults() DedupeConfig {
 		c.Capacity = DefaultDedupeCapacity
 	}
 	if c.TTL == 0 {
-		c.TTL = DefaultDedupeTTL
+		c.TTL = rules.DefaultDedupeTTL
 	}
 	return c
 }
 
-// Validate reports whether c (after defaults) can build a Dedupe; the error wraps ErrConfig.
+// Validate reports whether c (after defaults) can build a Dedupe; the error wraps rules.ErrConfig.
 func (c DedupeConfig) Validate() error {
 	c = c.withDefaults()
 	switch {
 	case c.Capacity < dedupeWays || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > 1<<28:
 		return fmt.Errorf("%w: dedupe capacity %d must be a power of two from %d to 2^28 (default %d)",
-			ErrConfig, c.Capacity, dedupeWays, DefaultDedupeCapacity)
+			rules.ErrConfig, c.Capacity, dedupeWays, DefaultDedupeCapacity)
 	case c.TTL < time.Minute || c.TTL > 24*time.Hour || c.TTL%time.Minute != 0:
-		return fmt.Errorf("%w: dedupe ttl %v must be whole minutes from 1m to 24h (default 15m)", ErrConfig, c.TTL)
+		return fmt.Errorf("%w: dedupe ttl %v must be whole minutes from 1m to 24h (default 15m)", rules.ErrConfig, c.TTL)
 	}
 	return nil
 }
@@ -80,7 +79,7 @@ type DedupeStats struct {
 	Evicted    uint64 // live pairs pushed out by a full bucket (their repeats count again)
 }
 
-// NewDedupe returns an empty table, or an error wrapping ErrConfig.
+// NewDedupe returns an empty table, or an error wrapping rules.ErrConfig.
 func NewDedupe(cfg DedupeConfig) (*Dedupe, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

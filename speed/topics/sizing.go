@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"fmt"
 	"math"
 )
@@ -40,7 +42,7 @@ func DefaultSizingInput() SizingInput {
 	}
 }
 
-// Validate reports whether in can be sized; the error wraps ErrConfig.
+// Validate reports whether in can be sized; the error wraps rules.ErrConfig.
 func (in SizingInput) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -54,7 +56,7 @@ func (in SizingInput) Validate() error {
 		{"lists", float64(in.Lists)}, {"list size", float64(in.ListSize)}, {"topic bytes", in.TopicBytes},
 	} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("%w: sizing %s %v must be a positive number", ErrConfig, f.name, f.v)
+			return fmt.Errorf("%w: sizing %s %v must be a positive number", rules.ErrConfig, f.name, f.v)
 		}
 	}
 	return nil

@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"errors"
 	"math"
 	"testing"
@@ -70,12 +72,12 @@ func TestSizingMatchesState(t *testing.T) {
 func TestSizingValidate(t *testing.T) {
 	in := DefaultSizingInput()
 	in.Width = 0
-	if _, err := ComputeSizing(in); !errors.Is(err, ErrConfig) {
+	if _, err := ComputeSizing(in); !errors.Is(err, rules.ErrConfig) {
 		t.Errorf("zero width: %v", err)
 	}
 	in = DefaultSizingInput()
 	in.PeakEventsPerSecond = math.Inf(1)
-	if _, err := ComputeSizing(in); !errors.Is(err, ErrConfig) {
+	if _, err := ComputeSizing(in); !errors.Is(err, rules.ErrConfig) {
 		t.Errorf("infinite rate: %v", err)
 	}
 }

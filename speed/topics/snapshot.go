@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -134,7 +136,7 @@ type reader struct {
 
 func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+		r.err = fmt.Errorf("%w: "+format, append([]any{rules.ErrCorrupt}, args...)...)
 	}
 }
 
@@ -207,22 +209,22 @@ func (r *reader) sketch(want sketch.Config) *sketch.Sketch {
 
 // Restore replaces the state with a snapshot's. The State must have been built with the
 // configuration the snapshot was taken under (scores may differ); otherwise the error
-// wraps ErrConfigMismatch. Corrupt bytes give an error wrapping ErrCorrupt. On error s is
+// wraps rules.ErrConfigMismatch. Corrupt bytes give an error wrapping rules.ErrCorrupt. On error s is
 // unchanged.
 func (s *State) Restore(b []byte) error {
 	if len(b) < len(snapMagic)+1+4 || string(b[:4]) != string(snapMagic) {
-		return fmt.Errorf("%w: not a topics snapshot", ErrCorrupt)
+		return fmt.Errorf("%w: not a topics snapshot", rules.ErrCorrupt)
 	}
 	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, crcTable) != sum {
-		return fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+		return fmt.Errorf("%w: checksum mismatch", rules.ErrCorrupt)
 	}
 	if body[4] != snapVersion {
-		return fmt.Errorf("%w: version %d, this build reads %d", ErrCorrupt, body[4], snapVersion)
+		return fmt.Errorf("%w: version %d, this build reads %d", rules.ErrCorrupt, body[4], snapVersion)
 	}
 	r := &reader{b: body[5:]}
 	if fp := string(r.bytes()); r.err == nil && fp != s.fingerprint() {
-		return fmt.Errorf("%w: snapshot %s, config %s", ErrConfigMismatch, fp, s.fingerprint())
+		return fmt.Errorf("%w: snapshot %s, config %s", rules.ErrConfigMismatch, fp, s.fingerprint())
 	}
 	n := len(s.ring)
 	minute := r.varint()
@@ -241,10 +243,10 @@ func (s *State) Restore(b []byte) error {
 		case m == -1 && ring[i].Total() == 0:
 		case m >= 0 && m <= minute && m > minute-int64(n) && mod(m, int64(n)) == int64(i):
 		default:
-			return fmt.Errorf("%w: ring slot %d holds minute %d at newest minute %d", ErrCorrupt, i, m, minute)
+			return fmt.Errorf("%w: ring slot %d holds minute %d at newest minute %d", rules.ErrCorrupt, i, m, minute)
 		}
 		if err := window.Merge(ring[i]); err != nil {
-			return fmt.Errorf("%w: ring: %v", ErrCorrupt, err)
+			return fmt.Errorf("%w: ring: %v", rules.ErrCorrupt, err)
 		}
 	}
 	hours := map[int64]*sketch.Sketch{}
@@ -257,7 +259,7 @@ func (s *State) Restore(b []byte) error {
 			return r.err
 		}
 		if h <= last || h > minute/60 {
-			return fmt.Errorf("%w: hour %d out of order or after the newest minute", ErrCorrupt, h)
+			return fmt.Errorf("%w: hour %d out of order or after the newest minute", rules.ErrCorrupt, h)
 		}
 		last, hours[h] = h, sk
 	}
@@ -287,7 +289,7 @@ func (s *State) Restore(b []byte) error {
 				return r.err
 			}
 			if _, dup := ls.cands.index[topic]; dup {
-				return fmt.Errorf("%w: candidate %q repeated", ErrCorrupt, topic)
+				return fmt.Errorf("%w: candidate %q repeated", rules.ErrCorrupt, topic)
 			}
 			c.est = window.EstimateHash(c.hash)
 			ls.cands.index[topic] = len(ls.cands.e)
@@ -296,7 +298,7 @@ func (s *State) Restore(b []byte) error {
 		ls.cands.reestimate(window.EstimateHash)
 	}
 	if got := r.count(len(s.dedupe.slots), "dedupe slots"); r.err == nil && got != len(s.dedupe.slots) {
-		return fmt.Errorf("%w: %d dedupe slots, config says %d", ErrConfigMismatch, got, len(s.dedupe.slots))
+		return fmt.Errorf("%w: %d dedupe slots, config says %d", rules.ErrConfigMismatch, got, len(s.dedupe.slots))
 	}
 	slots := make([]uint64, len(s.dedupe.slots))
 	for i := range slots {
@@ -311,9 +313,9 @@ func (s *State) Restore(b []byte) error {
 		return r.err
 	}
 	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", ErrCorrupt, len(r.b))
+		return fmt.Errorf("%w: %d trailing bytes", rules.ErrCorrupt, len(r.b))
 	}
-	review := NewReview(s.cfg.ReviewMax)
+	review := rules.NewReview(s.cfg.ReviewMax)
 	if err := review.UnmarshalJSON(rq); err != nil {
 		return err
 	}
@@ -321,16 +323,14 @@ func (s *State) Restore(b []byte) error {
 	s.minute, s.ring, s.ringMin, s.window, s.hours = minute, ring, ringMin, window, hours
 	for li, l := range s.lists {
 		l.cands = lists[li].cands
-		l.hyst = NewHysteresis(s.cfg.Surge.Enter, s.cfg.Surge.Stay)
-		for _, t := range lists[li].listed {
-			l.hyst.in[t] = struct{}{}
-		}
+		l.hyst = rules.NewHysteresis(s.cfg.Surge.Enter, s.cfg.Surge.Stay)
+		l.hyst.Restore(lists[li].listed)
 		l.public = nil
 	}
 	s.dedupe.slots = slots
 	s.dedupe.stats = DedupeStats{Counted: v[0], Duplicates: v[1], Evicted: v[2]}
 	s.stats = Stats{Counted: v[3], Blocked: v[4], Duplicates: v[5], Late: v[6], UnknownRegion: v[7]}
-	s.review.replaceWith(review)
+	s.review.ReplaceWith(review)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"cmp"
 	"fmt"
 	"math"
@@ -10,10 +12,6 @@ import (
 
 	"trending/speed/sketch"
 )
-
-// World is the name of the worldwide list (the API's region=world). Every mention counts
-// towards it as well as towards its region's list.
-const World = "world"
 
 // State defaults.
 const (
@@ -30,16 +28,10 @@ const (
 	DefaultBaselineWidth = 1 << 14
 	// DefaultWindow is the list window: the last 15 minutes.
 	DefaultWindow = 15 * time.Minute
-	// DefaultBaselineDays is how many past days' same clock hour make the baseline.
-	DefaultBaselineDays = 7
 	// DefaultCandidates is the candidate set per list (seed 001: 200).
 	DefaultCandidates = 200
-	// DefaultListSize is the length of a served list (seed 001: 50).
-	DefaultListSize = 50
 	// DefaultHalfLife is the decayed score's half-life.
 	DefaultHalfLife = 5 * time.Minute
-	// MaxRegions bounds the configured regions (seed 001 has 12).
-	MaxRegions = 64
 )
 
 // keySep separates a list name from a topic in a sketch key. The event decoder rejects
@@ -49,13 +41,13 @@ const keySep = "\x1f"
 
 // Config is one partition's trending-topics settings.
 type Config struct {
-	// Regions are the regional lists, besides World. Each is 1-64 bytes with no control
+	// Regions are the regional lists, besides rules.World. Each is 1-64 bytes with no control
 	// characters, unique, not "world". A mention from a region not listed counts towards
-	// World only. Default none.
+	// rules.World only. Default none.
 	Regions []string
-	// Scores sets each list's score by name (World or a region). A list not named uses
-	// Volume.
-	Scores map[string]Score
+	// Scores sets each list's score by name (rules.World or a region). A list not named uses
+	// rules.Volume.
+	Scores map[string]rules.Score
 	// Window is the list window, whole minutes from 1 to 60. Default 15 minutes.
 	Window time.Duration
 	// Width, Depth and Seed shape the minute sketches (and the running window sketch).
@@ -72,14 +64,14 @@ type Config struct {
 	Candidates int
 	// ListSize is the length of a public list, 1 to 1,000. Default 50.
 	ListSize int
-	// Surge is the surge score's settings (c, floor, hysteresis).
-	Surge SurgeConfig
+	// rules.Surge is the surge score's settings (c, floor, hysteresis).
+	Surge rules.SurgeConfig
 	// HalfLife is the decayed score's half-life, 1 minute or more. Default 5 minutes.
 	HalfLife time.Duration
 	// Dedupe sizes the user-per-topic table.
 	Dedupe DedupeConfig
 	// Weight is the account-age weighting and review cut.
-	Weight WeightConfig
+	Weight rules.WeightConfig
 	// ReviewMax bounds the review queue. Default 10,000.
 	ReviewMax int
 }
@@ -101,75 +93,53 @@ func (c Config) withDefaults() Config {
 		c.BaselineWidth = DefaultBaselineWidth
 	}
 	if c.BaselineDays == 0 {
-		c.BaselineDays = DefaultBaselineDays
+		c.BaselineDays = rules.DefaultBaselineDays
 	}
 	if c.Candidates == 0 {
 		c.Candidates = DefaultCandidates
 	}
 	if c.ListSize == 0 {
-		c.ListSize = DefaultListSize
+		c.ListSize = rules.DefaultListSize
 	}
 	if c.HalfLife == 0 {
 		c.HalfLife = DefaultHalfLife
 	}
 	if c.ReviewMax == 0 {
-		c.ReviewMax = DefaultReviewMax
+		c.ReviewMax = rules.DefaultReviewMax
 	}
-	c.Surge = c.Surge.withDefaults()
+	c.Surge = c.Surge.WithDefaults()
 	c.Dedupe = c.Dedupe.withDefaults()
-	c.Weight = c.Weight.withDefaults()
+	c.Weight = c.Weight.WithDefaults()
 	return c
 }
 
-// Validate reports whether c (after defaults) can build a State; the error wraps ErrConfig
+// Validate reports whether c (after defaults) can build a State; the error wraps rules.ErrConfig
 // and says what to change.
 func (c Config) Validate() error {
 	c = c.withDefaults()
-	if len(c.Regions) > MaxRegions {
-		return fmt.Errorf("%w: %d regions, at most %d", ErrConfig, len(c.Regions), MaxRegions)
-	}
-	seen := map[string]bool{}
-	for _, r := range c.Regions {
-		switch {
-		case r == "" || len(r) > 64:
-			return fmt.Errorf("%w: region %q must be 1-64 bytes", ErrConfig, r)
-		case r == World:
-			return fmt.Errorf("%w: region %q is the worldwide list's name: leave it out", ErrConfig, r)
-		case strings.ContainsFunc(r, isControl):
-			return fmt.Errorf("%w: region %q has a control character", ErrConfig, r)
-		case seen[r]:
-			return fmt.Errorf("%w: region %q is listed twice", ErrConfig, r)
-		}
-		seen[r] = true
-	}
-	for name, s := range c.Scores {
-		if name != World && !seen[name] {
-			return fmt.Errorf("%w: score set for %q, which is not a configured region or %q", ErrConfig, name, World)
-		}
-		if _, err := ParseScore(string(s)); err != nil {
-			return fmt.Errorf("%w: list %q: %w", ErrConfig, name, err)
-		}
+	if err := rules.ValidateLists(c.Regions, c.Scores); err != nil {
+		return err
 	}
 	switch {
 	case c.Window < time.Minute || c.Window > time.Hour || c.Window%time.Minute != 0:
-		return fmt.Errorf("%w: window %v must be whole minutes from 1m to 60m (default 15m)", ErrConfig, c.Window)
+		return fmt.Errorf("%w: window %v must be whole minutes from 1m to 60m (default 15m)", rules.ErrConfig, c.Window)
 	case c.BaselineDays < 1 || c.BaselineDays > 28:
-		return fmt.Errorf("%w: baseline days %d must be 1..28 (default 7)", ErrConfig, c.BaselineDays)
+		return fmt.Errorf("%w: baseline days %d must be 1..28 (default 7)", rules.ErrConfig, c.BaselineDays)
 	case c.ListSize < 1 || c.ListSize > 1000:
-		return fmt.Errorf("%w: list size %d must be 1..1000 (default 50)", ErrConfig, c.ListSize)
+		return fmt.Errorf("%w: list size %d must be 1..1000 (default 50)", rules.ErrConfig, c.ListSize)
 	case c.Candidates < c.ListSize || c.Candidates > 10_000:
-		return fmt.Errorf("%w: candidates %d must be from the list size %d to 10000 (default 200)", ErrConfig, c.Candidates, c.ListSize)
+		return fmt.Errorf("%w: candidates %d must be from the list size %d to 10000 (default 200)", rules.ErrConfig, c.Candidates, c.ListSize)
 	case c.HalfLife < time.Minute:
-		return fmt.Errorf("%w: half-life %v must be at least 1m (default 5m)", ErrConfig, c.HalfLife)
+		return fmt.Errorf("%w: half-life %v must be at least 1m (default 5m)", rules.ErrConfig, c.HalfLife)
 	case c.ReviewMax < 1:
-		return fmt.Errorf("%w: review max %d must be positive", ErrConfig, c.ReviewMax)
+		return fmt.Errorf("%w: review max %d must be positive", rules.ErrConfig, c.ReviewMax)
 	}
 	for _, sc := range []sketch.Config{
 		{Width: c.Width, Depth: c.Depth, Seed: c.Seed},
 		{Width: c.BaselineWidth, Depth: c.Depth, Seed: c.Seed},
 	} {
 		if err := sc.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrConfig, err)
+			return fmt.Errorf("%w: %w", rules.ErrConfig, err)
 		}
 	}
 	if err := c.Surge.Validate(); err != nil {
@@ -181,15 +151,13 @@ func (c Config) Validate() error {
 	return c.Weight.Validate()
 }
 
-func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
-
 // Mention is one mention of a topic: what the event decoder hands the State.
 type Mention struct {
 	Topic  string
-	Region string // "" or a region; an unconfigured region counts towards World only
+	Region string // "" or a region; an unconfigured region counts towards rules.World only
 	// UserID, when set, deduplicates: a user counts once per topic per Dedupe.TTL.
 	UserID string
-	// NewAccount weighs the mention 3 tenths instead of 10 (WeightConfig.IsNew turns the
+	// NewAccount weighs the mention 3 tenths instead of 10 (rules.WeightConfig.IsNew turns the
 	// event's account-age hint into it).
 	NewAccount bool
 	// TS is the event time: it picks the minute, so a replay lands where the first run did.
@@ -205,24 +173,24 @@ type Stats struct {
 	Blocked       uint64 // dropped by the blocklist
 	Duplicates    uint64 // dropped by the user-per-topic dedupe
 	Late          uint64 // older than the window
-	UnknownRegion uint64 // counted towards World only
+	UnknownRegion uint64 // counted towards rules.World only
 }
 
 // list is one served list's state.
 type list struct {
 	name   string
-	score  Score
+	score  rules.Score
 	seed   uint64 // key hash seed: KeyHash(cfg.Seed, name+sep), so a key never allocates
 	cands  *candidates
-	hyst   *Hysteresis
+	hyst   *rules.Hysteresis
 	public []Ranked
 }
 
 // State is one partition's trending-topics state. It is not safe for concurrent use; its
-// Review is.
+// rules.Review is.
 type State struct {
 	cfg    Config
-	lists  []*list // lists[0] is World
+	lists  []*list // lists[0] is rules.World
 	byName map[string]*list
 
 	minute  int64 // the newest minute seen (Unix minutes); -1 before the first mention
@@ -232,14 +200,14 @@ type State struct {
 	hours   map[int64]*sketch.Sketch // by Unix hour: the last BaselineDays days and the open hour
 
 	dedupe    *Dedupe
-	blocklist *Blocklist
-	review    *Review
+	blocklist *rules.Blocklist
+	review    *rules.Review
 	stats     Stats
 }
 
-// New returns an empty State, or an error wrapping ErrConfig. blocklist may be nil (nothing
+// New returns an empty State, or an error wrapping rules.ErrConfig. blocklist may be nil (nothing
 // is blocked); it is shared, so one reload serves every partition.
-func New(cfg Config, blocklist *Blocklist) (*State, error) {
+func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -249,7 +217,7 @@ func New(cfg Config, blocklist *Blocklist) (*State, error) {
 		return nil, err
 	}
 	if blocklist == nil {
-		blocklist = NewBlocklist()
+		blocklist = rules.NewBlocklist()
 	}
 	n := int(cfg.Window / time.Minute)
 	s := &State{
@@ -261,7 +229,7 @@ func New(cfg Config, blocklist *Blocklist) (*State, error) {
 		hours:     map[int64]*sketch.Sketch{},
 		dedupe:    d,
 		blocklist: blocklist,
-		review:    NewReview(cfg.ReviewMax),
+		review:    rules.NewReview(cfg.ReviewMax),
 	}
 	mcfg := sketch.Config{Width: cfg.Width, Depth: cfg.Depth, Seed: cfg.Seed}
 	for i := range s.ring {
@@ -269,14 +237,14 @@ func New(cfg Config, blocklist *Blocklist) (*State, error) {
 		s.ringMin[i] = -1
 	}
 	s.window = mustSketch(mcfg)
-	for _, name := range append([]string{World}, cfg.Regions...) {
-		sc, _ := ParseScore(string(cfg.Scores[name]))
+	for _, name := range append([]string{rules.World}, cfg.Regions...) {
+		sc, _ := rules.ParseScore(string(cfg.Scores[name]))
 		l := &list{
 			name:  name,
 			score: sc,
 			seed:  sketch.KeyHashString(cfg.Seed, name+keySep),
 			cands: newCandidates(cfg.Candidates, n),
-			hyst:  NewHysteresis(cfg.Surge.Enter, cfg.Surge.Stay),
+			hyst:  rules.NewHysteresis(cfg.Surge.Enter, cfg.Surge.Stay),
 		}
 		s.lists = append(s.lists, l)
 		s.byName[name] = l
@@ -295,14 +263,14 @@ func mustSketch(c sketch.Config) *sketch.Sketch {
 // Config returns the configuration with defaults filled in.
 func (s *State) Config() Config { return s.cfg }
 
-// Review returns the review queue, safe for concurrent use.
-func (s *State) Review() *Review { return s.review }
+// rules.Review returns the review queue, safe for concurrent use.
+func (s *State) Review() *rules.Review { return s.review }
 
 // ShareReview makes the State hold and decide against r instead of its own queue, so one
 // queue (and one operator endpoint) serves every partition of a process. Call it after New
 // and after each Restore, having r.Absorb the restored queue (Restore replaces the State's
 // queue, not r). Snapshots then carry the shared queue.
-func (s *State) ShareReview(r *Review) {
+func (s *State) ShareReview(r *rules.Review) {
 	if r == nil {
 		panic("BUG: ShareReview(nil)")
 	}
@@ -355,7 +323,7 @@ func (s *State) Add(m Mention) bool {
 	if minute > s.minute {
 		s.advance(minute)
 	}
-	w := Tenths(m.NewAccount)
+	w := rules.Tenths(m.NewAccount)
 	if m.Count > 1 && m.UserID == "" {
 		w *= uint64(m.Count)
 	}
@@ -446,11 +414,11 @@ type Ranked struct {
 	// NoHistory: no hour of the baseline before the last two saw the topic beyond that
 	// hour's sketch error: a never-seen topic.
 	NoHistory bool `json:"no_history,omitempty"`
-	// Review: over the review share of its weight came from new accounts; Score was cut.
+	// Review: over the review share of its weight came from new accounts; rules.Score was cut.
 	Review bool `json:"review,omitempty"`
 	// Held: a never-seen topic rising fast (no history, at least the surge floor of
 	// mentions, and on its way onto the list) that is not approved yet, or a rejected one
-	// (Review.Blocks): kept off the public list.
+	// (rules.Review.Blocks): kept off the public list.
 	Held bool `json:"held,omitempty"`
 	// Listed: on the public list after the last Refresh.
 	Listed bool `json:"listed,omitempty"`
@@ -458,12 +426,12 @@ type Ranked struct {
 	scored bool
 }
 
-// Rank scores every candidate of the named list (World or a region) at the newest minute,
-// best first. It changes nothing: Listed and Held reflect the last Refresh.
+// Rank scores every candidate of the named list (rules.World or a region) at the newest minute,
+// best first. It changes nothing: Listed and rules.Held reflect the last Refresh.
 func (s *State) Rank(name string) ([]Ranked, error) {
 	l := s.byName[name]
 	if l == nil {
-		return nil, fmt.Errorf("list %q: %w", name, ErrUnknownRegion)
+		return nil, fmt.Errorf("list %q: %w", name, rules.ErrUnknownRegion)
 	}
 	return s.rank(l), nil
 }
@@ -490,22 +458,22 @@ func (s *State) rank(l *list) []Ranked {
 			}
 		}
 		r.NoHistory = history == 0
-		r.Expected = Expected(same, s.cfg.Window)
+		r.Expected = rules.Expected(same, s.cfg.Window)
 		// The floor applies to every list before any score: only a topic with at least
 		// Surge.Floor mentions in the window can be listed (seed 001), which is what keeps
 		// a flood of junk tags, each a few mentions plus sketch noise, off volume lists too.
 		r.scored = r.Mentions >= s.cfg.Surge.Floor
 		switch l.score {
-		case Surge:
+		case rules.Surge:
 			r.Score, r.scored = s.cfg.Surge.Score(r.Mentions, r.Expected)
-		case Decayed:
+		case rules.Decayed:
 			counts := make([]float64, len(s.ring))
 			for i, m := range s.ringMin {
 				if m >= 0 {
 					counts[s.minute-m] = float64(s.ring[i].EstimateHash(c.hash)) / 10
 				}
 			}
-			r.Score = DecayedSum(counts, s.cfg.HalfLife)
+			r.Score = rules.DecayedSum(counts, s.cfg.HalfLife)
 		default:
 			r.Score = r.Mentions
 		}
@@ -530,10 +498,10 @@ func (s *State) rank(l *list) []Ranked {
 
 // Refresh recomputes every public list at now (the time recorded on review entries) and
 // returns them by list name. Call it once a minute: it advances the hysteresis, and it
-// holds never-seen topics that would enter a list until Review approves them, and sends
+// holds never-seen topics that would enter a list until rules.Review approves them, and sends
 // topics whose weight is mostly from new accounts to review.
 //
-// Every list needs the floor (Surge.Floor, 300 mentions in the window); surge lists add the
+// Every list needs the floor (rules.Surge.Floor, 300 mentions in the window); surge lists add the
 // hysteresis (enter at 3, stay until below 2); volume and decayed lists are the top ListSize
 // by score.
 func (s *State) Refresh(now time.Time) map[string][]Ranked {
@@ -549,7 +517,7 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 			}
 			scored[r.Topic] = true
 			listed := true
-			if l.score == Surge {
+			if l.score == rules.Surge {
 				listed = l.hyst.Update(r.Topic, r.Score)
 			}
 			if !listed || len(public) == s.cfg.ListSize {
@@ -557,13 +525,13 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 				continue
 			}
 			if r.Review {
-				s.review.Hold(r.Topic, l.name, ReasonNewAccounts, now, r.Mentions, r.Score/s.cfg.Weight.ReviewCut)
+				s.review.Hold(r.Topic, l.name, rules.ReasonNewAccounts, now, r.Mentions, r.Score/s.cfg.Weight.ReviewCut)
 			}
 			// Never seen and rising fast: no history, and at least the floor in the window
 			// (a handful of mentions of a new tag is not an event worth a person's look).
 			if r.NoHistory && r.Mentions >= s.cfg.Surge.Floor {
-				if st, known := s.review.Status(r.Topic); !known || st != Approved {
-					s.review.Hold(r.Topic, l.name, ReasonNewTopic, now, r.Mentions, r.Score)
+				if st, known := s.review.Status(r.Topic); !known || st != rules.Approved {
+					s.review.Hold(r.Topic, l.name, rules.ReasonNewTopic, now, r.Mentions, r.Score)
 				}
 			}
 			if s.review.Blocks(r.Topic) {
@@ -580,17 +548,17 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 	return out
 }
 
-// List returns the named list (World or a region) as of the last Refresh, or an error
+// List returns the named list (rules.World or a region) as of the last Refresh, or an error
 // wrapping ErrUnknownRegion: the API's region= validation.
 func (s *State) List(name string) ([]Ranked, error) {
 	l := s.byName[name]
 	if l == nil {
-		return nil, fmt.Errorf("list %q: %w", name, ErrUnknownRegion)
+		return nil, fmt.Errorf("list %q: %w", name, rules.ErrUnknownRegion)
 	}
 	return slices.Clone(l.public), nil
 }
 
-// Lists returns the list names, World first.
+// Lists returns the list names, rules.World first.
 func (s *State) Lists() []string {
 	out := make([]string, len(s.lists))
 	for i, l := range s.lists {

@@ -1,6 +1,8 @@
 package topics
 
 import (
+	rules "trending/model/topics"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -16,14 +18,14 @@ var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 func smallConfig() Config {
 	return Config{
 		Regions:       []string{"us", "jp"},
-		Scores:        map[string]Score{"us": Surge, "jp": Decayed},
+		Scores:        map[string]rules.Score{"us": rules.Surge, "jp": rules.Decayed},
 		Width:         1 << 12,
 		BaselineWidth: 1 << 10,
 		Dedupe:        DedupeConfig{Capacity: 1 << 12},
 	}
 }
 
-func newState(t testing.TB, cfg Config, bl *Blocklist) *State {
+func newState(t testing.TB, cfg Config, bl *rules.Blocklist) *State {
 	t.Helper()
 	s, err := New(cfg, bl)
 	if err != nil {
@@ -59,8 +61,8 @@ func TestConfigValidate(t *testing.T) {
 		{"empty region", func(c *Config) { c.Regions = []string{""} }},
 		{"repeated region", func(c *Config) { c.Regions = []string{"us", "us"} }},
 		{"control char", func(c *Config) { c.Regions = []string{"u\x01s"} }},
-		{"score for unknown list", func(c *Config) { c.Scores = map[string]Score{"fr": Surge} }},
-		{"unknown score", func(c *Config) { c.Scores = map[string]Score{"us": "ratio"} }},
+		{"score for unknown list", func(c *Config) { c.Scores = map[string]rules.Score{"fr": rules.Surge} }},
+		{"unknown score", func(c *Config) { c.Scores = map[string]rules.Score{"us": "ratio"} }},
 		{"window 90s", func(c *Config) { c.Window = 90 * time.Second }},
 		{"window 2h", func(c *Config) { c.Window = 2 * time.Hour }},
 		{"width not a power of two", func(c *Config) { c.Width = 1000 }},
@@ -73,10 +75,10 @@ func TestConfigValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := smallConfig()
 			tc.mod(&c)
-			if err := c.Validate(); !errors.Is(err, ErrConfig) {
-				t.Fatalf("Validate = %v, want ErrConfig", err)
+			if err := c.Validate(); !errors.Is(err, rules.ErrConfig) {
+				t.Fatalf("Validate = %v, want rules.ErrConfig", err)
 			}
-			if _, err := New(c, nil); !errors.Is(err, ErrConfig) {
+			if _, err := New(c, nil); !errors.Is(err, rules.ErrConfig) {
 				t.Fatalf("New = %v", err)
 			}
 		})
@@ -86,8 +88,8 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-// TestRegionalAndWorldwide: each mention counts towards its region and World; an
-// unconfigured region counts towards World only; an unknown list name is ErrUnknownRegion.
+// TestRegionalAndWorldwide: each mention counts towards its region and rules.World; an
+// unconfigured region counts towards rules.World only; an unknown list name is rules.ErrUnknownRegion.
 func TestRegionalAndWorldwide(t *testing.T) {
 	s := newState(t, smallConfig(), nil)
 	mention(s, "rain", "us", t0, 30, false)
@@ -106,10 +108,10 @@ func TestRegionalAndWorldwide(t *testing.T) {
 	if st := s.Stats(); st.UnknownRegion != 5 || st.Counted != 60 {
 		t.Errorf("stats %+v", st)
 	}
-	if _, err := s.Rank("fr"); !errors.Is(err, ErrUnknownRegion) {
+	if _, err := s.Rank("fr"); !errors.Is(err, rules.ErrUnknownRegion) {
 		t.Errorf("Rank(fr) = %v", err)
 	}
-	if _, err := s.List("fr"); !errors.Is(err, ErrUnknownRegion) {
+	if _, err := s.List("fr"); !errors.Is(err, rules.ErrUnknownRegion) {
 		t.Errorf("List(fr) = %v", err)
 	}
 	if got := fmt.Sprint(s.Lists()); got != "[world us jp]" {
@@ -161,13 +163,13 @@ func TestSurgeWorkedNumbers(t *testing.T) {
 	if len(us) != 1 || us[0].Topic != "marathon" {
 		t.Fatalf("us list %+v, want marathon alone", us)
 	}
-	if st, ok := s.Review().Status("quake"); !ok || st != Pending {
+	if st, ok := s.Review().Status("quake"); !ok || st != rules.Pending {
 		t.Fatalf("quake status %v %v", st, ok)
 	}
 	if rs, _ := s.Rank("us"); !mustFind(t, rs, "quake").Held || !mustFind(t, rs, "marathon").Listed {
 		t.Error("flags after Refresh")
 	}
-	// Approved, it is listed first with its 61.
+	// rules.Approved, it is listed first with its 61.
 	if err := s.Review().Approve("quake", "editor", t0); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestSurgeWorkedNumbers(t *testing.T) {
 	if len(us) != 2 || us[0].Topic != "quake" || us[0].Score != 61 {
 		t.Fatalf("after approval %+v", us)
 	}
-	// Rejected, it is gone again.
+	// rules.Rejected, it is gone again.
 	if err := s.Review().Reject("quake", "editor", t0); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +228,7 @@ func TestSurgeHysteresisInState(t *testing.T) {
 
 // TestAbuseInState: dedupe, blocklist, late events, and the new-account share cut.
 func TestAbuseInState(t *testing.T) {
-	s := newState(t, smallConfig(), NewBlocklist("spam"))
+	s := newState(t, smallConfig(), rules.NewBlocklist("spam"))
 	history(s, "cats", "us", 1, 10)
 	history(s, "bots", "us", 1, 10)
 	at := t0.Add(5 * time.Minute)
@@ -260,7 +262,7 @@ func TestAbuseInState(t *testing.T) {
 		t.Fatalf("bots over 60%% new not cut: %+v", r)
 	}
 	s.Refresh(at.Add(3 * time.Minute))
-	if st, ok := s.Review().Status("bots"); !ok || st != Pending {
+	if st, ok := s.Review().Status("bots"); !ok || st != rules.Pending {
 		t.Fatalf("bots not queued for review: %v %v", st, ok)
 	}
 	if l, _ := s.List("world"); len(l) == 0 || !mustFind(t, l, "bots").Review {
@@ -315,7 +317,7 @@ func TestFloodOfJunk(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Regions = []string{"us", "jp"}
-	cfg.Scores = map[string]Score{"us": Surge}
+	cfg.Scores = map[string]rules.Score{"us": rules.Surge}
 	s := newState(t, cfg, nil)
 	s.Add(Mention{Topic: "warmup", Region: "us", TS: t0}) // allocates the hour's sketch
 	bytes0 := s.Bytes()
@@ -415,8 +417,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 	other := cfg
 	other.Regions = []string{"us"}
-	other.Scores = map[string]Score{"us": Surge}
-	if err := newState(t, other, nil).Restore(snap); !errors.Is(err, ErrConfigMismatch) {
+	other.Scores = map[string]rules.Score{"us": rules.Surge}
+	if err := newState(t, other, nil).Restore(snap); !errors.Is(err, rules.ErrConfigMismatch) {
 		t.Errorf("mismatched config: %v", err)
 	}
 	// Every byte of the header and trailer, and a spread of the body (the checksum covers
@@ -425,7 +427,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		bad := bytes.Clone(snap)
 		bad[i] ^= 0x20
 		before, _ := r.Snapshot()
-		if err := r.Restore(bad); !errors.Is(err, ErrCorrupt) {
+		if err := r.Restore(bad); !errors.Is(err, rules.ErrCorrupt) {
 			t.Fatalf("byte %d flipped: %v", i, err)
 		}
 		if i%7 == 0 {
@@ -436,7 +438,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	for _, n := range []int{0, 3, 5, len(snap) - 1} {
-		if err := r.Restore(snap[:n]); !errors.Is(err, ErrCorrupt) {
+		if err := r.Restore(snap[:n]); !errors.Is(err, rules.ErrCorrupt) {
 			t.Errorf("truncated to %d: %v", n, err)
 		}
 	}
@@ -470,7 +472,7 @@ func FuzzRestore(f *testing.F) {
 			b[len(b)-4], b[len(b)-3], b[len(b)-2], b[len(b)-1] = byte(sum), byte(sum>>8), byte(sum>>16), byte(sum>>24)
 		}
 		if err := r.Restore(b); err != nil {
-			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrConfigMismatch) {
+			if !errors.Is(err, rules.ErrCorrupt) && !errors.Is(err, rules.ErrConfigMismatch) {
 				t.Fatalf("error %v wraps neither sentinel", err)
 			}
 			return
@@ -491,7 +493,7 @@ func FuzzRestore(f *testing.F) {
 // TestAddDoesNotAllocate: the per-mention path (blocklist, dedupe, two keys, candidates)
 // allocates nothing once a topic is a candidate.
 func TestAddDoesNotAllocate(t *testing.T) {
-	s := newState(t, smallConfig(), NewBlocklist("spam", "scam"))
+	s := newState(t, smallConfig(), rules.NewBlocklist("spam", "scam"))
 	m := Mention{Topic: "cheap-tickets", Region: "us", UserID: "u1", TS: t0}
 	s.Add(m)
 	if n := testing.AllocsPerRun(1000, func() { s.Add(m) }); n != 0 {
@@ -507,7 +509,7 @@ func TestCountAndSharedReview(t *testing.T) {
 	s.Add(Mention{Topic: "a", Region: "us", TS: t0, Count: 400})
 	s.Add(Mention{Topic: "b", Region: "us", TS: t0, Count: 400, UserID: "u1"})
 	s.Add(Mention{Topic: "c", Region: "us", TS: t0})
-	ranked, err := s.Rank(World)
+	ranked, err := s.Rank(rules.World)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -519,7 +521,7 @@ func TestCountAndSharedReview(t *testing.T) {
 		t.Fatalf("mentions %v: want a 400, b 1 (a user counts once), c 1", got)
 	}
 
-	shared := NewReview(0)
+	shared := rules.NewReview(0)
 	p1, p2 := newState(t, smallConfig(), nil), newState(t, smallConfig(), nil)
 	p1.ShareReview(shared)
 	p2.ShareReview(shared)
@@ -531,22 +533,22 @@ func TestCountAndSharedReview(t *testing.T) {
 	// A never-seen topic over the floor is held into the shared queue.
 	p2.Add(Mention{Topic: "quake", Region: "jp", TS: t0, Count: 500})
 	p2.Refresh(t0.Add(time.Minute))
-	if st, ok := shared.Status("quake"); !ok || st != Pending {
+	if st, ok := shared.Status("quake"); !ok || st != rules.Pending {
 		t.Fatalf("quake: %q %v, want pending in the shared queue", st, ok)
 	}
 	// A restored partition's older copy says pending and knows "old"; the shared queue has
 	// since approved quake.
-	old := NewReview(0)
-	old.Hold("quake", "jp", ReasonNewTopic, t0, 500, 11)
-	old.Hold("old", "us", ReasonNewTopic, t0, 300, 7)
+	old := rules.NewReview(0)
+	old.Hold("quake", "jp", rules.ReasonNewTopic, t0, 500, 11)
+	old.Hold("old", "us", rules.ReasonNewTopic, t0, 300, 7)
 	if err := shared.Approve("quake", "alice", t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	shared.Absorb(old)
-	if st, _ := shared.Status("quake"); st != Approved {
+	if st, _ := shared.Status("quake"); st != rules.Approved {
 		t.Fatalf("Absorb undid a decision: quake is %s", st)
 	}
-	if st, ok := shared.Status("old"); !ok || st != Pending {
+	if st, ok := shared.Status("old"); !ok || st != rules.Pending {
 		t.Fatalf("Absorb lost an entry: old is %q %v", st, ok)
 	}
 }

@@ -133,6 +133,8 @@ type window interface {
 	top(p *Partition) List
 	// stats adds the window's entries, sketches and bytes to s.
 	stats(s *Stats)
+	// snapState writes and reads the window's part of a snapshot (snapshot.go).
+	snapState
 }
 
 // Partition is the window state of one log partition: open minute maps,

@@ -39,6 +39,35 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Restore re-sums them from the buckets.
 func (p *Partition) MarshalBinary() ([]byte, error) {
 	e := &encoder{}
+	e.header(p)
+	e.items(p.in)
+	e.openMinutes(p.open)
+	e.ring(p.minutes)
+	for _, w := range p.wins {
+		if err := w.encodeState(e); err != nil {
+			return nil, err
+		}
+	}
+	e.closedLists(p)
+	e.late(p.late)
+	e.since(p.since)
+	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
+	return e.b, nil
+}
+
+// snapState is the part of a window kind's state a snapshot carries, written
+// and read in the window's turn after the minute ring. Running sums are not
+// part of it: derive re-sums them from the buckets.
+type snapState interface {
+	encodeState(e *encoder) error
+	// decodeState reads the state into a window of a fresh partition; a problem
+	// sets d.err.
+	decodeState(d *decoder, p *Partition)
+}
+
+// header writes the magic, version and config fingerprint, then the flags,
+// the watermark, the lateness and the counters.
+func (e *encoder) header(p *Partition) {
 	e.b = append(e.b, snapMagic...)
 	e.b = append(e.b, snapVersion)
 	fp := p.cfg.fingerprint()
@@ -57,15 +86,18 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 	e.uv(p.st.Late)
 	e.uv(p.st.TooLate)
 	e.uv(p.st.Invalid)
+}
 
-	// The item table: every item alive, sorted; idx maps handles to it.
-	live := make([]uint32, 0, p.in.live())
-	for id, s := range p.in.strs {
+// items writes the item table, every item alive in sorted order, and sets
+// e.idx to map handles to it.
+func (e *encoder) items(in *interner) {
+	live := make([]uint32, 0, in.live())
+	for id, s := range in.strs {
 		if s != "" {
 			live = append(live, uint32(id))
 		}
 	}
-	strs := p.in.strs
+	strs := in.strs
 	slices.SortFunc(live, func(a, b uint32) int { return strings.Compare(strs[a], strs[b]) })
 	names := make([]string, len(live))
 	e.idx = make([]uint32, len(strs))
@@ -77,81 +109,87 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 	for _, s := range names {
 		e.str(s)
 	}
+}
 
-	e.uv(uint64(len(p.open)))
-	for _, o := range p.open {
+func (e *encoder) openMinutes(open []openMinute) {
+	e.uv(uint64(len(open)))
+	for _, o := range open {
 		e.sv(o.minute)
 		e.pairs = e.pairs[:0]
 		o.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.idx[id], c}) })
 		e.entries()
 	}
-	e.ring(p.minutes)
+}
 
-	for _, w := range p.wins {
-		switch w := w.(type) {
-		case *exactSliding:
-			if w.b == 1 {
-				continue // the minute ring holds its buckets
-			}
-			e.ring(w.ring)
-			e.bool(w.hasPartial)
-			if w.hasPartial {
-				e.sv(w.pstart)
-				e.counts(w.partial)
-			}
-		case *exactCalendar:
-			e.bool(w.opened)
-			if w.opened {
-				e.sv(w.pstart)
-				e.pairs = e.pairs[:0]
-				for id, c := range w.totals {
-					if c != 0 {
-						e.pairs = append(e.pairs, pair{e.idx[id], c})
-					}
-				}
-				e.entries()
-			}
-		case *sketchSliding:
-			e.uv(uint64(len(w.buckets)))
-			for _, b := range w.buckets {
-				e.sv(b.start)
-				if err := e.sketch(b.sk); err != nil {
-					return nil, err
-				}
-			}
-			e.cands(&w.cands)
-		case *sketchCalendar:
-			e.bool(w.opened)
-			if w.opened {
-				e.sv(w.pstart)
-				if err := e.sketch(w.sk); err != nil {
-					return nil, err
-				}
-			}
-			e.cands(&w.cands)
-		case *exactAll:
-			// The totals are the state: no bucket could re-derive them.
-			e.bool(w.sum > 0)
-			if w.sum > 0 {
-				e.pairs = e.pairs[:0]
-				for id, c := range w.totals {
-					if c != 0 {
-						e.pairs = append(e.pairs, pair{e.idx[id], c})
-					}
-				}
-				e.entries()
-			}
-		case *sketchAll:
-			e.bool(w.sk.Total() > 0)
-			if w.sk.Total() > 0 {
-				if err := e.sketch(w.sk); err != nil {
-					return nil, err
-				}
-			}
-			e.cands(&w.cands)
+func (w *exactSliding) encodeState(e *encoder) error {
+	if w.b == 1 {
+		return nil // the minute ring holds its buckets
+	}
+	e.ring(w.ring)
+	e.bool(w.hasPartial)
+	if w.hasPartial {
+		e.sv(w.pstart)
+		e.counts(w.partial)
+	}
+	return nil
+}
+
+func (w *exactCalendar) encodeState(e *encoder) error {
+	e.bool(w.opened)
+	if w.opened {
+		e.sv(w.pstart)
+		e.totals(w.totals)
+	}
+	return nil
+}
+
+func (w *sketchSliding) encodeState(e *encoder) error {
+	e.uv(uint64(len(w.buckets)))
+	for _, b := range w.buckets {
+		e.sv(b.start)
+		if err := e.sketch(b.sk); err != nil {
+			return err
 		}
 	}
+	e.cands(&w.cands)
+	return nil
+}
 
+func (w *sketchCalendar) encodeState(e *encoder) error {
+	e.bool(w.opened)
+	if w.opened {
+		e.sv(w.pstart)
+		if err := e.sketch(w.sk); err != nil {
+			return err
+		}
+	}
+	e.cands(&w.cands)
+	return nil
+}
+
+// encodeState writes the totals themselves: no bucket could re-derive them.
+func (w *exactAll) encodeState(e *encoder) error {
+	e.bool(w.sum > 0)
+	if w.sum > 0 {
+		e.totals(w.totals)
+	}
+	return nil
+}
+
+func (w *sketchAll) encodeState(e *encoder) error {
+	e.bool(w.sk.Total() > 0)
+	if w.sk.Total() > 0 {
+		if err := e.sketch(w.sk); err != nil {
+			return err
+		}
+	}
+	e.cands(&w.cands)
+	return nil
+}
+
+// closedLists writes the closed calendar lists not yet taken, naming items by
+// string.
+func (e *encoder) closedLists(p *Partition) {
 	e.uv(uint64(len(p.closed)))
 	for _, l := range p.closed {
 		wi := slices.IndexFunc(p.wins, func(w window) bool { return w.conf().Name == l.Window })
@@ -164,35 +202,44 @@ func (p *Partition) MarshalBinary() ([]byte, error) {
 			e.uv(it.Count)
 		}
 	}
+}
 
-	keys := make([]lateKey, 0, len(p.late))
-	for k := range p.late {
+// late writes the late-drop counts (version 2), sorted by (window, start).
+func (e *encoder) late(late map[lateKey]lateCount) {
+	keys := make([]lateKey, 0, len(late))
+	for k := range late {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, compareLateKeys)
 	e.uv(uint64(len(keys)))
 	for _, k := range keys {
-		lc := p.late[k]
+		lc := late[k]
 		e.uv(uint64(k.win))
 		e.sv(k.start)
 		e.uv(lc.n)
 		e.bool(lc.dirty)
 	}
-	// Version 3: the counts since the boundary, when the partition keeps them.
-	e.bool(p.since != nil)
-	if s := p.since; s != nil {
-		e.uv(uint64(s.days))
-		e.sv(s.boundary)
-		e.sv(s.from)
-		e.ring(s.ring)
-		e.bool(s.hasPartial)
-		if s.hasPartial {
-			e.sv(s.pstart)
-			e.counts(s.partial)
-		}
+}
+
+// since writes the counts since the boundary (version 3), behind a flag that
+// says whether the partition keeps them.
+func (e *encoder) since(s *since) {
+	e.bool(s != nil)
+	if s != nil {
+		s.encodeState(e)
 	}
-	e.b = binary.LittleEndian.AppendUint32(e.b, crc32.Checksum(e.b, castagnoli))
-	return e.b, nil
+}
+
+func (s *since) encodeState(e *encoder) {
+	e.uv(uint64(s.days))
+	e.sv(s.boundary)
+	e.sv(s.from)
+	e.ring(s.ring)
+	e.bool(s.hasPartial)
+	if s.hasPartial {
+		e.sv(s.pstart)
+		e.counts(s.partial)
+	}
 }
 
 type pair struct {
@@ -296,6 +343,18 @@ func (e *encoder) counts(m map[uint32]uint64) {
 	e.pairs = e.pairs[:0]
 	for id, c := range m {
 		e.pairs = append(e.pairs, pair{e.idx[id], c})
+	}
+	e.entries()
+}
+
+// totals writes a dense slice of totals indexed by handle, its nonzero
+// entries only.
+func (e *encoder) totals(t []uint64) {
+	e.pairs = e.pairs[:0]
+	for id, c := range t {
+		if c != 0 {
+			e.pairs = append(e.pairs, pair{e.idx[id], c})
+		}
 	}
 	e.entries()
 }
@@ -525,6 +584,29 @@ func (d *decoder) ring(p *Partition, b, lo, hi int64) ring {
 	return r
 }
 
+// counts reads a map of counts (an open minute or partial bucket), each
+// holding a reference on its item.
+func (d *decoder) counts(p *Partition, m map[uint32]uint64) {
+	d.entries(func(id uint32, c uint64) {
+		p.in.ref(id)
+		m[id] = c
+	})
+}
+
+// totals reads the nonzero entries of a dense slice of totals indexed by
+// handle, each holding a reference on its item, and adds them to *sum, which
+// must stay within maxSnapCount.
+func (d *decoder) totals(p *Partition, name string, t []uint64, sum *uint64) {
+	d.entries(func(id uint32, c uint64) {
+		p.in.ref(id)
+		t[id] = c
+		*sum += c
+		if *sum > maxSnapCount {
+			d.fail("%s: total over %d", name, uint64(maxSnapCount))
+		}
+	})
+}
+
 func (d *decoder) sketch(p *Partition, conservative bool) *sketch.Sketch {
 	blob := d.raw(d.count(1))
 	if d.err != nil {
@@ -590,249 +672,21 @@ func (d *decoder) calendarStart(p *Partition, span string) (start, end int64) {
 
 // partition decodes everything after the fingerprint into p.
 func (d *decoder) partition(p *Partition) error {
-	flags := d.byte1()
-	if flags&^flagStarted != 0 {
-		d.fail("unknown flags %#x", flags)
-	}
-	p.started = flags&flagStarted != 0
-	p.maxSeen, p.asOf = d.sv(), d.sv()
-	late := d.uv()
-	p.st.Counted, p.st.Late, p.st.TooLate, p.st.Invalid = d.uv(), d.uv(), d.uv(), d.uv()
-	if d.err != nil {
-		return d.err
-	}
-	if late > uint64(MaxLateness.Milliseconds()) {
-		d.fail("allowed lateness %d ms over the limit", late)
-	}
-	// The watermark minute never trails the largest event time by more
-	// than the lateness in force when the snapshot was taken (it can lead
-	// it after a restart with a longer lateness).
-	if p.started {
-		if p.maxSeen < minEventMs || p.maxSeen >= maxEventMs || p.asOf > p.maxSeen/minuteMs ||
-			p.asOf < floorDiv(p.maxSeen-int64(late), minuteMs) {
-			d.fail("watermark minute %d, largest event time %d and lateness %d ms are inconsistent", p.asOf, p.maxSeen, late)
-		}
-	} else if p.maxSeen != 0 || p.asOf != 0 {
-		d.fail("a partition that saw no event has a watermark")
-	}
-
-	// Items: strictly increasing, non-empty; interned in order, so the
-	// handle of item i is i.
-	d.n = d.count(2)
-	prev := ""
-	for i := range d.n {
-		s := d.str()
-		if d.err == nil && (s == "" || (i > 0 && s <= prev)) {
-			d.fail("item %d not in strictly increasing order", i)
-		}
-		if d.err != nil {
-			return d.err
-		}
-		p.in.intern(s)
-		prev = s
-	}
-	if d.n > 0 && !p.started {
-		d.fail("a partition that saw no event holds items")
-	}
-
-	nOpen := d.count(3)
-	for range nOpen {
-		m := d.sv()
-		if d.err == nil && (m < p.asOf || m >= maxEventMs/minuteMs || (len(p.open) > 0 && m <= p.open[len(p.open)-1].minute)) {
-			d.fail("open minute %d before the watermark minute %d or out of order", m, p.asOf)
-		}
-		if d.err != nil {
-			return d.err
-		}
-		// Restored open minutes count in map form; new minutes get gens.
-		counts := make(map[uint32]uint64)
-		d.entries(func(id uint32, c uint64) {
-			counts[id] = c
-			p.in.ref(id)
-		})
-		p.open = append(p.open, openMinute{minute: m, counts: counts})
-	}
-
+	d.header(p)
+	d.items(p)
+	d.openMinutes(p)
 	p.minutes = d.ring(p, 1, p.asOf-p.keep, p.asOf)
 	for _, w := range p.wins {
 		if d.err != nil {
 			return d.err
 		}
-		switch w := w.(type) {
-		case *exactSliding:
-			if w.b == 1 {
-				continue
-			}
-			nb := floorTo(p.asOf-1, w.b)
-			w.ring = d.ring(p, w.b, w.start(p.asOf), nb)
-			if d.bool() {
-				w.hasPartial, w.pstart = true, d.sv()
-				if d.err == nil && w.pstart != nb {
-					d.fail("%s: partial bucket %d, want %d", w.cfg.Name, w.pstart, nb)
-				}
-				d.entries(func(id uint32, c uint64) {
-					p.in.ref(id)
-					w.partial[id] = c
-				})
-			}
-		case *exactCalendar:
-			if d.bool() {
-				w.opened = true
-				w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
-				d.entries(func(id uint32, c uint64) {
-					p.in.ref(id)
-					w.totals[id] = c
-					w.sum += c
-					if w.sum > maxSnapCount {
-						d.fail("%s: total over %d", w.cfg.Name, uint64(maxSnapCount))
-					}
-				})
-			}
-		case *sketchSliding:
-			n := d.count(5)
-			if n > 0 && !p.started {
-				d.fail("a partition that saw no event has sketch buckets")
-			}
-			ws, nb := w.start(p.asOf), floorTo(p.asOf-1, w.b)
-			for range n {
-				s := d.sv()
-				if d.err == nil && (s < ws || s > nb || floorTo(s, w.b) != s || (len(w.buckets) > 0 && s <= w.buckets[len(w.buckets)-1].start)) {
-					d.fail("%s: bucket at minute %d outside [%d, %d] or out of order", w.cfg.Name, s, ws, nb)
-				}
-				sk := d.sketch(p, false)
-				if d.err != nil {
-					return d.err
-				}
-				w.buckets = append(w.buckets, sbucket{start: s, sk: sk})
-			}
-			d.cands(p, &w.cands)
-		case *sketchCalendar:
-			if d.bool() {
-				w.opened = true
-				w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
-				if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
-					w.sk = sk
-				}
-			}
-			d.cands(p, &w.cands)
-			if d.err == nil && !w.opened && (len(w.cands.set) > 0 || w.cands.floor != 0) {
-				d.fail("%s: candidates of a closed period", w.cfg.Name)
-			}
-		case *exactAll:
-			if d.bool() {
-				d.entries(func(id uint32, c uint64) {
-					p.in.ref(id)
-					w.totals[id] = c
-					w.sum += c
-					if w.sum > maxSnapCount {
-						d.fail("%s: total over %d", w.cfg.Name, uint64(maxSnapCount))
-					}
-				})
-			}
-		case *sketchAll:
-			counted := d.bool()
-			if counted {
-				if !p.started && d.err == nil {
-					d.fail("%s: a partition that saw no event has a sketch", w.cfg.Name)
-				}
-				if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
-					w.sk = sk
-				}
-			}
-			d.cands(p, &w.cands)
-			if d.err == nil && !counted && (len(w.cands.set) > 0 || w.cands.floor != 0) {
-				d.fail("%s: candidates without counts", w.cfg.Name)
-			}
-		}
+		w.decodeState(d, p)
 	}
-
-	nClosed := d.count(4)
-	for range nClosed {
-		wi := d.uv()
-		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar) {
-			d.fail("closed list of window %d, not a calendar window", wi)
-		}
-		start, total := d.sv(), d.uv()
-		if d.err != nil {
-			return d.err
-		}
-		wc := p.wins[wi].conf()
-		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf {
-			d.fail("closed %s list at minute %d is not a closed period", wc.Name, start)
-			return d.err
-		}
-		end := spanEnd(wc.Span, start)
-		l := List{Window: wc.Name, Start: minuteTime(start), End: minuteTime(end), AsOf: minuteTime(end),
-			Final: true, Exact: wc.Mode == Exact, Total: total}
-		if !l.Exact {
-			b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, total)
-			l.Bound = &b
-		}
-		n := d.count(2)
-		for range n {
-			item, c := d.str(), d.uv()
-			if d.err != nil {
-				return d.err
-			}
-			l.Items = append(l.Items, topk.Entry{Item: item, Count: c})
-		}
-		p.closed = append(p.closed, l)
-	}
+	d.closedLists(p)
 	if d.version >= snapV2 {
 		d.late(p)
-		if d.err != nil {
-			return d.err
-		}
 	}
-	// Version 3: the counts since the boundary. A partition that keeps none reads them and
-	// lets them go; one that keeps them but restores an older snapshot (or one written
-	// without them) has complete counts only from the first day start at or after the
-	// snapshot's watermark.
-	var drop *since
-	if d.version >= snapVersion && d.bool() {
-		// The section is checked against the SinceDays it was written under, so that a
-		// snapshot Restore accepts is canonical; derive then applies the configured days.
-		s := &since{partial: map[uint32]uint64{}}
-		if p.since != nil {
-			s = p.since
-		} else {
-			drop = s
-		}
-		days := d.uv()
-		if d.err == nil && (days < 1 || days > MaxSinceDays) {
-			d.fail("since: %d days kept", days)
-		}
-		cur := s.days
-		s.days = int64(days)
-		s.boundary, s.from = d.sv(), d.sv()
-		if d.err == nil && s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary) {
-			d.fail("since: boundary %d is not a day start in range", s.boundary)
-		}
-		if d.err == nil && ((!p.started && s.from != minEventMs/minuteMs) || (p.started && (s.from < s.keep(p.asOf) || s.from > ceilDay(p.asOf)))) {
-			d.fail("since: counts complete from minute %d, inconsistent with the watermark", s.from)
-		}
-		nb := floorTo(p.asOf-1, dayMinutes)
-		lo := s.lo(p.asOf)
-		if !p.started {
-			lo = nb // nothing counted yet
-		}
-		s.ring = d.ring(p, dayMinutes, lo, max(nb, lo))
-		if d.bool() {
-			s.hasPartial, s.pstart = true, d.sv()
-			if d.err == nil && (s.pstart != nb || nb < lo || !p.started) {
-				d.fail("since: partial bucket %d, want %d", s.pstart, nb)
-			}
-			d.entries(func(id uint32, c uint64) {
-				p.in.ref(id)
-				s.partial[id] = c
-			})
-		}
-		if cur != 0 {
-			s.days = cur
-		}
-	} else if p.since != nil && p.started {
-		p.since.from = ceilDay(p.asOf)
-	}
+	drop := d.since(p)
 	if d.err != nil {
 		return d.err
 	}
@@ -851,6 +705,192 @@ func (d *decoder) partition(p *Partition) error {
 		}
 	}
 	return nil
+}
+
+// header reads the flags, the watermark, the lateness it was taken under and
+// the counters, and checks they agree.
+func (d *decoder) header(p *Partition) {
+	flags := d.byte1()
+	if flags&^flagStarted != 0 {
+		d.fail("unknown flags %#x", flags)
+	}
+	p.started = flags&flagStarted != 0
+	p.maxSeen, p.asOf = d.sv(), d.sv()
+	late := d.uv()
+	p.st.Counted, p.st.Late, p.st.TooLate, p.st.Invalid = d.uv(), d.uv(), d.uv(), d.uv()
+	if d.err != nil {
+		return
+	}
+	if late > uint64(MaxLateness.Milliseconds()) {
+		d.fail("allowed lateness %d ms over the limit", late)
+	}
+	// The watermark minute never trails the largest event time by more
+	// than the lateness in force when the snapshot was taken (it can lead
+	// it after a restart with a longer lateness).
+	if p.started {
+		if p.maxSeen < minEventMs || p.maxSeen >= maxEventMs || p.asOf > p.maxSeen/minuteMs ||
+			p.asOf < floorDiv(p.maxSeen-int64(late), minuteMs) {
+			d.fail("watermark minute %d, largest event time %d and lateness %d ms are inconsistent", p.asOf, p.maxSeen, late)
+		}
+	} else if p.maxSeen != 0 || p.asOf != 0 {
+		d.fail("a partition that saw no event has a watermark")
+	}
+}
+
+// items reads the item table: strictly increasing, non-empty; interned in
+// order, so the handle of item i is i.
+func (d *decoder) items(p *Partition) {
+	d.n = d.count(2)
+	prev := ""
+	for i := range d.n {
+		s := d.str()
+		if d.err == nil && (s == "" || (i > 0 && s <= prev)) {
+			d.fail("item %d not in strictly increasing order", i)
+		}
+		if d.err != nil {
+			return
+		}
+		p.in.intern(s)
+		prev = s
+	}
+	if d.n > 0 && !p.started {
+		d.fail("a partition that saw no event holds items")
+	}
+}
+
+// openMinutes reads the minutes not yet closed: at or after the watermark
+// minute, strictly increasing.
+func (d *decoder) openMinutes(p *Partition) {
+	nOpen := d.count(3)
+	for range nOpen {
+		m := d.sv()
+		if d.err == nil && (m < p.asOf || m >= maxEventMs/minuteMs || (len(p.open) > 0 && m <= p.open[len(p.open)-1].minute)) {
+			d.fail("open minute %d before the watermark minute %d or out of order", m, p.asOf)
+		}
+		if d.err != nil {
+			return
+		}
+		// Restored open minutes count in map form; new minutes get gens.
+		counts := make(map[uint32]uint64)
+		d.counts(p, counts)
+		p.open = append(p.open, openMinute{minute: m, counts: counts})
+	}
+}
+
+func (w *exactSliding) decodeState(d *decoder, p *Partition) {
+	if w.b == 1 {
+		return // the minute ring holds its buckets
+	}
+	nb := floorTo(p.asOf-1, w.b)
+	w.ring = d.ring(p, w.b, w.start(p.asOf), nb)
+	if d.bool() {
+		w.hasPartial, w.pstart = true, d.sv()
+		if d.err == nil && w.pstart != nb {
+			d.fail("%s: partial bucket %d, want %d", w.cfg.Name, w.pstart, nb)
+		}
+		d.counts(p, w.partial)
+	}
+}
+
+func (w *exactCalendar) decodeState(d *decoder, p *Partition) {
+	if d.bool() {
+		w.opened = true
+		w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
+		d.totals(p, w.cfg.Name, w.totals, &w.sum)
+	}
+}
+
+func (w *sketchSliding) decodeState(d *decoder, p *Partition) {
+	n := d.count(5)
+	if n > 0 && !p.started {
+		d.fail("a partition that saw no event has sketch buckets")
+	}
+	ws, nb := w.start(p.asOf), floorTo(p.asOf-1, w.b)
+	for range n {
+		s := d.sv()
+		if d.err == nil && (s < ws || s > nb || floorTo(s, w.b) != s || (len(w.buckets) > 0 && s <= w.buckets[len(w.buckets)-1].start)) {
+			d.fail("%s: bucket at minute %d outside [%d, %d] or out of order", w.cfg.Name, s, ws, nb)
+		}
+		sk := d.sketch(p, false)
+		if d.err != nil {
+			return
+		}
+		w.buckets = append(w.buckets, sbucket{start: s, sk: sk})
+	}
+	d.cands(p, &w.cands)
+}
+
+func (w *sketchCalendar) decodeState(d *decoder, p *Partition) {
+	if d.bool() {
+		w.opened = true
+		w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
+		if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+			w.sk = sk
+		}
+	}
+	d.cands(p, &w.cands)
+	if d.err == nil && !w.opened && (len(w.cands.set) > 0 || w.cands.floor != 0) {
+		d.fail("%s: candidates of a closed period", w.cfg.Name)
+	}
+}
+
+func (w *exactAll) decodeState(d *decoder, p *Partition) {
+	if d.bool() {
+		d.totals(p, w.cfg.Name, w.totals, &w.sum)
+	}
+}
+
+func (w *sketchAll) decodeState(d *decoder, p *Partition) {
+	counted := d.bool()
+	if counted {
+		if !p.started && d.err == nil {
+			d.fail("%s: a partition that saw no event has a sketch", w.cfg.Name)
+		}
+		if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+			w.sk = sk
+		}
+	}
+	d.cands(p, &w.cands)
+	if d.err == nil && !counted && (len(w.cands.set) > 0 || w.cands.floor != 0) {
+		d.fail("%s: candidates without counts", w.cfg.Name)
+	}
+}
+
+// closedLists reads the closed calendar lists not yet taken: each of a
+// calendar window, for a period that has ended.
+func (d *decoder) closedLists(p *Partition) {
+	nClosed := d.count(4)
+	for range nClosed {
+		wi := d.uv()
+		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar) {
+			d.fail("closed list of window %d, not a calendar window", wi)
+		}
+		start, total := d.sv(), d.uv()
+		if d.err != nil {
+			return
+		}
+		wc := p.wins[wi].conf()
+		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf {
+			d.fail("closed %s list at minute %d is not a closed period", wc.Name, start)
+			return
+		}
+		end := spanEnd(wc.Span, start)
+		l := List{Window: wc.Name, Start: minuteTime(start), End: minuteTime(end), AsOf: minuteTime(end),
+			Final: true, Exact: wc.Mode == Exact, Total: total}
+		if !l.Exact {
+			b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, total)
+			l.Bound = &b
+		}
+		n := d.count(2)
+		for range n {
+			item, c := d.str(), d.uv()
+			if d.err != nil {
+				return
+			}
+			l.Items = append(l.Items, topk.Entry{Item: item, Count: c})
+		}
+		p.closed = append(p.closed, l)
+	}
 }
 
 // late reads the late-drop counts: strictly increasing (window, start), each a closed
@@ -885,6 +925,60 @@ func (d *decoder) late(p *Partition) {
 	}
 }
 
+// since reads the counts since the boundary (version 3). A partition that
+// keeps none reads them and lets them go: since returns them, for the caller
+// to release once every item's references are checked. One that keeps them
+// but restores an older snapshot (or one written without them) has complete
+// counts only from the first day start at or after the snapshot's watermark.
+func (d *decoder) since(p *Partition) (drop *since) {
+	if d.version >= snapVersion && d.bool() {
+		s := p.since
+		if s == nil {
+			s = &since{partial: map[uint32]uint64{}}
+			drop = s
+		}
+		s.decodeState(d, p)
+	} else if p.since != nil && p.started {
+		p.since.from = ceilDay(p.asOf)
+	}
+	return drop
+}
+
+// decodeState checks the section against the SinceDays it was written under,
+// so that a snapshot Restore accepts is canonical; derive then applies the
+// configured days (s.days, unless s is one to let go).
+func (s *since) decodeState(d *decoder, p *Partition) {
+	days := d.uv()
+	if d.err == nil && (days < 1 || days > MaxSinceDays) {
+		d.fail("since: %d days kept", days)
+	}
+	cur := s.days
+	s.days = int64(days)
+	s.boundary, s.from = d.sv(), d.sv()
+	if d.err == nil && s.boundary != noMinute && (s.boundary < minEventMs/minuteMs || s.boundary >= maxEventMs/minuteMs || floorTo(s.boundary, dayMinutes) != s.boundary) {
+		d.fail("since: boundary %d is not a day start in range", s.boundary)
+	}
+	if d.err == nil && ((!p.started && s.from != minEventMs/minuteMs) || (p.started && (s.from < s.keep(p.asOf) || s.from > ceilDay(p.asOf)))) {
+		d.fail("since: counts complete from minute %d, inconsistent with the watermark", s.from)
+	}
+	nb := floorTo(p.asOf-1, dayMinutes)
+	lo := s.lo(p.asOf)
+	if !p.started {
+		lo = nb // nothing counted yet
+	}
+	s.ring = d.ring(p, dayMinutes, lo, max(nb, lo))
+	if d.bool() {
+		s.hasPartial, s.pstart = true, d.sv()
+		if d.err == nil && (s.pstart != nb || nb < lo || !p.started) {
+			d.fail("since: partial bucket %d, want %d", s.pstart, nb)
+		}
+		d.counts(p, s.partial)
+	}
+	if cur != 0 {
+		s.days = cur
+	}
+}
+
 // derive rebuilds what snapshots leave out: the exact windows' running
 // totals and the sketch windows' running sketches, summed from their
 // buckets.
@@ -892,67 +986,90 @@ func (p *Partition) derive() error {
 	for _, w := range p.wins {
 		switch w := w.(type) {
 		case *exactSliding:
-			// Every count is at most maxSnapCount, so checking the sum after
-			// each addition keeps every total under 2^63: no wrap-around.
-			bad := false
-			add1 := func(id uint32, c uint64) {
-				w.totals[id] += c
-				w.sum += c
-				bad = bad || w.sum > maxSnapCount
-			}
-			add := func(f *frozen) { f.each(add1) }
-			if !p.started {
-				continue
-			}
-			ws := w.start(p.asOf)
-			if w.b == 1 {
-				w.lo = ws
-				for _, f := range p.minutes {
-					if f.start >= ws {
-						add(f)
-					}
-				}
-				if bad {
-					return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
-				}
-				continue
-			}
-			for _, f := range w.ring {
-				add(f)
-			}
-			for id, c := range w.partial {
-				add1(id, c)
-			}
-			if bad {
-				return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
+			if err := w.derive(p); err != nil {
+				return err
 			}
 		case *sketchSliding:
-			for _, b := range w.buckets {
-				if err := w.running.Merge(b.sk); err != nil {
-					return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
-				}
+			if err := w.derive(); err != nil {
+				return err
 			}
 		}
 	}
 	if s := p.since; s != nil {
-		bad := false
-		add1 := func(id uint32, c uint64) {
-			s.totals[id] += c
-			s.sum += c
-			bad = bad || s.sum > maxSnapCount
-		}
-		for _, f := range s.ring {
-			f.each(add1)
-		}
-		for id, c := range s.partial {
-			add1(id, c)
-		}
-		if bad {
-			return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
+		if err := s.derive(); err != nil {
+			return err
 		}
 		if p.started {
 			s.advance(p) // SinceDays may have shrunk
 		}
+	}
+	return nil
+}
+
+// derive sums the window's totals from its buckets: the minutes of the
+// partition's minute ring inside the window when the buckets are minutes,
+// else its own ring and partial bucket.
+func (w *exactSliding) derive(p *Partition) error {
+	if !p.started {
+		return nil
+	}
+	// Every count is at most maxSnapCount, so checking the sum after
+	// each addition keeps every total under 2^63: no wrap-around.
+	bad := false
+	add := func(id uint32, c uint64) {
+		w.totals[id] += c
+		w.sum += c
+		bad = bad || w.sum > maxSnapCount
+	}
+	ws := w.start(p.asOf)
+	if w.b == 1 {
+		w.lo = ws
+		for _, f := range p.minutes {
+			if f.start >= ws {
+				f.each(add)
+			}
+		}
+	} else {
+		for _, f := range w.ring {
+			f.each(add)
+		}
+		for id, c := range w.partial {
+			add(id, c)
+		}
+	}
+	if bad {
+		return fmt.Errorf("%w: %s: window total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
+	}
+	return nil
+}
+
+// derive sums the window's running sketch from its bucket sketches.
+func (w *sketchSliding) derive() error {
+	for _, b := range w.buckets {
+		if err := w.running.Merge(b.sk); err != nil {
+			return fmt.Errorf("%w: %s: sum of bucket sketches: %v", ErrCorrupt, w.cfg.Name, err)
+		}
+	}
+	return nil
+}
+
+// derive sums the totals since the boundary from the day buckets and the
+// partial day.
+func (s *since) derive() error {
+	bad := false
+	add := func(id uint32, c uint64) {
+		s.totals[id] += c
+		s.sum += c
+		bad = bad || s.sum > maxSnapCount
+	}
+	for _, f := range s.ring {
+		f.each(add)
+	}
+	for id, c := range s.partial {
+		add(id, c)
+	}
+	if bad {
+		return fmt.Errorf("%w: since: total over %d", ErrCorrupt, uint64(maxSnapCount))
 	}
 	return nil
 }

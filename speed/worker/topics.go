@@ -9,6 +9,7 @@ import (
 
 	"trending/model"
 	"trending/model/event"
+	rules "trending/model/topics"
 	"trending/speed/merge"
 	"trending/speed/topics"
 )
@@ -16,7 +17,7 @@ import (
 // Trending topics (seed 001) in the worker: with Config.Topics set, each partition also owns
 // a topics.State. Every decoded event is a mention of the topic item_id (with its region,
 // user and account age); every publish tick refreshes the lists and publishes one partial
-// per list, window model.TopicsWindow(list, score); the checkpoint bundles the topics
+// per list, window model.TopicsKey(list, score).Name(); the checkpoint bundles the topics
 // snapshot with the window snapshot.
 
 // bundleMagic starts a checkpoint state that holds more than the window snapshot. A window
@@ -79,7 +80,7 @@ func unbundle(b []byte) (win, top []byte, err error) {
 }
 
 // mention turns a decoded event into a topics mention.
-func mention(ev event.Event, w topics.WeightConfig) topics.Mention {
+func mention(ev event.Event, w rules.WeightConfig) topics.Mention {
 	return topics.Mention{Topic: ev.ItemID, Region: ev.Region, UserID: ev.UserID, TS: ev.TS, Count: ev.Count,
 		NewAccount: ev.HasAccountAge && w.IsNew(time.Duration(ev.AccountAgeDays)*24*time.Hour)}
 }
@@ -92,17 +93,16 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []merge.Parti
 	bound := &model.Bound{MaxOvercount: st.ErrorBound(), Probability: 1 - math.Exp(-float64(cfg.Depth))}
 	out := make([]merge.Partial, 0, len(lists))
 	for _, name := range st.Lists() {
-		score, err := topics.ParseScore(string(cfg.Scores[name]))
+		score, err := rules.ParseScore(string(cfg.Scores[name]))
 		if err != nil {
 			panic("BUG: validated topics score rejected: " + err.Error())
 		}
 		ranked := lists[name]
 		items := make([]model.Item, len(ranked))
 		for i, r := range ranked {
-			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Score: r.Score,
-				Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}
+			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Topic: &model.Topic{Score: r.Score, Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}}
 		}
-		out = append(out, merge.Partial{Window: model.TopicsWindow(name, string(score)), Partition: id, AsOf: asOf,
+		out = append(out, merge.Partial{Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
 			Version: asOf.UnixMilli(), Bound: bound, Topics: items, Limit: cfg.ListSize})
 	}
 	return out

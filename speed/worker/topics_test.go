@@ -13,6 +13,7 @@ import (
 
 	"trending/model"
 	"trending/model/event"
+	rules "trending/model/topics"
 	"trending/serving/api"
 	"trending/speed/topics"
 	"trending/speed/worker"
@@ -23,7 +24,7 @@ import (
 func topicsConfig() *topics.Config {
 	return &topics.Config{
 		Regions:       []string{"eu", "jp"},
-		Scores:        map[string]topics.Score{"eu": topics.Surge, "jp": topics.Surge},
+		Scores:        map[string]rules.Score{"eu": rules.Surge, "jp": rules.Surge},
 		Width:         1 << 12,
 		BaselineWidth: 1 << 10,
 		Dedupe:        topics.DedupeConfig{Capacity: 1 << 14},
@@ -79,9 +80,9 @@ func TestTopicsEmbedded(t *testing.T) {
 	brokers, obj := embedded(t)
 	e := newEnv(t, brokers, obj, 2)
 	e.startMerger(t)
-	review := topics.NewReview(0)
+	review := rules.NewReview(0)
 	withTopics := func(c *worker.Config) {
-		c.Topics, c.Review, c.Blocklist = topicsConfig(), review, topics.NewBlocklist("spam")
+		c.Topics, c.Review, c.Blocklist = topicsConfig(), review, rules.NewBlocklist("spam")
 	}
 	stop := e.startWorker(t, withTopics)
 
@@ -110,7 +111,7 @@ func TestTopicsEmbedded(t *testing.T) {
 		t.Fatalf("eu #marathon: %+v, want 431 mentions, expected 50, surge 4.81, new share 0.07", it)
 	}
 	e.topicItem(t, "topics/world/volume", "#marathon", 30*time.Second, marathon(431))
-	if st, ok := review.Status("#quake"); !ok || st != topics.Pending {
+	if st, ok := review.Status("#quake"); !ok || st != rules.Pending {
 		t.Fatalf("#quake: %q %v, want pending review", st, ok)
 	}
 	for _, w := range []string{"topics/jp/surge", "topics/world/volume", "topics/eu/surge"} {

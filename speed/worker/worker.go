@@ -34,6 +34,7 @@ import (
 	"trending/internal/objstore"
 	"trending/model"
 	"trending/model/event"
+	rules "trending/model/topics"
 	"trending/speed/checkpoint"
 	"trending/speed/merge"
 	"trending/speed/topics"
@@ -100,11 +101,11 @@ type Config struct {
 	Topics *topics.Config
 	// Blocklist is the banned terms every partition's topics state drops, shared by the
 	// process; Run reloads it every minute. Default none.
-	Blocklist *topics.Blocklist
+	Blocklist *rules.Blocklist
 	// Review is the topics review queue every partition holds into and decides against, one
 	// per process (serve it with serving/api.TopicsReviewRoute). Default: a new queue, see
 	// Worker.Review.
-	Review   *topics.Review
+	Review   *rules.Review
 	Objects  *objstore.Store
 	Log      *slog.Logger
 	Registry prometheus.Registerer
@@ -196,14 +197,14 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	if cfg.Topics != nil && cfg.Review == nil {
-		cfg.Review = topics.NewReview(cfg.Topics.ReviewMax)
+		cfg.Review = rules.NewReview(cfg.Topics.ReviewMax)
 	}
 	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m}, nil
 }
 
 // Review returns the topics review queue shared by the worker's partitions (nil when topics
 // are off): mount it with serving/api.TopicsReviewRoute.
-func (w *Worker) Review() *topics.Review { return w.cfg.Review }
+func (w *Worker) Review() *rules.Review { return w.cfg.Review }
 
 // Run consumes until ctx ends, then stops in order: stop fetching, publish, checkpoint,
 // commit. With context.Cause(ctx) == ErrKilled it stops like a crash instead.
@@ -221,7 +222,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	out := c.Kafka.NewWriter("")
 	defer out.Close()
 	if c.Topics != nil && c.Blocklist != nil {
-		go c.Blocklist.Run(ctx, topics.DefaultBlocklistInterval, func(reloaded bool, err error) {
+		go c.Blocklist.Run(ctx, rules.DefaultBlocklistInterval, func(reloaded bool, err error) {
 			switch {
 			case err != nil:
 				c.Log.Warn("blocklist reload failed; keeping the previous terms", "err", err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -98,24 +99,24 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	})
 	t.Run("topics lists", func(t *testing.T) {
 		s := open(t)
-		eu := model.List{Window: model.TopicsWindow("eu", "surge"), AsOf: T0, Version: 7, Source: model.SourceSpeed, Status: model.StatusLive, ComputedAt: T0,
+		eu := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: T0, Version: 7, Source: model.SourceSpeed, Status: model.StatusLive, ComputedAt: T0,
 			ErrorBound: &model.Bound{MaxOvercount: 20, Probability: 0.993},
 			Items: []model.Item{
-				{Rank: 1, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
-				{Rank: 2, ItemID: "#quake", Views: 3000, Score: 61 * 0.1, NoHistory: true, Review: true, NewShare: 0.9},
+				{Rank: 1, ItemID: "#marathon", Views: 3700, Topic: &model.Topic{Score: 15.1, Expected: 198, NewShare: 0.02}},
+				{Rank: 2, ItemID: "#quake", Views: 3000, Topic: &model.Topic{Score: 61 * 0.1, NoHistory: true, Review: true, NewShare: 0.9}},
 			}}
 		world := eu
-		world.Window, world.Items = model.TopicsWindow("world", "surge"), eu.Items[:1]
+		world.Group, world.Items = "world", eu.Items[:1]
 		for _, l := range []model.List{eu, world} {
 			if err := s.Put(ctx, l); err != nil {
 				t.Fatalf("put %s: %v", l.Window, err)
 			}
 		}
-		got, err := s.Get(ctx, model.Key{Window: "topics/eu/surge"})
+		got, err := s.Get(ctx, model.TopicsKey("eu", "surge"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got.Items) != 2 || got.Items[0] != eu.Items[0] || got.Items[1] != eu.Items[1] {
+		if len(got.Items) != 2 || !reflect.DeepEqual(got.Items, eu.Items) || got.Key() != eu.Key() {
 			t.Fatalf("topics items: got %+v\nwant %+v", got.Items, eu.Items)
 		}
 		all, err := s.Since(ctx, T0)
@@ -124,7 +125,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		}
 		seen := map[string]int{}
 		for _, l := range all {
-			seen[l.Window] = len(l.Items)
+			seen[l.Key().Name()] = len(l.Items)
 		}
 		if seen["topics/eu/surge"] != 2 || seen["topics/world/surge"] != 1 {
 			t.Fatalf("since: %v, want both regions' lists", seen)
@@ -136,11 +137,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
 			t.Fatalf("topics list not sorted by score: %v, want ErrInvalid", err)
 		}
-		for _, w := range []string{"topics/eu", "topics//surge", "topics/eu/hot", "topics/e/u/surge"} {
+		for _, k := range []model.Key{{Window: model.TopicsList, Group: "eu"}, {Window: model.TopicsList, Score: "surge"},
+			model.TopicsKey("eu", "hot"), model.TopicsKey("e/u", "surge"), {Window: "hour", Group: "eu"}} {
 			l := eu
-			l.Window, l.Version = w, 9
+			l.SetKey(k)
+			l.Version = 9
 			if err := s.Put(ctx, l); !errors.Is(err, store.ErrInvalid) {
-				t.Errorf("window %q: %v, want ErrInvalid", w, err)
+				t.Errorf("key %+v: %v, want ErrInvalid", k, err)
 			}
 		}
 		// A calendar topics list is one UTC hour (the batch layer's exact list of it).
@@ -163,11 +166,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		if err := s.Put(ctx, late); !errors.Is(err, store.ErrSuperseded) {
 			t.Fatalf("speed topics list after the batch one: %v, want ErrSuperseded", err)
 		}
-		got, err = s.Get(ctx, model.Key{Window: "topics/eu/surge", Start: T0})
+		hourKey := model.TopicsKey("eu", "surge")
+		hourKey.Start = T0
+		got, err = s.Get(ctx, hourKey)
 		if err != nil || got.Source != model.SourceBatch || got.Version != 11 {
 			t.Fatalf("calendar topics list: got %+v, %v; want the batch list", got, err)
 		}
-		if got, err := s.Get(ctx, model.Key{Window: "topics/eu/surge"}); err != nil || got.Version != 7 {
+		if got, err := s.Get(ctx, model.TopicsKey("eu", "surge")); err != nil || got.Version != 7 {
 			t.Fatalf("live topics list after calendar writes: version %d, %v; want 7", got.Version, err)
 		}
 		rs, err := s.Range(ctx, "topics/eu/surge", T0, T0.Add(time.Hour))

@@ -248,9 +248,9 @@ func (r *Review) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// replaceWith makes r hold o's entries, so that callers holding r (an operator endpoint)
+// ReplaceWith makes r hold o's entries, so that callers holding r (an operator endpoint)
 // see a restored queue.
-func (r *Review) replaceWith(o *Review) {
+func (r *Review) ReplaceWith(o *Review) {
 	o.mu.Lock()
 	m, held := o.max, o.held
 	o.mu.Unlock()

@@ -64,7 +64,8 @@ func DefaultSurgeConfig() SurgeConfig {
 	return SurgeConfig{Smoothing: DefaultSmoothing, Floor: DefaultFloor, Enter: DefaultEnter, Stay: DefaultStay}
 }
 
-func (c SurgeConfig) withDefaults() SurgeConfig {
+// WithDefaults fills zero fields with DefaultSurgeConfig's.
+func (c SurgeConfig) WithDefaults() SurgeConfig {
 	d := DefaultSurgeConfig()
 	if c.Smoothing == 0 {
 		c.Smoothing = d.Smoothing
@@ -83,7 +84,7 @@ func (c SurgeConfig) withDefaults() SurgeConfig {
 
 // Validate reports whether c (after defaults) makes sense; the error wraps ErrConfig.
 func (c SurgeConfig) Validate() error {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	switch {
 	case !(c.Smoothing > 0) || math.IsInf(c.Smoothing, 0):
 		return fmt.Errorf("%w: surge smoothing %v must be a positive number (default %d)", ErrConfig, c.Smoothing, DefaultSmoothing)
@@ -107,7 +108,7 @@ func SurgeRatio(current, expected, c float64) float64 {
 // expected, and whether it passes the floor. Below the floor the topic is not scored at
 // all (ok false): the floor applies before any ratio.
 func (c SurgeConfig) Score(current, expected float64) (score float64, ok bool) {
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if current < c.Floor {
 		return 0, false
 	}
@@ -183,6 +184,13 @@ func (h *Hysteresis) Update(topic string, score float64) bool {
 }
 
 // Listed reports whether the topic is listed now.
+func (h *Hysteresis) Restore(listed []string) {
+	for _, t := range listed {
+		h.in[t] = struct{}{}
+	}
+}
+
+// Listed reports whether topic is on the list.
 func (h *Hysteresis) Listed(topic string) bool { _, ok := h.in[topic]; return ok }
 
 // Retain drops every listed topic keep rejects: a topic no longer scored at all (it left

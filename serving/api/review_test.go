@@ -1,6 +1,8 @@
-package topics
+package api
 
 import (
+	"trending/model/topics"
+
 	"encoding/json"
 	"net/http/httptest"
 	"strings"
@@ -8,11 +10,14 @@ import (
 	"time"
 )
 
+// reviewT0 is the clock of the review handler tests.
+var reviewT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
 func TestReviewHandler(t *testing.T) {
-	r := NewReview(0)
-	r.Hold("quake", "jp", ReasonNewTopic, t0, 3000, 61)
+	r := topics.NewReview(0)
+	r.Hold("quake", "jp", topics.ReasonNewTopic, reviewT0, 3000, 61)
 	saved := 0
-	h := ReviewHandler(r, func() time.Time { return t0 }, func() error { saved++; return nil })
+	h := ReviewHandler(r, func() time.Time { return reviewT0 }, func() error { saved++; return nil })
 	do := func(method, target, body string) (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(method, target, strings.NewReader(body)))
@@ -47,7 +52,7 @@ func TestReviewHandler(t *testing.T) {
 	if saved != 1 {
 		t.Errorf("onDecide ran %d times, want 1", saved)
 	}
-	if st, _ := r.Status("quake"); st != Approved {
+	if st, _ := r.Status("quake"); st != topics.Approved {
 		t.Errorf("status %v", st)
 	}
 }

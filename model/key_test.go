@@ -1,0 +1,71 @@
+package model
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestKeyNameRoundTrip(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	for _, k := range []Key{{Window: "hour"}, {Window: "day", Start: start}, TopicsKey("eu", "surge"), TopicsKey("world", "volume")} {
+		got, ok := ParseName(k.Name())
+		got.Start = k.Start
+		if !ok || got != k {
+			t.Errorf("ParseName(%q) = %+v, %v; want %+v", k.Name(), got, ok, k)
+		}
+	}
+	if n := TopicsKey("eu", "surge").Name(); n != "topics/eu/surge" {
+		t.Fatalf("topics name %q: the stored names must not change", n)
+	}
+	for _, bad := range []string{"", "topics/eu", "topics//surge", "topics/eu/hot", "topics/e\x01u/surge", "topics/e/u/surge"} {
+		if k, ok := ParseName(bad); ok {
+			t.Errorf("ParseName(%q) = %+v, want not ok", bad, k)
+		}
+	}
+}
+
+// TestNormalizeLegacyTopicsName: a list stored when the region and score were packed into the
+// window reads back with the typed key.
+func TestNormalizeLegacyTopicsName(t *testing.T) {
+	var l List
+	old := `{"window":"topics/eu/surge","as_of":"2026-12-01T10:00:00Z","version":3,"source":"speed","status":"live",` +
+		`"items":[{"rank":1,"item_id":"#quake","views":300,"exact":false,"score":61,"no_history":true}]}`
+	if err := json.Unmarshal([]byte(old), &l); err != nil {
+		t.Fatal(err)
+	}
+	l = l.Normalize()
+	if l.Key() != TopicsKey("eu", "surge") {
+		t.Fatalf("key %+v, want the typed topics key", l.Key())
+	}
+	if it := l.Items[0]; it.Topic == nil || it.Score != 61 || !it.NoHistory {
+		t.Fatalf("item %+v: want its topic fields", it)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTopicInlineJSON: an item's topic fields are written inline, as before the typed
+// extension, and only on topics items.
+func TestTopicInlineJSON(t *testing.T) {
+	b, err := json.Marshal(Item{Rank: 1, ItemID: "#quake", Views: 300, Topic: &Topic{Score: 61, Expected: 2, Review: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"rank":1,"item_id":"#quake","views":300,"exact":false,"score":61,"expected":2,"review":true}`; string(b) != want {
+		t.Fatalf("%s, want %s", b, want)
+	}
+	b, _ = json.Marshal(Item{Rank: 1, ItemID: "V1", Views: 3})
+	if want := `{"rank":1,"item_id":"V1","views":3,"exact":false}`; string(b) != want {
+		t.Fatalf("%s, want %s", b, want)
+	}
+	var back Item
+	if err := json.Unmarshal([]byte(`{"rank":1,"item_id":"V1","views":3,"exact":false}`), &back); err != nil || back.Topic != nil {
+		t.Fatalf("an item of views read back with topic fields: %+v %v", back, err)
+	}
+	if !reflect.DeepEqual(back, Item{Rank: 1, ItemID: "V1", Views: 3}) {
+		t.Fatalf("%+v", back)
+	}
+}
