@@ -49,10 +49,17 @@ func metricsRole(addr string, a *app) (stage, error) {
 }
 
 // reviewSyncRole keeps review merged with the shared review queue in the bucket
-// (rules.ReviewKey) every interval, until its context ends.
+// (rules.ReviewKey) every interval until its context ends, then syncs once more, so what
+// the stage before it (the speed workers) held last reaches the bucket.
 func reviewSyncRole(obj *objstore.Store, review *rules.Review, every time.Duration, a *app) role {
 	return role{"review sync", func(ctx context.Context) error {
-		rules.RunReviewSync(ctx, obj, rules.ReviewKey, review, every, a.log.With("part", "review"))
+		log := a.log.With("part", "review")
+		rules.RunReviewSync(ctx, obj, rules.ReviewKey, review, every, log)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := rules.SyncReview(lctx, obj, rules.ReviewKey, review); err != nil {
+			log.Warn("last review queue sync failed", "err", err)
+		}
 		return nil
 	}}
 }

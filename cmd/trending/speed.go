@@ -237,14 +237,14 @@ partitions move, with their checkpoints, to the others.`,
 		if err != nil {
 			return err
 		}
-		roles := stage{{"speed", w.Run}}
+		var review stage // stops after the worker, so its last holds reach the bucket
 		if tcfg != nil {
 			// The review queue is shared through the bucket: this worker's holds go up and
 			// decisions made anywhere come down every publish tick.
-			roles = append(roles, reviewSyncRole(obj, w.Review(), publishEvery, a))
+			review = stage{reviewSyncRole(obj, w.Review(), publishEvery, a)}
 		}
 		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", names.Views, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
-		if err := runProcess(cmd.Context(), a.log, roles, metrics); err != nil {
+		if err := runProcess(cmd.Context(), a.log, stage{{"speed", w.Run}}, review, metrics); err != nil {
 			return fmt.Errorf("speed: %w", err)
 		}
 		a.log.Info("speed worker stopped")
