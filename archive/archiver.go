@@ -22,7 +22,9 @@ import (
 
 // Config configures an Archiver. Zero fields take the defaults of DefaultConfig.
 type Config struct {
-	// Brokers are the Kafka bootstrap addresses. Required.
+	// Kafka is the client of the archiver's reader and offset queries (brokers, TLS, SASL).
+	// When nil, Brokers is a plaintext client's brokers (tests); one of them is required.
+	Kafka   *eventlog.Client
 	Brokers []string
 	// Topic is the topic archived; default eventlog.TopicViews.
 	Topic string
@@ -86,6 +88,9 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
+	if c.Kafka == nil && len(c.Brokers) > 0 {
+		c.Kafka = eventlog.Plain(c.Brokers...)
+	}
 	if c.Topic == "" {
 		c.Topic = d.Topic
 	}
@@ -131,7 +136,7 @@ func (c Config) withDefaults() Config {
 // Validate reports settings that cannot work, naming what to change.
 func (c Config) Validate() error {
 	var errs []error
-	if len(c.Brokers) == 0 {
+	if c.Kafka == nil && len(c.Brokers) == 0 {
 		errs = append(errs, errors.New("no Kafka brokers: set --kafka"))
 	}
 	if c.RollBytes < 0 {
@@ -242,8 +247,7 @@ func (a *Archiver) Run(ctx context.Context) error {
 	if err := a.store.EnsureBucket(ctx); err != nil {
 		return fmt.Errorf("archive: %w", err)
 	}
-	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers:        a.cfg.Brokers,
+	r := a.cfg.Kafka.Reader(kafka.ReaderConfig{
 		GroupID:        a.cfg.GroupID,
 		Topic:          a.cfg.Topic,
 		StartOffset:    kafka.FirstOffset,
@@ -464,7 +468,7 @@ func (a *Archiver) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error)
 	if a.offsets != nil {
 		return a.offsets(ctx)
 	}
-	return eventlog.TopicOffsets(ctx, a.cfg.Brokers, a.cfg.Topic)
+	return a.cfg.Kafka.TopicOffsets(ctx, a.cfg.Topic)
 }
 
 // markCaughtUp sets partition p's CaughtUpAt to at when everything it held at at is

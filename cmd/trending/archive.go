@@ -15,9 +15,9 @@ func init() { subcommands = append(subcommands, newArchiveCommand) }
 func newArchiveCommand() *cobra.Command {
 	cfg := archive.DefaultConfig()
 	var (
-		kafkaAddrs, metricsAddr string
-		partitions              int
-		rollBytes, maxBuffer    float64
+		metricsAddr          string
+		partitions           int
+		rollBytes, maxBuffer float64
 	)
 	cmd := &cobra.Command{
 		Use:   "archive",
@@ -45,11 +45,11 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&cfg.Topic, "topic", cfg.Topic, "input topic (key = item_id, value = one JSON event)")
-	fs.StringVar(&cfg.GroupID, "group", cfg.GroupID, "consumer group of the archiver; must differ from the speed workers'")
-	fs.IntVar(&partitions, "partitions", 8, "partitions of the input topic when it has to be created")
-	fs.StringVar(&cfg.Root, "archive-root", cfg.Root, "key prefix of the archive in the bucket")
+	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	cfg.GroupID = ""
+	addGroupFlag(fs, &cfg.GroupID, "archive")
+	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
+	addArchiveRootFlag(fs, &cfg.Root, cfg.Root)
 	rollBytes, maxBuffer = float64(cfg.RollBytes), float64(cfg.MaxBufferBytes)
 	fs.Var(bytesFlag{&rollBytes}, "roll-bytes", "roll a partition's buffer at this many message bytes, such as 64MiB")
 	fs.DurationVar(&cfg.RollAge, "roll-age", cfg.RollAge, "roll a partition's buffer once its oldest event waited this long")
@@ -58,12 +58,20 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 	fs.DurationVar(&cfg.RetryMax, "retry-max", cfg.RetryMax, "longest wait between S3 retries")
 	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long a graceful stop may spend uploading buffers")
 	addMaxFutureFlag(fs, &cfg.MaxFuture)
-	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9466", "serve /metrics here (\"\" to disable)")
+	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9466")
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
-		cfg.Brokers = splitList(kafkaAddrs)
+		kc, err := kf.client(cmd)
+		if err != nil {
+			return err
+		}
+		names := kf.names()
+		cfg.Kafka, cfg.Topic = kc, names.Views
+		if cfg.GroupID == "" {
+			cfg.GroupID = names.ArchiveGroup
+		}
 		cfg.RollBytes, cfg.MaxBufferBytes = int64(rollBytes), int64(maxBuffer)
 		if cfg.RollBytes <= 0 || cfg.RollAge <= 0 || cfg.MaxBufferBytes <= 0 || cfg.RowGroupRows <= 0 {
 			return usagef("--roll-bytes, --roll-age, --max-buffer and --row-group-rows must be positive")
@@ -85,16 +93,14 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 		if err != nil {
 			return usagef("%v", err)
 		}
-		if _, err := eventlog.EnsureTopics(cmd.Context(), cfg.Brokers, eventlog.Spec{Name: cfg.Topic, Partitions: partitions}); err != nil {
+		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: cfg.Topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
-		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
+		metrics, err := metricsRole(metricsAddr, a)
+		if err != nil {
 			return err
 		}
-		if err := arch.Run(cmd.Context()); err != nil {
-			return err
-		}
-		return nil
+		return runProcess(cmd.Context(), a.log, stage{{"archive", arch.Run}}, metrics)
 	}
-	return withKafkaSecurity(cmd)
+	return cmd
 }

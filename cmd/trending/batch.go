@@ -39,13 +39,13 @@ type batchSettings struct {
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	s := &batchSettings{}
-	fs.StringVar(&s.clickhouse, "clickhouse", "", "exact engine: ClickHouse clickhouse://host:port/database; empty uses the Go-native engine (embedded mode)")
+	addClickHouseFlag(fs, &s.clickhouse, "", "exact engine: ClickHouse clickhouse://host:port/database; empty uses the Go-native engine (embedded mode)")
 	fs.StringVar(&s.rollups, "rollups", "./data/rollups.db", "Go-native engine: the rollup file (used when --clickhouse is empty)")
-	fs.StringVar(&s.storeSpec, "store", "bolt:./data/serving.db", "serving store the lists go to: bolt:PATH or clickhouse://host:port/database")
-	fs.StringVar(&s.archiveRoot, "archive-root", archive.DefaultRoot, "key prefix the archive lives under in the bucket")
-	fs.IntVar(&s.partitions, "partitions", 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
-	fs.IntVar(&s.k, "k", 100, "length of each published list (1..10000)")
-	fs.DurationVar(&s.lateness, "lateness", 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	addStoreFlag(fs, &s.storeSpec, "bolt:./data/serving.db", "serving store the lists go to: bolt:PATH or clickhouse://host:port/database")
+	addArchiveRootFlag(fs, &s.archiveRoot, archive.DefaultRoot)
+	addPartitionsFlag(fs, &s.partitions, 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
+	addKFlag(fs, &s.k, "length of each published list (1..10000)")
+	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
 	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	return s
@@ -121,7 +121,7 @@ type batchTopicsFlags struct {
 
 func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 	b := &batchTopicsFlags{tf: addTopicsFlags(fs, false, 0)}
-	fs.StringVar(&b.tf.blocklist, "blocklist", "", "file of banned topic terms, one a line, applied to the topics recompute (needs --topics); a change recomputes the hours")
+	addBlocklistFlag(fs, &b.tf.blocklist, "file of banned topic terms, one a line, applied to the topics recompute (needs --topics); a change recomputes the hours")
 	fs.Float64Var(&b.floor, "topics-floor", topics.DefaultFloor, "fewest mentions in the hour for a topic to be listed")
 	fs.IntVar(&b.listSize, "topics-list-size", topics.DefaultListSize, "length of each topics list (1..1000)")
 	fs.StringVar(&b.review, "topics-review", "", "a local review queue file to use instead of the shared queue in the bucket (topics/review.json, --s3-*), for offline demos ('trending topics demo --queue'); either way its pending and rejected topics are kept off the batch lists")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
 	"trending/internal/stream"
@@ -59,7 +60,7 @@ func (c countFlag) Set(v string) error {
 
 func (countFlag) Type() string { return "count" }
 
-// streamFlags are the stream settings shared by loadgen and accuracy.
+// streamFlags are the stream settings shared by loadgen, accuracy and up's load generator.
 type streamFlags struct {
 	items, seed int64
 	zipf        float64
@@ -70,17 +71,42 @@ type streamFlags struct {
 	start       string
 }
 
+// streamDefaults are a command's defaults for the stream's shape (addStreamShapeFlags).
+type streamDefaults struct {
+	items   int64
+	servers int
+	late    float64
+	viral   []string
+}
+
+// addStreamFlags adds the stream flags of loadgen and accuracy: its shape, and --late-by,
+// --seed and --start.
 func addStreamFlags(cmd *cobra.Command, f *streamFlags, defaultStart string) {
 	fs := cmd.Flags()
-	f.items, f.zipf, f.servers, f.lateBy = 1_000_000, 1.1, 500, 2*time.Minute
-	fs.Var(countFlag{&f.items}, "items", "catalog size: items V1..VN, V1 the most viewed")
-	fs.Float64Var(&f.zipf, "zipf", f.zipf, "Zipf exponent s: rank k gets views in proportion to k^-s (any s in (0, 10])")
-	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
-	fs.StringArrayVar(&f.viral, "viral", nil, "viral item ITEM@+AT:SHARE:FOR[:RAMP], e.g. V42@+2m:30%:10m (repeat or comma-separate for more)")
-	fs.Float64Var(&f.late, "late", 0, "fraction of events whose event time is shifted back by --late-by (0.01 is 1%)")
+	addStreamShapeFlags(fs, f, streamDefaults{items: 1_000_000, servers: 500})
+	f.lateBy = 2 * time.Minute
 	fs.Var(spanFlag{&f.lateBy}, "late-by", "how far late events are shifted back")
 	fs.Var(countFlag{&f.seed}, "seed", "random seed: the same flags and seed give the same stream")
 	fs.StringVar(&f.start, "start", defaultStart, `event time of the first second: "now", RFC 3339 (2026-01-20T00:00:00Z), or an offset from now such as -30d`)
+}
+
+// addStreamShapeFlags adds --items, --zipf, --servers, --viral and --late with d's defaults
+// (loadgen and accuracy; up's built-in load generator).
+func addStreamShapeFlags(fs *pflag.FlagSet, f *streamFlags, d streamDefaults) {
+	f.items, f.zipf, f.servers, f.late, f.viral = d.items, 1.1, d.servers, d.late, d.viral
+	fs.Var(countFlag{&f.items}, "items", "catalog size: items V1..VN, V1 the most viewed")
+	fs.Float64Var(&f.zipf, "zipf", f.zipf, "Zipf exponent s: rank k gets views in proportion to k^-s (any s in (0, 10])")
+	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
+	fs.StringArrayVar(&f.viral, "viral", f.viral, "viral item ITEM@+AT:SHARE:FOR[:RAMP], e.g. V42@+2m:30%:10m (repeat or comma-separate for more; \"\" for none)")
+	fs.Float64Var(&f.late, "late", f.late, "fraction of events whose event time is shifted back by --late-by (up: two minutes; 0.01 is 1%)")
+}
+
+// addRateFlags adds --rate, --malformed and --speedup (loadgen, up) with the command's
+// defaults; speedupUsage says what --speedup paces in this command.
+func addRateFlags(fs *pflag.FlagSet, rate, malformed, speedup *float64, defRate, defMalformed, defSpeedup float64, speedupUsage string) {
+	fs.Float64Var(rate, "rate", defRate, "views per second of event time (events/s are fewer: pre-summed per server per second)")
+	fs.Float64Var(malformed, "malformed", defMalformed, "malformed messages per valid event (0.001 is one in a thousand; they land in the DLQ)")
+	fs.Float64Var(speedup, "speedup", defSpeedup, speedupUsage)
 }
 
 // config builds the stream config; now is the wall clock for --start now.
@@ -103,6 +129,9 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 		return c, usagef("--late %g: use a fraction from 0 to 1 (0.01 is 1%%)", f.late)
 	}
 	for _, v := range f.viral {
+		if v == "" {
+			continue // --viral "": none
+		}
 		vs, err := stream.ParseViral(v)
 		if err != nil {
 			return c, usagef("--viral: %v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
@@ -134,7 +163,7 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 func newLoadgenCommand() *cobra.Command {
 	var (
 		sf                       streamFlags
-		kafkaAddrs, topic, truth string
+		truth                    string
 		partitions               int
 		rate, speedup, malformed float64
 		duration, progressEvery  time.Duration
@@ -187,13 +216,10 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 	}
 	duration = 5 * time.Minute
 	fs := cmd.Flags()
-	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "topic", eventlog.TopicViews, "topic to produce to (key = item_id, value = one JSON event)")
-	fs.IntVar(&partitions, "partitions", 8, "partitions of the topic when it has to be created")
-	fs.Float64Var(&rate, "rate", 50_000, "views per second of event time (events/s are fewer: pre-summed per server per second)")
+	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addPartitionsFlag(fs, &partitions, 8, "partitions of the topic when it has to be created")
 	fs.Var(spanFlag{&duration}, "duration", "event time to produce, such as 5m or 2d (0: until Ctrl-C)")
-	fs.Float64Var(&speedup, "speedup", 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
-	fs.Float64Var(&malformed, "malformed", 0, "malformed messages per valid event (0.001 is one in a thousand)")
+	addRateFlags(fs, &rate, &malformed, &speedup, 50_000, 0, 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
 	fs.StringVar(&truth, "truth", "", "write the exact per-minute counts of what was acknowledged to this file (JSON lines)")
 	fs.DurationVar(&progressEvery, "progress-every", 5*time.Second, "interval of the status line on stderr")
 	addStreamFlags(cmd, &sf, "now")
@@ -222,10 +248,11 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		if err := sc.Validate(); err != nil {
 			return usagef("%v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
 		}
-		brokers := splitList(kafkaAddrs)
-		if len(brokers) == 0 {
-			return usagef("--kafka: give at least one broker address, such as 127.0.0.1:39092")
+		kc, err := kf.client(cmd)
+		if err != nil {
+			return err
 		}
+		topic := kf.names().Views
 		if truth != "" {
 			if err := checkWritableDir(truth); err != nil {
 				return usagef("--truth %s: %v", truth, err)
@@ -234,17 +261,17 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		if speedup <= 0 {
 			speedup = -1 // loadgen's "no pacing"
 		}
-		if _, err := eventlog.EnsureTopics(cmd.Context(), brokers, eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
+		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
 		}
-		w := eventlog.NewWriter(brokers, topic)
+		w := kc.NewWriter(topic)
 		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
 		var tr *stream.Truth
 		if truth != "" {
 			tr = stream.NewTruth()
 		}
 		errOut := cmd.ErrOrStderr()
-		a.log.Info("loadgen starting", "kafka", kafkaAddrs, "topic", topic, "rate_views_per_s", rate,
+		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
 		st, runErr := loadgen.Run(cmd.Context(), loadgen.RunConfig{
 			Stream: sc, Speedup: speedup, Truth: tr, ProgressEvery: progressEvery,
@@ -268,7 +295,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			"views_per_s", math.Round(v), "events_per_s", math.Round(e), "elapsed", st.Elapsed.Round(time.Millisecond))
 		return nil
 	}
-	return withKafkaSecurity(cmd)
+	return cmd
 }
 
 // checkWritableDir fails early, before producing anything, when file's

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
 	"trending/speed/merge"
@@ -14,9 +16,9 @@ func init() { subcommands = append(subcommands, newMergeCommand) }
 
 func newMergeCommand() *cobra.Command {
 	var (
-		kafkaAddrs, topic, viewsTopic, storeSpec, titles, metricsAddr string
-		k, partitions                                                 int
-		staleness, publishEvery                                       time.Duration
+		topic, storeSpec, titles, metricsAddr string
+		k, partitions                         int
+		staleness, publishEvery               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "merge",
@@ -38,16 +40,15 @@ are reused.`,
 		Args:    cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "partials-topic", eventlog.TopicPartials, "topic the speed workers publish their lists to")
-	fs.StringVar(&viewsTopic, "topic", eventlog.TopicViews, "the input topic: its partition count says how many lists to expect")
-	fs.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH or clickhouse://HOST:PORT/DB")
-	fs.StringVar(&titles, "titles", "", "titles source: a .csv or .json file, or an http(s) URL (empty: no titles)")
-	fs.IntVar(&k, "k", 100, "length of each served list (1..1000)")
-	fs.IntVar(&partitions, "partitions", 0, "partitions expected to report (0: the input topic's partition count)")
+	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --topic, trending.partials for views)")
+	addStoreFlag(fs, &storeSpec, "bolt:./data/serving.db", "")
+	addTitlesFlag(fs, &titles)
+	addKFlag(fs, &k, "length of each served list (1..1000)")
+	addPartitionsFlag(fs, &partitions, 0, "partitions expected to report (0: the input topic's partition count)")
 	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
-	fs.DurationVar(&publishEvery, "publish-every", 5*time.Second, "how often changed lists are written")
-	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9465", "serve /metrics here (\"\" to disable)")
+	addPublishEveryFlag(fs, &publishEvery, 5*time.Second, "how often changed lists are written")
+	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
@@ -61,15 +62,21 @@ are reused.`,
 		if err != nil {
 			return usagef("%v", err)
 		}
-		brokers := splitList(kafkaAddrs)
+		kc, err := kf.client(cmd)
+		if err != nil {
+			return err
+		}
+		if topic == "" {
+			topic = kf.names().Partials
+		}
 		if partitions == 0 {
-			n, err := eventlog.Partitions(cmd.Context(), brokers, viewsTopic)
+			n, err := kc.Partitions(cmd.Context(), kf.names().Views)
 			if err != nil {
 				return fmt.Errorf("merge: %w", err)
 			}
 			partitions = n // 0 when the topic does not exist yet: expect whatever reports
 		}
-		if _, err := eventlog.EnsureTopics(cmd.Context(), brokers, eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
 		st, err := openStore(storeSpec)
@@ -81,11 +88,19 @@ are reused.`,
 		if err != nil {
 			return usagef("%v", err)
 		}
-		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
+		metrics, err := metricsRole(metricsAddr, a)
+		if err != nil {
 			return err
 		}
-		a.log.Info("merger starting", "kafka", kafkaAddrs, "partials", topic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
-		return m.Run(cmd.Context(), merge.RunConfig{Brokers: brokers, Topic: topic, PublishEvery: publishEvery})
+		a.log.Info("merger starting", "kafka", kc.Brokers(), "partials", topic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
+		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error {
+			return m.Run(ctx, merge.RunConfig{Kafka: kc, Topic: topic, PublishEvery: publishEvery})
+		}}}, metrics)
 	}
-	return withClickHouseSecurity(withKafkaSecurity(cmd))
+	return withClickHouseSecurity(cmd)
+}
+
+// addTitlesFlag adds --titles, the merger's titles source (merge, up).
+func addTitlesFlag(fs *pflag.FlagSet, titles *string) {
+	fs.StringVar(titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL (empty: no titles)")
 }

@@ -58,6 +58,6 @@ migrated with one variant for good: mixing them is refused.`,
 		},
 	}
 	cmd.Flags().StringVar(&cluster, "cluster", "", "apply the cluster DDL ON CLUSTER this name (replicated and distributed tables); empty: one server")
-	cmd.Flags().StringVar(&dsn, "clickhouse", "clickhouse://127.0.0.1:39100/trending", "ClickHouse native address and database, clickhouse://[user:password@]host:port/database")
+	addClickHouseFlag(cmd.Flags(), &dsn, "clickhouse://127.0.0.1:39100/trending", "ClickHouse native address and database, clickhouse://[user:password@]host:port/database")
 	return withClickHouseSecurity(cmd)
 }

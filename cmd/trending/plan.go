@@ -136,7 +136,7 @@ flags.`,
 	f.Float64Var(&in.DistinctPerDay, "distinct-per-day", in.DistinctPerDay, "distinct items seen in a day")
 	f.Float64Var(&in.DistinctPerMonth, "distinct-per-month", in.DistinctPerMonth, "distinct items seen in a month")
 	f.Float64Var(&in.EntryBytes, "entry-bytes", in.EntryBytes, "bytes per exact counter entry: id, count and hash-map overhead")
-	f.IntVar(&in.Partitions, "partitions", in.Partitions, "log partitions, one counting task each")
+	addPartitionsFlag(f, &in.Partitions, in.Partitions, "log partitions, one counting task each")
 	f.IntVar(&in.SketchWidth, "sketch-width", in.SketchWidth, "count-min sketch columns (w)")
 	f.IntVar(&in.SketchDepth, "sketch-depth", in.SketchDepth, "count-min sketch rows (d)")
 	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell: 1, 2, 4 or 8 (seed 001 uses 4)")

@@ -6,35 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"trending/internal/eventlog"
 	"trending/serving/store"
 )
 
-// withKafkaSecurity adds the Kafka TLS and SASL flags to a command that talks to Kafka and
-// installs them (eventlog.Install) before it runs, so every client the command creates uses
-// them. The password is best given as TRENDING_KAFKA_PASSWORD (a Kubernetes Secret): a flag
-// shows in the process list, and no file of ours holds it.
-func withKafkaSecurity(cmd *cobra.Command) *cobra.Command {
-	var s eventlog.Security
-	fs := cmd.Flags()
-	fs.BoolVar(&s.TLS, "kafka-tls", false, "connect to Kafka over TLS (system CAs unless --kafka-ca)")
-	fs.StringVar(&s.CAFile, "kafka-ca", "", "PEM file of the CAs that sign the brokers' certificates (implies --kafka-tls)")
-	fs.StringVar(&s.CertFile, "kafka-cert", "", "client certificate (PEM) for mutual TLS, with --kafka-key")
-	fs.StringVar(&s.KeyFile, "kafka-key", "", "client key (PEM) for mutual TLS, with --kafka-cert")
-	fs.StringVar(&s.SASLMechanism, "kafka-sasl", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: none)")
-	fs.StringVar(&s.Username, "kafka-user", "", "SASL user")
-	fs.StringVar(&s.Password, "kafka-password", "", "SASL password; set it as TRENDING_KAFKA_PASSWORD rather than on the command line")
-	chainPreRun(cmd, func(cmd *cobra.Command) error {
-		if err := eventlog.Install(s); err != nil {
-			return usagef("--kafka-tls/--kafka-ca/--kafka-cert/--kafka-key/--kafka-sasl/--kafka-user/--kafka-password: %v", err)
-		}
-		if s.Enabled() {
-			appFrom(cmd.Context()).log.Info("kafka security", "settings", s.String())
-		}
-		return nil
-	})
-	return cmd
-}
+// The Kafka TLS and SASL flags are part of the Kafka flag group (flags.go, addKafkaFlags).
 
 // withClickHouseSecurity adds --clickhouse-user, --clickhouse-password, --clickhouse-tls and
 // --clickhouse-ca to a command with a ClickHouse DSN flag (--store, --clickhouse) and folds

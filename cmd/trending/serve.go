@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
@@ -26,7 +27,8 @@ func newServeCommand() *cobra.Command {
 	cfg := api.DefaultConfig()
 	var tf *topicsFlags
 	var storeSpec string
-	var ingestKafka, ingestTopic, ingestToken, reviewToken string
+	var tok tokenFlags
+	var kf *kafkaFlags
 	var s3f *s3Settings
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -74,6 +76,12 @@ schemas/openapi.yaml describes every route.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(err.Error()))
 			}
+			var kc *eventlog.Client
+			if kf.set() {
+				if kc, err = kf.client(cmd); err != nil {
+					return err
+				}
+			}
 			st, err := openStore(storeSpec)
 			if err != nil {
 				return err
@@ -83,43 +91,33 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return err
 			}
-			if cfg.Topics != nil && reviewToken != "" {
-				if err := mountSharedReview(cmd.Context(), a, srv, s3f, reviewToken); err != nil {
+			ln, err := net.Listen("tcp", cfg.Addr)
+			if err != nil {
+				return usagef("--listen %s: %v (pick a free address)", cfg.Addr, err)
+			}
+			p := servingRoles{api: role{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}}
+			if cfg.Topics != nil && tok.review != "" {
+				if p.review, err = mountSharedReview(cmd.Context(), a, srv, s3f, tok.review); err != nil {
 					return err
 				}
 			}
-			var flush func() error
-			if brokers := splitList(ingestKafka); len(brokers) > 0 {
-				kw := eventlog.NewWriter(brokers, ingestTopic)
+			if kc != nil {
+				kw := kc.NewWriter(kf.names().Views)
 				defer kw.Close()
-				in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, kw)
-				if err != nil {
+				if p.ingest, err = mountIngest(srv, a, kw, tok.events()); err != nil {
 					return err
 				}
-				if err := srv.Handle(api.EventsRoute(in, ingestToken)); err != nil {
-					return err
-				}
-				ictx, stop := context.WithCancel(context.WithoutCancel(cmd.Context()))
-				done := make(chan error, 1)
-				go func() { done <- in.Run(ictx) }()
-				// The ingest flushes what it accepted after the API has drained.
-				flush = func() error { stop(); return <-done }
-				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", ingestKafka, "topic", ingestTopic)
+				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", kc.Brokers(), "topic", kf.names().Views)
 			}
-			a.log.Info("serving", "addr", cfg.Addr, "store", redactDSN(storeSpec))
-			err = srv.Run(cmd.Context())
-			if flush != nil {
-				err = errors.Join(err, flush())
-			}
-			return err
+			a.log.Info("serving", "addr", ln.Addr().String(), "store", redactDSN(storeSpec))
+			return runProcess(cmd.Context(), a.log, p.stages()...)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&ingestKafka, "kafka", "", "Kafka brokers for POST /v1/events; empty (the default) serves reads only")
-	f.StringVar(&ingestTopic, "topic", "views", "topic POST /v1/events publishes to")
-	f.StringVar(&ingestToken, "ingest-token", "", "bearer token POST /v1/events requires (default: none)")
-	f.StringVar(&storeSpec, "store", "bolt:./data/serving.db", "serving store: bolt:PATH (embedded file) or clickhouse://host:port/database")
-	f.StringVar(&cfg.Addr, "listen", cfg.Addr, "address to listen on, host:port")
+	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --topic); empty (the default) serves reads only")
+	addTokenFlags(f, &tok)
+	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
+	addListenFlag(f, &cfg.Addr, cfg.Addr)
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
 	f.DurationVar(&cfg.HotSpan, "hot-span", cfg.HotSpan, "calendar windows that started this recently are reloaded every --refresh")
@@ -138,9 +136,60 @@ schemas/openapi.yaml describes every route.`,
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
 	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
 	tf = addTopicsFlags(f, false, 0)
-	f.StringVar(&reviewToken, "token", "", "bearer token for /v1/topics/review; with --topics it mounts the shared review queue kept in the S3 bucket (--s3-*)")
 	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue (empty for AWS S3)")
-	return withClickHouseSecurity(withKafkaSecurity(cmd))
+	return withClickHouseSecurity(cmd)
+}
+
+// tokenFlags are the bearer tokens of the API's write routes, shared by serve and up.
+type tokenFlags struct{ review, ingest string }
+
+// addTokenFlags adds --token and --ingest-token.
+func addTokenFlags(fs *pflag.FlagSet, t *tokenFlags) {
+	fs.StringVar(&t.review, "token", "", "bearer token of the write routes: POST /v1/events (unless --ingest-token) and /v1/topics/review (with --topics; serve: the shared review queue kept in the S3 bucket, --s3-*); default none")
+	fs.StringVar(&t.ingest, "ingest-token", "", "bearer token POST /v1/events requires (default: --token)")
+}
+
+// events returns the token POST /v1/events requires.
+func (t tokenFlags) events() string {
+	if t.ingest != "" {
+		return t.ingest
+	}
+	return t.review
+}
+
+// addListenFlag adds --listen, the API's address.
+func addListenFlag(fs *pflag.FlagSet, addr *string, def string) {
+	fs.StringVar(addr, "listen", def, "address of the API and dashboard, host:port")
+}
+
+// servingRoles are the roles of the serving side of a process, serve's or up's.
+type servingRoles struct {
+	api, ingest, review role
+}
+
+// stages orders them for shutdown: the API drains first (requests in flight are answered),
+// then the ingest refuses new events with 503 and flushes everything it answered 202 for to
+// Kafka, then the review sync stops.
+func (p servingRoles) stages() []stage {
+	out := []stage{{p.api}}
+	for _, r := range []role{p.ingest, p.review} {
+		if r.run != nil {
+			out = append(out, stage{r})
+		}
+	}
+	return out
+}
+
+// mountIngest mounts POST /v1/events behind token and returns the ingest's role.
+func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, error) {
+	in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, w)
+	if err != nil {
+		return role{}, err
+	}
+	if err := srv.Handle(api.EventsRoute(in, token)); err != nil {
+		return role{}, err
+	}
+	return role{"ingest", in.Run}, nil
 }
 
 // serveFlagNames rewrites Config.Validate's field wording into the flags to change.
@@ -188,13 +237,15 @@ const reviewSyncEvery = 5 * time.Second
 // mountSharedReview serves /v1/topics/review over the shared queue in the bucket
 // (rules.ReviewKey): the workers merge their holds into it and read decisions back every
 // publish tick, so a decision made here reaches every worker within a tick.
-func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) error {
+func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) (role, error) {
 	obj, err := objstore.New(ctx, s3f.config())
 	if err != nil {
-		return usagef("%v", err)
+		return role{}, usagef("%v", err)
 	}
 	review := rules.NewReview(0)
-	sync := func() error { return rules.SyncReview(ctx, obj, rules.ReviewKey, review) }
+	// Decisions still sync while the API drains after the signal.
+	sctx := context.WithoutCancel(ctx)
+	sync := func() error { return rules.SyncReview(sctx, obj, rules.ReviewKey, review) }
 	route := api.TopicsReviewRoute(review, token, sync)
 	// A decision reads the shared queue first, so a topic a worker held since the last
 	// background sync can be decided at once; the token is checked before that read.
@@ -208,9 +259,8 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 		decide.ServeHTTP(w, r)
 	}))
 	if err := srv.Handle(route); err != nil {
-		return err
+		return role{}, err
 	}
-	go rules.RunReviewSync(ctx, obj, rules.ReviewKey, review, reviewSyncEvery, a.log.With("part", "review"))
 	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+rules.ReviewKey)
-	return nil
+	return reviewSyncRole(obj, review, reviewSyncEvery, a), nil
 }

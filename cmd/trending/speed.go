@@ -34,9 +34,9 @@ type windowFlags struct {
 // (seed 000's 2^18 for speed, smaller for the embedded up).
 func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	f := &windowFlags{}
-	fs.IntVar(&f.k, "k", 100, "length of each served list (1..1000)")
+	addKFlag(fs, &f.k, "length of each served list (1..1000)")
 	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out (seed 004)")
-	fs.DurationVar(&f.lateness, "lateness", 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
+	addLatenessFlag(fs, &f.lateness, 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
 	fs.IntVar(&f.sketchWidth, "sketch-width", sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes")
 	fs.IntVar(&f.sketchDepth, "sketch-depth", 5, "count-min sketch depth: the error bound holds with probability 1 - e^-depth")
 	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows: exact, sketch or auto")
@@ -145,11 +145,10 @@ func splitList(s string) []string {
 
 func newSpeedCommand() *cobra.Command {
 	var (
-		kafkaAddrs, topic, group, metricsAddr string
-		baseStore                             string
-		partitions, keep                      int
-		publishEvery, checkpointEvery, idle   time.Duration
-		future                                time.Duration
+		group, metricsAddr, baseStore       string
+		partitions, keep                    int
+		publishEvery, checkpointEvery, idle time.Duration
+		future                              time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "speed",
@@ -176,16 +175,15 @@ partitions move, with their checkpoints, to the others.`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&kafkaAddrs, "kafka", "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "topic", "views", "input topic (key = item_id, value = one JSON event)")
-	fs.StringVar(&group, "group", "trending-speed", "consumer group of the speed workers")
-	fs.IntVar(&partitions, "partitions", 8, "partitions of the input topic when it has to be created")
-	fs.DurationVar(&publishEvery, "publish-every", time.Minute, "how often each partition publishes its top lists")
-	fs.DurationVar(&checkpointEvery, "checkpoint-every", time.Minute, "how often each partition checkpoints to S3")
+	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addGroupFlag(fs, &group, "speed")
+	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
+	addPublishEveryFlag(fs, &publishEvery, time.Minute, "how often each partition publishes its top lists")
+	addCheckpointEveryFlag(fs, &checkpointEvery, time.Minute)
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	addMaxFutureFlag(fs, &future)
-	fs.StringVar(&metricsAddr, "metrics-addr", "127.0.0.1:9464", "serve /metrics here (\"\" to disable)")
+	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9464")
 	fs.StringVar(&baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
 	wf := addWindowFlags(fs, 1<<18)
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
@@ -203,9 +201,17 @@ partitions move, with their checkpoints, to the others.`,
 		if publishEvery <= 0 || checkpointEvery <= 0 {
 			return usagef("--publish-every and --checkpoint-every must be positive durations such as 1m or 10s")
 		}
+		kc, err := kf.client(cmd)
+		if err != nil {
+			return err
+		}
 		obj, err := objstore.New(cmd.Context(), s3f.config())
 		if err != nil {
 			return usagef("%v", err)
+		}
+		names := kf.names()
+		if group == "" {
+			group = names.SpeedGroup
 		}
 		var base func(context.Context) (model.List, error)
 		if baseStore == "" {
@@ -219,7 +225,7 @@ partitions move, with their checkpoints, to the others.`,
 			base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 		}
 		w, err := worker.New(worker.Config{
-			Brokers: splitList(kafkaAddrs), Topic: topic, Group: group, Partitions: partitions,
+			Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: group, Partitions: partitions,
 			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
 			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
 			Topics: tcfg, Blocklist: blocklist, Base: base,
@@ -227,22 +233,33 @@ partitions move, with their checkpoints, to the others.`,
 		if err != nil {
 			return usagef("%v", err)
 		}
-		if err := serveMetrics(cmd.Context(), metricsAddr, a.registry); err != nil {
+		metrics, err := metricsRole(metricsAddr, a)
+		if err != nil {
 			return err
 		}
+		var review stage // stops after the worker, so its last holds reach the bucket
 		if tcfg != nil {
 			// The review queue is shared through the bucket: this worker's holds go up and
 			// decisions made anywhere come down every publish tick.
-			rctx, stop := context.WithCancel(cmd.Context())
-			defer stop()
-			go rules.RunReviewSync(rctx, obj, rules.ReviewKey, w.Review(), publishEvery, a.log.With("part", "review"))
+			review = stage{reviewSyncRole(obj, w.Review(), publishEvery, a)}
 		}
-		a.log.Info("speed worker starting", "kafka", kafkaAddrs, "topic", topic, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
-		if err := w.Run(cmd.Context()); err != nil {
+		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", names.Views, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
+		if err := runProcess(cmd.Context(), a.log, stage{{"speed", w.Run}}, review, metrics); err != nil {
 			return fmt.Errorf("speed: %w", err)
 		}
 		a.log.Info("speed worker stopped")
 		return nil
 	}
-	return withKafkaSecurity(cmd)
+	return cmd
+}
+
+// addPublishEveryFlag adds --publish-every: the speed workers' publish cadence (speed, up),
+// or the merger's write cadence (merge).
+func addPublishEveryFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration, usage string) {
+	fs.DurationVar(d, "publish-every", def, usage)
+}
+
+// addCheckpointEveryFlag adds --checkpoint-every, the speed workers' checkpoint cadence.
+func addCheckpointEveryFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration) {
+	fs.DurationVar(d, "checkpoint-every", def, "how often each partition checkpoints to S3")
 }

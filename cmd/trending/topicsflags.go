@@ -27,10 +27,16 @@ func addTopicsFlags(fs *pflag.FlagSet, counts bool, width int) *topicsFlags {
 	fs.StringVar(&t.score, "topics-score", string(rules.Surge), "score of the regional topics lists: surge, volume or decayed")
 	fs.StringVar(&t.worldScore, "topics-world-score", string(rules.Volume), "score of the worldwide topics list: volume, surge or decayed")
 	if counts {
-		fs.StringVar(&t.blocklist, "blocklist", "", "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
+		addBlocklistFlag(fs, &t.blocklist, "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
 		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; seed 001: 65536, about 157 MB per partition with the hourly baselines); the baseline sketches are a quarter of it")
 	}
 	return t
+}
+
+// addBlocklistFlag adds --blocklist, the banned topic terms (speed and up count with it, the
+// batch recomputes with it).
+func addBlocklistFlag(fs *pflag.FlagSet, file *string, usage string) {
+	fs.StringVar(file, "blocklist", "", usage)
 }
 
 // config returns the topics.Config the flags describe, or nil when --topics is not set.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"trending/archive"
 	"trending/batch"
@@ -23,7 +21,6 @@ import (
 	"trending/model"
 	rules "trending/model/topics"
 	"trending/serving/api"
-	"trending/serving/ingest"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/worker"
@@ -33,16 +30,16 @@ func init() { subcommands = append(subcommands, newUpCommand) }
 
 // upFlags are trending up's own settings; the window settings come from addWindowFlags.
 type upFlags struct {
-	data, listen, kafka, storeSpec, token, titles, topic string
-	partitions                                           int
-	publishEvery, checkpointEvery, rollAge               time.Duration
-	maxFuture                                            time.Duration
+	data, listen, storeSpec, titles        string
+	tok                                    tokenFlags
+	partitions                             int
+	publishEvery, checkpointEvery, rollAge time.Duration
+	maxFuture                              time.Duration
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
-	rate, zipf, speedup, late, junk float64
-	items, servers                  int
+	stream                          streamFlags
+	rate, speedup, junk             float64
 	backfill, batchEvery, batchLate time.Duration
-	viral                           string
 }
 
 func newUpCommand() *cobra.Command {
@@ -68,8 +65,10 @@ The same code paths as production: kafka-go talks to the embedded broker and aws
 the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
 --store (for example after 'make services-up').
 
-Ctrl-C stops everything in order: producers, then the speed workers (a last checkpoint each),
-the merger (a last publish), the archiver (a last upload) and the API (drained).
+Ctrl-C stops everything in order: the load generator, the API (drained: requests in flight
+are answered), the ingest (it refuses new events with 503 and writes every event it answered
+202 for to Kafka), the speed workers (a last publish and checkpoint each), the merger (a last
+publish) with the review sync, the archiver (a last upload) and the batch scheduler.
 
 What survives a restart: the broker's log and committed offsets (DATA/kafka), every
 checkpoint and archived file (DATA/s3), and the served lists (DATA/serving.db). The speed
@@ -85,43 +84,40 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address of the API and dashboard")
-	fs.StringVar(&f.kafka, "kafka", "", "Kafka brokers to use instead of the embedded broker")
-	fs.StringVar(&f.topic, "topic", eventlog.TopicViews, "input topic; its DLQ is TOPIC.dlq, the partials TOPIC.partials unless it is the default (then views.dlq and trending.partials), and the consumer groups are named after it")
-	fs.StringVar(&f.storeSpec, "store", "", "serving store (default bolt:DATA/serving.db)")
-	fs.StringVar(&f.token, "token", "", "bearer token required by POST /v1/events (default: none)")
-	fs.StringVar(&f.titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL")
-	fs.IntVar(&f.partitions, "partitions", 4, "partitions of the views topic when it is created")
-	fs.DurationVar(&f.publishEvery, "publish-every", 5*time.Second, "how often the speed workers publish their lists")
-	fs.DurationVar(&f.checkpointEvery, "checkpoint-every", 30*time.Second, "how often the speed workers checkpoint")
+	addListenFlag(fs, &f.listen, "127.0.0.1:8080")
+	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
+	kf := addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
+	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
+	addTokenFlags(fs, &f.tok)
+	addTitlesFlag(fs, &f.titles)
+	addPartitionsFlag(fs, &f.partitions, 4, "partitions of the input topic when it is created")
+	addPublishEveryFlag(fs, &f.publishEvery, 5*time.Second, "how often the speed workers publish their lists")
+	addCheckpointEveryFlag(fs, &f.checkpointEvery, 30*time.Second)
 	fs.DurationVar(&f.rollAge, "archive-roll", 30*time.Second, "how long the archiver buffers a partition before writing a Parquet file")
 	fs.DurationVar(&f.batchEvery, "batch-every", 30*time.Second, "how often the built-in batch scheduler looks for closed windows to make exact")
 	fs.DurationVar(&f.batchLate, "batch-lateness", 2*time.Minute, "a calendar window is recomputed once its end plus this has passed and the archive is complete")
 	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
-	fs.Float64Var(&f.rate, "rate", 500, "load generator: views per second of event time")
-	fs.IntVar(&f.items, "items", 10000, "load generator: catalog size")
-	fs.Float64Var(&f.zipf, "zipf", 1.1, "load generator: Zipf exponent of item popularity")
-	fs.IntVar(&f.servers, "servers", 20, "load generator: video servers that pre-sum views per item per second")
-	fs.Float64Var(&f.late, "late", 0.01, "load generator: fraction of events sent two minutes late")
-	fs.Float64Var(&f.junk, "malformed", 0.0005, "load generator: malformed messages per valid event (they land in views.dlq)")
-	fs.StringVar(&f.viral, "viral", "V_viral@+1m:15%:20m:2m", "load generator: viral schedule ITEM@+AT:SHARE:FOR[:RAMP], comma-separated (\"\" for none)")
+	// The load generator's stream and pace: loadgen's flags, with up's defaults.
+	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}})
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
-	fs.Float64Var(&f.speedup, "speedup", 120, "load generator: how much faster than real time the --backfill is replayed")
+	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
 	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 	tf := addTopicsFlags(fs, true, 1<<14) // 43 MB per partition with a full week of baselines, not 157 MB
 
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, wf, s3f, tf) }
-	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
-	return withKafkaSecurity(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, kf, wf, s3f, tf) }
+	return withClickHouseSecurity(cmd)
 }
 
-func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
+func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
 	ctx := cmd.Context()
 	a := appFrom(ctx)
 	wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, f.maxFuture)
 	if err != nil {
+		return err
+	}
+	if err := kf.check(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(f.data, 0o755); err != nil {
@@ -136,19 +132,19 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		a.log.Info("existing data: skipping the backfill", "data", f.data)
 		f.backfill = 0
 	}
-	dlqTopic, partialsTopic, speedGroup, archiveGroup := eventlog.TopicDLQ, eventlog.TopicPartials, "trending-speed", "trending-archive"
-	if f.topic != eventlog.TopicViews {
-		dlqTopic, partialsTopic = f.topic+".dlq", f.topic+".partials"
-		speedGroup, archiveGroup = "trending-speed-"+f.topic, "trending-archive-"+f.topic
-	}
-	brokers := splitList(f.kafka)
-	if len(brokers) == 0 {
+	names := kf.names()
+	var embeddedBroker []string
+	if !kf.set() {
 		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
 		if err != nil {
 			return err
 		}
 		defer br.Close()
-		brokers = []string{br.Addr}
+		embeddedBroker = []string{br.Addr}
+	}
+	kc, err := kf.client(cmd, embeddedBroker...)
+	if err != nil {
+		return err
 	}
 	s3cfg := s3f.config()
 	if s3f.endpoint == "" {
@@ -168,10 +164,10 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	if err := obj.EnsureBucket(ctx); err != nil {
 		return err
 	}
-	if _, err := eventlog.EnsureTopics(ctx, brokers,
-		eventlog.Spec{Name: f.topic, Partitions: f.partitions},
-		eventlog.Spec{Name: dlqTopic, Partitions: 1},
-		eventlog.Spec{Name: partialsTopic, Partitions: 1}); err != nil {
+	if _, err := kc.EnsureTopics(ctx,
+		eventlog.Spec{Name: names.Views, Partitions: f.partitions},
+		eventlog.Spec{Name: names.DLQ, Partitions: 1},
+		eventlog.Spec{Name: names.Partials, Partitions: 1}); err != nil {
 		return err
 	}
 	storeSpec := f.storeSpec
@@ -184,7 +180,7 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	}
 	defer st.Close()
 
-	speedW, err := worker.New(worker.Config{Brokers: brokers, Topic: f.topic, DLQTopic: dlqTopic, PartialsTopic: partialsTopic, Group: speedGroup, Partitions: f.partitions, Window: wc,
+	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
 		Topics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
 	if err != nil {
@@ -199,18 +195,14 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		return err
 	}
 	acfg := archive.DefaultConfig()
-	acfg.Brokers, acfg.RollAge, acfg.Topic, acfg.GroupID = brokers, f.rollAge, f.topic, archiveGroup
+	acfg.Kafka, acfg.RollAge, acfg.Topic, acfg.GroupID = kc, f.rollAge, names.Views, names.ArchiveGroup
 	acfg.MaxFuture = f.maxFuture
 	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	kw := eventlog.NewWriter(brokers, f.topic)
+	kw := kc.NewWriter(names.Views)
 	defer kw.Close()
-	in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, kw)
-	if err != nil {
-		return err
-	}
 	scfg := api.DefaultConfig()
 	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
 	scfg.Topics = apiLists(tcfg)
@@ -223,8 +215,8 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 		// kept in the object store's shared queue (topics/review.json) like a split
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
-		if err := srv.Handle(api.TopicsReviewRoute(review, f.token, func() error {
-			return rules.SyncReview(ctx, obj, rules.ReviewKey, review)
+		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
+			return rules.SyncReview(context.WithoutCancel(ctx), obj, rules.ReviewKey, review) // also while the API drains
 		})); err != nil {
 			return err
 		}
@@ -246,37 +238,26 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 	if err != nil {
 		return usagef("%v", err)
 	}
-	var viral []stream.Viral
-	if f.viral != "" {
-		if viral, err = stream.ParseViral(f.viral); err != nil {
-			return usagef("--viral: %v", err)
-		}
+	load, err := f.stream.config(time.Now())
+	if err != nil {
+		return err
 	}
+	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
+		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
+	}
+	load.Rate, load.Malformed = f.rate, f.junk
 	if f.speedup <= 0 || f.backfill < 0 {
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
 
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return speedW.Run(gctx) })
-	if tcfg != nil {
-		g.Go(func() error {
-			rules.RunReviewSync(gctx, obj, rules.ReviewKey, speedW.Review(), f.publishEvery, a.log.With("part", "review"))
-			return nil
-		})
-	}
-	g.Go(func() error {
-		return merger.Run(gctx, merge.RunConfig{Brokers: brokers, Topic: partialsTopic, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
-	})
-	g.Go(func() error { return archiver.Run(gctx) })
-	g.Go(func() error { return in.Run(gctx) })
-	if err := srv.Handle(api.EventsRoute(in, f.token)); err != nil {
+	ingestRole, err := mountIngest(srv, a, kw, f.tok.events())
+	if err != nil {
 		return err
 	}
-	g.Go(func() error { return srv.Serve(gctx, ln) })
 	sched := batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")}
 	if tcfg != nil {
 		// The closed hours of the topics lists are recomputed exactly too, with the same
-		// rules and the review queue's holds: the workers' queue, which RunReviewSync keeps
+		// rules and the review queue's holds: the workers' queue, which the review sync keeps
 		// merged with the shared one in the bucket (topics/review.json) every publish tick,
 		// so a decision made anywhere reaches the exact lists at the next batch pass.
 		sched.Topics, err = batch.NewTopics(runner, eng, batch.TopicsConfig{Regions: tcfg.Regions, Scores: tcfg.Scores,
@@ -285,11 +266,30 @@ func runUp(cmd *cobra.Command, f upFlags, wf *windowFlags, s3f *s3Settings, tf *
 			return usagef("%v", err)
 		}
 	}
-	g.Go(func() error { return runner.Schedule(gctx, sched) })
+	// The stages stop in this order (runProcess): producers first, so nothing new enters;
+	// the API drains and the ingest flushes what it answered 202 for before the speed
+	// workers take their last checkpoint; the merger publishes the workers' last lists; the
+	// archiver uploads its buffers; the scheduler stops last.
+	var producers stage
 	if !f.noLoad {
-		lw := eventlog.NewWriter(brokers, f.topic)
+		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
-		g.Go(func() error { return runLoad(gctx, a.log.With("part", "loadgen"), lw, f, viral) })
+		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, load) }}}
+	}
+	mergers := stage{{"merge", func(ctx context.Context) error {
+		return merger.Run(ctx, merge.RunConfig{Kafka: kc, Topic: names.Partials, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
+	}}}
+	if tcfg != nil {
+		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), f.publishEvery, a))
+	}
+	stages := []stage{
+		producers,
+		{{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}},
+		{ingestRole},
+		{{"speed", speedW.Run}},
+		mergers,
+		{{"archive", archiver.Run}},
+		{{"batch scheduler", func(ctx context.Context) error { return runner.Schedule(ctx, sched) }}},
 	}
 
 	url := "http://" + ln.Addr().String()
@@ -307,13 +307,10 @@ trending up: the whole pipeline in one process
   topics         %s
 Ctrl-C stops everything in order.
 
-`, url, url, url, url, brokers[0], embeddedOr(f.kafka == "", "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
+`, url, url, url, url, kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec,
 		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), topicsLine(tcfg, url))
-	err = g.Wait()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
+	err = runProcess(ctx, a.log, stages...)
 	a.log.Info("trending up stopped", "err", err)
 	return err
 }
@@ -330,7 +327,7 @@ func loadLine(f upFlags) string {
 	if f.noLoad {
 		return "off (--no-load): POST events to /v1/events"
 	}
-	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.items, f.zipf, f.servers)
+	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.stream.items, f.stream.zipf, f.stream.servers)
 	if f.backfill > 0 {
 		l += fmt.Sprintf("; replaying the last %s at %gx first", f.backfill, f.speedup)
 	}
@@ -339,9 +336,9 @@ func loadLine(f upFlags) string {
 
 // runLoad runs the load generator: the --backfill at --speedup, then real time from where it
 // ended. Each phase has its own seed, so the stream continues rather than repeats.
-func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, viral []stream.Viral) error {
+func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, stream stream.Config) error {
 	now := time.Now().UTC().Truncate(time.Second)
-	stream := stream.Config{Items: f.items, Zipf: f.zipf, Rate: f.rate, Servers: f.servers, Late: f.late, Malformed: f.junk, Viral: viral, Seed: uint64(now.Unix())}
+	stream.Seed = uint64(now.Unix())
 	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
 	if f.backfill > 0 {
 		bs := stream

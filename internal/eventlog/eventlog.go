@@ -1,8 +1,9 @@
 // Package eventlog is trending's glue to the log (Kafka): the topics it uses, creating them
 // when missing, and an embedded Kafka-protocol broker (kfake) for `make run` and fast tests.
-// Producers and consumers themselves use kafka-go directly, on one code path for the real
-// cluster and the embedded broker. Security (security.go) is TLS and SASL (plain, SCRAM) for
-// every Kafka client of a process, installed once by the command.
+// Producers and consumers use kafka-go through a Client (client.go): the brokers with their
+// TLS and SASL (security.go), one value built by the command and passed to every component,
+// on one code path for the real cluster and the embedded broker. The package functions
+// taking a broker list are the plaintext Client's (Plain), for tests and local tools.
 package eventlog
 
 import (
@@ -18,11 +19,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// Topic names (ARCHITECTURE.md data flow).
+// Topic and consumer group names of the default input topic (ARCHITECTURE.md data flow);
+// NamesFor derives them for any input topic.
 const (
 	TopicViews    = "views"             // key = item_id, value = one JSON event
 	TopicDLQ      = "views.dlq"         // invalid events, original bytes, reason header
 	TopicPartials = "trending.partials" // per-partition top m*K lists for the merger
+
+	GroupSpeed   = "trending-speed"   // the speed workers
+	GroupArchive = "trending-archive" // the archiver
 )
 
 // Spec describes one topic to ensure.
@@ -38,12 +43,16 @@ var ErrNotAllowed = errors.New("not allowed to create topic")
 
 // EnsureTopics creates every missing topic. An existing topic with fewer partitions than
 // asked is left alone (partitions are never changed behind an operator's back) but reported
-// in the returned map of actual partition counts.
+// in the returned map of actual partition counts. It is Plain(brokers...).EnsureTopics.
 func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[string]int, error) {
 	if len(brokers) == 0 {
 		return nil, errors.New("no Kafka brokers: set --kafka")
 	}
-	conn, err := dial(ctx, brokers)
+	return Plain(brokers...).EnsureTopics(ctx, specs...)
+}
+
+func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int, error) {
+	conn, err := c.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +84,7 @@ func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[str
 		if err != nil {
 			return nil, fmt.Errorf("find Kafka controller: %w", err)
 		}
-		cc, err := kafka.DialContext(ctx, "tcp", net.JoinHostPort(ctrl.Host, strconv.Itoa(ctrl.Port)))
+		cc, err := c.dialer.DialContext(ctx, "tcp", net.JoinHostPort(ctrl.Host, strconv.Itoa(ctrl.Port)))
 		if err != nil {
 			return nil, fmt.Errorf("dial Kafka controller: %w", err)
 		}
@@ -92,7 +101,7 @@ func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[str
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			actual, err = partitionCounts(conn, names...)
-			if err == nil && len(actual) == len(specs) && leadersReady(ctx, conn, create) {
+			if err == nil && len(actual) == len(specs) && leadersReady(ctx, c, conn, create) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -110,7 +119,7 @@ func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[str
 
 // leadersReady reports whether every partition of the new topics has a leader that accepts a
 // connection for it.
-func leadersReady(ctx context.Context, conn *kafka.Conn, created []kafka.TopicConfig) bool {
+func leadersReady(ctx context.Context, c *Client, conn *kafka.Conn, created []kafka.TopicConfig) bool {
 	for _, tc := range created {
 		parts, err := conn.ReadPartitions(tc.Topic)
 		if err != nil || len(parts) != tc.NumPartitions {
@@ -120,7 +129,7 @@ func leadersReady(ctx context.Context, conn *kafka.Conn, created []kafka.TopicCo
 			if p.Leader.Host == "" || p.Leader.ID < 0 {
 				return false
 			}
-			lc, err := kafka.DialLeader(ctx, "tcp", net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port)), tc.Topic, p.ID)
+			lc, err := c.dialer.DialLeader(ctx, "tcp", net.JoinHostPort(p.Leader.Host, strconv.Itoa(p.Leader.Port)), tc.Topic, p.ID)
 			if err != nil {
 				return false
 			}
@@ -143,18 +152,6 @@ func topicList(cfgs []kafka.TopicConfig) string {
 		s += c.Topic
 	}
 	return s
-}
-
-func dial(ctx context.Context, brokers []string) (*kafka.Conn, error) {
-	var errs []error
-	for _, b := range brokers {
-		c, err := kafka.DialContext(ctx, "tcp", b)
-		if err == nil {
-			return c, nil
-		}
-		errs = append(errs, err)
-	}
-	return nil, fmt.Errorf("reach Kafka at %v: %w", brokers, errors.Join(errs...))
 }
 
 // partitionCounts returns the partition count of each named topic that exists.
@@ -215,18 +212,30 @@ func (e *Embedded) Close() { e.cluster.Close() }
 // write), and a transport of its own: kafka-go's shared default transport caches topic
 // metadata, so a writer for a topic created after that cache was filled fails with
 // UnknownTopicOrPartition until it refreshes. topic may be empty when every message names
-// its own.
+// its own. It is Plain(brokers...).NewWriter; a secured writer comes from Client.NewWriter.
 func NewWriter(brokers []string, topic string) *kafka.Writer {
+	return newWriter(Plain(brokers...), topic)
+}
+
+func newWriter(c *Client, topic string) *kafka.Writer {
 	return &kafka.Writer{
-		Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Hash{},
+		Addr: kafka.TCP(c.brokers...), Topic: topic, Balancer: &kafka.Hash{},
 		BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll,
-		Transport: newTransport(), // security.go: TLS and SASL once Install ran
+		Transport: c.Transport(),
 	}
 }
 
-// Partitions returns the partition count of topic; 0 when it does not exist.
+// Partitions returns the partition count of topic; 0 when it does not exist. It is
+// Plain(brokers...).Partitions.
 func Partitions(ctx context.Context, brokers []string, topic string) (int, error) {
-	conn, err := dial(ctx, brokers)
+	if len(brokers) == 0 {
+		return 0, errors.New("no Kafka brokers: set --kafka")
+	}
+	return partitions(ctx, Plain(brokers...), topic)
+}
+
+func partitions(ctx context.Context, c *Client, topic string) (int, error) {
+	conn, err := c.Dial(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -248,9 +257,16 @@ type Offsets struct {
 
 // TopicOffsets returns the offset range of every partition of topic, by partition, asking
 // the cluster's metadata for the partitions (so a partition that never received a message
-// is there too). A topic that does not exist is an error.
+// is there too). A topic that does not exist is an error. It is Plain(brokers...).TopicOffsets.
 func TopicOffsets(ctx context.Context, brokers []string, topic string) ([]Offsets, error) {
-	c := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: newTransport(), Timeout: 10 * time.Second}
+	if len(brokers) == 0 {
+		return nil, errors.New("no Kafka brokers: set --kafka")
+	}
+	return topicOffsets(ctx, Plain(brokers...), topic)
+}
+
+func topicOffsets(ctx context.Context, kc *Client, topic string) ([]Offsets, error) {
+	c := &kafka.Client{Addr: kafka.TCP(kc.brokers...), Transport: kc.Transport(), Timeout: 10 * time.Second}
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
 		return nil, fmt.Errorf("read Kafka metadata of %s: %w", topic, err)

@@ -17,7 +17,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -174,45 +173,6 @@ func (s Security) Transport() (*kafka.Transport, error) {
 		return nil, err
 	}
 	return &kafka.Transport{MetadataTTL: 10 * time.Second, TLS: t, SASL: m}, nil
-}
-
-// installed is the process's Security, set once by Install; nil is plaintext.
-var installed atomic.Pointer[Security]
-
-// Install makes s the security of every Kafka client this process creates: NewWriter's
-// transports, EnsureTopics and Partitions, and kafka-go's DefaultDialer and DefaultTransport,
-// which every kafka-go Reader, ConsumerGroup and Dial without a Dialer of its own uses (the
-// speed workers, the merger, the archiver). A command calls it once, before it creates any
-// client. The zero Security changes nothing, so tests that run commands in one process keep
-// kafka-go's defaults.
-func Install(s Security) error {
-	if !s.Enabled() {
-		return s.Validate()
-	}
-	d, err := s.Dialer()
-	if err != nil {
-		return err
-	}
-	t, err := s.Transport()
-	if err != nil {
-		return err
-	}
-	kafka.DefaultDialer = d
-	kafka.DefaultTransport = t
-	installed.Store(&s)
-	return nil
-}
-
-// newTransport returns a fresh transport with the installed security.
-func newTransport() *kafka.Transport {
-	if s := installed.Load(); s != nil {
-		t, err := s.Transport()
-		if err != nil {
-			panic("BUG: installed Kafka security stopped validating: " + err.Error())
-		}
-		return t
-	}
-	return &kafka.Transport{MetadataTTL: 10 * time.Second}
 }
 
 // scram is a SCRAM client (RFC 5802, with the hashes of RFC 7677), on the standard library,

@@ -118,16 +118,23 @@ func TestSecurityStringRedacts(t *testing.T) {
 	}
 }
 
-func TestInstallZeroLeavesDefaults(t *testing.T) {
+func TestClientLeavesKafkaGoDefaults(t *testing.T) {
 	d, tr := kafka.DefaultDialer, kafka.DefaultTransport
-	if err := Install(Security{}); err != nil {
+	c, err := NewClient([]string{"127.0.0.1:1"}, Security{TLS: true, SASLMechanism: SASLScramSHA256, Username: "u", Password: "p"})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if kafka.DefaultDialer != d || kafka.DefaultTransport != tr || installed.Load() != nil {
-		t.Fatal("Install of the zero Security changed kafka-go's defaults")
+	if kafka.DefaultDialer != d || kafka.DefaultTransport != tr {
+		t.Fatal("NewClient changed kafka-go's package defaults")
 	}
-	if err := Install(Security{Password: "x"}); err == nil {
-		t.Fatal("Install accepted an invalid Security")
+	if c.Dialer().TLS == nil || c.Dialer().SASLMechanism == nil || c.Transport().TLS == nil || c.Transport().SASL == nil {
+		t.Fatal("the client's dialer or transport lacks its TLS or SASL")
+	}
+	if _, err := NewClient([]string{"127.0.0.1:1"}, Security{Password: "x"}); err == nil {
+		t.Fatal("NewClient accepted an invalid Security")
+	}
+	if _, err := NewClient(nil, Security{}); err == nil {
+		t.Fatal("NewClient accepted no brokers")
 	}
 }
 
@@ -178,6 +185,30 @@ func TestSecurityAgainstBroker(t *testing.T) {
 			r.Close()
 			if err != nil || string(m.Value) != "v" {
 				t.Fatalf("read back: %q, %v", m.Value, err)
+			}
+
+			// The same through a Client whose first broker is dead: every client tries every
+			// broker, and the security reaches admin, writer and reader alike.
+			cl, err := NewClient([]string{"127.0.0.1:1", addr}, good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cl.EnsureTopics(ctx, Spec{Name: "sec2", Partitions: 1}); err != nil {
+				t.Fatalf("ensure a topic through the client: %v", err)
+			}
+			if n, err := cl.Partitions(ctx, "sec2"); err != nil || n != 1 {
+				t.Fatalf("partitions through the client: %d, %v", n, err)
+			}
+			cw := cl.NewWriter("sec2")
+			if err := cw.WriteMessages(ctx, kafka.Message{Key: []byte("k"), Value: []byte("v2")}); err != nil {
+				t.Fatalf("write through the client: %v", err)
+			}
+			cw.Close()
+			cr := cl.Reader(kafka.ReaderConfig{Topic: "sec2", Partition: 0, MaxWait: 100 * time.Millisecond})
+			m, err = cr.ReadMessage(ctx)
+			cr.Close()
+			if err != nil || string(m.Value) != "v2" {
+				t.Fatalf("read back through the client: %q, %v", m.Value, err)
 			}
 
 			bad := good

@@ -43,7 +43,7 @@ func RequireToken(token string, h http.Handler) http.Handler {
 // so schemas/openapi.yaml's golden test covers it.
 func EventsRoute(h http.Handler, token string) Route {
 	return Route{Path: "/v1/events", Methods: []string{http.MethodPost},
-		Statuses: []int{202, 400, 401, 403, 405, 413}, Handler: RequireToken(token, h)}
+		Statuses: []int{202, 400, 401, 403, 405, 413, 503}, Handler: RequireToken(token, h)}
 }
 
 // TopicsReviewRoute is /v1/topics/review, the trending-topics review queue (GET lists held

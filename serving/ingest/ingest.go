@@ -7,7 +7,10 @@
 //
 // Durability: accepted events wait in memory for at most FlushEvery (default 1 s) before they
 // are written to Kafka; a graceful shutdown (Close) flushes them all, so nothing accepted is
-// lost on a clean stop. A crash can lose up to FlushEvery of accepted events; producers that
+// lost on a clean stop: once Run is asked to stop, the handler refuses new events with 503
+// (and Retry-After) before the last flush, so no event answered 202 can miss it. Stop the
+// HTTP server (drain it) before Run, so requests in flight are answered 202 and flushed
+// rather than refused. A crash can lose up to FlushEvery of accepted events; producers that
 // cannot accept that send straight to Kafka.
 package ingest
 
@@ -60,6 +63,7 @@ type Ingest struct {
 	w   Writer
 
 	mu      sync.Mutex
+	closed  bool // Run is flushing for the last time: refuse new events
 	pending map[sumKey]uint64
 	// single holds the events that must not be summed, in arrival order.
 	single  []event.Event
@@ -143,7 +147,11 @@ func (in *Ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, status, msg, detail)
 		return
 	}
-	in.add(evs)
+	if !in.add(evs) {
+		w.Header().Set("Retry-After", "1")
+		in.fail(w, http.StatusServiceUnavailable, "shutting down", "this server is stopping and accepts no more events; send them to another one or retry")
+		return
+	}
 	if in.size() >= in.cfg.MaxPending {
 		if err := in.Flush(r.Context()); err != nil {
 			in.cfg.Log.Warn("ingest flush under pressure failed", "err", err)
@@ -198,8 +206,13 @@ func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
 	return evs, 0, ""
 }
 
-func (in *Ingest) add(evs []event.Event) {
+// add queues evs, or reports false when the ingest is closed.
+func (in *Ingest) add(evs []event.Event) bool {
 	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return false
+	}
 	for _, ev := range evs {
 		if ev.UserID != "" || ev.HasAccountAge {
 			in.single = append(in.single, ev)
@@ -209,6 +222,7 @@ func (in *Ingest) add(evs []event.Event) {
 	}
 	in.mu.Unlock()
 	in.accepted.Add(float64(len(evs)))
+	return true
 }
 
 func (in *Ingest) size() int {
@@ -256,7 +270,8 @@ func (in *Ingest) Flush(ctx context.Context) error {
 }
 
 // Run flushes every FlushEvery until ctx ends, then flushes what remains (with its own
-// 30-second budget), so nothing accepted is lost on a graceful stop.
+// 30-second budget), so nothing accepted is lost on a graceful stop; from then on the
+// handler answers 503.
 func (in *Ingest) Run(ctx context.Context) error {
 	t := time.NewTicker(in.cfg.FlushEvery)
 	defer t.Stop()
@@ -267,6 +282,9 @@ func (in *Ingest) Run(ctx context.Context) error {
 				in.cfg.Log.Warn("ingest flush failed; retrying", "err", err)
 			}
 		case <-ctx.Done():
+			in.mu.Lock()
+			in.closed = true
+			in.mu.Unlock()
 			fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			for attempt := 0; ; attempt++ {

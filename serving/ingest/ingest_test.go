@@ -189,6 +189,59 @@ func TestFlushRetriesAndShutdown(t *testing.T) {
 	}
 }
 
+// TestStopRefusesThenFlushes: concurrent posts while Run stops; every event answered 202 is
+// written, every later request is refused with 503, none is half taken.
+func TestStopRefusesThenFlushes(t *testing.T) {
+	w := &memWriter{}
+	in, err := ingest.New(ingest.Config{FlushEvery: time.Hour}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ctx) }()
+	var accepted sync.WaitGroup
+	var mu sync.Mutex
+	var ok, no int
+	for g := 0; g < 4; g++ {
+		accepted.Add(1)
+		go func() {
+			defer accepted.Done()
+			for i := 0; ; i++ {
+				rec := post(in, fmt.Sprintf(`{"item_id":"g%d","count":1,"ts":"2026-12-01T10:00:00Z"}`, g))
+				mu.Lock()
+				switch rec.Code {
+				case http.StatusAccepted:
+					ok++
+				case http.StatusServiceUnavailable:
+					no++
+					if rec.Header().Get("Retry-After") == "" {
+						t.Error("503 without Retry-After")
+					}
+					mu.Unlock()
+					return
+				default:
+					t.Errorf("status %d: %s", rec.Code, rec.Body)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	accepted.Wait()
+	var sum uint64
+	for _, n := range w.total(t) {
+		sum += n
+	}
+	if no != 4 || sum != uint64(ok) {
+		t.Fatalf("%d answered 202, %d written to Kafka; %d goroutines refused (want 4)", ok, sum, no)
+	}
+}
+
 func TestLargeSumsSplit(t *testing.T) {
 	w := &memWriter{}
 	in, _ := ingest.New(ingest.Config{}, w)

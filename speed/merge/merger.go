@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/eventlog"
 	"trending/model"
 	"trending/model/topk"
 	"trending/serving/store"
@@ -355,6 +356,9 @@ func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
 
 // RunConfig says where the partials come from.
 type RunConfig struct {
+	// Kafka is the client of the partials' readers (brokers, TLS, SASL). When nil, Brokers
+	// is a plaintext client's brokers (tests).
+	Kafka   *eventlog.Client
 	Brokers []string
 	Topic   string // default trending.partials
 	// PublishEvery is how often changed lists are written; default 5s.
@@ -376,9 +380,15 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 	if rc.Lookback == 0 {
 		rc.Lookback = 2*m.cfg.Staleness + time.Minute
 	}
-	conn, err := kafka.DialContext(ctx, "tcp", rc.Brokers[0])
+	if rc.Kafka == nil {
+		if len(rc.Brokers) == 0 {
+			return errors.New("merge: no Kafka brokers: set --kafka")
+		}
+		rc.Kafka = eventlog.Plain(rc.Brokers...)
+	}
+	conn, err := rc.Kafka.Dial(ctx) // the first broker that answers
 	if err != nil {
-		return fmt.Errorf("merge: dial %s: %w", rc.Brokers[0], err)
+		return fmt.Errorf("merge: %w", err)
 	}
 	parts, err := conn.ReadPartitions(rc.Topic)
 	conn.Close()
@@ -446,7 +456,7 @@ func (m *Merger) consume(ctx context.Context, rc RunConfig, partition int) error
 }
 
 func (m *Merger) consumeOnce(ctx context.Context, rc RunConfig, partition int) error {
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: rc.Brokers, Topic: rc.Topic, Partition: partition, MaxWait: 250 * time.Millisecond})
+	r := rc.Kafka.Reader(kafka.ReaderConfig{Topic: rc.Topic, Partition: partition, MaxWait: 250 * time.Millisecond})
 	defer r.Close()
 	if err := r.SetOffsetAt(ctx, time.Now().Add(-rc.Lookback)); err != nil {
 		return fmt.Errorf("merge: seek %s/%d: %w", rc.Topic, partition, err)

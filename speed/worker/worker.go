@@ -56,6 +56,9 @@ const ReasonFutureTS = string(event.ReasonFutureTS)
 
 // Config configures a Worker. Zero fields take the defaults documented here.
 type Config struct {
+	// Kafka is the client every reader, consumer group and writer of the worker uses
+	// (brokers, TLS, SASL). When nil, Brokers is a plaintext client's brokers (tests).
+	Kafka   *eventlog.Client
 	Brokers []string
 	// Topic is the input (default "views"), DLQTopic where invalid events go (default
 	// "views.dlq"), PartialsTopic where top lists go (default "trending.partials").
@@ -118,6 +121,9 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
+	if c.Kafka == nil && len(c.Brokers) > 0 {
+		c.Kafka = eventlog.Plain(c.Brokers...)
+	}
 	if c.Topic == "" {
 		c.Topic = eventlog.TopicViews
 	}
@@ -155,7 +161,7 @@ func (c *Config) defaults() {
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {
-	if len(c.Brokers) == 0 {
+	if c.Kafka == nil && len(c.Brokers) == 0 {
 		return errors.New("no Kafka brokers: set --kafka")
 	}
 	if c.Objects == nil {
@@ -204,7 +210,7 @@ func (w *Worker) Review() *rules.Review { return w.cfg.Review }
 // commit. With context.Cause(ctx) == ErrKilled it stops like a crash instead.
 func (w *Worker) Run(ctx context.Context) error {
 	c := w.cfg
-	if _, err := eventlog.EnsureTopics(ctx, c.Brokers,
+	if _, err := c.Kafka.EnsureTopics(ctx,
 		eventlog.Spec{Name: c.Topic, Partitions: c.Partitions},
 		eventlog.Spec{Name: c.DLQTopic, Partitions: 1},
 		eventlog.Spec{Name: c.PartialsTopic, Partitions: 1}); err != nil {
@@ -213,7 +219,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := c.Objects.EnsureBucket(ctx); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
-	out := eventlog.NewWriter(c.Brokers, "")
+	out := c.Kafka.NewWriter("")
 	defer out.Close()
 	if c.Topics != nil && c.Blocklist != nil {
 		go c.Blocklist.Run(ctx, rules.DefaultBlocklistInterval, func(reloaded bool, err error) {
@@ -226,8 +232,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		})
 	}
 
-	cg, err := kafka.NewConsumerGroup(kafka.ConsumerGroupConfig{
-		ID: c.Group, Brokers: c.Brokers, Topics: []string{c.Topic},
+	cg, err := c.Kafka.ConsumerGroup(kafka.ConsumerGroupConfig{
+		ID: c.Group, Topics: []string{c.Topic},
 		StartOffset: kafka.FirstOffset, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second,
 		RebalanceTimeout: 30 * time.Second, JoinGroupBackoff: 500 * time.Millisecond,
 	})
@@ -310,7 +316,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	for _, wc := range st.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: c.Brokers, Topic: c.Topic, Partition: id, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 1024})
+	r := c.Kafka.Reader(kafka.ReaderConfig{Topic: c.Topic, Partition: id, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 1024})
 	defer r.Close()
 	if err := r.SetOffset(next); err != nil {
 		return fmt.Errorf("seek partition %d to %d: %w", id, next, err)

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"trending/internal/eventlog"
+)
+
+// The flag groups every command builds its roles from. Each flag is registered by exactly
+// one function in this package (TestEachFlagDefinedOnce checks it); a command that wants
+// another default passes it, never redefines the flag. The groups:
+//
+//	addKafkaFlags       --kafka, --topic and the Kafka TLS and SASL flags: one eventlog.Client
+//	addGroupFlag        --group (a role's consumer group, derived from --topic by default)
+//	addPartitionsFlag   --partitions
+//	addStoreFlag        --store (storeopen.go opens it)
+//	addS3Settings       --s3-* (speed.go)
+//	addWindowFlags      the speed core's windows (speed.go); addMaxFutureFlag --max-future
+//	addTopicsFlags      trending topics (topicsflags.go)
+//	withClickHouseSecurity  --clickhouse-user/-password/-tls/-ca (security.go)
+
+// kafkaFlags is the Kafka flag group: the brokers, the input topic every other name derives
+// from (eventlog.NamesFor), and the security of every client.
+type kafkaFlags struct {
+	brokers, topic string
+	sec            eventlog.Security
+}
+
+// addKafkaFlags adds --kafka (default defaultBrokers; brokersHelp says what it is for in
+// this command), --topic and the security flags. The password is best given as
+// TRENDING_KAFKA_PASSWORD (a Kubernetes Secret): a flag shows in the process list, and no
+// file of ours holds it.
+func addKafkaFlags(fs *pflag.FlagSet, defaultBrokers, brokersHelp string) *kafkaFlags {
+	k := &kafkaFlags{}
+	fs.StringVar(&k.brokers, "kafka", defaultBrokers, brokersHelp)
+	fs.StringVar(&k.topic, "topic", eventlog.TopicViews, "input topic (key = item_id, value = one JSON event); the DLQ, the partials topic and the consumer groups are named after it: TOPIC.dlq, TOPIC.partials, trending-speed-TOPIC, trending-archive-TOPIC, except for the default (views.dlq, trending.partials, trending-speed, trending-archive)")
+	fs.BoolVar(&k.sec.TLS, "kafka-tls", false, "connect to Kafka over TLS (system CAs unless --kafka-ca)")
+	fs.StringVar(&k.sec.CAFile, "kafka-ca", "", "PEM file of the CAs that sign the brokers' certificates (implies --kafka-tls)")
+	fs.StringVar(&k.sec.CertFile, "kafka-cert", "", "client certificate (PEM) for mutual TLS, with --kafka-key")
+	fs.StringVar(&k.sec.KeyFile, "kafka-key", "", "client key (PEM) for mutual TLS, with --kafka-cert")
+	fs.StringVar(&k.sec.SASLMechanism, "kafka-sasl", "", "SASL mechanism: plain, scram-sha-256 or scram-sha-512 (empty: none)")
+	fs.StringVar(&k.sec.Username, "kafka-user", "", "SASL user")
+	fs.StringVar(&k.sec.Password, "kafka-password", "", "SASL password; set it as TRENDING_KAFKA_PASSWORD rather than on the command line")
+	return k
+}
+
+// set reports whether --kafka names any broker.
+func (k *kafkaFlags) set() bool { return len(splitList(k.brokers)) > 0 }
+
+// names returns the topics and groups derived from --topic.
+func (k *kafkaFlags) names() eventlog.Names { return eventlog.NamesFor(k.topic) }
+
+// client builds the process's one Kafka client from the flags; brokers overrides --kafka
+// when given (up's embedded broker). Mistakes are reported by the flags to change.
+func (k *kafkaFlags) client(cmd *cobra.Command, brokers ...string) (*eventlog.Client, error) {
+	if len(brokers) == 0 {
+		brokers = splitList(k.brokers)
+	}
+	if len(brokers) == 0 {
+		return nil, usagef("--kafka: give at least one broker address, such as 127.0.0.1:39092")
+	}
+	if err := k.check(); err != nil {
+		return nil, err
+	}
+	c, err := eventlog.NewClient(brokers, k.sec)
+	if err != nil {
+		return nil, usagef("--kafka-tls/--kafka-ca/--kafka-cert/--kafka-key/--kafka-sasl/--kafka-user/--kafka-password: %v", err)
+	}
+	if k.sec.Enabled() {
+		appFrom(cmd.Context()).log.Info("kafka security", "settings", k.sec.String())
+	}
+	return c, nil
+}
+
+// check reports security flags without --kafka (up's embedded broker speaks plain text).
+func (k *kafkaFlags) check() error {
+	if !k.set() && k.sec.Enabled() {
+		return usagef("--kafka-tls/--kafka-ca/--kafka-cert/--kafka-sasl apply to an external --kafka; the embedded broker speaks plain text")
+	}
+	return nil
+}
+
+// addGroupFlag adds --group, the consumer group of role ("speed" or "archive"); empty (the
+// default) derives it from --topic.
+func addGroupFlag(fs *pflag.FlagSet, group *string, role string) {
+	fs.StringVar(group, "group", "", "consumer group of the "+role+" role (default trending-"+role+", or trending-"+role+"-TOPIC for another --topic); must differ between roles: each group gets every event")
+}
+
+// addPartitionsFlag adds --partitions with this command's default and meaning.
+func addPartitionsFlag(fs *pflag.FlagSet, p *int, def int, usage string) {
+	fs.IntVar(p, "partitions", def, usage)
+}
+
+// addStoreFlag adds --store, the serving store: def is this command's default ("" for up:
+// DATA/serving.db).
+func addStoreFlag(fs *pflag.FlagSet, spec *string, def, usage string) {
+	if usage == "" {
+		usage = "serving store: bolt:PATH (the embedded file store) or clickhouse://host:port/database"
+	}
+	fs.StringVar(spec, "store", def, usage)
+}
+
+// addClickHouseFlag adds --clickhouse, a ClickHouse DSN (migrate, batch); withClickHouseSecurity
+// folds the credentials flags into it.
+func addClickHouseFlag(fs *pflag.FlagSet, dsn *string, def, usage string) {
+	fs.StringVar(dsn, "clickhouse", def, usage)
+}
+
+// addArchiveRootFlag adds --archive-root, the archive's key prefix in the bucket (archive, batch).
+func addArchiveRootFlag(fs *pflag.FlagSet, root *string, def string) {
+	fs.StringVar(root, "archive-root", def, "key prefix of the archive in the bucket")
+}
+
+// addMetricsAddrFlag adds --metrics-addr for commands without an API (metricsRole serves it).
+func addMetricsAddrFlag(fs *pflag.FlagSet, addr *string, def string) {
+	fs.StringVar(addr, "metrics-addr", def, "serve /metrics here (\"\" to disable)")
+}
+
+// addKFlag adds --k, the length of the lists a role writes (default 100).
+func addKFlag(fs *pflag.FlagSet, k *int, usage string) {
+	fs.IntVar(k, "k", 100, usage)
+}
+
+// addLatenessFlag adds --lateness: the speed core's allowed lateness, or the batch's.
+func addLatenessFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration, usage string) {
+	fs.DurationVar(d, "lateness", def, usage)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// flagsWithOwnMeaning are the flag names more than one function registers on purpose: each
+// command's is a different setting that only shares the word. Every other flag is defined by
+// exactly one function, which every command needing it calls (flags.go).
+var flagsWithOwnMeaning = map[string]string{
+	// one-shot subcommands' arguments
+	"json": "output format of plan, accuracy, batch status|backfill, topics plan|review", "force": "batch run|backfill|nightly: redo exact windows",
+	"from": "batch backfill|status range", "to": "batch backfill|status range", "windows": "batch backfill|status levels",
+	"start": "batch run's window start vs loadgen's first event time", "seed": "loadgen's stream vs topics demo's",
+	"queue": "topics demo|review's local queue file",
+	// sizing inputs of the planners, not the speed workers' sketch settings
+	"sketch-width": "plan, topics plan and topics demo: sketch shapes to size", "sketch-depth": "plan and topics plan: sketch shapes to size",
+	"counter-bytes": "plan and topics plan", "topics": "plan's topics sizing vs the topics lists' regions",
+}
+
+// TestEachFlagDefinedOnce walks every flag registration in this package's source (a pflag
+// XxxVar or Var call with a literal name) and checks that each name is registered by one
+// function: `up` and the cluster commands build their roles from the same flag groups, with
+// defaults passed in, never redefined.
+func TestEachFlagDefinedOnce(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	owners := map[string]map[string]bool{} // flag -> functions registering it
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fd, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) < 3 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !strings.HasSuffix(sel.Sel.Name, "Var") {
+					return true
+				}
+				lit, ok := call.Args[1].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				name, _ := strconv.Unquote(lit.Value)
+				if owners[name] == nil {
+					owners[name] = map[string]bool{}
+				}
+				owners[name][file+":"+fd.Name.Name] = true
+				return true
+			})
+		}
+	}
+	for _, must := range []string{"kafka", "kafka-tls", "kafka-password", "topic", "group", "store", "s3-endpoint", "clickhouse", "clickhouse-user", "k", "lateness", "partitions", "publish-every", "token", "listen"} {
+		if len(owners[must]) == 0 {
+			t.Errorf("--%s: no registration found; the scan is broken", must)
+		}
+	}
+	for name, fns := range owners {
+		if len(fns) < 2 {
+			continue
+		}
+		if _, ok := flagsWithOwnMeaning[name]; ok {
+			continue
+		}
+		var list []string
+		for fn := range fns {
+			list = append(list, fn)
+		}
+		sort.Strings(list)
+		t.Errorf("--%s is registered by %d functions (%s): register it in one flag-group function and call that", name, len(list), strings.Join(list, ", "))
+	}
+	for name := range flagsWithOwnMeaning {
+		if len(owners[name]) < 2 {
+			t.Errorf("--%s is allowed more than one definition but has %d: remove it from flagsWithOwnMeaning", name, len(owners[name]))
+		}
+	}
+}
+
+// TestUpAndServeShareFlags: the flags of the serving side mean the same in up and serve.
+func TestUpAndServeShareFlags(t *testing.T) {
+	root := newRootCommand()
+	up, _, err := root.Find([]string{"up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve, _, err := root.Find([]string{"serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kafka", "topic", "kafka-tls", "kafka-sasl", "kafka-password", "store", "token", "ingest-token", "listen", "s3-endpoint", "clickhouse-user"} {
+		u, s := up.Flags().Lookup(name), serve.Flags().Lookup(name)
+		if u == nil || s == nil {
+			t.Errorf("--%s: up has it %v, serve %v", name, u != nil, s != nil)
+			continue
+		}
+		if name != "kafka" && name != "store" && name != "listen" && name != "s3-endpoint" && u.Usage != s.Usage {
+			t.Errorf("--%s means different things:\n up:    %s\n serve: %s", name, u.Usage, s.Usage)
+		}
+	}
+}
+
+// TestKafkaFlagsReportByFlag: Kafka settings that cannot work are usage errors naming the
+// flags of the command being run, before anything connects.
+func TestKafkaFlagsReportByFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"up", "--no-load", "--data", t.TempDir(), "--kafka-tls"}, "external --kafka"},
+		{[]string{"speed", "--kafka-sasl", "bogus"}, "--kafka-sasl"},
+		{[]string{"merge", "--kafka-user", "u"}, "--kafka-user"},
+		{[]string{"archive", "--kafka", ""}, "--kafka"},
+		{[]string{"loadgen", "--kafka", " , "}, "--kafka"},
+		{[]string{"serve", "--kafka", "127.0.0.1:1", "--kafka-sasl", "plain", "--kafka-user", "u", "--kafka-password", "p"}, "clear text"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, err := runTrending(t, c.args...)
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want a usage error containing %q", err, c.want)
+			}
+		})
+	}
+}
