@@ -71,7 +71,7 @@ func TestAllTimeBase(t *testing.T) {
 		nov2 := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 		f.progress(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC))
 		r := newRunner(t, f, eng, st, nov2.Add(30*time.Minute), mod)
-		if _, err := r.Run(ctx, []batch.Window{{Level: batch.All}}); err != nil {
+		if _, err := r.Recompute(ctx, []batch.Window{{Level: batch.All}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.Get(ctx, model.Key{Window: model.BaseWindow}); !errors.Is(err, store.ErrNotFound) {

@@ -70,7 +70,7 @@ func TestExactAgainstTruth(t *testing.T) {
 		ctx := context.Background()
 		ws := append(spans(t, batch.Hour, day0, day0.Add(48*time.Hour)), spans(t, batch.Day, day0, day0.Add(48*time.Hour))...)
 		ws = append(ws, batch.Window{Level: batch.Month, Start: model.Align("month", day0)}, batch.Window{Level: batch.All})
-		rep, err := r.Run(ctx, ws)
+		rep, err := r.Recompute(ctx, ws)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestRerunIdempotent(t *testing.T) {
 	_ = eng
 	for i := range 2 {
 		r := newRunner(t, f, eng, st, time.Date(2026, 11, 20, 0, 0, 0, i, time.UTC).Add(time.Duration(i)*time.Minute), func(c *batch.Config) { c.Rebuild = true })
-		if _, err := r.Run(ctx, ws); err != nil {
+		if _, err := r.Recompute(ctx, ws); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
@@ -146,7 +146,7 @@ func TestRerunIdempotent(t *testing.T) {
 	}
 	l1, r1 := snapshot()
 	r := newRunner(t, f, eng, st, time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC), func(c *batch.Config) { c.Rebuild = true })
-	if _, err := r.Run(ctx, ws); err != nil {
+	if _, err := r.Recompute(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
 	l2, r2 := snapshot()
@@ -249,7 +249,7 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := newRunner(t, f, eng, st, day0.Add(72*time.Hour), func(c *batch.Config) { c.K = 3 })
-	if _, err := r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
+	if _, err := r.Recompute(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := st.Get(ctx, model.Key{Window: "hour", Start: h})
@@ -277,7 +277,7 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	// A rerun reconciles the speed list the first exact run replaced again, against the same
 	// counts: the same reconciliation.
 	r = newRunner(t, f, eng, st, day0.Add(73*time.Hour), func(c *batch.Config) { c.K = 3; c.Rebuild = true })
-	if _, err := r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
+	if _, err := r.Recompute(ctx, []batch.Window{{Level: batch.Hour, Start: h}}); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := st.Get(ctx, model.Key{Window: "hour", Start: h})
@@ -301,18 +301,18 @@ func TestOpenWindowRefused(t *testing.T) {
 	h := day0.Add(11 * time.Hour)
 	w := []batch.Window{{Level: batch.Hour, Start: h}}
 	// Five minutes after the end, with ten minutes of lateness: still open.
-	if _, err := newRunner(t, f, eng, st, h.Add(65*time.Minute), nil).Run(ctx, w); !errors.Is(err, batch.ErrWindowOpen) {
+	if _, err := newRunner(t, f, eng, st, h.Add(65*time.Minute), nil).Recompute(ctx, w); !errors.Is(err, batch.ErrWindowOpen) {
 		t.Fatalf("inside lateness: %v, want ErrWindowOpen", err)
 	}
 	// Long past by the clock, but the archive's progress is behind.
 	f.progress(h.Add(30 * time.Minute))
-	if _, err := newRunner(t, f, eng, st, h.Add(48*time.Hour), nil).Run(ctx, w); !errors.Is(err, batch.ErrWindowOpen) {
+	if _, err := newRunner(t, f, eng, st, h.Add(48*time.Hour), nil).Recompute(ctx, w); !errors.Is(err, batch.ErrWindowOpen) {
 		t.Fatalf("archive incomplete: %v, want ErrWindowOpen", err)
 	}
 	if _, err := st.Get(ctx, w[0].Key()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("a refused run wrote a list: %v", err)
 	}
-	rep, err := newRunner(t, f, eng, st, h.Add(48*time.Hour), func(c *batch.Config) { c.Force = true }).Run(ctx, w)
+	rep, err := newRunner(t, f, eng, st, h.Add(48*time.Hour), func(c *batch.Config) { c.Force = true }).Recompute(ctx, w)
 	if err != nil || rep.Published() != 1 {
 		t.Fatalf("forced: %v, %d published", err, rep.Published())
 	}
@@ -332,7 +332,7 @@ func TestForceAsOfNotAfterNow(t *testing.T) {
 	st := boltStore(t)
 	now := day0.Add(11*time.Hour + 30*time.Minute)
 	ws := []batch.Window{{Level: batch.Hour, Start: day0.Add(11 * time.Hour)}, {Level: batch.Day, Start: day0}}
-	rep, err := newRunner(t, f, eng, st, now, func(c *batch.Config) { c.Force = true }).Run(ctx, ws)
+	rep, err := newRunner(t, f, eng, st, now, func(c *batch.Config) { c.Force = true }).Recompute(ctx, ws)
 	if err != nil || rep.Published() != len(ws) {
 		t.Fatalf("forced: %v, %d published", err, rep.Published())
 	}

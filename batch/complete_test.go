@@ -137,7 +137,7 @@ func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard 
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r.Run(ctx, []batch.Window{{Level: batch.Hour, Start: hour}})
+		return r.Recompute(ctx, []batch.Window{{Level: batch.Hour, Start: hour}})
 	}
 	_, err = run()
 	if !errors.Is(err, batch.ErrWindowOpen) || !strings.Contains(err.Error(), "archived through") {
@@ -236,7 +236,7 @@ func checkFutureQuarantined(t *testing.T, ctx context.Context, obj *objstore.Sto
 }
 
 // TestLateDataRecomputedEmbedded: events that reach the archive after their hour was made
-// exact mark the hour dirty; RunDirty recomputes exactly that hour (and what holds it) with
+// exact mark the hour dirty; RecomputeDirty recomputes exactly that hour (and what holds it) with
 // the new counts, a new version and an updated reconciliation, and clears the marks.
 func TestLateDataRecomputedEmbedded(t *testing.T) {
 	k, err := eventlog.StartEmbedded("", 0)
@@ -321,15 +321,15 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 		return r
 	}
 	hours := []batch.Window{{Level: batch.Hour, Start: h1}, {Level: batch.Hour, Start: h2}}
-	if _, err := runner().Run(ctx, hours); err != nil {
+	if _, err := runner().Recompute(ctx, hours); err != nil {
 		t.Fatal(err)
 	}
 	first, _ := st.Get(ctx, hours[0].Key())
 	if first.Reconciliation == nil || first.Reconciliation.MaxAbsError != absDiff(50, truth[h1]["V1"]) {
 		t.Fatalf("first exact list's reconciliation %+v, want max error |50 - %d|", first.Reconciliation, truth[h1]["V1"])
 	}
-	if rep, err := runner().RunDirty(ctx); err != nil || len(rep.Outcomes) != 0 {
-		t.Fatalf("RunDirty without late data: %+v, %v; want nothing to do", rep.Outcomes, err)
+	if rep, err := runner().RecomputeDirty(ctx); err != nil || len(rep.Outcomes) != 0 {
+		t.Fatalf("RecomputeDirty without late data: %+v, %v; want nothing to do", rep.Outcomes, err)
 	}
 
 	// Late events of h1, archived after the archive passed it.
@@ -344,7 +344,7 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 			t.Fatalf("late-data mark of %s, want only %s", m.Hour, h1)
 		}
 	}
-	rep, err := runner().RunDirty(ctx)
+	rep, err := runner().RecomputeDirty(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,13 +362,13 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 		got[it.ItemID] = it.Views
 	}
 	if fmt.Sprint(got) != fmt.Sprint(truth[h1]) || !again.Exact || again.Version <= first.Version {
-		t.Fatalf("after RunDirty: %v exact %v version %d (was %d), want the new truth %v with a newer version", got, again.Exact, again.Version, first.Version, truth[h1])
+		t.Fatalf("after RecomputeDirty: %v exact %v version %d (was %d), want the new truth %v with a newer version", got, again.Exact, again.Version, first.Version, truth[h1])
 	}
 	if again.Reconciliation == nil || again.Reconciliation.MaxAbsError != absDiff(50, truth[h1]["V1"]) || again.Reconciliation.SpeedVersion != speed.Version {
 		t.Fatalf("reconciliation after the recompute %+v, want the speed list against the new count %d", again.Reconciliation, truth[h1]["V1"])
 	}
 	if marks, err := reader.Dirty(ctx); err != nil || len(marks) != 0 {
-		t.Fatalf("marks after RunDirty: %v, %v; want none", marks, err)
+		t.Fatalf("marks after RecomputeDirty: %v, %v; want none", marks, err)
 	}
 }
 

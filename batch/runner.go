@@ -173,9 +173,9 @@ func (r *Runner) Closed(ctx context.Context, w Window) error {
 	return nil
 }
 
-// Run recomputes the given windows (smallest level first) and publishes their lists. An
+// Recompute is a one-shot job (Schedule is the long-running role around it): it recomputes the given windows (smallest level first) and publishes their lists. An
 // open window fails the whole run before any work, unless Force.
-func (r *Runner) Run(ctx context.Context, windows []Window) (Report, error) {
+func (r *Runner) Recompute(ctx context.Context, windows []Window) (Report, error) {
 	x := r.newRun()
 	if !r.cfg.Force {
 		for _, w := range windows {
@@ -267,13 +267,13 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	return x.report, x.publish(ctx, all, afps[0], false)
 }
 
-// RunDirty recomputes every closed hour that received events after the archive's progress
+// RecomputeDirty recomputes every closed hour that received events after the archive's progress
 // had passed it (the archive's late-data markers), with the closed day and month holding it
 // and the all-time list, then clears the markers it acted on. Only rollups whose inputs
 // changed are rebuilt; each list is published with a new version and its reconciliation
 // against the speed list it once replaced is recomputed. A marked hour that is not closed
 // yet keeps its marker: its own run will see the events. No marker: nothing to do.
-func (r *Runner) RunDirty(ctx context.Context) (Report, error) {
+func (r *Runner) RecomputeDirty(ctx context.Context) (Report, error) {
 	marks, err := r.arc.Dirty(ctx)
 	if err != nil {
 		return Report{}, err
@@ -309,7 +309,7 @@ func (r *Runner) RunDirty(ctx context.Context) (Report, error) {
 		return Report{}, nil
 	}
 	windows = append(windows, Window{Level: All})
-	rep, err := r.Run(ctx, windows)
+	rep, err := r.Recompute(ctx, windows)
 	if err != nil {
 		return rep, err
 	}

@@ -109,7 +109,7 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 		}
 	}
 	if len(due) > 0 {
-		rep, err := r.Run(ctx, due)
+		rep, err := r.Recompute(ctx, due)
 		if err != nil {
 			for _, w := range due {
 				delete(done, w) // try them again
@@ -119,7 +119,7 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 		sc.Log.Info("scheduled batch", "windows", len(due), "published", rep.Published())
 	}
 	// Late data the archive marked, beyond the lookback too; clears the marks.
-	if rep, err := r.RunDirty(ctx); err != nil {
+	if rep, err := r.RecomputeDirty(ctx); err != nil {
 		return err
 	} else if n := rep.Published(); n > 0 {
 		sc.Log.Info("late data recomputed", "windows", len(rep.Outcomes), "published", n)
@@ -149,7 +149,7 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 	if len(hours) == 0 {
 		return nil
 	}
-	rep, err := sc.Topics.Run(ctx, hours)
+	rep, err := sc.Topics.Recompute(ctx, hours)
 	if err != nil {
 		for _, h := range hours {
 			delete(done, Window{TopicsRollup, h.Start})

@@ -323,7 +323,7 @@ func (t *Topics) baseline(h time.Time) []time.Time {
 	return out
 }
 
-// topicsRun is the state of one Topics.Run.
+// topicsRun is the state of one Topics.Recompute.
 type topicsRun struct {
 	*run
 	t      *Topics
@@ -336,11 +336,11 @@ type hourCounts struct {
 	views  uint64 // total tenths: zero means no data that day
 }
 
-// Run recomputes the lists of the given hours (Level Hour) for every list, building the
+// Recompute recomputes the lists of the given hours (Level Hour) for every list, building the
 // hour rollups they depend on (the hour and its baseline days) whose archive fingerprint or
 // rules changed, and publishing each list whose inputs changed since its batch list was
 // written. An open hour fails the run before any work, unless Force.
-func (t *Topics) Run(ctx context.Context, hours []Window) (Report, error) {
+func (t *Topics) Recompute(ctx context.Context, hours []Window) (Report, error) {
 	x := &topicsRun{run: t.r.newRun(), t: t, fps: map[time.Time]string{}, counts: map[time.Time]hourCounts{}}
 	for _, w := range hours {
 		if w.Level != Hour {

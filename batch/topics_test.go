@@ -337,7 +337,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	}
 	hours := []batch.Window{{Level: batch.Hour, Start: topicsH}, {Level: batch.Hour, Start: topicsH2}}
 
-	rep, err := newTopics(t, w, eng, st, topicsConfig(t)).Run(ctx, hours)
+	rep, err := newTopics(t, w, eng, st, topicsConfig(t)).Recompute(ctx, hours)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 	}
 
 	t.Run("rerun is idempotent", func(t *testing.T) {
-		rep, err := newTopics(t, w, eng, st, topicsConfig(t)).Run(ctx, hours)
+		rep, err := newTopics(t, w, eng, st, topicsConfig(t)).Recompute(ctx, hours)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +392,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 		w.write(1, first, w.next[1]-1, map[time.Time][]archive.Row{late: rows})
 		w.progress(day0.Add(30 * 24 * time.Hour))
 
-		rep, err := newTopics(t, w, eng, st, topicsConfig(t)).Run(ctx, hours)
+		rep, err := newTopics(t, w, eng, st, topicsConfig(t)).Recompute(ctx, hours)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,7 +414,7 @@ func testTopicsExact(t *testing.T, open func(t *testing.T) topicsEngine) {
 		if err := os.WriteFile(cfg.Blocklist, []byte("spam\nnothing\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := newTopics(t, w, eng, st, cfg).Run(ctx, hours[:1])
+		rep, err := newTopics(t, w, eng, st, cfg).Recompute(ctx, hours[:1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +434,7 @@ func TestTopicsOpenHourRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tp.Run(context.Background(), []batch.Window{{Level: batch.Hour, Start: topicsH}})
+	_, err = tp.Recompute(context.Background(), []batch.Window{{Level: batch.Hour, Start: topicsH}})
 	if !errors.Is(err, batch.ErrWindowOpen) {
 		t.Fatalf("open hour: %v, want ErrWindowOpen", err)
 	}
@@ -498,7 +498,7 @@ func TestTopicsHeld(t *testing.T) {
 	}
 	run := func(want ...string) {
 		t.Helper()
-		rep, err := tp.Run(ctx, hour)
+		rep, err := tp.Recompute(ctx, hour)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -261,7 +261,7 @@ func newBatchRunCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := r.RunDirty(cmd.Context())
+			rep, err := r.RecomputeDirty(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -308,14 +308,14 @@ func newBatchRunCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		rep, err := r.Run(cmd.Context(), ws)
+		rep, err := r.Recompute(cmd.Context(), ws)
 		if err != nil {
 			return err
 		}
 		if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
 			return err
 		}
-		if rep, err = tp.Run(cmd.Context(), ws); err != nil {
+		if rep, err = tp.Recompute(cmd.Context(), ws); err != nil {
 			return err
 		}
 		return writeTopicsReport(cmd.OutOrStdout(), rep)
@@ -405,7 +405,7 @@ archive; days and months are summed from the rollups below them. --dry-run print
 			}
 			return writePlanTable(cmd.OutOrStdout(), plan, asJSON)
 		}
-		rep, err := r.Run(cmd.Context(), ws)
+		rep, err := r.Recompute(cmd.Context(), ws)
 		if err != nil {
 			return err
 		}
@@ -475,7 +475,7 @@ file instead (offline demos).`,
 			return err
 		}
 		// Late data older than the lookback, or marked since: the archive's marks.
-		if rep, err = r.RunDirty(cmd.Context()); err != nil {
+		if rep, err = r.RecomputeDirty(cmd.Context()); err != nil {
 			return err
 		}
 		if len(rep.Outcomes) > 0 {
@@ -496,7 +496,7 @@ file instead (offline demos).`,
 		if err != nil {
 			return err
 		}
-		if rep, err = tp.Run(cmd.Context(), hours); err != nil {
+		if rep, err = tp.Recompute(cmd.Context(), hours); err != nil {
 			return err
 		}
 		return writeTopicsReport(cmd.OutOrStdout(), rep)
