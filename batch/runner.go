@@ -173,8 +173,9 @@ func (r *Runner) Closed(ctx context.Context, w Window) error {
 	return nil
 }
 
-// Recompute is a one-shot job (Schedule is the long-running role around it): it recomputes the given windows (smallest level first) and publishes their lists. An
-// open window fails the whole run before any work, unless Force.
+// Recompute is a one-shot job (Schedule is the long-running role around it): it recomputes
+// the given windows (smallest level first) and publishes their lists. An open window fails
+// the whole run before any work, unless Force.
 func (r *Runner) Recompute(ctx context.Context, windows []Window) (Report, error) {
 	x := r.newRun()
 	if !r.cfg.Force {
