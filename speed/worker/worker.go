@@ -222,14 +222,21 @@ func (w *Worker) Run(ctx context.Context) error {
 	out := c.Kafka.NewWriter("")
 	defer out.Close()
 	if c.Topics != nil && c.Blocklist != nil {
-		go c.Blocklist.Run(ctx, rules.DefaultBlocklistInterval, func(reloaded bool, err error) {
-			switch {
-			case err != nil:
-				c.Log.Warn("blocklist reload failed; keeping the previous terms", "err", err)
-			case reloaded:
-				c.Log.Info("blocklist reloaded", "terms", c.Blocklist.Len())
-			}
-		})
+		// The reloader is the worker's: Run waits for it before returning.
+		bctx, stopReload := context.WithCancel(ctx)
+		reloaded := make(chan struct{})
+		go func() {
+			defer close(reloaded)
+			c.Blocklist.Run(bctx, rules.DefaultBlocklistInterval, func(reloaded bool, err error) {
+				switch {
+				case err != nil:
+					c.Log.Warn("blocklist reload failed; keeping the previous terms", "err", err)
+				case reloaded:
+					c.Log.Info("blocklist reloaded", "terms", c.Blocklist.Len())
+				}
+			})
+		}()
+		defer func() { stopReload(); <-reloaded }()
 	}
 
 	cg, err := c.Kafka.ConsumerGroup(kafka.ConsumerGroupConfig{
