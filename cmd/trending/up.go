@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"trending/model"
 	rules "trending/model/topics"
 	"trending/serving/api"
+	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/topics"
 	"trending/speed/worker"
@@ -123,62 +125,18 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err := os.MkdirAll(f.data, 0o755); err != nil {
 		return usagef("--data %s: %v", f.data, err)
 	}
-	// Infrastructure outlives the components: it is closed after every component has
-	// finished its last flush.
-	infra := context.WithoutCancel(ctx)
 	// The backfill replays the recent past once, into an empty data directory: on a restart it
 	// would add a second synthetic past on top of the first.
 	if _, err := os.Stat(filepath.Join(f.data, "kafka")); err == nil && f.backfill > 0 {
 		a.log.Info("existing data: skipping the backfill", "data", f.data)
 		f.backfill = 0
 	}
-	names := kf.names()
-	var embeddedBroker []string
-	if !kf.set() {
-		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
-		if err != nil {
-			return err
-		}
-		defer br.Close()
-		embeddedBroker = []string{br.Addr}
-	}
-	kc, err := kf.client(cmd, embeddedBroker...)
+	in, err := startUpInfra(cmd, f, kf, s3f)
+	defer in.close() // after every role has finished its last flush
 	if err != nil {
 		return err
 	}
-	s3cfg := s3f.config()
-	if s3f.endpoint == "" {
-		emb, err := objstore.StartEmbedded(infra, filepath.Join(f.data, "s3"), "127.0.0.1:0")
-		if err != nil {
-			return err
-		}
-		defer emb.Close()
-		s3cfg.Endpoint = emb.Endpoint
-	} else {
-		s3cfg.Endpoint = s3f.endpoint
-	}
-	obj, err := objstore.New(ctx, s3cfg)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	if err := obj.EnsureBucket(ctx); err != nil {
-		return err
-	}
-	if _, err := kc.EnsureTopics(ctx,
-		eventlog.Spec{Name: names.Views, Partitions: f.partitions},
-		eventlog.Spec{Name: names.DLQ, Partitions: 1},
-		eventlog.Spec{Name: names.Partials, Partitions: 1}); err != nil {
-		return err
-	}
-	storeSpec := f.storeSpec
-	if storeSpec == "" {
-		storeSpec = "bolt:" + filepath.Join(f.data, "serving.db")
-	}
-	st, err := openStore(storeSpec)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	kc, names, obj, st := in.kc, in.names, in.obj, in.st
 
 	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
@@ -292,8 +250,90 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		{{"batch scheduler", func(ctx context.Context) error { return runner.Schedule(ctx, sched) }}},
 	}
 
-	url := "http://" + ln.Addr().String()
-	fmt.Fprintf(cmd.ErrOrStderr(), `
+	printUpBanner(cmd.ErrOrStderr(), "http://"+ln.Addr().String(), f, kf, s3f, in, tcfg)
+	err = runProcess(ctx, a.log, stages...)
+	a.log.Info("trending up stopped", "err", err)
+	return err
+}
+
+// upInfra is what up's roles run on: the Kafka client (the embedded broker's unless
+// --kafka), the object store (the embedded S3 server's unless --s3-endpoint) and the
+// serving store. close releases them in reverse order of opening.
+type upInfra struct {
+	kc        *eventlog.Client
+	names     eventlog.Names
+	obj       *objstore.Store
+	s3cfg     objstore.Config
+	st        store.Store
+	storeSpec string
+	closers   []func()
+}
+
+func (in *upInfra) close() {
+	for i := len(in.closers) - 1; i >= 0; i-- {
+		in.closers[i]()
+	}
+}
+
+// startUpInfra starts the embedded broker and S3 server where no external one is named,
+// creates the bucket and the topics, and opens the serving store. On an error, what was
+// started is in closers: call close either way.
+func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings) (*upInfra, error) {
+	ctx := cmd.Context()
+	in := &upInfra{names: kf.names()}
+	var embeddedBroker []string
+	if !kf.set() {
+		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
+		if err != nil {
+			return in, err
+		}
+		in.closers = append(in.closers, br.Close)
+		embeddedBroker = []string{br.Addr}
+	}
+	kc, err := kf.client(cmd, embeddedBroker...)
+	if err != nil {
+		return in, err
+	}
+	in.kc = kc
+	in.s3cfg = s3f.config()
+	if s3f.endpoint == "" {
+		// Infrastructure outlives the components: it is closed after every component has
+		// finished its last flush, not when the signal arrives.
+		emb, err := objstore.StartEmbedded(context.WithoutCancel(ctx), filepath.Join(f.data, "s3"), "127.0.0.1:0")
+		if err != nil {
+			return in, err
+		}
+		in.closers = append(in.closers, func() { emb.Close() })
+		in.s3cfg.Endpoint = emb.Endpoint
+	} else {
+		in.s3cfg.Endpoint = s3f.endpoint
+	}
+	if in.obj, err = objstore.New(ctx, in.s3cfg); err != nil {
+		return in, usagef("%v", err)
+	}
+	if err := in.obj.EnsureBucket(ctx); err != nil {
+		return in, err
+	}
+	if _, err := kc.EnsureTopics(ctx,
+		eventlog.Spec{Name: in.names.Views, Partitions: f.partitions},
+		eventlog.Spec{Name: in.names.DLQ, Partitions: 1},
+		eventlog.Spec{Name: in.names.Partials, Partitions: 1}); err != nil {
+		return in, err
+	}
+	in.storeSpec = f.storeSpec
+	if in.storeSpec == "" {
+		in.storeSpec = "bolt:" + filepath.Join(f.data, "serving.db")
+	}
+	if in.st, err = openStore(in.storeSpec); err != nil {
+		return in, err
+	}
+	in.closers = append(in.closers, func() { in.st.Close() })
+	return in, nil
+}
+
+// printUpBanner says where everything of up is.
+func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config) {
+	fmt.Fprintf(w, `
 trending up: the whole pipeline in one process
   dashboard      %s/
   API            %s/v1/trending?window=hour&limit=10
@@ -307,12 +347,9 @@ trending up: the whole pipeline in one process
   topics         %s
 Ctrl-C stops everything in order.
 
-`, url, url, url, url, kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), s3cfg.Endpoint,
-		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), storeSpec,
+`, url, url, url, url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
+		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec,
 		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), topicsLine(tcfg, url))
-	err = runProcess(ctx, a.log, stages...)
-	a.log.Info("trending up stopped", "err", err)
-	return err
 }
 
 func topicsLine(cfg *topics.Config, url string) string {
