@@ -60,7 +60,7 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)
-	root.SetArgs(append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--topic", topic, "--no-load", "--backfill", "0",
+	root.SetArgs(append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
 		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...))
 	done := make(chan error, 1)

@@ -13,8 +13,8 @@ import (
 // one function in this package (TestEachFlagDefinedOnce checks it); a command that wants
 // another default passes it, never redefines the flag. The groups:
 //
-//	addKafkaFlags       --kafka, --topic and the Kafka TLS and SASL flags: one eventlog.Client
-//	addGroupFlag        --group (a role's consumer group, derived from --topic by default)
+//	addKafkaFlags       --kafka, --views-topic and the Kafka TLS and SASL flags: one eventlog.Client
+//	addGroupFlag        --group (a role's consumer group, derived from --views-topic by default)
 //	addPartitionsFlag   --partitions
 //	addStoreFlag        --store (storeopen.go opens it)
 //	addS3Settings       --s3-* (speed.go)
@@ -30,13 +30,13 @@ type kafkaFlags struct {
 }
 
 // addKafkaFlags adds --kafka (default defaultBrokers; brokersHelp says what it is for in
-// this command), --topic and the security flags. The password is best given as
+// this command), --views-topic and the security flags. The password is best given as
 // TRENDING_KAFKA_PASSWORD (a Kubernetes Secret): a flag shows in the process list, and no
 // file of ours holds it.
 func addKafkaFlags(fs *pflag.FlagSet, defaultBrokers, brokersHelp string) *kafkaFlags {
 	k := &kafkaFlags{}
 	fs.StringVar(&k.brokers, "kafka", defaultBrokers, brokersHelp)
-	fs.StringVar(&k.topic, "topic", eventlog.TopicViews, "input topic (key = item_id, value = one JSON event); the DLQ, the partials topic and the consumer groups are named after it: TOPIC.dlq, TOPIC.partials, trending-speed-TOPIC, trending-archive-TOPIC, except for the default (views.dlq, trending.partials, trending-speed, trending-archive)")
+	fs.StringVar(&k.topic, "views-topic", eventlog.TopicViews, "the Kafka topic of view events (key = item_id, value = one JSON event; not to be confused with --topics, the trending-topics regions); the DLQ, the partials topic and the consumer groups are named after it: TOPIC.dlq, TOPIC.partials, trending-speed-TOPIC, trending-archive-TOPIC, except for the default (views.dlq, trending.partials, trending-speed, trending-archive)")
 	fs.BoolVar(&k.sec.TLS, "kafka-tls", false, "connect to Kafka over TLS (system CAs unless --kafka-ca)")
 	fs.StringVar(&k.sec.CAFile, "kafka-ca", "", "PEM file of the CAs that sign the brokers' certificates (implies --kafka-tls)")
 	fs.StringVar(&k.sec.CertFile, "kafka-cert", "", "client certificate (PEM) for mutual TLS, with --kafka-key")
@@ -50,7 +50,7 @@ func addKafkaFlags(fs *pflag.FlagSet, defaultBrokers, brokersHelp string) *kafka
 // set reports whether --kafka names any broker.
 func (k *kafkaFlags) set() bool { return len(splitList(k.brokers)) > 0 }
 
-// names returns the topics and groups derived from --topic.
+// names returns the topics and groups derived from --views-topic.
 func (k *kafkaFlags) names() eventlog.Names { return eventlog.NamesFor(k.topic) }
 
 // client builds the process's one Kafka client from the flags; brokers overrides --kafka
@@ -84,9 +84,9 @@ func (k *kafkaFlags) check() error {
 }
 
 // addGroupFlag adds --group, the consumer group of role ("speed" or "archive"); empty (the
-// default) derives it from --topic.
+// default) derives it from --views-topic.
 func addGroupFlag(fs *pflag.FlagSet, group *string, role string) {
-	fs.StringVar(group, "group", "", "consumer group of the "+role+" role (default trending-"+role+", or trending-"+role+"-TOPIC for another --topic); must differ between roles: each group gets every event")
+	fs.StringVar(group, "group", "", "consumer group of the "+role+" role (default trending-"+role+", or trending-"+role+"-TOPIC for another --views-topic); must differ between roles: each group gets every event")
 }
 
 // addPartitionsFlag adds --partitions with this command's default and meaning.

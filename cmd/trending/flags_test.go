@@ -72,7 +72,7 @@ func TestEachFlagDefinedOnce(t *testing.T) {
 			})
 		}
 	}
-	for _, must := range []string{"kafka", "kafka-tls", "kafka-password", "topic", "group", "store", "s3-endpoint", "clickhouse", "clickhouse-user", "k", "lateness", "partitions", "publish-every", "token", "listen"} {
+	for _, must := range []string{"kafka", "kafka-tls", "kafka-password", "views-topic", "group", "store", "s3-endpoint", "clickhouse", "clickhouse-user", "k", "lateness", "partitions", "publish-every", "token", "listen"} {
 		if len(owners[must]) == 0 {
 			t.Errorf("--%s: no registration found; the scan is broken", must)
 		}
@@ -109,7 +109,7 @@ func TestUpAndServeShareFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"kafka", "topic", "kafka-tls", "kafka-sasl", "kafka-password", "store", "token", "ingest-token", "listen", "s3-endpoint", "clickhouse-user"} {
+	for _, name := range []string{"kafka", "views-topic", "kafka-tls", "kafka-sasl", "kafka-password", "store", "token", "ingest-token", "listen", "s3-endpoint", "clickhouse-user"} {
 		u, s := up.Flags().Lookup(name), serve.Flags().Lookup(name)
 		if u == nil || s == nil {
 			t.Errorf("--%s: up has it %v, serve %v", name, u != nil, s != nil)

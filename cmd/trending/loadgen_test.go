@@ -68,7 +68,7 @@ func TestLoadgenEmbedded(t *testing.T) {
 	}
 	defer kf.Close()
 	file := filepath.Join(t.TempDir(), "truth.jsonl")
-	_, err = runTrending(t, "loadgen", "--kafka", kf.Addr, "--topic", "lg", "--partitions", "3", "--rate", "1000",
+	_, err = runTrending(t, "loadgen", "--kafka", kf.Addr, "--views-topic", "lg", "--partitions", "3", "--rate", "1000",
 		"--duration", "3s", "--speedup", "0", "--items", "1000", "--servers", "20", "--malformed", "0.01",
 		"--viral", "Vhot@+1s:50%:1s", "--truth", file, "--seed", "7", "--start", "2026-01-20T00:00:00Z", "--log-format", "text")
 	if err != nil {

@@ -41,7 +41,7 @@ are reused.`,
 	}
 	fs := cmd.Flags()
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --topic, trending.partials for views)")
+	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --views-topic, trending.partials for views)")
 	addStoreFlag(fs, &storeSpec, "bolt:./data/serving.db", "")
 	addTitlesFlag(fs, &titles)
 	addKFlag(fs, &k, "length of each served list (1..1000)")

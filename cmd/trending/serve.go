@@ -114,7 +114,7 @@ schemas/openapi.yaml describes every route.`,
 		},
 	}
 	f := cmd.Flags()
-	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --topic); empty (the default) serves reads only")
+	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --views-topic); empty (the default) serves reads only")
 	addTokenFlags(f, &tok)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
 	addListenFlag(f, &cfg.Addr, cfg.Addr)

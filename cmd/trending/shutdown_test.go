@@ -70,7 +70,7 @@ func TestAcceptedBeforeSIGTERMReachKafkaServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	child := startTrending(t, "serve", "--kafka", br.Addr, "--topic", topic, "--listen", addr,
+	child := startTrending(t, "serve", "--kafka", br.Addr, "--views-topic", topic, "--listen", addr,
 		"--store", "bolt:"+filepath.Join(t.TempDir(), "serving.db"))
 	accepted := postUntilStopped(t, child, addr)
 	checkInTopic(t, br.Addr, topic, accepted)

@@ -228,7 +228,7 @@ partitions move, with their checkpoints, to the others.`,
 			Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: group, Partitions: partitions,
 			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
 			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
-			Topics: tcfg, Blocklist: blocklist, Base: base,
+			TrendingTopics: tcfg, Blocklist: blocklist, Base: base,
 		})
 		if err != nil {
 			return usagef("%v", err)

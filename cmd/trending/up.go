@@ -140,7 +140,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 
 	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
-		Topics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
+		TrendingTopics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
 	if err != nil {
 		return usagef("%v", err)
 	}

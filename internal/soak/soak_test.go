@@ -71,7 +71,7 @@ func TestSoak(t *testing.T) {
 
 	upLog, _ := os.Create(filepath.Join(dir, "up.log"))
 	up := exec.Command(bin, "up", "--kafka", kafkaAddr, "--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey, "--s3-secret-key", s3.SecretKey,
-		"--s3-bucket", bucket, "--topic", topic, "--no-load", "--data", data, "--listen", addr, "--partitions", "4",
+		"--s3-bucket", bucket, "--views-topic", topic, "--no-load", "--data", data, "--listen", addr, "--partitions", "4",
 		"--sketch-width", "65536", "--publish-every", "5s", "--checkpoint-every", "30s", "--archive-roll", "30s", "--log-format", "json")
 	up.Stdout, up.Stderr = upLog, upLog
 	if err := up.Start(); err != nil {
@@ -83,7 +83,7 @@ func TestSoak(t *testing.T) {
 	truthFile := filepath.Join(dir, "truth.jsonl")
 	lgLog, _ := os.Create(filepath.Join(dir, "loadgen.log"))
 	start := time.Now().UTC().Truncate(time.Second).Add(time.Second)
-	lg := exec.Command(bin, "loadgen", "--kafka", kafkaAddr, "--topic", topic, "--rate", fmt.Sprint(rate), "--duration", dur.String(),
+	lg := exec.Command(bin, "loadgen", "--kafka", kafkaAddr, "--views-topic", topic, "--rate", fmt.Sprint(rate), "--duration", dur.String(),
 		"--items", "100000", "--servers", "200", "--late", "0.01", "--malformed", "0.0005", "--seed", "7",
 		"--start", start.Format(time.RFC3339), "--truth", truthFile, "--progress-every", "30s")
 	lg.Stdout, lg.Stderr = lgLog, lgLog

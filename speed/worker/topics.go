@@ -13,7 +13,7 @@ import (
 	"trending/speed/topics"
 )
 
-// Trending topics (docs/topics.md) in the worker: with Config.Topics set, each partition also owns
+// Trending topics (docs/topics.md) in the worker: with Config.TrendingTopics set, each partition also owns
 // a topics.State. Every decoded event is a mention of the topic item_id (with its region,
 // user and account age); every publish tick refreshes the lists and publishes one partial
 // per list, window model.TopicsKey(list, score).Name(); the checkpoint bundles the topics

@@ -82,7 +82,7 @@ func TestTopicsEmbedded(t *testing.T) {
 	e.startMerger(t)
 	review := rules.NewReview(0)
 	withTopics := func(c *worker.Config) {
-		c.Topics, c.Review, c.Blocklist = topicsConfig(), review, rules.NewBlocklist("spam")
+		c.TrendingTopics, c.Review, c.Blocklist = topicsConfig(), review, rules.NewBlocklist("spam")
 	}
 	stop := e.startWorker(t, withTopics)
 

@@ -12,7 +12,7 @@
 //	to trending.partials -> every checkpoint tick, on revocation and on graceful stop: flush
 //	the DLQ, snapshot + offset to S3, then commit the offset to Kafka.
 //
-// With Config.Topics set, each partition also counts trending topics (speed/topics,
+// With Config.TrendingTopics set, each partition also counts trending topics (speed/topics,
 // docs/topics.md): every event is a mention of the topic item_id; the topics lists are
 // refreshed and published every publish tick as live lists topics/<region>/<score>, and
 // checkpointed with the window state (topics.go).
@@ -94,11 +94,12 @@ type Config struct {
 	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m;
 	// negative disables the guard.
 	MaxFuture time.Duration
-	// Topics turns on trending topics (docs/topics.md): one topics.State per partition, counting
-	// every event as a mention of the topic item_id. Default nil: off. A checkpoint taken
+	// TrendingTopics turns on trending topics (docs/topics.md; not Topic, the Kafka topic):
+	// one topics.State per partition, counting every event as a mention of the topic
+	// item_id. Default nil: off. A checkpoint taken
 	// with other topics settings (regions, sketch shapes) restores the window state and
 	// starts the topics state empty.
-	Topics *topics.Config
+	TrendingTopics *topics.Config
 	// Blocklist is the banned terms every partition's topics state drops, shared by the
 	// process; Run reloads it every minute. Default none.
 	Blocklist *rules.Blocklist
@@ -170,8 +171,8 @@ func (c Config) Validate() error {
 	if c.PublishEvery < 0 || c.CheckpointEvery < 0 {
 		return errors.New("publish and checkpoint intervals must be positive")
 	}
-	if c.Topics != nil {
-		if err := c.Topics.Validate(); err != nil {
+	if c.TrendingTopics != nil {
+		if err := c.TrendingTopics.Validate(); err != nil {
 			return fmt.Errorf("topics: %w", err)
 		}
 	}
@@ -196,8 +197,8 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Topics != nil && cfg.Review == nil {
-		cfg.Review = rules.NewReview(cfg.Topics.ReviewMax)
+	if cfg.TrendingTopics != nil && cfg.Review == nil {
+		cfg.Review = rules.NewReview(cfg.TrendingTopics.ReviewMax)
 	}
 	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m}, nil
 }
@@ -221,7 +222,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	out := c.Kafka.NewWriter("")
 	defer out.Close()
-	if c.Topics != nil && c.Blocklist != nil {
+	if c.TrendingTopics != nil && c.Blocklist != nil {
 		// The reloader is the worker's: Run waits for it before returning.
 		bctx, stopReload := context.WithCancel(ctx)
 		reloaded := make(chan struct{})
@@ -439,10 +440,10 @@ func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topic
 // window state is still good, and the topics lists rebuild from new mentions.
 func (w *Worker) restoreTopics(id int, snap []byte) (*topics.State, error) {
 	c := w.cfg
-	if c.Topics == nil {
+	if c.TrendingTopics == nil {
 		return nil, nil
 	}
-	top, err := topics.New(*c.Topics, c.Blocklist)
+	top, err := topics.New(*c.TrendingTopics, c.Blocklist)
 	if err != nil {
 		return nil, err
 	}
