@@ -17,6 +17,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/setting"
 	"trending/model/event"
 )
 
@@ -137,7 +138,7 @@ func (c Config) withDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	if c.Kafka == nil && len(c.Brokers) == 0 {
-		errs = append(errs, errors.New("no Kafka brokers: set --kafka"))
+		errs = append(errs, setting.Invalid("Kafka", "no Kafka brokers"))
 	}
 	if c.RollBytes < 0 {
 		errs = append(errs, fmt.Errorf("roll bytes %d: must be positive", c.RollBytes))

@@ -456,7 +456,7 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"defaults with brokers", func(*Config) {}, ""},
-		{"no brokers", func(c *Config) { c.Brokers = nil }, "--kafka"},
+		{"no brokers", func(c *Config) { c.Brokers = nil }, "Kafka: no Kafka brokers"},
 		{"roll bigger than buffer", func(c *Config) { c.RollBytes = c.MaxBufferBytes + 1 }, "raise the buffer"},
 		{"backoff upside down", func(c *Config) { c.RetryMin = time.Minute; c.RetryMax = time.Second }, "min <= max"},
 	} {

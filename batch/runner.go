@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"trending/internal/setting"
 	"trending/model"
 	"trending/serving/store"
 )
@@ -50,21 +51,26 @@ func DefaultConfig() Config {
 	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now, BaseFactor: 10}
 }
 
-// Validate reports settings that cannot work, naming the flag to change.
+// Validate reports settings that cannot work, by field (setting.ErrConfig; the command
+// names its flags).
 func (c Config) Validate() error {
-	switch {
-	case c.K < 1 || c.K > 10000:
-		return fmt.Errorf("--k %d: use 1..10000", c.K)
-	case c.AllowedLateness < 0:
-		return fmt.Errorf("--lateness %s: must not be negative", c.AllowedLateness)
-	case c.Parallel < 1 || c.Parallel > 64:
-		return fmt.Errorf("--parallel %d: use 1..64", c.Parallel)
-	case c.LookbackDays < 0:
-		return fmt.Errorf("--lookback-days %d: must not be negative", c.LookbackDays)
-	case c.BaseFactor < 0 || c.BaseFactor > 100:
-		return fmt.Errorf("--base-factor %d: use 1..100", c.BaseFactor)
+	var errs []error
+	if c.K < 1 || c.K > 10000 {
+		errs = append(errs, setting.Invalid("K", "%d: use 1..10000", c.K))
 	}
-	return nil
+	if c.AllowedLateness < 0 {
+		errs = append(errs, setting.Invalid("AllowedLateness", "%s: must not be negative", c.AllowedLateness))
+	}
+	if c.Parallel < 1 || c.Parallel > 64 {
+		errs = append(errs, setting.Invalid("Parallel", "%d: use 1..64", c.Parallel))
+	}
+	if c.LookbackDays < 0 {
+		errs = append(errs, setting.Invalid("LookbackDays", "%d: must not be negative", c.LookbackDays))
+	}
+	if c.BaseFactor < 0 || c.BaseFactor > 100 {
+		errs = append(errs, setting.Invalid("BaseFactor", "%d: use 1..100", c.BaseFactor))
+	}
+	return errors.Join(errs...)
 }
 
 // Runner plans and runs the batch: which windows, whether they are closed, what is stale,

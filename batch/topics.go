@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"trending/archive"
+	"trending/internal/setting"
 	"trending/model"
 	"trending/model/topics"
 	"trending/serving/store"
@@ -283,18 +284,18 @@ func NewTopics(r *Runner, eng TopicsEngine, cfg TopicsConfig) (*Topics, error) {
 	cfg = cfg.withDefaults()
 	block, err := topics.OpenBlocklist(cfg.Blocklist)
 	if err != nil {
-		return nil, fmt.Errorf("--blocklist: %w", err)
+		return nil, setting.Invalid("Blocklist", "%v", err)
 	}
 	var raw []byte
 	if cfg.Blocklist != "" {
 		f, err := os.Open(cfg.Blocklist)
 		if err != nil {
-			return nil, fmt.Errorf("--blocklist: %w", err)
+			return nil, setting.Invalid("Blocklist", "%v", err)
 		}
 		raw, err = io.ReadAll(io.LimitReader(f, topics.MaxBlocklistBytes+1))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("--blocklist: %w", err)
+			return nil, setting.Invalid("Blocklist", "%v", err)
 		}
 	}
 	bh := sha256.Sum256(raw)

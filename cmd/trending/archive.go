@@ -83,15 +83,15 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 			return err
 		}
 		if err := cfg.Validate(); err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		obj, err := objstore.New(cmd.Context(), s3f.config())
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		arch, err := archive.New(cfg, obj, a.log, a.registry)
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: cfg.Topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("archive: %w", err)

@@ -63,7 +63,7 @@ type batchEnv struct {
 func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	obj, err := objstore.New(ctx, s.s3.config())
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, usageOf(err, nil)
 	}
 	arc := archive.NewReaderAt(obj, s.archiveRoot)
 	arc.Partitions = s.partitions
@@ -151,7 +151,7 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 	}
 	tc.Held = q.Blocks
 	if err := tc.Validate(); err != nil {
-		return nil, usagef("%v", err)
+		return nil, usageOf(err, nil)
 	}
 	eng, ok := env.eng.(batch.TopicsEngine)
 	if !ok {
@@ -167,7 +167,7 @@ func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batc
 		mod(&cfg)
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, usagef("%v", err)
+		return nil, usageOf(err, nil)
 	}
 	return batch.NewRunner(cfg, env.eng, env.arc, env.store, appFrom(cmd.Context()).log)
 }
@@ -292,7 +292,7 @@ func newBatchRunCommand() *cobra.Command {
 				}
 			}
 			if ws, err = batch.Span(level, from, to); err != nil {
-				return usagef("%v", err)
+				return usageOf(err, nil)
 			}
 		}
 		env, err := s.open(cmd.Context())

@@ -144,3 +144,20 @@ func TestKafkaFlagsReportByFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingErrorsNameTheCommandsFlags: a package reports a bad setting by its field, and
+// each command names its own flag for it: the batch's lateness is --lateness on `batch`
+// and --batch-lateness on `up`.
+func TestSettingErrorsNameTheCommandsFlags(t *testing.T) {
+	dir := t.TempDir()
+	_, err := runTrending(t, "batch", "run", "--window", "hour", "--start", "2026-11-14T10", "--lateness", "-1s",
+		"--s3-endpoint", "http://127.0.0.1:1", "--rollups", filepath.Join(dir, "r.db"), "--store", "bolt:"+filepath.Join(dir, "s.db"))
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--lateness: -1s: must not be negative") {
+		t.Errorf("batch --lateness -1s: %v, want a usage error naming --lateness", err)
+	}
+	_, err = runTrending(t, "up", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--no-load", "--backfill", "0",
+		"--batch-lateness", "-1s")
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--batch-lateness: -1s: must not be negative") {
+		t.Errorf("up --batch-lateness -1s: %v, want a usage error naming --batch-lateness", err)
+	}
+}

@@ -60,7 +60,7 @@ are reused.`,
 		}
 		src, err := merge.OpenTitles(titles)
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		kc, err := kf.client(cmd)
 		if err != nil {
@@ -86,7 +86,7 @@ are reused.`,
 		defer st.Close()
 		m, err := merge.New(merge.Config{K: k, Partitions: partitions, Staleness: staleness, Titles: src, Store: st, Log: a.log, Registry: a.registry})
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		metrics, err := metricsRole(metricsAddr, a)
 		if err != nil {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"strings"
+	"trending/internal/setting"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -114,4 +116,24 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	default:
 		return nil, usagef("--log-format %q: use text, json or auto", format)
 	}
+}
+
+// fieldFlags names the flag of each Config field that packages report a bad setting by
+// (internal/setting): the same names on every command, except where a command overrides
+// them (up's batch lateness is --batch-lateness).
+var fieldFlags = map[string]string{
+	"Kafka": "--kafka", "Brokers": "--kafka", "Objects": "--s3-endpoint", "Bucket": "--s3-bucket",
+	"K": "--k", "AllowedLateness": "--lateness", "Parallel": "--parallel", "LookbackDays": "--lookback-days",
+	"BaseFactor": "--base-factor", "Blocklist": "--blocklist", "Titles": "--titles",
+}
+
+// usageOf is a usage error for err, with every setting it names as the flag of this
+// command that sets it (overrides first, then fieldFlags).
+func usageOf(err error, overrides map[string]string) error {
+	flags := fieldFlags
+	if len(overrides) > 0 {
+		flags = maps.Clone(fieldFlags)
+		maps.Copy(flags, overrides)
+	}
+	return usageError{setting.Flags(err, flags)}
 }

@@ -240,7 +240,7 @@ const reviewSyncEvery = 5 * time.Second
 func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) (role, error) {
 	obj, err := objstore.New(ctx, s3f.config())
 	if err != nil {
-		return role{}, usagef("%v", err)
+		return role{}, usageOf(err, nil)
 	}
 	review := rules.NewReview(0)
 	// Decisions still sync while the API drains after the signal.

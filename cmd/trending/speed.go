@@ -107,7 +107,7 @@ func (f *windowFlags) config() (window.Config, error) {
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return c, usagef("%v", err)
+		return c, usageOf(err, nil)
 	}
 	return c, nil
 }
@@ -207,7 +207,7 @@ partitions move, with their checkpoints, to the others.`,
 		}
 		obj, err := objstore.New(cmd.Context(), s3f.config())
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		names := kf.names()
 		if group == "" {
@@ -231,7 +231,7 @@ partitions move, with their checkpoints, to the others.`,
 			TrendingTopics: tcfg, Blocklist: blocklist, Base: base,
 		})
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, nil)
 		}
 		metrics, err := metricsRole(metricsAddr, a)
 		if err != nil {

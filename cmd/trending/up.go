@@ -142,11 +142,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
 		TrendingTopics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
 	if err != nil {
-		return usagef("%v", err)
+		return usageOf(err, upFieldFlags)
 	}
 	titles, err := merge.OpenTitles(f.titles)
 	if err != nil {
-		return usagef("%v", err)
+		return usageOf(err, upFieldFlags)
 	}
 	merger, err := merge.New(merge.Config{K: wc.K, Partitions: f.partitions, Staleness: 3 * f.publishEvery, Titles: titles, Store: st, Log: a.log.With("part", "merge"), Registry: a.registry})
 	if err != nil {
@@ -157,7 +157,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	acfg.MaxFuture = f.maxFuture
 	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
 	if err != nil {
-		return usagef("%v", err)
+		return usageOf(err, upFieldFlags)
 	}
 	kw := kc.NewWriter(names.Views)
 	defer kw.Close()
@@ -194,7 +194,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	bcfg.K, bcfg.AllowedLateness = wc.K, f.batchLate
 	runner, err := batch.NewRunner(bcfg, eng, arc, st, a.log.With("part", "batch"))
 	if err != nil {
-		return usagef("%v", err)
+		return usageOf(err, upFieldFlags)
 	}
 	load, err := f.stream.config(time.Now())
 	if err != nil {
@@ -221,7 +221,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		sched.Topics, err = batch.NewTopics(runner, eng, batch.TopicsConfig{Regions: tcfg.Regions, Scores: tcfg.Scores,
 			Surge: tcfg.Surge, Weight: tcfg.Weight, Blocklist: tf.blocklist, Held: speedW.Review().Blocks})
 		if err != nil {
-			return usagef("%v", err)
+			return usageOf(err, upFieldFlags)
 		}
 	}
 	// The stages stop in this order (runProcess): producers first, so nothing new enters;
@@ -309,7 +309,7 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 		in.s3cfg.Endpoint = s3f.endpoint
 	}
 	if in.obj, err = objstore.New(ctx, in.s3cfg); err != nil {
-		return in, usagef("%v", err)
+		return in, usageOf(err, upFieldFlags)
 	}
 	if err := in.obj.EnsureBucket(ctx); err != nil {
 		return in, err
@@ -403,3 +403,7 @@ func embeddedOr(embedded bool, what string) string {
 	}
 	return "external"
 }
+
+// upFieldFlags are up's names for the settings it sets under other flags than the
+// commands it combines.
+var upFieldFlags = map[string]string{"AllowedLateness": "--batch-lateness"}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"trending/internal/setting"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
@@ -30,7 +31,7 @@ type Client struct {
 // brokers may not be empty.
 func NewClient(brokers []string, security Security) (*Client, error) {
 	if len(brokers) == 0 {
-		return nil, errors.New("no Kafka brokers: set --kafka")
+		return nil, setting.Invalid("Brokers", "no Kafka brokers")
 	}
 	if err := security.Validate(); err != nil {
 		return nil, err

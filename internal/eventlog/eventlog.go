@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"trending/internal/setting"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -46,7 +47,7 @@ var ErrNotAllowed = errors.New("not allowed to create topic")
 // in the returned map of actual partition counts. It is Plain(brokers...).EnsureTopics.
 func EnsureTopics(ctx context.Context, brokers []string, specs ...Spec) (map[string]int, error) {
 	if len(brokers) == 0 {
-		return nil, errors.New("no Kafka brokers: set --kafka")
+		return nil, setting.Invalid("Brokers", "no Kafka brokers")
 	}
 	return Plain(brokers...).EnsureTopics(ctx, specs...)
 }
@@ -229,7 +230,7 @@ func newWriter(c *Client, topic string) *kafka.Writer {
 // Plain(brokers...).Partitions.
 func Partitions(ctx context.Context, brokers []string, topic string) (int, error) {
 	if len(brokers) == 0 {
-		return 0, errors.New("no Kafka brokers: set --kafka")
+		return 0, setting.Invalid("Brokers", "no Kafka brokers")
 	}
 	return partitions(ctx, Plain(brokers...), topic)
 }
@@ -260,7 +261,7 @@ type Offsets struct {
 // is there too). A topic that does not exist is an error. It is Plain(brokers...).TopicOffsets.
 func TopicOffsets(ctx context.Context, brokers []string, topic string) ([]Offsets, error) {
 	if len(brokers) == 0 {
-		return nil, errors.New("no Kafka brokers: set --kafka")
+		return nil, setting.Invalid("Brokers", "no Kafka brokers")
 	}
 	return topicOffsets(ctx, Plain(brokers...), topic)
 }

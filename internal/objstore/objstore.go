@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"trending/internal/setting"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -50,7 +51,7 @@ type Config struct {
 // Validate reports a configuration that cannot work, saying what to change.
 func (c Config) Validate() error {
 	if c.Bucket == "" {
-		return errors.New("s3 bucket is empty: set --s3-bucket")
+		return setting.Invalid("Bucket", "s3 bucket is empty")
 	}
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)

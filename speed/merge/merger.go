@@ -14,6 +14,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
+	"trending/internal/setting"
 	"trending/model"
 	"trending/model/topk"
 	"trending/serving/store"
@@ -382,7 +383,7 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 	}
 	if rc.Kafka == nil {
 		if len(rc.Brokers) == 0 {
-			return errors.New("merge: no Kafka brokers: set --kafka")
+			return fmt.Errorf("merge: %w", setting.Invalid("Kafka", "no Kafka brokers"))
 		}
 		rc.Kafka = eventlog.Plain(rc.Brokers...)
 	}

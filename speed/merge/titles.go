@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"trending/internal/setting"
 )
 
 // Titles looks up display titles for item ids. Implementations are safe for concurrent use.
@@ -195,7 +196,7 @@ func OpenTitles(spec string) (Titles, error) {
 		return &HTTPTitles{URL: spec}, nil
 	default:
 		if _, err := os.Stat(spec); err != nil {
-			return nil, fmt.Errorf("--titles %s: %w (want a .csv or .json file, or an http(s) URL)", spec, err)
+			return nil, setting.Invalid("Titles", "%s: %v (want a .csv or .json file, or an http(s) URL)", spec, err)
 		}
 		return &FileTitles{Path: spec}, nil
 	}

@@ -32,6 +32,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/setting"
 	"trending/model"
 	"trending/model/event"
 	rules "trending/model/topics"
@@ -163,10 +164,10 @@ func (c *Config) defaults() {
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {
 	if c.Kafka == nil && len(c.Brokers) == 0 {
-		return errors.New("no Kafka brokers: set --kafka")
+		return setting.Invalid("Kafka", "no Kafka brokers")
 	}
 	if c.Objects == nil {
-		return errors.New("no object store for checkpoints: set --s3-endpoint and --s3-bucket")
+		return setting.Invalid("Objects", "no object store for checkpoints")
 	}
 	if c.PublishEvery < 0 || c.CheckpointEvery < 0 {
 		return errors.New("publish and checkpoint intervals must be positive")
