@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -143,43 +142,18 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 	return cmd
 }
 
+// readReviewQueue reads the local review queue file --queue names (rules.ReadReviewFile);
+// a missing file is a usage error.
 func readReviewQueue(path string) (*rules.Review, error) {
-	r := rules.NewReview(0)
-	b, err := os.ReadFile(path)
+	r, err := rules.ReadReviewFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--queue %s: no such file", path)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read review queue: %w", err)
-	}
-	if err := r.UnmarshalJSON(b); err != nil {
-		return nil, fmt.Errorf("read review queue %s: %w", path, err)
-	}
-	return r, nil
+	return r, err
 }
 
-// writeReviewQueue replaces the file atomically: a temporary file in the same directory,
-// synced, then renamed over the old one.
-func writeReviewQueue(path string, r *rules.Review) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode review queue: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".review-*.json")
-	if err != nil {
-		return fmt.Errorf("write review queue: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	err = errors.Join(err, tmp.Sync(), tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write review queue %s: %w", path, err)
-	}
-	return nil
-}
+// writeReviewQueue replaces the file atomically (rules.WriteReviewFile).
+func writeReviewQueue(path string, r *rules.Review) error { return rules.WriteReviewFile(path, r) }
 
 func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
 	if asJSON {
