@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -268,13 +267,7 @@ before the lists are built.`,
 			if perHour < 1 || junk < 0 {
 				return usagef("--per-hour must be positive and --junk not negative")
 			}
-			cfg := topics.DefaultConfig()
-			cfg.Regions = regions
-			cfg.Width = width
-			cfg.Scores = map[string]rules.Score{rules.World: rules.Volume}
-			for _, r := range regions {
-				cfg.Scores[r] = rules.Surge
-			}
+			cfg := topics.DemoConfig(regions, width)
 			if surgeList != "" {
 				sc, err := rules.ParseScore(surgeList)
 				if err != nil {
@@ -285,12 +278,12 @@ before the lists are built.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			s, err := topics.New(cfg, rules.NewBlocklist("freemoney"))
+			s, err := topics.New(cfg, rules.NewBlocklist(topics.DemoBanned))
 			if err != nil {
 				return err
 			}
 			now := time.Now().UTC().Truncate(time.Hour).Add(20 * time.Minute)
-			runDemo(s, regions, now, perHour, junk, uint64(seed))
+			topics.FeedDemo(s, regions, now, perHour, junk, uint64(seed))
 			if len(approve) > 0 {
 				s.Refresh(now) // queues the held topics so they can be approved
 				for _, t := range approve {
@@ -345,51 +338,4 @@ before the lists are built.`,
 	f.StringVar(&queue, "queue", "", "write the review queue to this file")
 	f.StringSliceVar(&approve, "approve", nil, "topics to approve before the lists are built")
 	return cmd
-}
-
-// runDemo feeds the demo's synthetic mentions. Everything is in event time, so the week
-// takes seconds.
-func runDemo(s *topics.State, regions []string, now time.Time, perHour, junk int, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
-	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
-	user := 0
-	add := func(topic, region string, at time.Time, newAccount bool) {
-		user++
-		s.Add(topics.Mention{Topic: topic, Region: region, UserID: fmt.Sprintf("u%d", user), NewAccount: newAccount, TS: at})
-	}
-	hour := now.Truncate(time.Hour)
-	for d := 7; d >= 1; d-- {
-		// The same clock hour d days ago: the background, and the marathon as a usual
-		// topic at about 800 an hour in the first region (expected 200 per 15 minutes).
-		start, n := hour.Add(-time.Duration(d)*24*time.Hour), perHour+800
-		for i := range n {
-			at := start.Add(time.Duration(i) * time.Hour / time.Duration(n))
-			if rng.IntN(n) < 800 {
-				add("marathon", regions[0], at, false)
-				continue
-			}
-			add(fmt.Sprintf("topic%d", zipf.Uint64()), regions[rng.IntN(len(regions))], at, rng.IntN(10) == 0)
-		}
-	}
-	start := now.Add(-15 * time.Minute)
-	events := perHour / 4
-	surge := 4000
-	quake := 3000
-	total := events + surge + quake + junk + 200
-	for i := range total {
-		at := start.Add(time.Duration(i) * 15 * time.Minute / time.Duration(total)).Add(time.Second)
-		switch r := rng.IntN(total); {
-		case r < surge:
-			add("marathon", regions[0], at, false)
-		case r < surge+quake:
-			add("quake", regions[len(regions)-1], at, false)
-		case r < surge+quake+junk:
-			s.Add(topics.Mention{Topic: fmt.Sprintf("junk%x", rng.Uint64()), Region: regions[rng.IntN(len(regions))],
-				UserID: fmt.Sprintf("bot%d", rng.IntN(5)), NewAccount: true, TS: at})
-		case r < surge+quake+junk+200:
-			add("#FreeMoney", regions[0], at, true)
-		default:
-			add(fmt.Sprintf("topic%d", zipf.Uint64()), regions[rng.IntN(len(regions))], at, rng.IntN(10) == 0)
-		}
-	}
 }
