@@ -337,6 +337,18 @@ type hourCounts struct {
 	views  uint64 // total tenths: zero means no data that day
 }
 
+// NightlyHours returns the hours whose trending-topics lists a nightly pass recomputes
+// (`trending batch nightly --topics`): every hour of date's UTC day (default: the day
+// before now, as Runner.Nightly) and of the lookbackDays days before it, oldest first. An
+// hour whose archived inputs (or whose baseline days') did not change is only checked.
+func NightlyHours(date, now time.Time, lookbackDays int) ([]Window, error) {
+	if date.IsZero() {
+		date = now.AddDate(0, 0, -1)
+	}
+	from := model.Align(Day, date)
+	return Span(Hour, from.AddDate(0, 0, -lookbackDays), from.AddDate(0, 0, 1))
+}
+
 // Recompute recomputes the lists of the given hours (Level Hour) for every list, building the
 // hour rollups they depend on (the hour and its baseline days) whose archive fingerprint or
 // rules changed, and publishing each list whose inputs changed since its batch list was

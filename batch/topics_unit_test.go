@@ -199,3 +199,35 @@ func BenchmarkCountTopicHour(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestNightlyHours: the day's 24 hours and every hour of the lookback, oldest first; the
+// day defaults to yesterday, and a time within the day means the whole day.
+func TestNightlyHours(t *testing.T) {
+	now := time.Date(2026, 11, 15, 0, 30, 0, 0, time.UTC)
+	day := time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
+	for name, c := range map[string]struct {
+		date     time.Time
+		lookback int
+		first    time.Time
+		n        int
+	}{
+		"yesterday":     {time.Time{}, 0, day, 24},
+		"within a day":  {day.Add(13*time.Hour + 5*time.Minute), 0, day, 24},
+		"lookback":      {day, 2, day.AddDate(0, 0, -2), 72},
+		"month before":  {time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), 1, time.Date(2026, 10, 31, 0, 0, 0, 0, time.UTC), 48},
+		"default, back": {time.Time{}, 35, day.AddDate(0, 0, -35), 36 * 24},
+	} {
+		hours, err := NightlyHours(c.date, now, c.lookback)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(hours) != c.n {
+			t.Fatalf("%s: %d hours, want %d", name, len(hours), c.n)
+		}
+		for i, h := range hours {
+			if want := c.first.Add(time.Duration(i) * time.Hour); h.Level != Hour || !h.Start.Equal(want) {
+				t.Fatalf("%s: hour %d is %v, want the hour of %v", name, i, h, want)
+			}
+		}
+	}
+}

@@ -486,13 +486,8 @@ file instead (offline demos).`,
 		if tp == nil {
 			return nil
 		}
-		// The topics lists of the day's hours and of every hour of the lookback: an hour
-		// whose archived inputs (or whose baseline days') did not change is only checked.
-		if day.IsZero() {
-			day = time.Now().UTC().AddDate(0, 0, -1)
-		}
-		from := model.Align("day", day)
-		hours, err := batch.Span(batch.Hour, from.AddDate(0, 0, -lookback), from.AddDate(0, 0, 1))
+		// The topics lists of the day's hours and of every hour of the lookback.
+		hours, err := batch.NightlyHours(day, time.Now().UTC(), lookback)
 		if err != nil {
 			return err
 		}

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -143,43 +141,18 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 	return cmd
 }
 
+// readReviewQueue reads the local review queue file --queue names (rules.ReadReviewFile);
+// a missing file is a usage error.
 func readReviewQueue(path string) (*rules.Review, error) {
-	r := rules.NewReview(0)
-	b, err := os.ReadFile(path)
+	r, err := rules.ReadReviewFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--queue %s: no such file", path)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read review queue: %w", err)
-	}
-	if err := r.UnmarshalJSON(b); err != nil {
-		return nil, fmt.Errorf("read review queue %s: %w", path, err)
-	}
-	return r, nil
+	return r, err
 }
 
-// writeReviewQueue replaces the file atomically: a temporary file in the same directory,
-// synced, then renamed over the old one.
-func writeReviewQueue(path string, r *rules.Review) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode review queue: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".review-*.json")
-	if err != nil {
-		return fmt.Errorf("write review queue: %w", err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	err = errors.Join(err, tmp.Sync(), tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write review queue %s: %w", path, err)
-	}
-	return nil
-}
+// writeReviewQueue replaces the file atomically (rules.WriteReviewFile).
+func writeReviewQueue(path string, r *rules.Review) error { return rules.WriteReviewFile(path, r) }
 
 func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
 	if asJSON {
@@ -294,13 +267,7 @@ before the lists are built.`,
 			if perHour < 1 || junk < 0 {
 				return usagef("--per-hour must be positive and --junk not negative")
 			}
-			cfg := topics.DefaultConfig()
-			cfg.Regions = regions
-			cfg.Width = width
-			cfg.Scores = map[string]rules.Score{rules.World: rules.Volume}
-			for _, r := range regions {
-				cfg.Scores[r] = rules.Surge
-			}
+			cfg := topics.DemoConfig(regions, width)
 			if surgeList != "" {
 				sc, err := rules.ParseScore(surgeList)
 				if err != nil {
@@ -311,12 +278,12 @@ before the lists are built.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			s, err := topics.New(cfg, rules.NewBlocklist("freemoney"))
+			s, err := topics.New(cfg, rules.NewBlocklist(topics.DemoBanned))
 			if err != nil {
 				return err
 			}
 			now := time.Now().UTC().Truncate(time.Hour).Add(20 * time.Minute)
-			runDemo(s, regions, now, perHour, junk, uint64(seed))
+			topics.FeedDemo(s, regions, now, perHour, junk, uint64(seed))
 			if len(approve) > 0 {
 				s.Refresh(now) // queues the held topics so they can be approved
 				for _, t := range approve {
@@ -371,51 +338,4 @@ before the lists are built.`,
 	f.StringVar(&queue, "queue", "", "write the review queue to this file")
 	f.StringSliceVar(&approve, "approve", nil, "topics to approve before the lists are built")
 	return cmd
-}
-
-// runDemo feeds the demo's synthetic mentions. Everything is in event time, so the week
-// takes seconds.
-func runDemo(s *topics.State, regions []string, now time.Time, perHour, junk int, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
-	zipf := rand.NewZipf(rng, 1.1, 1, 1999)
-	user := 0
-	add := func(topic, region string, at time.Time, newAccount bool) {
-		user++
-		s.Add(topics.Mention{Topic: topic, Region: region, UserID: fmt.Sprintf("u%d", user), NewAccount: newAccount, TS: at})
-	}
-	hour := now.Truncate(time.Hour)
-	for d := 7; d >= 1; d-- {
-		// The same clock hour d days ago: the background, and the marathon as a usual
-		// topic at about 800 an hour in the first region (expected 200 per 15 minutes).
-		start, n := hour.Add(-time.Duration(d)*24*time.Hour), perHour+800
-		for i := range n {
-			at := start.Add(time.Duration(i) * time.Hour / time.Duration(n))
-			if rng.IntN(n) < 800 {
-				add("marathon", regions[0], at, false)
-				continue
-			}
-			add(fmt.Sprintf("topic%d", zipf.Uint64()), regions[rng.IntN(len(regions))], at, rng.IntN(10) == 0)
-		}
-	}
-	start := now.Add(-15 * time.Minute)
-	events := perHour / 4
-	surge := 4000
-	quake := 3000
-	total := events + surge + quake + junk + 200
-	for i := range total {
-		at := start.Add(time.Duration(i) * 15 * time.Minute / time.Duration(total)).Add(time.Second)
-		switch r := rng.IntN(total); {
-		case r < surge:
-			add("marathon", regions[0], at, false)
-		case r < surge+quake:
-			add("quake", regions[len(regions)-1], at, false)
-		case r < surge+quake+junk:
-			s.Add(topics.Mention{Topic: fmt.Sprintf("junk%x", rng.Uint64()), Region: regions[rng.IntN(len(regions))],
-				UserID: fmt.Sprintf("bot%d", rng.IntN(5)), NewAccount: true, TS: at})
-		case r < surge+quake+junk+200:
-			add("#FreeMoney", regions[0], at, true)
-		default:
-			add(fmt.Sprintf("topic%d", zipf.Uint64()), regions[rng.IntN(len(regions))], at, rng.IntN(10) == 0)
-		}
-	}
 }
