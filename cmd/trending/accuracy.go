@@ -43,19 +43,21 @@ Columns, per window and point:
   EXACT              lists equal to the true top K, items and counts, out of LISTS
   MAX/MEAN OVER      overcount of the reported items: reported minus true count
   BOUND              the stated count-min bound (e/w) x N of the largest partition, and
-                     BOUND/KTH, that bound over the true K-th count (seed 000: 4.86%)
+                     BOUND/KTH, that bound over the true K-th count (the month sketch: 4.86%)
   OVER BOUND         reported items whose overcount exceeded their partition's bound
                      (allowed: a fraction e^-depth)
   MISSING            items with a true count at least twice the K-th that were not listed
 
---sketch-width 0 (the default here) scales seed 000's sizing to this stream: the power of
-two giving the bound the same 4.86% of the K-th count, e / (0.0486 x partitions x p_K),
-where p_K is the K-th item's Zipf share.
+--sketch-width 0 (the default here) scales the month sketch's sizing (2^18 x 5, a bound of
+4.86% of the K-th count: docs/requirements.md, "Sketches") to this stream: the power of two
+giving the bound the same 4.86% of the K-th count, e / (0.0486 x partitions x p_K), where
+p_K is the K-th item's Zipf share.
 
 The goals (printed at the end; --check exits 1 when one is missed): exact windows equal the
 truth; sketch windows reach --min-recall; no heavy item missing; no undercount; the share
 over the bound below e^-depth.`,
-		Example: `  # seed 000's windows, a million items, 4 million views over 35 days, month in sketches
+		Example: `  # the default window modes (hour and day exact, month in sketches), a million items,
+  # 4 million views over 35 days
   trending accuracy --items 1e6 --views 4e6 --span 35d --zipf 1.1 --seed 1
 
   # every window in sketches, half the scaled width, as JSON
@@ -75,7 +77,7 @@ over the bound below e^-depth.`,
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
 	wf := addWindowFlags(fs, 0)
 	if f := fs.Lookup("sketch-width"); f != nil {
-		f.Usage = "count-min sketch width (power of two); 0 scales seed 000's error ratio to this stream"
+		f.Usage = "count-min sketch width (power of two); 0 scales the month sketch's error ratio (4.86% of the K-th count) to this stream"
 	}
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -84,7 +86,7 @@ over the bound below e^-depth.`,
 			return err
 		}
 		if wf.sketchWidth < 0 {
-			return usagef("--sketch-width %d: use a power of two, or 0 to scale seed 000's sizing", wf.sketchWidth)
+			return usagef("--sketch-width %d: use a power of two, or 0 to scale the month sketch's sizing", wf.sketchWidth)
 		}
 		scaledWidth := wf.sketchWidth == 0
 		if scaledWidth {
@@ -152,7 +154,7 @@ func writeAccuracy(out io.Writer, r accuracy.Report, missed []string, minRecall 
 		r.Span, r.Start.Format(time.RFC3339), r.Partitions, r.K, r.M)
 	how := "set by --sketch-width"
 	if r.Scaled {
-		how = fmt.Sprintf("scaled from seed 000: bound %s of the K-th count aimed, %s planned", plan.FormatPercent(r.TargetRatio), plan.FormatPercent(r.PlannedRatio))
+		how = fmt.Sprintf("scaled from the month sketch: bound %s of the K-th count aimed, %s planned", plan.FormatPercent(r.TargetRatio), plan.FormatPercent(r.PlannedRatio))
 	}
 	ew.printf("sketches: %d x %d (%s); late events %d counted late, %d too late\n\n", r.SketchWidth, r.SketchDepth, how, r.Late, r.TooLate)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)

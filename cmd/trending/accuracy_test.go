@@ -39,7 +39,7 @@ func TestAccuracyCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"20,000 items, Zipf 1.1", "scaled from seed 000", "RECALL", "calendar-hour", "final", "goals met"} {
+	for _, want := range []string{"20,000 items, Zipf 1.1", "scaled from the month sketch", "RECALL", "calendar-hour", "final", "goals met"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

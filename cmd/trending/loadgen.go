@@ -172,10 +172,10 @@ func newLoadgenCommand() *cobra.Command {
 		Use:   "loadgen",
 		Short: "Produce a Zipf stream of pre-summed view events to Kafka, with its exact ground truth",
 		Long: `loadgen produces synthetic view events to the views topic, keyed by item_id, the way
-seed 000's video servers do: --rate views a second of event time are drawn by Zipf's law
-over --items items (V1 the most viewed), each lands on one of --servers servers, and each
-server sends one event per item per second with the sum. So events/s <= views/s: --rate
-counts views, and the status line shows both.
+video servers do (docs/requirements.md, "Pre-summed events"): --rate views a second of
+event time are drawn by Zipf's law over --items items (V1 the most viewed), each lands on
+one of --servers servers, and each server sends one event per item per second with the sum.
+So events/s <= views/s: --rate counts views, and the status line shows both.
 
 --viral makes items take a share of all views for a while, ITEM@+AT:SHARE:FOR[:RAMP]:
   V42@+2m:30%:10m        from 2 minutes after the start, V42 gets 30% of views for 10 minutes

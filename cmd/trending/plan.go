@@ -46,9 +46,9 @@ func newPlanCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Work out memory per window, exact or count-min sketch, and the sketch's error bound",
-		Long: `plan does the capacity arithmetic behind the speed layer (seed 000, "Estimate the scale"
-and "Exact counts or a sketch"), so the choice between exact counts and sketches per window
-is a number anyone can recompute. It reads nothing and changes nothing.
+		Long: `plan does the capacity arithmetic behind the speed layer (docs/requirements.md, "Capacity"
+and "Sketches"), so the choice between exact counts and sketches per window is a number
+anyone can recompute. It reads nothing and changes nothing.
 
 Exact counting keeps one count map per bucket plus running totals for the window:
   hour   60 minute maps x distinct-per-minute x entry-bytes + distinct-per-hour x entry-bytes
@@ -72,26 +72,26 @@ e/w x N high, with probability 1 - e^-d, where N is what one partition adds over
 The K-th count of shorter windows is the month's scaled by length (conservative: trending
 items are burstier than that).
 
-Sizes are decimal, as in the seeds (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB, 1.5GB,
-512MiB or a plain number of bytes. Counts accept 5e9 notation.
+Sizes are decimal, as in docs/requirements.md (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB,
+1.5GB, 512MiB or a plain number of bytes. Counts accept 5e9 notation.
 
---topics adds seed 001's trending-topics sizing (minute sketches, error per minute and
-window, baselines, dedupe) at its own defaults; 'trending topics plan' takes its inputs as
-flags.`,
-		Example: `  # seed 000's scenario (these are the defaults: 'trending plan' alone prints the same)
+--topics adds the trending-topics sizing of docs/topics.md (minute sketches, error per
+minute and window, baselines, dedupe) at its own defaults; 'trending topics plan' takes its
+inputs as flags.`,
+		Example: `  # 5 billion views a day (the defaults: 'trending plan' alone prints the same)
   trending plan --events-per-day 5e9 --distinct-per-minute 2e6 --distinct-per-hour 30e6 \
     --distinct-per-day 150e6 --distinct-per-month 500e6 --entry-bytes 50 --partitions 32 \
     --sketch-width 262144 --sketch-depth 5 --kth-count 1e6
 
-  # seed 000 at 10x: ten times the views and the distinct items over 320 partitions;
+  # 10x (docs/scale-out.md): ten times the views and the distinct items, 320 partitions;
   # the hour stays exact at 234 MB per task, the 435 GB day moves to sketches
   trending plan --events-per-day 5e10 --distinct-per-minute 2e7 --distinct-per-hour 3e8 \
     --distinct-per-day 1.5e9 --distinct-per-month 5e9 --partitions 320
 
-  # seed 001's sizing: 65,536 x 5 cells of 4 bytes, 1.31 MB a minute, 79 MB for 60 minutes
+  # topics sketches (docs/topics.md): 65,536 x 5 x 4 B, 1.31 MB a minute, 79 MB for 60 minutes
   trending plan --sketch-width 65536 --counter-bytes 4
 
-  # with seed 001's trending-topics sizing after the plan
+  # with the trending-topics sizing (docs/topics.md) after the plan
   trending plan --topics
 
   # for machines ({"plan": ..., "topics": ...} with --topics)
@@ -139,7 +139,7 @@ flags.`,
 	addPartitionsFlag(f, &in.Partitions, in.Partitions, "log partitions, one counting task each")
 	f.IntVar(&in.SketchWidth, "sketch-width", in.SketchWidth, "count-min sketch columns (w)")
 	f.IntVar(&in.SketchDepth, "sketch-depth", in.SketchDepth, "count-min sketch rows (d)")
-	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell: 1, 2, 4 or 8 (seed 001 uses 4)")
+	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell: 1, 2, 4 or 8 (the trending-topics sizing uses 4)")
 	f.Float64Var(&in.KthCount, "kth-count", in.KthCount, "assumed month count of the K-th item")
 	f.Float64Var(&in.CandidateFloor, "candidate-floor", in.CandidateFloor, "month estimate an item needs to become a candidate; 0 is half of --kth-count")
 	f.Float64Var(&in.ErrorTolerance, "error-tolerance", in.ErrorTolerance, "acceptable overcount as a fraction of the K-th count (a warning beyond it)")
@@ -148,7 +148,7 @@ flags.`,
 	f.IntVar(&in.MonthDays, "month-days", in.MonthDays, "days in the month window")
 	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
 	f.BoolVar(&asJSON, "json", false, "print the plan as indented JSON")
-	f.BoolVar(&withTopics, "topics", false, "add seed 001's trending-topics sizing (trending topics plan for its flags)")
+	f.BoolVar(&withTopics, "topics", false, "add the trending-topics sizing of docs/topics.md (trending topics plan for its flags)")
 	return cmd
 }
 
@@ -231,7 +231,7 @@ func writePlan(out io.Writer, p plan.Plan) error {
 			plan.FormatCount(w.Candidates), strconv.FormatFloat(in.EntryBytes, 'g', -1, 64),
 			plan.FormatBytes(w.SketchPerPartition), plan.FormatBytes(w.SketchBytes), w.ExactToSketch)
 	}
-	ew.printf("one sketch: %d x %d x %d B = %s; seed 001's ring of %d minute sketches = %s per partition\n",
+	ew.printf("one sketch: %d x %d x %d B = %s; a trending-topics ring of %d minute sketches = %s per partition\n",
 		in.SketchDepth, in.SketchWidth, in.CounterBytes, plan.FormatBytes(p.SketchBytes), p.Ring.Minutes, plan.FormatBytes(p.Ring.Bytes))
 	ew.printf("all windows as chosen: %s per partition, %s in all\n",
 		plan.FormatBytes(p.PerPartitionBytes), plan.FormatBytes(p.TotalBytes))

@@ -46,7 +46,7 @@ func runTrending(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// tenXArgs is seed 000's 10x case.
+// tenXArgs is the 10x case of docs/scale-out.md: 50 billion views a day over 320 partitions.
 var tenXArgs = []string{"plan", "--events-per-day", "5e10", "--distinct-per-minute", "2e7",
 	"--distinct-per-hour", "3e8", "--distinct-per-day", "1.5e9", "--distinct-per-month", "5e9", "--partitions", "320"}
 
@@ -84,8 +84,9 @@ func TestPlanGolden(t *testing.T) {
 	}
 }
 
-// TestPlanOutputHoldsSeedFigures checks the human output states seed 000's figures, so the
-// golden file cannot be regenerated into nonsense unnoticed.
+// TestPlanOutputHoldsSeedFigures checks the human output states the figures of
+// docs/requirements.md ("Capacity" and "Sketches": 7.5 GB, 43.5 GB, 250 GB, 48,607 at 99.3%),
+// so the golden file cannot be regenerated into nonsense unnoticed.
 func TestPlanOutputHoldsSeedFigures(t *testing.T) {
 	got, err := runTrending(t, "plan")
 	if err != nil {
@@ -103,8 +104,8 @@ func TestPlanOutputHoldsSeedFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(got001, "= 1.31 MB; seed 001's ring of 60 minute sketches = 78.6 MB") {
-		t.Errorf("seed 001 sizing missing:\n%s", got001)
+	if !strings.Contains(got001, "= 1.31 MB; a trending-topics ring of 60 minute sketches = 78.6 MB") {
+		t.Errorf("trending-topics ring sizing missing:\n%s", got001)
 	}
 }
 
@@ -157,7 +158,7 @@ func TestPlanUsageErrors(t *testing.T) {
 	}{
 		{"no partitions", []string{"--partitions", "0"}, "--partitions 0: must be at least 1"},
 		{"cross field names flags", []string{"--distinct-per-hour", "1e6"}, "--distinct-per-hour 1e+06: must be at least --distinct-per-minute"},
-		{"all problems at once", []string{"--sketch-depth", "0", "--month-days", "7"}, "--sketch-depth 0: must be at least 1; seed 000 uses 5; --month-days 7: must be between 28 and 31"},
+		{"all problems at once", []string{"--sketch-depth", "0", "--month-days", "7"}, "--sketch-depth 0: must be at least 1; the month sketch uses 5; --month-days 7: must be between 28 and 31"},
 		{"ambiguous size", []string{"--memory-budget", "2G"}, `unknown unit "G"`},
 		{"not a number", []string{"--events-per-day", "lots"}, `invalid argument "lots" for "--events-per-day"`},
 		{"stray argument", []string{"hour"}, "unknown command"},
@@ -236,7 +237,8 @@ func TestPlanFlagsCoverInput(t *testing.T) {
 	}
 }
 
-// TestPlanTopics checks --topics appends seed 001's sizing to the plan, in both outputs.
+// TestPlanTopics checks --topics appends the trending-topics sizing (docs/topics.md) to the
+// plan, in both outputs.
 func TestPlanTopics(t *testing.T) {
 	base, err := runTrending(t, "plan")
 	if err != nil {
@@ -249,7 +251,7 @@ func TestPlanTopics(t *testing.T) {
 	if !strings.HasPrefix(got, base) {
 		t.Errorf("--topics changed the plan itself:\n%s", got)
 	}
-	for _, want := range []string{"trending topics sizing (seed 001)", "1.31 MB", "78.6 MB", "1.35 mentions a minute"} {
+	for _, want := range []string{"trending topics sizing (docs/topics.md)", "1.31 MB", "78.6 MB", "1.35 mentions a minute"} {
 		if !strings.Contains(got[len(base):], want) {
 			t.Errorf("--topics section lacks %q:\n%s", want, got[len(base):])
 		}

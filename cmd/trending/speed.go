@@ -31,17 +31,18 @@ type windowFlags struct {
 }
 
 // addWindowFlags adds the speed core's flags; sketchWidth is the --sketch-width default
-// (seed 000's 2^18 for speed, smaller for the embedded up).
+// (2^18 for speed, the month sketch of docs/requirements.md#sketches whose bound is 4.86%
+// of the K-th count; smaller for the embedded up).
 func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	f := &windowFlags{}
 	addKFlag(fs, &f.k, "length of each served list (1..1000)")
-	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out (seed 004)")
+	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out")
 	addLatenessFlag(fs, &f.lateness, 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
 	fs.IntVar(&f.sketchWidth, "sketch-width", sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes")
 	fs.IntVar(&f.sketchDepth, "sketch-depth", 5, "count-min sketch depth: the error bound holds with probability 1 - e^-depth")
 	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows: exact, sketch or auto")
 	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto")
-	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (seed 000: 250 GB exact, 11 GB with sketches)")
+	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches)")
 	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments)")
 	fs.IntVar(&f.sinceDays, "since-days", 7, "UTC days of exact per-item counts since the batch's all-time boundary each partition keeps, for the exact all-time list (0: none; speed needs --base-store too); a boundary older than this makes the all-time list approximate until the next nightly run")
 	return f

@@ -22,14 +22,14 @@ func init() {
 	subcommands = append(subcommands, newTopicsCmd)
 }
 
-// newTopicsCmd is `trending topics`: seed 001's trending topics. The counting lives in
+// newTopicsCmd is `trending topics` (docs/topics.md). The counting lives in
 // speed/topics; these subcommands are the operator's side of it (the review queue), its
 // sizing, and a self-contained demo.
 func newTopicsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "topics",
 		Short: "Trending topics: regional surge lists, the review queue, sizing and a demo",
-		Long: `Trending topics (seed 001) ranks topic mentions per region and worldwide by volume, by
+		Long: `Trending topics ranks topic mentions per region and worldwide by volume, by
 surge, (current + 50) / (expected + 50) against the same clock hour of the last 7 days, or
 by decayed counts. A user counts once per topic per 15 minutes, new accounts count 3 tenths,
 banned terms are dropped, and a never-seen topic rising fast is held off public lists until
@@ -173,15 +173,16 @@ func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
 	return tw.Flush()
 }
 
-// newTopicsPlanCmd prints seed 001's sizing. `trending plan --topics` can call
-// writeTopicsSizing to print the same section.
+// newTopicsPlanCmd prints the trending-topics sizing of docs/topics.md. `trending plan
+// --topics` can call writeTopicsSizing to print the same section.
 func newTopicsPlanCmd() *cobra.Command {
 	in := topics.DefaultSizingInput()
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "Seed 001's sizing: minute sketches, error per minute and window, baselines, dedupe",
-		Example: `  # seed 001's figures (the defaults): 1.31 MB a minute, 79 MB for 60, 1.35 mentions a minute
+		Short: "The trending-topics sizing: minute sketches, error per minute and window, baselines, dedupe",
+		Example: `  # the figures of docs/topics.md (the defaults): 1.31 MB a minute, 79 MB for 60 minutes,
+  # 1.35 mentions a minute
   trending topics plan
 
   # one key per event instead of two: half the error
@@ -215,11 +216,11 @@ func newTopicsPlanCmd() *cobra.Command {
 	return cmd
 }
 
-// writeTopicsSizing prints seed 001's arithmetic for people.
+// writeTopicsSizing prints the trending-topics sizing arithmetic for people.
 func writeTopicsSizing(out io.Writer, s topics.Sizing) error {
 	in := s.Input
 	ew := &errWriter{w: out}
-	ew.printf("trending topics sizing (seed 001): %d x %d sketch of %d-byte cells\n", in.Depth, in.Width, in.CounterBytes)
+	ew.printf("trending topics sizing (docs/topics.md): %d x %d sketch of %d-byte cells\n", in.Depth, in.Width, in.CounterBytes)
 	ew.printf("minute sketch: %s; %d minute buckets: %s per worker (fixed: it does not grow with the number of topics)\n",
 		plan.FormatBytes(s.MinuteSketchBytes), in.RingMinutes, plan.FormatBytes(s.RingBytes))
 	ew.printf("counts: %g events/s x %d keys x 60 = %s a minute; each inflates another key by e/%d = %.3g, bound holds with %s\n",

@@ -68,7 +68,7 @@ func TestTopicsDemoAndReview(t *testing.T) {
 	}
 }
 
-// TestTopicsPlan prints seed 001's figures.
+// TestTopicsPlan prints the trending-topics sizing and checks the figures of docs/topics.md.
 func TestTopicsPlan(t *testing.T) {
 	out, err := runTrending(t, "topics", "plan")
 	if err != nil {

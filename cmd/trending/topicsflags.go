@@ -10,7 +10,7 @@ import (
 	"trending/speed/topics"
 )
 
-// topicsFlags are the trending-topics settings (seed 001) shared by up, speed and serve:
+// topicsFlags are the trending-topics settings (docs/topics.md) shared by up, speed and serve:
 // which regional lists exist and how they are scored. The speed workers count; the API only
 // needs the list names and scores to validate ?region= and find the list.
 type topicsFlags struct {
@@ -23,12 +23,12 @@ type topicsFlags struct {
 // --topics-sketch-width (default width) when the command counts (speed, up).
 func addTopicsFlags(fs *pflag.FlagSet, counts bool, width int) *topicsFlags {
 	t := &topicsFlags{withBlocklist: counts, sketchWidth: width}
-	fs.StringVar(&t.regions, "topics", "", "trending topics (seed 001): the regional lists, comma separated, such as eu,us,jp (\"world\" alone: the worldwide list only); every event then counts as a mention of the topic item_id (default: off)")
+	fs.StringVar(&t.regions, "topics", "", "trending topics (docs/topics.md): the regional lists, comma separated, such as eu,us,jp (\"world\" alone: the worldwide list only); every event then counts as a mention of the topic item_id (default: off)")
 	fs.StringVar(&t.score, "topics-score", string(rules.Surge), "score of the regional topics lists: surge, volume or decayed")
 	fs.StringVar(&t.worldScore, "topics-world-score", string(rules.Volume), "score of the worldwide topics list: volume, surge or decayed")
 	if counts {
 		addBlocklistFlag(fs, &t.blocklist, "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
-		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; seed 001: 65536, about 157 MB per partition with the hourly baselines); the baseline sketches are a quarter of it")
+		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; 65536 keeps a minute's overcount near 1.35 mentions at peak, about 157 MB per partition with the hourly baselines); the baseline sketches are a quarter of it")
 	}
 	return t
 }

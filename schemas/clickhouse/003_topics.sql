@@ -1,4 +1,4 @@
--- The batch layer's trending-topics rollups (seed 001, batch/topics.go): exact counted
+-- The batch layer's trending-topics rollups (docs/topics.md, batch/topics.go): exact counted
 -- weight per (region, topic) per UTC hour (the topic is the event's item_id), in tenths of
 -- a mention (an established account 10, a new one 3), after the batch's rules (each (partition, offset) once, blocklist, a
 -- (user, topic) once per 15-minute slot). region is the archived region ("" for none); a

@@ -150,7 +150,7 @@ func (in Input) Validate() error {
 		bad("SketchWidth", in.SketchWidth, "must be at least 1; the month sketch uses 262144 (2^18)")
 	}
 	if in.SketchDepth < 1 {
-		bad("SketchDepth", in.SketchDepth, "must be at least 1; seed 000 uses 5")
+		bad("SketchDepth", in.SketchDepth, "must be at least 1; the month sketch uses 5")
 	}
 	if !slices.Contains([]int{1, 2, 4, 8}, in.CounterBytes) {
 		bad("CounterBytes", in.CounterBytes, "must be 1, 2, 4 or 8, the size of an integer counter")

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Byte units. Plans print decimal units, as the seeds do (7.5 GB is 7.5e9 bytes); budgets
+// Byte units. Plans print decimal units, as docs/requirements.md does (7.5 GB is 7.5e9 bytes); budgets
 // may be given in either, because machine memory is sold in binary units.
 const (
 	KB  = 1e3
@@ -56,7 +56,7 @@ func ParseBytes(s string) (float64, error) {
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // FormatBytes prints b in decimal units with three significant digits, trailing zeros
-// dropped, the way the seeds write sizes: 7.5 GB, 43.5 GB, 10.5 MB, 1.36 GB, 234 MB.
+// dropped, the way docs/requirements.md writes sizes: 7.5 GB, 43.5 GB, 10.5 MB, 1.36 GB, 234 MB.
 func FormatBytes(b float64) string {
 	units := []struct {
 		name string

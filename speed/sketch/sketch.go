@@ -4,9 +4,9 @@
 // 1-e^-Depth, where N is Total().
 //
 // Sketches that share Width, Depth and Seed are additive cell by cell, which
-// is what the sliding windows are built on (seeds 000 and 004): a window is
-// the Merge of its per-minute (or per-day) bucket sketches, and it slides by
-// merging the newest bucket and subtracting the one that fell out.
+// is what the sliding windows are built on (docs/requirements.md, "Sketches"):
+// a window is the Merge of its per-minute (or per-day) bucket sketches, and it
+// slides by merging the newest bucket and subtracting the one that fell out.
 //
 // The hash (XXH3-64 plus triple hashing, see hash.go) and the binary encoding
 // (docs/format/sketch.md) are stable across processes and versions, so a

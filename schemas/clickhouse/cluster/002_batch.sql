@@ -1,7 +1,7 @@
 -- Cluster variant of ../002_batch.sql (`trending migrate --cluster NAME`).
 --
--- The rollups are the large tables (at seed 000's 10x, an hour holds up to 300 million
--- items), so they are sharded by item: each shard keeps rollup_x_local, a ReplicatedMergeTree
+-- The rollups are the large tables (at 10x an hour holds up to 300 million items:
+-- docs/scale-out.md), so they are sharded by item: each shard keeps rollup_x_local, a ReplicatedMergeTree
 -- replicated within the shard ({shard} and {replica} are the server's macros), and
 -- rollup_x is a Distributed table over them with the same columns, for reads. Sharding by
 -- cityHash64(item_id) puts all of an item's rows on one shard, so a shard's top list is exact

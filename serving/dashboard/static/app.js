@@ -175,7 +175,7 @@ function tickAges() {
     const secs = s.list.age_seconds + (Date.now() - s.at) / 1000;
     age.textContent = ago(secs) + " old";
     age.title = "as of " + s.list.as_of;
-    // The hour list should move every minute and the month every hour (seed 000).
+    // The hour list should move every minute and the month every hour (docs/requirements.md).
     age.classList.toggle("stale", secs > (win === "hour" || win === "day" ? 180 : 7200));
   }
   $("clock").textContent = new Date().toISOString().slice(0, 19).replace("T", " ") + " UTC";
