@@ -24,9 +24,8 @@ import (
 // Config configures an Archiver. Zero fields take the defaults of DefaultConfig.
 type Config struct {
 	// Kafka is the client of the archiver's reader and offset queries (brokers, TLS, SASL).
-	// When nil, Brokers is a plaintext client's brokers (tests); one of them is required.
-	Kafka   *eventlog.Client
-	Brokers []string
+	// Required.
+	Kafka *eventlog.Client
 	// Topic is the topic archived; default eventlog.TopicViews.
 	Topic string
 	// GroupID is the archiver's own consumer group; default "trending-archive". It must
@@ -69,7 +68,7 @@ type Config struct {
 	RefreshEvery time.Duration
 }
 
-// DefaultConfig returns the defaults, with Brokers still to be set.
+// DefaultConfig returns the defaults, with Kafka still to be set.
 func DefaultConfig() Config {
 	return Config{
 		Topic:          eventlog.TopicViews,
@@ -89,9 +88,6 @@ func DefaultConfig() Config {
 
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Kafka == nil && len(c.Brokers) > 0 {
-		c.Kafka = eventlog.Plain(c.Brokers...)
-	}
 	if c.Topic == "" {
 		c.Topic = d.Topic
 	}
@@ -137,7 +133,7 @@ func (c Config) withDefaults() Config {
 // Validate reports settings that cannot work, naming what to change.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Kafka == nil && len(c.Brokers) == 0 {
+	if c.Kafka == nil {
 		errs = append(errs, setting.Invalid("Kafka", "no Kafka brokers"))
 	}
 	if c.RollBytes < 0 {

@@ -221,7 +221,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // testConfig is a configuration that rolls often, for tests.
 func testConfig(broker, topic string) Config {
 	cfg := DefaultConfig()
-	cfg.Brokers = []string{broker}
+	cfg.Kafka = eventlog.Plain(broker)
 	cfg.Topic = topic
 	cfg.GroupID = topic + "-archive"
 	cfg.RollBytes = 32 << 10
@@ -456,13 +456,13 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"defaults with brokers", func(*Config) {}, ""},
-		{"no brokers", func(c *Config) { c.Brokers = nil }, "Kafka: no Kafka brokers"},
+		{"no brokers", func(c *Config) { c.Kafka = nil }, "Kafka: no Kafka brokers"},
 		{"roll bigger than buffer", func(c *Config) { c.RollBytes = c.MaxBufferBytes + 1 }, "raise the buffer"},
 		{"backoff upside down", func(c *Config) { c.RetryMin = time.Minute; c.RetryMax = time.Second }, "min <= max"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
-			c.Brokers = []string{"127.0.0.1:1"}
+			c.Kafka = eventlog.Plain("127.0.0.1:1")
 			tc.mod(&c)
 			err := c.Validate()
 			if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {

@@ -68,7 +68,7 @@ func TestRefreshMarksCaughtUp(t *testing.T) {
 	ctx := context.Background()
 	st := embeddedStore(t)
 	cfg := DefaultConfig()
-	cfg.Brokers, cfg.RollAge = []string{"unused:9092"}, time.Minute
+	cfg.Kafka, cfg.RollAge = eventlog.Plain("unused:9092"), time.Minute
 	a, err := New(cfg, st, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -357,11 +357,9 @@ func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
 
 // RunConfig says where the partials come from.
 type RunConfig struct {
-	// Kafka is the client of the partials' readers (brokers, TLS, SASL). When nil, Brokers
-	// is a plaintext client's brokers (tests).
-	Kafka   *eventlog.Client
-	Brokers []string
-	Topic   string // default trending.partials
+	// Kafka is the client of the partials' readers (brokers, TLS, SASL). Required.
+	Kafka *eventlog.Client
+	Topic string // default trending.partials
 	// PublishEvery is how often changed lists are written; default 5s.
 	PublishEvery time.Duration
 	// Lookback: on start, read partials from this long ago, so a restarted or standby merger
@@ -382,10 +380,7 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 		rc.Lookback = 2*m.cfg.Staleness + time.Minute
 	}
 	if rc.Kafka == nil {
-		if len(rc.Brokers) == 0 {
-			return fmt.Errorf("merge: %w", setting.Invalid("Kafka", "no Kafka brokers"))
-		}
-		rc.Kafka = eventlog.Plain(rc.Brokers...)
+		return fmt.Errorf("merge: %w", setting.Invalid("Kafka", "no Kafka brokers"))
 	}
 	conn, err := rc.Kafka.Dial(ctx) // the first broker that answers
 	if err != nil {

@@ -348,7 +348,7 @@ func runSuite(t *testing.T, addr string) {
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(rctx, merge.RunConfig{Brokers: []string{addr}, Topic: topic, PublishEvery: 100 * time.Millisecond})
+		done <- m.Run(rctx, merge.RunConfig{Kafka: eventlog.Plain([]string{addr}...), Topic: topic, PublishEvery: 100 * time.Millisecond})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

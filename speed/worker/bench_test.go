@@ -92,7 +92,7 @@ func BenchmarkConsume(b *testing.B) {
 		}
 		for i := 0; i < b.N; i++ {
 			reg := &eventsProbe{Registerer: prometheus.NewRegistry()}
-			w, err := worker.New(worker.Config{Brokers: []string{addr}, Topic: topic, DLQTopic: topic + ".dlq", PartialsTopic: topic + ".partials",
+			w, err := worker.New(worker.Config{Kafka: eventlog.Plain([]string{addr}...), Topic: topic, DLQTopic: topic + ".dlq", PartialsTopic: topic + ".partials",
 				Group: itest.Name(b, "g"), Window: windowConfig(), PublishEvery: time.Second, CheckpointEvery: 5 * time.Second,
 				CheckpointPrefix: itest.Name(b, "ck"), Objects: obj, Registry: reg})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/eventlog"
 	"trending/model"
 	"trending/model/event"
 	"trending/speed/merge"
@@ -31,14 +32,14 @@ func BenchmarkFreshness(b *testing.B) {
 	wc := windowConfig()
 	wc.AllowedLateness = 5 * time.Second
 	wc.K = 100 // every probe of a minute fits the list
-	w, err := worker.New(worker.Config{Brokers: brokers, Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
+	w, err := worker.New(worker.Config{Kafka: eventlog.Plain(brokers...), Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
 		Window: wc, PublishEvery: time.Second, CheckpointEvery: 10 * time.Second, CheckpointPrefix: "ck/" + e.views, Objects: obj})
 	if err != nil {
 		b.Fatal(err)
 	}
 	go w.Run(ctx)
 	m, _ := merge.New(merge.Config{K: 100, Store: e.st, Staleness: time.Hour})
-	go m.Run(ctx, merge.RunConfig{Brokers: brokers, Topic: e.partials, PublishEvery: time.Second, Lookback: time.Minute})
+	go m.Run(ctx, merge.RunConfig{Kafka: eventlog.Plain(brokers...), Topic: e.partials, PublishEvery: time.Second, Lookback: time.Minute})
 	// Background traffic: every 100 ms an event per key S0..S63 (every partition) at now.
 	go func() {
 		for ctx.Err() == nil {

@@ -58,9 +58,8 @@ const ReasonFutureTS = string(event.ReasonFutureTS)
 // Config configures a Worker. Zero fields take the defaults documented here.
 type Config struct {
 	// Kafka is the client every reader, consumer group and writer of the worker uses
-	// (brokers, TLS, SASL). When nil, Brokers is a plaintext client's brokers (tests).
-	Kafka   *eventlog.Client
-	Brokers []string
+	// (brokers, TLS, SASL). Required.
+	Kafka *eventlog.Client
 	// Topic is the input (default "views"), DLQTopic where invalid events go (default
 	// "views.dlq"), PartialsTopic where top lists go (default "trending.partials").
 	Topic, DLQTopic, PartialsTopic string
@@ -123,9 +122,6 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	if c.Kafka == nil && len(c.Brokers) > 0 {
-		c.Kafka = eventlog.Plain(c.Brokers...)
-	}
 	if c.Topic == "" {
 		c.Topic = eventlog.TopicViews
 	}
@@ -163,7 +159,7 @@ func (c *Config) defaults() {
 
 // Validate reports a configuration that cannot work.
 func (c Config) Validate() error {
-	if c.Kafka == nil && len(c.Brokers) == 0 {
+	if c.Kafka == nil {
 		return setting.Invalid("Kafka", "no Kafka brokers")
 	}
 	if c.Objects == nil {

@@ -77,7 +77,7 @@ func windowConfig() window.Config {
 
 func (e *env) worker(t *testing.T, mods ...func(*worker.Config)) *worker.Worker {
 	cfg := worker.Config{
-		Brokers: e.brokers, Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
+		Kafka: eventlog.Plain(e.brokers...), Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
 		Window: windowConfig(), PublishEvery: 100 * time.Millisecond, CheckpointEvery: 150 * time.Millisecond,
 		CheckpointPrefix: "checkpoints/" + e.views, Objects: e.obj,
 	}
@@ -123,7 +123,7 @@ func (e *env) startMerger(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(ctx, merge.RunConfig{Brokers: e.brokers, Topic: e.partials, PublishEvery: 100 * time.Millisecond, Lookback: time.Hour})
+		done <- m.Run(ctx, merge.RunConfig{Kafka: eventlog.Plain(e.brokers...), Topic: e.partials, PublishEvery: 100 * time.Millisecond, Lookback: time.Hour})
 	}()
 	t.Cleanup(func() {
 		cancel()
