@@ -70,7 +70,7 @@ over the bound below e^-depth.`,
 	fs.Var(spanFlag{&span}, "span", "event time the stream covers (35d fills and slides the month and closes a calendar month)")
 	addPartitionsFlag(fs, &partitions, 4, "partitions; items are split by Kafka's key hash")
 	fs.IntVar(&points, "points", 4, "evenly spaced points of the stream at which every window is compared")
-	fs.Float64Var(&targetRatio, "target-ratio", accuracy.SeedRatio, "bound over K-th count that --sketch-width 0 scales to")
+	fs.Float64Var(&targetRatio, "target-ratio", accuracy.MonthSketchRatio, "bound over K-th count that --sketch-width 0 scales to")
 	fs.Float64Var(&minRecall, "min-recall", 0.99, "recall@K goal of sketch windows")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")

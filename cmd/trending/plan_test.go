@@ -55,12 +55,12 @@ func TestPlanGolden(t *testing.T) {
 		name, golden string
 		args         []string
 	}{
-		{"seed defaults", "plan_seed.golden", []string{"plan"}},
-		{"seed spelled out", "plan_seed.golden", []string{"plan", "--events-per-day", "5e9", "--distinct-per-minute", "2e6",
+		{"defaults", "plan_defaults.golden", []string{"plan"}},
+		{"defaults spelled out", "plan_defaults.golden", []string{"plan", "--events-per-day", "5e9", "--distinct-per-minute", "2e6",
 			"--distinct-per-hour", "30e6", "--distinct-per-day", "150e6", "--distinct-per-month", "500e6", "--entry-bytes", "50",
 			"--partitions", "32", "--sketch-width", "262144", "--sketch-depth", "5", "--kth-count", "1e6"}},
 		{"10x", "plan_10x.golden", tenXArgs},
-		{"seed 001 sketches", "plan_seed001.golden", []string{"plan", "--sketch-width", "65536", "--counter-bytes", "4"}},
+		{"topics sketches", "plan_topics.golden", []string{"plan", "--sketch-width", "65536", "--counter-bytes", "4"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := runTrending(t, c.args...)
@@ -68,7 +68,7 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatalf("trending %s: %v", strings.Join(c.args, " "), err)
 			}
 			path := filepath.Join("testdata", c.golden)
-			if updateGolden() && c.name != "seed spelled out" {
+			if updateGolden() && c.name != "defaults spelled out" {
 				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -84,10 +84,10 @@ func TestPlanGolden(t *testing.T) {
 	}
 }
 
-// TestPlanOutputHoldsSeedFigures checks the human output states the figures of
+// TestPlanOutputHoldsRequirementFigures checks the human output states the figures of
 // docs/requirements.md ("Capacity" and "Sketches": 7.5 GB, 43.5 GB, 250 GB, 48,607 at 99.3%),
 // so the golden file cannot be regenerated into nonsense unnoticed.
-func TestPlanOutputHoldsSeedFigures(t *testing.T) {
+func TestPlanOutputHoldsRequirementFigures(t *testing.T) {
 	got, err := runTrending(t, "plan")
 	if err != nil {
 		t.Fatal(err)

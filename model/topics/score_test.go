@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// TestSeedScores reproduces the worked numbers of docs/requirements.md ("Trending
+// TestRequirementScores reproduces the worked numbers of docs/requirements.md ("Trending
 // topics") exactly, to the digits printed there.
-func TestSeedScores(t *testing.T) {
+func TestRequirementScores(t *testing.T) {
 	cfg := DefaultSurgeConfig()
 	for _, tc := range []struct {
 		name              string

@@ -50,7 +50,7 @@ func TestGoals(t *testing.T) {
 		t.Fatal(err)
 	}
 	logRows(t, rep)
-	if rep.SketchWidth != ScaledWidth(100_000, 1.1, 100, 2, SeedRatio) || !rep.Scaled {
+	if rep.SketchWidth != ScaledWidth(100_000, 1.1, 100, 2, MonthSketchRatio) || !rep.Scaled {
 		t.Fatalf("width %d is not the scaled width", rep.SketchWidth)
 	}
 	if rep.Late == 0 {
@@ -77,8 +77,8 @@ func TestGoals(t *testing.T) {
 		sketchItems += r.Reported
 		overBound += r.OverBound
 		anyOver = anyOver || r.MaxOvercount > 0
-		if r.BoundRatio <= 0 || r.BoundRatio > 2*SeedRatio {
-			t.Errorf("%s at %s: bound is %.3f of the K-th count, want near the month sizing's %.3f", r.Window, r.At, r.BoundRatio, SeedRatio)
+		if r.BoundRatio <= 0 || r.BoundRatio > 2*MonthSketchRatio {
+			t.Errorf("%s at %s: bound is %.3f of the K-th count, want near the month sizing's %.3f", r.Window, r.At, r.BoundRatio, MonthSketchRatio)
 		}
 	}
 	if !anyOver {
@@ -98,7 +98,7 @@ func TestUndersizedSketchIsCaught(t *testing.T) {
 	cfg := goalConfig()
 	cfg.Views = 300_000
 	cfg.Span = 36 * time.Hour
-	cfg.Window.Sketch.Width = ScaledWidth(100_000, 1.1, 100, 2, SeedRatio) / 256
+	cfg.Window.Sketch.Width = ScaledWidth(100_000, 1.1, 100, 2, MonthSketchRatio) / 256
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestRunCancelled(t *testing.T) {
 func TestScaledWidth(t *testing.T) {
 	// The default scenario: a month's K-th count of 1e6 out of 1.5e11 views,
 	// 32 partitions: the scaling gives back its 2^18.
-	if w := widthFor(1e6/1.5e11, 32, SeedRatio); w != 1<<18 {
+	if w := widthFor(1e6/1.5e11, 32, MonthSketchRatio); w != 1<<18 {
 		t.Fatalf("the default scenario's scaling gives %d, want 2^18", w)
 	}
 	for _, c := range []struct {
@@ -151,14 +151,14 @@ func TestScaledWidth(t *testing.T) {
 		{1_000_000, 100, 32, 1.1, 1 << 11},
 		{100_000, 100, 2, 1.1, 1 << 15},
 	} {
-		w := ScaledWidth(c.items, c.s, c.k, c.parts, SeedRatio)
+		w := ScaledWidth(c.items, c.s, c.k, c.parts, MonthSketchRatio)
 		if w != c.want {
 			t.Errorf("ScaledWidth(%d items, s=%g, K=%d, %d partitions) = %d, want %d", c.items, c.s, c.k, c.parts, w, c.want)
 		}
 		// The power of two nearest in log scale: the ratio is within a
 		// factor sqrt(2) of the target.
-		if r := Ratio(w, c.items, c.s, c.k, c.parts); r < SeedRatio/math.Sqrt2 || r > SeedRatio*math.Sqrt2 {
-			t.Errorf("ratio %.4f at width %d is not within sqrt(2) of %.4f", r, w, SeedRatio)
+		if r := Ratio(w, c.items, c.s, c.k, c.parts); r < MonthSketchRatio/math.Sqrt2 || r > MonthSketchRatio*math.Sqrt2 {
+			t.Errorf("ratio %.4f at width %d is not within sqrt(2) of %.4f", r, w, MonthSketchRatio)
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"trending/speed/window"
 )
 
-// SeedRatio is the month sketch's bound over its K-th count (docs/requirements.md): (e/2^18) x
+// MonthSketchRatio is the month sketch's bound over its K-th count (docs/requirements.md): (e/2^18) x
 // 4.7e9 / 1e6 = 4.86%.
-const SeedRatio = 0.0486
+const MonthSketchRatio = 0.0486
 
 // Config configures a Run. Zero fields mean their documented defaults.
 type Config struct {
@@ -39,7 +39,7 @@ type Config struct {
 	// compared at (the last is the end). Default 4.
 	Points int
 	// TargetRatio is the bound over K-th count that ScaledWidth aims for.
-	// Default SeedRatio.
+	// Default MonthSketchRatio.
 	TargetRatio float64
 }
 
@@ -61,7 +61,7 @@ func (c Config) withDefaults() Config {
 		c.Points = 4
 	}
 	if c.TargetRatio == 0 {
-		c.TargetRatio = SeedRatio
+		c.TargetRatio = MonthSketchRatio
 	}
 	if c.Stream.Start.IsZero() {
 		c.Stream.Start = DefaultStart
@@ -100,7 +100,7 @@ func (c Config) Validate() error {
 	case c.Points < 0 || c.Points > 1000:
 		return fmt.Errorf("%w: points %d: use 1..1000", ErrConfig, c.Points)
 	case c.TargetRatio < 0 || math.IsNaN(c.TargetRatio):
-		return fmt.Errorf("%w: target ratio %g: must be positive (the month sizing's: %g)", ErrConfig, c.TargetRatio, SeedRatio)
+		return fmt.Errorf("%w: target ratio %g: must be positive (the month sizing's: %g)", ErrConfig, c.TargetRatio, MonthSketchRatio)
 	}
 	c = c.withDefaults()
 	if c.Stream.Rate > stream.MaxRate {

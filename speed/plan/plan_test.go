@@ -39,9 +39,9 @@ func tenX() Input {
 	return in
 }
 
-// TestSeedFigures checks every number of the capacity arithmetic and the trending-topics
+// TestRequirementFigures checks every number of the capacity arithmetic and the trending-topics
 // sizing in docs/requirements.md, within the rounding that page uses.
-func TestSeedFigures(t *testing.T) {
+func TestRequirementFigures(t *testing.T) {
 	p := mustCompute(t, DefaultInput())
 	hour, day, month := mustWindow(t, p, "hour"), mustWindow(t, p, "day"), mustWindow(t, p, "month")
 	if month.ErrorBound == nil {

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// TestSeedSizing checks every figure of the trending-topics sizing in docs/requirements.md,
+// TestRequirementSizing checks every figure of the trending-topics sizing in docs/requirements.md,
 // to the digits printed there and in docs/topics.md.
-func TestSeedSizing(t *testing.T) {
+func TestRequirementSizing(t *testing.T) {
 	s, err := ComputeSizing(DefaultSizingInput())
 	if err != nil {
 		t.Fatal(err)
