@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -46,46 +44,13 @@ func TestUpEveryExactListIsTheTruthKafka(t *testing.T) {
 }
 
 func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	topic := itest.Name(t, "views")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	root := newRootCommand()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
+	ctx := context.Background()
+	up := startInProcess(t, append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
-		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...))
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	stopped := false
-	stop := func() {
-		t.Helper()
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("up: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Error("up did not stop within 60s")
-		}
-		if t.Failed() {
-			t.Logf("up output:\n%s", out.String())
-		}
-	}
-	defer stop()
+		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)...)
 	base := "http://" + addr
 	get := func(path string) (int, string) {
 		resp, err := http.Get(base + path)
@@ -132,7 +97,7 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 			return c == 200 && strings.Contains(b, `"source":"batch"`), b
 		})
 	}
-	stop()
+	up.stop()
 
 	sst, err := store.OpenBolt(filepath.Join(data, "serving.db"))
 	if err != nil {

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -73,35 +71,9 @@ func TestUpTopics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole pipeline")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	root := newRootCommand()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs([]string{"up", "--data", filepath.Join(t.TempDir(), "data"), "--listen", addr, "--no-load", "--backfill", "0",
-		"--publish-every", "200ms", "--batch-every", "1h", "--log-format", "json", "--topics", "eu,us"})
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	defer func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("up: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			t.Error("up did not stop within 60s")
-		}
-		if t.Failed() {
-			t.Logf("up output:\n%s", out.String())
-		}
-	}()
+	addr := freeAddr(t)
+	startInProcess(t, "up", "--data", filepath.Join(t.TempDir(), "data"), "--listen", addr, "--no-load", "--backfill", "0",
+		"--publish-every", "200ms", "--batch-every", "1h", "--log-format", "json", "--topics", "eu,us")
 	base := "http://" + addr
 	wait := func(what string, ok func() (bool, string)) {
 		t.Helper()
