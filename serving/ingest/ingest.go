@@ -43,6 +43,10 @@ type Config struct {
 	// MaxPending is how many pre-summed events may wait; past it a request flushes first.
 	// Default 100,000.
 	MaxPending int
+	// MaxPendingBytes bounds the memory of what waits to be written (while Kafka is away,
+	// accepted events pile up here). A request that would pass it is refused with 503 and
+	// Retry-After, never answered 202 for what the server cannot keep. Default 64 MiB.
+	MaxPendingBytes int64
 	Log        *slog.Logger
 	Registry   prometheus.Registerer
 }
@@ -66,11 +70,14 @@ type Ingest struct {
 	closed  bool // Run is flushing for the last time: refuse new events
 	pending map[sumKey]uint64
 	// single holds the events that must not be summed, in arrival order.
-	single  []event.Event
+	single []event.Event
+	// pendingBytes estimates the memory of pending and single (pendingCost each).
+	pendingBytes int64
 	flushMu sync.Mutex // one flush at a time, in order
 
 	accepted, published, rejected prometheus.Counter
 	failures                      prometheus.Counter
+	full                          prometheus.Counter
 }
 
 // New builds an Ingest writing through w.
@@ -87,6 +94,9 @@ func New(cfg Config, w Writer) (*Ingest, error) {
 	if cfg.MaxPending == 0 {
 		cfg.MaxPending = 100_000
 	}
+	if cfg.MaxPendingBytes == 0 {
+		cfg.MaxPendingBytes = 64 << 20
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
@@ -95,9 +105,11 @@ func New(cfg Config, w Writer) (*Ingest, error) {
 		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_messages_published_total", Help: "Pre-summed events written to Kafka."}),
 		rejected:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_requests_rejected_total", Help: "Requests refused with 4xx."}),
 		failures:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_flush_failures_total", Help: "Flushes to Kafka that failed (retried)."}),
+		full: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_ingest_refused_full_total",
+			Help: "Requests refused with 503 because the events waiting for Kafka had reached MaxPendingBytes (64 MiB: Kafka slow or away)."}),
 	}
 	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{in.accepted, in.published, in.rejected, in.failures} {
+		for _, c := range []prometheus.Collector{in.accepted, in.published, in.rejected, in.failures, in.full} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("ingest metrics: %w", err)
 			}
@@ -147,9 +159,16 @@ func (in *Ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, status, msg, detail)
 		return
 	}
-	if !in.add(evs) {
+	switch in.add(evs) {
+	case addClosed:
 		w.Header().Set("Retry-After", "1")
 		in.fail(w, http.StatusServiceUnavailable, "shutting down", "this server is stopping and accepts no more events; send them to another one or retry")
+		return
+	case addFull:
+		in.full.Inc()
+		w.Header().Set("Retry-After", "5")
+		in.fail(w, http.StatusServiceUnavailable, "overloaded",
+			fmt.Sprintf("%d bytes of events are waiting for Kafka (at most %d); none of this request was accepted: retry later", in.pendingSize(), in.cfg.MaxPendingBytes))
 		return
 	}
 	if in.size() >= in.cfg.MaxPending {
@@ -206,12 +225,40 @@ func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
 	return evs, 0, ""
 }
 
-// add queues evs, or reports false when the ingest is closed.
-func (in *Ingest) add(evs []event.Event) bool {
+// addResult is what add did with a request's events.
+type addResult int
+
+const (
+	added     addResult = iota
+	addClosed           // Run is stopping
+	addFull             // over MaxPendingBytes: nothing was added
+)
+
+// pendingCost estimates the memory one waiting event takes: its strings and a map entry or
+// slice element with its bookkeeping.
+func pendingCost(ev event.Event) int64 {
+	return int64(len(ev.ItemID)+len(ev.Region)+len(ev.UserID)) + 96
+}
+
+// add queues all of evs, or none: when the ingest is closed, or when the new ones would
+// take the waiting events over MaxPendingBytes (an event that adds to a sum already
+// waiting costs nothing).
+func (in *Ingest) add(evs []event.Event) addResult {
 	in.mu.Lock()
+	defer in.mu.Unlock()
 	if in.closed {
-		in.mu.Unlock()
-		return false
+		return addClosed
+	}
+	var cost int64
+	for _, ev := range evs {
+		if ev.UserID != "" || ev.HasAccountAge {
+			cost += pendingCost(ev)
+		} else if _, ok := in.pending[sumKey{ev.ItemID, ev.Region, ev.TS.Unix()}]; !ok {
+			cost += pendingCost(ev) // a batch summing into a new key twice is counted twice: an overestimate
+		}
+	}
+	if in.pendingBytes+cost > in.cfg.MaxPendingBytes {
+		return addFull
 	}
 	for _, ev := range evs {
 		if ev.UserID != "" || ev.HasAccountAge {
@@ -220,9 +267,16 @@ func (in *Ingest) add(evs []event.Event) bool {
 		}
 		in.pending[sumKey{ev.ItemID, ev.Region, ev.TS.Unix()}] += uint64(ev.Count)
 	}
-	in.mu.Unlock()
+	in.pendingBytes += cost
 	in.accepted.Add(float64(len(evs)))
-	return true
+	return added
+}
+
+// pendingSize is the estimated memory of the events waiting to be written.
+func (in *Ingest) pendingSize() int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.pendingBytes
 }
 
 func (in *Ingest) size() int {
@@ -237,8 +291,8 @@ func (in *Ingest) Flush(ctx context.Context) error {
 	in.flushMu.Lock()
 	defer in.flushMu.Unlock()
 	in.mu.Lock()
-	batch, single := in.pending, in.single
-	in.pending, in.single = make(map[sumKey]uint64, len(batch)), nil
+	batch, single, bytes := in.pending, in.single, in.pendingBytes
+	in.pending, in.single, in.pendingBytes = make(map[sumKey]uint64, len(batch)), nil, 0
 	in.mu.Unlock()
 	if len(batch) == 0 && len(single) == 0 {
 		return nil
@@ -259,9 +313,13 @@ func (in *Ingest) Flush(ctx context.Context) error {
 		in.failures.Inc()
 		in.mu.Lock()
 		for k, n := range batch {
+			if _, ok := in.pending[k]; ok {
+				bytes -= int64(len(k.item)+len(k.region)) + 96 // merged into a sum that arrived meanwhile
+			}
 			in.pending[k] += n
 		}
 		in.single = append(single, in.single...)
+		in.pendingBytes += max(bytes, 0)
 		in.mu.Unlock()
 		return fmt.Errorf("ingest: write %d events to Kafka: %w", len(msgs), err)
 	}

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
@@ -290,4 +292,75 @@ func TestKafka(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("in Kafka %v, want %v", got, want)
 	}
+}
+
+// TestFullRefusesWithRetryAfter: while Kafka is away, accepted events wait in memory up to
+// MaxPendingBytes; a request that would pass it is refused whole with 503, Retry-After and
+// a JSON error, counted in a metric, and nothing answered 202 is lost once Kafka is back.
+func TestFullRefusesWithRetryAfter(t *testing.T) {
+	w := &memWriter{fail: true}
+	reg := prometheus.NewRegistry()
+	in, err := ingest.New(ingest.Config{MaxPendingBytes: 4000, Registry: reg}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := map[string]uint64{}
+	refused := 0
+	for i := range 100 {
+		item := fmt.Sprintf("V%d", i)
+		rec := post(in, fmt.Sprintf(`[{"item_id":%q,"count":2,"ts":"2026-11-14T10:05:12Z"},{"item_id":%q,"count":1,"ts":"2026-11-14T10:05:13Z"}]`, item, item))
+		switch rec.Code {
+		case http.StatusAccepted:
+			if refused > 0 {
+				t.Fatalf("request %d accepted after the buffer was full and nothing was flushed", i)
+			}
+			accepted[item] += 3
+		case http.StatusServiceUnavailable:
+			refused++
+			var body struct{ Error, Detail string }
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || body.Error != "overloaded" || rec.Header().Get("Retry-After") == "" {
+				t.Fatalf("refusal: %d %q %v, Retry-After %q", rec.Code, rec.Body, err, rec.Header().Get("Retry-After"))
+			}
+		default:
+			t.Fatalf("request %d: %d %s", i, rec.Code, rec.Body)
+		}
+	}
+	if len(accepted) == 0 || refused == 0 {
+		t.Fatalf("%d accepted, %d refused: want the buffer to fill", len(accepted), refused)
+	}
+	if got := counterValue(t, reg, "trending_ingest_refused_full_total"); got != float64(refused) {
+		t.Fatalf("refused_full_total %v, want %d", got, refused)
+	}
+	// A failed flush keeps everything; once Kafka is back it is all written, and the
+	// buffer takes events again.
+	if err := in.Flush(context.Background()); err == nil {
+		t.Fatal("flush to a failing writer must fail")
+	}
+	w.mu.Lock()
+	w.fail = false
+	w.mu.Unlock()
+	if err := in.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.total(t); fmt.Sprint(got) != fmt.Sprint(accepted) {
+		t.Fatalf("written %v, accepted %v", got, accepted)
+	}
+	if rec := post(in, `{"item_id":"again","count":1,"ts":"2026-11-14T10:05:12Z"}`); rec.Code != http.StatusAccepted {
+		t.Fatalf("after the flush: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
