@@ -47,8 +47,8 @@ type Config struct {
 	// accepted events pile up here). A request that would pass it is refused with 503 and
 	// Retry-After, never answered 202 for what the server cannot keep. Default 64 MiB.
 	MaxPendingBytes int64
-	Log        *slog.Logger
-	Registry   prometheus.Registerer
+	Log             *slog.Logger
+	Registry        prometheus.Registerer
 }
 
 // Writer is what the ingest publishes through (a *kafka.Writer for topic views).
@@ -73,7 +73,7 @@ type Ingest struct {
 	single []event.Event
 	// pendingBytes estimates the memory of pending and single (pendingCost each).
 	pendingBytes int64
-	flushMu sync.Mutex // one flush at a time, in order
+	flushMu      sync.Mutex // one flush at a time, in order
 
 	accepted, published, rejected prometheus.Counter
 	failures                      prometheus.Counter
