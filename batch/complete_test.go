@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,16 +119,7 @@ func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard 
 		checkFutureQuarantined(t, ctx, obj, parts)
 	}
 
-	eng, err := batch.OpenNative(filepath.Join(t.TempDir(), "rollups.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	eng, st := nativeEngine(t), boltStore(t)
 	bcfg := batch.DefaultConfig()
 	bcfg.Now = func() time.Time { return hour.Add(90 * time.Minute) }
 	run := func() (batch.Report, error) {
@@ -297,16 +287,7 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 	}
 	runArchiver(t, ctx, cfg, obj, "the archive complete through h2", caughtUp)
 
-	eng, err := batch.OpenNative(filepath.Join(t.TempDir(), "rollups.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer eng.Close()
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	eng, st := nativeEngine(t), boltStore(t)
 	// The speed layer's list of h1, which the batch replaces and reconciles.
 	speed := model.List{Window: batch.Hour, Start: h1, End: h1.Add(time.Hour), AsOf: h1.Add(time.Hour), Version: h1.Add(time.Hour).UnixMilli(),
 		Source: model.SourceSpeed, Status: model.StatusProvisional, Items: []model.Item{{Rank: 1, ItemID: "V1", Views: 50}}, ComputedAt: now}
