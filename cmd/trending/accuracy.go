@@ -72,7 +72,7 @@ over the bound below e^-depth.`,
 	fs.IntVar(&points, "points", 4, "evenly spaced points of the stream at which every window is compared")
 	fs.Float64Var(&targetRatio, "target-ratio", accuracy.MonthSketchRatio, "bound over K-th count that --sketch-width 0 scales to")
 	fs.Float64Var(&minRecall, "min-recall", 0.99, "recall@K goal of sketch windows")
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	addJSONFlag(fs, &asJSON, "the report")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
 	wf := addWindowFlags(fs, 0)

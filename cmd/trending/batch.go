@@ -17,6 +17,7 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/internal/objstore"
+	"trending/internal/stream"
 	"trending/model"
 	"trending/model/topics"
 	"trending/serving/store"
@@ -206,13 +207,31 @@ markers say every partition has passed it; an open window is refused unless --fo
 }
 
 // parseWhen reads a UTC time: 2026-11-14T10:00:00Z, 2026-11-14T10, 2026-11-14 or 2026-11.
-func parseWhen(flag, v string) (time.Time, error) {
+func parseWhen(flag, v string) (time.Time, error) { return parseWhenAt(flag, v, time.Now()) }
+
+// parseWhenAt reads a time flag: "now", an offset from now (-2h, -30d, +1d), or a UTC time
+// of any precision from RFC 3339 down to a month (2026-11-14T10:30, 2026-11-14T10,
+// 2026-11-14, 2026-11).
+func parseWhenAt(flag, v string, now time.Time) (time.Time, error) {
+	switch {
+	case v == "now":
+		return now.UTC(), nil
+	case strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+"):
+		d, err := stream.ParseSpan(v[1:])
+		if err != nil {
+			return time.Time{}, usagef("--%s %q: %v", flag, v, err)
+		}
+		if v[0] == '-' {
+			d = -d
+		}
+		return now.Add(d).UTC(), nil
+	}
 	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04", "2006-01-02T15", time.DateOnly, "2006-01"} {
 		if t, err := time.Parse(layout, v); err == nil {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, usagef("--%s %q: use a UTC time such as 2026-11-14T10, 2026-11-14 or 2026-11", flag, v)
+	return time.Time{}, usagef(`--%s %q: use "now", an offset such as -2h or -30d, or a UTC time such as 2026-11-14T10, 2026-11-14 or 2026-11`, flag, v)
 }
 
 func newBatchRunCommand() *cobra.Command {
@@ -242,9 +261,9 @@ func newBatchRunCommand() *cobra.Command {
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
 	f.StringVar(&level, "window", "hour", "window kind: hour, day, month or all")
-	f.StringVar(&start, "start", "", "first window (UTC), e.g. 2026-11-14T10; required except for --window all")
+	addStartFlag(f, &start, "", "first window (UTC), e.g. 2026-11-14T10 or -2h (the window holding that time); required except for --window all")
 	f.StringVar(&end, "end", "", "end of the range, exclusive (default: the end of the first window)")
-	f.BoolVar(&force, "force", false, "compute open windows too (the speed layer then cannot update them)")
+	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
 	f.BoolVar(&dirty, "dirty", false, "recompute exactly the closed hours the archive marked as having received late data (with their day, month and all time), then clear the marks; no --window or --start")
 	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -339,7 +358,7 @@ func writeTopicsReport(w io.Writer, rep batch.Report) error {
 }
 
 func newBatchBackfillCommand() *cobra.Command {
-	var from, to, windows string
+	var days dayRange
 	var parallel int
 	var dryRun, force, asJSON bool
 	cmd := &cobra.Command{
@@ -355,29 +374,27 @@ archive; days and months are summed from the rollups below them. --dry-run print
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "first UTC day, e.g. 2026-11-01 (required)")
-	f.StringVar(&to, "to", "", "last UTC day, included (default: --from)")
-	f.StringVar(&windows, "windows", "hour,day,month", "window kinds to recompute: hour, day, month, all")
+	addDayRangeFlags(f, &days, "required", "hour,day,month", "window kinds to recompute: hour, day, month, all")
 	f.IntVar(&parallel, "parallel", 1, "days whose hours are loaded at once (1..64)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan and do nothing")
-	f.BoolVar(&force, "force", false, "compute open windows too (the speed layer then cannot update them)")
-	f.BoolVar(&asJSON, "json", false, "print the plan or report as JSON")
+	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
+	addJSONFlag(f, &asJSON, "the plan or report")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if from == "" {
+		if days.from == "" {
 			return usagef("--from is required, e.g. --from 2026-11-01")
 		}
-		lo, err := parseWhen("from", from)
+		lo, err := parseWhen("from", days.from)
 		if err != nil {
 			return err
 		}
 		hi := lo
-		if to != "" {
-			if hi, err = parseWhen("to", to); err != nil {
+		if days.to != "" {
+			if hi, err = parseWhen("to", days.to); err != nil {
 				return err
 			}
 		}
 		hi = model.Align("day", hi).AddDate(0, 0, 1)
-		levels, err := batch.ParseLevels(windows)
+		levels, err := batch.ParseLevels(days.windows)
 		if err != nil {
 			return usagef("--windows: %v", err)
 		}
@@ -444,7 +461,7 @@ file instead (offline demos).`,
 	f := cmd.Flags()
 	f.StringVar(&date, "date", "", "UTC day to close (default: yesterday)")
 	f.IntVar(&lookback, "lookback-days", 35, "how many earlier days to check for late data")
-	f.BoolVar(&force, "force", false, "run even if --date is not closed yet")
+	addForceFlag(f, &force, "run even if --date is not closed yet")
 	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		var day time.Time
@@ -500,7 +517,7 @@ file instead (offline demos).`,
 }
 
 func newBatchStatusCommand() *cobra.Command {
-	var from, to, windows string
+	var days dayRange
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "status",
@@ -510,25 +527,23 @@ func newBatchStatusCommand() *cobra.Command {
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "first UTC day (default: yesterday)")
-	f.StringVar(&to, "to", "", "last UTC day, included (default: --from)")
-	f.StringVar(&windows, "windows", "day", "window kinds: hour, day, month")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	addDayRangeFlags(f, &days, "default: yesterday", "day", "window kinds: hour, day, month")
+	addJSONFlag(f, &asJSON, "the status")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		lo := time.Now().UTC().AddDate(0, 0, -1)
 		var err error
-		if from != "" {
-			if lo, err = parseWhen("from", from); err != nil {
+		if days.from != "" {
+			if lo, err = parseWhen("from", days.from); err != nil {
 				return err
 			}
 		}
 		hi := lo
-		if to != "" {
-			if hi, err = parseWhen("to", to); err != nil {
+		if days.to != "" {
+			if hi, err = parseWhen("to", days.to); err != nil {
 				return err
 			}
 		}
-		levels, err := batch.ParseLevels(windows)
+		levels, err := batch.ParseLevels(days.windows)
 		if err != nil {
 			return usagef("--windows: %v", err)
 		}

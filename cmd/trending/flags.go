@@ -128,3 +128,59 @@ func addKFlag(fs *pflag.FlagSet, k *int, usage string) {
 func addLatenessFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration, usage string) {
 	fs.DurationVar(d, "lateness", def, usage)
 }
+
+// The one-shot commands' arguments. Each means the same wherever it appears, so each is
+// registered here once, with the command's default and wording passed in.
+
+// addJSONFlag adds --json: print what (the report, the plan, the list) as JSON for machines.
+func addJSONFlag(fs *pflag.FlagSet, asJSON *bool, what string) {
+	fs.BoolVar(asJSON, "json", false, "print "+what+" as JSON")
+}
+
+// addForceFlag adds --force: also compute windows that are not closed yet (batch).
+func addForceFlag(fs *pflag.FlagSet, force *bool, usage string) {
+	fs.BoolVar(force, "force", false, usage)
+}
+
+// dayRange is --from, --to and --windows (batch backfill and status): UTC days, both ends
+// included, and the window kinds.
+type dayRange struct{ from, to, windows string }
+
+// addDayRangeFlags adds r's flags; fromUsage says what an empty --from means here.
+func addDayRangeFlags(fs *pflag.FlagSet, r *dayRange, fromUsage, defWindows, windowsUsage string) {
+	fs.StringVar(&r.from, "from", "", "first UTC day, e.g. 2026-11-01 or -2d; "+fromUsage)
+	fs.StringVar(&r.to, "to", "", "last UTC day, included (default: --from)")
+	fs.StringVar(&r.windows, "windows", defWindows, windowsUsage)
+}
+
+// addStartFlag adds --start, where the command begins in event time (parseWhen's forms).
+func addStartFlag(fs *pflag.FlagSet, start *string, def, usage string) {
+	fs.StringVar(start, "start", def, usage)
+}
+
+// addSeedFlag adds --seed, the random seed of a generated stream: the same flags and seed
+// give the same stream.
+func addSeedFlag(fs *pflag.FlagSet, seed *int64, def int64) {
+	*seed = def
+	fs.Var(countFlag{seed}, "seed", "random seed: the same flags and seed give the same stream")
+}
+
+// addQueueFlag adds --queue, a local review queue file (JSON, docs/topics.md) instead of the
+// shared queue in S3.
+func addQueueFlag(fs *pflag.FlagSet, queue *string, usage string) {
+	fs.StringVar(queue, "queue", "", usage)
+}
+
+// addSketchShapeFlags adds --sketch-width (default defWidth) and, where their pointers are
+// not nil, --sketch-depth and --counter-bytes: the count-min sketch a speed worker runs, or
+// the one a planner sizes (bytes per cell). The pointed-to depth and counter bytes hold
+// their defaults.
+func addSketchShapeFlags(fs *pflag.FlagSet, width *int, defWidth int, widthUsage string, depth *int, depthUsage string, counterBytes *int, counterUsage string) {
+	fs.IntVar(width, "sketch-width", defWidth, widthUsage)
+	if depth != nil {
+		fs.IntVar(depth, "sketch-depth", *depth, depthUsage)
+	}
+	if counterBytes != nil {
+		fs.IntVar(counterBytes, "counter-bytes", *counterBytes, counterUsage)
+	}
+}

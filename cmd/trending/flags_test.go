@@ -5,73 +5,37 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
-
-// flagsWithOwnMeaning are the flag names more than one function registers on purpose: each
-// command's is a different setting that only shares the word. Every other flag is defined by
-// exactly one function, which every command needing it calls (flags.go).
-var flagsWithOwnMeaning = map[string]string{
-	// one-shot subcommands' arguments
-	"json": "output format of plan, accuracy, batch status|backfill, topics plan|review", "force": "batch run|backfill|nightly: redo exact windows",
-	"from": "batch backfill|status range", "to": "batch backfill|status range", "windows": "batch backfill|status levels",
-	"start": "batch run's window start vs loadgen's first event time", "seed": "loadgen's stream vs topics demo's",
-	"queue": "topics demo|review's local queue file",
-	// sizing inputs of the planners, not the speed workers' sketch settings
-	"sketch-width": "plan, topics plan and topics demo: sketch shapes to size", "sketch-depth": "plan and topics plan: sketch shapes to size",
-	"counter-bytes": "plan and topics plan", "topics": "plan's topics sizing vs the topics lists' regions",
-}
 
 // TestEachFlagDefinedOnce walks every flag registration in this package's source (a pflag
 // XxxVar or Var call with a literal name) and checks that each name is registered by one
-// function: `up` and the cluster commands build their roles from the same flag groups, with
-// defaults passed in, never redefined.
+// function: `up` and the cluster commands build their roles from the same flag groups, and
+// a one-shot argument (--json, --from, --seed) means the same in every command that has it;
+// defaults and wording are passed in, never redefined.
 func TestEachFlagDefinedOnce(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	owners := map[string]map[string]bool{} // flag -> functions registering it
+	srcs := map[string]string{}
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, file, nil, 0)
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok {
-				continue
-			}
-			ast.Inspect(fd, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok || len(call.Args) < 3 {
-					return true
-				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok || !strings.HasSuffix(sel.Sel.Name, "Var") {
-					return true
-				}
-				lit, ok := call.Args[1].(*ast.BasicLit)
-				if !ok || lit.Kind != token.STRING {
-					return true
-				}
-				name, _ := strconv.Unquote(lit.Value)
-				if owners[name] == nil {
-					owners[name] = map[string]bool{}
-				}
-				owners[name][file+":"+fd.Name.Name] = true
-				return true
-			})
-		}
+		srcs[file] = string(b)
 	}
+	owners := flagOwners(t, srcs)
 	for _, must := range []string{"kafka", "kafka-tls", "kafka-password", "views-topic", "group", "store", "s3-endpoint", "clickhouse", "clickhouse-user", "k", "lateness", "partitions", "publish-every", "token", "listen"} {
 		if len(owners[must]) == 0 {
 			t.Errorf("--%s: no registration found; the scan is broken", must)
@@ -81,20 +45,12 @@ func TestEachFlagDefinedOnce(t *testing.T) {
 		if len(fns) < 2 {
 			continue
 		}
-		if _, ok := flagsWithOwnMeaning[name]; ok {
-			continue
-		}
 		var list []string
 		for fn := range fns {
 			list = append(list, fn)
 		}
 		sort.Strings(list)
 		t.Errorf("--%s is registered by %d functions (%s): register it in one flag-group function and call that", name, len(list), strings.Join(list, ", "))
-	}
-	for name := range flagsWithOwnMeaning {
-		if len(owners[name]) < 2 {
-			t.Errorf("--%s is allowed more than one definition but has %d: remove it from flagsWithOwnMeaning", name, len(owners[name]))
-		}
 	}
 }
 
@@ -159,5 +115,94 @@ func TestSettingErrorsNameTheCommandsFlags(t *testing.T) {
 		"--batch-lateness", "-1s")
 	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--batch-lateness: -1s: must not be negative") {
 		t.Errorf("up --batch-lateness -1s: %v, want a usage error naming --batch-lateness", err)
+	}
+}
+
+// flagOwners maps each flag name registered in srcs (file name -> Go source) to the
+// functions registering it, as "file:func".
+func flagOwners(t *testing.T, srcs map[string]string) map[string]map[string]bool {
+	t.Helper()
+	fset := token.NewFileSet()
+	owners := map[string]map[string]bool{}
+	for file, src := range srcs {
+		f, err := parser.ParseFile(fset, file, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fd, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok || len(call.Args) < 3 {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || !strings.HasSuffix(sel.Sel.Name, "Var") {
+					return true
+				}
+				lit, ok := call.Args[1].(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				name, _ := strconv.Unquote(lit.Value)
+				if owners[name] == nil {
+					owners[name] = map[string]bool{}
+				}
+				owners[name][file+":"+fd.Name.Name] = true
+				return true
+			})
+		}
+	}
+	return owners
+}
+
+// TestFlagOwnersSeesASecondDefinition: the scan behind TestEachFlagDefinedOnce finds a flag
+// registered by two functions, whatever the pflag method, and not one registered once.
+func TestFlagOwnersSeesASecondDefinition(t *testing.T) {
+	owners := flagOwners(t, map[string]string{
+		"a.go": `package main
+func addOne(fs *pflag.FlagSet, s *string) { fs.StringVar(s, "kafka", "", "brokers") }`,
+		"b.go": `package main
+func newX(fs *pflag.FlagSet, d *int64, ok *bool) {
+	fs.Var(countFlag{d}, "kafka", "brokers again")
+	fs.BoolVar(ok, "json", false, "once")
+}`,
+	})
+	if got := len(owners["kafka"]); got != 2 || !owners["kafka"]["a.go:addOne"] || !owners["kafka"]["b.go:newX"] {
+		t.Errorf("--kafka owners = %v, want a.go:addOne and b.go:newX", owners["kafka"])
+	}
+	if got := len(owners["json"]); got != 1 {
+		t.Errorf("--json owners = %v, want one", owners["json"])
+	}
+}
+
+// TestParseWhen: every time flag reads now, offsets from now and UTC times of any precision,
+// and names itself when it cannot.
+func TestParseWhen(t *testing.T) {
+	now := time.Date(2026, 11, 14, 10, 30, 15, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"now":                       now,
+		"-2h":                       now.Add(-2 * time.Hour),
+		"-30d":                      now.AddDate(0, 0, -30),
+		"+1d":                       now.AddDate(0, 0, 1),
+		"2026-11-14T10":             time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC),
+		"2026-11-14T10:05":          time.Date(2026, 11, 14, 10, 5, 0, 0, time.UTC),
+		"2026-11-14":                time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC),
+		"2026-11":                   time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		"2026-11-14T10:00:00Z":      time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC),
+		"2026-11-14T11:00:00+01:00": time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC),
+	} {
+		got, err := parseWhenAt("start", in, now)
+		if err != nil || !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("parseWhenAt(%q) = %v, %v; want %v UTC", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "yesterday", "-2x", "2026-13-01", "14/11/2026"} {
+		if _, err := parseWhenAt("from", in, now); err == nil || !strings.Contains(err.Error(), "--from") {
+			t.Errorf("parseWhenAt(%q) = %v, want an error naming --from", in, err)
+		}
 	}
 }

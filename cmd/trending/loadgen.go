@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -86,8 +87,8 @@ func addStreamFlags(cmd *cobra.Command, f *streamFlags, defaultStart string) {
 	addStreamShapeFlags(fs, f, streamDefaults{items: 1_000_000, servers: 500})
 	f.lateBy = 2 * time.Minute
 	fs.Var(spanFlag{&f.lateBy}, "late-by", "how far late events are shifted back")
-	fs.Var(countFlag{&f.seed}, "seed", "random seed: the same flags and seed give the same stream")
-	fs.StringVar(&f.start, "start", defaultStart, `event time of the first second: "now", RFC 3339 (2026-01-20T00:00:00Z), or an offset from now such as -30d`)
+	addSeedFlag(fs, &f.seed, 0)
+	addStartFlag(fs, &f.start, defaultStart, `event time of the first second: "now", an offset from now such as -30d, or a UTC time such as 2026-01-20T00:00:00Z or 2026-01-20T10`)
 }
 
 // addStreamShapeFlags adds --items, --zipf, --servers, --viral and --late with d's defaults
@@ -138,25 +139,11 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 		}
 		c.Viral = append(c.Viral, vs...)
 	}
-	switch s := f.start; {
-	case s == "now" || s == "":
-		c.Start = now.UTC().Truncate(time.Second)
-	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+"):
-		d, err := stream.ParseSpan(s[1:])
-		if err != nil {
-			return c, usagef("--start %q: %v", s, err)
-		}
-		if s[0] == '-' {
-			d = -d
-		}
-		c.Start = now.Add(d).UTC().Truncate(time.Second)
-	default:
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return c, usagef(`--start %q: use "now", RFC 3339 such as 2026-01-20T00:00:00Z, or an offset such as -30d`, s)
-		}
-		c.Start = t
+	start, err := parseWhenAt("start", cmp.Or(f.start, "now"), now)
+	if err != nil {
+		return c, err
 	}
+	c.Start = start.Truncate(time.Second)
 	return c, nil
 }
 

@@ -92,9 +92,9 @@ inputs as flags.`,
   trending plan --sketch-width 65536 --counter-bytes 4
 
   # with the trending-topics sizing (docs/topics.md) after the plan
-  trending plan --topics
+  trending plan --with-topics
 
-  # for machines ({"plan": ..., "topics": ...} with --topics)
+  # for machines ({"plan": ..., "topics": ...} with --with-topics)
   trending plan --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -137,9 +137,8 @@ inputs as flags.`,
 	f.Float64Var(&in.DistinctPerMonth, "distinct-per-month", in.DistinctPerMonth, "distinct items seen in a month")
 	f.Float64Var(&in.EntryBytes, "entry-bytes", in.EntryBytes, "bytes per exact counter entry: id, count and hash-map overhead")
 	addPartitionsFlag(f, &in.Partitions, in.Partitions, "log partitions, one counting task each")
-	f.IntVar(&in.SketchWidth, "sketch-width", in.SketchWidth, "count-min sketch columns (w)")
-	f.IntVar(&in.SketchDepth, "sketch-depth", in.SketchDepth, "count-min sketch rows (d)")
-	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell: 1, 2, 4 or 8 (the trending-topics sizing uses 4)")
+	addSketchShapeFlags(f, &in.SketchWidth, in.SketchWidth, "count-min sketch columns (w)", &in.SketchDepth, "count-min sketch rows (d)",
+		&in.CounterBytes, "bytes per sketch cell: 1, 2, 4 or 8 (the trending-topics sizing uses 4)")
 	f.Float64Var(&in.KthCount, "kth-count", in.KthCount, "assumed month count of the K-th item")
 	f.Float64Var(&in.CandidateFloor, "candidate-floor", in.CandidateFloor, "month estimate an item needs to become a candidate; 0 is half of --kth-count")
 	f.Float64Var(&in.ErrorTolerance, "error-tolerance", in.ErrorTolerance, "acceptable overcount as a fraction of the K-th count (a warning beyond it)")
@@ -147,8 +146,8 @@ inputs as flags.`,
 	f.Var(bytesFlag{&in.MemoryBudgetTotal}, "memory-budget-total", "exact state one window may take over all partitions")
 	f.IntVar(&in.MonthDays, "month-days", in.MonthDays, "days in the month window")
 	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
-	f.BoolVar(&asJSON, "json", false, "print the plan as indented JSON")
-	f.BoolVar(&withTopics, "topics", false, "add the trending-topics sizing of docs/topics.md (trending topics plan for its flags)")
+	addJSONFlag(f, &asJSON, "the plan")
+	f.BoolVar(&withTopics, "with-topics", false, "add the trending-topics sizing of docs/topics.md (trending topics plan for its flags)")
 	return cmd
 }
 

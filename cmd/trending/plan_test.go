@@ -244,7 +244,7 @@ func TestPlanTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := runTrending(t, "plan", "--topics")
+	got, err := runTrending(t, "plan", "--with-topics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestPlanTopics(t *testing.T) {
 	if strings.Contains(base, "trending topics sizing") {
 		t.Error("the topics section is printed without --topics")
 	}
-	out, err := runTrending(t, "plan", "--topics", "--json")
+	out, err := runTrending(t, "plan", "--with-topics", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,8 +38,9 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	addKFlag(fs, &f.k, "length of each served list (1..1000)")
 	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out")
 	addLatenessFlag(fs, &f.lateness, 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
-	fs.IntVar(&f.sketchWidth, "sketch-width", sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes")
-	fs.IntVar(&f.sketchDepth, "sketch-depth", 5, "count-min sketch depth: the error bound holds with probability 1 - e^-depth")
+	f.sketchDepth = 5
+	addSketchShapeFlags(fs, &f.sketchWidth, sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes",
+		&f.sketchDepth, "count-min sketch depth: the error bound holds with probability 1 - e^-depth", nil, "")
 	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows: exact, sketch or auto")
 	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto")
 	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches)")

@@ -133,9 +133,9 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&queue, "queue", "", "a local review queue file (JSON, docs/topics.md) instead of the shared queue in S3")
+	addQueueFlag(f, &queue, "a local review queue file (JSON, docs/topics.md) instead of the shared queue in S3")
 	f.StringVar(&by, "by", "", "who decides, recorded with the decision (default $USER)")
-	f.BoolVar(&asJSON, "json", false, "list as JSON")
+	addJSONFlag(f, &asJSON, "the list")
 	f.BoolVar(&all, "all", false, "list decided topics too, not only pending ones")
 	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared review queue (empty for AWS S3)")
 	return cmd
@@ -202,9 +202,7 @@ func newTopicsPlanCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&in.Width, "sketch-width", in.Width, "minute sketch columns")
-	f.IntVar(&in.Depth, "sketch-depth", in.Depth, "minute sketch rows")
-	f.IntVar(&in.CounterBytes, "counter-bytes", in.CounterBytes, "bytes per sketch cell (ours are 8)")
+	addSketchShapeFlags(f, &in.Width, in.Width, "minute sketch columns", &in.Depth, "minute sketch rows", &in.CounterBytes, "bytes per sketch cell (ours are 8)")
 	f.IntVar(&in.RingMinutes, "ring-minutes", in.RingMinutes, "minute sketches kept per worker")
 	f.IntVar(&in.WindowMinutes, "window-minutes", in.WindowMinutes, "list window in minutes")
 	f.Float64Var(&in.PeakEventsPerSecond, "peak-events-per-second", in.PeakEventsPerSecond, "one worker's peak mention rate")
@@ -212,7 +210,7 @@ func newTopicsPlanCmd() *cobra.Command {
 	f.IntVar(&in.Workers, "workers", in.Workers, "workers (partitions)")
 	f.IntVar(&in.BaselineDays, "baseline-days", in.BaselineDays, "days of same-hour baseline")
 	f.IntVar(&in.Lists, "lists", in.Lists, "served lists (regions + worldwide)")
-	f.BoolVar(&asJSON, "json", false, "print the sizing as indented JSON")
+	addJSONFlag(f, &asJSON, "the sizing")
 	return cmd
 }
 
@@ -241,12 +239,13 @@ func writeTopicsSizing(out io.Writer, s topics.Sizing) error {
 // from new accounts, a banned term.
 func newTopicsDemoCmd() *cobra.Command {
 	var (
-		regions             []string
-		perHour, junk, seed int
-		surgeList           string
-		queue               string
-		approve             []string
-		width               int
+		regions       []string
+		perHour, junk int
+		seed          int64
+		surgeList     string
+		queue         string
+		approve       []string
+		width         int
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -333,10 +332,10 @@ before the lists are built.`,
 	f.StringSliceVar(&regions, "regions", []string{"us", "jp", "de"}, "regions (each gets a surge list)")
 	f.IntVar(&perHour, "per-hour", 20_000, "background mentions per hour of history")
 	f.IntVar(&junk, "junk", 100_000, "distinct junk tags in the last 15 minutes")
-	f.IntVar(&seed, "seed", 1, "random seed")
-	f.IntVar(&width, "sketch-width", 1<<16, "minute sketch width")
+	addSeedFlag(f, &seed, 1)
+	addSketchShapeFlags(f, &width, 1<<16, "minute sketch width", nil, "", nil, "")
 	f.StringVar(&surgeList, "world-score", "volume", "the worldwide list's score: volume, surge or decayed")
-	f.StringVar(&queue, "queue", "", "write the review queue to this file")
+	addQueueFlag(f, &queue, "write the review queue to this local file (JSON, docs/topics.md)")
 	f.StringSliceVar(&approve, "approve", nil, "topics to approve before the lists are built")
 	return cmd
 }
