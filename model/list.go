@@ -222,7 +222,12 @@ type List struct {
 	Group string    `json:"group,omitempty"`
 	Score string    `json:"score,omitempty"`
 	End   time.Time `json:"end,omitzero"` // calendar windows only (exclusive)
-	AsOf  time.Time `json:"as_of"`        // event time the list is complete up to
+	AsOf  time.Time `json:"as_of"`        // the newest event time the list counts
+	// WindowStart and WindowEnd are the span of event time a live sliding or all-time list
+	// covers (the end is AsOf): the 60 minutes of the last hour up to its newest event, open
+	// minute included. Zero on calendar lists (Start and End) and on batch lists.
+	WindowStart time.Time `json:"window_start,omitzero"`
+	WindowEnd   time.Time `json:"window_end,omitzero"`
 	// Version orders writes of the same key; larger is newer. The speed layer uses the as-of
 	// minute in Unix milliseconds; the batch layer its run time.
 	Version int64  `json:"version"`

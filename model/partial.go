@@ -34,8 +34,12 @@ type Partial struct {
 	// (which it does not replace: its Items are empty). It travels under its own message key.
 	LateOnly  bool      `json:"late_only,omitempty"`
 	Partition int       `json:"partition"`
-	AsOf      time.Time `json:"as_of"`
-	// Version orders a partition's lists for one window: the as-of minute in Unix ms.
+	// AsOf is the newest event time the list counts: the open minutes are in live lists.
+	AsOf time.Time `json:"as_of"`
+	// WindowStart is where a sliding or all-time list's counts start (its end is AsOf);
+	// zero on calendar lists, whose Start is their period's.
+	WindowStart time.Time `json:"window_start,omitzero"`
+	// Version orders a partition's lists for one window: AsOf in Unix ms.
 	Version int64        `json:"version"`
 	Exact   bool         `json:"exact"`
 	Bound   *Bound       `json:"bound,omitempty"`

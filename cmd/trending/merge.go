@@ -47,7 +47,7 @@ are reused.`,
 	addKFlag(fs, &k, "length of each served list (1..1000)")
 	addPartitionsFlag(fs, &partitions, 0, "partitions expected to report (0: the input topic's partition count)")
 	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
-	addPublishEveryFlag(fs, &publishEvery, 5*time.Second, "how often changed lists are written")
+	addPublishEveryFlag(fs, &publishEvery, time.Second, "the longest a newer list waits to be merged and written (sooner once every live partition has sent one)")
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

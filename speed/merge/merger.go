@@ -71,6 +71,13 @@ type Merger struct {
 	// partitions move to the newer boundary), and when it was last read.
 	base, prevBase *model.List
 	baseAt         time.Time
+
+	// Which partitions sent a newer list since the last Publish, and when each last sent
+	// one (wall clock): Run publishes as soon as every partition heard from within Staleness
+	// is fresh. arrived has a token after any newer list.
+	fresh   map[int]bool
+	heard   map[int]time.Time
+	arrived chan struct{}
 }
 
 type metrics struct {
@@ -101,7 +108,8 @@ func New(cfg Config) (*Merger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{}}
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{},
+		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1)}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
@@ -159,6 +167,29 @@ func (m *Merger) Offer(p model.Partial) {
 		k = allKey
 	}
 	m.dirty[k] = true
+	if !ok || p.Version > cur.Version {
+		m.fresh[p.Partition], m.heard[p.Partition] = true, time.Now()
+		select {
+		case m.arrived <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// allFresh reports whether every partition heard from within Staleness has sent a newer
+// list since the last Publish: a merge now would miss no news.
+func (m *Merger) allFresh(now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.fresh) == 0 {
+		return false
+	}
+	for part, at := range m.heard {
+		if !m.fresh[part] && now.Sub(at) <= m.cfg.Staleness {
+			return false
+		}
+	}
+	return true
 }
 
 // allKey is the live all-time list.
@@ -217,6 +248,9 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		if !p.End.IsZero() {
 			l.End = p.End
 		}
+		if !p.WindowStart.IsZero() && (l.WindowStart.IsZero() || p.WindowStart.Before(l.WindowStart)) {
+			l.WindowStart = p.WindowStart
+		}
 		final = final && p.Final
 		items = items || !p.LateOnly
 		if !k.Live() {
@@ -251,6 +285,9 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.Partial, l.StalePartitions = true, stale
 	}
 	l.ErrorBound = bound
+	if !l.WindowStart.IsZero() {
+		l.WindowEnd = l.AsOf
+	}
 	if k.IsTopics() {
 		l.Items = mergeTopics(m.cfg.K, byPart, parts)
 		return l, stale, true
@@ -294,6 +331,7 @@ func mergeTopics(k int, byPart map[int]model.Partial, parts []int) []model.Item 
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 	m.refreshBase(ctx, now)
 	m.mu.Lock()
+	clear(m.fresh)
 	var out []model.List
 	for k := range m.dirty {
 		l, stale, ok := m.build(k)
@@ -360,7 +398,10 @@ type RunConfig struct {
 	// Kafka is the client of the partials' readers (brokers, TLS, SASL). Required.
 	Kafka *eventlog.Client
 	Topic string // default trending.partials
-	// PublishEvery is how often changed lists are written; default 5s.
+	// PublishEvery is the longest a newer list waits to be merged and written: Run publishes
+	// as soon as every partition heard from within Staleness has sent a newer list, and at
+	// the latest PublishEvery after the first one; default 1s. Without news it still
+	// publishes every 5s or PublishEvery, whichever is longer (the all-time base may change).
 	PublishEvery time.Duration
 	// Lookback: on start, read partials from this long ago, so a restarted or standby merger
 	// rebuilds every partition's last list. Default 2 x Staleness + 1m.
@@ -374,7 +415,7 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 		rc.Topic = "trending.partials"
 	}
 	if rc.PublishEvery == 0 {
-		rc.PublishEvery = 5 * time.Second
+		rc.PublishEvery = time.Second
 	}
 	if rc.Lookback == 0 {
 		rc.Lookback = 2*m.cfg.Staleness + time.Minute
@@ -402,8 +443,20 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 			errc <- m.consume(ctx, rc, partition)
 		}(p.ID)
 	}
-	tick := time.NewTicker(rc.PublishEvery)
+	tick := time.NewTicker(max(rc.PublishEvery, 5*time.Second))
 	defer tick.Stop()
+	deadline := time.NewTimer(time.Hour)
+	deadline.Stop()
+	armed := false
+	publish := func(now time.Time) {
+		if armed {
+			deadline.Stop()
+			armed = false
+		}
+		if err := m.Publish(ctx, now); err != nil && ctx.Err() == nil {
+			m.cfg.Log.Warn("publish failed; will retry", "err", err)
+		}
+	}
 	var runErr error
 loop:
 	for {
@@ -415,10 +468,19 @@ loop:
 				runErr = err
 				break loop
 			}
-		case now := <-tick.C:
-			if err := m.Publish(ctx, now); err != nil && ctx.Err() == nil {
-				m.cfg.Log.Warn("publish failed; will retry", "err", err)
+		case <-m.arrived:
+			switch now := time.Now(); {
+			case m.allFresh(now):
+				publish(now)
+			case !armed:
+				deadline.Reset(rc.PublishEvery)
+				armed = true
 			}
+		case now := <-deadline.C:
+			armed = false
+			publish(now)
+		case now := <-tick.C:
+			publish(now)
 		}
 	}
 	cancel()

@@ -242,6 +242,26 @@ func (s *Sketch) EstimateHash(h uint64) uint64 {
 	return est
 }
 
+// EstimateHashWithout estimates h's count in s minus the sketches os, without changing s:
+// the estimate s would give after Subtract of each (the caller guarantees they were added to
+// s, as a sliding window's buckets are). Each o must be compatible with s.
+func (s *Sketch) EstimateHashWithout(h uint64, os ...*Sketch) uint64 {
+	col, step, step2 := probe(h)
+	c, w, mask := s.counters, s.width, s.mask
+	est := uint64(math.MaxUint64)
+	for off := 0; off < len(c); off += w {
+		i := off + int(col&mask)
+		v := c[i]
+		for _, o := range os {
+			v -= min(v, o.counters[i])
+		}
+		est = min(est, v)
+		col += step
+		step += step2
+	}
+	return est
+}
+
 // compatible reports whether o's cells count the same keys as s's.
 func (s *Sketch) compatible(op string, o *Sketch) error {
 	if o == nil {

@@ -455,3 +455,33 @@ func TestZeroAllocs(t *testing.T) {
 		_ = sink
 	}
 }
+
+// TestEstimateWithoutIsSubtract: estimating in a sum without some of its parts gives what
+// Subtract of those parts would give, for every key, and leaves the sum unchanged.
+func TestEstimateWithoutIsSubtract(t *testing.T) {
+	r := rand.New(rand.NewPCG(2026, 12))
+	cfg := Config{Width: 64, Depth: 4, Seed: 5}
+	for trial := range 100 {
+		a, b, c := randomSketch(t, r, cfg), randomSketch(t, r, cfg), randomSketch(t, r, cfg)
+		sum := a.Clone()
+		if err := sum.Merge(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := sum.Merge(c); err != nil {
+			t.Fatal(err)
+		}
+		before := sum.Clone()
+		for k := range uint64(1000) {
+			h := sum.Hash(keyOf(k))
+			if got, want := sum.EstimateHashWithout(h, b, c), a.EstimateHash(h); got != want {
+				t.Fatalf("trial %d key %d: without b and c %d, a alone %d", trial, k, got, want)
+			}
+			if got, want := sum.EstimateHashWithout(h), sum.EstimateHash(h); got != want {
+				t.Fatalf("trial %d key %d: without nothing %d, estimate %d", trial, k, got, want)
+			}
+		}
+		if !sum.Equal(before) {
+			t.Fatalf("trial %d: EstimateHashWithout changed the sketch", trial)
+		}
+	}
+}

@@ -254,3 +254,55 @@ func BenchmarkTop(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPublishCost is the CPU per event of counting plus publishing, as the speed worker
+// does both on one goroutine: "closed-every-1m" asks every default window for Top once a
+// minute of event time (the worker before live lists: closed minutes only, published every
+// minute); "live-every-1s" asks for Live every second of event time (the default now: open
+// minutes included, published every second). Same events, same run: the default
+// scenario's shape for one partition (150,000 events a minute over a million items, Zipf
+// 1.1), 40 minutes of event time. ns/event is the whole loop divided by the events.
+// Run: go test ./speed/window -run '^$' -bench PublishCost -benchtime 1x
+func BenchmarkPublishCost(b *testing.B) {
+	const perMinute, catalog = 150_000, 1 << 20
+	evs, _ := benchEvents(40*perMinute, catalog, perMinute)
+	for _, v := range []struct {
+		name  string
+		every time.Duration
+		live  bool
+	}{{"closed-every-1m", time.Minute, false}, {"live-every-1s", time.Second, true}} {
+		b.Run(v.name, func(b *testing.B) {
+			cfg := DefaultConfig()
+			for range b.N {
+				p, err := New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				next, publishes := evs[0].TS.Add(v.every), 0
+				b.StartTimer()
+				for i := range evs {
+					p.Add(evs[i])
+					if evs[i].TS.Before(next) {
+						continue
+					}
+					next = next.Add(v.every)
+					publishes++
+					for _, wc := range cfg.Windows {
+						var err error
+						if v.live {
+							_, err = p.Live(wc.Name)
+						} else {
+							_, err = p.Top(wc.Name)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(len(evs)*b.N), "ns/event")
+				b.ReportMetric(float64(publishes), "publishes")
+			}
+		})
+	}
+}

@@ -131,6 +131,8 @@ type window interface {
 	addLate(p *Partition, m int64, id uint32, c, h uint64)
 	// top returns the window's current list.
 	top(p *Partition) List
+	// live returns the list as if every open minute had closed (live.go).
+	live(p *Partition, ov *overlay) List
 	// stats adds the window's entries, sketches and bytes to s.
 	stats(s *Stats)
 	// snapState writes and reads the window's part of a snapshot (snapshot.go).

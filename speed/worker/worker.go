@@ -560,7 +560,9 @@ func (p *partition) publish(ctx context.Context) error {
 		sn := p.served[l.Window]
 		pt := model.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
 			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
-		if !sn.live {
+		if sn.live {
+			pt.WindowStart = l.Start
+		} else {
 			pt.Start, pt.End = l.Start, l.End
 		}
 		if l.Bound != nil {
@@ -592,7 +594,7 @@ func (p *partition) publish(ctx context.Context) error {
 		}
 	}
 	for _, wc := range p.state.Config().Windows {
-		l, err := p.state.Top(wc.Name)
+		l, err := p.state.Live(wc.Name)
 		if err != nil {
 			return err
 		}
