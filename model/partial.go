@@ -32,8 +32,8 @@ type Partial struct {
 	DroppedLate uint64 `json:"dropped_late,omitempty"`
 	// LateOnly marks an update of DroppedLate alone, sent after the window's final list
 	// (which it does not replace: its Items are empty). It travels under its own message key.
-	LateOnly  bool      `json:"late_only,omitempty"`
-	Partition int       `json:"partition"`
+	LateOnly  bool `json:"late_only,omitempty"`
+	Partition int  `json:"partition"`
 	// AsOf is the newest event time the list counts: the open minutes are in live lists.
 	AsOf time.Time `json:"as_of"`
 	// WindowStart is where a sliding or all-time list's counts start (its end is AsOf);
