@@ -131,8 +131,8 @@ type window interface {
 	addLate(p *Partition, m int64, id uint32, c, h uint64)
 	// top returns the window's current list.
 	top(p *Partition) List
-	// live returns the list as if every open minute had closed (live.go).
-	live(p *Partition, ov *overlay) List
+	// liveSpec says what the list as if every open minute had closed is made of (live.go).
+	liveSpec(p *Partition, ov *overlay) liveSpec
 	// stats adds the window's entries, sketches and bytes to s.
 	stats(s *Stats)
 	// snapState writes and reads the window's part of a snapshot (snapshot.go).
@@ -177,6 +177,9 @@ type Partition struct {
 	st   Stats
 
 	since *since // counts since the time boundary; nil unless Config.SinceDays
+
+	gen  int64      // how many times asOf moved: LiveAll's caches are valid within one
+	live *liveState // LiveAll's caches and the events since its last call; nil before it
 }
 
 // lateKey names one calendar period of one window: the window's index in wins and the
@@ -282,13 +285,19 @@ func add[S string | []byte](p *Partition, item S, count uint32, ms int64) Outcom
 	}
 	m := ms / minuteMs
 	if m == p.curMin {
-		p.curGen.add(p, intern(p.in, item), uint64(count))
+		id := intern(p.in, item)
+		p.curGen.add(p, id, uint64(count))
 		p.st.Counted++
+		if p.live != nil {
+			p.logTouch(id, uint64(count), m)
+		}
 		return Counted
 	}
 	if m >= p.asOf {
-		p.addOpen(m, intern(p.in, item), uint64(count))
+		id := intern(p.in, item)
+		p.addOpen(m, id, uint64(count))
 		p.st.Counted++
+		p.logTouch(id, uint64(count), m)
 		return Counted
 	}
 	return addLate(p, m, item, uint64(count))
@@ -367,7 +376,7 @@ func (p *Partition) setAsOf(x int64) {
 	if x <= p.asOf {
 		return
 	}
-	p.asOf = x
+	p.asOf, p.gen = x, p.gen+1
 	for _, w := range p.wins {
 		w.advance(p)
 	}
@@ -468,6 +477,7 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 	if inSince {
 		p.since.addLate(p, m, id, c)
 	}
+	p.logTouch(id, c, m)
 	p.in.releaseIfUnused(id)
 	p.st.Late++
 	return Late

@@ -31,6 +31,7 @@ type candidates struct {
 	set   map[uint32]struct{}
 	floor uint64 // adaptive floor at the last re-estimation
 	at    int64  // Unix hour of the last re-estimation
+	epoch uint64 // counts the times candidates were dropped (LiveAll's caches hold per epoch)
 }
 
 func newCandidates() candidates {
@@ -60,6 +61,7 @@ func (c *candidates) maybeReestimate(p *Partition, est func(uint32) uint64) {
 // reestimate sets the adaptive floor to the (M*K)-th largest estimate and
 // drops every candidate under the floor.
 func (c *candidates) reestimate(p *Partition, est func(uint32) uint64) {
+	c.epoch++
 	if len(c.set) == 0 {
 		c.floor = 0
 		return
@@ -91,6 +93,7 @@ func (c *candidates) reestimate(p *Partition, est func(uint32) uint64) {
 
 // clear drops every candidate.
 func (c *candidates) clear(p *Partition) {
+	c.epoch++
 	for id := range c.set {
 		p.in.unref(id)
 	}

@@ -593,11 +593,9 @@ func (p *partition) publish(ctx context.Context) error {
 			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 		}
 	}
-	for _, wc := range p.state.Config().Windows {
-		l, err := p.state.Live(wc.Name)
-		if err != nil {
-			return err
-		}
+	lives := p.state.LiveAll()
+	for i, wc := range p.state.Config().Windows {
+		l := lives[i]
 		if wc.Kind == window.Calendar && l.Start.IsZero() {
 			continue // no open period yet
 		}
