@@ -108,7 +108,7 @@ func TestWeightAndShare(t *testing.T) {
 	if rules.Tenths(true) != 3 || rules.Tenths(false) != 10 {
 		t.Fatal("tenths")
 	}
-	var wc rules.WeightConfig
+	wc := rules.DefaultWeightConfig()
 	if !wc.IsNew(24*time.Hour) || wc.IsNew(60*24*time.Hour) {
 		t.Error("IsNew with the 30-day default")
 	}

@@ -110,9 +110,12 @@ func (c Config) withDefaults() Config {
 	if c.ReviewMax == 0 {
 		c.ReviewMax = rules.DefaultReviewMax
 	}
-	c.Surge = c.Surge.WithDefaults()
+	ds, dw := rules.DefaultSurgeConfig(), rules.DefaultWeightConfig()
+	c.Surge.Smoothing, c.Surge.Floor = cmp.Or(c.Surge.Smoothing, ds.Smoothing), cmp.Or(c.Surge.Floor, ds.Floor)
+	c.Surge.Enter, c.Surge.Stay = cmp.Or(c.Surge.Enter, ds.Enter), cmp.Or(c.Surge.Stay, ds.Stay)
 	c.Dedupe = c.Dedupe.withDefaults()
-	c.Weight = c.Weight.WithDefaults()
+	c.Weight.NewAccountAge = cmp.Or(c.Weight.NewAccountAge, dw.NewAccountAge)
+	c.Weight.ReviewShare, c.Weight.ReviewCut = cmp.Or(c.Weight.ReviewShare, dw.ReviewShare), cmp.Or(c.Weight.ReviewCut, dw.ReviewCut)
 	return c
 }
 
