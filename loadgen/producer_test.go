@@ -67,7 +67,7 @@ func TestRunEmbedded(t *testing.T) {
 	var progress []Stats
 	var mu sync.Mutex
 	st, err := Run(ctx, RunConfig{
-		Stream:  stream.Config{Items: 2000, Rate: 1500, Servers: 40, Duration: 8 * time.Second, Late: 0.05, Malformed: 0.02, Seed: 4},
+		Stream:  streamOf(2000, 1500, 40, 8*time.Second, 4, func(c *stream.Config) { c.Late, c.Malformed = 0.05, 0.02 }),
 		Speedup: -1, Truth: truth, BatchSize: 700, ProgressEvery: time.Millisecond,
 		Progress: func(s Stats) { mu.Lock(); progress = append(progress, s); mu.Unlock() },
 	}, w)
@@ -167,6 +167,17 @@ func sameTruth(t *testing.T, a, b *stream.Truth) {
 	}
 }
 
+// streamOf is stream.DefaultConfig with the catalog, rate, servers, duration and seed given,
+// then mod (if not nil) applied.
+func streamOf(items int, rate float64, servers int, d time.Duration, seed uint64, mod func(*stream.Config)) stream.Config {
+	c := stream.DefaultConfig()
+	c.Items, c.Rate, c.Servers, c.Duration, c.Seed = items, rate, servers, d, seed
+	if mod != nil {
+		mod(&c)
+	}
+	return c
+}
+
 // TestRunStopsCleanly: cancelling a paced run writes whole seconds only and
 // returns nil, with the truth equal to what was written.
 func TestRunStopsCleanly(t *testing.T) {
@@ -174,7 +185,7 @@ func TestRunStopsCleanly(t *testing.T) {
 	truth := stream.NewTruth()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(350*time.Millisecond, cancel)
-	st, err := Run(ctx, RunConfig{Stream: stream.Config{Items: 100, Rate: 100, Servers: 5, Seed: 1}, Speedup: 10, Truth: truth}, w)
+	st, err := Run(ctx, RunConfig{Stream: streamOf(100, 100, 5, 0, 1, nil), Speedup: 10, Truth: truth}, w)
 	if err != nil {
 		t.Fatalf("a cancelled run returned %v, want nil", err)
 	}
@@ -204,7 +215,7 @@ func TestRunWriteError(t *testing.T) {
 	}}
 	truth := stream.NewTruth()
 	st, err := Run(context.Background(), RunConfig{
-		Stream:  stream.Config{Items: 100, Rate: 500, Servers: 50, Duration: 10 * time.Second, Seed: 1},
+		Stream:  streamOf(100, 500, 50, 10*time.Second, 1, nil),
 		Speedup: -1, Truth: truth, BatchSize: 50,
 	}, w)
 	if err == nil || !strings.Contains(err.Error(), "broker gone") {
@@ -218,7 +229,7 @@ func TestRunWriteError(t *testing.T) {
 
 func TestRunConfigValidate(t *testing.T) {
 	for _, c := range []RunConfig{
-		{Stream: stream.Config{Items: -1}},
+		{Stream: streamOf(-1, 500, 5, 0, 1, nil)},
 		{BatchSize: -1},
 		{Speedup: math.Inf(1)},
 	} {
@@ -235,7 +246,7 @@ func TestRunWriteErrorEndless(t *testing.T) {
 	w := &fakeWriter{fail: func(int) error { return boom }}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(context.Background(), RunConfig{Stream: stream.Config{Items: 100, Rate: 500, Servers: 5, Seed: 1}, Speedup: -1}, w)
+		_, err := Run(context.Background(), RunConfig{Stream: streamOf(100, 500, 5, 0, 1, nil), Speedup: -1}, w)
 		done <- err
 	}()
 	select {

@@ -78,6 +78,15 @@ func (c Config) withDefaults() Config {
 	if c.Stream.Zipf == 0 {
 		c.Stream.Zipf = d.Zipf
 	}
+	if c.Stream.Servers == 0 {
+		c.Stream.Servers = d.Servers
+	}
+	if c.Stream.LateBy == 0 {
+		c.Stream.LateBy = d.LateBy
+	}
+	if c.Stream.ItemPrefix == "" {
+		c.Stream.ItemPrefix = d.ItemPrefix
+	}
 	if c.Window.K == 0 {
 		c.Window.K = window.DefaultConfig().K
 	}
