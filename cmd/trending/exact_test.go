@@ -84,7 +84,9 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	stream := stream.DefaultConfig()
 	stream.Items, stream.Rate, stream.Servers, stream.Start, stream.Duration = 400, 8, 4, first, 3*time.Hour
 	stream.Late, stream.Malformed, stream.Seed = 0.01, 0.002, 7
-	st, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: stream, Speedup: -1, Truth: truth}, w)
+	rc := loadgen.DefaultRunConfig()
+	rc.Stream, rc.Speedup, rc.Truth = stream, 0, truth // unpaced
+	st, err := loadgen.Run(ctx, rc, w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -260,8 +260,8 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 				return usagef("--truth %s: %v", truth, err)
 			}
 		}
-		if speedup <= 0 {
-			speedup = -1 // loadgen's "no pacing"
+		if speedup < 0 {
+			speedup = 0 // no pacing, as --speedup 0
 		}
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
@@ -275,10 +275,10 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		errOut := cmd.ErrOrStderr()
 		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
-		st, runErr := loadgen.Run(cmd.Context(), loadgen.RunConfig{
-			Stream: sc, Speedup: speedup, Truth: tr, ProgressEvery: progressEvery,
-			Progress: func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) },
-		}, w)
+		rc := loadgen.DefaultRunConfig()
+		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery = sc, speedup, tr, progressEvery
+		rc.Progress = func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) }
+		st, runErr := loadgen.Run(cmd.Context(), rc, w)
 		closeErr := w.Close()
 		if tr != nil {
 			if err := writeTruth(truth, tr); err != nil {

@@ -381,7 +381,9 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 		bs := stream
 		bs.Start, bs.Duration = now.Add(-f.backfill), f.backfill
 		log.Info("replaying the backfill", "from", bs.Start, "speedup", f.speedup)
-		if _, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: bs, Speedup: f.speedup, Progress: progress, ProgressEvery: 10 * time.Second}, w); err != nil {
+		rc := loadgen.DefaultRunConfig()
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, progress, 10*time.Second
+		if _, err := loadgen.Run(ctx, rc, w); err != nil {
 			return fmt.Errorf("loadgen backfill: %w", err)
 		}
 		if ctx.Err() != nil {
@@ -391,7 +393,9 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 		stream.Viral = nil
 	}
 	stream.Start = time.Now().UTC().Truncate(time.Second)
-	if _, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: stream, Speedup: 1, Progress: progress, ProgressEvery: 30 * time.Second}, w); err != nil {
+	rc := loadgen.DefaultRunConfig()
+	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = stream, 1, progress, 30*time.Second
+	if _, err := loadgen.Run(ctx, rc, w); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}
 	return nil
