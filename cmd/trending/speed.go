@@ -83,10 +83,8 @@ func maxFuture(d time.Duration) (time.Duration, error) {
 
 func (f *windowFlags) config() (window.Config, error) {
 	c := window.DefaultConfig()
-	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, f.lateness, f.sinceDays
-	if f.lateness == 0 {
-		c.AllowedLateness = -1 // window.Config reads 0 as its default (30s), negative as none
-	}
+	// --lateness 0 is none, as window.Config's 0; a negative one has always meant none too.
+	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, max(f.lateness, 0), f.sinceDays
 	sk := sketch.DefaultConfig()
 	sk.Width, sk.Depth = f.sketchWidth, f.sketchDepth
 	c.Sketch = sk

@@ -12,7 +12,7 @@ import (
 )
 
 // TestWindowFlags: the window flags give the window.Config they say, including --lateness 0
-// (none, where window.Config would read 0 as its 30s default) and --all-mode.
+// and a negative --lateness (both none: window.Config's 0) and --all-mode.
 func TestWindowFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -21,8 +21,8 @@ func TestWindowFlags(t *testing.T) {
 		allMode  window.Mode
 	}{
 		{"defaults", nil, 30 * time.Second, window.Sketch},
-		{"no lateness", []string{"--lateness", "0"}, -1, window.Sketch},
-		{"negative lateness", []string{"--lateness", "-5s"}, -1, window.Sketch},
+		{"no lateness", []string{"--lateness", "0"}, 0, window.Sketch},
+		{"negative lateness", []string{"--lateness", "-5s"}, 0, window.Sketch},
 		{"two minutes", []string{"--lateness", "2m"}, 2 * time.Minute, window.Sketch},
 		{"exact all time", []string{"--all-mode", "exact"}, 30 * time.Second, window.Exact},
 		{"auto all time", []string{"--all-mode", "auto"}, 30 * time.Second, window.Sketch},

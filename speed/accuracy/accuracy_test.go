@@ -175,7 +175,7 @@ func TestConfigValidate(t *testing.T) {
 		{"points", Config{Points: -1}, "points"},
 		{"rate", Config{Views: 1e12, Span: time.Second}, "lengthen the span"},
 		{"stream", Config{Stream: stream.Config{Zipf: -1}}, "exponent"},
-		{"window", Config{Window: window.Config{K: 5000}}, "K 5000"},
+		{"window", Config{Window: window.Config{K: 5000}}, "K: 5000"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.cfg.Validate()

@@ -87,8 +87,21 @@ func (c Config) withDefaults() Config {
 	if c.Stream.ItemPrefix == "" {
 		c.Stream.ItemPrefix = d.ItemPrefix
 	}
+	wd := window.DefaultConfig()
+	if c.Window.Windows == nil {
+		c.Window.Windows = wd.Windows
+	}
 	if c.Window.K == 0 {
-		c.Window.K = window.DefaultConfig().K
+		c.Window.K = wd.K
+	}
+	if c.Window.M == 0 {
+		c.Window.M = wd.M
+	}
+	if c.Window.AllowedLateness == 0 {
+		c.Window.AllowedLateness = wd.AllowedLateness
+	}
+	if c.Window.Sketch.Depth == 0 {
+		c.Window.Sketch.Depth = wd.Sketch.Depth
 	}
 	if c.Window.Sketch.Width == 0 {
 		c.Window.Sketch.Width = ScaledWidth(c.Stream.Items, c.Stream.Zipf, c.Window.K, c.Partitions, c.TargetRatio)
