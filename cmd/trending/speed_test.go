@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,7 +75,7 @@ func TestMaxFutureFlag(t *testing.T) {
 	}{
 		{nil, worker.DefaultMaxFuture, false},
 		{[]string{"--max-future", "1h"}, time.Hour, false},
-		{[]string{"--max-future", "-1s"}, -time.Second, false},
+		{[]string{"--max-future", "-1s"}, 0, false}, // no limit: the worker's 0
 		{[]string{"--max-future", "0"}, 0, true},
 	} {
 		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
@@ -93,5 +94,14 @@ func TestMaxFutureFlag(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%v: %s, %v; want %s", tc.args, got, err, tc.want)
 		}
+	}
+}
+
+// TestSpeedZeroSettingsNameTheirFlags: a zero the worker cannot use is a usage error naming
+// the flag, not a silent default (--keep-checkpoints 0 used to keep 5).
+func TestSpeedZeroSettingsNameTheirFlags(t *testing.T) {
+	_, err := runTrending(t, "speed", "--kafka", "127.0.0.1:1", "--s3-endpoint", "http://127.0.0.1:1", "--keep-checkpoints", "0")
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--keep-checkpoints: 0: must be positive") {
+		t.Fatalf("speed --keep-checkpoints 0: %v, want a usage error naming --keep-checkpoints", err)
 	}
 }

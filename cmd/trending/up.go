@@ -138,9 +138,13 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	kc, names, obj, st := in.kc, in.names, in.obj, in.st
 
-	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
-		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
-		TrendingTopics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
+	wcfg := worker.DefaultConfig()
+	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
+	wcfg.Partitions, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.MaxFuture = f.partitions, wc, f.publishEvery, f.checkpointEvery, mf
+	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
+	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
+	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
+	speedW, err := worker.New(wcfg)
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}

@@ -32,8 +32,10 @@ func BenchmarkFreshness(b *testing.B) {
 	wc := windowConfig()
 	wc.AllowedLateness = 5 * time.Second
 	wc.K = 100 // every probe of a minute fits the list
-	w, err := worker.New(worker.Config{Kafka: eventlog.Plain(brokers...), Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
-		Window: wc, PublishEvery: time.Second, CheckpointEvery: 10 * time.Second, CheckpointPrefix: "ck/" + e.views, Objects: obj})
+	wcfg := worker.DefaultConfig()
+	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = eventlog.Plain(brokers...), e.views, e.dlq, e.partials, e.group
+	wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.CheckpointPrefix, wcfg.Objects = wc, time.Second, 10*time.Second, "ck/"+e.views, obj
+	w, err := worker.New(wcfg)
 	if err != nil {
 		b.Fatal(err)
 	}
