@@ -152,7 +152,10 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
-	merger, err := merge.New(merge.Config{K: wc.K, Partitions: f.partitions, Staleness: 3 * f.publishEvery, Titles: titles, Store: st, Log: a.log.With("part", "merge"), Registry: a.registry})
+	mcfg := merge.DefaultConfig()
+	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store = wc.K, f.partitions, 3*f.publishEvery, titles, st
+	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
+	merger, err := merge.New(mcfg)
 	if err != nil {
 		return err
 	}
@@ -239,7 +242,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, load) }}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
-		return merger.Run(ctx, merge.RunConfig{Kafka: kc, Topic: names.Partials, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
+		rc := merge.DefaultRunConfig()
+		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, names.Partials, time.Second, 10*f.publishEvery
+		return merger.Run(ctx, rc)
 	}}}
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), f.publishEvery, a))

@@ -40,8 +40,12 @@ func BenchmarkFreshness(b *testing.B) {
 		b.Fatal(err)
 	}
 	go w.Run(ctx)
-	m, _ := merge.New(merge.Config{K: 100, Store: e.st, Staleness: time.Hour})
-	go m.Run(ctx, merge.RunConfig{Kafka: eventlog.Plain(brokers...), Topic: e.partials, PublishEvery: time.Second, Lookback: time.Minute})
+	mcfg := merge.DefaultConfig()
+	mcfg.K, mcfg.Store, mcfg.Staleness = 100, e.st, time.Hour
+	m, _ := merge.New(mcfg)
+	rc := merge.DefaultRunConfig()
+	rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = eventlog.Plain(brokers...), e.partials, time.Second, time.Minute
+	go m.Run(ctx, rc)
 	// Background traffic: every 100 ms an event per key S0..S63 (every partition) at now.
 	go func() {
 		for ctx.Err() == nil {

@@ -115,14 +115,18 @@ func (e *env) startWorker(t *testing.T, mods ...func(*worker.Config)) (stop func
 }
 
 func (e *env) startMerger(t *testing.T) {
-	m, err := merge.New(merge.Config{K: k, Store: e.st, Staleness: time.Hour})
+	mcfg := merge.DefaultConfig()
+	mcfg.K, mcfg.Store, mcfg.Staleness = k, e.st, time.Hour
+	m, err := merge.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(ctx, merge.RunConfig{Kafka: eventlog.Plain(e.brokers...), Topic: e.partials, PublishEvery: 100 * time.Millisecond, Lookback: time.Hour})
+		rc := merge.DefaultRunConfig()
+		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = eventlog.Plain(e.brokers...), e.partials, 100*time.Millisecond, time.Hour
+		done <- m.Run(ctx, rc)
 	}()
 	t.Cleanup(func() {
 		cancel()
