@@ -127,7 +127,7 @@ var fieldFlags = map[string]string{
 	"M": "--m", "Sketch.Width": "--sketch-width", "Sketch.Depth": "--sketch-depth", "SinceDays": "--since-days",
 	"Window.K": "--k", "Window.M": "--m", "Window.AllowedLateness": "--lateness", "Window.Sketch.Width": "--sketch-width",
 	"Window.Sketch.Depth": "--sketch-depth", "Window.SinceDays": "--since-days", "KeepCheckpoints": "--keep-checkpoints",
-	"Partitions": "--partitions", "Staleness": "--staleness",
+	"Partitions": "--partitions", "Staleness": "--staleness", "Floor": "--topics-floor",
 	"BaseFactor": "--base-factor", "Blocklist": "--blocklist", "Titles": "--titles",
 }
 

@@ -98,10 +98,22 @@ func TestMaxFutureFlag(t *testing.T) {
 }
 
 // TestSpeedZeroSettingsNameTheirFlags: a zero the worker cannot use is a usage error naming
-// the flag, not a silent default (--keep-checkpoints 0 used to keep 5).
+// the flag, not a silent default (--keep-checkpoints 0 used to keep 5, --sketch-width 0 to
+// use 2^18, --k 0 to serve 100).
 func TestSpeedZeroSettingsNameTheirFlags(t *testing.T) {
-	_, err := runTrending(t, "speed", "--kafka", "127.0.0.1:1", "--s3-endpoint", "http://127.0.0.1:1", "--keep-checkpoints", "0")
-	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--keep-checkpoints: 0: must be positive") {
-		t.Fatalf("speed --keep-checkpoints 0: %v, want a usage error naming --keep-checkpoints", err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--keep-checkpoints", "0"}, "--keep-checkpoints: 0: must be positive"},
+		{[]string{"--sketch-width", "0"}, "--sketch-width: must be positive"},
+		{[]string{"--k", "0"}, "--k: 0 is out of range"},
+		{[]string{"--topics", "eu", "--topics-sketch-width", "0"}, "--topics-sketch-width: must be positive"},
+	} {
+		args := append([]string{"speed", "--kafka", "127.0.0.1:1", "--s3-endpoint", "http://127.0.0.1:1"}, tc.args...)
+		_, err := runTrending(t, args...)
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("speed %s: %v, want a usage error containing %q", strings.Join(tc.args, " "), err, tc.want)
+		}
 	}
 }
