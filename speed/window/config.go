@@ -127,9 +127,10 @@ type Config struct {
 	AllowedLateness time.Duration
 	// Sketch shapes every count-min sketch. Default sketch.DefaultConfig()
 	// (2^18 x 5, 10.5 MB); with a sketch window a zero Width or Depth is
-	// refused ("Sketch.Width"), with none it is unused. Sliding-window sketches always use standard
-	// update, because their buckets are subtracted; Conservative applies to
-	// calendar and all-time sketches only, which are never subtracted.
+	// refused ("Sketch.Width"), with none the shape is unused. Sliding-window
+	// sketches always use standard update, because their buckets are
+	// subtracted; Conservative applies to calendar and all-time sketches
+	// only, which are never subtracted.
 	Sketch sketch.Config
 	// CandidateFloor is the fixed part of the sketch windows' candidate
 	// floor: an item becomes a candidate when its running estimate reaches
