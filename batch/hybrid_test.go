@@ -30,8 +30,9 @@ type hybridRig struct {
 }
 
 func newHybridRig(t *testing.T, f *fixture, k int) *hybridRig {
-	wc := window.Config{K: k, M: 2, SinceDays: 7, Sketch: sketch.Config{Width: 1 << 10, Depth: 4},
-		Windows: []window.WindowConfig{{Name: "all", Kind: window.AllTime, Mode: window.Sketch}}}
+	wc := window.DefaultConfig()
+	wc.K, wc.M, wc.SinceDays, wc.Sketch = k, 2, 7, sketch.Config{Width: 1 << 10, Depth: 4}
+	wc.Windows = []window.WindowConfig{{Name: "all", Kind: window.AllTime, Mode: window.Sketch}}
 	r := &hybridRig{t: t, f: f, st: boltStore(t), k: k}
 	for i := range r.parts {
 		p, err := window.New(wc)
@@ -40,7 +41,9 @@ func newHybridRig(t *testing.T, f *fixture, k int) *hybridRig {
 		}
 		r.parts[i] = p
 	}
-	mg, err := merge.New(merge.Config{K: k, Partitions: 2, Store: r.st, BaseRefresh: time.Nanosecond})
+	mc := merge.DefaultConfig()
+	mc.K, mc.Partitions, mc.Store, mc.BaseRefresh = k, 2, r.st, time.Nanosecond
+	mg, err := merge.New(mc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,6 @@
 //
 // Run sends the stream through a Writer (eventlog.NewWriter's kafka-go
 // writer), keyed by item id, paced by Speedup (event time runs that many
-// times faster than the wall clock; negative is unpaced), and on
+// times faster than the wall clock; 0 is unpaced), and on
 // cancellation writes what it had generated and stops cleanly.
 package loadgen

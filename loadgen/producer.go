@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/event"
 )
@@ -22,17 +23,19 @@ type Writer interface {
 	WriteMessages(ctx context.Context, msgs ...kafka.Message) error
 }
 
-// RunConfig configures Run. Zero fields mean their documented defaults.
+// RunConfig configures Run. Start from DefaultRunConfig, which holds every
+// default: a zero field means zero (see each field), and Run refuses a zero
+// BatchSize by name.
 type RunConfig struct {
-	// Stream is the stream to produce.
+	// Stream is the stream to produce. Default stream.DefaultConfig().
 	Stream stream.Config
 	// Speedup paces the stream: event time runs Speedup times faster than
 	// the wall clock, so the views of event second s are sent at the wall
 	// time start + (s+1)/Speedup, once that second is over, as a server
-	// that pre-sums a second would. 1 is real time; 60 sends an hour of
-	// event time a minute (and 60 times Rate views a wall second). A
-	// negative value means no pacing: as fast as the writer takes them.
-	// Default 1 (0 means the default).
+	// that pre-sums a second would. 1 (the default) is real time; 60 sends
+	// an hour of event time a minute (and 60 times Rate views a wall
+	// second). 0 means no pacing: as fast as the writer takes them.
+	// Negative is refused.
 	Speedup float64
 	// Truth, when not nil, gets every valid event once the writer has
 	// acknowledged it, so it is exactly what reached the log.
@@ -41,12 +44,28 @@ type RunConfig struct {
 	// end with the stats so far, from a goroutine of Run's.
 	Progress func(Stats)
 	// ProgressEvery is the interval between Progress calls. Default 5s.
+	// 0 means no calls along the way: Progress is called once, at the end.
 	ProgressEvery time.Duration
-	// BatchSize is the most messages per WriteMessages call. Default 10,000.
+	// BatchSize is the most messages per WriteMessages call, at least 1.
+	// Default 10,000.
 	BatchSize int
 	// FlushTimeout bounds how long Run keeps writing what it had generated
-	// when ctx is cancelled. Default 10s.
+	// when ctx is cancelled. Default 10s. 0 gives no grace: the writes in
+	// flight are cancelled with ctx, as when the timeout runs out.
 	FlushTimeout time.Duration
+}
+
+// DefaultRunConfig returns the documented defaults: the default stream in
+// real time, progress every 5s, batches of 10,000 and a 10s flush. It is the
+// one place they live.
+func DefaultRunConfig() RunConfig {
+	return RunConfig{
+		Stream:        stream.DefaultConfig(),
+		Speedup:       1,
+		ProgressEvery: 5 * time.Second,
+		BatchSize:     10_000,
+		FlushTimeout:  10 * time.Second,
+	}
 }
 
 // Stats says what Run has sent so far.
@@ -91,32 +110,43 @@ func (s Stats) String() string {
 	return line
 }
 
-func (c RunConfig) withDefaults() RunConfig {
-	if c.Speedup == 0 {
-		c.Speedup = 1
-	}
-	if c.ProgressEvery == 0 {
-		c.ProgressEvery = 5 * time.Second
-	}
-	if c.BatchSize == 0 {
-		c.BatchSize = 10_000
-	}
-	if c.FlushTimeout == 0 {
-		c.FlushTimeout = 10 * time.Second
-	}
-	return c
+// invalid is a setting error for field (internal/setting) that also wraps
+// stream.ErrConfig.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", stream.ErrConfig, setting.Invalid(field, format, args...))
 }
 
-// Validate reports whether c can run; errors wrap stream.ErrConfig.
+// Validate reports whether c can run; every error wraps stream.ErrConfig,
+// and one about a setting also setting.ErrConfig with the field's name
+// ("BatchSize", "Stream.Items").
 func (c RunConfig) Validate() error {
-	c = c.withDefaults()
+	d := DefaultRunConfig()
+	var errs []error
 	switch {
 	case math.IsNaN(c.Speedup) || math.IsInf(c.Speedup, 0):
-		return fmt.Errorf("%w: speedup %g: use a positive factor such as 1 or 60, or a negative one for no pacing", stream.ErrConfig, c.Speedup)
-	case c.ProgressEvery < 0 || c.BatchSize < 0 || c.FlushTimeout < 0:
-		return fmt.Errorf("%w: progress interval, batch size and flush timeout must not be negative", stream.ErrConfig)
+		errs = append(errs, invalid("Speedup", "%g: use a positive factor such as 1 or 60, or 0 for no pacing", c.Speedup))
+	case c.Speedup < 0:
+		errs = append(errs, invalid("Speedup", "%g must not be negative: use a positive factor such as 1 or 60, or 0 for no pacing", c.Speedup))
 	}
-	return c.Stream.Validate()
+	if c.ProgressEvery < 0 {
+		errs = append(errs, invalid("ProgressEvery", "%s must not be negative: 0 reports only at the end (default %s)", c.ProgressEvery, d.ProgressEvery))
+	}
+	if c.BatchSize < 1 {
+		errs = append(errs, invalid("BatchSize", "%d must be positive (default %d)", c.BatchSize, d.BatchSize))
+	}
+	if c.FlushTimeout < 0 {
+		errs = append(errs, invalid("FlushTimeout", "%s must not be negative (default %s)", c.FlushTimeout, d.FlushTimeout))
+	}
+	if err := c.Stream.Validate(); err != nil {
+		if es := setting.Errors(err); len(es) > 0 {
+			for _, e := range es {
+				errs = append(errs, invalid("Stream."+e.Field, "%s", e.Problem))
+			}
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // chunk is one event-time second, encoded.
@@ -143,7 +173,6 @@ func Run(ctx context.Context, cfg RunConfig, w Writer) (Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, err
 	}
-	cfg = cfg.withDefaults()
 	g, err := stream.NewGenerator(cfg.Stream)
 	if err != nil {
 		return Stats{}, err
@@ -273,9 +302,9 @@ func (p *producer) writeAll(ctx context.Context, chunks <-chan *chunk, stopGen f
 }
 
 // startReport calls Progress every ProgressEvery until the returned stop is called (which
-// waits for the reporter to end); without Progress it does nothing.
+// waits for the reporter to end); without Progress, or with ProgressEvery 0, it does nothing.
 func (p *producer) startReport() (stop func()) {
-	if p.cfg.Progress == nil {
+	if p.cfg.Progress == nil || p.cfg.ProgressEvery == 0 {
 		return func() {}
 	}
 	done := make(chan struct{})

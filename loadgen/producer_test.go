@@ -13,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
+	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/event"
 )
@@ -66,11 +67,11 @@ func TestRunEmbedded(t *testing.T) {
 	truth := stream.NewTruth()
 	var progress []Stats
 	var mu sync.Mutex
-	st, err := Run(ctx, RunConfig{
-		Stream:  stream.Config{Items: 2000, Rate: 1500, Servers: 40, Duration: 8 * time.Second, Late: 0.05, Malformed: 0.02, Seed: 4},
-		Speedup: -1, Truth: truth, BatchSize: 700, ProgressEvery: time.Millisecond,
-		Progress: func(s Stats) { mu.Lock(); progress = append(progress, s); mu.Unlock() },
-	}, w)
+	rc := DefaultRunConfig()
+	rc.Stream = streamOf(2000, 1500, 40, 8*time.Second, 4, func(c *stream.Config) { c.Late, c.Malformed = 0.05, 0.02 })
+	rc.Speedup, rc.Truth, rc.BatchSize, rc.ProgressEvery = 0, truth, 700, time.Millisecond
+	rc.Progress = func(s Stats) { mu.Lock(); progress = append(progress, s); mu.Unlock() }
+	st, err := Run(ctx, rc, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +168,17 @@ func sameTruth(t *testing.T, a, b *stream.Truth) {
 	}
 }
 
+// streamOf is stream.DefaultConfig with the catalog, rate, servers, duration and seed given,
+// then mod (if not nil) applied.
+func streamOf(items int, rate float64, servers int, d time.Duration, seed uint64, mod func(*stream.Config)) stream.Config {
+	c := stream.DefaultConfig()
+	c.Items, c.Rate, c.Servers, c.Duration, c.Seed = items, rate, servers, d, seed
+	if mod != nil {
+		mod(&c)
+	}
+	return c
+}
+
 // TestRunStopsCleanly: cancelling a paced run writes whole seconds only and
 // returns nil, with the truth equal to what was written.
 func TestRunStopsCleanly(t *testing.T) {
@@ -174,7 +186,9 @@ func TestRunStopsCleanly(t *testing.T) {
 	truth := stream.NewTruth()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(350*time.Millisecond, cancel)
-	st, err := Run(ctx, RunConfig{Stream: stream.Config{Items: 100, Rate: 100, Servers: 5, Seed: 1}, Speedup: 10, Truth: truth}, w)
+	rc := DefaultRunConfig()
+	rc.Stream, rc.Speedup, rc.Truth = streamOf(100, 100, 5, 0, 1, nil), 10, truth
+	st, err := Run(ctx, rc, w)
 	if err != nil {
 		t.Fatalf("a cancelled run returned %v, want nil", err)
 	}
@@ -203,10 +217,9 @@ func TestRunWriteError(t *testing.T) {
 		return we
 	}}
 	truth := stream.NewTruth()
-	st, err := Run(context.Background(), RunConfig{
-		Stream:  stream.Config{Items: 100, Rate: 500, Servers: 50, Duration: 10 * time.Second, Seed: 1},
-		Speedup: -1, Truth: truth, BatchSize: 50,
-	}, w)
+	rc := DefaultRunConfig()
+	rc.Stream, rc.Speedup, rc.Truth, rc.BatchSize = streamOf(100, 500, 50, 10*time.Second, 1, nil), 0, truth, 50
+	st, err := Run(context.Background(), rc, w)
 	if err == nil || !strings.Contains(err.Error(), "broker gone") {
 		t.Fatalf("error %v, want the write error", err)
 	}
@@ -217,14 +230,51 @@ func TestRunWriteError(t *testing.T) {
 }
 
 func TestRunConfigValidate(t *testing.T) {
-	for _, c := range []RunConfig{
-		{Stream: stream.Config{Items: -1}},
-		{BatchSize: -1},
-		{Speedup: math.Inf(1)},
+	for _, tc := range []struct {
+		mod   func(*RunConfig)
+		field string
+	}{
+		{func(c *RunConfig) { c.Stream.Items = -1 }, "Stream.Items"},
+		{func(c *RunConfig) { c.Stream.Servers = 0 }, "Stream.Servers"},
+		{func(c *RunConfig) { c.BatchSize = -1 }, "BatchSize"},
+		{func(c *RunConfig) { c.BatchSize = 0 }, "BatchSize"},
+		{func(c *RunConfig) { c.Speedup = math.Inf(1) }, "Speedup"},
+		{func(c *RunConfig) { c.Speedup = -1 }, "Speedup"},
+		{func(c *RunConfig) { c.ProgressEvery = -time.Second }, "ProgressEvery"},
+		{func(c *RunConfig) { c.FlushTimeout = -time.Second }, "FlushTimeout"},
 	} {
-		if _, err := Run(context.Background(), c, &fakeWriter{}); !errors.Is(err, stream.ErrConfig) {
-			t.Errorf("Run(%+v): %v, want stream.ErrConfig", c, err)
+		c := DefaultRunConfig()
+		tc.mod(&c)
+		_, err := Run(context.Background(), c, &fakeWriter{})
+		es := setting.Errors(err)
+		if !errors.Is(err, stream.ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != tc.field {
+			t.Errorf("%s: Run = %v, want one setting error naming it, wrapping stream.ErrConfig", tc.field, err)
 		}
+	}
+	if err := DefaultRunConfig().Validate(); err != nil {
+		t.Errorf("DefaultRunConfig: %v", err)
+	}
+}
+
+// TestZeroMeansZero: a zero Speedup is no pacing, not the default real time (20 seconds of
+// event time would take 20s). A zero ProgressEvery reports once, at the end, and starts no
+// ticker (time.NewTicker(0) panics).
+func TestZeroMeansZero(t *testing.T) {
+	rc := DefaultRunConfig()
+	rc.Stream = streamOf(100, 50, 5, 20*time.Second, 1, nil)
+	rc.Speedup, rc.ProgressEvery = 0, 0
+	var calls int
+	rc.Progress = func(Stats) { calls++ }
+	began := time.Now()
+	st, err := Run(context.Background(), rc, &fakeWriter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 10*time.Second || st.Seconds != 20 {
+		t.Errorf("Speedup 0: %d seconds of event time took %s, want all 20 unpaced, far under 20s", st.Seconds, took)
+	}
+	if calls != 1 {
+		t.Errorf("ProgressEvery 0: Progress called %d times, want once, at the end", calls)
 	}
 }
 
@@ -235,7 +285,9 @@ func TestRunWriteErrorEndless(t *testing.T) {
 	w := &fakeWriter{fail: func(int) error { return boom }}
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(context.Background(), RunConfig{Stream: stream.Config{Items: 100, Rate: 500, Servers: 5, Seed: 1}, Speedup: -1}, w)
+		rc := DefaultRunConfig()
+		rc.Stream, rc.Speedup = streamOf(100, 500, 5, 0, 1, nil), 0
+		_, err := Run(context.Background(), rc, w)
 		done <- err
 	}()
 	select {

@@ -112,7 +112,8 @@ over the bound below e^-depth.`,
 		case !(targetRatio > 0):
 			return usagef("--target-ratio %g: use a positive fraction such as 0.0486", targetRatio)
 		}
-		cfg := accuracy.Config{Stream: sc, Views: views, Span: span, Partitions: partitions, Points: points, Window: wc, TargetRatio: targetRatio}
+		cfg := accuracy.DefaultConfig()
+		cfg.Stream, cfg.Views, cfg.Span, cfg.Partitions, cfg.Points, cfg.Window, cfg.TargetRatio = sc, views, span, partitions, points, wc, targetRatio
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)
 		}

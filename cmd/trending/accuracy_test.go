@@ -18,7 +18,7 @@ func TestAccuracyFlagErrors(t *testing.T) {
 		{[]string{"--sketch-width", "1000"}, "power of two"},
 		{[]string{"--sketch-width", "-1"}, "--sketch-width"},
 		{[]string{"--month-mode", "fuzzy"}, "--month-mode"},
-		{[]string{"--k", "5000"}, "K 5000"},
+		{[]string{"--k", "5000"}, "--k: 5000"},
 		{[]string{"--zipf", "-1"}, "--zipf"},
 		{[]string{"--target-ratio", "0"}, "--target-ratio"},
 	} {

@@ -81,9 +81,12 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	truth := stream.NewTruth()
 	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
-	stream := stream.Config{Items: 400, Zipf: 1.1, Rate: 8, Servers: 4, Start: first, Duration: 3 * time.Hour,
-		Late: 0.01, Malformed: 0.002, Seed: 7}
-	st, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: stream, Speedup: -1, Truth: truth}, w)
+	stream := stream.DefaultConfig()
+	stream.Items, stream.Rate, stream.Servers, stream.Start, stream.Duration = 400, 8, 4, first, 3*time.Hour
+	stream.Late, stream.Malformed, stream.Seed = 0.01, 0.002, 7
+	rc := loadgen.DefaultRunConfig()
+	rc.Stream, rc.Speedup, rc.Truth = stream, 0, truth // unpaced
+	st, err := loadgen.Run(ctx, rc, w)
 	if err != nil {
 		t.Fatal(err)
 	}

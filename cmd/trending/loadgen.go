@@ -85,16 +85,17 @@ type streamDefaults struct {
 func addStreamFlags(cmd *cobra.Command, f *streamFlags, defaultStart string) {
 	fs := cmd.Flags()
 	addStreamShapeFlags(fs, f, streamDefaults{items: 1_000_000, servers: 500})
-	f.lateBy = 2 * time.Minute
 	fs.Var(spanFlag{&f.lateBy}, "late-by", "how far late events are shifted back")
 	addSeedFlag(fs, &f.seed, 0)
 	addStartFlag(fs, &f.start, defaultStart, `event time of the first second: "now", an offset from now such as -30d, or a UTC time such as 2026-01-20T00:00:00Z or 2026-01-20T10`)
 }
 
 // addStreamShapeFlags adds --items, --zipf, --servers, --viral and --late with d's defaults
-// (loadgen and accuracy; up's built-in load generator).
+// (loadgen and accuracy; up's built-in load generator). Late events are shifted back by
+// stream.DefaultConfig's LateBy (two minutes) unless --late-by (addStreamFlags) says otherwise.
 func addStreamShapeFlags(fs *pflag.FlagSet, f *streamFlags, d streamDefaults) {
-	f.items, f.zipf, f.servers, f.late, f.viral = d.items, 1.1, d.servers, d.late, d.viral
+	f.items, f.zipf, f.servers, f.late, f.viral = d.items, stream.DefaultConfig().Zipf, d.servers, d.late, d.viral
+	f.lateBy = stream.DefaultConfig().LateBy
 	fs.Var(countFlag{&f.items}, "items", "catalog size: items V1..VN, V1 the most viewed")
 	fs.Float64Var(&f.zipf, "zipf", f.zipf, "Zipf exponent s: rank k gets views in proportion to k^-s (any s in (0, 10])")
 	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
@@ -112,7 +113,8 @@ func addRateFlags(fs *pflag.FlagSet, rate, malformed, speedup *float64, defRate,
 
 // config builds the stream config; now is the wall clock for --start now.
 func (f *streamFlags) config(now time.Time) (stream.Config, error) {
-	c := stream.Config{Zipf: f.zipf, Servers: f.servers, Late: f.late, LateBy: f.lateBy, Seed: uint64(f.seed)}
+	c := stream.DefaultConfig()
+	c.Zipf, c.Servers, c.Late, c.LateBy, c.Seed = f.zipf, f.servers, f.late, f.lateBy, uint64(f.seed)
 	if f.items < 1 || f.items > stream.MaxItems {
 		return c, usagef("--items %d: use 1..%d", f.items, stream.MaxItems)
 	}
@@ -245,8 +247,8 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 				return usagef("--truth %s: %v", truth, err)
 			}
 		}
-		if speedup <= 0 {
-			speedup = -1 // loadgen's "no pacing"
+		if speedup < 0 {
+			speedup = 0 // no pacing, as --speedup 0
 		}
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
@@ -260,10 +262,10 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		errOut := cmd.ErrOrStderr()
 		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
-		st, runErr := loadgen.Run(cmd.Context(), loadgen.RunConfig{
-			Stream: sc, Speedup: speedup, Truth: tr, ProgressEvery: progressEvery,
-			Progress: func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) },
-		}, w)
+		rc := loadgen.DefaultRunConfig()
+		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery = sc, speedup, tr, progressEvery
+		rc.Progress = func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) }
+		st, runErr := loadgen.Run(cmd.Context(), rc, w)
 		closeErr := w.Close()
 		if tr != nil {
 			if err := writeTruth(truth, tr); err != nil {

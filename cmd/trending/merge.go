@@ -84,7 +84,9 @@ are reused.`,
 			return err
 		}
 		defer st.Close()
-		m, err := merge.New(merge.Config{K: k, Partitions: partitions, Staleness: staleness, Titles: src, Store: st, Log: a.log, Registry: a.registry})
+		mcfg := merge.DefaultConfig()
+		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store, mcfg.Log, mcfg.Registry = k, partitions, staleness, src, st, a.log, a.registry
+		m, err := merge.New(mcfg)
 		if err != nil {
 			return usageOf(err, nil)
 		}
@@ -94,7 +96,10 @@ are reused.`,
 		}
 		a.log.Info("merger starting", "kafka", kc.Brokers(), "partials", topic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
 		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error {
-			return m.Run(ctx, merge.RunConfig{Kafka: kc, Topic: topic, PublishEvery: publishEvery})
+			rc := merge.DefaultRunConfig()
+			// Lookback follows --staleness, as it always has: 2 x staleness + 1m.
+			rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, topic, publishEvery, 2*staleness+time.Minute
+			return m.Run(ctx, rc)
 		}}}, metrics)
 	}
 	return withClickHouseSecurity(cmd)

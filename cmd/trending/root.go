@@ -124,6 +124,10 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 var fieldFlags = map[string]string{
 	"Kafka": "--kafka", "Brokers": "--kafka", "Objects": "--s3-endpoint", "Bucket": "--s3-bucket",
 	"K": "--k", "AllowedLateness": "--lateness", "Parallel": "--parallel", "LookbackDays": "--lookback-days",
+	"M": "--m", "Sketch.Width": "--sketch-width", "Sketch.Depth": "--sketch-depth", "SinceDays": "--since-days",
+	"Window.K": "--k", "Window.M": "--m", "Window.AllowedLateness": "--lateness", "Window.Sketch.Width": "--sketch-width",
+	"Window.Sketch.Depth": "--sketch-depth", "Window.SinceDays": "--since-days", "KeepCheckpoints": "--keep-checkpoints",
+	"Partitions": "--partitions", "Staleness": "--staleness", "Floor": "--topics-floor",
 	"BaseFactor": "--base-factor", "Blocklist": "--blocklist", "Titles": "--titles",
 }
 

@@ -74,20 +74,19 @@ func addMaxFutureFlag(fs *pflag.FlagSet, d *time.Duration) {
 	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock (its Kafka timestamp, or the wall clock when earlier) is neither counted nor archived as valid: the speed layer sends it to the DLQ and the archive to its quarantine, both with reason future_ts, so it cannot jump a watermark; give speed and archive the same value (negative: no limit)")
 }
 
-// maxFuture returns --max-future as worker.Config.MaxFuture.
+// maxFuture returns --max-future as worker.Config.MaxFuture: a negative flag (no limit) is
+// the worker's 0. The flag's 0 is refused: it reads as "nothing ahead of the clock".
 func maxFuture(d time.Duration) (time.Duration, error) {
 	if d == 0 {
 		return 0, usagef("--max-future 0 would send every event dated after the clock to the DLQ: use a duration such as 10m, or -1s for no limit")
 	}
-	return d, nil
+	return max(d, 0), nil
 }
 
 func (f *windowFlags) config() (window.Config, error) {
 	c := window.DefaultConfig()
-	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, f.lateness, f.sinceDays
-	if f.lateness == 0 {
-		c.AllowedLateness = -1 // window.Config reads 0 as its default (30s), negative as none
-	}
+	// --lateness 0 is none, as window.Config's 0; a negative one has always meant none too.
+	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, max(f.lateness, 0), f.sinceDays
 	sk := sketch.DefaultConfig()
 	sk.Width, sk.Depth = f.sketchWidth, f.sketchDepth
 	c.Sketch = sk
@@ -226,12 +225,12 @@ partitions move, with their checkpoints, to the others.`,
 			defer st.Close()
 			base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 		}
-		w, err := worker.New(worker.Config{
-			Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: group, Partitions: partitions,
-			Window: wc, PublishEvery: publishEvery, CheckpointEvery: checkpointEvery, KeepCheckpoints: keep,
-			IdleAdvance: idle, MaxFuture: mf, Objects: obj, Log: a.log, Registry: a.registry,
-			TrendingTopics: tcfg, Blocklist: blocklist, Base: base,
-		})
+		wcfg := worker.DefaultConfig()
+		wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group, wcfg.Partitions = kc, names.Views, names.DLQ, names.Partials, group, partitions
+		wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.KeepCheckpoints = wc, publishEvery, checkpointEvery, keep
+		wcfg.IdleAdvance, wcfg.MaxFuture, wcfg.Objects, wcfg.Log, wcfg.Registry = idle, mf, obj, a.log, a.registry
+		wcfg.TrendingTopics, wcfg.Blocklist, wcfg.Base = tcfg, blocklist, base
+		w, err := worker.New(wcfg)
 		if err != nil {
 			return usageOf(err, nil)
 		}

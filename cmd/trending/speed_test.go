@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // TestWindowFlags: the window flags give the window.Config they say, including --lateness 0
-// (none, where window.Config would read 0 as its 30s default) and --all-mode.
+// and a negative --lateness (both none: window.Config's 0) and --all-mode.
 func TestWindowFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -21,8 +22,8 @@ func TestWindowFlags(t *testing.T) {
 		allMode  window.Mode
 	}{
 		{"defaults", nil, 30 * time.Second, window.Sketch},
-		{"no lateness", []string{"--lateness", "0"}, -1, window.Sketch},
-		{"negative lateness", []string{"--lateness", "-5s"}, -1, window.Sketch},
+		{"no lateness", []string{"--lateness", "0"}, 0, window.Sketch},
+		{"negative lateness", []string{"--lateness", "-5s"}, 0, window.Sketch},
 		{"two minutes", []string{"--lateness", "2m"}, 2 * time.Minute, window.Sketch},
 		{"exact all time", []string{"--all-mode", "exact"}, 30 * time.Second, window.Exact},
 		{"auto all time", []string{"--all-mode", "auto"}, 30 * time.Second, window.Sketch},
@@ -74,7 +75,7 @@ func TestMaxFutureFlag(t *testing.T) {
 	}{
 		{nil, worker.DefaultMaxFuture, false},
 		{[]string{"--max-future", "1h"}, time.Hour, false},
-		{[]string{"--max-future", "-1s"}, -time.Second, false},
+		{[]string{"--max-future", "-1s"}, 0, false}, // no limit: the worker's 0
 		{[]string{"--max-future", "0"}, 0, true},
 	} {
 		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
@@ -92,6 +93,27 @@ func TestMaxFutureFlag(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%v: %s, %v; want %s", tc.args, got, err, tc.want)
+		}
+	}
+}
+
+// TestSpeedZeroSettingsNameTheirFlags: a zero the worker cannot use is a usage error naming
+// the flag, not a silent default (--keep-checkpoints 0 used to keep 5, --sketch-width 0 to
+// use 2^18, --k 0 to serve 100).
+func TestSpeedZeroSettingsNameTheirFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--keep-checkpoints", "0"}, "--keep-checkpoints: 0: must be positive"},
+		{[]string{"--sketch-width", "0"}, "--sketch-width: must be positive"},
+		{[]string{"--k", "0"}, "--k: 0 is out of range"},
+		{[]string{"--topics", "eu", "--topics-sketch-width", "0"}, "--topics-sketch-width: must be positive"},
+	} {
+		args := append([]string{"speed", "--kafka", "127.0.0.1:1", "--s3-endpoint", "http://127.0.0.1:1"}, tc.args...)
+		_, err := runTrending(t, args...)
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("speed %s: %v, want a usage error containing %q", strings.Join(tc.args, " "), err, tc.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"trending/internal/setting"
 	rules "trending/model/topics"
 	"trending/speed/topics"
 )
@@ -66,6 +67,9 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 		cfg.Scores[r] = rules.Score(t.score)
 	}
 	if err := cfg.Validate(); err != nil {
+		if len(setting.Errors(err)) > 0 {
+			return nil, usageOf(err, map[string]string{"Width": "--topics-sketch-width"})
+		}
 		return nil, usagef("--topics %s: %v", t.regions, err)
 	}
 	return &cfg, nil

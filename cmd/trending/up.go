@@ -138,9 +138,13 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	kc, names, obj, st := in.kc, in.names, in.obj, in.st
 
-	speedW, err := worker.New(worker.Config{Kafka: kc, Topic: names.Views, DLQTopic: names.DLQ, PartialsTopic: names.Partials, Group: names.SpeedGroup, Partitions: f.partitions, Window: wc,
-		PublishEvery: f.publishEvery, CheckpointEvery: f.checkpointEvery, MaxFuture: mf, Objects: obj, Log: a.log.With("part", "speed"), Registry: a.registry,
-		TrendingTopics: tcfg, Blocklist: blocklist, Base: func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }})
+	wcfg := worker.DefaultConfig()
+	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
+	wcfg.Partitions, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.MaxFuture = f.partitions, wc, f.publishEvery, f.checkpointEvery, mf
+	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
+	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
+	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
+	speedW, err := worker.New(wcfg)
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
@@ -148,7 +152,10 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
-	merger, err := merge.New(merge.Config{K: wc.K, Partitions: f.partitions, Staleness: 3 * f.publishEvery, Titles: titles, Store: st, Log: a.log.With("part", "merge"), Registry: a.registry})
+	mcfg := merge.DefaultConfig()
+	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store = wc.K, f.partitions, 3*f.publishEvery, titles, st
+	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
+	merger, err := merge.New(mcfg)
 	if err != nil {
 		return err
 	}
@@ -235,7 +242,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, load) }}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
-		return merger.Run(ctx, merge.RunConfig{Kafka: kc, Topic: names.Partials, PublishEvery: time.Second, Lookback: 10 * f.publishEvery})
+		rc := merge.DefaultRunConfig()
+		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, names.Partials, time.Second, 10*f.publishEvery
+		return merger.Run(ctx, rc)
 	}}}
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), f.publishEvery, a))
@@ -381,7 +390,9 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 		bs := stream
 		bs.Start, bs.Duration = now.Add(-f.backfill), f.backfill
 		log.Info("replaying the backfill", "from", bs.Start, "speedup", f.speedup)
-		if _, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: bs, Speedup: f.speedup, Progress: progress, ProgressEvery: 10 * time.Second}, w); err != nil {
+		rc := loadgen.DefaultRunConfig()
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, progress, 10*time.Second
+		if _, err := loadgen.Run(ctx, rc, w); err != nil {
 			return fmt.Errorf("loadgen backfill: %w", err)
 		}
 		if ctx.Err() != nil {
@@ -391,7 +402,9 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 		stream.Viral = nil
 	}
 	stream.Start = time.Now().UTC().Truncate(time.Second)
-	if _, err := loadgen.Run(ctx, loadgen.RunConfig{Stream: stream, Speedup: 1, Progress: progress, ProgressEvery: 30 * time.Second}, w); err != nil {
+	rc := loadgen.DefaultRunConfig()
+	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = stream, 1, progress, 30*time.Second
+	if _, err := loadgen.Run(ctx, rc, w); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}
 	return nil

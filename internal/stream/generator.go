@@ -1,17 +1,19 @@
 package stream
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"time"
 
+	"trending/internal/setting"
 	"trending/model/event"
 )
 
-// DefaultStart is the event time of the first second when Config.Start is
-// zero: a fixed instant, so that a seed alone reproduces a stream.
+// DefaultStart is DefaultConfig's Start: a fixed instant, so that a seed
+// alone reproduces a stream.
 var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Limits of a Config.
@@ -23,11 +25,12 @@ const (
 	MaxRate = 10_000_000
 )
 
-// Config describes a stream. The zero value of every field means its
-// documented default; DefaultConfig returns them filled in.
+// Config describes a stream. Start from DefaultConfig, which holds every
+// default: a zero field means zero, and where zero cannot work (Items, Zipf,
+// Rate, Servers, Start) NewGenerator refuses it by the field's name.
 type Config struct {
 	// Items is the catalog size. Items are named ItemPrefix+rank, rank 1 the
-	// most viewed: V1, V2, ... Default 1,000,000; at most MaxItems.
+	// most viewed: V1, V2, ... Default 1,000,000; 1..MaxItems.
 	Items int
 	// Zipf is the exponent s: rank k gets a share proportional to k^-s.
 	// Any s in (0, 10] works. Default 1.1.
@@ -35,15 +38,16 @@ type Config struct {
 	// Rate is views per second of event time (not events: pre-summing
 	// turns the views of one item on one server in one second into one
 	// event, so events per second are at most this). Fractional rates
-	// accumulate: 0.5 is one view every other second. Default 50,000; at
-	// most MaxRate.
+	// accumulate: 0.5 is one view every other second. Default 50,000; must
+	// be positive, at most MaxRate.
 	Rate float64
 	// Servers is how many video servers pre-sum their views (docs/requirements.md):
 	// each view lands on a uniformly chosen server, and each server sends
-	// one event per item per second with the sum. Default 500.
+	// one event per item per second with the sum. Default 500; at least 1.
 	Servers int
 	// Start is the event time of the first second, truncated to the
-	// second. Default DefaultStart (2026-01-01T00:00:00Z).
+	// second. Default DefaultStart (2026-01-01T00:00:00Z); the zero time is
+	// refused.
 	Start time.Time
 	// Duration is the span of event time to generate, a whole number of
 	// seconds; 0 (the default) is endless.
@@ -51,23 +55,27 @@ type Config struct {
 	// Viral are items that take a share of views for a while (ParseViral).
 	Viral []Viral
 	// Late is the fraction of events, 0..1, whose event time is shifted
-	// back by LateBy, as from a server that buffered them. Default 0.
+	// back by LateBy, as from a server that buffered them. Default 0: none.
 	Late float64
-	// LateBy is how far late events are shifted back. Default 2m.
+	// LateBy is how far late events are shifted back. Default 2m. 0 shifts
+	// them by nothing: they are still drawn (and counted late in loadgen's
+	// Stats) but keep their time.
 	LateBy time.Duration
 	// Malformed is the number of malformed messages per valid event, 0..1
 	// (0.001 is one in a thousand). They are extra messages drawn from a
 	// random source of their own, so the valid events are the same as
-	// without them (and the views the same whatever Late is). Default 0.
+	// without them (and the views the same whatever Late is). Default 0: none.
 	Malformed float64
 	// Seed makes the stream: the same Config gives the same records in the
 	// same order. Default 0.
 	Seed uint64
-	// ItemPrefix prefixes the rank in item ids. Default "V".
+	// ItemPrefix prefixes the rank in item ids. Default "V"; empty names
+	// items by their bare rank (1, 2, ...).
 	ItemPrefix string
 }
 
-// DefaultConfig returns the documented defaults.
+// DefaultConfig returns the documented defaults. It is the one place they
+// live.
 func DefaultConfig() Config {
 	return Config{
 		Items: 1_000_000, Zipf: 1.1, Rate: 50_000, Servers: 500, Start: DefaultStart,
@@ -75,66 +83,59 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.Items == 0 {
-		c.Items = d.Items
-	}
-	if c.Zipf == 0 {
-		c.Zipf = d.Zipf
-	}
-	if c.Rate == 0 {
-		c.Rate = d.Rate
-	}
-	if c.Servers == 0 {
-		c.Servers = d.Servers
-	}
-	if c.Start.IsZero() {
-		c.Start = d.Start
-	}
-	c.Start = c.Start.UTC().Truncate(time.Second)
-	if c.LateBy == 0 {
-		c.LateBy = d.LateBy
-	}
-	if c.ItemPrefix == "" {
-		c.ItemPrefix = d.ItemPrefix
-	}
-	return c
+// invalid is a setting error for field (internal/setting) that also wraps
+// ErrConfig.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrConfig, setting.Invalid(field, format, args...))
 }
 
-// Validate reports whether c (after zero fields take their defaults) can
-// build a Generator; the error wraps ErrConfig and says what to change.
+// Validate reports whether c can build a Generator; every error wraps
+// ErrConfig and says what to change, and one about a single field also
+// wraps setting.ErrConfig and names it.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	d := DefaultConfig()
 	frac := func(f float64) bool { return f >= 0 && f <= 1 } // false for NaN
-	switch {
-	case c.Items < 1 || c.Items > MaxItems:
-		return fmt.Errorf("%w: items %d: use 1..%d", ErrConfig, c.Items, MaxItems)
-	case !(c.Rate > 0 && c.Rate <= MaxRate):
-		return fmt.Errorf("%w: rate %g views/s: use a positive rate up to %d", ErrConfig, c.Rate, MaxRate)
-	case c.Servers < 1 || c.Servers > MaxServers:
-		return fmt.Errorf("%w: servers %d: use 1..%d", ErrConfig, c.Servers, MaxServers)
-	case c.Duration < 0 || c.Duration%time.Second != 0:
-		return fmt.Errorf("%w: duration %s: use a whole number of seconds, or 0 for endless", ErrConfig, c.Duration)
-	case !frac(c.Late):
-		return fmt.Errorf("%w: late fraction %g: use 0..1 (0.01 is 1%% of events)", ErrConfig, c.Late)
-	case c.LateBy < 0:
-		return fmt.Errorf("%w: late-by %s: must not be negative", ErrConfig, c.LateBy)
-	case !frac(c.Malformed):
-		return fmt.Errorf("%w: malformed fraction %g: use 0..1 (0.001 is one message in a thousand)", ErrConfig, c.Malformed)
+	var errs []error
+	if c.Items < 1 || c.Items > MaxItems {
+		errs = append(errs, invalid("Items", "%d items: use 1..%d (default %d)", c.Items, MaxItems, d.Items))
 	}
-	if _, err := NewZipf(c.Items, c.Zipf); err != nil {
-		return err
+	if !(c.Zipf > 0 && c.Zipf <= MaxZipfExponent) { // also rejects NaN
+		errs = append(errs, invalid("Zipf", "exponent %g: use a value in (0, %d] (default %g)", c.Zipf, MaxZipfExponent, d.Zipf))
 	}
-	if err := (event.Event{ItemID: c.ItemPrefix + strconv.Itoa(c.Items), Count: 1, TS: c.Start}).Validate(); err != nil {
-		return fmt.Errorf("%w: item prefix %q or start %s makes invalid events: %v", ErrConfig, c.ItemPrefix, c.Start.Format(time.RFC3339), err)
+	if !(c.Rate > 0 && c.Rate <= MaxRate) {
+		errs = append(errs, invalid("Rate", "rate %g views/s: use a positive rate up to %d (default %g)", c.Rate, MaxRate, d.Rate))
 	}
-	end := c.Start.Add(c.Duration)
+	if c.Servers < 1 || c.Servers > MaxServers {
+		errs = append(errs, invalid("Servers", "%d servers: use 1..%d (default %d)", c.Servers, MaxServers, d.Servers))
+	}
+	if c.Start.IsZero() {
+		errs = append(errs, invalid("Start", "no start time: set one (default %s)", DefaultStart.Format(time.RFC3339)))
+	}
+	if c.Duration < 0 || c.Duration%time.Second != 0 {
+		errs = append(errs, invalid("Duration", "%s: use a whole number of seconds, or 0 for endless", c.Duration))
+	}
+	if !frac(c.Late) {
+		errs = append(errs, invalid("Late", "late fraction %g: use 0..1 (0.01 is 1%% of events)", c.Late))
+	}
+	if c.LateBy < 0 {
+		errs = append(errs, invalid("LateBy", "%s: must not be negative", c.LateBy))
+	}
+	if !frac(c.Malformed) {
+		errs = append(errs, invalid("Malformed", "malformed fraction %g: use 0..1 (0.001 is one message in a thousand)", c.Malformed))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	start := c.Start.UTC().Truncate(time.Second)
+	if err := (event.Event{ItemID: c.ItemPrefix + strconv.Itoa(c.Items), Count: 1, TS: start}).Validate(); err != nil {
+		return fmt.Errorf("%w: item prefix %q or start %s makes invalid events: %v", ErrConfig, c.ItemPrefix, start.Format(time.RFC3339), err)
+	}
+	end := start.Add(c.Duration)
 	if err := (event.Event{ItemID: "V", Count: 1, TS: end}).Validate(); err != nil {
 		return fmt.Errorf("%w: the stream ends at %s, outside what events allow: shorten --duration or move the start", ErrConfig, end.Format(time.RFC3339))
 	}
 	if c.Late > 0 {
-		if err := (event.Event{ItemID: "V", Count: 1, TS: c.Start.Add(-c.LateBy)}).Validate(); err != nil {
+		if err := (event.Event{ItemID: "V", Count: 1, TS: start.Add(-c.LateBy)}).Validate(); err != nil {
 			return fmt.Errorf("%w: late events %s before the start fall before 2000-01-01: lower late-by", ErrConfig, c.LateBy)
 		}
 	}
@@ -197,13 +198,12 @@ type pending struct {
 // id bytes per rank): ranks beyond it are formatted per event.
 const maxNameCache = 1 << 21
 
-// NewGenerator returns a Generator for cfg (zero fields take their
-// defaults), or an error wrapping ErrConfig.
+// NewGenerator returns a Generator for cfg, or an error wrapping ErrConfig.
 func NewGenerator(cfg Config) (*Generator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg.Start = cfg.Start.UTC().Truncate(time.Second)
 	z, err := NewZipf(cfg.Items, cfg.Zipf)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,8 @@ func NewGenerator(cfg Config) (*Generator, error) {
 	return g, nil
 }
 
-// Config returns the generator's configuration with defaults filled in.
+// Config returns the generator's configuration, Start in UTC truncated to the
+// second.
 func (g *Generator) Config() Config { return g.cfg }
 
 // Next returns the event time of the next second NextSecond will generate.

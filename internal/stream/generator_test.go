@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"trending/internal/setting"
 	"trending/model/event"
 )
 
@@ -29,8 +30,21 @@ func drain(t testing.TB, cfg Config) []Record {
 }
 
 func smallConfig() Config {
-	return Config{Items: 5000, Zipf: 1.1, Rate: 3000, Servers: 50, Duration: 20 * time.Second, Seed: 9,
-		Late: 0.02, Malformed: 0.01, Viral: []Viral{{Item: "Vhot", At: 5 * time.Second, Share: 0.3, For: 10 * time.Second}}}
+	return shaped(5000, 3000, 50, 20*time.Second, 9, func(c *Config) {
+		c.Late, c.Malformed = 0.02, 0.01
+		c.Viral = []Viral{{Item: "Vhot", At: 5 * time.Second, Share: 0.3, For: 10 * time.Second}}
+	})
+}
+
+// shaped is DefaultConfig with the catalog, rate, servers, duration and seed given, then
+// mod (if not nil) applied.
+func shaped(items int, rate float64, servers int, d time.Duration, seed uint64, mod func(*Config)) Config {
+	c := DefaultConfig()
+	c.Items, c.Rate, c.Servers, c.Duration, c.Seed = items, rate, servers, d, seed
+	if mod != nil {
+		mod(&c)
+	}
+	return c
 }
 
 func TestGeneratorDeterministic(t *testing.T) {
@@ -49,7 +63,7 @@ func TestGeneratorDeterministic(t *testing.T) {
 // event, an event is one (item, server, second), so events never outnumber
 // views and a second's events never exceed items x servers.
 func TestPreSumming(t *testing.T) {
-	cfg := Config{Items: 200, Zipf: 1.1, Rate: 5000.5, Servers: 20, Duration: 10 * time.Second, Seed: 3}
+	cfg := shaped(200, 5000.5, 20, 10*time.Second, 3, nil)
 	g, _ := NewGenerator(cfg)
 	var views, events uint64
 	for sec := 0; ; sec++ {
@@ -93,7 +107,7 @@ func TestPreSumming(t *testing.T) {
 // TestPreSummingSplitsAtMaxCount: one item on one server above the event's
 // count limit becomes several valid events.
 func TestPreSummingSplitsAtMaxCount(t *testing.T) {
-	recs := drain(t, Config{Items: 1, Rate: 2_500_000, Servers: 1, Duration: time.Second})
+	recs := drain(t, shaped(1, 2_500_000, 1, time.Second, 0, nil))
 	var sum uint64
 	for _, r := range recs {
 		if err := r.Event.Validate(); err != nil {
@@ -107,8 +121,9 @@ func TestPreSummingSplitsAtMaxCount(t *testing.T) {
 }
 
 func TestViralShare(t *testing.T) {
-	cfg := Config{Items: 10_000, Rate: 20_000, Servers: 100, Duration: 30 * time.Second, Seed: 5,
-		Viral: []Viral{{Item: "Vnew", At: 10 * time.Second, Share: 0.3, For: 10 * time.Second, Ramp: 4 * time.Second}}}
+	cfg := shaped(10_000, 20_000, 100, 30*time.Second, 5, func(c *Config) {
+		c.Viral = []Viral{{Item: "Vnew", At: 10 * time.Second, Share: 0.3, For: 10 * time.Second, Ramp: 4 * time.Second}}
+	})
 	g, _ := NewGenerator(cfg)
 	for sec := 0; ; sec++ {
 		recs, ok := g.NextSecond(nil)
@@ -131,7 +146,7 @@ func TestViralShare(t *testing.T) {
 }
 
 func TestLateEvents(t *testing.T) {
-	cfg := Config{Items: 1000, Rate: 10_000, Servers: 200, Duration: 10 * time.Second, Seed: 2, Late: 0.1, LateBy: 3 * time.Minute}
+	cfg := shaped(1000, 10_000, 200, 10*time.Second, 2, func(c *Config) { c.Late, c.LateBy = 0.1, 3*time.Minute })
 	recs := drain(t, cfg)
 	late := 0
 	for _, r := range recs {
@@ -147,6 +162,47 @@ func TestLateEvents(t *testing.T) {
 	frac := float64(late) / float64(len(recs))
 	if math.Abs(frac-0.1) > 5*math.Sqrt(0.1*0.9/float64(len(recs))) {
 		t.Fatalf("late fraction %.4f, want 0.1", frac)
+	}
+}
+
+// TestZeroMeansZero: DefaultConfig holds the defaults and NewGenerator takes it; a zero
+// field that cannot work is refused by name instead of taking the default; a zero LateBy
+// or ItemPrefix means what it says.
+func TestZeroMeansZero(t *testing.T) {
+	if _, err := NewGenerator(DefaultConfig()); err != nil {
+		t.Fatalf("NewGenerator(DefaultConfig()) = %v", err)
+	}
+	for field, zero := range map[string]func(*Config){
+		"Items":   func(c *Config) { c.Items = 0 },
+		"Zipf":    func(c *Config) { c.Zipf = 0 },
+		"Rate":    func(c *Config) { c.Rate = 0 },
+		"Servers": func(c *Config) { c.Servers = 0 },
+		"Start":   func(c *Config) { c.Start = time.Time{} },
+	} {
+		c := DefaultConfig()
+		zero(&c)
+		_, err := NewGenerator(c)
+		es := setting.Errors(err)
+		if !errors.Is(err, ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != field {
+			t.Errorf("%s 0: NewGenerator = %v, want one setting error naming %s", field, err, field)
+		}
+	}
+
+	cfg := shaped(50, 200, 5, 3*time.Second, 1, func(c *Config) { c.Late, c.LateBy, c.ItemPrefix = 1, 0, "" })
+	recs := drain(t, cfg)
+	if len(recs) == 0 {
+		t.Fatal("no records")
+	}
+	for _, r := range recs {
+		if !r.Late {
+			t.Fatalf("Late 1: record %+v not late", r)
+		}
+		if r.Event.TS.Before(DefaultStart) {
+			t.Fatalf("LateBy 0: late event at %s, before the start: shifted by a default instead of 0", r.Event.TS)
+		}
+		if r.Event.ItemID == "" || strings.HasPrefix(r.Event.ItemID, "V") {
+			t.Fatalf("ItemPrefix \"\": item %q, want a bare rank", r.Event.ItemID)
+		}
 	}
 }
 
@@ -234,7 +290,7 @@ func TestConfigValidate(t *testing.T) {
 		}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Config{}
+			cfg := DefaultConfig()
 			c.mod(&cfg)
 			err := cfg.Validate()
 			if c.want == "" {
@@ -298,7 +354,7 @@ func TestParseViral(t *testing.T) {
 }
 
 func BenchmarkGenerator(b *testing.B) {
-	cfg := Config{Items: 1_000_000, Rate: 50_000, Servers: 500}
+	cfg := DefaultConfig()
 	g, _ := NewGenerator(cfg)
 	var recs []Record
 	b.ReportAllocs()

@@ -46,9 +46,10 @@ func sumRange(rc map[int64]map[string]uint64, lo, hi int64) map[string]uint64 {
 // TestTruthEqualsRecount: every range of the Truth equals a recount of the
 // records, including late events that land in frozen minutes.
 func TestTruthEqualsRecount(t *testing.T) {
-	cfg := Config{Items: 3000, Rate: 400, Servers: 30, Duration: 15 * time.Minute, Seed: 11,
-		Late: 0.05, LateBy: 4 * time.Minute, Malformed: 0.01,
-		Viral: []Viral{{Item: "Vv", At: 3 * time.Minute, Share: 0.2, For: 5 * time.Minute}}}
+	cfg := shaped(3000, 400, 30, 15*time.Minute, 11, func(c *Config) {
+		c.Late, c.LateBy, c.Malformed = 0.05, 4*time.Minute, 0.01
+		c.Viral = []Viral{{Item: "Vv", At: 3 * time.Minute, Share: 0.2, For: 5 * time.Minute}}
+	})
 	recs := drain(t, cfg)
 	tr := NewTruth()
 	var views uint64
@@ -213,7 +214,7 @@ func TestPartitionOfMatchesKafkaGo(t *testing.T) {
 }
 
 func BenchmarkTruthAdd(b *testing.B) {
-	g, _ := NewGenerator(Config{Items: 1_000_000, Rate: 50_000, Servers: 500})
+	g, _ := NewGenerator(DefaultConfig())
 	recs, _ := g.NextSecond(nil)
 	tr := NewTruth()
 	b.ReportAllocs()

@@ -1,9 +1,12 @@
 package topics
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"trending/internal/setting"
 )
 
 // Score names how a list ranks its topics. It is a per-list setting.
@@ -47,54 +50,49 @@ const (
 	DefaultStay  = 2
 )
 
-// SurgeConfig is the surge score's settings.
+// SurgeConfig is the surge score's settings. Start from DefaultSurgeConfig: a zero field
+// means zero.
 type SurgeConfig struct {
-	// Smoothing is c. Default 50. Zero means the default; it must be positive, or a topic
-	// with no history divides by zero.
+	// Smoothing is c, a positive number (default 50). Zero is refused: a topic with no
+	// history would divide by zero.
 	Smoothing float64
-	// Floor is the fewest mentions in the window for a topic to be scored. Zero means the
-	// default 300; negative is an error. A floor of 1 is, at mention granularity, none.
+	// Floor is the fewest mentions in the window for a topic to be scored (default 300).
+	// Zero means no floor: every topic is scored. Negative is refused. At mention
+	// granularity a floor of 1 is also none.
 	Floor float64
-	// Enter and Stay are the hysteresis thresholds. Defaults 3 and 2; Stay <= Enter.
+	// Enter and Stay are the hysteresis thresholds (defaults 3 and 2): 0 < Stay <= Enter,
+	// so zero is refused.
 	Enter, Stay float64
 }
 
-// DefaultSurgeConfig returns the defaults: c = 50, floor 300, enter 3, stay 2.
+// DefaultSurgeConfig returns the defaults: c = 50, floor 300, enter 3, stay 2. It is the one
+// place they live.
 func DefaultSurgeConfig() SurgeConfig {
 	return SurgeConfig{Smoothing: DefaultSmoothing, Floor: DefaultFloor, Enter: DefaultEnter, Stay: DefaultStay}
 }
 
-// WithDefaults fills zero fields with DefaultSurgeConfig's.
-func (c SurgeConfig) WithDefaults() SurgeConfig {
-	d := DefaultSurgeConfig()
-	if c.Smoothing == 0 {
-		c.Smoothing = d.Smoothing
-	}
-	if c.Floor == 0 {
-		c.Floor = d.Floor
-	}
-	if c.Enter == 0 {
-		c.Enter = d.Enter
-	}
-	if c.Stay == 0 {
-		c.Stay = d.Stay
-	}
-	return c
+// invalid is a setting error for field (internal/setting) that also wraps ErrConfig.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrConfig, setting.Invalid(field, format, args...))
 }
 
-// Validate reports whether c (after defaults) makes sense; the error wraps ErrConfig.
+// Validate reports whether c makes sense; every error wraps ErrConfig and setting.ErrConfig
+// and names the field (Smoothing, Floor, Enter, Stay).
 func (c SurgeConfig) Validate() error {
-	c = c.WithDefaults()
-	switch {
-	case !(c.Smoothing > 0) || math.IsInf(c.Smoothing, 0):
-		return fmt.Errorf("%w: surge smoothing %v must be a positive number (default %d)", ErrConfig, c.Smoothing, DefaultSmoothing)
-	case !(c.Floor >= 0) || math.IsInf(c.Floor, 0):
-		return fmt.Errorf("%w: surge floor %v must be zero or more mentions (default %d)", ErrConfig, c.Floor, DefaultFloor)
-	case !(c.Stay > 0) || !(c.Enter >= c.Stay):
-		return fmt.Errorf("%w: hysteresis enter %v and stay %v: need 0 < stay <= enter (defaults %d and %d)",
-			ErrConfig, c.Enter, c.Stay, DefaultEnter, DefaultStay)
+	var errs []error
+	if !(c.Smoothing > 0) || math.IsInf(c.Smoothing, 0) {
+		errs = append(errs, invalid("Smoothing", "%v must be a positive number (default %d)", c.Smoothing, DefaultSmoothing))
 	}
-	return nil
+	if !(c.Floor >= 0) || math.IsInf(c.Floor, 0) {
+		errs = append(errs, invalid("Floor", "%v must be zero (no floor) or more mentions (default %d)", c.Floor, DefaultFloor))
+	}
+	switch {
+	case !(c.Stay > 0):
+		errs = append(errs, invalid("Stay", "%v must be positive and at most enter %v (default %d)", c.Stay, c.Enter, DefaultStay))
+	case !(c.Enter >= c.Stay):
+		errs = append(errs, invalid("Enter", "%v must be at least stay %v (default %d)", c.Enter, c.Stay, DefaultEnter))
+	}
+	return errors.Join(errs...)
 }
 
 // SurgeRatio is the smoothed ratio (current + c) / (expected + c). With expected = 0 (a
@@ -108,7 +106,6 @@ func SurgeRatio(current, expected, c float64) float64 {
 // expected, and whether it passes the floor. Below the floor the topic is not scored at
 // all (ok false): the floor applies before any ratio.
 func (c SurgeConfig) Score(current, expected float64) (score float64, ok bool) {
-	c = c.WithDefaults()
 	if current < c.Floor {
 		return 0, false
 	}

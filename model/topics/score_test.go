@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"trending/internal/setting"
 )
 
 // TestRequirementScores reproduces the worked numbers of docs/requirements.md ("Trending
@@ -90,28 +92,92 @@ func TestNoHistoryNeedsVolume(t *testing.T) {
 
 func TestSurgeConfigValidate(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		cfg  SurgeConfig
-		ok   bool
+		name  string
+		mod   func(*SurgeConfig)
+		field string // the field the error names; "" means valid
 	}{
-		{"zero is the default", SurgeConfig{}, true},
-		{"default", DefaultSurgeConfig(), true},
-		{"negative smoothing", SurgeConfig{Smoothing: -1}, false},
-		{"NaN smoothing", SurgeConfig{Smoothing: math.NaN()}, false},
-		{"negative floor", SurgeConfig{Floor: -5}, false},
-		{"stay above enter", SurgeConfig{Enter: 2, Stay: 3}, false},
-		{"stay equals enter", SurgeConfig{Enter: 2, Stay: 2}, true},
+		{"default", func(*SurgeConfig) {}, ""},
+		{"negative smoothing", func(c *SurgeConfig) { c.Smoothing = -1 }, "Smoothing"},
+		{"NaN smoothing", func(c *SurgeConfig) { c.Smoothing = math.NaN() }, "Smoothing"},
+		{"negative floor", func(c *SurgeConfig) { c.Floor = -5 }, "Floor"},
+		{"stay above enter", func(c *SurgeConfig) { c.Enter, c.Stay = 2, 3 }, "Enter"},
+		{"stay equals enter", func(c *SurgeConfig) { c.Enter, c.Stay = 2, 2 }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.cfg.Validate()
-			if (err == nil) != tc.ok {
-				t.Fatalf("Validate = %v, want ok %v", err, tc.ok)
-			}
-			if err != nil && !errors.Is(err, ErrConfig) {
-				t.Errorf("error %v does not wrap ErrConfig", err)
-			}
+			cfg := DefaultSurgeConfig()
+			tc.mod(&cfg)
+			checkSetting(t, cfg.Validate(), tc.field)
 		})
 	}
+}
+
+// checkSetting fails unless err is nil for field "" or else a setting error (wrapping
+// ErrConfig and setting.ErrConfig) that names exactly field.
+func checkSetting(t *testing.T, err error, field string) {
+	t.Helper()
+	if field == "" {
+		if err != nil {
+			t.Fatalf("Validate = %v, want nil", err)
+		}
+		return
+	}
+	if !errors.Is(err, ErrConfig) || !errors.Is(err, setting.ErrConfig) {
+		t.Fatalf("Validate = %v, want an error wrapping ErrConfig and setting.ErrConfig", err)
+	}
+	es := setting.Errors(err)
+	if len(es) != 1 || es[0].Field != field {
+		t.Fatalf("Validate = %v, want one setting error naming %s", err, field)
+	}
+}
+
+// TestZeroMeansZero: the defaults live in DefaultSurgeConfig and DefaultWeightConfig. A zero
+// field that cannot work is refused by name; a zero floor or new-account age means what it
+// says (no floor, no account new) instead of the default.
+func TestZeroMeansZero(t *testing.T) {
+	if err := DefaultSurgeConfig().Validate(); err != nil {
+		t.Fatalf("DefaultSurgeConfig: %v", err)
+	}
+	if err := DefaultWeightConfig().Validate(); err != nil {
+		t.Fatalf("DefaultWeightConfig: %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		err   error
+	}{
+		{"Smoothing", func() error { c := DefaultSurgeConfig(); c.Smoothing = 0; return c.Validate() }()},
+		{"Stay", func() error { c := DefaultSurgeConfig(); c.Stay = 0; return c.Validate() }()},
+		{"Enter", func() error { c := DefaultSurgeConfig(); c.Enter = 0; return c.Validate() }()},
+		{"ReviewShare", func() error { c := DefaultWeightConfig(); c.ReviewShare = 0; return c.Validate() }()},
+		{"ReviewCut", func() error { c := DefaultWeightConfig(); c.ReviewCut = 0; return c.Validate() }()},
+	} {
+		t.Run(tc.field, func(t *testing.T) { checkSetting(t, tc.err, tc.field) })
+	}
+	if n := len(setting.Errors((SurgeConfig{}).Validate())); n != 2 {
+		t.Errorf("zero SurgeConfig: %d setting errors, want 2 (Smoothing, Stay): %v", n, (SurgeConfig{}).Validate())
+	}
+
+	surge := DefaultSurgeConfig()
+	surge.Floor = 0
+	if err := surge.Validate(); err != nil {
+		t.Fatalf("floor 0: %v", err)
+	}
+	if s, ok := surge.Score(1, 0); !ok || s != SurgeRatio(1, 0, DefaultSmoothing) {
+		t.Errorf("floor 0: Score(1, 0) = %v, %v: one mention must be scored, not held to the default floor %d", s, ok, DefaultFloor)
+	}
+
+	w := DefaultWeightConfig()
+	if !w.IsNew(24*time.Hour) || w.IsNew(60*24*time.Hour) {
+		t.Error("default: IsNew must hold below 30 days only")
+	}
+	w.NewAccountAge = 0
+	if err := w.Validate(); err != nil {
+		t.Fatalf("new-account age 0: %v", err)
+	}
+	if w.IsNew(0) || w.IsNew(time.Hour) {
+		t.Error("new-account age 0: no account may be new, not the 30-day default")
+	}
+	w.NewAccountAge = -time.Hour
+	checkSetting(t, w.Validate(), "NewAccountAge")
 }
 
 func TestParseScore(t *testing.T) {

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	"fmt"
+	"errors"
 	"time"
 )
 
@@ -21,50 +21,46 @@ const (
 	DefaultReviewCut = 0.1
 )
 
-// WeightConfig is the account-age weighting.
+// WeightConfig is the account-age weighting. Start from DefaultWeightConfig: a zero field
+// means zero.
 type WeightConfig struct {
-	// NewAccountAge: an account younger than this is new. Zero means 30 days.
+	// NewAccountAge: an account younger than this is new (default 30 days). Zero means no
+	// account is new: every mention weighs as an established one's. Negative is refused.
 	NewAccountAge time.Duration
-	// ReviewShare is the new-account share of weight that sends a topic to review,
-	// in (0, 1]. Zero means 0.6.
+	// ReviewShare is the new-account share of weight that sends a topic to review, in
+	// (0, 1] (default 0.6); zero is refused.
 	ReviewShare float64
-	// ReviewCut multiplies a reviewed topic's score, in [0, 1). Zero means 0.1; to drop
-	// such topics entirely use a tiny positive value.
+	// ReviewCut multiplies a reviewed topic's score, in (0, 1) (default 0.1); zero is
+	// refused: to drop such topics almost entirely use a tiny positive value.
 	ReviewCut float64
 }
 
-// WithDefaults fills zero fields with the defaults.
-func (c WeightConfig) WithDefaults() WeightConfig {
-	if c.NewAccountAge == 0 {
-		c.NewAccountAge = DefaultNewAccountAge
-	}
-	if c.ReviewShare == 0 {
-		c.ReviewShare = DefaultReviewShare
-	}
-	if c.ReviewCut == 0 {
-		c.ReviewCut = DefaultReviewCut
-	}
-	return c
+// DefaultWeightConfig returns the defaults: new below 30 days, review over a 0.6 share, cut
+// to a tenth. It is the one place they live.
+func DefaultWeightConfig() WeightConfig {
+	return WeightConfig{NewAccountAge: DefaultNewAccountAge, ReviewShare: DefaultReviewShare, ReviewCut: DefaultReviewCut}
 }
 
-// Validate reports whether c (after defaults) makes sense; the error wraps ErrConfig.
+// Validate reports whether c makes sense; every error wraps ErrConfig and setting.ErrConfig
+// and names the field (NewAccountAge, ReviewShare, ReviewCut).
 func (c WeightConfig) Validate() error {
-	c = c.WithDefaults()
-	switch {
-	case c.NewAccountAge < 0:
-		return fmt.Errorf("%w: new-account age %v must be positive (default 30 days)", ErrConfig, c.NewAccountAge)
-	case !(c.ReviewShare > 0 && c.ReviewShare <= 1):
-		return fmt.Errorf("%w: review share %v must be in (0, 1] (default 0.6)", ErrConfig, c.ReviewShare)
-	case !(c.ReviewCut > 0 && c.ReviewCut < 1):
-		return fmt.Errorf("%w: review cut %v must be in (0, 1) (default 0.1)", ErrConfig, c.ReviewCut)
+	var errs []error
+	if c.NewAccountAge < 0 {
+		errs = append(errs, invalid("NewAccountAge", "%v must not be negative: 0 makes no account new (default 30 days)", c.NewAccountAge))
 	}
-	return nil
+	if !(c.ReviewShare > 0 && c.ReviewShare <= 1) {
+		errs = append(errs, invalid("ReviewShare", "%v must be in (0, 1] (default %v)", c.ReviewShare, DefaultReviewShare))
+	}
+	if !(c.ReviewCut > 0 && c.ReviewCut < 1) {
+		errs = append(errs, invalid("ReviewCut", "%v must be in (0, 1) (default %v)", c.ReviewCut, DefaultReviewCut))
+	}
+	return errors.Join(errs...)
 }
 
 // IsNew reports whether an account of the given age is new. The event decoder turns the
 // account-age hint into Mention.NewAccount with it.
 func (c WeightConfig) IsNew(age time.Duration) bool {
-	return age < c.WithDefaults().NewAccountAge
+	return age < c.NewAccountAge
 }
 
 // Tenths is what one mention weighs: 3 tenths from a new account, 10 from an established

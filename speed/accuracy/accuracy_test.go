@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/topk"
 	"trending/speed/sketch"
@@ -31,11 +32,11 @@ func goalConfig() Config {
 	wc.Sketch.Width = 0
 	wc.Windows = append(wc.Windows,
 		window.WindowConfig{Name: "day-sketch", Kind: window.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: window.Sketch})
-	return Config{
-		Stream: stream.Config{Items: 100_000, Zipf: 1.1, Seed: 1, Late: 0.02,
-			Viral: []stream.Viral{{Item: "Vx", At: 30 * time.Hour, Share: 0.05, For: 8 * time.Hour, Ramp: time.Hour}}},
-		Views: 1_000_000, Span: 3 * 24 * time.Hour, Partitions: 2, Window: wc,
-	}
+	c := DefaultConfig()
+	c.Stream.Items, c.Stream.Zipf, c.Stream.Seed, c.Stream.Late = 100_000, 1.1, 1, 0.02
+	c.Stream.Viral = []stream.Viral{{Item: "Vx", At: 30 * time.Hour, Share: 0.05, For: 8 * time.Hour, Ramp: time.Hour}}
+	c.Views, c.Span, c.Partitions, c.Window = 1_000_000, 3*24*time.Hour, 2, wc
+	return c
 }
 
 // TestGoals asserts the goals on one run: every exact list equals
@@ -116,7 +117,9 @@ func TestUndersizedSketchIsCaught(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	cfg := Config{Stream: stream.Config{Items: 10_000, Seed: 3}, Views: 100_000, Span: 6 * time.Hour, Partitions: 3}
+	cfg := DefaultConfig()
+	cfg.Stream.Items, cfg.Stream.Seed = 10_000, 3
+	cfg.Views, cfg.Span, cfg.Partitions = 100_000, 6*time.Hour, 3
 	a, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +134,9 @@ func TestDeterministic(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Config{Stream: stream.Config{Items: 1000}, Views: 10_000, Span: 2 * time.Hour}); !errors.Is(err, context.Canceled) {
+	cfg := DefaultConfig()
+	cfg.Stream.Items, cfg.Views, cfg.Span = 1000, 10_000, 2*time.Hour
+	if _, err := Run(ctx, cfg); !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want context.Canceled", err)
 	}
 }
@@ -165,27 +170,60 @@ func TestScaledWidth(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []struct {
-		name string
-		cfg  Config
-		want string
+		name  string
+		mod   func(*Config)
+		want  string
+		field string // the setting named, "" for none
 	}{
-		{"views", Config{Views: -1}, "views"},
-		{"span", Config{Span: 1500 * time.Millisecond}, "span"},
-		{"partitions", Config{Partitions: 5000}, "partitions"},
-		{"points", Config{Points: -1}, "points"},
-		{"rate", Config{Views: 1e12, Span: time.Second}, "lengthen the span"},
-		{"stream", Config{Stream: stream.Config{Zipf: -1}}, "exponent"},
-		{"window", Config{Window: window.Config{K: 5000}}, "K 5000"},
+		{"views", func(c *Config) { c.Views = -1 }, "views", "Views"},
+		{"span", func(c *Config) { c.Span = 1500 * time.Millisecond }, "span", "Span"},
+		{"partitions", func(c *Config) { c.Partitions = 5000 }, "partitions", "Partitions"},
+		{"points", func(c *Config) { c.Points = -1 }, "points", "Points"},
+		{"rate", func(c *Config) { c.Views, c.Span = 1e12, time.Second }, "lengthen the span", ""},
+		{"stream", func(c *Config) { c.Stream.Zipf = -1 }, "exponent", "Stream.Zipf"},
+		{"window", func(c *Config) { c.Window.K = 5000 }, "K: 5000", "Window.K"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := c.cfg.Validate()
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want one mentioning %q", err, c.want)
+			cfg := DefaultConfig()
+			c.mod(&cfg)
+			err := cfg.Validate()
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want ErrConfig mentioning %q", err, c.want)
+			}
+			if es := setting.Errors(err); c.field != "" && (len(es) != 1 || es[0].Field != c.field) {
+				t.Fatalf("error %v, want one setting error naming %s", err, c.field)
 			}
 		})
 	}
-	if err := (Config{}).Validate(); err != nil {
+	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
+	}
+}
+
+// TestZeroMeansZero: DefaultConfig holds the defaults; a zero count is refused by its name
+// (nested ones too) instead of taking the default; a zero sketch width is scaled.
+func TestZeroMeansZero(t *testing.T) {
+	for field, zero := range map[string]func(*Config){
+		"Views":        func(c *Config) { c.Views = 0 },
+		"Span":         func(c *Config) { c.Span = 0 },
+		"Partitions":   func(c *Config) { c.Partitions = 0 },
+		"Points":       func(c *Config) { c.Points = 0 },
+		"TargetRatio":  func(c *Config) { c.TargetRatio = 0 },
+		"Stream.Items": func(c *Config) { c.Stream.Items = 0 },
+		"Window.K":     func(c *Config) { c.Window.K = 0 },
+		"Window.M":     func(c *Config) { c.Window.M = 0 },
+	} {
+		c := DefaultConfig()
+		zero(&c)
+		err := c.Validate()
+		es := setting.Errors(err)
+		if !errors.Is(err, ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != field {
+			t.Errorf("%s 0: Validate = %v, want one setting error naming it", field, err)
+		}
+	}
+	c := DefaultConfig()
+	if got, want := c.derived().Window.Sketch.Width, ScaledWidth(c.Stream.Items, c.Stream.Zipf, c.Window.K, c.Partitions, c.TargetRatio); got != want || got == window.DefaultConfig().Sketch.Width {
+		t.Errorf("Window.Sketch.Width 0: %d, want the scaled %d, not the window default", got, want)
 	}
 }
 

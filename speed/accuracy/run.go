@@ -21,7 +21,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	scaled := cfg.Window.Sketch.Width == 0
-	cfg = cfg.withDefaults()
+	cfg = cfg.derived()
 	gen, err := stream.NewGenerator(cfg.Stream)
 	if err != nil {
 		return Report{}, err

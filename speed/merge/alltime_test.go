@@ -87,7 +87,7 @@ func TestHybridAgainstTruth(t *testing.T) {
 		if err := st.Put(context.Background(), base); err != nil {
 			t.Fatal(err)
 		}
-		mg, err := merge.New(merge.Config{K: k, Partitions: parts, Store: st})
+		mg, err := merge.New(mergeConfig(k, parts, st))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestHybridAgainstTruth(t *testing.T) {
 func TestHybridFallbackAndMismatch(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	mg, err := merge.New(merge.Config{K: 2, Partitions: 2, Store: st, BaseRefresh: time.Nanosecond})
+	mg, err := merge.New(func() merge.Config { c := mergeConfig(2, 2, st); c.BaseRefresh = time.Nanosecond; return c }())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 func TestHybridGivesWayToFresherOwnList(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	mg, err := merge.New(merge.Config{K: 1, Partitions: 1, Store: st, Staleness: time.Minute})
+	mg, err := merge.New(func() merge.Config { c := mergeConfig(1, 1, st); c.Staleness = time.Minute; return c }())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,5 +247,47 @@ func TestHybridGivesWayToFresherOwnList(t *testing.T) {
 	}
 	if got, _ := st.Get(ctx, model.Key{Window: "all"}); got.Version != later.UnixMilli() || !got.Boundary.IsZero() || got.Items[0].Views != 600 {
 		t.Fatalf("after the since counts stopped: %+v", got)
+	}
+}
+
+// TestBaseRefreshZero: BaseRefresh 0 re-reads the base at every Publish, even one at the
+// same instant, instead of the default 30s.
+func TestBaseRefreshZero(t *testing.T) {
+	for _, tc := range []struct {
+		refresh time.Duration
+		exact   bool // the base, put between two publishes at the same instant, is used
+	}{{0, true}, {merge.DefaultConfig().BaseRefresh, false}} {
+		ctx := context.Background()
+		st := openStore(t)
+		c := mergeConfig(2, 2, st)
+		c.BaseRefresh = tc.refresh
+		mg, err := merge.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asOf := boundary.Add(2 * time.Hour)
+		sk := partial("all", 0, asOf, e("A", 900), e("B", 800))
+		sk.Exact, sk.Bound = false, &model.Bound{MaxOvercount: 40, Probability: 0.99}
+		mg.Offer(sk)
+		base := baseList(map[string]uint64{"A": 500, "B": 400, "C": 300}, 10, 1)
+		if err := mg.Publish(ctx, asOf); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(ctx, base); err != nil {
+			t.Fatal(err)
+		}
+		later := asOf.Add(time.Minute)
+		mg.Offer(sincePartial(0, later, map[string]uint64{"A": 400, "B": 350}, 4, base))
+		mg.Offer(sincePartial(1, later, map[string]uint64{"C": 10}, 4, base))
+		if err := mg.Publish(ctx, asOf); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.Get(ctx, model.Key{Window: "all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Exact != tc.exact {
+			t.Errorf("BaseRefresh %s: all-time list exact %v, want %v", tc.refresh, got.Exact, tc.exact)
+		}
 	}
 }

@@ -19,7 +19,9 @@ func TestAllFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	m, err := New(Config{K: 3, Partitions: 3, Staleness: time.Minute, Store: st})
+	cfg := DefaultConfig()
+	cfg.K, cfg.Partitions, cfg.Staleness, cfg.Store = 3, 3, time.Minute, st
+	m, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,39 +20,75 @@ import (
 	"trending/serving/store"
 )
 
-// Config configures a Merger.
+// Default settings.
+const (
+	// DefaultStaleness is Config.Staleness's default.
+	DefaultStaleness = 3 * time.Minute
+	// DefaultTopic is RunConfig.Topic's default.
+	DefaultTopic = "trending.partials"
+)
+
+// Config configures a Merger. Start from DefaultConfig, which holds every default: a zero
+// field means zero (see each field), and New refuses a zero K, Staleness or Retention by the
+// field's name. A nil Titles is NoTitles, a nil Log discards, a nil Registry keeps no
+// metrics.
 type Config struct {
-	// K is the length of a served list; default 100, at most 1000.
+	// K is the length of a served list, 1..1000; default 100.
 	K int
 	// Partitions is how many partitions the views topic has: a partition with no list at all
 	// counts as stale. 0 means "whatever partitions have reported".
 	Partitions int
 	// Staleness: a partition whose newest list is older than the newest partition's by more
-	// than this is stale (its last list is reused, the result marked partial). Default 3m.
+	// than this is stale (its last list is reused, the result marked partial). Positive;
+	// default 3m.
 	Staleness time.Duration
-	// Retention: calendar windows that ended longer ago than this are forgotten. Default 48h.
+	// Retention: calendar windows that ended longer ago than this are forgotten. Positive;
+	// default 48h.
 	Retention time.Duration
-	// Titles attaches display titles; default none.
+	// Titles attaches display titles; default none (NoTitles).
 	Titles Titles
-	Store  store.Store
-	Log    *slog.Logger
+	// Store is where the merged lists go. Required.
+	Store store.Store
+	Log   *slog.Logger
 	// Registry receives the merger's metrics; nil means none.
 	Registry prometheus.Registerer
 	// BaseRefresh is how often the batch layer's all-time base (model.BaseWindow) is re-read
-	// from the store for the live "all" list; default 30s.
+	// from the store for the live "all" list; default 30s, 0 re-reads it at every Publish.
+	// Negative is refused.
 	BaseRefresh time.Duration
 }
 
-// Validate reports an impossible configuration.
+// DefaultConfig returns the documented defaults, without the Store New requires. It is the
+// one place the defaults live.
+func DefaultConfig() Config {
+	return Config{K: 100, Staleness: DefaultStaleness, Retention: 48 * time.Hour, BaseRefresh: 30 * time.Second}
+}
+
+// Validate reports every setting that cannot work, each an error wrapping setting.ErrConfig
+// that names its field.
 func (c Config) Validate() error {
+	d := DefaultConfig()
+	var errs []error
 	if c.Store == nil {
-		return errors.New("merge: no serving store")
+		errs = append(errs, setting.Invalid("Store", "no serving store"))
 	}
-	if c.K < 0 || c.K > 1000 {
-		return fmt.Errorf("merge: K %d: must be 1..1000", c.K)
+	if c.K < 1 || c.K > 1000 {
+		errs = append(errs, setting.Invalid("K", "%d: must be 1..1000 (default %d)", c.K, d.K))
 	}
 	if c.Partitions < 0 {
-		return fmt.Errorf("merge: partitions %d: must be at least 0", c.Partitions)
+		errs = append(errs, setting.Invalid("Partitions", "%d: must be at least 0 (0: whatever partitions report)", c.Partitions))
+	}
+	if c.Staleness <= 0 {
+		errs = append(errs, setting.Invalid("Staleness", "%s: must be positive (default %s)", c.Staleness, d.Staleness))
+	}
+	if c.Retention <= 0 {
+		errs = append(errs, setting.Invalid("Retention", "%s: must be positive (default %s)", c.Retention, d.Retention))
+	}
+	if c.BaseRefresh < 0 {
+		errs = append(errs, setting.Invalid("BaseRefresh", "%s: must not be negative (0: at every publish; default %s)", c.BaseRefresh, d.BaseRefresh))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("merge: %w", err)
 	}
 	return nil
 }
@@ -85,20 +121,8 @@ type metrics struct {
 	stale                                      *prometheus.GaugeVec
 }
 
-// New builds a Merger.
+// New builds a Merger, or returns the settings that cannot work (Validate).
 func New(cfg Config) (*Merger, error) {
-	if cfg.K == 0 {
-		cfg.K = 100
-	}
-	if cfg.Staleness == 0 {
-		cfg.Staleness = 3 * time.Minute
-	}
-	if cfg.Retention == 0 {
-		cfg.Retention = 48 * time.Hour
-	}
-	if cfg.BaseRefresh == 0 {
-		cfg.BaseRefresh = 30 * time.Second
-	}
 	if cfg.Titles == nil {
 		cfg.Titles = NoTitles{}
 	}
@@ -393,35 +417,59 @@ func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
 	}
 }
 
-// RunConfig says where the partials come from.
+// RunConfig says where the partials come from. Start from DefaultRunConfig: a zero field
+// means zero, and Run refuses an empty Topic or a zero PublishEvery by the field's name.
 type RunConfig struct {
 	// Kafka is the client of the partials' readers (brokers, TLS, SASL). Required.
 	Kafka *eventlog.Client
-	Topic string // default trending.partials
+	// Topic is the partials topic; default DefaultTopic (trending.partials). Not empty.
+	Topic string
 	// PublishEvery is the longest a newer list waits to be merged and written: Run publishes
 	// as soon as every partition heard from within Staleness has sent a newer list, and at
-	// the latest PublishEvery after the first one; default 1s. Without news it still
-	// publishes every 5s or PublishEvery, whichever is longer (the all-time base may change).
+	// the latest PublishEvery after the first one; positive, default 1s. Without news it
+	// still publishes every 5s or PublishEvery, whichever is longer (the all-time base may
+	// change).
 	PublishEvery time.Duration
 	// Lookback: on start, read partials from this long ago, so a restarted or standby merger
-	// rebuilds every partition's last list. Default 2 x Staleness + 1m.
+	// rebuilds every partition's last list. Default 2 x DefaultStaleness + 1m (7m): keep it
+	// at 2 x Config.Staleness + 1m when changing Staleness. 0 reads from now on: no partition
+	// has a list until it publishes again. Negative is refused.
 	Lookback time.Duration
+}
+
+// DefaultRunConfig returns the documented defaults, without the Kafka client Run requires.
+func DefaultRunConfig() RunConfig {
+	return RunConfig{Topic: DefaultTopic, PublishEvery: time.Second, Lookback: 2*DefaultStaleness + time.Minute}
+}
+
+// Validate reports every setting that cannot work, each an error wrapping setting.ErrConfig
+// that names its field.
+func (rc RunConfig) Validate() error {
+	d := DefaultRunConfig()
+	var errs []error
+	if rc.Kafka == nil {
+		errs = append(errs, setting.Invalid("Kafka", "no Kafka brokers"))
+	}
+	if rc.Topic == "" {
+		errs = append(errs, setting.Invalid("Topic", "must not be empty (default %q)", d.Topic))
+	}
+	if rc.PublishEvery <= 0 {
+		errs = append(errs, setting.Invalid("PublishEvery", "%s: must be positive (default %s)", rc.PublishEvery, d.PublishEvery))
+	}
+	if rc.Lookback < 0 {
+		errs = append(errs, setting.Invalid("Lookback", "%s: must not be negative (0: from now; default %s)", rc.Lookback, d.Lookback))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	return nil
 }
 
 // Run consumes the partials topic (every partition, no consumer group: each merger, active or
 // standby, sees everything) and publishes until ctx ends.
 func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
-	if rc.Topic == "" {
-		rc.Topic = "trending.partials"
-	}
-	if rc.PublishEvery == 0 {
-		rc.PublishEvery = time.Second
-	}
-	if rc.Lookback == 0 {
-		rc.Lookback = 2*m.cfg.Staleness + time.Minute
-	}
-	if rc.Kafka == nil {
-		return fmt.Errorf("merge: %w", setting.Invalid("Kafka", "no Kafka brokers"))
+	if err := rc.Validate(); err != nil {
+		return err
 	}
 	conn, err := rc.Kafka.Dial(ctx) // the first broker that answers
 	if err != nil {

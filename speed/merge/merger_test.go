@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
+	"trending/internal/setting"
 	"trending/model"
 	"trending/model/topk"
 	"trending/serving/store"
@@ -37,9 +39,80 @@ func partial(window string, part int, asOf time.Time, items ...topk.Entry) model
 
 func e(item string, n uint64) topk.Entry { return topk.Entry{Item: item, Count: n} }
 
+// mergeConfig is merge.DefaultConfig with K, the expected partitions and the store given.
+func mergeConfig(k, parts int, st store.Store) merge.Config {
+	c := merge.DefaultConfig()
+	c.K, c.Partitions, c.Store = k, parts, st
+	return c
+}
+
+// settingFields returns the fields err's setting errors name.
+func settingFields(err error) []string {
+	var out []string
+	for _, e := range setting.Errors(err) {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+// TestZeroMeansZero: DefaultConfig and DefaultRunConfig hold the defaults and New takes the
+// first; a zero K, Staleness or Retention, an empty Topic and a zero PublishEvery are refused
+// by name instead of taking the default; a zero Partitions, BaseRefresh and Lookback are
+// settings and stay zero.
+func TestZeroMeansZero(t *testing.T) {
+	st := openStore(t)
+	if _, err := merge.New(mergeConfig(100, 0, st)); err != nil {
+		t.Fatalf("New(DefaultConfig() + Store) = %v", err)
+	}
+	for field, zero := range map[string]func(*merge.Config){
+		"K":         func(c *merge.Config) { c.K = 0 },
+		"Staleness": func(c *merge.Config) { c.Staleness = 0 },
+		"Retention": func(c *merge.Config) { c.Retention = 0 },
+		"Store":     func(c *merge.Config) { c.Store = nil },
+	} {
+		c := mergeConfig(100, 0, st)
+		zero(&c)
+		_, err := merge.New(c)
+		if got := settingFields(err); !errors.Is(err, setting.ErrConfig) || !slices.Equal(got, []string{field}) {
+			t.Errorf("%s: New = %v (fields %v), want one setting error naming it", field, err, got)
+		}
+	}
+	c := mergeConfig(100, 0, st)
+	c.BaseRefresh = 0
+	if _, err := merge.New(c); err != nil {
+		t.Errorf("BaseRefresh 0 (every publish): %v", err)
+	}
+
+	m, _ := merge.New(mergeConfig(100, 0, st))
+	kafka := eventlog.Plain("127.0.0.1:1")
+	for field, zero := range map[string]func(*merge.RunConfig){
+		"Topic":        func(rc *merge.RunConfig) { rc.Topic = "" },
+		"PublishEvery": func(rc *merge.RunConfig) { rc.PublishEvery = 0 },
+		"Lookback":     func(rc *merge.RunConfig) { rc.Lookback = -time.Second },
+		"Kafka":        func(rc *merge.RunConfig) { rc.Kafka = nil },
+	} {
+		rc := merge.DefaultRunConfig()
+		rc.Kafka = kafka
+		zero(&rc)
+		// Refused before anything connects: the broker at 127.0.0.1:1 is never dialled.
+		err := m.Run(context.Background(), rc)
+		if got := settingFields(err); !errors.Is(err, setting.ErrConfig) || !slices.Equal(got, []string{field}) {
+			t.Errorf("%s: Run = %v (fields %v), want one setting error naming it", field, err, got)
+		}
+	}
+	rc := merge.DefaultRunConfig()
+	rc.Kafka, rc.Lookback = kafka, 0
+	if err := rc.Validate(); err != nil {
+		t.Errorf("Lookback 0 (from now): %v", err)
+	}
+	if got, want := merge.DefaultRunConfig().Lookback, 2*merge.DefaultConfig().Staleness+time.Minute; got != want {
+		t.Errorf("DefaultRunConfig().Lookback = %s, want 2 x the default staleness + 1m = %s", got, want)
+	}
+}
+
 func TestMergeExact(t *testing.T) {
 	st := openStore(t)
-	m, err := merge.New(merge.Config{K: 3, Partitions: 2, Store: st})
+	m, err := merge.New(mergeConfig(3, 2, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +158,7 @@ func lateOnly(part int, start time.Time, dropped uint64) model.Partial {
 func TestCalendarStatusAndDroppedLate(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	m, _ := merge.New(merge.Config{K: 3, Partitions: 3, Store: st})
+	m, _ := merge.New(mergeConfig(3, 3, st))
 	h := t0.Truncate(time.Hour) // 10:00
 	end := h.Add(time.Hour)
 	key := model.Key{Window: "hour", Start: h}
@@ -141,7 +214,7 @@ func TestCalendarStatusAndDroppedLate(t *testing.T) {
 		t.Fatalf("late drops alone published a list: %v", err)
 	}
 	// A partition that counted nothing in the hour but dropped late events of it.
-	m2, _ := merge.New(merge.Config{K: 3, Store: st})
+	m2, _ := merge.New(mergeConfig(3, 0, st))
 	m2.Offer(calendar(0, other, other.Add(time.Hour), true, 0, e("A", 1)))
 	m2.Offer(lateOnly(1, other, 3))
 	l, _, ok := m2.Build(model.Key{Window: "hour", Start: other})
@@ -171,7 +244,7 @@ func TestLateOnlyMessageKey(t *testing.T) {
 // Limit, and the topics fields reach the store.
 func TestMergeTopics(t *testing.T) {
 	st := openStore(t)
-	m, err := merge.New(merge.Config{K: 100, Partitions: 2, Store: st})
+	m, err := merge.New(mergeConfig(100, 2, st))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +293,7 @@ func TestMergeTopics(t *testing.T) {
 // partial, so its leader does not vanish.
 func TestStalePartitionReused(t *testing.T) {
 	st := openStore(t)
-	m, _ := merge.New(merge.Config{K: 2, Partitions: 3, Staleness: 90 * time.Second, Store: st})
+	m, _ := merge.New(func() merge.Config { c := mergeConfig(2, 3, st); c.Staleness = 90 * time.Second; return c }())
 	m.Offer(partial("hour", 0, t0, e("A", 10)))
 	m.Offer(partial("hour", 1, t0, e("V7", 48210)))
 	m.Offer(partial("hour", 0, t0.Add(2*time.Minute), e("A", 12)))
@@ -238,8 +311,8 @@ func TestStalePartitionReused(t *testing.T) {
 // list; the store keeps the newer.
 func TestStandbyCannotRegress(t *testing.T) {
 	st := openStore(t)
-	active, _ := merge.New(merge.Config{K: 2, Store: st})
-	standby, _ := merge.New(merge.Config{K: 2, Store: st})
+	active, _ := merge.New(mergeConfig(2, 0, st))
+	standby, _ := merge.New(mergeConfig(2, 0, st))
 	active.Offer(partial("hour", 0, t0, e("NEW", 2)))
 	standby.Offer(partial("hour", 0, t0.Add(-time.Minute), e("OLD", 1)))
 	if err := active.Publish(context.Background(), t0); err != nil {
@@ -262,7 +335,7 @@ func TestStandbyCannotRegress(t *testing.T) {
 
 func TestSketchBound(t *testing.T) {
 	st := openStore(t)
-	m, _ := merge.New(merge.Config{K: 2, Store: st})
+	m, _ := merge.New(mergeConfig(2, 0, st))
 	p0 := partial("month", 0, t0, e("A", 100))
 	p0.Exact, p0.Bound = false, &model.Bound{MaxOvercount: 40, Probability: 0.993}
 	p1 := partial("month", 1, t0, e("B", 90))
@@ -291,7 +364,7 @@ func (f *failingTitles) Titles(_ context.Context, ids []string) (map[string]stri
 func TestTitlesReusedOnFailure(t *testing.T) {
 	st := openStore(t)
 	src := &failingTitles{}
-	m, _ := merge.New(merge.Config{K: 2, Store: st, Titles: src})
+	m, _ := merge.New(func() merge.Config { c := mergeConfig(2, 0, st); c.Titles = src; return c }())
 	m.Offer(partial("hour", 0, t0, e("V7", 5)))
 	m.Publish(context.Background(), t0)
 	src.fail = true
@@ -344,11 +417,15 @@ func runSuite(t *testing.T, addr string) {
 		}
 	}
 	st := openStore(t)
-	m, _ := merge.New(merge.Config{K: 10, Partitions: 2, Store: st})
+	m, _ := merge.New(mergeConfig(10, 2, st))
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(rctx, merge.RunConfig{Kafka: eventlog.Plain([]string{addr}...), Topic: topic, PublishEvery: 100 * time.Millisecond})
+		done <- m.Run(rctx, func() merge.RunConfig {
+			rc := merge.DefaultRunConfig()
+			rc.Kafka, rc.Topic, rc.PublishEvery = eventlog.Plain([]string{addr}...), topic, 100*time.Millisecond
+			return rc
+		}())
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for {

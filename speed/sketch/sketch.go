@@ -17,11 +17,14 @@
 package sketch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 
 	"github.com/zeebo/xxh3"
+
+	"trending/internal/setting"
 )
 
 const (
@@ -42,15 +45,18 @@ const (
 )
 
 // Config is the shape and behaviour of a sketch. Sketches combine (Merge,
-// Subtract) only when Width, Depth and Seed are equal.
+// Subtract) only when Width, Depth and Seed are equal. Start from
+// DefaultConfig: a zero field means zero, and a zero Width or Depth is
+// refused.
 type Config struct {
 	// Width is the number of columns per row: a power of two (so a column is
 	// a mask of the hash, not a division), 1 <= Width and
-	// Width*Depth*8 <= MaxBytes. Zero means DefaultWidth (2^18).
-	// The overcount bound is (e/Width)*N.
+	// Width*Depth*8 <= MaxBytes. Zero is refused; DefaultConfig has
+	// DefaultWidth (2^18). The overcount bound is (e/Width)*N.
 	Width int
-	// Depth is the number of rows, 1..MaxDepth. Zero means DefaultDepth (5).
-	// The bound holds with probability 1-e^-Depth.
+	// Depth is the number of rows, 1..MaxDepth. Zero is refused;
+	// DefaultConfig has DefaultDepth (5). The bound holds with probability
+	// 1-e^-Depth.
 	Depth int
 	// Seed seeds the key hash (XXH3-64). Default 0. Sketches with different
 	// seeds put the same key in different cells and cannot be combined.
@@ -66,45 +72,51 @@ type Config struct {
 }
 
 // DefaultConfig returns the month sketch's sizing (docs/requirements.md): 2^18
-// x 5, seed 0, standard update, 10.5 MB of counters.
+// x 5, seed 0, standard update, 10.5 MB of counters. It is the one place the
+// defaults live.
 func DefaultConfig() Config {
 	return Config{Width: DefaultWidth, Depth: DefaultDepth}
 }
 
-// withDefaults fills the zero fields with their documented defaults.
-func (c Config) withDefaults() Config {
-	if c.Width == 0 {
-		c.Width = DefaultWidth
-	}
-	if c.Depth == 0 {
-		c.Depth = DefaultDepth
-	}
-	return c
+// invalid is a setting error for field that wraps both ErrConfig and
+// setting.ErrConfig.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrConfig, setting.Invalid(field, format, args...))
 }
 
-// Validate reports whether c (after zero fields take their defaults) can
-// build a sketch; the error wraps ErrConfig and says what to change.
+// Validate reports whether c can build a sketch; every error wraps ErrConfig
+// and setting.ErrConfig, names the field (Width, Depth) and says what to
+// change.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	var errs []error
 	switch {
+	case c.Width == 0:
+		errs = append(errs, invalid("Width", "must be positive (default %v)", DefaultWidth))
 	case c.Width < 0:
-		return fmt.Errorf("%w: width %d is negative: use a power of two such as %d", ErrConfig, c.Width, DefaultWidth)
+		errs = append(errs, invalid("Width", "%d is negative: use a power of two such as %d", c.Width, DefaultWidth))
 	case c.Width&(c.Width-1) != 0:
 		lo := 1 << (bits.Len(uint(c.Width)) - 1)
-		return fmt.Errorf("%w: width %d is not a power of two: use %d or %d", ErrConfig, c.Width, lo, lo*2)
+		errs = append(errs, invalid("Width", "%d is not a power of two: use %d or %d", c.Width, lo, lo*2))
+	}
+	switch {
+	case c.Depth == 0:
+		errs = append(errs, invalid("Depth", "must be positive (default %v)", DefaultDepth))
 	case c.Depth < 0 || c.Depth > MaxDepth:
-		return fmt.Errorf("%w: depth %d is out of range: use 1..%d (default %d)", ErrConfig, c.Depth, MaxDepth, DefaultDepth)
-	case c.Width > MaxBytes/8/c.Depth:
-		return fmt.Errorf("%w: width %d x depth %d needs %d bytes, over the %d-byte limit: lower width or depth",
-			ErrConfig, c.Width, c.Depth, uint64(c.Width)*uint64(c.Depth)*8, MaxBytes)
+		errs = append(errs, invalid("Depth", "%d is out of range: use 1..%d (default %d)", c.Depth, MaxDepth, DefaultDepth))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if c.Width > MaxBytes/8/c.Depth {
+		return invalid("Width", "%d x depth %d needs %d bytes, over the %d-byte limit: lower width or depth",
+			c.Width, c.Depth, uint64(c.Width)*uint64(c.Depth)*8, MaxBytes)
 	}
 	return nil
 }
 
-// Bytes returns the memory of the counters, Width*Depth*8 bytes (after zero
-// fields take their defaults). The Sketch struct adds about 100 bytes.
+// Bytes returns the memory of the counters, Width*Depth*8 bytes. The Sketch
+// struct adds about 100 bytes.
 func (c Config) Bytes() int {
-	c = c.withDefaults()
 	return c.Width * c.Depth * 8
 }
 
@@ -123,7 +135,6 @@ type Sketch struct {
 
 // New returns an empty sketch for cfg, or an error wrapping ErrConfig.
 func New(cfg Config) (*Sketch, error) {
-	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"trending/internal/setting"
 )
 
 // keyOf is the test key for item id: 11 bytes, like a video id.
@@ -43,7 +46,6 @@ func TestConfigValidate(t *testing.T) {
 		cfg     Config
 		wantErr string // substring; "" means valid
 	}{
-		{"zero value takes defaults", Config{}, ""},
 		{"default", DefaultConfig(), ""},
 		{"width one", Config{Width: 1, Depth: 1}, ""},
 		{"largest depth", Config{Width: 1024, Depth: MaxDepth}, ""},
@@ -74,7 +76,9 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	s := mustNew(t, Config{Seed: 7})
+	cfg := DefaultConfig()
+	cfg.Seed = 7
+	s := mustNew(t, cfg)
 	want := Config{Width: 1 << 18, Depth: 5, Seed: 7}
 	if got := s.Config(); got != want {
 		t.Fatalf("Config() = %+v, want %+v", got, want)
@@ -82,8 +86,43 @@ func TestDefaults(t *testing.T) {
 	if got := DefaultConfig().Bytes(); got != 10485760 {
 		t.Fatalf("DefaultConfig().Bytes() = %d, want 10485760 (5 x 2^18 x 8 B, ~10.5 MB)", got)
 	}
-	if got := (Config{}).Bytes(); got != DefaultConfig().Bytes() {
-		t.Fatalf("zero Config Bytes() = %d, want the default's", got)
+}
+
+// TestZeroMeansZero: DefaultConfig is where the defaults live. A zero Width or Depth is
+// refused by name, not replaced by the default, and a zero Seed or Conservative is kept.
+func TestZeroMeansZero(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+	for _, tc := range []struct {
+		name   string
+		cfg    Config
+		fields []string
+	}{
+		{"zero width", Config{Depth: DefaultDepth}, []string{"Width"}},
+		{"zero depth", Config{Width: DefaultWidth}, []string{"Depth"}},
+		{"zero value", Config{}, []string{"Width", "Depth"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.cfg)
+			if !errors.Is(err, setting.ErrConfig) || !errors.Is(err, ErrConfig) {
+				t.Fatalf("New(%+v) = %v, want an error wrapping setting.ErrConfig and ErrConfig", tc.cfg, err)
+			}
+			var got []string
+			for _, e := range setting.Errors(err) {
+				got = append(got, e.Field)
+			}
+			if !slices.Equal(got, tc.fields) {
+				t.Fatalf("New(%+v) names %v, want %v (%v)", tc.cfg, got, tc.fields, err)
+			}
+		})
+	}
+	if got := (Config{}).Bytes(); got != 0 {
+		t.Fatalf("zero Config Bytes() = %d, want 0: a zero shape has no counters", got)
+	}
+	s := mustNew(t, Config{Width: 8, Depth: 2})
+	if got := s.Config(); got != (Config{Width: 8, Depth: 2}) {
+		t.Fatalf("Config() = %+v: zero Seed and Conservative must stay zero", got)
 	}
 }
 

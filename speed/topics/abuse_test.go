@@ -8,10 +8,12 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"trending/internal/setting"
 )
 
 func TestDedupe(t *testing.T) {
-	d, err := NewDedupe(DedupeConfig{Capacity: 1024})
+	d, err := NewDedupe(DedupeConfig{Capacity: 1024, TTL: rules.DefaultDedupeTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func TestDedupe(t *testing.T) {
 // (it is allocated once), the heap does not grow, and pairs from the last minutes, which
 // fit easily, are still remembered.
 func TestDedupeMemoryFixed(t *testing.T) {
-	d, err := NewDedupe(DedupeConfig{})
+	d, err := NewDedupe(DefaultDedupeConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +89,7 @@ func TestDedupeMemoryFixed(t *testing.T) {
 // TestDedupeEvicts: a table too small for the live pairs evicts instead of growing, and
 // says so.
 func TestDedupeEvicts(t *testing.T) {
-	d, _ := NewDedupe(DedupeConfig{Capacity: 64})
+	d, _ := NewDedupe(DedupeConfig{Capacity: 64, TTL: rules.DefaultDedupeTTL})
 	for i := range 1000 {
 		d.First(PairHash("u", fmt.Sprint(i)), 0)
 	}
@@ -97,9 +99,27 @@ func TestDedupeEvicts(t *testing.T) {
 }
 
 func TestDedupeConfigValidate(t *testing.T) {
-	for _, c := range []DedupeConfig{{Capacity: 100}, {Capacity: 4}, {TTL: 30 * time.Second}, {TTL: 90 * time.Second}, {TTL: 48 * time.Hour}} {
-		if err := c.Validate(); !errors.Is(err, rules.ErrConfig) {
-			t.Errorf("%+v: Validate = %v", c, err)
+	if err := DefaultDedupeConfig().Validate(); err != nil {
+		t.Fatalf("DefaultDedupeConfig: %v", err)
+	}
+	for _, tc := range []struct {
+		c     DedupeConfig
+		field string
+	}{
+		{DedupeConfig{Capacity: 100, TTL: rules.DefaultDedupeTTL}, "Capacity"},
+		{DedupeConfig{Capacity: 4, TTL: rules.DefaultDedupeTTL}, "Capacity"},
+		{DedupeConfig{TTL: rules.DefaultDedupeTTL}, "Capacity"},
+		{DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: 30 * time.Second}, "TTL"},
+		{DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: 90 * time.Second}, "TTL"},
+		{DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: 48 * time.Hour}, "TTL"},
+		{DedupeConfig{Capacity: DefaultDedupeCapacity}, "TTL"},
+	} {
+		err := tc.c.Validate()
+		if es := setting.Errors(err); !errors.Is(err, rules.ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != tc.field {
+			t.Errorf("%+v: Validate = %v, want one setting error naming %s", tc.c, err, tc.field)
+		}
+		if _, err := NewDedupe(tc.c); !errors.Is(err, setting.ErrConfig) {
+			t.Errorf("%+v: NewDedupe = %v, want it refused", tc.c, err)
 		}
 	}
 }
@@ -108,7 +128,7 @@ func TestWeightAndShare(t *testing.T) {
 	if rules.Tenths(true) != 3 || rules.Tenths(false) != 10 {
 		t.Fatal("tenths")
 	}
-	var wc rules.WeightConfig
+	wc := rules.DefaultWeightConfig()
 	if !wc.IsNew(24*time.Hour) || wc.IsNew(60*24*time.Hour) {
 		t.Error("IsNew with the 30-day default")
 	}

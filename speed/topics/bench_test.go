@@ -51,7 +51,7 @@ func BenchmarkRefresh(b *testing.B) {
 }
 
 func BenchmarkDedupeFirst(b *testing.B) {
-	d, _ := NewDedupe(DedupeConfig{})
+	d, _ := NewDedupe(DefaultDedupeConfig())
 	b.ReportAllocs()
 	for i := range b.N {
 		d.First(uint64(i)*0x9E3779B97F4A7C15, int64(i>>14))

@@ -3,7 +3,7 @@ package topics
 import (
 	rules "trending/model/topics"
 
-	"fmt"
+	"errors"
 	"time"
 
 	"trending/speed/sketch"
@@ -21,37 +21,33 @@ const (
 	dedupeSeed = 0x7d0b1c5e
 )
 
-// DedupeConfig sizes a Dedupe.
+// DedupeConfig sizes a Dedupe. Start from DefaultDedupeConfig: a zero field means zero,
+// and both must be positive.
 type DedupeConfig struct {
-	// Capacity is the number of pairs held, a power of two >= 8. Zero means
-	// DefaultDedupeCapacity (2^19, 4 MiB). Memory is Capacity x 8 bytes and never grows.
+	// Capacity is the number of pairs held, a power of two >= 8 (default
+	// DefaultDedupeCapacity, 2^19, 4 MiB). Memory is Capacity x 8 bytes and never grows.
 	Capacity int
-	// TTL is how long a pair suppresses repeats, whole minutes from 1 minute to 24 hours.
-	// Zero means rules.DefaultDedupeTTL (15 minutes).
+	// TTL is how long a pair suppresses repeats, whole minutes from 1 minute to 24 hours
+	// (default rules.DefaultDedupeTTL, 15 minutes).
 	TTL time.Duration
 }
 
-func (c DedupeConfig) withDefaults() DedupeConfig {
-	if c.Capacity == 0 {
-		c.Capacity = DefaultDedupeCapacity
-	}
-	if c.TTL == 0 {
-		c.TTL = rules.DefaultDedupeTTL
-	}
-	return c
+// DefaultDedupeConfig returns the defaults: 2^19 pairs for 15 minutes.
+func DefaultDedupeConfig() DedupeConfig {
+	return DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: rules.DefaultDedupeTTL}
 }
 
-// Validate reports whether c (after defaults) can build a Dedupe; the error wraps rules.ErrConfig.
+// Validate reports whether c can build a Dedupe; every error wraps rules.ErrConfig and
+// setting.ErrConfig and names the field (Capacity, TTL).
 func (c DedupeConfig) Validate() error {
-	c = c.withDefaults()
-	switch {
-	case c.Capacity < dedupeWays || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > 1<<28:
-		return fmt.Errorf("%w: dedupe capacity %d must be a power of two from %d to 2^28 (default %d)",
-			rules.ErrConfig, c.Capacity, dedupeWays, DefaultDedupeCapacity)
-	case c.TTL < time.Minute || c.TTL > 24*time.Hour || c.TTL%time.Minute != 0:
-		return fmt.Errorf("%w: dedupe ttl %v must be whole minutes from 1m to 24h (default 15m)", rules.ErrConfig, c.TTL)
+	var errs []error
+	if c.Capacity < dedupeWays || c.Capacity&(c.Capacity-1) != 0 || c.Capacity > 1<<28 {
+		errs = append(errs, invalid("Capacity", "%d must be a power of two from %d to 2^28 (default %d)", c.Capacity, dedupeWays, DefaultDedupeCapacity))
 	}
-	return nil
+	if c.TTL < time.Minute || c.TTL > 24*time.Hour || c.TTL%time.Minute != 0 {
+		errs = append(errs, invalid("TTL", "%v must be whole minutes from 1m to 24h (default %v)", c.TTL, rules.DefaultDedupeTTL))
+	}
+	return errors.Join(errs...)
 }
 
 // Dedupe remembers hashed (user, topic) pairs so that a user counts once per topic per TTL.
@@ -84,7 +80,6 @@ func NewDedupe(cfg DedupeConfig) (*Dedupe, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	return &Dedupe{
 		slots:   make([]uint64, cfg.Capacity),
 		buckets: uint64(cfg.Capacity/dedupeWays - 1),

@@ -19,8 +19,9 @@ func TestWindowMatchesBruteForce(t *testing.T) {
 	for seed := range uint64(5) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))
-			cfg := Config{Regions: []string{"a", "b", "c"}, Width: 1 << 14, BaselineWidth: 1 << 8,
-				Dedupe: DedupeConfig{Capacity: 1 << 10}, Candidates: 60, ListSize: 10}
+			cfg := DefaultConfig()
+			cfg.Regions, cfg.Width, cfg.BaselineWidth = []string{"a", "b", "c"}, 1<<14, 1<<8
+			cfg.Dedupe.Capacity, cfg.Candidates, cfg.ListSize = 1<<10, 60, 10
 			s := newState(t, cfg, nil)
 			type rec struct {
 				minute int64

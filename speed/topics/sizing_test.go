@@ -60,7 +60,9 @@ func TestRequirementSizing(t *testing.T) {
 // sketch's bound, in mentions, is the design's 1.35 (our counts are tenths, so N is ten
 // times larger and divided back).
 func TestSizingMatchesState(t *testing.T) {
-	s := newState(t, Config{Dedupe: DedupeConfig{Capacity: 1 << 10}, Regions: []string{"us"}}, nil)
+	cfg := DefaultConfig()
+	cfg.Dedupe.Capacity, cfg.Regions = 1<<10, []string{"us"}
+	s := newState(t, cfg, nil)
 	for i := range 16260 {
 		s.Add(Mention{Topic: "t" + string(rune('a'+i%26)), Region: "us", TS: t0})
 	}

@@ -4,12 +4,14 @@ import (
 	rules "trending/model/topics"
 
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"trending/internal/setting"
 	"trending/speed/sketch"
 )
 
@@ -41,7 +43,8 @@ const (
 // pair.
 const keySep = "\x1f"
 
-// Config is one partition's trending-topics settings.
+// Config is one partition's trending-topics settings. Start from DefaultConfig: a zero field
+// means zero, and every size below must be positive (New refuses a zero one by name).
 type Config struct {
 	// Regions are the regional lists, besides rules.World. Each is 1-64 bytes with no control
 	// characters, unique, not "world". A mention from a region not listed counts towards
@@ -53,8 +56,8 @@ type Config struct {
 	// Window is the list window, whole minutes from 1 to 60. Default 15 minutes.
 	Window time.Duration
 	// Width, Depth and Seed shape the minute sketches (and the running window sketch).
-	// Defaults 65,536, 5 and 0. Every mention adds two keys, so the width is twice what
-	// the topics alone would need.
+	// Defaults 65,536, 5 and 0; a zero Width or Depth is refused, a zero Seed is seed 0.
+	// Every mention adds two keys, so the width is twice what the topics alone would need.
 	Width, Depth int
 	Seed         uint64
 	// BaselineWidth is the hourly sketches' width (same depth and seed). Default 16,384.
@@ -66,92 +69,112 @@ type Config struct {
 	Candidates int
 	// ListSize is the length of a public list, 1 to 1,000. Default 50.
 	ListSize int
-	// rules.Surge is the surge score's settings (c, floor, hysteresis).
+	// Surge is the surge score's settings (c, floor, hysteresis). Default
+	// rules.DefaultSurgeConfig(); its Floor 0 means no floor.
 	Surge rules.SurgeConfig
 	// HalfLife is the decayed score's half-life, 1 minute or more. Default 5 minutes.
 	HalfLife time.Duration
-	// Dedupe sizes the user-per-topic table.
+	// Dedupe sizes the user-per-topic table. Default DefaultDedupeConfig().
 	Dedupe DedupeConfig
-	// Weight is the account-age weighting and review cut.
+	// Weight is the account-age weighting and review cut. Default
+	// rules.DefaultWeightConfig(); its NewAccountAge 0 makes no account new.
 	Weight rules.WeightConfig
-	// ReviewMax bounds the review queue. Default 10,000.
+	// ReviewMax bounds the review queue, at least 1. Default 10,000.
 	ReviewMax int
 }
 
 // DefaultConfig returns the default settings (docs/requirements.md, "Trending topics") with no
-// regions.
-func DefaultConfig() Config { return Config{}.withDefaults() }
-
-func (c Config) withDefaults() Config {
-	if c.Window == 0 {
-		c.Window = DefaultWindow
+// regions. It is the one place the defaults live.
+func DefaultConfig() Config {
+	return Config{
+		Window:        DefaultWindow,
+		Width:         DefaultWidth,
+		Depth:         DefaultDepth,
+		BaselineWidth: DefaultBaselineWidth,
+		BaselineDays:  rules.DefaultBaselineDays,
+		Candidates:    DefaultCandidates,
+		ListSize:      rules.DefaultListSize,
+		Surge:         rules.DefaultSurgeConfig(),
+		HalfLife:      DefaultHalfLife,
+		Dedupe:        DefaultDedupeConfig(),
+		Weight:        rules.DefaultWeightConfig(),
+		ReviewMax:     rules.DefaultReviewMax,
 	}
-	if c.Width == 0 {
-		c.Width = DefaultWidth
-	}
-	if c.Depth == 0 {
-		c.Depth = DefaultDepth
-	}
-	if c.BaselineWidth == 0 {
-		c.BaselineWidth = DefaultBaselineWidth
-	}
-	if c.BaselineDays == 0 {
-		c.BaselineDays = rules.DefaultBaselineDays
-	}
-	if c.Candidates == 0 {
-		c.Candidates = DefaultCandidates
-	}
-	if c.ListSize == 0 {
-		c.ListSize = rules.DefaultListSize
-	}
-	if c.HalfLife == 0 {
-		c.HalfLife = DefaultHalfLife
-	}
-	if c.ReviewMax == 0 {
-		c.ReviewMax = rules.DefaultReviewMax
-	}
-	c.Surge = c.Surge.WithDefaults()
-	c.Dedupe = c.Dedupe.withDefaults()
-	c.Weight = c.Weight.WithDefaults()
-	return c
 }
 
-// Validate reports whether c (after defaults) can build a State; the error wraps rules.ErrConfig
-// and says what to change.
+// invalid is a setting error for field (internal/setting) that also wraps rules.ErrConfig.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", rules.ErrConfig, setting.Invalid(field, format, args...))
+}
+
+// nest names every setting error in err (from a nested config's Validate) as a field of
+// parent, "Surge.Floor" for parent "Surge" and field "Floor" (parent "" keeps the field's
+// name), wrapping rules.ErrConfig. An err without setting errors is returned as it is.
+func nest(parent string, err error) error {
+	es := setting.Errors(err)
+	if len(es) == 0 {
+		return err
+	}
+	out := make([]error, len(es))
+	for i, e := range es {
+		field := e.Field
+		if parent != "" {
+			field = parent + "." + field
+		}
+		out[i] = invalid(field, "%s", e.Problem)
+	}
+	return errors.Join(out...)
+}
+
+// Validate reports whether c can build a State; every error wraps rules.ErrConfig, each
+// setting that cannot work also setting.ErrConfig with its field's name ("Window",
+// "Surge.Floor"), and says what to change.
 func (c Config) Validate() error {
-	c = c.withDefaults()
 	if err := rules.ValidateLists(c.Regions, c.Scores); err != nil {
 		return err
 	}
-	switch {
-	case c.Window < time.Minute || c.Window > time.Hour || c.Window%time.Minute != 0:
-		return fmt.Errorf("%w: window %v must be whole minutes from 1m to 60m (default 15m)", rules.ErrConfig, c.Window)
-	case c.BaselineDays < 1 || c.BaselineDays > 28:
-		return fmt.Errorf("%w: baseline days %d must be 1..28 (default 7)", rules.ErrConfig, c.BaselineDays)
-	case c.ListSize < 1 || c.ListSize > 1000:
-		return fmt.Errorf("%w: list size %d must be 1..1000 (default 50)", rules.ErrConfig, c.ListSize)
-	case c.Candidates < c.ListSize || c.Candidates > 10_000:
-		return fmt.Errorf("%w: candidates %d must be from the list size %d to 10000 (default 200)", rules.ErrConfig, c.Candidates, c.ListSize)
-	case c.HalfLife < time.Minute:
-		return fmt.Errorf("%w: half-life %v must be at least 1m (default 5m)", rules.ErrConfig, c.HalfLife)
-	case c.ReviewMax < 1:
-		return fmt.Errorf("%w: review max %d must be positive", rules.ErrConfig, c.ReviewMax)
+	var errs []error
+	if c.Window < time.Minute || c.Window > time.Hour || c.Window%time.Minute != 0 {
+		errs = append(errs, invalid("Window", "%v must be whole minutes from 1m to 60m (default %v)", c.Window, DefaultWindow))
 	}
-	for _, sc := range []sketch.Config{
-		{Width: c.Width, Depth: c.Depth, Seed: c.Seed},
-		{Width: c.BaselineWidth, Depth: c.Depth, Seed: c.Seed},
-	} {
-		if err := sc.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", rules.ErrConfig, err)
+	if c.BaselineDays < 1 || c.BaselineDays > 28 {
+		errs = append(errs, invalid("BaselineDays", "%d must be 1..28 (default %d)", c.BaselineDays, rules.DefaultBaselineDays))
+	}
+	switch {
+	case c.ListSize < 1 || c.ListSize > 1000:
+		errs = append(errs, invalid("ListSize", "%d must be 1..1000 (default %d)", c.ListSize, rules.DefaultListSize))
+	case c.Candidates < c.ListSize || c.Candidates > 10_000:
+		errs = append(errs, invalid("Candidates", "%d must be from the list size %d to 10000 (default %d)", c.Candidates, c.ListSize, DefaultCandidates))
+	}
+	if c.HalfLife < time.Minute {
+		errs = append(errs, invalid("HalfLife", "%v must be at least 1m (default %v)", c.HalfLife, DefaultHalfLife))
+	}
+	if c.ReviewMax < 1 {
+		errs = append(errs, invalid("ReviewMax", "%d must be positive (default %d)", c.ReviewMax, rules.DefaultReviewMax))
+	}
+	minute := sketch.Config{Width: c.Width, Depth: c.Depth, Seed: c.Seed}
+	if err := minute.Validate(); err != nil {
+		errs = append(errs, nest("", err))
+	}
+	baseline := sketch.Config{Width: c.BaselineWidth, Depth: c.Depth, Seed: c.Seed}
+	if err := baseline.Validate(); err != nil {
+		// Depth is the minute sketches' too: report it once.
+		for _, e := range setting.Errors(err) {
+			if e.Field == "Width" {
+				errs = append(errs, invalid("BaselineWidth", "%s", e.Problem))
+			}
 		}
 	}
 	if err := c.Surge.Validate(); err != nil {
-		return err
+		errs = append(errs, nest("Surge", err))
 	}
 	if err := c.Dedupe.Validate(); err != nil {
-		return err
+		errs = append(errs, nest("Dedupe", err))
 	}
-	return c.Weight.Validate()
+	if err := c.Weight.Validate(); err != nil {
+		errs = append(errs, nest("Weight", err))
+	}
+	return errors.Join(errs...)
 }
 
 // Mention is one mention of a topic: what the event decoder hands the State.
@@ -214,7 +237,6 @@ func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	d, err := NewDedupe(cfg.Dedupe)
 	if err != nil {
 		return nil, err

@@ -8,21 +8,23 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
+
+	"trending/internal/setting"
 )
 
 // t0 is 12:00 UTC on a Tuesday; the tests count in the hour from t0.
 var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 func smallConfig() Config {
-	return Config{
-		Regions:       []string{"us", "jp"},
-		Scores:        map[string]rules.Score{"us": rules.Surge, "jp": rules.Decayed},
-		Width:         1 << 12,
-		BaselineWidth: 1 << 10,
-		Dedupe:        DedupeConfig{Capacity: 1 << 12},
-	}
+	c := DefaultConfig()
+	c.Regions = []string{"us", "jp"}
+	c.Scores = map[string]rules.Score{"us": rules.Surge, "jp": rules.Decayed}
+	c.Width, c.BaselineWidth = 1<<12, 1<<10
+	c.Dedupe.Capacity = 1 << 12
+	return c
 }
 
 func newState(t testing.TB, cfg Config, bl *rules.Blocklist) *State {
@@ -85,6 +87,70 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := smallConfig().Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestZeroMeansZero: DefaultConfig is where the defaults live and New accepts it; a zero size
+// is refused by its field's name instead of taking the default; a zero surge floor means no
+// floor.
+func TestZeroMeansZero(t *testing.T) {
+	if _, err := New(DefaultConfig(), nil); err != nil {
+		t.Fatalf("New(DefaultConfig()) = %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		zero  func(*Config)
+	}{
+		{"Window", func(c *Config) { c.Window = 0 }},
+		{"Width", func(c *Config) { c.Width = 0 }},
+		{"Depth", func(c *Config) { c.Depth = 0 }},
+		{"BaselineWidth", func(c *Config) { c.BaselineWidth = 0 }},
+		{"BaselineDays", func(c *Config) { c.BaselineDays = 0 }},
+		{"Candidates", func(c *Config) { c.Candidates = 0 }},
+		{"ListSize", func(c *Config) { c.ListSize = 0 }},
+		{"HalfLife", func(c *Config) { c.HalfLife = 0 }},
+		{"ReviewMax", func(c *Config) { c.ReviewMax = 0 }},
+		{"Dedupe.Capacity", func(c *Config) { c.Dedupe.Capacity = 0 }},
+		{"Dedupe.TTL", func(c *Config) { c.Dedupe.TTL = 0 }},
+		{"Surge.Smoothing", func(c *Config) { c.Surge.Smoothing = 0 }},
+		{"Surge.Stay", func(c *Config) { c.Surge.Stay = 0 }},
+		{"Weight.ReviewShare", func(c *Config) { c.Weight.ReviewShare = 0 }},
+		{"Weight.ReviewCut", func(c *Config) { c.Weight.ReviewCut = 0 }},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.zero(&c)
+			_, err := New(c, nil)
+			var fields []string
+			for _, e := range setting.Errors(err) {
+				fields = append(fields, e.Field)
+			}
+			if !errors.Is(err, rules.ErrConfig) || !errors.Is(err, setting.ErrConfig) || !slices.Equal(fields, []string{tc.field}) {
+				t.Fatalf("New = %v (fields %v), want one setting error naming %s", err, fields, tc.field)
+			}
+		})
+	}
+	if n := len(setting.Errors((Config{}).Validate())); n < 10 {
+		t.Errorf("zero Config: %d setting errors, want every size named: %v", n, (Config{}).Validate())
+	}
+
+	scored := func(floor float64) bool {
+		c := smallConfig()
+		c.Surge.Floor = floor
+		s := newState(t, c, nil)
+		mention(s, "drizzle", "", t0, 5, false)
+		rs, err := s.Rank(rules.World)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, ok := find(rs, "drizzle")
+		return ok && r.scored
+	}
+	if scored(rules.DefaultFloor) {
+		t.Fatal("5 mentions passed the default floor of 300: the test cannot tell floors apart")
+	}
+	if !scored(0) {
+		t.Error("Surge.Floor 0: 5 mentions not scored; zero must mean no floor, not the default")
 	}
 }
 
@@ -454,7 +520,8 @@ func stripListed(rs []Ranked) []Ranked {
 }
 
 func FuzzRestore(f *testing.F) {
-	cfg := Config{Regions: []string{"us"}, Width: 64, BaselineWidth: 64, Dedupe: DedupeConfig{Capacity: 64}, Candidates: 8, ListSize: 4}
+	cfg := DefaultConfig()
+	cfg.Regions, cfg.Width, cfg.BaselineWidth, cfg.Dedupe.Capacity, cfg.Candidates, cfg.ListSize = []string{"us"}, 64, 64, 64, 8, 4
 	s, _ := New(cfg, nil)
 	mention(s, "a", "us", t0, 30, false)
 	mention(s, "b", "us", t0.Add(-24*time.Hour), 3, true)

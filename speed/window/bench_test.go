@@ -65,9 +65,13 @@ func BenchmarkUpdate(b *testing.B) {
 		name string
 		cfg  Config
 	}{
-		{"exact-hour", Config{Windows: hour}},
-		{"sketch-hour", Config{Windows: sketchHour, Sketch: sketch.Config{Width: 1 << 14, Depth: 4}}},
-		{"default-full", Config{}},
+		{"exact-hour", windowsConfig(hour)},
+		{"sketch-hour", func() Config {
+			c := windowsConfig(sketchHour)
+			c.Sketch = sketch.Config{Width: 1 << 14, Depth: 4}
+			return c
+		}()},
+		{"default-full", DefaultConfig()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -144,11 +148,11 @@ func hourState(b *testing.B, cfg Config, perMinute int) (*Partition, int) {
 // takes per (minute, item) entry, with runtime.MemStats, against the capacity
 // arithmetic's budget of 50 bytes (docs/requirements.md). One op builds the state.
 func BenchmarkBytesPerEntry(b *testing.B) {
-	hourOnly := Config{Windows: []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}}}
-	hourDay := Config{Windows: []WindowConfig{
+	hourOnly := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+	hourDay := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
 		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-	}}
+	})
 	for _, bc := range []struct {
 		name string
 		cfg  Config
@@ -184,7 +188,7 @@ func BenchmarkBytesPerEntry(b *testing.B) {
 // minute's events are added outside the timer.
 func BenchmarkSlide(b *testing.B) {
 	const perMinute = 100_000
-	cfg := Config{Windows: []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}}}
+	cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
 	p, _ := hourState(b, cfg, perMinute)
 	hourDistinct := perMinute * 15
 	r := rand.New(rand.NewPCG(5, 6))
@@ -211,11 +215,11 @@ func BenchmarkSlide(b *testing.B) {
 // minute (1.2M minute entries, 300,000 items). B/entry is the snapshot's
 // size per bucket entry held.
 func BenchmarkSnapshot(b *testing.B) {
-	cfg := Config{Windows: []WindowConfig{
+	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
 		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
 		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
-	}}
+	})
 	p, _ := hourState(b, cfg, 20_000)
 	snap, err := p.MarshalBinary()
 	if err != nil {
@@ -244,7 +248,7 @@ func BenchmarkSnapshot(b *testing.B) {
 
 // BenchmarkTop measures one Top scan of the exact hour window above.
 func BenchmarkTop(b *testing.B) {
-	cfg := Config{Windows: []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}}}
+	cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
 	p, _ := hourState(b, cfg, 20_000)
 	b.ReportAllocs()
 	b.ResetTimer()

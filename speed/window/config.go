@@ -1,10 +1,12 @@
 package window
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"trending/internal/setting"
 	"trending/speed/sketch"
 )
 
@@ -87,19 +89,24 @@ type WindowConfig struct {
 	// Span is a calendar window's UTC period: SpanHour, SpanDay or
 	// SpanMonth. Sliding and all-time windows must leave it empty.
 	Span string
-	// Mode is Exact, Sketch or Auto; empty means Auto.
+	// Mode is Exact, Sketch or Auto; empty means Auto, which picks from Kind
+	// and Length (see Auto).
 	Mode Mode
 }
 
-// Config configures a Partition. The zero value of every field means its
-// documented default; DefaultConfig returns them filled in.
+// Config configures a Partition. Start from DefaultConfig, which holds every
+// default: a zero field means zero. Where zero cannot work (no Windows, K 0,
+// M 0, a zero Sketch shape with a sketch window) New refuses it by the
+// field's name; where it is a setting (AllowedLateness, CandidateFloor,
+// SinceDays) it means what the field says. CandidateCap 0 is derived: 8*M*K.
 type Config struct {
 	// Windows are the windows every partition counts. Default: the
 	// sliding hour (60 minute buckets, exact), sliding day (24 hourly
 	// buckets, exact), sliding month (30 daily sketches, sketch), and the
 	// calendar hour and day (exact) and month (sketch), named "hour", "day",
 	// "month", "calendar-hour", "calendar-day" and "calendar-month", and
-	// the all-time window (sketch), named "all" (docs/requirements.md).
+	// the all-time window (sketch), named "all" (docs/requirements.md):
+	// DefaultWindows(). At least one; nil or empty is refused.
 	Windows []WindowConfig
 	// K is the size of the served list, 1..MaxK. Default 100.
 	K int
@@ -110,17 +117,20 @@ type Config struct {
 	M int
 	// AllowedLateness is how far behind the largest event time seen the
 	// watermark trails; a minute closes when the watermark passes its end.
-	// At most MaxLateness; zero means the default, and a negative value means
-	// no lateness at all. Default 30s: events are pre-summed per server per
+	// 0 means no lateness at all: a minute closes as soon as an event of a
+	// later minute arrives. At most MaxLateness; negative is refused.
+	// Default 30s: events are pre-summed per server per
 	// second, so producer batching and Kafka delivery put most stragglers
 	// within seconds, and a later event is still counted (Late) wherever
 	// its window has not moved past it. Larger values delay every list by
 	// the same amount.
 	AllowedLateness time.Duration
 	// Sketch shapes every count-min sketch. Default sketch.DefaultConfig()
-	// (2^18 x 5, 10.5 MB). Sliding-window sketches always use standard
-	// update, because their buckets are subtracted; Conservative applies to
-	// calendar and all-time sketches only, which are never subtracted.
+	// (2^18 x 5, 10.5 MB); with a sketch window a zero Width or Depth is
+	// refused ("Sketch.Width"), with none the shape is unused. Sliding-window
+	// sketches always use standard update, because their buckets are
+	// subtracted; Conservative applies to calendar and all-time sketches
+	// only, which are never subtracted.
 	Sketch sketch.Config
 	// CandidateFloor is the fixed part of the sketch windows' candidate
 	// floor: an item becomes a candidate when its running estimate reaches
@@ -130,8 +140,9 @@ type Config struct {
 	CandidateFloor uint64
 	// CandidateCap bounds a sketch window's candidate set between hourly
 	// re-estimations: when it grows past CandidateCap the window
-	// re-estimates at once. At least M*K. Zero means 8*M*K (also in
-	// DefaultConfig, so that changing K or M keeps it in step).
+	// re-estimates at once. At least M*K. Zero is derived: 8*M*K, the
+	// default (DefaultConfig leaves it 0, so that changing K or M keeps it
+	// in step).
 	CandidateCap int
 	// SinceDays, when positive, makes the partition count every item
 	// exactly from the time boundary B (SetBoundary, the batch layer's
@@ -171,33 +182,15 @@ func DefaultWindows() []WindowConfig {
 	}
 }
 
-// withDefaults fills zero fields with their defaults and resolves Auto modes.
-func (c Config) withDefaults() Config {
-	if c.Windows == nil {
-		c.Windows = DefaultWindows()
-	} else {
+// normalized returns c as a Partition keeps it: the windows copied with
+// Auto modes resolved, and a zero CandidateCap derived as 8*M*K. It fills in
+// no default.
+func (c Config) normalized() Config {
+	if c.Windows != nil {
 		c.Windows = append([]WindowConfig(nil), c.Windows...)
 	}
 	for i := range c.Windows {
 		c.Windows[i] = c.Windows[i].resolved()
-	}
-	if c.K == 0 {
-		c.K = 100
-	}
-	if c.M == 0 {
-		c.M = 3
-	}
-	switch {
-	case c.AllowedLateness == 0:
-		c.AllowedLateness = 30 * time.Second
-	case c.AllowedLateness < 0:
-		c.AllowedLateness = -1 // "none", kept distinct from "default"
-	}
-	if c.Sketch.Width == 0 {
-		c.Sketch.Width = sketch.DefaultWidth
-	}
-	if c.Sketch.Depth == 0 {
-		c.Sketch.Depth = sketch.DefaultDepth
 	}
 	if c.CandidateCap == 0 {
 		c.CandidateCap = 8 * c.M * c.K
@@ -220,80 +213,100 @@ func (w WindowConfig) resolved() WindowConfig {
 	return w
 }
 
-// Validate reports whether c (after zero fields take their defaults) can
-// build a Partition; the error wraps ErrConfig and says what to change.
+// invalid is a setting error for field (internal/setting) that also wraps
+// ErrConfig.
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrConfig, setting.Invalid(field, format, args...))
+}
+
+// Validate reports whether c can build a Partition; every error wraps
+// ErrConfig and setting.ErrConfig, names the field ("K", "Sketch.Width",
+// "Windows") and says what to change. Several are joined.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c = c.normalized()
+	d := DefaultConfig()
+	var errs []error
+	kOK, mOK := c.K >= 1 && c.K <= MaxK, c.M >= 1 && c.M <= MaxM
+	if !kOK {
+		errs = append(errs, invalid("K", "%d is out of range: use 1..%d (default %d)", c.K, MaxK, d.K))
+	}
+	if !mOK {
+		errs = append(errs, invalid("M", "%d is out of range: use 1..%d (default %d)", c.M, MaxM, d.M))
+	}
 	switch {
-	case c.K < 1 || c.K > MaxK:
-		return fmt.Errorf("%w: K %d is out of range: use 1..%d (default 100)", ErrConfig, c.K, MaxK)
-	case c.M < 1 || c.M > MaxM:
-		return fmt.Errorf("%w: M %d is out of range: use 1..%d (default 3)", ErrConfig, c.M, MaxM)
+	case c.AllowedLateness < 0:
+		errs = append(errs, invalid("AllowedLateness", "%s: must not be negative (0: none; default %s)", c.AllowedLateness, d.AllowedLateness))
 	case c.AllowedLateness > MaxLateness:
-		return fmt.Errorf("%w: allowed lateness %s is over %s: lower it (default 30s; negative means none)", ErrConfig, c.AllowedLateness, MaxLateness)
-	case c.AllowedLateness > 0 && c.AllowedLateness%time.Millisecond != 0:
-		return fmt.Errorf("%w: allowed lateness %s is not a whole number of milliseconds", ErrConfig, c.AllowedLateness)
-	case c.CandidateCap < c.M*c.K:
-		return fmt.Errorf("%w: candidate cap %d is below M*K = %d: raise it (default 8*M*K)", ErrConfig, c.CandidateCap, c.M*c.K)
-	case c.SinceDays < 0 || c.SinceDays > MaxSinceDays:
-		return fmt.Errorf("%w: since days %d is out of range: use 0..%d (0 keeps no counts since a boundary)", ErrConfig, c.SinceDays, MaxSinceDays)
+		errs = append(errs, invalid("AllowedLateness", "%s is over %s: lower it (default %s)", c.AllowedLateness, MaxLateness, d.AllowedLateness))
+	case c.AllowedLateness%time.Millisecond != 0:
+		errs = append(errs, invalid("AllowedLateness", "%s is not a whole number of milliseconds", c.AllowedLateness))
+	}
+	if kOK && mOK && c.CandidateCap < c.M*c.K {
+		errs = append(errs, invalid("CandidateCap", "%d is below M*K = %d: raise it (0: 8*M*K, the default)", c.CandidateCap, c.M*c.K))
+	}
+	if c.SinceDays < 0 || c.SinceDays > MaxSinceDays {
+		errs = append(errs, invalid("SinceDays", "%d is out of range: use 0..%d (0 keeps no counts since a boundary)", c.SinceDays, MaxSinceDays))
+	}
+	switch {
 	case len(c.Windows) == 0:
-		return fmt.Errorf("%w: no windows: configure at least one (nil means the defaults)", ErrConfig)
+		errs = append(errs, invalid("Windows", "no windows: configure at least one (default DefaultWindows())"))
 	case len(c.Windows) > MaxWindows:
-		return fmt.Errorf("%w: %d windows: at most %d", ErrConfig, len(c.Windows), MaxWindows)
-	}
-	seen := make(map[string]bool, len(c.Windows))
-	anySketch := false
-	for _, w := range c.Windows {
-		if err := w.validate(); err != nil {
-			return err
+		errs = append(errs, invalid("Windows", "%d windows: at most %d", len(c.Windows), MaxWindows))
+	default:
+		seen := make(map[string]bool, len(c.Windows))
+		for _, w := range c.Windows {
+			if err := w.validate(); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if seen[w.Name] {
+				errs = append(errs, invalid("Windows", "window name %q is used twice: names must be unique", w.Name))
+			}
+			seen[w.Name] = true
 		}
-		if seen[w.Name] {
-			return fmt.Errorf("%w: window name %q is used twice: names must be unique", ErrConfig, w.Name)
-		}
-		seen[w.Name] = true
-		anySketch = anySketch || w.Mode == Sketch
 	}
-	if anySketch {
+	if c.anySketch() {
 		if err := c.Sketch.Validate(); err != nil {
-			return fmt.Errorf("%w: sketch: %w", ErrConfig, err)
+			for _, e := range setting.Errors(err) {
+				errs = append(errs, invalid("Sketch."+e.Field, "%s", e.Problem))
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // validate checks one resolved window.
 func (w WindowConfig) validate() error {
 	if w.Name == "" || strings.TrimLeft(w.Name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" || len(w.Name) > 64 {
-		return fmt.Errorf("%w: window name %q: use 1 to 64 lowercase letters, digits, '-' or '_'", ErrConfig, w.Name)
+		return invalid("Windows", "window name %q: use 1 to 64 lowercase letters, digits, '-' or '_'", w.Name)
 	}
 	if w.Mode != Exact && w.Mode != Sketch {
-		return fmt.Errorf("%w: window %q: mode %q: use %q, %q or %q", ErrConfig, w.Name, w.Mode, Exact, Sketch, Auto)
+		return invalid("Windows", "window %q: mode %q: use %q, %q or %q", w.Name, w.Mode, Exact, Sketch, Auto)
 	}
 	switch w.Kind {
 	case Sliding:
 		if w.Span != "" {
-			return fmt.Errorf("%w: window %q: a sliding window has no span (%q): remove it or make the window calendar", ErrConfig, w.Name, w.Span)
+			return invalid("Windows", "window %q: a sliding window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
 		}
 		if w.Bucket != time.Minute && w.Bucket != time.Hour && w.Bucket != 24*time.Hour {
-			return fmt.Errorf("%w: window %q: bucket %s: use 1m, 1h or 24h", ErrConfig, w.Name, w.Bucket)
+			return invalid("Windows", "window %q: bucket %s: use 1m, 1h or 24h", w.Name, w.Bucket)
 		}
 		if w.Length <= 0 || w.Length%w.Bucket != 0 {
-			return fmt.Errorf("%w: window %q: length %s is not a positive whole number of %s buckets", ErrConfig, w.Name, w.Length, w.Bucket)
+			return invalid("Windows", "window %q: length %s is not a positive whole number of %s buckets", w.Name, w.Length, w.Bucket)
 		}
 		if n := w.Length / w.Bucket; n > MaxBuckets {
-			return fmt.Errorf("%w: window %q: %d buckets of %s: at most %d: use a larger bucket", ErrConfig, w.Name, n, w.Bucket, MaxBuckets)
+			return invalid("Windows", "window %q: %d buckets of %s: at most %d: use a larger bucket", w.Name, n, w.Bucket, MaxBuckets)
 		}
 	case Calendar:
 		if w.Span != SpanHour && w.Span != SpanDay && w.Span != SpanMonth {
-			return fmt.Errorf("%w: window %q: span %q: use %q, %q or %q", ErrConfig, w.Name, w.Span, SpanHour, SpanDay, SpanMonth)
+			return invalid("Windows", "window %q: span %q: use %q, %q or %q", w.Name, w.Span, SpanHour, SpanDay, SpanMonth)
 		}
 	case AllTime:
 		if w.Span != "" {
-			return fmt.Errorf("%w: window %q: an all-time window has no span (%q): remove it or make the window calendar", ErrConfig, w.Name, w.Span)
+			return invalid("Windows", "window %q: an all-time window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
 		}
 	default:
-		return fmt.Errorf("%w: window %q: kind %q: use %q, %q or %q", ErrConfig, w.Name, w.Kind, Sliding, Calendar, AllTime)
+		return invalid("Windows", "window %q: kind %q: use %q, %q or %q", w.Name, w.Kind, Sliding, Calendar, AllTime)
 	}
 	return nil
 }
@@ -336,10 +349,5 @@ func (c Config) anySketch() bool {
 	return false
 }
 
-// latenessMs is the resolved allowed lateness in milliseconds.
-func (c Config) latenessMs() int64 {
-	if c.AllowedLateness < 0 {
-		return 0
-	}
-	return c.AllowedLateness.Milliseconds()
-}
+// latenessMs is the allowed lateness in milliseconds.
+func (c Config) latenessMs() int64 { return c.AllowedLateness.Milliseconds() }

@@ -201,13 +201,13 @@ const LateRetention = 48 * time.Hour
 
 const lateRetentionMin = int64(LateRetention / time.Minute)
 
-// New returns an empty partition for cfg (zero fields take their defaults),
-// or an error wrapping ErrConfig.
+// New returns an empty partition for cfg, or an error wrapping ErrConfig
+// (and setting.ErrConfig, naming the field).
 func New(cfg Config) (*Partition, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.normalized()
 	p := &Partition{
 		cfg:    cfg,
 		lateMs: cfg.latenessMs(),

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"trending/internal/setting"
 	"trending/model/event"
 	"trending/model/topk"
 	"trending/speed/sketch"
@@ -80,7 +81,14 @@ type rec struct {
 	outcome Outcome
 }
 
-func newModel(cfg Config) *model { return &model{cfg: cfg.withDefaults()} }
+func newModel(cfg Config) *model { return &model{cfg: cfg.normalized()} }
+
+// windowsConfig is DefaultConfig with windows ws instead of the default ones.
+func windowsConfig(ws []WindowConfig) Config {
+	c := DefaultConfig()
+	c.Windows = ws
+	return c
+}
 
 func (md *model) windowStart(wc WindowConfig, asOf int64) int64 {
 	b := int64(wc.Bucket / time.Minute)
@@ -197,21 +205,18 @@ func entriesEqual(a, b []topk.Entry) bool {
 
 // exactTestConfig has every window kind, counted exactly, sized for tests.
 func exactTestConfig() Config {
-	return Config{
-		Windows: []WindowConfig{
-			{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact},
-			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-			{Name: "3h", Kind: Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: Exact},
-			{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
-			{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Exact},
-			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
-			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Exact},
-			{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Exact},
-		},
-		K:               3,
-		M:               2,
-		AllowedLateness: time.Minute,
-	}
+	c := windowsConfig([]WindowConfig{
+		{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact},
+		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
+		{Name: "3h", Kind: Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: Exact},
+		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
+		{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Exact},
+		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
+		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Exact},
+		{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Exact},
+	})
+	c.K, c.M, c.AllowedLateness = 3, 2, time.Minute
+	return c
 }
 
 // checkAgainstModel compares every window's Top with the model.
@@ -279,7 +284,7 @@ func TestExactMatchesBruteForce(t *testing.T) {
 		name     string
 		o        streamOpts
 		every    int           // check after every this many events
-		lateness time.Duration // 0: exactTestConfig's minute
+		lateness time.Duration // 0: exactTestConfig's minute; negative: none
 		all      bool          // add an exact all-time window
 	}{
 		{"in-order", streamOpts{seed: 1, n: 8000, items: 40, step: 15 * time.Second, counts: 3}, 97, 0, false},
@@ -297,7 +302,10 @@ func TestExactMatchesBruteForce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := exactTestConfig()
-			if tc.lateness != 0 {
+			switch {
+			case tc.lateness < 0:
+				cfg.AllowedLateness = 0
+			case tc.lateness > 0:
 				cfg.AllowedLateness = tc.lateness
 			}
 			if tc.all {
@@ -541,17 +549,15 @@ func checkInvariants(t *testing.T, p *Partition) {
 }
 
 func TestSketchWindows(t *testing.T) {
-	cfg := Config{
-		Windows: []WindowConfig{
-			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch},
-			{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
-			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
-			{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
-			{Name: "all", Kind: AllTime, Mode: Sketch},
-		},
-		K: 3, M: 2, AllowedLateness: time.Minute,
-		Sketch: sketch.Config{Width: 1 << 12, Depth: 4, Seed: 7},
-	}
+	cfg := windowsConfig([]WindowConfig{
+		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch},
+		{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
+		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+		{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
+		{Name: "all", Kind: AllTime, Mode: Sketch},
+	})
+	cfg.K, cfg.M, cfg.AllowedLateness = 3, 2, time.Minute
+	cfg.Sketch = sketch.Config{Width: 1 << 12, Depth: 4, Seed: 7}
 	for _, conservative := range []bool{false, true} {
 		t.Run(fmt.Sprintf("conservative=%t", conservative), func(t *testing.T) {
 			cfg.Sketch.Conservative = conservative
@@ -593,13 +599,11 @@ func TestSketchWindows(t *testing.T) {
 }
 
 func TestSlidingExpiryAtMinuteBoundaries(t *testing.T) {
-	cfg := Config{
-		Windows: []WindowConfig{
-			{Name: "5min", Kind: Sliding, Length: 5 * time.Minute, Bucket: time.Minute},
-			{Name: "2h", Kind: Sliding, Length: 2 * time.Hour, Bucket: time.Hour},
-		},
-		K: 1, M: 1, AllowedLateness: -1,
-	}
+	cfg := windowsConfig([]WindowConfig{
+		{Name: "5min", Kind: Sliding, Length: 5 * time.Minute, Bucket: time.Minute},
+		{Name: "2h", Kind: Sliding, Length: 2 * time.Hour, Bucket: time.Hour},
+	})
+	cfg.K, cfg.M, cfg.AllowedLateness = 1, 1, 0
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -629,14 +633,12 @@ func TestSlidingExpiryAtMinuteBoundaries(t *testing.T) {
 }
 
 func TestOutcomes(t *testing.T) {
-	cfg := Config{
-		Windows: []WindowConfig{
-			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
-			{Name: "calendar-day", Kind: Calendar, Span: SpanDay},
-		},
-		AllowedLateness: 2 * time.Minute,
-	}
+	cfg := windowsConfig([]WindowConfig{
+		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
+		{Name: "calendar-day", Kind: Calendar, Span: SpanDay},
+	})
+	cfg.AllowedLateness = 2 * time.Minute
 	p, _ := New(cfg)
 	base := t0.Add(3 * time.Hour) // Jan 31 12:00
 	ev := func(d time.Duration) event.Event { return event.Event{ItemID: "a", Count: 1, TS: base.Add(d)} }
@@ -677,7 +679,9 @@ func TestKAndM(t *testing.T) {
 		{1, 1, 10, 1}, {3, 2, 10, 6}, {5, 3, 4, 4}, {1000, 10, 20000, 10000},
 	} {
 		t.Run(fmt.Sprintf("k%d-m%d-items%d", tc.k, tc.m, tc.items), func(t *testing.T) {
-			p, err := New(Config{Windows: []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}}, K: tc.k, M: tc.m})
+			cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+			cfg.K, cfg.M = tc.k, tc.m
+			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -703,9 +707,6 @@ func TestConfigValidate(t *testing.T) {
 	ok := DefaultConfig()
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("default config: %v", err)
-	}
-	if err := (Config{}).Validate(); err != nil {
-		t.Fatalf("zero config: %v", err)
 	}
 	big := DefaultConfig()
 	big.K, big.M = MaxK, MaxM // the candidate cap follows M*K
@@ -736,27 +737,79 @@ func TestConfigValidate(t *testing.T) {
 			c := DefaultConfig()
 			c.Windows = DefaultWindows()
 			tc.mod(&c)
-			if err := c.Validate(); !errors.Is(err, ErrConfig) {
-				t.Fatalf("Validate: %v, want ErrConfig", err)
+			if err := c.Validate(); !errors.Is(err, ErrConfig) || !errors.Is(err, setting.ErrConfig) {
+				t.Fatalf("Validate: %v, want ErrConfig and setting.ErrConfig", err)
 			}
 			if _, err := New(c); !errors.Is(err, ErrConfig) {
 				t.Fatalf("New: %v, want ErrConfig", err)
 			}
 		})
 	}
-	c := Config{Windows: []WindowConfig{
+	c := windowsConfig([]WindowConfig{
 		{Name: "a", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
 		{Name: "b", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Auto},
 		{Name: "c", Kind: Calendar, Span: SpanMonth},
 		{Name: "d", Kind: Calendar, Span: SpanDay, Length: time.Hour},
-	}}.withDefaults()
+	}).normalized()
 	if c.Windows[0].Mode != Exact || c.Windows[1].Mode != Sketch || c.Windows[2].Mode != Sketch || c.Windows[3].Mode != Exact || c.Windows[3].Length != 0 {
 		t.Fatalf("auto modes resolved to %+v", c.Windows)
 	}
 }
 
+// TestZeroMeansZero: DefaultConfig is where the defaults live and New takes it; a zero
+// field that cannot work is refused by its name instead of taking the default; a zero
+// lateness means none, a zero CandidateCap is 8*M*K.
+func TestZeroMeansZero(t *testing.T) {
+	if _, err := New(DefaultConfig()); err != nil {
+		t.Fatalf("New(DefaultConfig()) = %v", err)
+	}
+	for _, tc := range []struct {
+		field string
+		mod   func(*Config)
+	}{
+		{"Windows", func(c *Config) { c.Windows = nil }},
+		{"K", func(c *Config) { c.K = 0 }},
+		{"M", func(c *Config) { c.M = 0 }},
+		{"Sketch.Width", func(c *Config) { c.Sketch.Width = 0 }},
+		{"Sketch.Depth", func(c *Config) { c.Sketch.Depth = 0 }},
+		{"AllowedLateness", func(c *Config) { c.AllowedLateness = -time.Second }},
+	} {
+		c := DefaultConfig()
+		tc.mod(&c)
+		_, err := New(c)
+		es := setting.Errors(err)
+		if !errors.Is(err, ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != tc.field {
+			t.Errorf("%s: New = %v, want one setting error naming it", tc.field, err)
+		}
+	}
+	// Exact windows only: the sketch shape is unused, and zero is fine.
+	exact := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact}})
+	exact.Sketch = sketch.Config{}
+	if _, err := New(exact); err != nil {
+		t.Errorf("exact windows, zero sketch: %v", err)
+	}
+
+	c := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+	c.AllowedLateness = 0
+	p, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Config().CandidateCap, 8*c.M*c.K; got != want {
+		t.Errorf("CandidateCap 0: %d, want 8*M*K = %d", got, want)
+	}
+	p.Add(event.Event{ItemID: "a", Count: 1, TS: t0})
+	p.Add(event.Event{ItemID: "b", Count: 1, TS: t0.Add(time.Minute + time.Second)})
+	if got, want := p.AsOf(), t0.Add(time.Minute); !got.Equal(want) {
+		t.Errorf("AllowedLateness 0: watermark minute %s after an event 1m1s later, want %s: zero must mean none, not the default 30s", got, want)
+	}
+	if l, _ := p.Top("hour"); len(l.Items) != 1 || l.Items[0].Item != "a" {
+		t.Errorf("AllowedLateness 0: hour list %+v, want a's closed minute", l.Items)
+	}
+}
+
 func TestUnknownWindow(t *testing.T) {
-	p, _ := New(Config{})
+	p, _ := New(DefaultConfig())
 	if _, err := p.Top("fortnight"); !errors.Is(err, ErrUnknownWindow) {
 		t.Fatalf("Top: %v", err)
 	}
@@ -786,10 +839,11 @@ func TestDefaultConfigRuns(t *testing.T) {
 // of a million views) is kept exactly, expires to zero, and survives a
 // snapshot.
 func TestCountOverflow(t *testing.T) {
-	cfg := Config{Windows: []WindowConfig{
+	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
 		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-	}, AllowedLateness: -1}
+	})
+	cfg.AllowedLateness = 0
 	p, _ := New(cfg)
 	const n, c = 5000, 1_000_000
 	for i := range n {
@@ -839,13 +893,9 @@ func TestAllTimeSketchBound(t *testing.T) {
 		{"conservative-128x5", 128, 5, true, 33},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{
-				Windows:         []WindowConfig{{Name: "all", Kind: AllTime}}, // Auto: sketch
-				K:               5,
-				M:               2,
-				AllowedLateness: 30 * time.Second,
-				Sketch:          sketch.Config{Width: tc.width, Depth: tc.depth, Seed: tc.seed, Conservative: tc.conservative},
-			}
+			cfg := windowsConfig([]WindowConfig{{Name: "all", Kind: AllTime}}) // Auto: sketch
+			cfg.K, cfg.M, cfg.AllowedLateness = 5, 2, 30*time.Second
+			cfg.Sketch = sketch.Config{Width: tc.width, Depth: tc.depth, Seed: tc.seed, Conservative: tc.conservative}
 			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -916,14 +966,12 @@ func TestAllTimeSketchBound(t *testing.T) {
 // bytes), or replaying from a snapshot could drift from the uninterrupted
 // run.
 func TestConservativeMinuteOrder(t *testing.T) {
-	cfg := Config{
-		Windows: []WindowConfig{
-			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
-			{Name: "all", Kind: AllTime, Mode: Sketch},
-		},
-		K: 3, M: 2, AllowedLateness: -1,
-		Sketch: sketch.Config{Width: 8, Depth: 3, Seed: 5, Conservative: true},
-	}
+	cfg := windowsConfig([]WindowConfig{
+		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+		{Name: "all", Kind: AllTime, Mode: Sketch},
+	})
+	cfg.K, cfg.M, cfg.AllowedLateness = 3, 2, 0
+	cfg.Sketch = sketch.Config{Width: 8, Depth: 3, Seed: 5, Conservative: true}
 	var evs []event.Event
 	for m := range 5 {
 		for i := range 40 {
@@ -1003,15 +1051,13 @@ func TestAddBytesAllocs(t *testing.T) {
 // produced no final list included; counts survive a snapshot; periods that ended more than
 // LateRetention ago are not tracked.
 func TestDroppedLate(t *testing.T) {
-	cfg := Config{
-		Windows: []WindowConfig{
-			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
-			{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
-		},
-		AllowedLateness: 2 * time.Minute,
-		Sketch:          sketch.Config{Width: 64, Depth: 2},
-	}
+	cfg := windowsConfig([]WindowConfig{
+		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
+		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+	})
+	cfg.AllowedLateness = 2 * time.Minute
+	cfg.Sketch = sketch.Config{Width: 64, Depth: 2}
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -21,13 +21,14 @@ func TestSincePartial(t *testing.T) {
 	base := model.List{Window: model.BaseWindow, Boundary: b1, AsOf: b1, Version: 5, Source: model.SourceBatch, Exact: true,
 		Items: []model.Item{{Rank: 1, ItemID: "old", Views: 1000, Exact: true}}}
 	var have *model.List
-	cfg := Config{Log: slog.New(slog.DiscardHandler), BaseRefresh: time.Minute,
-		Base: func(context.Context) (model.List, error) {
-			if have == nil {
-				return model.List{}, store.ErrNotFound
-			}
-			return *have, nil
-		}}
+	cfg := DefaultConfig()
+	cfg.Log, cfg.BaseRefresh = slog.New(slog.DiscardHandler), time.Minute
+	cfg.Base = func(context.Context) (model.List, error) {
+		if have == nil {
+			return model.List{}, store.ErrNotFound
+		}
+		return *have, nil
+	}
 	wc := window.DefaultConfig()
 	wc.K, wc.M, wc.SinceDays = 1, 1, 7
 	cfg.Window = wc

@@ -92,9 +92,11 @@ func BenchmarkConsume(b *testing.B) {
 		}
 		for i := 0; i < b.N; i++ {
 			reg := &eventsProbe{Registerer: prometheus.NewRegistry()}
-			w, err := worker.New(worker.Config{Kafka: eventlog.Plain([]string{addr}...), Topic: topic, DLQTopic: topic + ".dlq", PartialsTopic: topic + ".partials",
-				Group: itest.Name(b, "g"), Window: windowConfig(), PublishEvery: time.Second, CheckpointEvery: 5 * time.Second,
-				CheckpointPrefix: itest.Name(b, "ck"), Objects: obj, Registry: reg})
+			wcfg := worker.DefaultConfig()
+			wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic = eventlog.Plain([]string{addr}...), topic, topic+".dlq", topic+".partials"
+			wcfg.Group, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery = itest.Name(b, "g"), windowConfig(), time.Second, 5*time.Second
+			wcfg.CheckpointPrefix, wcfg.Objects, wcfg.Registry = itest.Name(b, "ck"), obj, reg
+			w, err := worker.New(wcfg)
 			if err != nil {
 				b.Fatal(err)
 			}

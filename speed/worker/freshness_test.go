@@ -32,14 +32,20 @@ func BenchmarkFreshness(b *testing.B) {
 	wc := windowConfig()
 	wc.AllowedLateness = 5 * time.Second
 	wc.K = 100 // every probe of a minute fits the list
-	w, err := worker.New(worker.Config{Kafka: eventlog.Plain(brokers...), Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
-		Window: wc, PublishEvery: time.Second, CheckpointEvery: 10 * time.Second, CheckpointPrefix: "ck/" + e.views, Objects: obj})
+	wcfg := worker.DefaultConfig()
+	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = eventlog.Plain(brokers...), e.views, e.dlq, e.partials, e.group
+	wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.CheckpointPrefix, wcfg.Objects = wc, time.Second, 10*time.Second, "ck/"+e.views, obj
+	w, err := worker.New(wcfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	go w.Run(ctx)
-	m, _ := merge.New(merge.Config{K: 100, Store: e.st, Staleness: time.Hour})
-	go m.Run(ctx, merge.RunConfig{Kafka: eventlog.Plain(brokers...), Topic: e.partials, PublishEvery: time.Second, Lookback: time.Minute})
+	mcfg := merge.DefaultConfig()
+	mcfg.K, mcfg.Store, mcfg.Staleness = 100, e.st, time.Hour
+	m, _ := merge.New(mcfg)
+	rc := merge.DefaultRunConfig()
+	rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = eventlog.Plain(brokers...), e.partials, time.Second, time.Minute
+	go m.Run(ctx, rc)
 	// Background traffic: every 100 ms an event per key S0..S63 (every partition) at now.
 	go func() {
 		for ctx.Err() == nil {

@@ -1,10 +1,15 @@
 package worker
 
 import (
+	"context"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
+	"trending/model/event"
 	"trending/speed/window"
 )
 
@@ -28,14 +33,35 @@ func TestAheadBy(t *testing.T) {
 	}
 }
 
-func TestMaxFutureDefault(t *testing.T) {
-	for _, tc := range []struct{ in, want time.Duration }{
-		{0, DefaultMaxFuture}, {-1, -1}, {time.Hour, time.Hour},
-	} {
-		c := Config{MaxFuture: tc.in}
-		c.defaults()
-		if c.MaxFuture != tc.want {
-			t.Errorf("MaxFuture %s: defaults gave %s, want %s", tc.in, c.MaxFuture, tc.want)
+// TestMaxFuture: DefaultConfig's guard is DefaultMaxFuture and sends an event dated a year
+// ahead to the DLQ; MaxFuture 0 turns the guard off (the event is counted), not the default.
+func TestMaxFuture(t *testing.T) {
+	if got := DefaultConfig().MaxFuture; got != DefaultMaxFuture {
+		t.Fatalf("DefaultConfig().MaxFuture = %s, want %s", got, DefaultMaxFuture)
+	}
+	m, err := newMetrics(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ev := event.Event{ItemID: "early", Count: 1, TS: now.AddDate(1, 0, 0).Truncate(time.Millisecond)}
+	msg := kafka.Message{Key: []byte(ev.ItemID), Value: ev.AppendJSON(nil), Time: now}
+	for _, tc := range []struct {
+		maxFuture time.Duration
+		dlq       int
+	}{{DefaultMaxFuture, 1}, {0, 0}} {
+		cfg := DefaultConfig()
+		cfg.MaxFuture, cfg.Log = tc.maxFuture, slog.New(slog.DiscardHandler)
+		st, err := window.New(cfg.Window)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &partition{w: &Worker{cfg: cfg, m: m}, state: st}
+		if err := p.handle(context.Background(), msg); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.dlq) != tc.dlq {
+			t.Errorf("MaxFuture %s: %d messages for the DLQ, want %d", tc.maxFuture, len(p.dlq), tc.dlq)
 		}
 	}
 }

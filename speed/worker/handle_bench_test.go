@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -37,8 +38,9 @@ func BenchmarkHandle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := &Worker{cfg: Config{Window: wc}, m: m}
-	w.cfg.defaults()
+	cfg := DefaultConfig()
+	cfg.Window, cfg.Log = wc, slog.New(slog.DiscardHandler)
+	w := &Worker{cfg: cfg, m: m}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -22,13 +22,12 @@ import (
 // topicsConfig is a small trending-topics setup: eu and jp lists scored by surge, the worldwide one
 // by volume, with the default floor (300), smoothing (50) and dedupe.
 func topicsConfig() *topics.Config {
-	return &topics.Config{
-		Regions:       []string{"eu", "jp"},
-		Scores:        map[string]rules.Score{"eu": rules.Surge, "jp": rules.Surge},
-		Width:         1 << 12,
-		BaselineWidth: 1 << 10,
-		Dedupe:        topics.DedupeConfig{Capacity: 1 << 14},
-	}
+	c := topics.DefaultConfig()
+	c.Regions = []string{"eu", "jp"}
+	c.Scores = map[string]rules.Score{"eu": rules.Surge, "jp": rules.Surge}
+	c.Width, c.BaselineWidth = 1<<12, 1<<10
+	c.Dedupe.Capacity = 1 << 14
+	return &c
 }
 
 // mentions returns n mentions of topic in region at ts, by users prefix-0.. (age days old;

@@ -46,7 +46,7 @@ import (
 // it; production never does.
 var ErrKilled = errors.New("worker killed")
 
-// DefaultMaxFuture is Config.MaxFuture's default (event.DefaultMaxFuture, shared with the
+// DefaultMaxFuture is DefaultConfig's MaxFuture (event.DefaultMaxFuture, shared with the
 // archive): far more than any clock skew between producers, far less than the hour window an
 // early event would empty.
 const DefaultMaxFuture = event.DefaultMaxFuture
@@ -55,28 +55,33 @@ const DefaultMaxFuture = event.DefaultMaxFuture
 // Config.MaxFuture ahead of the clock; the archive quarantines the same events under it.
 const ReasonFutureTS = string(event.ReasonFutureTS)
 
-// Config configures a Worker. Zero fields take the defaults documented here.
+// Config configures a Worker. Start from DefaultConfig, which holds every default: a zero
+// field means zero (see each field), and New refuses an empty topic or group name or a zero
+// count or interval that cannot work by the field's name. Nil collaborators have no-op
+// meanings: a nil Log discards, a nil TrendingTopics, Blocklist or Base is off, a nil Review
+// is a new queue.
 type Config struct {
 	// Kafka is the client every reader, consumer group and writer of the worker uses
 	// (brokers, TLS, SASL). Required.
 	Kafka *eventlog.Client
 	// Topic is the input (default "views"), DLQTopic where invalid events go (default
-	// "views.dlq"), PartialsTopic where top lists go (default "trending.partials").
+	// "views.dlq"), PartialsTopic where top lists go (default "trending.partials"). None
+	// may be empty.
 	Topic, DLQTopic, PartialsTopic string
-	// Group is the consumer group (default "trending-speed").
+	// Group is the consumer group (default "trending-speed"); not empty.
 	Group string
-	// Partitions is used when the input topic must be created (default 8).
+	// Partitions is used when the input topic must be created, at least 1 (default 8).
 	Partitions int
-	// Window configures every partition's state.
+	// Window configures every partition's state. Default window.DefaultConfig().
 	Window window.Config
-	// PublishEvery: how often each partition publishes its top lists (default 1m: the hour and
-	// day lists move every minute).
+	// PublishEvery: how often each partition publishes its top lists, positive (default 1m:
+	// the hour and day lists move every minute).
 	PublishEvery time.Duration
-	// CheckpointEvery: how often each partition checkpoints (default 1m).
+	// CheckpointEvery: how often each partition checkpoints, positive (default 1m).
 	CheckpointEvery time.Duration
-	// KeepCheckpoints per partition (default 5).
+	// KeepCheckpoints per partition, at least 1 (default 5; the store keeps at least 2).
 	KeepCheckpoints int
-	// CheckpointPrefix in the bucket (default "checkpoints").
+	// CheckpointPrefix in the bucket (default "checkpoints"); not empty.
 	CheckpointPrefix string
 	// IdleAdvance: when a partition has received nothing for this long, move its watermark
 	// with the wall clock so its lists and calendar windows keep moving. 0 (default) never
@@ -91,8 +96,8 @@ type Config struct {
 	// make every later event too late. The clock is the message's Kafka timestamp (when it
 	// entered the log), or the worker's wall clock when that is earlier or the timestamp is
 	// missing: the Kafka timestamp makes a replay decide as the first run did, however much
-	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m;
-	// negative disables the guard.
+	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m
+	// (DefaultMaxFuture); 0 turns the guard off; negative is refused.
 	MaxFuture time.Duration
 	// TrendingTopics turns on trending topics (docs/topics.md; not Topic, the Kafka topic):
 	// one topics.State per partition, counting every event as a mention of the topic
@@ -117,63 +122,90 @@ type Config struct {
 	// holds (model.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
 	// read and no such partial is published.
 	Base func(ctx context.Context) (model.List, error)
-	// BaseRefresh is how often Base is read again; default 30s.
+	// BaseRefresh is how often Base is read again (default 30s); 0 reads it at every publish
+	// tick. Negative is refused.
 	BaseRefresh time.Duration
 }
 
-func (c *Config) defaults() {
-	if c.Topic == "" {
-		c.Topic = eventlog.TopicViews
-	}
-	if c.DLQTopic == "" {
-		c.DLQTopic = eventlog.TopicDLQ
-	}
-	if c.PartialsTopic == "" {
-		c.PartialsTopic = eventlog.TopicPartials
-	}
-	if c.Group == "" {
-		c.Group = "trending-speed"
-	}
-	if c.Partitions == 0 {
-		c.Partitions = 8
-	}
-	if c.PublishEvery == 0 {
-		c.PublishEvery = time.Minute
-	}
-	if c.CheckpointEvery == 0 {
-		c.CheckpointEvery = time.Minute
-	}
-	if c.KeepCheckpoints == 0 {
-		c.KeepCheckpoints = 5
-	}
-	if c.MaxFuture == 0 {
-		c.MaxFuture = DefaultMaxFuture
-	}
-	if c.BaseRefresh == 0 {
-		c.BaseRefresh = 30 * time.Second
-	}
-	if c.Log == nil {
-		c.Log = slog.New(slog.DiscardHandler)
+// DefaultConfig returns the documented defaults, without the collaborators (Kafka,
+// Objects) New requires. It is the one place the defaults live.
+func DefaultConfig() Config {
+	return Config{
+		Topic:            eventlog.TopicViews,
+		DLQTopic:         eventlog.TopicDLQ,
+		PartialsTopic:    eventlog.TopicPartials,
+		Group:            "trending-speed",
+		Partitions:       8,
+		Window:           window.DefaultConfig(),
+		PublishEvery:     time.Minute,
+		CheckpointEvery:  time.Minute,
+		KeepCheckpoints:  5,
+		CheckpointPrefix: "checkpoints",
+		MaxFuture:        DefaultMaxFuture,
+		BaseRefresh:      30 * time.Second,
 	}
 }
 
-// Validate reports a configuration that cannot work.
+// nest names every setting error in err (a nested config's Validate) as a field of parent
+// ("Window.K"); an err without setting errors is wrapped with parent's name.
+func nest(parent string, err error) error {
+	es := setting.Errors(err)
+	if len(es) == 0 {
+		return fmt.Errorf("%s: %w", parent, err)
+	}
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = setting.Invalid(parent+"."+e.Field, "%s", e.Problem)
+	}
+	return errors.Join(out...)
+}
+
+// Validate reports every setting that cannot work, each an error wrapping setting.ErrConfig
+// that names its field ("PublishEvery", "Window.K", "TrendingTopics.Width").
 func (c Config) Validate() error {
+	d := DefaultConfig()
+	var errs []error
 	if c.Kafka == nil {
-		return setting.Invalid("Kafka", "no Kafka brokers")
+		errs = append(errs, setting.Invalid("Kafka", "no Kafka brokers"))
 	}
 	if c.Objects == nil {
-		return setting.Invalid("Objects", "no object store for checkpoints")
+		errs = append(errs, setting.Invalid("Objects", "no object store for checkpoints"))
 	}
-	if c.PublishEvery < 0 || c.CheckpointEvery < 0 {
-		return errors.New("publish and checkpoint intervals must be positive")
+	for _, f := range []struct{ name, v, def string }{
+		{"Topic", c.Topic, d.Topic}, {"DLQTopic", c.DLQTopic, d.DLQTopic}, {"PartialsTopic", c.PartialsTopic, d.PartialsTopic},
+		{"Group", c.Group, d.Group}, {"CheckpointPrefix", c.CheckpointPrefix, d.CheckpointPrefix},
+	} {
+		if f.v == "" {
+			errs = append(errs, setting.Invalid(f.name, "must not be empty (default %q)", f.def))
+		}
+	}
+	if c.Partitions < 1 {
+		errs = append(errs, setting.Invalid("Partitions", "%d: must be positive (default %v)", c.Partitions, d.Partitions))
+	}
+	if c.PublishEvery <= 0 {
+		errs = append(errs, setting.Invalid("PublishEvery", "%s: must be positive (default %v)", c.PublishEvery, d.PublishEvery))
+	}
+	if c.CheckpointEvery <= 0 {
+		errs = append(errs, setting.Invalid("CheckpointEvery", "%s: must be positive (default %v)", c.CheckpointEvery, d.CheckpointEvery))
+	}
+	if c.KeepCheckpoints < 1 {
+		errs = append(errs, setting.Invalid("KeepCheckpoints", "%d: must be positive (default %v)", c.KeepCheckpoints, d.KeepCheckpoints))
+	}
+	if c.MaxFuture < 0 {
+		errs = append(errs, setting.Invalid("MaxFuture", "%s: must not be negative (0: no limit; default %v)", c.MaxFuture, d.MaxFuture))
+	}
+	if c.BaseRefresh < 0 {
+		errs = append(errs, setting.Invalid("BaseRefresh", "%s: must not be negative (0: every publish tick; default %v)", c.BaseRefresh, d.BaseRefresh))
 	}
 	if c.TrendingTopics != nil {
 		if err := c.TrendingTopics.Validate(); err != nil {
-			return fmt.Errorf("topics: %w", err)
+			errs = append(errs, nest("TrendingTopics", err))
 		}
 	}
-	return c.Window.Validate()
+	if err := c.Window.Validate(); err != nil {
+		errs = append(errs, nest("Window", err))
+	}
+	return errors.Join(errs...)
 }
 
 // Worker is one member of the speed consumer group.
@@ -184,11 +216,13 @@ type Worker struct {
 	base  baseCache
 }
 
-// New builds a Worker.
+// New builds a Worker, or returns the settings that cannot work (Validate).
 func New(cfg Config) (*Worker, error) {
-	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	m, err := newMetrics(cfg.Registry)
 	if err != nil {
@@ -466,7 +500,7 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		}
 		return p.toDLQ(ctx, m, reason, err.Error())
 	}
-	if mf := p.w.cfg.MaxFuture; mf >= 0 {
+	if mf := p.w.cfg.MaxFuture; mf > 0 {
 		ts := time.UnixMilli(f.TSMilli)
 		if ahead, over := p.future(ts, m.Time, mf, time.Now); over {
 			return p.toDLQ(ctx, m, ReasonFutureTS, fmt.Sprintf("event time %s is %s ahead of the clock, over the %s allowed",

@@ -76,11 +76,10 @@ func windowConfig() window.Config {
 }
 
 func (e *env) worker(t *testing.T, mods ...func(*worker.Config)) *worker.Worker {
-	cfg := worker.Config{
-		Kafka: eventlog.Plain(e.brokers...), Topic: e.views, DLQTopic: e.dlq, PartialsTopic: e.partials, Group: e.group,
-		Window: windowConfig(), PublishEvery: 100 * time.Millisecond, CheckpointEvery: 150 * time.Millisecond,
-		CheckpointPrefix: "checkpoints/" + e.views, Objects: e.obj,
-	}
+	cfg := worker.DefaultConfig()
+	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.Group = eventlog.Plain(e.brokers...), e.views, e.dlq, e.partials, e.group
+	cfg.Window, cfg.PublishEvery, cfg.CheckpointEvery = windowConfig(), 100*time.Millisecond, 150*time.Millisecond
+	cfg.CheckpointPrefix, cfg.Objects = "checkpoints/"+e.views, e.obj
 	for _, mod := range mods {
 		mod(&cfg)
 	}
@@ -116,14 +115,18 @@ func (e *env) startWorker(t *testing.T, mods ...func(*worker.Config)) (stop func
 }
 
 func (e *env) startMerger(t *testing.T) {
-	m, err := merge.New(merge.Config{K: k, Store: e.st, Staleness: time.Hour})
+	mcfg := merge.DefaultConfig()
+	mcfg.K, mcfg.Store, mcfg.Staleness = k, e.st, time.Hour
+	m, err := merge.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(ctx, merge.RunConfig{Kafka: eventlog.Plain(e.brokers...), Topic: e.partials, PublishEvery: 100 * time.Millisecond, Lookback: time.Hour})
+		rc := merge.DefaultRunConfig()
+		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = eventlog.Plain(e.brokers...), e.partials, 100*time.Millisecond, time.Hour
+		done <- m.Run(ctx, rc)
 	}()
 	t.Cleanup(func() {
 		cancel()
