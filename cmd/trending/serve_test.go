@@ -41,6 +41,9 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--refresh", "10s"}, "--refresh 10s"},
 		{[]string{"--default-limit", "500"}, "--default-limit 500"},
 		{[]string{"--cors-origins", "dash.example.com"}, "--cors-origins"},
+		{[]string{"--max-streams", "0"}, "--max-streams 0"},
+		{[]string{"--stream-write-timeout", "0s"}, "--stream-write-timeout 0s"},
+		{[]string{"--version-poll", "0s"}, "--version-poll 0s"},
 		{[]string{"--store", "nope:x"}, "unknown store"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
