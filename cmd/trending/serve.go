@@ -53,6 +53,7 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
                                                        trending_reconciliation_* metrics)
   GET /v1/topics?region=R&limit=N                      trending topics (with --topics, as the
                                                        speed workers have them)
+  GET /v1/topics/stream?region=R                       the same list pushed as it changes
   GET|POST /v1/topics/review                           the held topics; approve or reject one
                                                        (with --topics and --token: the shared
                                                        queue in the S3 bucket, --s3-*)

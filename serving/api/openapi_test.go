@@ -270,8 +270,10 @@ func TestOpenAPIRoutes(t *testing.T) {
 			t.Errorf("%s window enum: spec %v, server %v", path, w.Enum, model.LiveWindows)
 		}
 	}
-	if _, ok := s.Paths["/v1/trending/stream"]["get"].Responses["200"].Content["text/event-stream"]; !ok {
-		t.Error("/v1/trending/stream: the 200 is not text/event-stream in the spec")
+	for _, path := range []string{"/v1/trending/stream", "/v1/topics/stream"} {
+		if _, ok := s.Paths[path]["get"].Responses["200"].Content["text/event-stream"]; !ok {
+			t.Errorf("%s: the 200 is not text/event-stream in the spec", path)
+		}
 	}
 }
 
@@ -309,6 +311,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/topics?region=eu&score=surge&limit=3", 200},
 		{"/v1/topics?region=mars", 400},
 		{"/v1/topics?region=jp", 404},
+		{"/v1/topics/stream?region=mars", 400},
+		{"/v1/topics/stream?region=eu&hour=2026-11-14T08:00:00Z", 404},
 		{"/v1/topics/review?status=all", 200},
 		{"/healthz", 200},
 		{"/readyz", 200},

@@ -11,6 +11,7 @@
 //	GET /v1/windows?window=hour|day|month&from=T&to=T    status of calendar windows in a range
 //	GET /v1/reconciliation                               the newest speed-vs-exact reconciliation per level
 //	GET /v1/topics?region=world|R&score=S&limit=N        one region's trending topics (docs/topics.md)
+//	GET /v1/topics/stream?region=...                     the same list pushed as it changes
 //	GET /healthz, /readyz, /metrics                      liveness, readiness, Prometheus
 //	GET /                                                the dashboard (serving/dashboard)
 //
@@ -129,6 +130,8 @@ func (s *Server) routeTable() []*route {
 		{path: "/v1/reconciliation", name: "/v1/reconciliation", methods: get, statuses: []int{200, 405, 503}, h: s.handleReconciliation},
 		{path: "/v1/topics", name: "/v1/topics", methods: get, params: []string{"region", "score", "limit", "hour"},
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTopics},
+		{path: "/v1/topics/stream", name: "/v1/topics/stream", methods: []string{http.MethodGet}, params: []string{"region", "score", "limit", "hour"},
+			statuses: []int{200, 400, 404, 405, 503}, h: s.handleTopicsStream, stream: true},
 		{path: "/healthz", name: "/healthz", methods: get, statuses: []int{200, 405}, h: s.handleHealthz},
 		{path: "/readyz", name: "/readyz", methods: get, statuses: []int{200, 405, 503}, h: s.handleReadyz},
 	}
@@ -172,7 +175,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		name = "unknown"
 		writeError(sw, &apiError{http.StatusNotFound, codeNotFound,
-			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/trending/stream, /v1/windows, /v1/reconciliation, /v1/topics, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
+			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/trending/stream, /v1/windows, /v1/reconciliation, /v1/topics, /v1/topics/stream, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
 		return
 	}
 	if !slices.Contains(rt.methods, r.Method) {

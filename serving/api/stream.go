@@ -6,11 +6,12 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// GET /v1/trending/stream pushes a list to dashboards as server-sent events: the current
-// version at once, then every new one as the cache swaps it in, each event's id the list's
+// GET /v1/trending/stream (and /v1/topics/stream) pushes a list to dashboards as server-sent
+// events: the current version at once, then every new one as the cache swaps it in, each event's id the list's
 // version and its data the very bytes GET /v1/trending would answer at that moment (the
 // cache's pre-encoded body, so a stream costs no encoding either).
 //
@@ -47,21 +48,38 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
+	s.stream(w, r, q.window, q.start, q.limit, func() *apiError { return s.missing(q, now) })
+}
+
+// handleTopicsStream serves GET /v1/topics/stream: the query of GET /v1/topics (region,
+// score, limit, hour), one region's topics list pushed as it changes.
+func (s *Server) handleTopicsStream(w http.ResponseWriter, r *http.Request) {
+	q, aerr := parseTopics(r.URL.RawQuery, &s.cfg, s.cfg.Now())
+	if aerr != nil {
+		writeError(w, aerr)
+		return
+	}
+	s.stream(w, r, q.window, q.hour, q.limit, func() *apiError { return topicsMissing(q) })
+}
+
+// stream pushes the list named window (model.Key.Name) at start, limit items, until the
+// client leaves or the server shuts down. missing explains a calendar list the cache does not
+// hold; a live list that does not exist yet is streamed once it does.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, window string, start time.Time, limit int, missing func() *apiError) {
 	if !s.cache.Loaded() {
 		writeError(w, notReady(s.cache.Ready()))
 		return
 	}
-	// A live list that does not exist yet is streamed once it does; a calendar window that
-	// nobody computed is the same 404 as GET's.
-	if _, ok := s.cache.Get(q.window, q.start); !ok && !q.start.IsZero() {
-		writeError(w, s.missing(q, now))
+	if _, ok := s.cache.Get(window, start); !ok && !start.IsZero() {
+		writeError(w, missing())
 		return
 	}
 	if n := s.openStreams.Add(1); n > int64(s.cfg.MaxStreams) {
 		s.openStreams.Add(-1)
 		s.cache.m.streamRefused.Inc()
 		writeError(w, &apiError{http.StatusServiceUnavailable, codeTooManyStreams,
-			fmt.Sprintf("%d streams are open, the most this server takes: retry later, or poll GET /v1/trending?%s", s.cfg.MaxStreams, r.URL.RawQuery)})
+			fmt.Sprintf("%d streams are open, the most this server takes: retry later, or poll GET %s?%s",
+				s.cfg.MaxStreams, strings.TrimSuffix(r.URL.Path, "/stream"), r.URL.RawQuery)})
 		return
 	}
 	s.cache.m.streams.Inc()
@@ -105,7 +123,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 
 	heartbeat := time.NewTicker(s.cfg.StreamHeartbeat)
 	defer heartbeat.Stop()
-	key := keyOf(q.window, q.start)
+	key := keyOf(window, start)
 	var sent *entry
 	first := true
 	for {
@@ -115,7 +133,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 			if first && resume >= e.list.Version {
 				sent = e // the client has it
 			} else {
-				if err := sw.event(e.list.Version, e.json(e.served(q.limit), s.cfg.Now()).raw); err != nil {
+				if err := sw.event(e.list.Version, e.json(e.served(limit), s.cfg.Now()).raw); err != nil {
 					s.streamFailed(err)
 					return
 				}

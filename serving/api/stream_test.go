@@ -675,3 +675,28 @@ func TestCacheLoadsOnlyChangedLists(t *testing.T) {
 		t.Fatalf("%v hot refreshes", hot)
 	}
 }
+
+// TestTopicsStream: one region's topics list pushed as on /v1/trending/stream: the GET
+// /v1/topics body first, then each new version; the query's 400s are GET's.
+func TestTopicsStream(t *testing.T) {
+	l := startLive(t, liveOpts{mod: func(c *Config) { c.Topics = map[string]string{"world": "volume", "eu": "surge"} }})
+	c := l.stream("/v1/topics/stream?region=eu&limit=2")
+	if ev, want := c.next(), l.get("/v1/topics?region=eu&limit=2"); ev.id != "31" || ev.data != string(want) {
+		t.Fatalf("first event %+v, want id 31 and %q", ev, want)
+	}
+	next := seedLists()[9] // live topics/eu/surge
+	next.Version, next.AsOf = 32, testNow.Add(-time.Second)
+	l.put(next)
+	if ev := c.nextEvent(); ev.id != "32" || ev.data != string(l.get("/v1/topics?region=eu&limit=2")) {
+		t.Fatalf("pushed event %+v", ev)
+	}
+	if h := histogram(t, l.reg, "trending_served_freshness_seconds", "topics/eu/surge"); h.GetSampleCount() != 1 || h.GetSampleSum() != 1 {
+		t.Fatalf("freshness of topics/eu/surge: %v", h)
+	}
+	resp := l.open("/v1/topics/stream?region=mars")
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "use one of world, eu") {
+		t.Fatalf("unknown region: %d %s", resp.StatusCode, body)
+	}
+}
