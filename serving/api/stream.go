@@ -11,9 +11,10 @@ import (
 )
 
 // GET /v1/trending/stream (and /v1/topics/stream) pushes a list to dashboards as server-sent
-// events: the current version at once, then every new one as the cache swaps it in, each event's id the list's
-// version and its data the very bytes GET /v1/trending would answer at that moment (the
-// cache's pre-encoded body, so a stream costs no encoding either).
+// events: the current version at once, then every new one as the cache swaps it in, each
+// event's id the list's version and its data the very bytes GET /v1/trending (/v1/topics)
+// would answer at that moment (the cache's pre-encoded body, so a stream costs no encoding
+// either).
 //
 // A stream holds no queue. Its goroutine (the handler's) waits on the superseded channel of
 // the entry it sent last and, when woken, sends whatever the cache holds then: a reader
