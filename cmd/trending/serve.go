@@ -36,11 +36,15 @@ func newServeCommand() *cobra.Command {
 		Long: `serve answers every read from an in-memory cache of the serving store, refreshed in the
 background (the lists still being written every --refresh, every retained window every
 --full-refresh): a read never touches the store, and a list's JSON is encoded once per version.
+Between refreshes a new version is loaded as soon as the embedded store has it, or, from
+ClickHouse, within --version-poll (a query of the key columns only).
 If the store becomes unreachable the API keeps serving the last lists; /readyz turns 503 after
 --stale-grace and recovers by itself.
 
   GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50)
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
+  GET /v1/trending/stream?window=...                   the same list pushed as server-sent
+                                                       events: at once, then every new version
   GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are live,
                                                        provisional, exact or missing
   GET /v1/reconciliation                               per level, the speed layer against the
@@ -49,6 +53,7 @@ If the store becomes unreachable the API keeps serving the last lists; /readyz t
                                                        trending_reconciliation_* metrics)
   GET /v1/topics?region=R&limit=N                      trending topics (with --topics, as the
                                                        speed workers have them)
+  GET /v1/topics/stream?region=R                       the same list pushed as it changes
   GET|POST /v1/topics/review                           the held topics; approve or reject one
                                                        (with --topics and --token: the shared
                                                        queue in the S3 bucket, --s3-*)
@@ -120,6 +125,7 @@ schemas/openapi.yaml describes every route.`,
 	addListenFlag(f, &cfg.Addr, cfg.Addr)
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
+	f.DurationVar(&cfg.VersionPollInterval, "version-poll", cfg.VersionPollInterval, "how often to ask a ClickHouse store which lists changed (key columns only) and load just those; the embedded store says so itself")
 	f.DurationVar(&cfg.HotSpan, "hot-span", cfg.HotSpan, "calendar windows that started this recently are reloaded every --refresh")
 	f.DurationVar(&cfg.StaleGrace, "stale-grace", cfg.StaleGrace, "how long the store may be unreachable before /readyz turns 503")
 	f.IntVar(&cfg.RetainHours, "retain-hours", cfg.RetainHours, "calendar hour windows to keep and the longest /v1/windows hour range")
@@ -128,6 +134,9 @@ schemas/openapi.yaml describes every route.`,
 	f.IntVar(&cfg.DefaultLimit, "default-limit", cfg.DefaultLimit, "items in a list when the request names no limit")
 	f.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, fmt.Sprintf("largest limit a request may ask for (at most %d)", api.HardMaxLimit))
 	f.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "Cache-Control max-age of list responses")
+	f.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "most open GET /v1/trending/stream connections; more are refused with 503")
+	f.DurationVar(&cfg.StreamHeartbeat, "stream-heartbeat", cfg.StreamHeartbeat, "how often an open stream gets a heartbeat comment")
+	f.DurationVar(&cfg.StreamWriteTimeout, "stream-write-timeout", cfg.StreamWriteTimeout, "a stream reader that does not take an event within this is disconnected")
 	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins allowed to read the API from a browser on another site, comma-separated; * for any")
 	f.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", cfg.ReadHeaderTimeout, "time to read a request's headers")
 	f.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time to read a whole request")
@@ -196,6 +205,8 @@ func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, 
 func serveFlagNames(msg string) string {
 	return strings.NewReplacer(
 		"full refresh interval", "--full-refresh", "refresh interval", "--refresh", "hot span", "--hot-span",
+		"version poll interval", "--version-poll", "max streams", "--max-streams", "stream heartbeat", "--stream-heartbeat",
+		"stream write timeout", "--stream-write-timeout",
 		"stale grace", "--stale-grace", "max limit", "--max-limit", "default limit", "--default-limit",
 		"max age", "--max-age", "CORS origin", "--cors-origins", "read header timeout", "--read-header-timeout",
 		"read timeout", "--read-timeout", "write timeout", "--write-timeout", "idle timeout", "--idle-timeout",

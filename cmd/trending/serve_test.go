@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -41,6 +42,9 @@ func TestServeUsageErrors(t *testing.T) {
 		{[]string{"--refresh", "10s"}, "--refresh 10s"},
 		{[]string{"--default-limit", "500"}, "--default-limit 500"},
 		{[]string{"--cors-origins", "dash.example.com"}, "--cors-origins"},
+		{[]string{"--max-streams", "0"}, "--max-streams 0"},
+		{[]string{"--stream-write-timeout", "0s"}, "--stream-write-timeout 0s"},
+		{[]string{"--version-poll", "0s"}, "--version-poll 0s"},
 		{[]string{"--store", "nope:x"}, "unknown store"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -77,7 +81,8 @@ func TestServeCommand(t *testing.T) {
 	var out bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&out)
-	root.SetArgs([]string{"serve", "--store", "bolt:" + db, "--listen", addr, "--log-format", "json"})
+	// A drain longer than the wait below: an open stream that held the drain would fail it.
+	root.SetArgs([]string{"serve", "--store", "bolt:" + db, "--listen", addr, "--log-format", "json", "--shutdown-timeout", "60s"})
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx) }()
 
@@ -109,6 +114,16 @@ func TestServeCommand(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+	// A dashboard's stream is open when the signal comes: it ends, and does not hold the drain.
+	stream, err := http.Get("http://" + addr + "/v1/trending/stream?window=hour&limit=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Body.Close()
+	events := bufio.NewReader(stream.Body)
+	if line, err := events.ReadString('\n'); err != nil || !strings.HasPrefix(line, "id: ") {
+		t.Fatalf("stream: %d, first line %q %v", stream.StatusCode, line, err)
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -117,5 +132,8 @@ func TestServeCommand(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop after cancel")
+	}
+	if rest, err := io.ReadAll(events); err != nil || strings.Count(string(rest), "\n\n") != 1 {
+		t.Fatalf("after the shutdown the stream should hold the rest of its first event and end: %q %v", rest, err)
 	}
 }

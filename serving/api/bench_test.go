@@ -1,11 +1,17 @@
 package api
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,6 +114,92 @@ func BenchmarkCacheMemory(b *testing.B) {
 			}
 			b.ReportMetric(perList, "B/list")
 			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkStreamFanout: 1,000 clients hold GET /v1/trending/stream?window=hour open over real
+// TCP to a server on the embedded store; each iteration Puts a new version of the list and
+// waits until every client has read it. It reports the delay from the Put to each client's
+// receipt of the whole event, across clients and iterations: p50, p99 and max (the goal is
+// within 1 s of publication), and the event's size.
+func BenchmarkStreamFanout(b *testing.B) {
+	for _, clients := range []int{1000} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			l := startLive(b, liveOpts{})
+			tr := &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr}
+			type receipt struct {
+				version int64
+				at      time.Time
+			}
+			got := make(chan receipt, clients*4)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var eventBytes atomic.Int64
+			for range clients {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, l.url+"/v1/trending/stream?window=hour", nil)
+				resp, err := hc.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if resp.StatusCode != 200 {
+					b.Fatalf("stream: %d", resp.StatusCode)
+				}
+				go func() {
+					defer resp.Body.Close()
+					sc := bufio.NewScanner(resp.Body)
+					sc.Buffer(make([]byte, 64<<10), 1<<20)
+					var version int64
+					n := 0
+					for sc.Scan() {
+						line := sc.Bytes()
+						n += len(line) + 1
+						switch {
+						case bytes.HasPrefix(line, []byte("id: ")):
+							version, _ = strconv.ParseInt(string(line[4:]), 10, 64)
+						case len(line) == 0 && version != 0:
+							got <- receipt{version, time.Now()}
+							eventBytes.Store(int64(n))
+							version, n = 0, 0
+						case len(line) == 0:
+							n = 0
+						}
+					}
+				}()
+			}
+			for range clients { // everyone has the current version: the streams are open
+				<-got
+			}
+			var delays []time.Duration
+			v := int64(30)
+			for b.Loop() {
+				v++
+				ls := seedLists()[0]
+				ls.Version, ls.ComputedAt = v, testNow
+				start := time.Now()
+				if err := l.st.Put(context.Background(), ls); err != nil {
+					b.Fatal(err)
+				}
+				for seen := 0; seen < clients; {
+					r := <-got
+					if r.version == v {
+						delays = append(delays, r.at.Sub(start))
+						seen++
+					}
+				}
+			}
+			b.StopTimer()
+			slices.Sort(delays)
+			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+			b.ReportMetric(ms(delays[len(delays)/2]), "p50-ms")
+			b.ReportMetric(ms(delays[len(delays)*99/100]), "p99-ms")
+			b.ReportMetric(ms(delays[len(delays)-1]), "max-ms")
+			b.ReportMetric(float64(eventBytes.Load()), "B/event")
+			if n := value(l.srv.cache.m.streamDropped); n != 0 {
+				b.Fatalf("%v streams dropped", n)
+			}
 		})
 	}
 }

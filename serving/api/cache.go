@@ -24,8 +24,17 @@ import (
 // loads every retained calendar window, which picks up backfills of old windows without
 // reloading a month of hourly lists every five seconds.
 //
+// Between refreshes, a store that reports stamps (store.Versioner) is asked what changed, so
+// a new version is servable in well under RefreshInterval: at once after a store.Notifier
+// (the embedded bbolt file) says a write was stored, else every VersionPollInterval
+// (ClickHouse, written by other processes). Only the lists whose stamp moved are loaded. The
+// refreshes stay, as the backstop and for what the stamps do not cover (the open month,
+// backfills of old windows).
+//
 // Cache is safe for concurrent use: readers load an immutable snapshot through an atomic
-// pointer, refreshes build the next one and swap it in.
+// pointer, refreshes build the next one and swap it in. A reader that waits for a list to
+// change (a stream) waits on the superseded channel of the entry it holds, or on the
+// snapshot's replaced channel while the list does not exist; swap closes them.
 type Cache struct {
 	cfg Config
 	st  store.Store
@@ -34,16 +43,19 @@ type Cache struct {
 
 	snap atomic.Pointer[snapshot]
 
-	refreshMu sync.Mutex // one refresh at a time
-	mu        sync.Mutex // guards the health fields below
-	lastOK    time.Time  // last successful refresh; zero before the first
-	failSince time.Time  // first failure since the last success; zero while healthy
+	refreshMu sync.Mutex               // one refresh at a time; guards stamps
+	stamps    map[cacheKey]store.Stamp // what the last look at the store's stamps saw
+	mu        sync.Mutex               // guards the health fields below
+	lastOK    time.Time                // last successful refresh; zero before the first
+	failSince time.Time                // first failure since the last success; zero while healthy
 	lastErr   error
 }
 
 // snapshot is one immutable generation of the cache.
 type snapshot struct {
 	lists map[cacheKey]*entry
+	// replaced is closed when the next snapshot is swapped in.
+	replaced chan struct{}
 }
 
 // cacheKey is model.Key made comparable by value: time.Time holds a location pointer.
@@ -70,7 +82,7 @@ func NewCache(cfg Config, st store.Store, log *slog.Logger) (*Cache, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Cache{cfg: cfg, st: st, log: log}
-	c.snap.Store(&snapshot{lists: map[cacheKey]*entry{}})
+	c.snap.Store(&snapshot{lists: map[cacheKey]*entry{}, replaced: make(chan struct{})})
 	c.m = newMetrics(c)
 	if cfg.Registerer != nil {
 		if err := c.m.register(cfg.Registerer); err != nil {
@@ -120,9 +132,22 @@ func (c *Cache) LastRefresh() time.Time {
 }
 
 // Run refreshes the cache until ctx ends: fully at once and every FullRefreshInterval, the hot
-// part every RefreshInterval. A failed full refresh is retried on the next tick. It returns
-// nil when ctx ends.
+// part every RefreshInterval, and the lists whose stamp moved whenever the store says it
+// stored a write or, if it cannot say, every VersionPollInterval. A failed full refresh is
+// retried on the next tick. It returns nil when ctx ends.
 func (c *Cache) Run(ctx context.Context) error {
+	vs, versions := c.st.(store.Versioner)
+	n, notifies := c.st.(store.Notifier)
+	var changed <-chan struct{}
+	var poll <-chan time.Time
+	switch {
+	case versions && notifies:
+		changed = n.Changed() // before the first load, so no write after it goes unnoticed
+	case versions:
+		pt := time.NewTicker(c.cfg.VersionPollInterval)
+		defer pt.Stop()
+		poll = pt.C
+	}
 	needFull := c.Refresh(ctx, true) != nil
 	lastFull := c.cfg.Now()
 	t := time.NewTicker(c.cfg.RefreshInterval)
@@ -131,6 +156,13 @@ func (c *Cache) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-changed:
+			changed = n.Changed()
+			c.refreshChanged(ctx, vs)
+			continue
+		case <-poll:
+			c.refreshChanged(ctx, vs)
+			continue
 		case <-t.C:
 		}
 		full := needFull || c.cfg.Now().Sub(lastFull) >= c.cfg.FullRefreshInterval
@@ -175,6 +207,56 @@ func (c *Cache) Refresh(ctx context.Context, full bool) error {
 	c.lastOK, c.failSince, c.lastErr = now, time.Time{}, nil
 	c.mu.Unlock()
 	return nil
+}
+
+// refreshChanged loads the lists whose stamp moved since the last look and swaps them in. A
+// key seen for the first time is loaded unless the cache holds its rank already (as after the
+// first full refresh). A failure is counted and logged at debug level; the next look or
+// refresh retries, and only the refreshes judge the store's health.
+func (c *Cache) refreshChanged(ctx context.Context, vs store.Versioner) error {
+	c.refreshMu.Lock()
+	defer c.refreshMu.Unlock()
+	const kind = "changes"
+	start := time.Now()
+	now := c.cfg.Now()
+	stamps, err := vs.Versions(ctx, now.Add(-c.cfg.HotSpan))
+	defer func() {
+		c.m.refreshDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+		c.m.refreshes.WithLabelValues(kind).Inc()
+		if err != nil {
+			c.m.refreshFailures.WithLabelValues(kind).Inc()
+			c.log.Debug("serving cache: loading changed lists failed; the next look retries", "err", err)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	cur := c.snap.Load().lists
+	seen := make(map[cacheKey]store.Stamp, len(stamps))
+	var lists []model.List
+	for _, st := range stamps {
+		k := keyOf(st.Key.Name(), st.Key.Start)
+		prev, known := c.stamps[k]
+		e, held := cur[k]
+		if known && prev == st || !known && held && store.Rank(e.list) == st.Rank {
+			seen[k] = st
+			continue
+		}
+		l, gerr := c.st.Get(ctx, st.Key)
+		if gerr != nil {
+			if !errors.Is(gerr, store.ErrNotFound) && err == nil {
+				err = fmt.Errorf("get %s: %w", st.Key, gerr)
+			}
+			continue // unseen: the next look tries it again
+		}
+		lists = append(lists, l)
+		seen[k] = st
+	}
+	c.stamps = seen
+	if len(lists) > 0 {
+		c.swap(now, lists)
+	}
+	return err
 }
 
 // load reads the lists one refresh needs from the store.
@@ -256,14 +338,22 @@ func back(window string, start time.Time, n int) time.Time {
 
 // swap builds the next snapshot from the current one and the loaded lists. An entry whose list
 // did not change is kept with the bodies it has already rendered; windows past retention are
-// dropped; a list older than the cached one (a lagging replica) never replaces it.
+// dropped; a list older than the cached one (a lagging replica) never replaces it. When
+// nothing changed the current snapshot stays. After the swap the superseded channels of the
+// replaced and dropped entries are closed, then the old snapshot's replaced channel, so a
+// woken stream finds the new version.
+//
+// Each new version of a live list, once the cache has loaded before, is observed in
+// trending_served_freshness_seconds: how old its as_of is when it becomes servable.
 func (c *Cache) swap(now time.Time, lists []model.List) {
-	cur := c.snap.Load().lists
+	old := c.snap.Load()
+	cur := old.lists
 	oldest := map[string]int64{}
 	for _, w := range model.CalendarWindows {
 		oldest[w] = c.oldest(w, now).Unix()
 	}
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
+	var gone []*entry // replaced or dropped: their superseded channels close after the swap
 	for k, e := range cur {
 		retention := k.window
 		if isTopicsName(k.window) {
@@ -271,8 +361,11 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
 			next[k] = e
+		} else {
+			gone = append(gone, e)
 		}
 	}
+	var fresh []*entry // new versions of live lists
 	for _, l := range lists {
 		k := keyOf(l.Key().Name(), l.Start)
 		if k.start != liveStart {
@@ -284,13 +377,13 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 				continue
 			}
 		}
-		old, ok := next[k]
-		if ok && old.tag == listTag(trimmed(l, c.cfg.MaxLimit)) {
+		was, ok := next[k]
+		if ok && was.tag == listTag(trimmed(l, c.cfg.MaxLimit)) {
 			continue
 		}
 		var prev *model.List
 		if ok {
-			prev = &old.list
+			prev = &was.list
 		}
 		if err := store.Admit(prev, l); err != nil {
 			if errors.Is(err, store.ErrInvalid) {
@@ -299,9 +392,30 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 			}
 			continue
 		}
-		next[k] = newEntry(l, c.cfg.MaxLimit)
+		e := newEntry(l, c.cfg.MaxLimit)
+		next[k] = e
+		if ok {
+			gone = append(gone, was)
+		}
+		if k.start == liveStart {
+			fresh = append(fresh, e)
+		}
 	}
-	c.snap.Store(&snapshot{lists: next})
+	if len(gone) == 0 && len(next) == len(cur) {
+		return // nothing new: readers keep the snapshot they have
+	}
+	observe := c.Loaded()
+	c.snap.Store(&snapshot{lists: next, replaced: make(chan struct{})})
+	servable := c.cfg.Now()
+	for _, e := range gone {
+		close(e.superseded)
+	}
+	close(old.replaced)
+	if observe {
+		for _, e := range fresh {
+			c.m.freshness.WithLabelValues(e.list.Key().Name()).Observe(max(0, servable.Sub(e.list.AsOf).Seconds()))
+		}
+	}
 }
 
 func trimmed(l model.List, n int) model.List {

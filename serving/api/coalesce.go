@@ -26,13 +26,24 @@ func (l coalescingListener) Accept() (net.Conn, error) {
 // is written and sends it all when the server next reads from the connection, which net/http
 // does as soon as a response is complete (to read the next request), or when the conn closes.
 //
-// The cost: a handler that flushes part of a response and then waits (streaming, server-sent
-// events) would not see the part leave until it finishes. No handler of this API streams.
+// The cost: a handler that flushes part of a response and then waits would not see the part
+// leave until it finishes. The one handler that does, GET /v1/trending/stream, turns the
+// coalescing off for its connection (writeThrough): every flush of an event then leaves at
+// once.
 type coalescingConn struct {
 	net.Conn
-	mu  sync.Mutex // Read (flush) and Write come from different goroutines in net/http
-	buf []byte
-	err error // the first failed flush; reported by every later Write and Read
+	mu      sync.Mutex // Read (flush) and Write come from different goroutines in net/http
+	buf     []byte
+	err     error // the first failed flush; reported by every later Write and Read
+	through bool  // write through: the connection carries a stream
+}
+
+// writeThrough sends what is kept and every later write at once.
+func (c *coalescingConn) writeThrough() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.through = true
+	c.flushLocked()
 }
 
 func (c *coalescingConn) Write(p []byte) (int, error) {
@@ -40,6 +51,12 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 	defer c.mu.Unlock()
 	if c.err != nil {
 		return 0, c.err
+	}
+	if c.through {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+		return c.Conn.Write(p)
 	}
 	if len(c.buf)+len(p) > maxCoalesce {
 		if err := c.flushLocked(); err != nil {

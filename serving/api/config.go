@@ -26,6 +26,14 @@ type Config struct {
 	// FullRefreshInterval is how often the cache reloads every retained calendar window, to pick
 	// up backfills of old windows. Default 1m.
 	FullRefreshInterval time.Duration
+	// VersionPollInterval is how often the cache asks a store that cannot notify it (ClickHouse:
+	// another process writes it) for the stamps of the live lists and of the calendar windows
+	// that started within HotSpan, a query of the key columns only, and loads the bodies of
+	// the lists whose stamp moved. A store
+	// that notifies (the embedded bbolt file, written in this process) is not polled: the cache
+	// loads a list as soon as it is written. Default 500ms (longer than RefreshInterval adds
+	// nothing: every refresh loads those lists anyway).
+	VersionPollInterval time.Duration
 	// HotSpan is how far back the frequent refresh looks: the windows the speed and batch layers
 	// still write. Default 48h (the open and the closed day, with the nightly batch's delay).
 	HotSpan time.Duration
@@ -50,6 +58,18 @@ type Config struct {
 	// CORSOrigins are the browser origins (such as https://dash.example.com) allowed to read the
 	// API from another site; "*" allows any. Default none.
 	CORSOrigins []string
+
+	// MaxStreams bounds the open GET /v1/trending/stream connections; one more is refused
+	// with 503 and Retry-After. Default 10,000.
+	MaxStreams int
+	// StreamHeartbeat is how often an open stream gets a comment line, so proxies and load
+	// balancers keep an idle stream open and a client notices a dead one. Default 15s.
+	StreamHeartbeat time.Duration
+	// StreamWriteTimeout is how long one event or heartbeat may take to write: a reader that
+	// does not take it in time is disconnected (counted in
+	// trending_serving_stream_dropped_slow_total) rather than buffered for. Keep it under
+	// ShutdownTimeout, so a stuck write cannot hold up the drain. Default 5s.
+	StreamWriteTimeout time.Duration
 
 	// HTTP server limits. Defaults: ReadHeaderTimeout 5s, ReadTimeout 10s, WriteTimeout 15s,
 	// IdleTimeout 2m, MaxHeaderBytes 16 KiB, ShutdownTimeout 10s (how long Run drains in-flight
@@ -95,6 +115,7 @@ func DefaultConfig() Config {
 		Addr:                ":8080",
 		RefreshInterval:     5 * time.Second,
 		FullRefreshInterval: time.Minute,
+		VersionPollInterval: 500 * time.Millisecond,
 		HotSpan:             48 * time.Hour,
 		StaleGrace:          30 * time.Second,
 		RetainHours:         744,
@@ -103,6 +124,9 @@ func DefaultConfig() Config {
 		DefaultLimit:        50,
 		MaxLimit:            100,
 		MaxAge:              30 * time.Second,
+		MaxStreams:          10000,
+		StreamHeartbeat:     15 * time.Second,
+		StreamWriteTimeout:  5 * time.Second,
 		ReadHeaderTimeout:   5 * time.Second,
 		ReadTimeout:         10 * time.Second,
 		WriteTimeout:        15 * time.Second,
@@ -122,6 +146,9 @@ func (c Config) Validate() error {
 	}
 	if c.FullRefreshInterval < c.RefreshInterval {
 		bad("full refresh interval %v: must be at least the refresh interval %v", c.FullRefreshInterval, c.RefreshInterval)
+	}
+	if c.VersionPollInterval <= 0 {
+		bad("version poll interval %v: must be positive", c.VersionPollInterval)
 	}
 	if c.HotSpan < time.Hour {
 		bad("hot span %v: must be at least 1h so the open hour is refreshed often", c.HotSpan)
@@ -148,7 +175,11 @@ func (c Config) Validate() error {
 			bad("CORS origin %q: an origin has no path; drop everything after the host and port", o)
 		}
 	}
-	for name, d := range map[string]time.Duration{"read header timeout": c.ReadHeaderTimeout, "read timeout": c.ReadTimeout,
+	if c.MaxStreams < 1 {
+		bad("max streams %d: must be at least 1", c.MaxStreams)
+	}
+	for name, d := range map[string]time.Duration{"stream heartbeat": c.StreamHeartbeat, "stream write timeout": c.StreamWriteTimeout,
+		"read header timeout": c.ReadHeaderTimeout, "read timeout": c.ReadTimeout,
 		"write timeout": c.WriteTimeout, "idle timeout": c.IdleTimeout, "shutdown timeout": c.ShutdownTimeout} {
 		if d <= 0 {
 			bad("%s %v: must be positive", name, d)

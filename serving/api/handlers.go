@@ -52,15 +52,20 @@ func (s *Server) handleTopics(w http.ResponseWriter, r *http.Request) {
 			writeError(w, notReady(s.cache.Ready()))
 			return
 		}
-		detail := fmt.Sprintf("no %s topics list for %s yet: the speed layer has not published one", q.score, q.region)
-		if !q.hour.IsZero() {
-			detail = fmt.Sprintf("no exact %s topics list for %s in the hour from %s: the batch recomputes closed hours (or the hour is older than the API keeps)",
-				q.score, q.region, q.hour.Format(time.RFC3339))
-		}
-		writeError(w, &apiError{http.StatusNotFound, codeNotFound, detail})
+		writeError(w, topicsMissing(q))
 		return
 	}
 	s.writeList(w, r, e, q.limit, now)
+}
+
+// topicsMissing explains a topics list the loaded cache does not hold.
+func topicsMissing(q topicsQuery) *apiError {
+	detail := fmt.Sprintf("no %s topics list for %s yet: the speed layer has not published one", q.score, q.region)
+	if !q.hour.IsZero() {
+		detail = fmt.Sprintf("no exact %s topics list for %s in the hour from %s: the batch recomputes closed hours (or the hour is older than the API keeps)",
+			q.score, q.region, q.hour.Format(time.RFC3339))
+	}
+	return &apiError{http.StatusNotFound, codeNotFound, detail}
 }
 
 // writeList writes the first limit items of a cached list: JSON (gzipped when accepted) or

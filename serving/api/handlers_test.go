@@ -589,6 +589,10 @@ func TestConfigValidate(t *testing.T) {
 		{"cors without scheme", func(c *Config) { c.CORSOrigins = []string{"a.example.com"} }, "want *"},
 		{"no retention", func(c *Config) { c.RetainDays = 0 }, "retention"},
 		{"tiny headers", func(c *Config) { c.MaxHeaderBytes = 10 }, "max header bytes"},
+		{"no version poll", func(c *Config) { c.VersionPollInterval = 0 }, "version poll interval 0s: must be positive"},
+		{"no streams", func(c *Config) { c.MaxStreams = 0 }, "max streams 0: must be at least 1"},
+		{"no heartbeat", func(c *Config) { c.StreamHeartbeat = 0 }, "stream heartbeat 0s: must be positive"},
+		{"no stream write timeout", func(c *Config) { c.StreamWriteTimeout = -time.Second }, "stream write timeout -1s: must be positive"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()

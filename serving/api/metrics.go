@@ -20,6 +20,11 @@ type metrics struct {
 	refreshFailures *prometheus.CounterVec
 	refreshDuration *prometheus.HistogramVec
 	invalidLists    prometheus.Counter
+	freshness       *prometheus.HistogramVec
+
+	// GET /v1/trending/stream.
+	streams, streamEvents, streamRefused, streamDropped prometheus.Counter
+	streamsOpen                                         prometheus.Gauge
 
 	observers sync.Map // route + "\x00" + code -> prometheus.Observer
 
@@ -40,7 +45,7 @@ func newMetrics(c *Cache) *metrics {
 		}, []string{"route", "code"}),
 		refreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trending_serving_cache_refreshes_total",
-			Help: "Cache refreshes from the serving store, by kind (hot or full), failed ones included.",
+			Help: "Cache refreshes from the serving store, by kind (hot, full, or changes: the lists whose stamp moved), failed ones included.",
 		}, []string{"kind"}),
 		refreshFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trending_serving_cache_refresh_failures_total",
@@ -54,6 +59,32 @@ func newMetrics(c *Cache) *metrics {
 		invalidLists: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trending_serving_cache_invalid_lists_total",
 			Help: "Lists the store returned that failed validation and were not served (a writer bug).",
+		}),
+		freshness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "trending_served_freshness_seconds",
+			Help: "Produced-to-served age of each new version of a live list: from its as_of (the event time it is complete up to) to when the cache can serve it, by list.",
+			// From a list published within a second of its newest event to one five minutes behind.
+			Buckets: []float64{.1, .25, .5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300},
+		}, []string{"window"}),
+		streamsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "trending_serving_stream_connections",
+			Help: "Open GET /v1/trending/stream connections.",
+		}),
+		streams: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trending_serving_stream_connections_total",
+			Help: "GET /v1/trending/stream connections accepted.",
+		}),
+		streamRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trending_serving_stream_refused_total",
+			Help: "GET /v1/trending/stream connections refused with 503 because the most allowed (--max-streams) were open.",
+		}),
+		streamDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trending_serving_stream_dropped_slow_total",
+			Help: "Streams disconnected because the reader did not take an event or heartbeat within the stream write timeout.",
+		}),
+		streamEvents: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trending_serving_stream_events_total",
+			Help: "List versions sent on streams (heartbeats not counted).",
 		}),
 		listAge: prometheus.NewDesc("trending_serving_list_age_seconds",
 			"Age of each live list: now minus its as_of.", []string{"window"}, nil),
@@ -88,7 +119,8 @@ func newMetrics(c *Cache) *metrics {
 
 func (m *metrics) register(r prometheus.Registerer) error {
 	return errors.Join(r.Register(m.requests), r.Register(m.refreshes), r.Register(m.refreshFailures),
-		r.Register(m.refreshDuration), r.Register(m.invalidLists), r.Register(m))
+		r.Register(m.refreshDuration), r.Register(m.invalidLists), r.Register(m.freshness), r.Register(m.streamsOpen),
+		r.Register(m.streams), r.Register(m.streamRefused), r.Register(m.streamDropped), r.Register(m.streamEvents), r.Register(m))
 }
 
 // observer returns the latency histogram of one route and status code, resolving the label

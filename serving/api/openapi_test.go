@@ -256,17 +256,24 @@ func TestOpenAPIRoutes(t *testing.T) {
 		}
 	}
 
-	// Parameter constraints match the server's defaults.
-	params := map[string]*schema{}
-	for _, prm := range s.Paths["/v1/trending"]["get"].Parameters {
-		params[prm.Name] = prm.Schema
+	// Parameter constraints match the server's defaults, on the list and on its stream.
+	for _, path := range []string{"/v1/trending", "/v1/trending/stream"} {
+		params := map[string]*schema{}
+		for _, prm := range s.Paths[path]["get"].Parameters {
+			params[prm.Name] = prm.Schema
+		}
+		cfg := DefaultConfig()
+		if l := params["limit"]; l == nil || l.Maximum == nil || int(*l.Maximum) != cfg.MaxLimit || fmt.Sprint(l.Default) != strconv.Itoa(cfg.DefaultLimit) {
+			t.Errorf("%s limit: spec %+v, server max %d default %d", path, l, cfg.MaxLimit, cfg.DefaultLimit)
+		}
+		if w := params["window"]; w == nil || fmt.Sprint(w.Enum) != fmt.Sprint(model.LiveWindows) {
+			t.Errorf("%s window enum: spec %v, server %v", path, w.Enum, model.LiveWindows)
+		}
 	}
-	cfg := DefaultConfig()
-	if l := params["limit"]; l == nil || l.Maximum == nil || int(*l.Maximum) != cfg.MaxLimit || fmt.Sprint(l.Default) != strconv.Itoa(cfg.DefaultLimit) {
-		t.Errorf("limit: spec %+v, server max %d default %d", l, cfg.MaxLimit, cfg.DefaultLimit)
-	}
-	if w := params["window"]; w == nil || fmt.Sprint(w.Enum) != fmt.Sprint(model.LiveWindows) {
-		t.Errorf("window enum: spec %v, server %v", w.Enum, model.LiveWindows)
+	for _, path := range []string{"/v1/trending/stream", "/v1/topics/stream"} {
+		if _, ok := s.Paths[path]["get"].Responses["200"].Content["text/event-stream"]; !ok {
+			t.Errorf("%s: the 200 is not text/event-stream in the spec", path)
+		}
 	}
 }
 
@@ -295,6 +302,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/trending?window=day&start=2026-11-14T00:00:00Z", 200},
 		{"/v1/trending?window=year", 400},
 		{"/v1/trending?window=hour&start=2026-11-14T08:00:00Z", 404},
+		{"/v1/trending/stream?window=year", 400},
+		{"/v1/trending/stream?window=hour&start=2026-11-14T08:00:00Z", 404},
 		{"/v1/windows?window=hour&from=2026-11-14T06:00:00Z", 200},
 		{"/v1/windows?window=hour&from=2000-01-01T00:00:00Z", 400},
 		{"/v1/reconciliation", 200},
@@ -302,6 +311,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/topics?region=eu&score=surge&limit=3", 200},
 		{"/v1/topics?region=mars", 400},
 		{"/v1/topics?region=jp", 404},
+		{"/v1/topics/stream?region=mars", 400},
+		{"/v1/topics/stream?region=eu&hour=2026-11-14T08:00:00Z", 404},
 		{"/v1/topics/review?status=all", 200},
 		{"/healthz", 200},
 		{"/readyz", 200},
@@ -312,14 +323,22 @@ func TestOpenAPIResponses(t *testing.T) {
 		}
 		v.check(t, c.target, w.Code, w.Body.Bytes())
 	}
-	// The statuses a healthy fixture cannot produce: 405, and 503 before any load.
+	// The statuses a healthy fixture cannot produce: 405, 503 past the stream bound, and 503
+	// before any load.
 	w := f.do(http.MethodDelete, "/v1/windows")
 	v.check(t, "/v1/windows", w.Code, w.Body.Bytes())
+	f.srv.openStreams.Store(int64(f.srv.cfg.MaxStreams))
+	if w := f.get("/v1/trending/stream?window=hour"); w.Code != 503 {
+		t.Fatalf("stream past the bound: %d", w.Code)
+	} else {
+		v.check(t, "/v1/trending/stream", w.Code, w.Body.Bytes())
+	}
+	f.srv.openStreams.Store(0)
 	nf := newFixture(t, func(c *Config) { c.Registerer, c.Gatherer = nil, nil })
 	nf.st.down.Store(true)
 	srv, _ := New(nf.srv.cfg, nf.st, nil)
 	nf.h = srv.Handler()
-	for _, p := range []string{"/readyz", "/v1/trending?window=hour", "/v1/windows?window=day", "/v1/reconciliation"} {
+	for _, p := range []string{"/readyz", "/v1/trending?window=hour", "/v1/trending/stream?window=hour", "/v1/windows?window=day", "/v1/reconciliation"} {
 		w := nf.get(p)
 		if w.Code != 503 {
 			t.Fatalf("%s before loading: %d", p, w.Code)

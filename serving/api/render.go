@@ -32,6 +32,10 @@ type entry struct {
 
 	bodies sync.Map // int (items served) -> *atomic.Pointer[rendered]
 	arrow  sync.Map // int (items served) -> []byte
+
+	// superseded is closed when the cache replaces this version or drops it (Cache.swap):
+	// what a stream of the list waits on.
+	superseded chan struct{}
 }
 
 // rendered is one assembled JSON body, valid for one second of age.
@@ -46,7 +50,7 @@ func newEntry(l model.List, maxItems int) *entry {
 	if len(l.Items) > maxItems {
 		l.Items = l.Items[:maxItems:maxItems]
 	}
-	e := &entry{list: l, tag: listTag(l)}
+	e := &entry{list: l, tag: listTag(l), superseded: make(chan struct{})}
 
 	a := struct {
 		Window string    `json:"window"`

@@ -7,9 +7,11 @@
 //
 //	GET /v1/trending?window=hour|day|month|all&limit=N   a live list
 //	GET /v1/trending?window=hour|day|month&start=T       one calendar window's list
+//	GET /v1/trending/stream?window=...                   the same list pushed as it changes (server-sent events)
 //	GET /v1/windows?window=hour|day|month&from=T&to=T    status of calendar windows in a range
 //	GET /v1/reconciliation                               the newest speed-vs-exact reconciliation per level
 //	GET /v1/topics?region=world|R&score=S&limit=N        one region's trending topics (docs/topics.md)
+//	GET /v1/topics/stream?region=...                     the same list pushed as it changes
 //	GET /healthz, /readyz, /metrics                      liveness, readiness, Prometheus
 //	GET /                                                the dashboard (serving/dashboard)
 //
@@ -27,6 +29,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -44,6 +48,8 @@ type Server struct {
 	cors   map[string]bool // allowed origins; "*" for any
 
 	cacheControl []string // shared header values: never appended to
+
+	openStreams atomic.Int64 // GET /v1/trending/stream connections, bounded by MaxStreams
 }
 
 // route is one path the server answers. The OpenAPI golden test compares this table with
@@ -55,6 +61,9 @@ type route struct {
 	params   []string
 	statuses []int
 	h        http.HandlerFunc
+	// stream: a 200 lasts as long as the client stays, so its duration is left out of the
+	// request latency histogram (the stream metrics count streams).
+	stream bool
 }
 
 // New builds a server over st. It loads nothing yet: Run (or Cache().Refresh) does.
@@ -114,11 +123,15 @@ func (s *Server) routeTable() []*route {
 	rs := []*route{
 		{path: "/v1/trending", name: "/v1/trending", methods: get, params: []string{"window", "limit", "start"},
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTrending},
+		{path: "/v1/trending/stream", name: "/v1/trending/stream", methods: []string{http.MethodGet}, params: []string{"window", "limit", "start"},
+			statuses: []int{200, 400, 404, 405, 503}, h: s.handleStream, stream: true},
 		{path: "/v1/windows", name: "/v1/windows", methods: get, params: []string{"window", "from", "to"},
 			statuses: []int{200, 304, 400, 405, 503}, h: s.handleWindows},
 		{path: "/v1/reconciliation", name: "/v1/reconciliation", methods: get, statuses: []int{200, 405, 503}, h: s.handleReconciliation},
 		{path: "/v1/topics", name: "/v1/topics", methods: get, params: []string{"region", "score", "limit", "hour"},
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTopics},
+		{path: "/v1/topics/stream", name: "/v1/topics/stream", methods: []string{http.MethodGet}, params: []string{"region", "score", "limit", "hour"},
+			statuses: []int{200, 400, 404, 405, 503}, h: s.handleTopicsStream, stream: true},
 		{path: "/healthz", name: "/healthz", methods: get, statuses: []int{200, 405}, h: s.handleHealthz},
 		{path: "/readyz", name: "/readyz", methods: get, statuses: []int{200, 405, 503}, h: s.handleReadyz},
 	}
@@ -140,7 +153,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		name = rt.name
 	}
 	sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
-	defer func() { s.cache.m.observer(name, sw.code).Observe(time.Since(start).Seconds()) }()
+	defer func() {
+		if rt == nil || !rt.stream || sw.code != http.StatusOK {
+			s.cache.m.observer(name, sw.code).Observe(time.Since(start).Seconds())
+		}
+	}()
 
 	preflight := s.corsHeaders(sw, r)
 	if preflight {
@@ -158,7 +175,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		name = "unknown"
 		writeError(sw, &apiError{http.StatusNotFound, codeNotFound,
-			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/windows, /v1/reconciliation, /v1/topics, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
+			fmt.Sprintf("no such path %q: the API serves /v1/trending, /v1/trending/stream, /v1/windows, /v1/reconciliation, /v1/topics, /v1/topics/stream, /healthz, /readyz and /metrics, and the dashboard at /", trunc(r.URL.Path))})
 		return
 	}
 	if !slices.Contains(rt.methods, r.Method) {
@@ -225,7 +242,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Run loads the cache, serves HTTP on cfg.Addr until ctx ends, then drains in-flight requests
-// for up to ShutdownTimeout. The cache keeps refreshing in the background meanwhile.
+// for up to ShutdownTimeout (open streams end as the drain begins). The cache keeps
+// refreshing in the background meanwhile.
 func (s *Server) Run(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
@@ -263,9 +281,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// HTTPServer returns an http.Server for Handler with the configured timeouts and limits.
+// HTTPServer returns an http.Server for Handler with the configured timeouts and limits. Its
+// Shutdown ends the open streams first: Shutdown waits for every connection to go idle, and a
+// stream never does. (A stream also outlives WriteTimeout and ReadTimeout, which it replaces
+// with a deadline per write.)
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{
+	stop := make(chan struct{})
+	srv := &http.Server{
 		Addr:              s.cfg.Addr,
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
@@ -274,5 +296,19 @@ func (s *Server) HTTPServer() *http.Server {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    s.cfg.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		// A value, not a cancelled context: other requests in flight must finish their
+		// drain with a live context.
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithValue(context.Background(), streamStopKey{}, (<-chan struct{})(stop))
+		},
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if cc, ok := c.(*coalescingConn); ok {
+				return context.WithValue(ctx, connKey{}, cc)
+			}
+			return ctx
+		},
 	}
+	var once sync.Once
+	srv.RegisterOnShutdown(func() { once.Do(func() { close(stop) }) })
+	return srv
 }

@@ -70,12 +70,23 @@ func TestDashboardRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Headless chromium's virtual time stands still while a request is open, so a stream
+	// here ends after its first event, and tells the browser to reconnect only after the
+	// budget (--virtual-time-budget) is spent; the page must still show the pushed lists.
+	hs := srv.HTTPServer()
+	hs.Handler = oneEventStreams(hs.Handler)
 	ctx, cancel := context.WithCancel(context.Background())
+	cacheDone := make(chan struct{})
+	go func() { defer close(cacheDone); srv.Cache().Run(ctx) }()
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- hs.Serve(ln) }()
 	defer func() {
 		cancel()
-		if err := <-done; err != nil {
+		<-cacheDone
+		if err := hs.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != http.ErrServerClosed {
 			t.Errorf("serve: %v", err)
 		}
 	}()
@@ -86,7 +97,7 @@ func TestDashboardRenders(t *testing.T) {
 		t.Helper()
 		base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
-			"--user-data-dir=" + t.TempDir(), "--window-size=1400,900", "--virtual-time-budget=5000"}
+			"--user-data-dir=" + t.TempDir(), "--window-size=1400,900", "--virtual-time-budget=4000"}
 		cctx, ccancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer ccancel()
 		cmd := exec.CommandContext(cctx, bin, append(append(base, args...), url)...)
@@ -109,6 +120,11 @@ func TestDashboardRenders(t *testing.T) {
 		}
 		if !strings.Contains(dom, `data-window="`+l.Window+`"`) {
 			t.Errorf("no card for the live %s list", l.Window)
+		}
+		// Pushed over /v1/trending/stream, with its freshness beside it.
+		if card := liveCardOf(dom, l.Window); !strings.Contains(card, `data-via="stream"`) || !strings.Contains(card, " old</span>") ||
+			!strings.Contains(card, "· pushed") {
+			t.Errorf("live %s card is not streamed or shows no freshness:\n%s", l.Window, card)
 		}
 	}
 	for _, want := range []string{`class="badge badge-exact"`, `class="badge badge-live"`, `class="badge badge-provisional"`, "at most +", "partial: partitions 7",
@@ -168,6 +184,62 @@ func TestDashboardRenders(t *testing.T) {
 		t.Fatalf("screenshot %s: %v (size %v): expected a rendered page", shot, err, fi)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, fi.Size())
+}
+
+// oneEventStreams ends every GET /v1/trending/stream after its first event, with a retry time
+// of an hour (EventSource's reconnection delay), and passes every other request through.
+func oneEventStreams(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/trending/stream" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		h.ServeHTTP(&firstEvent{ResponseWriter: w, cancel: cancel}, r.WithContext(ctx))
+	})
+}
+
+// firstEvent writes the retry field after the header and cancels the request once an event
+// ("id: ...\ndata: ...\n\n", written in three parts) is through.
+type firstEvent struct {
+	http.ResponseWriter
+	cancel context.CancelFunc
+	data   bool
+}
+
+func (w *firstEvent) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK {
+		w.ResponseWriter.Write([]byte("retry: 3600000\n\n"))
+	}
+}
+
+func (w *firstEvent) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), "id: ") {
+		w.data = true
+	}
+	n, err := w.ResponseWriter.Write(p)
+	if w.data && string(p) == "\n\n" {
+		w.cancel()
+	}
+	return n, err
+}
+
+// Unwrap lets http.ResponseController flush and set deadlines through the wrapper.
+func (w *firstEvent) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// liveCardOf returns the opening tag and head of the live card of window in dom.
+func liveCardOf(dom, window string) string {
+	i := strings.Index(dom, `<article class="card" data-window="`+window+`"`)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(dom[i:], `class="card-meta"`)
+	if j < 0 {
+		return dom[i:]
+	}
+	return dom[i : i+j]
 }
 
 // cardOf returns the reconciliation card element in dom whose opening tag holds attr.

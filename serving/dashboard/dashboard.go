@@ -1,6 +1,7 @@
 // Package dashboard is the serving API's web page: plain HTML, CSS and JavaScript embedded in
 // the binary (no build step, no CDN, so it works offline). It reads only the public API:
-// /v1/trending for the live lists and /v1/windows for the calendar-window browser.
+// /v1/trending/stream for the live lists (EventSource, falling back to polling /v1/trending),
+// /v1/trending and /v1/windows for the calendar-window browser.
 package dashboard
 
 import (

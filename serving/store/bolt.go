@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 	"trending/model"
 
@@ -13,8 +14,19 @@ import (
 
 // Bolt is the embedded serving store: one bbolt file. Each Put is one bbolt transaction, so a
 // reader sees the whole previous list or the whole new one.
+//
+// bbolt locks its file, so only this process writes it: Bolt keeps every key's Stamp in
+// memory (Versions costs no read) and closes the Changed channel after each write it stores,
+// which is how the serving cache of `trending up` learns of a new list at once.
 type Bolt struct {
 	db *bolt.DB
+
+	putMu sync.Mutex // one Put at a time, so stamps change in the order the writes commit
+
+	mu      sync.Mutex       // guards the fields below
+	stamps  map[string]Stamp // by boltKey
+	seq     uint64           // writes stored by this process
+	changed chan struct{}    // closed by the next stored write; nil until someone asks
 }
 
 var bucketLists = []byte("lists")
@@ -32,7 +44,33 @@ func OpenBolt(path string) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("init serving store %s: %w", path, err)
 	}
-	return &Bolt{db: db}, nil
+	b := &Bolt{db: db, stamps: map[string]Stamp{}}
+	if err := b.loadStamps(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("read serving store %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// loadStamps reads the stamp of every stored list, decoding only the fields of its key and
+// rank.
+func (b *Bolt) loadStamps() error {
+	return b.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLists).ForEach(func(k, v []byte) error {
+			var h struct {
+				Window, Group, Score string
+				Start                time.Time
+				Version              int64
+				Source               model.Source
+			}
+			if err := json.Unmarshal(v, &h); err != nil {
+				return fmt.Errorf("decode %s: %w", k, err)
+			}
+			l := model.List{Window: h.Window, Group: h.Group, Score: h.Score, Start: h.Start, Version: h.Version, Source: h.Source}
+			b.stamps[string(k)] = Stamp{Key: l.Key(), Rank: Rank(l)}
+			return nil
+		})
+	})
 }
 
 // boltKey sorts calendar lists by start within a window: "cal/hour/2026-11-14T10:00:00Z".
@@ -46,9 +84,11 @@ func boltKey(k model.Key) []byte {
 // Put implements Store.
 func (b *Bolt) Put(_ context.Context, l model.List) error {
 	l.Start, l.End, l.AsOf, l.ComputedAt = utc(l.Start), utc(l.End), utc(l.AsOf), utc(l.ComputedAt)
-	return b.db.Update(func(tx *bolt.Tx) error {
+	key := boltKey(l.Key())
+	b.putMu.Lock()
+	defer b.putMu.Unlock()
+	err := b.db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucketLists)
-		key := boltKey(l.Key())
 		var cur *model.List
 		if raw := bk.Get(key); raw != nil {
 			var c model.List
@@ -67,6 +107,42 @@ func (b *Bolt) Put(_ context.Context, l model.List) error {
 		}
 		return bk.Put(key, raw)
 	})
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	b.seq++
+	b.stamps[string(key)] = Stamp{Key: l.Key(), Rank: Rank(l), Seq: b.seq}
+	ch := b.changed
+	b.changed = nil
+	b.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+	return nil
+}
+
+// Changed implements Notifier.
+func (b *Bolt) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return b.changed
+}
+
+// Versions implements Versioner from memory.
+func (b *Bolt) Versions(_ context.Context, since time.Time) ([]Stamp, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Stamp, 0, len(b.stamps))
+	for _, st := range b.stamps {
+		if st.Key.Live() || !st.Key.Start.Before(since) {
+			out = append(out, st)
+		}
+	}
+	return out, nil
 }
 
 // Get implements Store.

@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +44,45 @@ func TestAlign(t *testing.T) {
 		if model.Aligned(c.w, ts) || !model.Aligned(c.w, c.want) {
 			t.Errorf("Aligned(%s) wrong", c.w)
 		}
+	}
+}
+
+// TestBoltStampsReopen: a reopened file reports the stamps of the lists it holds (read from the
+// file at open), and the first write after it moves only its own key's stamp.
+func TestBoltStampsReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "serving.db")
+	s, err := store.OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := storetest.MakeList("hour", storetest.T0, 7, model.SourceBatch, 2, 5)
+	for _, l := range []model.List{storetest.MakeList("hour", time.Time{}, 3, model.SourceSpeed, 2, 3), exact} {
+		if err := s.Put(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if s, err = store.OpenBolt(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Versions(ctx, storetest.T0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b store.Stamp) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	want := []store.Stamp{{Key: exact.Key(), Rank: 7 + 1<<62}, {Key: model.Key{Window: "hour"}, Rank: 3}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stamps after reopen: %+v, want %+v", got, want)
+	}
+	if err := s.Put(ctx, storetest.MakeList("hour", time.Time{}, 4, model.SourceSpeed, 2, 4)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Versions(ctx, storetest.T0)
+	slices.SortFunc(got, func(a, b store.Stamp) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	want[1] = store.Stamp{Key: model.Key{Window: "hour"}, Rank: 4, Seq: 1}
+	if !slices.Equal(got, want) {
+		t.Fatalf("stamps after a write: %+v, want %+v", got, want)
 	}
 }

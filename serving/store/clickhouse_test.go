@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +124,15 @@ func TestClickHouseStaleWriterNeverWins(t *testing.T) {
 					t.Fatalf("Since served v%d, want v%d", l.Version, c.first.Version)
 				}
 			}
+			stamps, err := a.Versions(ctx, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range stamps {
+				if st.Key == c.first.Key() && st.Rank != store.Rank(c.first) {
+					t.Fatalf("Versions: rank %d, want the admitted list's %d", st.Rank, store.Rank(c.first))
+				}
+			}
 		})
 	}
 }
@@ -199,5 +210,43 @@ func TestClickHouseStatusColumns(t *testing.T) {
 	}
 	if got.Status != model.StatusProvisional || got.Exact || got.Items[0].Exact {
 		t.Fatalf("pre-004 row: status %q exact %v, want provisional and not exact", got.Status, got.Exact)
+	}
+}
+
+// TestClickHouseVersionsReadNoBody: the versions poll reads the key columns only. A row whose
+// body is not JSON (which Since cannot decode) still has its stamp reported, and a row another
+// process wrote (a later seq) moves the stamp of its key.
+func TestClickHouseVersionsReadNoBody(t *testing.T) {
+	s, conn, db := openClickHouseRaw(t)
+	ctx := context.Background()
+	if err := s.Put(ctx, storetest.MakeList("hour", time.Time{}, 3, model.SourceSpeed, 2, 3)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Versions(ctx, storetest.T0)
+	if err != nil || len(before) != 1 {
+		t.Fatalf("versions: %v %v", before, err)
+	}
+	insertUnchecked(t, conn, db, storetest.MakeList("hour", time.Time{}, 4, model.SourceSpeed, 2, 4))
+	b, err := conn.PrepareBatch(ctx, "INSERT INTO "+db+".serving_lists (win, start, live, ord, seq, version, source, body, written_at)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Append("day", storetest.T0.Truncate(24*time.Hour), uint8(0), uint64(9), uint64(77), int64(9), "speed", "{not json", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Send(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Since(ctx, storetest.T0.Truncate(24*time.Hour)); err == nil {
+		t.Fatal("Since decoded a body that is not JSON")
+	}
+	got, err := s.Versions(ctx, storetest.T0.Truncate(24*time.Hour))
+	if err != nil {
+		t.Fatalf("versions over a row whose body is not JSON: %v", err)
+	}
+	slices.SortFunc(got, func(a, b store.Stamp) int { return strings.Compare(a.Key.String(), b.Key.String()) })
+	if len(got) != 2 || got[0].Key != (model.Key{Window: "day", Start: storetest.T0.Truncate(24 * time.Hour)}) || got[0].Rank != 9 || got[0].Seq != 77 ||
+		got[1].Key != (model.Key{Window: "hour"}) || got[1].Rank != 4 || got[1].Seq <= before[0].Seq {
+		t.Fatalf("versions: %+v (before the other writer: %+v)", got, before)
 	}
 }

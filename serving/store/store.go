@@ -12,6 +12,8 @@
 //   - a reader sees a whole list or the previous one, never a mix.
 //
 // Two implementations: Bolt (a single file, the embedded default) and ClickHouse (production).
+// Both are also Versioners, so a reader can poll often without loading bodies, and Bolt is a
+// Notifier, so a reader in the same process learns of a write at once.
 package store
 
 import (
@@ -58,4 +60,46 @@ type Store interface {
 	// since: what the serving cache loads.
 	Since(ctx context.Context, since time.Time) ([]model.List, error)
 	Close() error
+}
+
+// Rank is the order reads serve the versions of one key in: the version, lifted above every
+// speed version for the batch's exact list of a calendar window (which Admit lets supersede
+// the approximate one whatever its version).
+func Rank(l model.List) uint64 {
+	r := uint64(l.Version)
+	if l.Source == model.SourceBatch && !l.Start.IsZero() {
+		r += batchPriority
+	}
+	return r
+}
+
+// batchPriority lifts an exact list of a calendar window above every speed version.
+const batchPriority = uint64(1) << 62
+
+// Stamp identifies the stored list of one key without its body: it changes whenever a write
+// that reads would return is stored, so a reader that remembers the stamps it last saw loads
+// only the lists whose stamp moved.
+type Stamp struct {
+	Key  model.Key
+	Rank uint64 // Rank of the list a Get returns now
+	// Seq tells apart two writes of the same Rank (an idempotent rewrite, or a second writer
+	// of the same version): ClickHouse's row sequence; bbolt's count of this process's writes.
+	Seq uint64
+}
+
+// Versioner is a store that reports the stamps of the lists it holds, cheaply: no list body is
+// read. Versions covers what Since covers: every live list and every calendar list whose start
+// is at or after since, in no particular order. Safe for concurrent use.
+type Versioner interface {
+	Versions(ctx context.Context, since time.Time) ([]Stamp, error)
+}
+
+// Notifier is a store that tells readers in the same process that a write was stored, so
+// they need not poll. Changed returns a channel that is closed by the next successful Put
+// (every caller of one generation gets the same channel): a reader takes the channel before
+// it reads the store, so no write after its read can go unnoticed, and however many writes
+// happen before it looks again it wakes once. Nothing is buffered per reader. Safe for
+// concurrent use.
+type Notifier interface {
+	Changed() <-chan struct{}
 }

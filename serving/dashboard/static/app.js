@@ -1,8 +1,13 @@
-// trending dashboard: polls the public API and renders with plain DOM and SVG. No framework,
-// no build step, no network beyond this origin.
+// trending dashboard: reads the public API and renders with plain DOM and SVG. No framework,
+// no build step, no network beyond this origin. The live lists come pushed over
+// /v1/trending/stream (EventSource) and are polled instead where that is unavailable.
 "use strict";
 
 const POLL_MS = 5000;
+// A stream that fails this many times in a row without an event gives way to polling, and
+// is tried again after STREAM_RETRY_MS.
+const STREAM_ERRORS = 3;
+const STREAM_RETRY_MS = 60000;
 const LIVE = [
   ["hour", "Last hour"],
   ["day", "Last 24 hours"],
@@ -14,7 +19,7 @@ const BARS = 10;
 const CAL_LABEL = { hour: "hours", day: "days", month: "months" };
 
 const $ = (id) => document.getElementById(id);
-const state = { live: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {} };
+const state = { live: {}, streams: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {} };
 
 // el builds an element: el("td", {class: "x"}, "text", child...). Text is always textContent.
 function el(tag, attrs, ...kids) {
@@ -63,7 +68,8 @@ function liveCard(win, title) {
   let card = document.querySelector(`.card[data-window="${win}"]`);
   if (!card) {
     card = el("article", { class: "card", "data-window": win },
-      el("div", { class: "card-head" }, el("span", { class: "card-title" }, title), el("span", { class: "age muted num" })),
+      el("div", { class: "card-head" }, el("span", { class: "card-title" }, title),
+        el("span", { class: "fresh muted num" }, el("span", { class: "age" }), el("span", { class: "via" }))),
       el("div", { class: "card-meta" }),
       el("div", { class: "bound" }),
       el("div", { class: "chart" }),
@@ -143,8 +149,13 @@ function listTable(items, rows, sketch) {
   return t;
 }
 
-function renderLive(win, title, res) {
+// renderLive shows a list that came by via ("stream" or "poll"). A poll never replaces the
+// version shown with the same or an older one (a stream may have brought it already, and a
+// cache on the way may hold an older one); a stream event is always the newest.
+function renderLive(win, title, res, via) {
   const card = liveCard(win, title);
+  const shown = state.live[win];
+  if (via === "poll" && res.status === 200 && res.body && shown && res.body.version <= shown.list.version) return;
   const meta = card.querySelector(".card-meta"), bound = card.querySelector(".bound");
   const chart = card.querySelector(".chart"), scroll = card.querySelector(".scroll");
   if (res.status !== 200 || !res.body) {
@@ -157,7 +168,7 @@ function renderLive(win, title, res) {
     return;
   }
   const l = res.body;
-  state.live[win] = { list: l, at: Date.now() };
+  state.live[win] = { list: l, at: Date.now(), via };
   card.dataset.version = l.version;
   meta.replaceChildren(...badges(l));
   bound.textContent = boundText(l);
@@ -166,27 +177,60 @@ function renderLive(win, title, res) {
   tickAges();
 }
 
+// tickAges shows each list's freshness, now - as_of, every second: the server's age_seconds
+// when the list arrived plus the time since, so a client clock that is off does not matter.
 function tickAges() {
   for (const [win] of LIVE) {
     const s = state.live[win], card = document.querySelector(`.card[data-window="${win}"]`);
     if (!card) continue;
-    const age = card.querySelector(".age");
-    if (!s) { age.textContent = ""; continue; }
+    const age = card.querySelector(".age"), via = card.querySelector(".via");
+    if (!s) { age.textContent = ""; via.textContent = ""; delete card.dataset.via; continue; }
+    card.dataset.via = s.via;
+    via.textContent = s.via === "stream" ? " · pushed" : " · polled";
+    via.title = s.via === "stream" ? "this version was pushed over /v1/trending/stream" : `this version was polled (every ${POLL_MS / 1000} s while the stream is unavailable)`;
     const secs = s.list.age_seconds + (Date.now() - s.at) / 1000;
     age.textContent = ago(secs) + " old";
-    age.title = "as of " + s.list.as_of;
+    age.title = "as of " + s.list.as_of + " (the newest event counted); version " + s.list.version;
     // The hour list should move every minute and the month every hour (docs/requirements.md).
     age.classList.toggle("stale", secs > (win === "hour" || win === "day" ? 180 : 7200));
   }
   $("clock").textContent = new Date().toISOString().slice(0, 19).replace("T", " ") + " UTC";
 }
 
+// openStream pushes one live list over server-sent events. EventSource reconnects by itself
+// (sending the last version as Last-Event-ID, so the server sends only newer ones); after
+// STREAM_ERRORS failures without an event, or a refusal (no reconnect), the list is polled.
+function openStream(win, title) {
+  if (typeof EventSource !== "function") return;
+  const es = new EventSource(`/v1/trending/stream?window=${win}&limit=${LIST_ROWS}`);
+  const s = { es, open: false, errors: 0 };
+  state.streams[win] = s;
+  es.onopen = () => { s.open = true; };
+  es.onmessage = (ev) => {
+    s.open = true;
+    s.errors = 0;
+    let body = null;
+    try { body = JSON.parse(ev.data); } catch (e) { return; }
+    renderLive(win, title, { status: 200, body }, "stream");
+  };
+  es.onerror = () => {
+    s.open = false;
+    s.errors++;
+    if (es.readyState === EventSource.CLOSED || s.errors >= STREAM_ERRORS) {
+      es.close();
+      delete state.streams[win];
+      setTimeout(() => openStream(win, title), STREAM_RETRY_MS);
+    }
+  };
+}
+
 async function pollLive() {
   await Promise.all(LIVE.map(async ([win, title]) => {
+    if (state.streams[win] && state.streams[win].open) return; // pushed
     try {
-      renderLive(win, title, await getJSON(`/v1/trending?window=${win}&limit=${LIST_ROWS}`));
+      renderLive(win, title, await getJSON(`/v1/trending?window=${win}&limit=${LIST_ROWS}`), "poll");
     } catch (e) {
-      renderLive(win, title, { status: 0, body: { detail: String(e) } });
+      renderLive(win, title, { status: 0, body: { detail: String(e) } }, "poll");
     }
   }));
 }
@@ -391,7 +435,7 @@ function pollAll() {
 
 document.addEventListener("DOMContentLoaded", () => {
   try { setupTheme(); } catch (e) { /* storage disabled */ }
-  for (const [win, title] of LIVE) liveCard(win, title);
+  for (const [win, title] of LIVE) { liveCard(win, title); openStream(win, title); }
   setupTabs();
   pollAll();
   setInterval(pollAll, POLL_MS);

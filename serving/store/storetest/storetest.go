@@ -366,6 +366,114 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		default:
 		}
 	})
+	t.Run("versions", func(t *testing.T) {
+		s := open(t)
+		v, ok := s.(store.Versioner)
+		if !ok {
+			t.Skipf("%T is not a store.Versioner", s)
+		}
+		stamps := func() map[string]store.Stamp {
+			t.Helper()
+			got, err := v.Versions(ctx, T0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]store.Stamp{}
+			for _, st := range got {
+				if _, dup := out[st.Key.String()]; dup {
+					t.Fatalf("versions: %s twice", st.Key)
+				}
+				out[st.Key.String()] = st
+			}
+			return out
+		}
+		put := func(l model.List) {
+			t.Helper()
+			if err := s.Put(ctx, l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		live := MakeList("hour", time.Time{}, 3, model.SourceSpeed, 2, 3)
+		topics := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: T0, Version: 4, Source: model.SourceSpeed,
+			Status: model.StatusLive, ComputedAt: T0, Items: []model.Item{{Rank: 1, ItemID: "#a", Views: 9, Topic: &model.Topic{Score: 2}}}}
+		hour := MakeList("hour", T0, 5, model.SourceSpeed, 2, 5)
+		put(live)
+		put(topics)
+		put(hour)
+		put(MakeList("hour", T0.Add(-time.Hour), 5, model.SourceSpeed, 2, 5)) // before since
+		first := stamps()
+		want := map[string]uint64{"live/hour": 3, "live/topics/eu/surge": 4, "hour/2026-11-14T10:00:00Z": 5}
+		if len(first) != len(want) {
+			t.Fatalf("versions since %s: %v, want the keys of %v", T0.Format(time.RFC3339), first, want)
+		}
+		for k, rank := range want {
+			if st, ok := first[k]; !ok || st.Rank != rank {
+				t.Fatalf("versions: %s is %+v, want rank %d", k, first[k], rank)
+			}
+		}
+		if k := first["live/topics/eu/surge"].Key; k != topics.Key() {
+			t.Fatalf("versions: topics key %+v, want %+v", k, topics.Key())
+		}
+		if k := first["hour/2026-11-14T10:00:00Z"].Key; !k.Start.Equal(T0) || k.Window != "hour" {
+			t.Fatalf("versions: calendar key %+v", k)
+		}
+
+		// A refused write changes no stamp; a rewrite of the same version does; the batch's
+		// exact list of a calendar window ranks above every speed version.
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 2, model.SourceSpeed, 2, 2)); !errors.Is(err, store.ErrStaleVersion) {
+			t.Fatalf("stale put: %v", err)
+		}
+		if got := stamps()["live/hour"]; got != first["live/hour"] {
+			t.Fatalf("a refused write moved the stamp: %+v, was %+v", got, first["live/hour"])
+		}
+		put(live)
+		if got := stamps()["live/hour"]; got.Rank != 3 || got.Seq == first["live/hour"].Seq {
+			t.Fatalf("a rewrite of version 3: stamp %+v, was %+v (want rank 3, another seq)", got, first["live/hour"])
+		}
+		exact := MakeList("hour", T0, 2, model.SourceBatch, 2, 5)
+		put(exact)
+		if got := stamps()["hour/2026-11-14T10:00:00Z"]; got.Rank != store.Rank(exact) || got.Rank != 2+1<<62 {
+			t.Fatalf("batch over speed: stamp %+v, want rank %d", got, store.Rank(exact))
+		}
+		if got := stamps()["live/topics/eu/surge"]; got != first["live/topics/eu/surge"] {
+			t.Fatalf("an untouched key's stamp moved: %+v, was %+v", got, first["live/topics/eu/surge"])
+		}
+	})
+	t.Run("change notification", func(t *testing.T) {
+		s := open(t)
+		n, ok := s.(store.Notifier)
+		if !ok {
+			t.Skipf("%T is not a store.Notifier", s)
+		}
+		closed := func(ch <-chan struct{}) bool {
+			select {
+			case <-ch:
+				return true
+			default:
+				return false
+			}
+		}
+		ch := n.Changed()
+		if n.Changed() != ch || closed(ch) {
+			t.Fatal("Changed: want one open channel until a write")
+		}
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 3, model.SourceSpeed, 1, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if !closed(ch) {
+			t.Fatal("a stored write did not close the channel")
+		}
+		next := n.Changed()
+		if closed(next) {
+			t.Fatal("the next generation's channel is closed before a write")
+		}
+		if err := s.Put(ctx, MakeList("hour", time.Time{}, 2, model.SourceSpeed, 1, 2)); !errors.Is(err, store.ErrStaleVersion) {
+			t.Fatalf("stale put: %v", err)
+		}
+		if closed(next) {
+			t.Fatal("a refused write closed the channel")
+		}
+	})
 }
 
 func starts(ls []model.List) []string {
