@@ -78,7 +78,9 @@ func TestArchiveCommandEmbedded(t *testing.T) {
 			"--roll-age", "200ms", "--metrics-addr", "", "--log-level", "warn"})
 		done <- root.ExecuteContext(runCtx)
 	}()
-	store, err := objstore.New(ctx, objstore.Config{Endpoint: s3.Endpoint, Bucket: "trending", AccessKey: "test", SecretKey: "test"})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = s3.Endpoint, "trending", "test", "test"
+	store, err := objstore.New(ctx, oc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,4 +160,10 @@ func TestSettingErrorsNameTheCommandsFlags(t *testing.T) {
 	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--batch-lateness: -1s: must not be negative") {
 		t.Errorf("up --batch-lateness -1s: %v, want a usage error naming --batch-lateness", err)
 	}
+	// An empty setting is refused by its flag, not replaced by the package's default.
+	_, err = runTrending(t, "batch", "run", "--window", "hour", "--start", "2026-11-14T10", "--s3-region", "",
+		"--s3-endpoint", "http://127.0.0.1:1", "--rollups", filepath.Join(dir, "r2.db"), "--store", "bolt:"+filepath.Join(dir, "s2.db"))
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--s3-region: s3 region is empty") {
+		t.Errorf("batch --s3-region '': %v, want a usage error naming --s3-region", err)
+	}
 }

@@ -125,6 +125,7 @@ var fieldFlags = map[string]string{
 	"Kafka": "--kafka", "Brokers": "--kafka", "Objects": "--s3-endpoint", "Bucket": "--s3-bucket",
 	"K": "--k", "AllowedLateness": "--lateness", "Parallel": "--parallel", "LookbackDays": "--lookback-days",
 	"BaseFactor": "--base-factor", "Blocklist": "--blocklist", "Titles": "--titles",
+	"Region": "--s3-region",
 }
 
 // usageOf is a usage error for err, with every setting it names as the flag of this
