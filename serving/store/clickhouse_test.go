@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"trending/internal/itest"
+	"trending/internal/setting"
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
@@ -199,5 +201,22 @@ func TestClickHouseStatusColumns(t *testing.T) {
 	}
 	if got.Status != model.StatusProvisional || got.Exact || got.Items[0].Exact {
 		t.Fatalf("pre-004 row: status %q exact %v, want provisional and not exact", got.Status, got.Exact)
+	}
+}
+
+// TestClickHouseOptionsZeroMeansZero: the defaults are accepted as they are, and a zero
+// dial timeout is refused by field before anything connects (clickhouse-go would read it as
+// its own 30 s), not replaced by the default.
+func TestClickHouseOptionsZeroMeansZero(t *testing.T) {
+	o := store.DefaultClickHouseOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatalf("DefaultClickHouseOptions: %v", err)
+	}
+	o.DialTimeout = 0
+	if err := o.Validate(); !errors.Is(err, setting.ErrConfig) || !strings.Contains(err.Error(), "DialTimeout:") {
+		t.Fatalf("Validate with DialTimeout 0: %v, want a setting error naming DialTimeout", err)
+	}
+	if _, err := o.Conn(context.Background()); !errors.Is(err, setting.ErrConfig) {
+		t.Fatalf("Conn with DialTimeout 0: %v, want the setting error", err)
 	}
 }
