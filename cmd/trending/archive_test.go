@@ -22,8 +22,11 @@ func TestArchiveUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"roll larger than the buffer", []string{"--roll-bytes", "1GiB", "--max-buffer", "10MiB"}, "raise the buffer"},
-		{"zero roll age", []string{"--roll-age", "0s"}, "must be positive"},
+		{"roll larger than the buffer", []string{"--roll-bytes", "1GiB", "--max-buffer", "10MiB"}, "--roll-bytes: 1073741824 exceed max buffer bytes 10485760: raise the buffer"},
+		{"zero roll age", []string{"--roll-age", "0s"}, "--roll-age: 0s: must be positive"},
+		{"zero row group rows", []string{"--row-group-rows", "0"}, "--row-group-rows: 0: must be positive"},
+		{"zero stop timeout", []string{"--stop-timeout", "0s"}, "--stop-timeout: 0s: must be positive"},
+		{"empty root", []string{"--archive-root", ""}, "--archive-root: empty"},
 		{"no brokers", []string{"--kafka", " , "}, "--kafka"},
 		{"bad size", []string{"--roll-bytes", "lots"}, "lots"},
 	} {
