@@ -175,3 +175,14 @@ func TestTopicsConfigZeroMeansZero(t *testing.T) {
 		t.Fatal("NewAccountAge 0: a 2-day-old account counts as new")
 	}
 }
+
+// TestClickHouseConfigZeroRefused: the ClickHouse engine's defaults are accepted and a zero
+// chunk size is refused by field.
+func TestClickHouseConfigZeroRefused(t *testing.T) {
+	c := DefaultClickHouseConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("DefaultClickHouseConfig: %v", err)
+	}
+	c.ChunkRows = 0
+	wantSettingError(t, "ChunkRows 0", c.Validate(), "ChunkRows")
+}
