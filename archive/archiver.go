@@ -124,7 +124,7 @@ func (c Config) Validate() error {
 	if c.MaxBufferBytes <= 0 {
 		bad("MaxBufferBytes", "%d: must be positive (default %d)", c.MaxBufferBytes, d.MaxBufferBytes)
 	} else if c.RollBytes > c.MaxBufferBytes {
-		bad("RollBytes", "%d exceed max buffer bytes %d: raise the buffer or lower the roll size", c.RollBytes, c.MaxBufferBytes)
+		bad("RollBytes", "%d exceeds the max buffer of %d bytes: raise the buffer or lower the roll size", c.RollBytes, c.MaxBufferBytes)
 	}
 	if c.RowGroupRows <= 0 {
 		bad("RowGroupRows", "%d: must be positive (default %d)", c.RowGroupRows, d.RowGroupRows)

@@ -22,7 +22,7 @@ func TestArchiveUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"roll larger than the buffer", []string{"--roll-bytes", "1GiB", "--max-buffer", "10MiB"}, "--roll-bytes: 1073741824 exceed max buffer bytes 10485760: raise the buffer"},
+		{"roll larger than the buffer", []string{"--roll-bytes", "1GiB", "--max-buffer", "10MiB"}, "--roll-bytes: 1073741824 exceeds the max buffer of 10485760 bytes: raise the buffer"},
 		{"zero roll age", []string{"--roll-age", "0s"}, "--roll-age: 0s: must be positive"},
 		{"zero row group rows", []string{"--row-group-rows", "0"}, "--row-group-rows: 0: must be positive"},
 		{"zero stop timeout", []string{"--stop-timeout", "0s"}, "--stop-timeout: 0s: must be positive"},
