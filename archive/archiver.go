@@ -21,50 +21,54 @@ import (
 	"trending/model/event"
 )
 
-// Config configures an Archiver. Zero fields take the defaults of DefaultConfig.
+// Config configures an Archiver. Start from DefaultConfig: New takes every field as it is,
+// and a zero field means zero (see each field).
 type Config struct {
 	// Kafka is the client of the archiver's reader and offset queries (brokers, TLS, SASL).
 	// Required.
 	Kafka *eventlog.Client
-	// Topic is the topic archived; default eventlog.TopicViews.
+	// Topic is the topic archived; default eventlog.TopicViews. Required.
 	Topic string
-	// GroupID is the archiver's own consumer group; default "trending-archive". It must
-	// differ from the speed layer's: each group gets every event.
+	// GroupID is the archiver's own consumer group; default "trending-archive". Required. It
+	// must differ from the speed layer's: each group gets every event.
 	GroupID string
-	// Root is the key prefix of the archive in the bucket; default "archive".
+	// Root is the key prefix of the archive in the bucket; default "archive". Required.
 	Root string
 	// RollBytes rolls a partition once its buffered message bytes reach it; default 64 MiB.
-	// It bounds buffered raw bytes: the Parquet objects are several times smaller.
+	// Positive, and at most MaxBufferBytes. It bounds buffered raw bytes: the Parquet
+	// objects are several times smaller.
 	RollBytes int64
 	// RollAge rolls a partition once its oldest buffered message has waited this long;
-	// default 5 minutes. It bounds how stale the archive is on a quiet partition.
+	// default 5 minutes; positive. It bounds how stale the archive is on a quiet partition.
 	RollAge time.Duration
 	// MaxBufferBytes bounds buffered message bytes over all partitions; beyond it the
-	// largest buffer rolls early. Default 256 MiB.
+	// largest buffer rolls early. Default 256 MiB; positive.
 	MaxBufferBytes int64
-	// RowGroupRows caps rows per Parquet row group; default DefaultRowGroupRows.
+	// RowGroupRows caps rows per Parquet row group; default DefaultRowGroupRows; positive.
 	RowGroupRows int64
 	// RetryMin and RetryMax bound the exponential backoff between S3 retries; defaults
-	// 250 ms and 30 s. The archiver retries S3 for as long as it runs: giving up would only
-	// mean fetching the same messages again.
+	// 250 ms and 30 s; 0 < RetryMin <= RetryMax. The archiver retries S3 for as long as it
+	// runs: giving up would only mean fetching the same messages again.
 	RetryMin, RetryMax time.Duration
 	// StopTimeout is how long a graceful stop may spend uploading what is buffered;
-	// default 30 s. What does not make it is not committed and is fetched again on restart.
+	// default 30 s; positive. What does not make it is not committed and is fetched again
+	// on restart.
 	StopTimeout time.Duration
-	// MaxWait bounds how long one Kafka fetch waits for data; default 500 ms.
+	// MaxWait bounds how long one Kafka fetch waits for data; default 500 ms. Positive
+	// (kafka-go would read zero as its own 10 s).
 	MaxWait time.Duration
 	// MaxFuture: an event dated more than this ahead of the clock (event.Ahead: the
 	// message's Kafka timestamp, or the wall clock when that is earlier) goes to the
 	// quarantine with reason future_ts instead of the archive, by the same rule and default
 	// as the speed layer's (event.DefaultMaxFuture, 10m), so the batch never counts what the
-	// speed layer refused, and no such event moves the archive's progress. Negative
-	// disables the check.
+	// speed layer refused, and no such event moves the archive's progress. Zero quarantines
+	// every event dated ahead of the clock at all; negative disables the check.
 	MaxFuture time.Duration
 	// RefreshEvery is how often the archiver asks Kafka for every partition's offsets,
 	// records the topic's partition count and marks partitions with nothing left to archive
 	// as caught up (an idle or empty partition, whose event time stands still, so that
-	// Complete can close hours it has no events in); default RollAge, at least 1 s and at
-	// most 30 s.
+	// Complete can close hours it has no events in). Zero, the default, derives it from
+	// RollAge: RollAge, at least 1 s and at most 30 s.
 	RefreshEvery time.Duration
 }
 
@@ -72,7 +76,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Topic:          eventlog.TopicViews,
-		GroupID:        "trending-archive",
+		GroupID:        eventlog.GroupArchive,
 		Root:           DefaultRoot,
 		RollBytes:      64 << 20,
 		RollAge:        5 * time.Minute,
@@ -86,73 +90,59 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.Topic == "" {
-		c.Topic = d.Topic
+// refreshEvery is RefreshEvery, or when zero the interval derived from RollAge.
+func (c Config) refreshEvery() time.Duration {
+	if c.RefreshEvery != 0 {
+		return c.RefreshEvery
 	}
-	if c.GroupID == "" {
-		c.GroupID = d.GroupID
-	}
-	if c.Root == "" {
-		c.Root = d.Root
-	}
-	if c.RollBytes == 0 {
-		c.RollBytes = d.RollBytes
-	}
-	if c.RollAge == 0 {
-		c.RollAge = d.RollAge
-	}
-	if c.MaxBufferBytes == 0 {
-		c.MaxBufferBytes = d.MaxBufferBytes
-	}
-	if c.RowGroupRows == 0 {
-		c.RowGroupRows = d.RowGroupRows
-	}
-	if c.RetryMin == 0 {
-		c.RetryMin = d.RetryMin
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = d.RetryMax
-	}
-	if c.StopTimeout == 0 {
-		c.StopTimeout = d.StopTimeout
-	}
-	if c.MaxWait == 0 {
-		c.MaxWait = d.MaxWait
-	}
-	if c.MaxFuture == 0 {
-		c.MaxFuture = d.MaxFuture
-	}
-	if c.RefreshEvery == 0 {
-		c.RefreshEvery = min(max(c.RollAge, time.Second), 30*time.Second)
-	}
-	return c
+	return min(max(c.RollAge, time.Second), 30*time.Second)
 }
 
-// Validate reports settings that cannot work, naming what to change.
+// Validate reports settings that cannot work, by field (setting.ErrConfig).
 func (c Config) Validate() error {
+	d := DefaultConfig()
 	var errs []error
+	bad := func(field, format string, args ...any) { errs = append(errs, setting.Invalid(field, format, args...)) }
 	if c.Kafka == nil {
-		errs = append(errs, setting.Invalid("Kafka", "no Kafka brokers"))
+		bad("Kafka", "no Kafka brokers")
 	}
-	if c.RollBytes < 0 {
-		errs = append(errs, fmt.Errorf("roll bytes %d: must be positive", c.RollBytes))
+	if c.Topic == "" {
+		bad("Topic", "empty: name the topic to archive (default %s)", d.Topic)
 	}
-	if c.RollAge < 0 {
-		errs = append(errs, fmt.Errorf("roll age %s: must be positive", c.RollAge))
+	if c.GroupID == "" {
+		bad("GroupID", "empty: name the archiver's consumer group (default %s)", d.GroupID)
 	}
-	if c.MaxBufferBytes > 0 && c.RollBytes > c.MaxBufferBytes {
-		errs = append(errs, fmt.Errorf("roll bytes %d exceed max buffer bytes %d: raise the buffer or lower the roll size", c.RollBytes, c.MaxBufferBytes))
+	if c.Root == "" {
+		bad("Root", "empty: name the key prefix of the archive in the bucket (default %s)", d.Root)
 	}
-	if c.RowGroupRows < 0 {
-		errs = append(errs, fmt.Errorf("row group rows %d: must be positive", c.RowGroupRows))
+	if c.RollBytes <= 0 {
+		bad("RollBytes", "%d: must be positive (default %d)", c.RollBytes, d.RollBytes)
 	}
-	if c.RetryMin < 0 || c.RetryMax < 0 || (c.RetryMax > 0 && c.RetryMin > c.RetryMax) {
-		errs = append(errs, fmt.Errorf("retry backoff %s..%s: want 0 < min <= max", c.RetryMin, c.RetryMax))
+	if c.RollAge <= 0 {
+		bad("RollAge", "%s: must be positive (default %s)", c.RollAge, d.RollAge)
 	}
-	if c.StopTimeout < 0 || c.MaxWait < 0 || c.RefreshEvery < 0 {
-		errs = append(errs, errors.New("stop timeout, max wait and refresh interval must not be negative"))
+	if c.MaxBufferBytes <= 0 {
+		bad("MaxBufferBytes", "%d: must be positive (default %d)", c.MaxBufferBytes, d.MaxBufferBytes)
+	} else if c.RollBytes > c.MaxBufferBytes {
+		bad("RollBytes", "%d exceeds the max buffer of %d bytes: raise the buffer or lower the roll size", c.RollBytes, c.MaxBufferBytes)
+	}
+	if c.RowGroupRows <= 0 {
+		bad("RowGroupRows", "%d: must be positive (default %d)", c.RowGroupRows, d.RowGroupRows)
+	}
+	if c.RetryMin <= 0 {
+		bad("RetryMin", "%s: must be positive (default %s)", c.RetryMin, d.RetryMin)
+	}
+	if c.RetryMax <= 0 || c.RetryMax < c.RetryMin {
+		bad("RetryMax", "%s: retry backoff %s..%s: want 0 < min <= max (default %s)", c.RetryMax, c.RetryMin, c.RetryMax, d.RetryMax)
+	}
+	if c.StopTimeout <= 0 {
+		bad("StopTimeout", "%s: must be positive (default %s)", c.StopTimeout, d.StopTimeout)
+	}
+	if c.MaxWait <= 0 {
+		bad("MaxWait", "%s: must be positive (default %s)", c.MaxWait, d.MaxWait)
+	}
+	if c.RefreshEvery < 0 {
+		bad("RefreshEvery", "%s: must not be negative (0 derives it from RollAge)", c.RefreshEvery)
 	}
 	return errors.Join(errs...)
 }
@@ -200,9 +190,9 @@ type partBuf struct {
 // rowOverhead approximates a buffered Row's memory beyond its message bytes.
 const rowOverhead = 96
 
-// New builds an Archiver; reg may be nil. It contacts nothing until Run.
+// New builds an Archiver of cfg, which must Validate; reg may be nil. It contacts nothing
+// until Run.
 func New(cfg Config, store *objstore.Store, log *slog.Logger, reg prometheus.Registerer) (*Archiver, error) {
-	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -414,7 +404,7 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 		}
 	}
 	if !now.Before(a.nextRefresh) {
-		a.nextRefresh = now.Add(a.cfg.RefreshEvery)
+		a.nextRefresh = now.Add(a.cfg.refreshEvery())
 		if err := a.refresh(ctx); err != nil {
 			// Not worth stalling for: it only delays Complete. The next refresh tries again.
 			a.m.refreshFailures.Inc()

@@ -45,7 +45,7 @@ func BenchmarkEncode(b *testing.B) {
 			var size int
 			for b.Loop() {
 				copy(work, rows) // encodeFile sorts in place
-				body, err := encodeFile(work, 7, rows[0].Offset, rows[n-1].Offset, EncodeOptions{})
+				body, err := encodeFile(work, 7, rows[0].Offset, rows[n-1].Offset, DefaultEncodeOptions())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -61,7 +61,7 @@ func BenchmarkEncode(b *testing.B) {
 // BenchmarkRead measures reading a file back into rows (no S3, no dedup bookkeeping).
 func BenchmarkRead(b *testing.B) {
 	rows := benchRows(100_000)
-	body, err := encodeFile(slices.Clone(rows), 7, rows[0].Offset, rows[len(rows)-1].Offset, EncodeOptions{})
+	body, err := encodeFile(slices.Clone(rows), 7, rows[0].Offset, rows[len(rows)-1].Offset, DefaultEncodeOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -29,8 +29,9 @@ func embeddedStore(t testing.TB) *objstore.Store {
 // either) and makes sure its bucket exists.
 func newStore(t testing.TB, endpoint, bucket, ak, sk string) *objstore.Store {
 	t.Helper()
-	st, err := objstore.New(context.Background(), objstore.Config{Endpoint: endpoint, Bucket: bucket, AccessKey: ak, SecretKey: sk,
-		PartSize: 5 << 20, Timeout: 5 * time.Second})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey, oc.PartSize, oc.Timeout = endpoint, bucket, ak, sk, objstore.MinPartSize, 5*time.Second
+	st, err := objstore.New(context.Background(), oc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestBuildObjectsLowQuantile(t *testing.T) {
 			t.Fatalf("n=%d: low quantile %d, want %d", n, low, want)
 		}
 	}
-	if _, low := buildObjects(layout{DefaultRoot}, 0, 0, 0, nil, nil, EncodeOptions{}); low != 0 {
+	if _, low := buildObjects(layout{DefaultRoot}, 0, 0, 0, nil, nil, DefaultEncodeOptions()); low != 0 {
 		t.Fatalf("no rows: low %d, want 0", low)
 	}
 }

@@ -125,7 +125,7 @@ func TestReadHourDedupProperty(t *testing.T) {
 func TestReadHourRefusesBadObjects(t *testing.T) {
 	ctx := context.Background()
 	rows := sampleRows(10, 100) // partition 3, offsets 100..109, hour 10:00
-	body, err := encodeFile(slices.Clone(rows), 3, 100, 109, EncodeOptions{})
+	body, err := encodeFile(slices.Clone(rows), 3, 100, 109, DefaultEncodeOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestTopicsColumns(t *testing.T) {
 				rows[i].AccountAgeDays = &age
 			}
 		}
-		body, err := encodeFile(slices.Clone(rows), 3, 0, 39, EncodeOptions{})
+		body, err := encodeFile(slices.Clone(rows), 3, 0, 39, DefaultEncodeOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"trending/internal/setting"
 )
 
 // Row is one archived event: the event's fields plus where it sat in the log and when the
@@ -86,15 +88,19 @@ const (
 	formatVersion   = "1"
 )
 
-// EncodeOptions say how files are laid out.
+// EncodeOptions say how files are laid out. Start from DefaultEncodeOptions.
 type EncodeOptions struct {
 	// RowGroupRows caps rows per row group; default 131,072 (about 1-2 MiB compressed), so a
-	// reader can fetch and skip row groups instead of one unbounded group per file.
+	// reader can fetch and skip row groups instead of one unbounded group per file. It must
+	// be positive.
 	RowGroupRows int64
 }
 
 // DefaultRowGroupRows is EncodeOptions.RowGroupRows' default.
 const DefaultRowGroupRows = 128 << 10
+
+// DefaultEncodeOptions returns the defaults.
+func DefaultEncodeOptions() EncodeOptions { return EncodeOptions{RowGroupRows: DefaultRowGroupRows} }
 
 // encodeFile writes rows as one Parquet file. It sorts rows by (ts, offset) in place: event
 // order makes min/max statistics per page and row group selective for time filters, and
@@ -102,7 +108,7 @@ const DefaultRowGroupRows = 128 << 10
 // offset range are the roll's (the object name's), recorded in the footer.
 func encodeFile(rows []Row, partition int32, first, last int64, opt EncodeOptions) ([]byte, error) {
 	if opt.RowGroupRows <= 0 {
-		opt.RowGroupRows = DefaultRowGroupRows
+		return nil, setting.Invalid("RowGroupRows", "%d: must be positive (default %d)", opt.RowGroupRows, DefaultRowGroupRows)
 	}
 	slices.SortFunc(rows, func(a, b Row) int {
 		if c := cmp.Compare(a.TS, b.TS); c != 0 {

@@ -15,7 +15,7 @@ const goldenSchema = "../schemas/parquet/views.schema.txt"
 // TestSchemaGolden pins what every reader of the archive sees: schema, logical types,
 // encodings, codec, statistics and sort order, taken from a real encoded file.
 func TestSchemaGolden(t *testing.T) {
-	body, err := encodeFile(sampleRows(50, 0), 3, 0, 49, EncodeOptions{})
+	body, err := encodeFile(sampleRows(50, 0), 3, 0, 49, DefaultEncodeOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"trending/archive"
+	"trending/internal/setting"
 	"trending/model"
 )
 
@@ -33,15 +34,16 @@ func DefaultClickHouseConfig() ClickHouseConfig {
 	return ClickHouseConfig{Database: "trending", ChunkRows: 256 << 10}
 }
 
-// Validate reports a configuration that cannot work.
+// Validate reports a configuration that cannot work, by field (setting.ErrConfig).
 func (c ClickHouseConfig) Validate() error {
+	var errs []error
 	if !sqlIdent(c.Database) {
-		return fmt.Errorf("clickhouse database %q: use letters, digits and underscores", c.Database)
+		errs = append(errs, setting.Invalid("Database", "clickhouse database %q: use letters, digits and underscores (default %s)", c.Database, DefaultClickHouseConfig().Database))
 	}
 	if c.ChunkRows < 1 {
-		return fmt.Errorf("chunk rows %d: must be at least 1", c.ChunkRows)
+		errs = append(errs, setting.Invalid("ChunkRows", "%d: must be positive (default %d)", c.ChunkRows, DefaultClickHouseConfig().ChunkRows))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func sqlIdent(s string) bool {

@@ -38,7 +38,7 @@ func TestFutureEventCannotCompleteAnHourEmbedded(t *testing.T) {
 	}
 	for _, guard := range []bool{true, false} {
 		t.Run(fmt.Sprintf("future-guard=%v", guard), func(t *testing.T) {
-			futureEventScenario(t, k.Addr, objstore.Config{Endpoint: e.Endpoint, Bucket: itest.Name(t, "complete"), AccessKey: "test", SecretKey: "test"}, guard)
+			futureEventScenario(t, k.Addr, objConfig(e.Endpoint, itest.Name(t, "complete"), "test", "test"), guard)
 		})
 	}
 }
@@ -46,7 +46,7 @@ func TestFutureEventCannotCompleteAnHourEmbedded(t *testing.T) {
 func TestFutureEventCannotCompleteAnHourKafka(t *testing.T) {
 	broker := itest.Kafka(t)
 	s3 := itest.S3(t)
-	futureEventScenario(t, broker, objstore.Config{Endpoint: s3.Endpoint, Bucket: itest.Name(t, "complete"), AccessKey: s3.AccessKey, SecretKey: s3.SecretKey}, true)
+	futureEventScenario(t, broker, objConfig(s3.Endpoint, itest.Name(t, "complete"), s3.AccessKey, s3.SecretKey), true)
 }
 
 // byPartition sends each message to the partition it names.
@@ -239,7 +239,7 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: e.Endpoint, Bucket: itest.Name(t, "late"), AccessKey: "test", SecretKey: "test"})
+	obj, err := objstore.New(ctx, objConfig(e.Endpoint, itest.Name(t, "late"), "test", "test"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,18 @@ type fixture struct {
 	rng   *rand.Rand
 }
 
+// objConfig is the object store at endpoint: objstore's defaults with these set.
+func objConfig(endpoint, bucket, access, secret string) objstore.Config {
+	c := objstore.DefaultConfig()
+	c.Endpoint, c.Bucket, c.AccessKey, c.SecretKey = endpoint, bucket, access, secret
+	return c
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	cfg := itest.S3(t)
 	ctx := itest.Context(t, time.Minute)
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "batch"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	obj, err := objstore.New(ctx, objConfig(cfg.Endpoint, itest.Name(t, "batch"), cfg.AccessKey, cfg.SecretKey))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,15 +17,16 @@ import (
 	"trending/serving/store"
 )
 
-// Config configures a Runner.
+// Config configures a Runner. Start from DefaultConfig: NewRunner takes every field as it
+// is, and a zero field means zero (see each field).
 type Config struct {
-	// K is the length of each published list; default 100 (the speed layer's --k).
+	// K is the length of each published list, 1..10000; default 100 (the speed layer's --k).
 	K int
 	// AllowedLateness is how long after a window's end events may still arrive; a window
 	// is closed once its end plus this has passed and the archive says it is complete.
-	// Default 10 minutes.
+	// Default 10 minutes; zero closes a window at its end.
 	AllowedLateness time.Duration
-	// Parallel is how many days' hours are built at once; default 1.
+	// Parallel is how many days' hours are built at once, 1..64; default 1.
 	Parallel int
 	// Force computes open windows too (their lists are then exact for what was archived so
 	// far, and the speed layer can no longer update them).
@@ -34,15 +35,15 @@ type Config struct {
 	// they depend on are still rebuilt only when their inputs changed.
 	Rebuild bool
 	// LookbackDays is how far back Nightly looks for closed windows whose inputs changed;
-	// default 35 (the month before, plus a margin).
+	// default 35 (the month before, plus a margin). Zero looks at the night's date only.
 	LookbackDays int
-	// Now is the clock; default time.Now.
+	// Now is the clock; default time.Now. Required.
 	Now func() time.Time
 	// Progress receives one line per window built or published; nil for none.
 	Progress io.Writer
 	// BaseFactor sizes the exact all-time base (model.BaseWindow): its top BaseFactor*K items,
 	// so that the speed layer's merger can prove its merged all-time list exact (an item
-	// outside the base has at most its cutoff). Default 10.
+	// outside the base has at most its cutoff). 1..100; default 10.
 	BaseFactor int
 }
 
@@ -54,21 +55,25 @@ func DefaultConfig() Config {
 // Validate reports settings that cannot work, by field (setting.ErrConfig; the command
 // names its flags).
 func (c Config) Validate() error {
+	d := DefaultConfig()
 	var errs []error
 	if c.K < 1 || c.K > 10000 {
-		errs = append(errs, setting.Invalid("K", "%d: use 1..10000", c.K))
+		errs = append(errs, setting.Invalid("K", "%d: use 1..10000 (default %d)", c.K, d.K))
 	}
 	if c.AllowedLateness < 0 {
 		errs = append(errs, setting.Invalid("AllowedLateness", "%s: must not be negative", c.AllowedLateness))
 	}
 	if c.Parallel < 1 || c.Parallel > 64 {
-		errs = append(errs, setting.Invalid("Parallel", "%d: use 1..64", c.Parallel))
+		errs = append(errs, setting.Invalid("Parallel", "%d: use 1..64 (default %d)", c.Parallel, d.Parallel))
 	}
 	if c.LookbackDays < 0 {
 		errs = append(errs, setting.Invalid("LookbackDays", "%d: must not be negative", c.LookbackDays))
 	}
-	if c.BaseFactor < 0 || c.BaseFactor > 100 {
-		errs = append(errs, setting.Invalid("BaseFactor", "%d: use 1..100", c.BaseFactor))
+	if c.Now == nil {
+		errs = append(errs, setting.Invalid("Now", "no clock: start from DefaultConfig (time.Now)"))
+	}
+	if c.BaseFactor < 1 || c.BaseFactor > 100 {
+		errs = append(errs, setting.Invalid("BaseFactor", "%d: use 1..100 (default %d)", c.BaseFactor, d.BaseFactor))
 	}
 	return errors.Join(errs...)
 }
@@ -85,14 +90,8 @@ type Runner struct {
 	mu sync.Mutex // serialises progress output
 }
 
-// NewRunner builds a Runner. log may be nil.
+// NewRunner builds a Runner; cfg must Validate. log may be nil.
 func NewRunner(cfg Config, eng Engine, arc Archive, st store.Store, log *slog.Logger) (*Runner, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.BaseFactor == 0 {
-		cfg.BaseFactor = 10
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -3,41 +3,64 @@ package batch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
+
+	"trending/internal/setting"
 )
 
-// ScheduleConfig configures Schedule.
+// ScheduleConfig configures Schedule. Start from DefaultScheduleConfig: Schedule takes every
+// field as it is.
 type ScheduleConfig struct {
-	// Every is how often the scheduler looks for newly closed windows; default 1m.
+	// Every is how often the scheduler looks for newly closed windows; default 1m. Must be
+	// positive.
 	Every time.Duration
 	// Lookback is how far back it looks; default 48h. Older windows are the nightly run's.
+	// Must be positive.
 	Lookback time.Duration
-	// NightlyAt is the time after midnight UTC of the daily Nightly run; default 30m.
-	// Negative disables it.
+	// NightlyAt is the time after midnight UTC of the daily Nightly run, under 24h; default
+	// 30m. Zero runs it at midnight; negative disables it.
 	NightlyAt time.Duration
 	// Topics, when set, also recomputes the trending-topics lists of every hour that
 	// closed within Lookback whose archived inputs (the hour and its baseline days inside
 	// Lookback) changed since it last ran them.
 	Topics *Topics
-	Log    *slog.Logger
+	// Log receives the scheduler's lines; nil uses the Runner's logger.
+	Log *slog.Logger
+}
+
+// DefaultScheduleConfig returns the defaults.
+func DefaultScheduleConfig() ScheduleConfig {
+	return ScheduleConfig{Every: time.Minute, Lookback: 48 * time.Hour, NightlyAt: 30 * time.Minute}
+}
+
+// Validate reports settings that cannot work, by field (setting.ErrConfig).
+func (c ScheduleConfig) Validate() error {
+	d := DefaultScheduleConfig()
+	var errs []error
+	if c.Every <= 0 {
+		errs = append(errs, setting.Invalid("Every", "%s: must be positive (default %s)", c.Every, d.Every))
+	}
+	if c.Lookback <= 0 {
+		errs = append(errs, setting.Invalid("Lookback", "%s: must be positive (default %s)", c.Lookback, d.Lookback))
+	}
+	if c.NightlyAt >= 24*time.Hour {
+		errs = append(errs, setting.Invalid("NightlyAt", "%s: must be under 24h after midnight UTC, or negative for no nightly run (default %s)", c.NightlyAt, d.NightlyAt))
+	}
+	return errors.Join(errs...)
 }
 
 // Schedule is the built-in scheduler of long-running processes (trending up): every Every it
 // recomputes each hour, day and month that closed within Lookback (its end plus the allowed
 // lateness passed and the archive complete) and whose archived inputs changed since it last
-// ran it, and once a day at NightlyAt it runs Nightly. It returns when ctx ends; failures are
-// logged and retried at the next tick. cron or Airflow call `trending batch nightly` instead.
+// ran it, and once a day at NightlyAt it runs Nightly. It returns when ctx ends, or at once
+// when sc does not Validate; failures are logged and retried at the next tick. cron or
+// Airflow call `trending batch nightly` instead.
 func (r *Runner) Schedule(ctx context.Context, sc ScheduleConfig) error {
-	if sc.Every <= 0 {
-		sc.Every = time.Minute
-	}
-	if sc.Lookback <= 0 {
-		sc.Lookback = 48 * time.Hour
-	}
-	if sc.NightlyAt == 0 {
-		sc.NightlyAt = 30 * time.Minute
+	if err := sc.Validate(); err != nil {
+		return fmt.Errorf("batch schedule: %w", err)
 	}
 	if sc.Log == nil {
 		sc.Log = r.log

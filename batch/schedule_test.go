@@ -23,9 +23,9 @@ func TestSchedule(t *testing.T) {
 	r := newRunner(t, f, eng, st, day0.Add(26*time.Hour), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- r.Schedule(ctx, batch.ScheduleConfig{Every: 20 * time.Millisecond, Lookback: 48 * time.Hour, NightlyAt: -1})
-	}()
+	sc := batch.DefaultScheduleConfig()
+	sc.Every, sc.Lookback, sc.NightlyAt = 20*time.Millisecond, 48*time.Hour, -1
+	go func() { done <- r.Schedule(ctx, sc) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -58,18 +59,23 @@ import (
 // lines.
 const TopicsRollup = "topics_hour"
 
-// TopicsConfig configures the trending-topics recompute.
+// TopicsConfig configures the trending-topics recompute. Start from DefaultTopicsConfig:
+// NewTopics and TopicsList take every field as it is, and a zero field means zero (see
+// each field).
 type TopicsConfig struct {
 	// Regions are the regional lists, besides world; the same set as the speed layer's
 	// --topics. At least one list is always built: world.
 	Regions []string
-	// Scores sets each list's score by name (topics.World or a region); default volume.
-	// A decayed list is not recomputed (skipped with a reason).
+	// Scores sets each list's score by name (topics.World or a region); a list not in it
+	// is volume. A decayed list is not recomputed (skipped with a reason).
 	Scores map[string]topics.Score
-	// Surge is the floor, c and the enter threshold; zero fields take the defaults (c 50,
-	// floor 300, enter 3).
+	// Surge is the floor, c and the enter threshold; defaults c 50, floor 300, enter 3
+	// (topics.DefaultSurgeConfig). Smoothing, Enter and Stay must be positive; Floor 0 is no
+	// floor: every topic with a mention in the hour is scored.
 	Surge topics.SurgeConfig
-	// Weight is the new-account age and the review share and cut; zero fields default.
+	// Weight is the new-account age and the review share and cut; defaults 30 days, 0.6
+	// and 0.1. NewAccountAge 0 counts no account as new; the share must be in (0, 1] and the
+	// cut in (0, 1).
 	Weight topics.WeightConfig
 	// DedupeSlot is the slot a (user, topic) pair counts once in; whole minutes dividing an
 	// hour. Default 15 minutes (topics.DefaultDedupeTTL).
@@ -86,57 +92,66 @@ type TopicsConfig struct {
 	Held func(topic string) bool
 }
 
-// DefaultTopicsConfig returns the default settings with no regions.
+// DefaultTopicsConfig returns the default settings with no regions: the one place the
+// batch takes the topics defaults from (model/topics' constants).
 func DefaultTopicsConfig() TopicsConfig {
-	return TopicsConfig{Surge: topics.DefaultSurgeConfig(), DedupeSlot: topics.DefaultDedupeTTL,
-		BaselineDays: topics.DefaultBaselineDays, ListSize: topics.DefaultListSize}
+	return TopicsConfig{
+		Surge:        topics.DefaultSurgeConfig(),
+		Weight:       topics.WeightConfig{NewAccountAge: topics.DefaultNewAccountAge, ReviewShare: topics.DefaultReviewShare, ReviewCut: topics.DefaultReviewCut},
+		DedupeSlot:   topics.DefaultDedupeTTL,
+		BaselineDays: topics.DefaultBaselineDays,
+		ListSize:     topics.DefaultListSize,
+	}
 }
 
-func (c TopicsConfig) withDefaults() TopicsConfig {
-	d := DefaultTopicsConfig()
-	c.DedupeSlot = cmp.Or(c.DedupeSlot, d.DedupeSlot)
-	c.BaselineDays = cmp.Or(c.BaselineDays, d.BaselineDays)
-	c.ListSize = cmp.Or(c.ListSize, d.ListSize)
-	s := c.Surge
-	s.Smoothing, s.Floor = cmp.Or(s.Smoothing, d.Surge.Smoothing), cmp.Or(s.Floor, d.Surge.Floor)
-	s.Enter, s.Stay = cmp.Or(s.Enter, d.Surge.Enter), cmp.Or(s.Stay, d.Surge.Stay)
-	c.Surge = s
-	w := c.Weight
-	w.NewAccountAge = cmp.Or(w.NewAccountAge, topics.DefaultNewAccountAge)
-	w.ReviewShare, w.ReviewCut = cmp.Or(w.ReviewShare, topics.DefaultReviewShare), cmp.Or(w.ReviewCut, topics.DefaultReviewCut)
-	c.Weight = w
-	return c
-}
-
-// Validate reports settings that cannot work, in the speed layer's words where they are
-// the same settings.
+// Validate reports settings that cannot work, by field (setting.ErrConfig; nested fields
+// as "Surge.Enter"), in the ranges of the speed layer where they are the same settings.
 func (c TopicsConfig) Validate() error {
-	c = c.withDefaults()
-	// The speed layer's rules for the same settings (speed/topics.Config.Validate).
+	d := DefaultTopicsConfig()
+	var errs []error
+	// The speed layer's rules for the lists (speed/topics.Config.Validate).
 	if err := topics.ValidateLists(c.Regions, c.Scores); err != nil {
-		return fmt.Errorf("topics: %w", err)
-	}
-	if err := c.Surge.Validate(); err != nil {
-		return fmt.Errorf("topics: %w", err)
-	}
-	if err := c.Weight.Validate(); err != nil {
-		return fmt.Errorf("topics: %w", err)
-	}
-	switch {
-	case c.BaselineDays < 1 || c.BaselineDays > 28:
-		return fmt.Errorf("topics: %w: baseline days %d must be 1..28 (default 7)", topics.ErrConfig, c.BaselineDays)
-	case c.ListSize < 1 || c.ListSize > 1000:
-		return fmt.Errorf("topics: %w: list size %d must be 1..1000 (default 50)", topics.ErrConfig, c.ListSize)
+		errs = append(errs, fmt.Errorf("topics: %w", err))
 	}
 	for _, r := range c.Regions {
 		if strings.Contains(r, "/") {
-			return fmt.Errorf("topics region %q: a region must not contain '/'", r)
+			errs = append(errs, setting.Invalid("Regions", "topics region %q: a region must not contain '/'", r))
 		}
 	}
-	if c.DedupeSlot < time.Minute || c.DedupeSlot%time.Minute != 0 || time.Hour%c.DedupeSlot != 0 {
-		return fmt.Errorf("topics dedupe slot %s: use whole minutes that divide an hour (default 15m)", c.DedupeSlot)
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	s := c.Surge
+	if !(s.Smoothing > 0) || !finite(s.Smoothing) {
+		errs = append(errs, setting.Invalid("Surge.Smoothing", "%v: must be a positive number (default %v)", s.Smoothing, d.Surge.Smoothing))
 	}
-	return nil
+	if !(s.Floor >= 0) || !finite(s.Floor) {
+		errs = append(errs, setting.Invalid("Surge.Floor", "%v: must be zero (no floor) or more mentions (default %v)", s.Floor, d.Surge.Floor))
+	}
+	if !(s.Stay > 0) || !finite(s.Stay) {
+		errs = append(errs, setting.Invalid("Surge.Stay", "%v: must be positive (default %v)", s.Stay, d.Surge.Stay))
+	}
+	if !(s.Enter >= s.Stay) || !finite(s.Enter) {
+		errs = append(errs, setting.Invalid("Surge.Enter", "%v: must be at least Surge.Stay %v (default %v)", s.Enter, s.Stay, d.Surge.Enter))
+	}
+	w := c.Weight
+	if w.NewAccountAge < 0 {
+		errs = append(errs, setting.Invalid("Weight.NewAccountAge", "%s: must not be negative (0: no account is new; default %s)", w.NewAccountAge, d.Weight.NewAccountAge))
+	}
+	if !(w.ReviewShare > 0 && w.ReviewShare <= 1) {
+		errs = append(errs, setting.Invalid("Weight.ReviewShare", "%v: must be in (0, 1] (default %v)", w.ReviewShare, d.Weight.ReviewShare))
+	}
+	if !(w.ReviewCut > 0 && w.ReviewCut < 1) {
+		errs = append(errs, setting.Invalid("Weight.ReviewCut", "%v: must be in (0, 1) (default %v)", w.ReviewCut, d.Weight.ReviewCut))
+	}
+	if c.BaselineDays < 1 || c.BaselineDays > 28 {
+		errs = append(errs, setting.Invalid("BaselineDays", "%d: must be 1..28 (default %d)", c.BaselineDays, d.BaselineDays))
+	}
+	if c.ListSize < 1 || c.ListSize > 1000 {
+		errs = append(errs, setting.Invalid("ListSize", "%d: must be 1..1000 (default %d)", c.ListSize, d.ListSize))
+	}
+	if c.DedupeSlot < time.Minute || c.DedupeSlot%time.Minute != 0 || time.Hour%c.DedupeSlot != 0 {
+		errs = append(errs, setting.Invalid("DedupeSlot", "%s: use whole minutes that divide an hour (default %s)", c.DedupeSlot, d.DedupeSlot))
+	}
+	return errors.Join(errs...)
 }
 
 // Lists returns the list names, world first.
@@ -281,7 +296,6 @@ func NewTopics(r *Runner, eng TopicsEngine, cfg TopicsConfig) (*Topics, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
 	block, err := topics.OpenBlocklist(cfg.Blocklist)
 	if err != nil {
 		return nil, setting.Invalid("Blocklist", "%v", err)
@@ -508,9 +522,9 @@ func inList(list, region string) bool { return list == topics.World || region ==
 
 // TopicsList computes one exact list from the hour's counts and its baseline days' counts
 // (days with no data at all passed as nil and left out of the mean). It also returns every
-// topic's exact mentions in the hour, for the reconciliation.
+// topic's exact mentions in the hour, for the reconciliation. cfg is taken as it is: start
+// from DefaultTopicsConfig.
 func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicCount) ([]model.Item, map[string]uint64) {
-	cfg = cfg.withDefaults()
 	type acc struct{ tenths, newTenths uint64 }
 	now := map[string]*acc{}
 	for _, c := range cur {

@@ -449,9 +449,9 @@ func TestTopicsSchedule(t *testing.T) {
 	r := newRunner(t, w.fixture, eng, st, topicsH2.Add(3*time.Hour), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() {
-		done <- r.Schedule(ctx, batch.ScheduleConfig{Every: 20 * time.Millisecond, Lookback: 4 * time.Hour, NightlyAt: -1, Topics: tp})
-	}()
+	sc := batch.DefaultScheduleConfig()
+	sc.Every, sc.Lookback, sc.NightlyAt, sc.Topics = 20*time.Millisecond, 4*time.Hour, -1, tp
+	go func() { done <- r.Schedule(ctx, sc) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

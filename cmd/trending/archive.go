@@ -12,6 +12,13 @@ import (
 
 func init() { subcommands = append(subcommands, newArchiveCommand) }
 
+// archiveFieldFlags are the flags of the archive.Config fields `archive` sets.
+var archiveFieldFlags = map[string]string{
+	"GroupID": "--group", "Root": "--archive-root", "RollBytes": "--roll-bytes", "RollAge": "--roll-age",
+	"MaxBufferBytes": "--max-buffer", "RowGroupRows": "--row-group-rows", "RetryMax": "--retry-max",
+	"StopTimeout": "--stop-timeout", "MaxFuture": "--max-future",
+}
+
 func newArchiveCommand() *cobra.Command {
 	cfg := archive.DefaultConfig()
 	var (
@@ -73,9 +80,6 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 			cfg.GroupID = names.ArchiveGroup
 		}
 		cfg.RollBytes, cfg.MaxBufferBytes = int64(rollBytes), int64(maxBuffer)
-		if cfg.RollBytes <= 0 || cfg.RollAge <= 0 || cfg.MaxBufferBytes <= 0 || cfg.RowGroupRows <= 0 {
-			return usagef("--roll-bytes, --roll-age, --max-buffer and --row-group-rows must be positive")
-		}
 		if partitions < 1 {
 			return usagef("--partitions %d: must be at least 1", partitions)
 		}
@@ -83,7 +87,7 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 			return err
 		}
 		if err := cfg.Validate(); err != nil {
-			return usageOf(err, nil)
+			return usageOf(err, archiveFieldFlags)
 		}
 		obj, err := objstore.New(cmd.Context(), s3f.config())
 		if err != nil {
@@ -91,7 +95,7 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 		}
 		arch, err := archive.New(cfg, obj, a.log, a.registry)
 		if err != nil {
-			return usageOf(err, nil)
+			return usageOf(err, archiveFieldFlags)
 		}
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: cfg.Topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("archive: %w", err)

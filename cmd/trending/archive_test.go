@@ -22,8 +22,11 @@ func TestArchiveUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"roll larger than the buffer", []string{"--roll-bytes", "1GiB", "--max-buffer", "10MiB"}, "raise the buffer"},
-		{"zero roll age", []string{"--roll-age", "0s"}, "must be positive"},
+		{"roll larger than the buffer", []string{"--roll-bytes", "1GiB", "--max-buffer", "10MiB"}, "--roll-bytes: 1073741824 exceeds the max buffer of 10485760 bytes: raise the buffer"},
+		{"zero roll age", []string{"--roll-age", "0s"}, "--roll-age: 0s: must be positive"},
+		{"zero row group rows", []string{"--row-group-rows", "0"}, "--row-group-rows: 0: must be positive"},
+		{"zero stop timeout", []string{"--stop-timeout", "0s"}, "--stop-timeout: 0s: must be positive"},
+		{"empty root", []string{"--archive-root", ""}, "--archive-root: empty"},
 		{"no brokers", []string{"--kafka", " , "}, "--kafka"},
 		{"bad size", []string{"--roll-bytes", "lots"}, "lots"},
 	} {
@@ -78,7 +81,9 @@ func TestArchiveCommandEmbedded(t *testing.T) {
 			"--roll-age", "200ms", "--metrics-addr", "", "--log-level", "warn"})
 		done <- root.ExecuteContext(runCtx)
 	}()
-	store, err := objstore.New(ctx, objstore.Config{Endpoint: s3.Endpoint, Bucket: "trending", AccessKey: "test", SecretKey: "test"})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = s3.Endpoint, "trending", "test", "test"
+	store, err := objstore.New(ctx, oc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,10 +120,13 @@ type batchTopicsFlags struct {
 	review   string
 }
 
+// batchTopicsFieldFlags are the flags of the batch.TopicsConfig fields `batch` sets.
+var batchTopicsFieldFlags = map[string]string{"ListSize": "--topics-list-size", "Surge.Floor": "--topics-floor"}
+
 func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 	b := &batchTopicsFlags{tf: addTopicsFlags(fs, false, 0)}
 	addBlocklistFlag(fs, &b.tf.blocklist, "file of banned topic terms, one a line, applied to the topics recompute (needs --topics); a change recomputes the hours")
-	fs.Float64Var(&b.floor, "topics-floor", topics.DefaultFloor, "fewest mentions in the hour for a topic to be listed")
+	fs.Float64Var(&b.floor, "topics-floor", topics.DefaultFloor, "fewest mentions in the hour for a topic to be listed (0: no floor)")
 	fs.IntVar(&b.listSize, "topics-list-size", topics.DefaultListSize, "length of each topics list (1..1000)")
 	fs.StringVar(&b.review, "topics-review", "", "a local review queue file to use instead of the shared queue in the bucket (topics/review.json, --s3-*), for offline demos ('trending topics demo --queue'); either way its pending and rejected topics are kept off the batch lists")
 	return b
@@ -152,7 +155,7 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 	}
 	tc.Held = q.Blocks
 	if err := tc.Validate(); err != nil {
-		return nil, usageOf(err, nil)
+		return nil, usageOf(err, batchTopicsFieldFlags)
 	}
 	eng, ok := env.eng.(batch.TopicsEngine)
 	if !ok {

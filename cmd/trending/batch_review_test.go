@@ -27,7 +27,9 @@ import (
 func TestBatchTopicsSharedReview(t *testing.T) {
 	run := func(t *testing.T, endpoint, bucket, access, secret string) {
 		ctx := t.Context()
-		obj, err := objstore.New(ctx, objstore.Config{Endpoint: endpoint, Bucket: bucket, AccessKey: access, SecretKey: secret})
+		oc := objstore.DefaultConfig()
+		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = endpoint, bucket, access, secret
+		obj, err := objstore.New(ctx, oc)
 		if err != nil {
 			t.Fatal(err)
 		}

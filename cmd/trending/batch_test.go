@@ -24,7 +24,9 @@ func TestBatchCommands(t *testing.T) {
 	cfg := itest.S3(t)
 	ctx := itest.Context(t, 2*time.Minute)
 	bucket := itest.Name(t, "batchcli")
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: cfg.Endpoint, Bucket: bucket, AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, bucket, cfg.AccessKey, cfg.SecretKey
+	obj, err := objstore.New(ctx, oc)
 	if err != nil {
 		t.Fatal(err)
 	}

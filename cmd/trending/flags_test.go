@@ -116,6 +116,18 @@ func TestSettingErrorsNameTheCommandsFlags(t *testing.T) {
 	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--batch-lateness: -1s: must not be negative") {
 		t.Errorf("up --batch-lateness -1s: %v, want a usage error naming --batch-lateness", err)
 	}
+	// Zero or empty settings are refused by their flag, not replaced by the package's default.
+	for flag, want := range map[string]string{"--archive-roll": "--archive-roll: 0s: must be positive", "--batch-every": "--batch-every: 0s: must be positive"} {
+		_, err = runTrending(t, "up", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--no-load", "--backfill", "0", flag, "0s")
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), want) {
+			t.Errorf("up %s 0s: %v, want a usage error containing %q", flag, err, want)
+		}
+	}
+	_, err = runTrending(t, "batch", "run", "--window", "hour", "--start", "2026-11-14T10", "--s3-region", "",
+		"--s3-endpoint", "http://127.0.0.1:1", "--rollups", filepath.Join(dir, "r2.db"), "--store", "bolt:"+filepath.Join(dir, "s2.db"))
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--s3-region: s3 region is empty") {
+		t.Errorf("batch --s3-region '': %v, want a usage error naming --s3-region", err)
+	}
 }
 
 // flagOwners maps each flag name registered in srcs (file name -> Go source) to the

@@ -191,7 +191,9 @@ func (p servingRoles) stages() []stage {
 
 // mountIngest mounts POST /v1/events behind token and returns the ingest's role.
 func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, error) {
-	in, err := ingest.New(ingest.Config{Log: a.log.With("part", "ingest"), Registry: a.registry}, w)
+	cfg := ingest.DefaultConfig()
+	cfg.Log, cfg.Registry = a.log.With("part", "ingest"), a.registry
+	in, err := ingest.New(cfg, w)
 	if err != nil {
 		return role{}, err
 	}

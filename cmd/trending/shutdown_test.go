@@ -221,10 +221,12 @@ func postUntilStopped(t *testing.T, c *trendingChild, addr string) map[string]bo
 		}()
 	}
 	time.Sleep(time.Second)
+	// Marked before it is sent: the server may close its listener before the signal call
+	// returns, and a POST refused then is not one "before SIGTERM".
+	close(signaled)
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	close(signaled)
 	wg.Wait()
 	select {
 	case <-c.exited:

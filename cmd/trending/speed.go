@@ -124,14 +124,16 @@ func addS3Settings(fs *pflag.FlagSet, defaultEndpoint, endpointHelp string) *s3S
 	s := &s3Settings{}
 	fs.StringVar(&s.endpoint, "s3-endpoint", defaultEndpoint, endpointHelp)
 	fs.StringVar(&s.bucket, "s3-bucket", "trending", "bucket for checkpoints and the archive (created if missing)")
-	fs.StringVar(&s.region, "s3-region", "us-east-1", "S3 region")
+	fs.StringVar(&s.region, "s3-region", objstore.DefaultConfig().Region, "S3 region")
 	fs.StringVar(&s.accessKey, "s3-access-key", "trending", "S3 access key (empty: the AWS default credential chain)")
 	fs.StringVar(&s.secretKey, "s3-secret-key", "trending-secret", "S3 secret key")
 	return s
 }
 
 func (s *s3Settings) config() objstore.Config {
-	return objstore.Config{Endpoint: s.endpoint, Bucket: s.bucket, Region: s.region, AccessKey: s.accessKey, SecretKey: s.secretKey}
+	c := objstore.DefaultConfig()
+	c.Endpoint, c.Bucket, c.Region, c.AccessKey, c.SecretKey = s.endpoint, s.bucket, s.region, s.accessKey, s.secretKey
+	return c
 }
 
 func splitList(s string) []string {

@@ -23,7 +23,9 @@ import (
 func TestTopicsReviewShared(t *testing.T) {
 	run := func(t *testing.T, endpoint, bucket, access, secret string) {
 		ctx := t.Context()
-		obj, err := objstore.New(ctx, objstore.Config{Endpoint: endpoint, Bucket: bucket, AccessKey: access, SecretKey: secret})
+		oc := objstore.DefaultConfig()
+		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = endpoint, bucket, access, secret
+		obj, err := objstore.New(ctx, oc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +98,9 @@ func TestServeTopicsReview(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emb.Close()
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: emb.Endpoint, Bucket: "trending", AccessKey: "k", SecretKey: "s"})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = emb.Endpoint, "trending", "k", "s"
+	obj, err := objstore.New(ctx, oc)
 	if err != nil {
 		t.Fatal(err)
 	}

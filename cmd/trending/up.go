@@ -219,14 +219,20 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return err
 	}
-	sched := batch.ScheduleConfig{Every: f.batchEvery, Log: a.log.With("part", "batch")}
+	sched := batch.DefaultScheduleConfig()
+	sched.Every, sched.Log = f.batchEvery, a.log.With("part", "batch")
+	if err := sched.Validate(); err != nil {
+		return usageOf(err, upFieldFlags)
+	}
 	if tcfg != nil {
 		// The closed hours of the topics lists are recomputed exactly too, with the same
 		// rules and the review queue's holds: the workers' queue, which the review sync keeps
 		// merged with the shared one in the bucket (topics/review.json) every publish tick,
 		// so a decision made anywhere reaches the exact lists at the next batch pass.
-		sched.Topics, err = batch.NewTopics(runner, eng, batch.TopicsConfig{Regions: tcfg.Regions, Scores: tcfg.Scores,
-			Surge: tcfg.Surge, Weight: tcfg.Weight, Blocklist: tf.blocklist, Held: speedW.Review().Blocks})
+		btc := batch.DefaultTopicsConfig()
+		btc.Regions, btc.Scores, btc.Surge, btc.Weight = tcfg.Regions, tcfg.Scores, tcfg.Surge, tcfg.Weight
+		btc.Blocklist, btc.Held = tf.blocklist, speedW.Review().Blocks
+		sched.Topics, err = batch.NewTopics(runner, eng, btc)
 		if err != nil {
 			return usageOf(err, upFieldFlags)
 		}
@@ -419,4 +425,4 @@ func embeddedOr(embedded bool, what string) string {
 
 // upFieldFlags are up's names for the settings it sets under other flags than the
 // commands it combines.
-var upFieldFlags = map[string]string{"AllowedLateness": "--batch-lateness"}
+var upFieldFlags = map[string]string{"AllowedLateness": "--batch-lateness", "Every": "--batch-every", "RollAge": "--archive-roll"}

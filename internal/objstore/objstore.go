@@ -27,42 +27,66 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// Config says where the objects live.
+// Config says where the objects live. Start from DefaultConfig: New takes every field as
+// it is, and a zero field means zero (see each field).
 type Config struct {
 	// Endpoint is the S3 API URL, e.g. http://127.0.0.1:39000 for MinIO. Empty means AWS S3
 	// with the region's default endpoint.
 	Endpoint string
-	// Region defaults to us-east-1.
+	// Region signs the requests (and names the AWS endpoint when Endpoint is empty);
+	// default us-east-1. Required.
 	Region string
 	// Bucket holds every object trending writes. Required.
 	Bucket string
 	// AccessKey and SecretKey are static credentials. Empty means the AWS default chain
 	// (environment, shared config, instance role).
 	AccessKey, SecretKey string
-	// PathStyle addresses buckets as endpoint/bucket (MinIO, gofakes3). Defaults to true
-	// when Endpoint is set.
+	// PathStyle addresses buckets as endpoint/bucket (MinIO, gofakes3). Nil derives it:
+	// true when Endpoint is set.
 	PathStyle *bool
-	// PartSize is the multipart part size for large uploads; default 16 MiB.
+	// PartSize is the multipart part size for large uploads: a body larger than it goes
+	// up in parts of this size. Default 16 MiB; at least 5 MiB, S3's smallest part.
 	PartSize int64
-	// Timeout bounds each request; default 60 s.
+	// Timeout bounds each request; default 60 s. Zero means no timeout (only the
+	// caller's context ends a request).
 	Timeout time.Duration
 }
 
-// Validate reports a configuration that cannot work, saying what to change.
+// MinPartSize is the smallest Config.PartSize: S3 refuses smaller multipart parts.
+const MinPartSize = 5 << 20
+
+// DefaultConfig returns the defaults, with Bucket (and Endpoint, for anything but AWS S3)
+// still to be set.
+func DefaultConfig() Config {
+	return Config{Region: "us-east-1", PartSize: 16 << 20, Timeout: 60 * time.Second}
+}
+
+// Validate reports a configuration that cannot work, saying what to change: one
+// setting.Invalid per field, joined.
 func (c Config) Validate() error {
+	var errs []error
 	if c.Bucket == "" {
-		return setting.Invalid("Bucket", "s3 bucket is empty")
+		errs = append(errs, setting.Invalid("Bucket", "s3 bucket is empty"))
 	}
 	if c.Endpoint != "" {
 		u, err := url.Parse(c.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("s3 endpoint %q: want a URL such as http://127.0.0.1:39000", c.Endpoint)
+			errs = append(errs, fmt.Errorf("s3 endpoint %q: want a URL such as http://127.0.0.1:39000", c.Endpoint))
 		}
 	}
-	if (c.AccessKey == "") != (c.SecretKey == "") {
-		return errors.New("s3 credentials: set both access key and secret key, or neither to use the AWS default chain")
+	if c.Region == "" {
+		errs = append(errs, setting.Invalid("Region", "s3 region is empty (default %s)", DefaultConfig().Region))
 	}
-	return nil
+	if (c.AccessKey == "") != (c.SecretKey == "") {
+		errs = append(errs, errors.New("s3 credentials: set both access key and secret key, or neither to use the AWS default chain"))
+	}
+	if c.PartSize < MinPartSize {
+		errs = append(errs, setting.Invalid("PartSize", "%d: must be at least %d bytes, S3's smallest part (default %d)", c.PartSize, MinPartSize, DefaultConfig().PartSize))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, setting.Invalid("Timeout", "%s: must not be negative (0: no timeout; default %s)", c.Timeout, DefaultConfig().Timeout))
+	}
+	return errors.Join(errs...)
 }
 
 // Object is one listed object.
@@ -80,19 +104,11 @@ type Store struct {
 	up     *manager.Uploader
 }
 
-// New builds a Store. It does not contact the server; call EnsureBucket for that.
+// New builds a Store of cfg, which must Validate. It does not contact the server; call
+// EnsureBucket for that.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	if cfg.PartSize == 0 {
-		cfg.PartSize = 16 << 20
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 60 * time.Second
 	}
 	pathStyle := cfg.Endpoint != ""
 	if cfg.PathStyle != nil {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"trending/internal/itest"
 	"trending/internal/objstore"
+	"trending/internal/setting"
 )
 
 // suite is the contract every object store must keep; it runs against the embedded server
@@ -102,7 +104,9 @@ func TestEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer emb.Close()
-	st, err := objstore.New(ctx, objstore.Config{Endpoint: emb.Endpoint, Bucket: "trending", AccessKey: "x", SecretKey: "y", PartSize: 5 << 20})
+	cfg := objstore.DefaultConfig()
+	cfg.Endpoint, cfg.Bucket, cfg.AccessKey, cfg.SecretKey, cfg.PartSize = emb.Endpoint, "trending", "x", "y", objstore.MinPartSize
+	st, err := objstore.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +118,10 @@ func TestEmbedded(t *testing.T) {
 }
 
 func TestMinIO(t *testing.T) {
-	cfg := itest.S3(t)
-	st, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "objstore"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey, PartSize: 5 << 20})
+	s3 := itest.S3(t)
+	cfg := objstore.DefaultConfig()
+	cfg.Endpoint, cfg.Bucket, cfg.AccessKey, cfg.SecretKey, cfg.PartSize = s3.Endpoint, itest.Name(t, "objstore"), s3.AccessKey, s3.SecretKey, objstore.MinPartSize
+	st, err := objstore.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,20 +129,64 @@ func TestMinIO(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	for name, c := range map[string]objstore.Config{
-		"no bucket":  {Endpoint: "http://x"},
-		"bad url":    {Bucket: "b", Endpoint: "127.0.0.1:9000"},
-		"half creds": {Bucket: "b", AccessKey: "a"},
-		"bad scheme": {Bucket: "b", Endpoint: "ftp://x"},
+	for name, mod := range map[string]func(*objstore.Config){
+		"no bucket":  func(c *objstore.Config) { c.Bucket = "" },
+		"bad url":    func(c *objstore.Config) { c.Endpoint = "127.0.0.1:9000" },
+		"half creds": func(c *objstore.Config) { c.SecretKey = "" },
+		"bad scheme": func(c *objstore.Config) { c.Endpoint = "ftp://x" },
 	} {
 		t.Run(name, func(t *testing.T) {
+			c := objstore.DefaultConfig()
+			c.Endpoint, c.Bucket, c.AccessKey, c.SecretKey = "http://x", "b", "a", "s"
+			mod(&c)
 			if err := c.Validate(); err == nil {
 				t.Fatal("want an error")
 			}
 		})
 	}
-	if err := (objstore.Config{Bucket: "b", Endpoint: "http://127.0.0.1:1"}).Validate(); err != nil {
+	c := objstore.DefaultConfig()
+	c.Bucket, c.Endpoint = "b", "http://127.0.0.1:1"
+	if err := c.Validate(); err != nil {
 		t.Fatalf("valid config rejected: %v", err)
+	}
+}
+
+// TestConfigZeroMeansZero: New takes a Config as it is. DefaultConfig works; a zero part
+// size or region is refused by field, not replaced by the default; a zero timeout is no
+// timeout.
+func TestConfigZeroMeansZero(t *testing.T) {
+	base := objstore.DefaultConfig()
+	base.Endpoint, base.Bucket = "http://127.0.0.1:1", "b"
+	timeout := func(c objstore.Config) time.Duration {
+		t.Helper()
+		st, err := objstore.New(context.Background(), c)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", c, err)
+		}
+		hc, ok := st.Client().Options().HTTPClient.(interface{ GetTimeout() time.Duration })
+		if !ok {
+			t.Fatalf("HTTP client %T has no timeout to read", st.Client().Options().HTTPClient)
+		}
+		return hc.GetTimeout()
+	}
+	if got := timeout(base); got != 60*time.Second {
+		t.Fatalf("DefaultConfig: request timeout %s, want 60s", got)
+	}
+	noTimeout := base
+	noTimeout.Timeout = 0
+	if got := timeout(noTimeout); got != 0 {
+		t.Fatalf("Timeout 0: request timeout %s, want none (0)", got)
+	}
+	for field, mod := range map[string]func(*objstore.Config){
+		"PartSize": func(c *objstore.Config) { c.PartSize = 0 },
+		"Region":   func(c *objstore.Config) { c.Region = "" },
+	} {
+		c := base
+		mod(&c)
+		_, err := objstore.New(context.Background(), c)
+		if !errors.Is(err, setting.ErrConfig) || !strings.Contains(err.Error(), field+":") {
+			t.Errorf("%s zero: New error %v, want a setting error naming %s", field, err, field)
+		}
 	}
 }
 
@@ -148,7 +198,9 @@ func TestIsRetryable(t *testing.T) {
 		t.Fatal("a connection error must be retryable")
 	}
 	// A real request to a closed port: the SDK wraps the dial error with HTTP status 0.
-	st, err := objstore.New(context.Background(), objstore.Config{Endpoint: "http://127.0.0.1:1", Bucket: "b", AccessKey: "x", SecretKey: "y", Timeout: 2 * time.Second})
+	cfg := objstore.DefaultConfig()
+	cfg.Endpoint, cfg.Bucket, cfg.AccessKey, cfg.SecretKey, cfg.Timeout = "http://127.0.0.1:1", "b", "x", "y", 2*time.Second
+	st, err := objstore.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,9 @@ func reviewStores(t *testing.T) map[string]*objstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emb.Close() })
-	add := func(name string, cfg objstore.Config) {
+	add := func(name, endpoint, bucket, access, secret string) {
+		cfg := objstore.DefaultConfig()
+		cfg.Endpoint, cfg.Bucket, cfg.AccessKey, cfg.SecretKey = endpoint, bucket, access, secret
 		st, err := objstore.New(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -32,10 +34,9 @@ func reviewStores(t *testing.T) map[string]*objstore.Store {
 		}
 		out[name] = st
 	}
-	add("embedded", objstore.Config{Endpoint: emb.Endpoint, Bucket: "trending", AccessKey: "k", SecretKey: "s"})
+	add("embedded", emb.Endpoint, "trending", "k", "s")
 	if ep := os.Getenv("TRENDING_IT_S3"); ep != "" {
-		add("minio", objstore.Config{Endpoint: ep, Bucket: "trending-it-review", AccessKey: os.Getenv("TRENDING_IT_S3_ACCESS_KEY"),
-			SecretKey: os.Getenv("TRENDING_IT_S3_SECRET_KEY")})
+		add("minio", ep, "trending-it-review", os.Getenv("TRENDING_IT_S3_ACCESS_KEY"), os.Getenv("TRENDING_IT_S3_SECRET_KEY"))
 	} else {
 		t.Log("TRENDING_IT_S3 not set: MinIO not tested (infra/local/services.sh env)")
 	}

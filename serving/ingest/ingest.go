@@ -29,26 +29,61 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/setting"
 	"trending/model/event"
 )
 
-// Config configures the ingest handler.
+// Config configures the ingest handler. Start from DefaultConfig: New takes every field as
+// it is, and a zero field means zero (see each field).
 type Config struct {
-	// MaxBodyBytes bounds a request body; larger is 413. Default 4 MiB.
+	// MaxBodyBytes bounds a request body; larger is 413. Default 4 MiB; must be positive.
 	MaxBodyBytes int64
-	// MaxEvents bounds the events in one batch; more is 413. Default 10,000.
+	// MaxEvents bounds the events in one batch; more is 413. Default 10,000; must be
+	// positive.
 	MaxEvents int
-	// FlushEvery is the longest an accepted event waits before it is written. Default 1s.
+	// FlushEvery is the longest an accepted event waits before it is written. Default 1s;
+	// must be positive.
 	FlushEvery time.Duration
-	// MaxPending is how many pre-summed events may wait; past it a request flushes first.
-	// Default 100,000.
+	// MaxPending is how many pre-summed events may wait; past it a request flushes before it
+	// is answered. Default 100,000. Zero flushes after every request: each is written to
+	// Kafka before its 202 (while Kafka is up).
 	MaxPending int
 	// MaxPendingBytes bounds the memory of what waits to be written (while Kafka is away,
 	// accepted events pile up here). A request that would pass it is refused with 503 and
-	// Retry-After, never answered 202 for what the server cannot keep. Default 64 MiB.
+	// Retry-After, never answered 202 for what the server cannot keep. Default 64 MiB; must
+	// be positive.
 	MaxPendingBytes int64
-	Log             *slog.Logger
-	Registry        prometheus.Registerer
+	// Log receives flush failures; nil discards them.
+	Log *slog.Logger
+	// Registry, when set, gets the ingest's metrics; nil registers none.
+	Registry prometheus.Registerer
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{MaxBodyBytes: 4 << 20, MaxEvents: 10_000, FlushEvery: time.Second, MaxPending: 100_000, MaxPendingBytes: 64 << 20}
+}
+
+// Validate reports settings that cannot work, by field (setting.ErrConfig).
+func (c Config) Validate() error {
+	d := DefaultConfig()
+	var errs []error
+	if c.MaxBodyBytes <= 0 {
+		errs = append(errs, setting.Invalid("MaxBodyBytes", "%d: must be positive (default %d)", c.MaxBodyBytes, d.MaxBodyBytes))
+	}
+	if c.MaxEvents <= 0 {
+		errs = append(errs, setting.Invalid("MaxEvents", "%d: must be positive (default %d)", c.MaxEvents, d.MaxEvents))
+	}
+	if c.FlushEvery <= 0 {
+		errs = append(errs, setting.Invalid("FlushEvery", "%s: must be positive (default %s)", c.FlushEvery, d.FlushEvery))
+	}
+	if c.MaxPending < 0 {
+		errs = append(errs, setting.Invalid("MaxPending", "%d: must not be negative (0 flushes after every request; default %d)", c.MaxPending, d.MaxPending))
+	}
+	if c.MaxPendingBytes <= 0 {
+		errs = append(errs, setting.Invalid("MaxPendingBytes", "%d: must be positive (default %d)", c.MaxPendingBytes, d.MaxPendingBytes))
+	}
+	return errors.Join(errs...)
 }
 
 // Writer is what the ingest publishes through (a *kafka.Writer for topic views).
@@ -80,22 +115,10 @@ type Ingest struct {
 	full                          prometheus.Counter
 }
 
-// New builds an Ingest writing through w.
+// New builds an Ingest writing through w; cfg must Validate.
 func New(cfg Config, w Writer) (*Ingest, error) {
-	if cfg.MaxBodyBytes == 0 {
-		cfg.MaxBodyBytes = 4 << 20
-	}
-	if cfg.MaxEvents == 0 {
-		cfg.MaxEvents = 10_000
-	}
-	if cfg.FlushEvery == 0 {
-		cfg.FlushEvery = time.Second
-	}
-	if cfg.MaxPending == 0 {
-		cfg.MaxPending = 100_000
-	}
-	if cfg.MaxPendingBytes == 0 {
-		cfg.MaxPendingBytes = 64 << 20
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)

@@ -17,6 +17,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
+	"trending/internal/setting"
 	"trending/model/event"
 	"trending/serving/ingest"
 )
@@ -54,6 +55,15 @@ func (m *memWriter) total(t *testing.T) map[string]uint64 {
 	return out
 }
 
+// config is DefaultConfig with mod applied.
+func config(mod func(*ingest.Config)) ingest.Config {
+	c := ingest.DefaultConfig()
+	if mod != nil {
+		mod(&c)
+	}
+	return c
+}
+
 func post(h http.Handler, body string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/events", strings.NewReader(body)))
@@ -62,7 +72,7 @@ func post(h http.Handler, body string) *httptest.ResponseRecorder {
 
 func TestAcceptAndPreSum(t *testing.T) {
 	w := &memWriter{}
-	in, _ := ingest.New(ingest.Config{}, w)
+	in, _ := ingest.New(ingest.DefaultConfig(), w)
 	for _, body := range []string{
 		`{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z"}`,
 		`[{"item_id":"V7","count":2,"ts":"2026-11-14T10:05:12.500Z"},{"item_id":"V8","count":1,"ts":1763114712000}]`,
@@ -89,7 +99,7 @@ func TestAcceptAndPreSum(t *testing.T) {
 // topics dedupe, and summing ages would lose the weight. A failed flush keeps them.
 func TestMentionsPassThrough(t *testing.T) {
 	w := &memWriter{fail: true}
-	in, _ := ingest.New(ingest.Config{}, w)
+	in, _ := ingest.New(ingest.DefaultConfig(), w)
 	body := `[{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12Z","region":"eu","user_id":"u1","account_age_days":2},
 		{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12Z","region":"eu","user_id":"u1","account_age_days":2},
 		{"item_id":"#quake","count":1,"ts":"2026-11-14T10:05:12.400Z","region":"eu","user_id":"u2"},
@@ -142,7 +152,7 @@ func TestMentionsPassThrough(t *testing.T) {
 }
 
 func TestRejections(t *testing.T) {
-	in, _ := ingest.New(ingest.Config{MaxBodyBytes: 300, MaxEvents: 2}, &memWriter{})
+	in, _ := ingest.New(config(func(c *ingest.Config) { c.MaxBodyBytes, c.MaxEvents = 300, 2 }), &memWriter{})
 	for _, c := range []struct {
 		body, want string
 		code       int
@@ -170,7 +180,7 @@ func TestRejections(t *testing.T) {
 // A failed flush keeps the sums; the next one publishes them: nothing accepted is lost.
 func TestFlushRetriesAndShutdown(t *testing.T) {
 	w := &memWriter{fail: true}
-	in, _ := ingest.New(ingest.Config{FlushEvery: 10 * time.Millisecond}, w)
+	in, _ := ingest.New(config(func(c *ingest.Config) { c.FlushEvery = 10 * time.Millisecond }), w)
 	post(in, `{"item_id":"V1","count":4,"ts":"2026-11-14T10:05:12Z"}`)
 	if err := in.Flush(context.Background()); err == nil {
 		t.Fatal("flush to a failing writer must fail")
@@ -195,7 +205,7 @@ func TestFlushRetriesAndShutdown(t *testing.T) {
 // written, every later request is refused with 503, none is half taken.
 func TestStopRefusesThenFlushes(t *testing.T) {
 	w := &memWriter{}
-	in, err := ingest.New(ingest.Config{FlushEvery: time.Hour}, w)
+	in, err := ingest.New(config(func(c *ingest.Config) { c.FlushEvery = time.Hour }), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +256,7 @@ func TestStopRefusesThenFlushes(t *testing.T) {
 
 func TestLargeSumsSplit(t *testing.T) {
 	w := &memWriter{}
-	in, _ := ingest.New(ingest.Config{}, w)
+	in, _ := ingest.New(ingest.DefaultConfig(), w)
 	for i := 0; i < 3; i++ {
 		post(in, `{"item_id":"V1","count":1000000,"ts":"2026-11-14T10:05:12Z"}`)
 	}
@@ -265,7 +275,7 @@ func TestKafka(t *testing.T) {
 	}
 	kw := eventlog.NewWriter([]string{addr}, topic)
 	defer kw.Close()
-	in, _ := ingest.New(ingest.Config{}, kw)
+	in, _ := ingest.New(ingest.DefaultConfig(), kw)
 	for i := 0; i < 20; i++ {
 		post(in, fmt.Sprintf(`{"item_id":"V%d","count":%d,"ts":"2026-11-14T10:05:12Z"}`, i%4, i+1))
 	}
@@ -300,7 +310,7 @@ func TestKafka(t *testing.T) {
 func TestFullRefusesWithRetryAfter(t *testing.T) {
 	w := &memWriter{fail: true}
 	reg := prometheus.NewRegistry()
-	in, err := ingest.New(ingest.Config{MaxPendingBytes: 4000, Registry: reg}, w)
+	in, err := ingest.New(config(func(c *ingest.Config) { c.MaxPendingBytes, c.Registry = 4000, reg }), w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,4 +373,40 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// TestConfigZeroMeansZero: New takes a Config as it is. DefaultConfig is accepted; a zero
+// bound that cannot work is refused by field instead of replaced by its default; MaxPending
+// 0 is honoured: every request is written to Kafka before it is answered.
+func TestConfigZeroMeansZero(t *testing.T) {
+	w := &memWriter{}
+	in, err := ingest.New(ingest.DefaultConfig(), w)
+	if err != nil {
+		t.Fatalf("DefaultConfig: %v", err)
+	}
+	if rec := post(in, `{"item_id":"V1","count":1,"ts":"2026-11-14T10:05:12Z"}`); rec.Code != http.StatusAccepted || len(w.msgs) != 0 {
+		t.Fatalf("default MaxPending: %d, %d messages written before any flush; want 202 and 0", rec.Code, len(w.msgs))
+	}
+	for field, mod := range map[string]func(*ingest.Config){
+		"MaxBodyBytes":    func(c *ingest.Config) { c.MaxBodyBytes = 0 },
+		"MaxEvents":       func(c *ingest.Config) { c.MaxEvents = 0 },
+		"FlushEvery":      func(c *ingest.Config) { c.FlushEvery = 0 },
+		"MaxPendingBytes": func(c *ingest.Config) { c.MaxPendingBytes = 0 },
+		"MaxPending":      func(c *ingest.Config) { c.MaxPending = -1 },
+	} {
+		if _, err := ingest.New(config(mod), &memWriter{}); !errors.Is(err, setting.ErrConfig) || !strings.Contains(err.Error(), field+":") {
+			t.Errorf("%s: New error %v, want a setting error naming it", field, err)
+		}
+	}
+	w = &memWriter{}
+	in, err = ingest.New(config(func(c *ingest.Config) { c.MaxPending = 0 }), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := post(in, `{"item_id":"V1","count":2,"ts":"2026-11-14T10:05:12Z"}`); rec.Code != http.StatusAccepted {
+		t.Fatalf("MaxPending 0: %d %s", rec.Code, rec.Body)
+	}
+	if got := w.total(t); got["V1"] != 2 {
+		t.Fatalf("MaxPending 0: written before the answer %v, want V1=2", got)
+	}
 }

@@ -15,13 +15,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"trending/internal/setting"
 	"trending/model"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
-// ClickHouseOptions says where the ClickHouse serving table lives.
+// ClickHouseOptions says where the ClickHouse serving table lives. Start from
+// DefaultClickHouseOptions (ParseClickHouseDSN does): Conn takes every field as it is.
 type ClickHouseOptions struct {
 	// Addr is the native-protocol address; default 127.0.0.1:39100 (infra/local).
 	Addr string
@@ -33,7 +36,8 @@ type ClickHouseOptions struct {
 	// TLS, when not nil, encrypts the connection (the server's secure native port, 9440 by
 	// default); nil is plaintext. ParseClickHouseDSN sets it for ?secure=true or ?ca=FILE.
 	TLS *tls.Config
-	// DialTimeout defaults to 5 s.
+	// DialTimeout bounds connecting; default 5 s. It must be positive: clickhouse-go would
+	// read zero as its own 30 s.
 	DialTimeout time.Duration
 }
 
@@ -51,6 +55,9 @@ func (o ClickHouseOptions) Validate() error {
 	}
 	if !chIdent.MatchString(o.Database) {
 		return fmt.Errorf("clickhouse database %q: use letters, digits and underscores", o.Database)
+	}
+	if o.DialTimeout <= 0 {
+		return setting.Invalid("DialTimeout", "%s: must be positive (default %s)", o.DialTimeout, DefaultClickHouseOptions().DialTimeout)
 	}
 	return nil
 }
@@ -109,9 +116,6 @@ func ParseClickHouseDSN(dsn string) (ClickHouseOptions, error) {
 func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
-	}
-	if o.DialTimeout == 0 {
-		o.DialTimeout = 5 * time.Second
 	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        []string{o.Addr},

@@ -12,6 +12,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"trending/internal/itest"
+	"trending/internal/setting"
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
@@ -248,5 +249,22 @@ func TestClickHouseVersionsReadNoBody(t *testing.T) {
 	if len(got) != 2 || got[0].Key != (model.Key{Window: "day", Start: storetest.T0.Truncate(24 * time.Hour)}) || got[0].Rank != 9 || got[0].Seq != 77 ||
 		got[1].Key != (model.Key{Window: "hour"}) || got[1].Rank != 4 || got[1].Seq <= before[0].Seq {
 		t.Fatalf("versions: %+v (before the other writer: %+v)", got, before)
+	}
+}
+
+// TestClickHouseOptionsZeroMeansZero: the defaults are accepted as they are, and a zero
+// dial timeout is refused by field before anything connects (clickhouse-go would read it as
+// its own 30 s), not replaced by the default.
+func TestClickHouseOptionsZeroMeansZero(t *testing.T) {
+	o := store.DefaultClickHouseOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatalf("DefaultClickHouseOptions: %v", err)
+	}
+	o.DialTimeout = 0
+	if err := o.Validate(); !errors.Is(err, setting.ErrConfig) || !strings.Contains(err.Error(), "DialTimeout:") {
+		t.Fatalf("Validate with DialTimeout 0: %v, want a setting error naming DialTimeout", err)
+	}
+	if _, err := o.Conn(context.Background()); !errors.Is(err, setting.ErrConfig) {
+		t.Fatalf("Conn with DialTimeout 0: %v, want the setting error", err)
 	}
 }

@@ -104,7 +104,9 @@ func TestStoreEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: emb.Endpoint, Bucket: "trending", AccessKey: "x", SecretKey: "y"})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = emb.Endpoint, "trending", "x", "y"
+	obj, err := objstore.New(ctx, oc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,9 @@ func TestStoreEmbedded(t *testing.T) {
 
 func TestStoreMinIO(t *testing.T) {
 	cfg := itest.S3(t)
-	obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "ckpt"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, itest.Name(t, "ckpt"), cfg.AccessKey, cfg.SecretKey
+	obj, err := objstore.New(context.Background(), oc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,9 @@ func BenchmarkConsume(b *testing.B) {
 	})
 	b.Run("speed-worker", func(b *testing.B) {
 		cfg := itest.S3(b)
-		obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(b, "bench"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+		oc := objstore.DefaultConfig()
+		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, itest.Name(b, "bench"), cfg.AccessKey, cfg.SecretKey
+		obj, err := objstore.New(context.Background(), oc)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -178,7 +180,9 @@ func (r *eventsProbe) consumed(b *testing.B) float64 {
 func BenchmarkRecovery(b *testing.B) {
 	cfg := itest.S3(b)
 	ctx := context.Background()
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(b, "recovery"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, itest.Name(b, "recovery"), cfg.AccessKey, cfg.SecretKey
+	obj, err := objstore.New(ctx, oc)
 	if err != nil {
 		b.Fatal(err)
 	}

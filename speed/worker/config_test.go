@@ -16,7 +16,9 @@ import (
 // validConfig is DefaultConfig with the collaborators New requires; nothing connects.
 func validConfig(t *testing.T) Config {
 	t.Helper()
-	obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: "http://127.0.0.1:1", Bucket: "b", AccessKey: "a", SecretKey: "s"})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = "http://127.0.0.1:1", "b", "a", "s"
+	obj, err := objstore.New(context.Background(), oc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -338,7 +338,9 @@ func embedded(t *testing.T) ([]string, *objstore.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := objstore.New(ctx, objstore.Config{Endpoint: s3.Endpoint, Bucket: "trending", AccessKey: "x", SecretKey: "y"})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = s3.Endpoint, "trending", "x", "y"
+	obj, err := objstore.New(ctx, oc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +350,9 @@ func embedded(t *testing.T) ([]string, *objstore.Store) {
 func real(t testing.TB) ([]string, *objstore.Store) {
 	addr := itest.Kafka(t)
 	cfg := itest.S3(t)
-	obj, err := objstore.New(context.Background(), objstore.Config{Endpoint: cfg.Endpoint, Bucket: itest.Name(t, "speed"), AccessKey: cfg.AccessKey, SecretKey: cfg.SecretKey})
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, itest.Name(t, "speed"), cfg.AccessKey, cfg.SecretKey
+	obj, err := objstore.New(context.Background(), oc)
 	if err != nil {
 		t.Fatal(err)
 	}
