@@ -243,8 +243,9 @@ func openStore(spec string) (store.Store, error) {
 	}
 }
 
-// reviewSyncEvery is how often serve refreshes its copy of the shared review queue, so its
-// GET lists what the workers held lately; a decision is written through at once.
+// reviewSyncEvery is how often serve and the speed workers refresh their copy of the shared
+// review queue, so serve's GET lists what the workers held lately; a decision is written
+// through at once.
 const reviewSyncEvery = 5 * time.Second
 
 // mountSharedReview serves /v1/topics/review over the shared queue in the bucket

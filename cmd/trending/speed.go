@@ -181,7 +181,7 @@ partitions move, with their checkpoints, to the others.`,
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
 	addGroupFlag(fs, &group, "speed")
 	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
-	addPublishEveryFlag(fs, &publishEvery, time.Minute, "how often each partition publishes its top lists")
+	addPublishEveryFlag(fs, &publishEvery, time.Second, "how often each partition publishes its top lists (they include the open minute, so an event shows within about this plus the merger's --publish-every)")
 	addCheckpointEveryFlag(fs, &checkpointEvery, time.Minute)
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
@@ -244,7 +244,7 @@ partitions move, with their checkpoints, to the others.`,
 		if tcfg != nil {
 			// The review queue is shared through the bucket: this worker's holds go up and
 			// decisions made anywhere come down every publish tick.
-			review = stage{reviewSyncRole(obj, w.Review(), publishEvery, a)}
+			review = stage{reviewSyncRole(obj, w.Review(), reviewSyncEvery, a)}
 		}
 		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", names.Views, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
 		if err := runProcess(cmd.Context(), a.log, stage{{"speed", w.Run}}, review, metrics); err != nil {

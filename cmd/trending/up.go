@@ -93,7 +93,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	addTokenFlags(fs, &f.tok)
 	addTitlesFlag(fs, &f.titles)
 	addPartitionsFlag(fs, &f.partitions, 4, "partitions of the input topic when it is created")
-	addPublishEveryFlag(fs, &f.publishEvery, 5*time.Second, "how often the speed workers publish their lists")
+	addPublishEveryFlag(fs, &f.publishEvery, time.Second, "how often the speed workers publish their lists (they include the open minute)")
 	addCheckpointEveryFlag(fs, &f.checkpointEvery, 30*time.Second)
 	fs.DurationVar(&f.rollAge, "archive-roll", 30*time.Second, "how long the archiver buffers a partition before writing a Parquet file")
 	fs.DurationVar(&f.batchEvery, "batch-every", 30*time.Second, "how often the built-in batch scheduler looks for closed windows to make exact")
@@ -249,11 +249,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
 		rc := merge.DefaultRunConfig()
-		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, names.Partials, time.Second, 10*f.publishEvery
+		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, names.Partials, time.Second, max(10*f.publishEvery, time.Minute)
 		return merger.Run(ctx, rc)
 	}}}
 	if tcfg != nil {
-		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), f.publishEvery, a))
+		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))
 	}
 	stages := []stage{
 		producers,

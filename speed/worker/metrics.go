@@ -10,31 +10,34 @@ import (
 )
 
 type metrics struct {
-	events       *prometheus.CounterVec
-	outcomes     [window.Invalid + 1]prometheus.Counter // resolved once: no label lookup per event
-	dlq          *prometheus.CounterVec
-	published    prometheus.Counter
-	ckpts        prometheus.Counter
-	ckptFailures prometheus.Counter
-	ckptBytes    prometheus.Gauge
-	ckptSeconds  prometheus.Histogram
-	restores     prometheus.Counter
-	assigned     prometheus.Gauge
-	watermark    *prometheus.GaugeVec
+	events    *prometheus.CounterVec
+	outcomes  [window.Invalid + 1]prometheus.Counter // resolved once: no label lookup per event
+	dlq       *prometheus.CounterVec
+	published prometheus.Counter
+	// publishedBytes is the partials' JSON before compression.
+	publishedBytes prometheus.Counter
+	ckpts          prometheus.Counter
+	ckptFailures   prometheus.Counter
+	ckptBytes      prometheus.Gauge
+	ckptSeconds    prometheus.Histogram
+	restores       prometheus.Counter
+	assigned       prometheus.Gauge
+	watermark      *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		events:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_events_total", Help: "Valid events by what the window state did with them: counted, late, too_late."}, []string{"outcome"}),
-		dlq:          prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_dlq_total", Help: "Events sent to the DLQ, by reason: the decoder's rejection reason, or future_ts (dated over --max-future ahead)."}, []string{"reason"}),
-		published:    prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_partials_published_total", Help: "Per-partition top lists published."}),
-		ckpts:        prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoints_total", Help: "Checkpoints saved."}),
-		ckptFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoint_failures_total", Help: "Checkpoints that failed to save (retried at the next tick)."}),
-		ckptBytes:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_bytes", Help: "Size of the last checkpoint state."}),
-		ckptSeconds:  prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trending_speed_checkpoint_seconds", Help: "Time to snapshot and upload a checkpoint.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
-		restores:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_restores_total", Help: "Partitions restored from a checkpoint."}),
-		assigned:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_partitions_assigned", Help: "Partitions this worker owns."}),
-		watermark:    prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_watermark_seconds", Help: "Event-time watermark per partition (Unix seconds)."}, []string{"partition"}),
+		events:         prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_events_total", Help: "Valid events by what the window state did with them: counted, late, too_late."}, []string{"outcome"}),
+		dlq:            prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_dlq_total", Help: "Events sent to the DLQ, by reason: the decoder's rejection reason, or future_ts (dated over --max-future ahead)."}, []string{"reason"}),
+		published:      prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_partials_published_total", Help: "Per-partition top lists published."}),
+		publishedBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_partials_bytes_total", Help: "Bytes of the per-partition top lists published, before compression."}),
+		ckpts:          prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoints_total", Help: "Checkpoints saved."}),
+		ckptFailures:   prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoint_failures_total", Help: "Checkpoints that failed to save (retried at the next tick)."}),
+		ckptBytes:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_bytes", Help: "Size of the last checkpoint state."}),
+		ckptSeconds:    prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trending_speed_checkpoint_seconds", Help: "Time to snapshot and upload a checkpoint.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		restores:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_restores_total", Help: "Partitions restored from a checkpoint."}),
+		assigned:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_partitions_assigned", Help: "Partitions this worker owns."}),
+		watermark:      prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_watermark_seconds", Help: "Event-time watermark per partition (Unix seconds)."}, []string{"partition"}),
 	}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
@@ -46,7 +49,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.restores, m.assigned, m.watermark} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.restores, m.assigned, m.watermark} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

@@ -74,8 +74,9 @@ type Config struct {
 	Partitions int
 	// Window configures every partition's state. Default window.DefaultConfig().
 	Window window.Config
-	// PublishEvery: how often each partition publishes its top lists, positive (default 1m:
-	// the hour and day lists move every minute).
+	// PublishEvery: how often each partition publishes its top lists, positive (default 1s:
+	// the live lists include the open minutes, so they move with every event; a publish
+	// costs about the events since the previous one, see window.Partition.LiveAll).
 	PublishEvery time.Duration
 	// CheckpointEvery: how often each partition checkpoints, positive (default 1m).
 	CheckpointEvery time.Duration
@@ -137,7 +138,7 @@ func DefaultConfig() Config {
 		Group:            "trending-speed",
 		Partitions:       8,
 		Window:           window.DefaultConfig(),
-		PublishEvery:     time.Minute,
+		PublishEvery:     time.Second,
 		CheckpointEvery:  time.Minute,
 		KeepCheckpoints:  5,
 		CheckpointPrefix: "checkpoints",
@@ -252,6 +253,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("speed: %w", err)
 	}
 	out := c.Kafka.NewWriter("")
+	// Every partition publishes every window's top m x K about every second, mostly the same
+	// items with new counts: zstd takes the JSON to a fraction (BENCHMARKS.md).
+	out.Compression = kafka.Zstd
 	defer out.Close()
 	if c.TrendingTopics != nil && c.Blocklist != nil {
 		// The reloader is the worker's: Run waits for it before returning.
@@ -648,6 +652,9 @@ func (p *partition) publish(ctx context.Context) error {
 		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
 	}
 	p.w.m.published.Add(float64(len(msgs)))
+	for _, m := range msgs {
+		p.w.m.publishedBytes.Add(float64(len(m.Value)))
+	}
 	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
 	return nil
 }
