@@ -274,20 +274,13 @@ func newBatchRunCommand() *cobra.Command {
 			if start != "" || end != "" || force || cmd.Flags().Changed("window") || btf.tf.regions != "" {
 				return usagef("--dirty finds its windows itself: drop --window, --start, --end, --force and --topics")
 			}
-			env, err := s.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer env.close()
-			r, err := s.runner(cmd, env, nil)
-			if err != nil {
-				return err
-			}
-			rep, err := r.RecomputeDirty(cmd.Context())
-			if err != nil {
-				return err
-			}
-			return writeReport(cmd.OutOrStdout(), rep)
+			return s.job(cmd, nil, nil, func(r *batch.Runner, _ *batch.Topics) error {
+				rep, err := r.RecomputeDirty(cmd.Context())
+				if err != nil {
+					return err
+				}
+				return writeReport(cmd.OutOrStdout(), rep)
+			})
 		}
 		levels, err := batch.ParseLevels(level)
 		if err != nil || len(levels) != 1 {
@@ -317,30 +310,19 @@ func newBatchRunCommand() *cobra.Command {
 				return usageOf(err, nil)
 			}
 		}
-		env, err := s.open(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer env.close()
-		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.Rebuild = force, true })
-		if err != nil {
-			return err
-		}
-		tp, err := btf.topics(cmd.Context(), env, r)
-		if err != nil {
-			return err
-		}
-		rep, err := r.Recompute(cmd.Context(), ws)
-		if err != nil {
-			return err
-		}
-		if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
-			return err
-		}
-		if rep, err = tp.Recompute(cmd.Context(), ws); err != nil {
-			return err
-		}
-		return writeTopicsReport(cmd.OutOrStdout(), rep)
+		return s.job(cmd, btf, func(c *batch.Config) { c.Force, c.Rebuild = force, true }, func(r *batch.Runner, tp *batch.Topics) error {
+			rep, err := r.Recompute(cmd.Context(), ws)
+			if err != nil {
+				return err
+			}
+			if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
+				return err
+			}
+			if rep, err = tp.Recompute(cmd.Context(), ws); err != nil {
+				return err
+			}
+			return writeTopicsReport(cmd.OutOrStdout(), rep)
+		})
 	}
 	return cmd
 }
@@ -474,49 +456,59 @@ file instead (offline demos).`,
 				return err
 			}
 		}
-		env, err := s.open(cmd.Context())
-		if err != nil {
-			return err
-		}
-		defer env.close()
-		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.LookbackDays = force, lookback })
-		if err != nil {
-			return err
-		}
-		tp, err := btf.topics(cmd.Context(), env, r)
-		if err != nil {
-			return err
-		}
-		rep, err := r.Nightly(cmd.Context(), day)
-		if err != nil {
-			return err
-		}
-		if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
-			return err
-		}
-		// Late data older than the lookback, or marked since: the archive's marks.
-		if rep, err = r.RecomputeDirty(cmd.Context()); err != nil {
-			return err
-		}
-		if len(rep.Outcomes) > 0 {
+		return s.job(cmd, btf, func(c *batch.Config) { c.Force, c.LookbackDays = force, lookback }, func(r *batch.Runner, tp *batch.Topics) error {
+			rep, err := r.Nightly(cmd.Context(), day)
+			if err != nil {
+				return err
+			}
 			if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
 				return err
 			}
-		}
-		if tp == nil {
-			return nil
-		}
-		// The topics lists of the day's hours and of every hour of the lookback.
-		hours, err := batch.NightlyHours(day, time.Now().UTC(), lookback)
-		if err != nil {
-			return err
-		}
-		if rep, err = tp.Recompute(cmd.Context(), hours); err != nil {
-			return err
-		}
-		return writeTopicsReport(cmd.OutOrStdout(), rep)
+			// Late data older than the lookback, or marked since: the archive's marks.
+			if rep, err = r.RecomputeDirty(cmd.Context()); err != nil {
+				return err
+			}
+			if len(rep.Outcomes) > 0 {
+				if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
+					return err
+				}
+			}
+			if tp == nil {
+				return nil
+			}
+			// The topics lists of the day's hours and of every hour of the lookback.
+			hours, err := batch.NightlyHours(day, time.Now().UTC(), lookback)
+			if err != nil {
+				return err
+			}
+			if rep, err = tp.Recompute(cmd.Context(), hours); err != nil {
+				return err
+			}
+			return writeTopicsReport(cmd.OutOrStdout(), rep)
+		})
 	}
 	return cmd
+}
+
+// job opens the batch's stores, builds the runner (mod changes its config) and, with
+// --topics, the topics recompute (nil without), runs fn with them and closes the stores.
+func (s *batchSettings) job(cmd *cobra.Command, btf *batchTopicsFlags, mod func(*batch.Config), fn func(*batch.Runner, *batch.Topics) error) error {
+	env, err := s.open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	r, err := s.runner(cmd, env, mod)
+	if err != nil {
+		return err
+	}
+	var tp *batch.Topics
+	if btf != nil {
+		if tp, err = btf.topics(cmd.Context(), env, r); err != nil {
+			return err
+		}
+	}
+	return fn(r, tp)
 }
 
 func newBatchStatusCommand() *cobra.Command {

@@ -12,7 +12,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"trending/archive"
-	"trending/internal/itest"
 	"trending/internal/objstore"
 	"trending/model"
 	"trending/model/topics"
@@ -25,17 +24,8 @@ import (
 // the topic. --topics-review FILE overrides the shared queue with a local file, and a corrupt
 // shared queue fails the run instead of listing what it may hold.
 func TestBatchTopicsSharedReview(t *testing.T) {
-	run := func(t *testing.T, endpoint, bucket, access, secret string) {
+	onEveryBucket(t, "batchreview", func(t *testing.T, obj *objstore.Store, s3 []string) {
 		ctx := t.Context()
-		oc := objstore.DefaultConfig()
-		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = endpoint, bucket, access, secret
-		obj, err := objstore.New(ctx, oc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := obj.EnsureBucket(ctx); err != nil {
-			t.Fatal(err)
-		}
 		hour := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
 		var rows []archive.Row
 		for i, id := range []string{"#quake", "V1", "#quake", "V1", "#quake", "#quake"} {
@@ -68,7 +58,6 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 		}
 
 		dir := t.TempDir()
-		s3 := []string{"--s3-endpoint", endpoint, "--s3-bucket", bucket, "--s3-access-key", access, "--s3-secret-key", secret}
 		common := append([]string{"--rollups", filepath.Join(dir, "rollups.db"), "--store", "bolt:" + filepath.Join(dir, "serving.db"),
 			"--topics", "eu", "--topics-score", "volume", "--topics-floor", "1"}, s3...)
 		batchRun := func(args ...string) string {
@@ -138,17 +127,5 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), topics.ReviewKey) {
 			t.Fatalf("corrupt shared queue: %v, want an error naming %s\n%s", err, topics.ReviewKey, out)
 		}
-	}
-	t.Run("embedded", func(t *testing.T) {
-		emb, err := objstore.StartEmbedded(t.Context(), t.TempDir(), "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer emb.Close()
-		run(t, emb.Endpoint, "trending", "k", "s")
-	})
-	t.Run("minio", func(t *testing.T) {
-		cfg := itest.S3(t)
-		run(t, cfg.Endpoint, itest.Name(t, "batchreview"), cfg.AccessKey, cfg.SecretKey)
 	})
 }

@@ -21,18 +21,8 @@ import (
 // shared queue object. A topic held by worker A is listed by the CLI and approved there; the
 // approval reaches A and B at their next sync (one publish tick).
 func TestTopicsReviewShared(t *testing.T) {
-	run := func(t *testing.T, endpoint, bucket, access, secret string) {
+	onEveryBucket(t, "review", func(t *testing.T, obj *objstore.Store, s3 []string) {
 		ctx := t.Context()
-		oc := objstore.DefaultConfig()
-		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = endpoint, bucket, access, secret
-		obj, err := objstore.New(ctx, oc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := obj.EnsureBucket(ctx); err != nil {
-			t.Fatal(err)
-		}
-		s3 := []string{"--s3-endpoint", endpoint, "--s3-bucket", bucket, "--s3-access-key", access, "--s3-secret-key", secret}
 		a, b := topics.NewReview(0), topics.NewReview(0)
 		tick := func() {
 			t.Helper()
@@ -73,18 +63,6 @@ func TestTopicsReviewShared(t *testing.T) {
 		if _, err := runTrending(t, append([]string{"topics", "review", "reject", "nope"}, s3...)...); err == nil {
 			t.Fatal("rejecting a topic that is not held succeeded")
 		}
-	}
-	t.Run("embedded", func(t *testing.T) {
-		emb, err := objstore.StartEmbedded(t.Context(), t.TempDir(), "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer emb.Close()
-		run(t, emb.Endpoint, "trending", "k", "s")
-	})
-	t.Run("minio", func(t *testing.T) {
-		cfg := itest.S3(t)
-		run(t, cfg.Endpoint, itest.Name(t, "review"), cfg.AccessKey, cfg.SecretKey)
 	})
 }
 
@@ -171,4 +149,33 @@ func TestServeTopicsReview(t *testing.T) {
 	if s, _ := worker.Status("quake"); s != topics.Approved {
 		t.Fatalf("worker's quake is %s after serve approved it, want approved", s)
 	}
+}
+
+// onEveryBucket runs fn on a fresh bucket of the embedded S3 server and of the real MinIO
+// (skipped without the integration environment), with the --s3-* flags naming it.
+func onEveryBucket(t *testing.T, name string, fn func(t *testing.T, obj *objstore.Store, s3 []string)) {
+	run := func(t *testing.T, endpoint, bucket, access, secret string) {
+		oc := objstore.DefaultConfig()
+		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = endpoint, bucket, access, secret
+		obj, err := objstore.New(t.Context(), oc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := obj.EnsureBucket(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, obj, []string{"--s3-endpoint", endpoint, "--s3-bucket", bucket, "--s3-access-key", access, "--s3-secret-key", secret})
+	}
+	t.Run("embedded", func(t *testing.T) {
+		emb, err := objstore.StartEmbedded(t.Context(), t.TempDir(), "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer emb.Close()
+		run(t, emb.Endpoint, "trending", "k", "s")
+	})
+	t.Run("minio", func(t *testing.T) {
+		cfg := itest.S3(t)
+		run(t, cfg.Endpoint, itest.Name(t, name), cfg.AccessKey, cfg.SecretKey)
+	})
 }
