@@ -78,6 +78,11 @@ type Config struct {
 	// the live lists include the open minutes, so they move with every event; a publish
 	// costs about the events since the previous one, see window.Partition.LiveAll).
 	PublishEvery time.Duration
+	// ClosedMinutesOnly publishes the lists of closed minutes only (window.Partition.Top),
+	// as the worker did before its lists included the open minutes: an event then shows
+	// once its minute has closed (its end plus the allowed lateness), up to a minute and a
+	// half later, for a publish that costs a scan of each window. Off by default.
+	ClosedMinutesOnly bool
 	// CheckpointEvery: how often each partition checkpoints, positive (default 1m).
 	CheckpointEvery time.Duration
 	// KeepCheckpoints per partition, at least 1 (default 5; the store keeps at least 2).
@@ -631,9 +636,20 @@ func (p *partition) publish(ctx context.Context) error {
 			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 		}
 	}
-	lives := p.state.LiveAll()
+	var lives []window.List
+	if !p.w.cfg.ClosedMinutesOnly {
+		lives = p.state.LiveAll()
+	}
 	for i, wc := range p.state.Config().Windows {
-		l := lives[i]
+		var l window.List
+		if lives != nil {
+			l = lives[i]
+		} else {
+			var err error
+			if l, err = p.state.Top(wc.Name); err != nil {
+				return err
+			}
+		}
 		if wc.Kind == window.Calendar && l.Start.IsZero() {
 			continue // no open period yet
 		}
