@@ -3,6 +3,7 @@ package window
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"trending/model/topk"
@@ -368,6 +369,9 @@ type liveCache struct {
 	est        map[uint32]uint64 // sketch: candidates' estimates without the expiring buckets
 	oSum, xSum uint64
 	nGone      int
+	// lastMin is the n-th count of the last list: counts only grow between rebuilds, so
+	// nothing under it can be in the next list.
+	lastMin uint64
 }
 
 // LiveAll returns Live of every window, in configuration order, with the work of each call
@@ -401,7 +405,7 @@ func (p *Partition) LiveAll() []List {
 		c := &ls.caches[i]
 		spec := w.liveSpec(p, &ov)
 		switch {
-		case !c.built || ls.overflow || c.gen != p.gen || c.upTo != ov.upTo || (spec.cands != nil && spec.cands.epoch != c.epoch):
+		case !c.built || ls.overflow || c.gen != p.gen || (c.upTo != ov.upTo && !sameExpiry(&c.spec, &spec)) || (spec.cands != nil && spec.cands.epoch != c.epoch):
 			c.rebuild(p, spec, r)
 		case spec.exact() && !c.calOpened && spec.totals != nil:
 			c.rebuild(p, spec, r) // a late event opened the calendar period
@@ -478,6 +482,13 @@ func (r *liveRound) counts(lo, hi int64) []uint64 {
 		}
 	}
 	return a.counts
+}
+
+// sameExpiry reports whether two specs of one window expire the same buckets: then the open
+// minutes reaching a new minute only adds counts (its events are all among the touches
+// since the last call, as the minute is newer than that call), and the cache holds.
+func sameExpiry(a, b *liveSpec) bool {
+	return slices.Equal(a.expiring, b.expiring) && slices.Equal(a.without, b.without) && (a.partial == nil) == (b.partial == nil) && a.lo == b.lo
 }
 
 func (c *liveCache) rebuild(p *Partition, spec liveSpec, r *liveRound) {
@@ -667,7 +678,7 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 		l.Total = spec.sum + c.oSum - c.xSum
 		taken := 0
 		for i, e := range c.raw {
-			if taken == n {
+			if taken == n || e.Count < c.lastMin {
 				break
 			}
 			if !c.gone[i] {
@@ -676,10 +687,11 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 			}
 		}
 		for id, v := range c.vals {
-			h.Offer(p.in.strs[id], v)
+			if v >= c.lastMin {
+				h.Offer(p.in.strs[id], v)
+			}
 		}
-		l.Items = h.Sorted()
-		return l
+		return c.sorted(h, &l)
 	}
 	var without uint64
 	for _, o := range spec.without {
@@ -689,10 +701,18 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 	b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, l.Total)
 	l.Bound = &b
 	for id, v := range c.vals {
-		if v > 0 {
+		if v > 0 && v >= c.lastMin {
 			h.Offer(p.in.strs[id], v)
 		}
 	}
+	return c.sorted(h, &l)
+}
+
+// sorted sets l's items from h and remembers their n-th count.
+func (c *liveCache) sorted(h *topk.Heap, l *List) List {
+	if m, ok := h.Min(); ok && h.Full() {
+		c.lastMin = m.Count
+	}
 	l.Items = h.Sorted()
-	return l
+	return *l
 }
