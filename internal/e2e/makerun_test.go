@@ -100,6 +100,19 @@ func TestMakeRun(t *testing.T) {
 		code, body := get(base + "/readyz")
 		return code == 200, string(body)
 	})
+	// The backfill replayed: the load generator runs in real time. (A probe dated now sent
+	// during the replay would move its partition's watermark an hour ahead of the replay,
+	// which would then come too late there.)
+	waitUntil(t, deadline, "the live hour list in real time (as_of within 5s of now)", func() (bool, string) {
+		var l struct {
+			AsOf time.Time `json:"as_of"`
+		}
+		code, body := get(base + "/v1/trending?window=hour&limit=1")
+		if code != 200 || json.Unmarshal(body, &l) != nil {
+			return false, fmt.Sprintf("%d %s", code, body)
+		}
+		return time.Since(l.AsOf) < 5*time.Second, string(body)
+	})
 	checkFreshness(t, base)
 
 	// Ctrl-C: everything stops in order and the process says so.
