@@ -10,7 +10,7 @@ import (
 // inProcess is a trending command run in this test process (root command, context
 // cancelled to stop it), with its output kept for a failure report.
 type inProcess struct {
-	t       *testing.T
+	t       testing.TB
 	name    string
 	out     bytes.Buffer
 	cancel  context.CancelFunc
@@ -19,7 +19,7 @@ type inProcess struct {
 }
 
 // startInProcess runs `trending args...` until stop (registered as a cleanup too).
-func startInProcess(t *testing.T, args ...string) *inProcess {
+func startInProcess(t testing.TB, args ...string) *inProcess {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &inProcess{t: t, name: args[0], cancel: cancel, done: make(chan error, 1)}

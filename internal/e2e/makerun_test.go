@@ -21,8 +21,8 @@ import (
 
 // TestMakeRun clones the repository, runs `make run` there with time acceleration, and within
 // a bounded time sees non-empty live lists for every window, a calendar hour flip from
-// approximate to exact, and /readyz ready; then stops it with Ctrl-C and checks it stopped
-// cleanly.
+// approximate to exact, /readyz ready, and an event POSTed now in the live hour list within
+// seconds (checkFreshness); then stops it with Ctrl-C and checks it stopped cleanly.
 func TestMakeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end: builds and runs the whole pipeline for about two minutes")
@@ -36,7 +36,7 @@ func TestMakeRun(t *testing.T) {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	addr := freeAddr(t)
-	args := fmt.Sprintf("--listen %s --data %s --backfill 2h --speedup 240 --batch-every 2s --archive-roll 5s --publish-every 2s --log-format json", addr, filepath.Join(t.TempDir(), "data"))
+	args := fmt.Sprintf("--listen %s --data %s --backfill 2h --speedup 240 --batch-every 2s --archive-roll 5s --log-format json", addr, filepath.Join(t.TempDir(), "data"))
 	cmd := exec.Command("make", "-s", "run", "ARGS="+args)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -100,6 +100,20 @@ func TestMakeRun(t *testing.T) {
 		code, body := get(base + "/readyz")
 		return code == 200, string(body)
 	})
+	// The backfill replayed: the load generator runs in real time. (A probe dated now sent
+	// during the replay would move its partition's watermark an hour ahead of the replay,
+	// which would then come too late there.)
+	waitUntil(t, deadline, "the live hour list in real time (as_of within 5s of now)", func() (bool, string) {
+		var l struct {
+			AsOf time.Time `json:"as_of"`
+		}
+		code, body := get(base + "/v1/trending?window=hour&limit=1")
+		if code != 200 || json.Unmarshal(body, &l) != nil {
+			return false, fmt.Sprintf("%d %s", code, body)
+		}
+		return time.Since(l.AsOf) < 5*time.Second, string(body)
+	})
+	checkFreshness(t, base)
 
 	// Ctrl-C: everything stops in order and the process says so.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
@@ -119,6 +133,99 @@ func TestMakeRun(t *testing.T) {
 		if strings.Contains(line, `"msg":"trending up stopped"`) && strings.Contains(line, `"err"`) && !strings.Contains(line, `"err":null`) {
 			t.Fatalf("stopped with an error: %s", line)
 		}
+	}
+}
+
+// freshnessBound is how soon after its 202 an event dated now must be in the served live
+// hour list: the ingest's flush (1 s), a speed publish (every second, the open minute
+// included), the merger (at most 1 s more) and the cache (at once on the embedded store),
+// with room for a busy machine.
+const freshnessBound = 10 * time.Second
+
+// checkFreshness POSTs ten million views of a new item dated now (ten events of a million,
+// the most one event may carry), so it ranks first above the load generator's items, and
+// checks that it is in GET /v1/trending?window=hour within freshnessBound of the 202, that
+// the list's as_of is at or after the event's time (the list counts it) and within seconds of
+// now, and that the list says which span of event time it covers (window_start, window_end).
+func checkFreshness(t *testing.T, base string) {
+	t.Helper()
+	item := fmt.Sprintf("fresh-%d", time.Now().UnixNano())
+	ts := time.Now().UTC()
+	var batch []map[string]any
+	for range 10 {
+		batch = append(batch, map[string]any{"item_id": item, "count": 1_000_000, "ts": ts.Format(time.RFC3339Nano)})
+	}
+	body, _ := json.Marshal(batch)
+	resp, err := client.Post(base+"/v1/events", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST /v1/events: %v", err)
+	}
+	reply, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	accepted := time.Now()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST /v1/events: %d %s", resp.StatusCode, reply)
+	}
+
+	type list struct {
+		AsOf        time.Time `json:"as_of"`
+		WindowStart time.Time `json:"window_start"`
+		WindowEnd   time.Time `json:"window_end"`
+		Items       []struct {
+			Rank   int    `json:"rank"`
+			ItemID string `json:"item_id"`
+			Views  uint64 `json:"views"`
+		} `json:"items"`
+	}
+	// Poll every 50 ms; past the bound keep looking for a minute, so a failure says how late
+	// the event was rather than only that it was.
+	var (
+		l     list
+		last  string
+		seen  time.Time
+		views uint64
+		rank  int
+	)
+	for seen.IsZero() && time.Since(accepted) < freshnessBound+time.Minute {
+		code, b := get(base + "/v1/trending?window=hour&limit=100")
+		l = list{}
+		if code == 200 && json.Unmarshal(b, &l) == nil {
+			for _, it := range l.Items {
+				if it.ItemID == item {
+					seen, views, rank = time.Now(), it.Views, it.Rank
+				}
+			}
+		}
+		last = fmt.Sprintf("%d %.300s", code, b)
+		if seen.IsZero() {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if seen.IsZero() {
+		t.Fatalf("event %s (ts %s) not in the live hour list %s after its 202; last answer: %s",
+			item, ts.Format(time.RFC3339Nano), freshnessBound+time.Minute, last)
+	}
+	delay := seen.Sub(accepted)
+	t.Logf("freshness: event %s in the live hour list %.2fs after its 202 (rank %d, %d views; as_of %s, window %s to %s)",
+		item, delay.Seconds(), rank, views, l.AsOf.Format(time.RFC3339Nano), l.WindowStart.Format(time.RFC3339Nano), l.WindowEnd.Format(time.RFC3339Nano))
+	if delay > freshnessBound {
+		t.Errorf("the event took %.2fs from its 202 to the live hour list, want at most %s", delay.Seconds(), freshnessBound)
+	}
+	if views < 10_000_000 || rank != 1 {
+		t.Errorf("the event's item: rank %d with %d views, want rank 1 with at least 10,000,000", rank, views)
+	}
+	// The list counts the event, so its as_of (the newest event time counted) is at or after
+	// the event's second (the ingest pre-sums per second), and the load generator keeps it
+	// near now.
+	if l.AsOf.Before(ts.Truncate(time.Second)) || l.AsOf.After(seen.Add(2*time.Second)) || seen.Sub(l.AsOf) > 5*time.Second {
+		t.Errorf("as_of %s: want at or after the event's second %s and within 5s of when it was served (%s)",
+			l.AsOf.Format(time.RFC3339Nano), ts.Truncate(time.Second).Format(time.RFC3339), seen.UTC().Format(time.RFC3339Nano))
+	}
+	if l.WindowStart.IsZero() || l.WindowEnd.IsZero() {
+		t.Errorf("live hour list without window_start or window_end: %s", last)
+	} else if span := l.WindowEnd.Sub(l.WindowStart); !l.WindowEnd.Equal(l.AsOf) || l.WindowStart.After(ts) || span < 59*time.Minute || span > 62*time.Minute {
+		t.Errorf("window %s to %s (%s): want it to end at as_of %s, span about an hour and include the event's time %s",
+			l.WindowStart.Format(time.RFC3339Nano), l.WindowEnd.Format(time.RFC3339Nano), span, l.AsOf.Format(time.RFC3339Nano), ts.Format(time.RFC3339Nano))
 	}
 }
 

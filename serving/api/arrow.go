@@ -68,6 +68,12 @@ func arrowMetadata(l model.List) arrow.Metadata {
 		add("start", rfc3339(l.Start))
 		add("end", rfc3339(l.End))
 	}
+	if !l.WindowStart.IsZero() {
+		add("window_start", rfc3339(l.WindowStart))
+	}
+	if !l.WindowEnd.IsZero() {
+		add("window_end", rfc3339(l.WindowEnd))
+	}
 	if len(l.StalePartitions) > 0 {
 		parts := make([]string, len(l.StalePartitions))
 		for i, p := range l.StalePartitions {

@@ -86,6 +86,12 @@ func compareMetadata(t *testing.T, md map[string]string, want ListResponse) {
 	if !want.Start.IsZero() {
 		exp["start"], exp["end"] = ts(want.Start), ts(want.End)
 	}
+	if !want.WindowStart.IsZero() {
+		exp["window_start"] = ts(want.WindowStart)
+	}
+	if !want.WindowEnd.IsZero() {
+		exp["window_end"] = ts(want.WindowEnd)
+	}
 	if len(want.StalePartitions) > 0 {
 		exp["stale_partitions"] = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(want.StalePartitions)), ","), "[]")
 	}

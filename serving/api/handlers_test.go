@@ -28,7 +28,7 @@ func TestTrendingLive(t *testing.T) {
 	want := seedLists()[0]
 	if got.Window != "hour" || got.Version != want.Version || got.Source != model.SourceSpeed || got.Exact ||
 		!got.Partial || len(got.StalePartitions) != 2 || got.ErrorBound == nil || got.ErrorBound.Probability != 0.993 ||
-		!got.AsOf.Equal(want.AsOf) || !got.Start.IsZero() {
+		!got.AsOf.Equal(want.AsOf) || !got.Start.IsZero() || !got.WindowStart.Equal(want.WindowStart) || !got.WindowEnd.Equal(want.AsOf) {
 		t.Fatalf("list fields: %+v", got)
 	}
 	if len(got.Items) != 10 {
@@ -105,7 +105,8 @@ func TestTrendingCalendar(t *testing.T) {
 				return
 			}
 			got := decode[ListResponse](t, w)
-			if got.Source != c.source || got.Exact != c.exact || got.Start.IsZero() || !got.End.After(got.Start) {
+			if got.Source != c.source || got.Exact != c.exact || got.Start.IsZero() || !got.End.After(got.Start) ||
+				!got.WindowStart.IsZero() || !got.WindowEnd.IsZero() {
 				t.Fatalf("%+v", got)
 			}
 			if c.exact && (got.ErrorBound != nil || got.Reconciliation == nil && got.Window == "hour") {

@@ -43,6 +43,7 @@ func seedLists() []model.List {
 		hourLive.Items[i].Title = fmt.Sprintf("Video \"%d\" <é>", i)
 	}
 	hourLive.Partial, hourLive.StalePartitions = true, []int{3, 7}
+	hourLive.WindowStart, hourLive.WindowEnd = hourLive.AsOf.Add(-time.Hour), hourLive.AsOf // the last 60 minutes, open minute included
 	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, model.SourceBatch, 10, 500)
 	batch.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
 	batch.Fingerprint = "sha256:abc"

@@ -24,7 +24,8 @@ import (
 type entry struct {
 	list model.List // items trimmed to the configured max limit
 	tag  string     // identifies the list version: key, version, source, computed at
-	// headA is `{"window":...,"as_of":"...","age_seconds":`; headB runs from `,"version":` to
+	// headA is `{"window":...,"as_of":"...","age_seconds":` (start, end, window_start and
+	// window_end before as_of when set); headB runs from `,"version":` to
 	// `"items":[`; items holds every item object, comma-separated, and ends[i] is the length of
 	// the prefix holding the first i+1 of them.
 	headA, headB, items []byte
@@ -53,11 +54,13 @@ func newEntry(l model.List, maxItems int) *entry {
 	e := &entry{list: l, tag: listTag(l), superseded: make(chan struct{})}
 
 	a := struct {
-		Window string    `json:"window"`
-		Start  time.Time `json:"start,omitzero"`
-		End    time.Time `json:"end,omitzero"`
-		AsOf   time.Time `json:"as_of"`
-	}{l.Key().Name(), l.Start, l.End, l.AsOf}
+		Window      string    `json:"window"`
+		Start       time.Time `json:"start,omitzero"`
+		End         time.Time `json:"end,omitzero"`
+		WindowStart time.Time `json:"window_start,omitzero"`
+		WindowEnd   time.Time `json:"window_end,omitzero"`
+		AsOf        time.Time `json:"as_of"`
+	}{l.Key().Name(), l.Start, l.End, l.WindowStart, l.WindowEnd, l.AsOf}
 	b := struct {
 		Version         int64                 `json:"version"`
 		Source          model.Source          `json:"source"`

@@ -12,7 +12,12 @@ type ListResponse struct {
 	Window string    `json:"window"`
 	Start  time.Time `json:"start,omitzero"`
 	End    time.Time `json:"end,omitzero"`
-	AsOf   time.Time `json:"as_of"`
+	// WindowStart and WindowEnd: live sliding and all-time lists only, the span of event time
+	// the counts cover (WindowEnd is AsOf; the open minute is included); absent on calendar
+	// and batch lists (model.List).
+	WindowStart time.Time `json:"window_start,omitzero"`
+	WindowEnd   time.Time `json:"window_end,omitzero"`
+	AsOf        time.Time `json:"as_of"`
 	// AgeSeconds is how old the list is at the time of the response: now minus as_of.
 	AgeSeconds      int64                 `json:"age_seconds"`
 	Version         int64                 `json:"version"`
