@@ -75,3 +75,35 @@ func TestAllFresh(t *testing.T) {
 		t.Fatal("partition 1, silent past Staleness, holds the merge back")
 	}
 }
+
+// TestLiveSpan: a live list says the span its newest partition counts: window_end is as_of,
+// window_start that partition's start, not the earliest start of a partition behind it.
+func TestLiveSpan(t *testing.T) {
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cfg := DefaultConfig()
+	cfg.K, cfg.Partitions, cfg.Store = 3, 2, st
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest := time.Date(2026, 11, 14, 10, 30, 12, 0, time.UTC)
+	behind := newest.Add(-70 * time.Second)
+	for _, p := range []struct {
+		part int
+		asOf time.Time
+	}{{0, newest}, {1, behind}} {
+		m.Offer(model.Partial{Window: "hour", Partition: p.part, AsOf: p.asOf, Version: p.asOf.UnixMilli(), Exact: true,
+			WindowStart: p.asOf.Truncate(time.Minute).Add(-59 * time.Minute)})
+	}
+	l, _, ok := m.Build(model.Key{Window: "hour"})
+	if !ok {
+		t.Fatal("no list")
+	}
+	if want := time.Date(2026, 11, 14, 9, 31, 0, 0, time.UTC); !l.WindowStart.Equal(want) || !l.WindowEnd.Equal(newest) || !l.AsOf.Equal(newest) {
+		t.Fatalf("span [%v, %v] as of %v; want [%v, %v] as of %v", l.WindowStart, l.WindowEnd, l.AsOf, want, newest, newest)
+	}
+}

@@ -272,7 +272,9 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		if !p.End.IsZero() {
 			l.End = p.End
 		}
-		if !p.WindowStart.IsZero() && (l.WindowStart.IsZero() || p.WindowStart.Before(l.WindowStart)) {
+		if p.Version == newest && !p.WindowStart.IsZero() {
+			// The span of the newest partition's list, which as_of names; a partition behind
+			// it within the staleness counts a span that ends a little earlier.
 			l.WindowStart = p.WindowStart
 		}
 		final = final && p.Final
