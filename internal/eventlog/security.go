@@ -1,19 +1,10 @@
 package eventlog
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/pbkdf2"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/sha512"
-	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash"
 	"os"
 	"strconv"
 	"strings"
@@ -22,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
 	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
 )
 
 // SASL mechanisms Security accepts.
@@ -135,9 +127,9 @@ func (s Security) Mechanism() (sasl.Mechanism, error) {
 	case SASLPlain:
 		return plain.Mechanism{Username: s.Username, Password: s.Password}, nil
 	case SASLScramSHA256:
-		return &scram{name: "SCRAM-SHA-256", h: sha256.New, user: s.Username, pass: s.Password}, nil
+		return scram.Mechanism(scram.SHA256, s.Username, s.Password)
 	case SASLScramSHA512:
-		return &scram{name: "SCRAM-SHA-512", h: sha512.New, user: s.Username, pass: s.Password}, nil
+		return scram.Mechanism(scram.SHA512, s.Username, s.Password)
 	}
 	return nil, s.Validate()
 }
@@ -173,107 +165,4 @@ func (s Security) Transport() (*kafka.Transport, error) {
 		return nil, err
 	}
 	return &kafka.Transport{MetadataTTL: 10 * time.Second, TLS: t, SASL: m}, nil
-}
-
-// scram is a SCRAM client (RFC 5802, with the hashes of RFC 7677), on the standard library,
-// so the module needs no SCRAM dependency. Usernames and passwords are used as given, without
-// SASLprep: ASCII credentials, what Kafka deployments use, are unaffected.
-type scram struct {
-	name       string
-	h          func() hash.Hash
-	user, pass string
-	nonce      string // the client nonce; empty draws a random one (tests fix it)
-}
-
-func (m *scram) Name() string { return m.name }
-
-func (m *scram) Start(context.Context) (sasl.StateMachine, []byte, error) {
-	nonce := m.nonce
-	if nonce == "" {
-		var b [24]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, nil, fmt.Errorf("scram nonce: %w", err)
-		}
-		nonce = base64.RawStdEncoding.EncodeToString(b[:])
-	}
-	user := strings.NewReplacer("=", "=3D", ",", "=2C").Replace(m.user)
-	bare := "n=" + user + ",r=" + nonce
-	return &scramSession{m: m, nonce: nonce, clientFirstBare: bare}, []byte("n,," + bare), nil
-}
-
-type scramSession struct {
-	m               *scram
-	nonce           string
-	clientFirstBare string
-	serverSignature []byte // set after the client's final message
-}
-
-func (s *scramSession) Next(_ context.Context, challenge []byte) (bool, []byte, error) {
-	if s.serverSignature != nil {
-		return true, nil, s.verify(string(challenge))
-	}
-	attrs := scramAttrs(string(challenge))
-	if e, ok := attrs["e"]; ok {
-		return false, nil, fmt.Errorf("scram: server refused: %s", e)
-	}
-	nonce, salt64, iter64 := attrs["r"], attrs["s"], attrs["i"]
-	if !strings.HasPrefix(nonce, s.nonce) || len(nonce) == len(s.nonce) {
-		return false, nil, errors.New("scram: server nonce does not extend the client nonce")
-	}
-	salt, err := base64.StdEncoding.DecodeString(salt64)
-	if err != nil || len(salt) == 0 {
-		return false, nil, errors.New("scram: bad salt from server")
-	}
-	iter, err := strconv.Atoi(iter64)
-	if err != nil || iter < 1 || iter > 1<<24 {
-		return false, nil, fmt.Errorf("scram: bad iteration count %q from server", iter64)
-	}
-	h := s.m.h
-	salted, err := pbkdf2.Key(h, s.m.pass, salt, iter, h().Size())
-	if err != nil {
-		return false, nil, fmt.Errorf("scram: %w", err)
-	}
-	clientKey := scramHMAC(h, salted, "Client Key")
-	sum := h()
-	sum.Write(clientKey)
-	storedKey := sum.Sum(nil)
-	withoutProof := "c=biws,r=" + nonce // biws: base64 of the GS2 header "n,,"
-	authMessage := s.clientFirstBare + "," + string(challenge) + "," + withoutProof
-	proof := scramHMAC(h, storedKey, authMessage)
-	for i := range proof {
-		proof[i] ^= clientKey[i]
-	}
-	s.serverSignature = scramHMAC(h, scramHMAC(h, salted, "Server Key"), authMessage)
-	return false, []byte(withoutProof + ",p=" + base64.StdEncoding.EncodeToString(proof)), nil
-}
-
-// verify checks the server's final message, so a server that does not know the password
-// (an impostor) is caught.
-func (s *scramSession) verify(final string) error {
-	attrs := scramAttrs(final)
-	if e, ok := attrs["e"]; ok {
-		return fmt.Errorf("scram: server refused: %s", e)
-	}
-	v, err := base64.StdEncoding.DecodeString(attrs["v"])
-	if err != nil || subtle.ConstantTimeCompare(v, s.serverSignature) != 1 {
-		return errors.New("scram: the server's signature does not match: not the server we share the password with")
-	}
-	return nil
-}
-
-func scramHMAC(h func() hash.Hash, key []byte, msg string) []byte {
-	mac := hmac.New(h, key)
-	mac.Write([]byte(msg))
-	return mac.Sum(nil)
-}
-
-// scramAttrs splits "a=1,b=2" into its attributes; values may contain '='.
-func scramAttrs(msg string) map[string]string {
-	out := map[string]string{}
-	for _, kv := range strings.Split(msg, ",") {
-		if k, v, ok := strings.Cut(kv, "="); ok && len(k) == 1 {
-			out[k] = v
-		}
-	}
-	return out
 }

@@ -5,11 +5,11 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -20,52 +20,73 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+	xscram "github.com/xdg-go/scram"
 )
 
-// TestScramRFC7677 replays the SCRAM-SHA-256 exchange of RFC 7677 section 3 with its nonce:
-// the client's messages must match byte for byte and the server's signature must verify.
+// TestScramRFC7677 replays the SCRAM-SHA-256 exchange of RFC 7677 section 3 with its nonce
+// through github.com/xdg-go/scram, the client kafka-go's sasl/scram (our Mechanism) runs: the
+// client's messages must match byte for byte and the server's signature must verify.
 func TestScramRFC7677(t *testing.T) {
-	m := &scram{name: "SCRAM-SHA-256", h: sha256.New, user: "user", pass: "pencil", nonce: "rOprNGfwEbeRWgbNEkqO"}
-	sess, first, err := m.Start(context.Background())
+	c, err := xscram.SHA256.NewClient("user", "pencil", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(first), "n,,n=user,r=rOprNGfwEbeRWgbNEkqO"; got != want {
-		t.Fatalf("client-first %q, want %q", got, want)
+	conv := c.WithNonceGenerator(func() string { return "rOprNGfwEbeRWgbNEkqO" }).NewConversation()
+	first, err := conv.Step("")
+	if err != nil {
+		t.Fatal(err)
 	}
-	done, final, err := sess.Next(context.Background(), []byte("r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"))
-	if err != nil || done {
-		t.Fatalf("server-first: done %v, %v", done, err)
+	if want := "n,,n=user,r=rOprNGfwEbeRWgbNEkqO"; first != want {
+		t.Fatalf("client-first %q, want %q", first, want)
 	}
-	if got, want := string(final), "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="; got != want {
-		t.Fatalf("client-final %q, want %q", got, want)
+	final, err := conv.Step("r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096")
+	if err != nil {
+		t.Fatalf("server-first: %v", err)
 	}
-	if done, _, err := sess.Next(context.Background(), []byte("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=")); err != nil || !done {
-		t.Fatalf("server-final: done %v, %v", done, err)
+	if want := "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="; final != want {
+		t.Fatalf("client-final %q, want %q", final, want)
+	}
+	if _, err := conv.Step("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="); err != nil || !conv.Valid() {
+		t.Fatalf("server-final: valid %v, %v", conv.Valid(), err)
 	}
 }
 
+// TestScramRefusesBadServer: the mechanism our clients use refuses a server that does not
+// extend the nonce, sends a bad salt or iteration count or an error, or proves it does not
+// know the password.
 func TestScramRefusesBadServer(t *testing.T) {
-	start := func() *scramSession {
-		m := &scram{name: "SCRAM-SHA-256", h: sha256.New, user: "user", pass: "pencil", nonce: "abc"}
-		s, _, err := m.Start(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s.(*scramSession)
+	m, err := Security{SASLMechanism: SASLScramSHA256, Username: "user", Password: "pencil"}.Mechanism()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name() != "SCRAM-SHA-256" {
+		t.Fatalf("mechanism %q", m.Name())
 	}
 	for _, c := range []struct{ name, first, final string }{
 		{"nonce not extended", "r=xyz123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096", ""},
-		{"nonce not longer", "r=abc,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096", ""},
-		{"bad salt", "r=abcdef,s=***,i=4096", ""},
-		{"bad iterations", "r=abcdef,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=0", ""},
+		{"bad salt", "r=%s123,s=***,i=4096", ""},
+		{"bad iterations", "r=%s123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=0", ""},
+		{"too few iterations", "r=%s123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=16", ""},
 		{"server error", "e=unknown-user", ""},
-		{"wrong signature", "r=abcdef,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=16", "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="},
-		{"error at the end", "r=abcdef,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=16", "e=invalid-proof"},
+		{"wrong signature", "r=%s123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096", "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="},
+		{"error at the end", "r=%s123,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096", "e=invalid-proof"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := start()
-			_, _, err := s.Next(context.Background(), []byte(c.first))
+			sess, first, err := m.Start(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			nonce := ""
+			for _, kv := range strings.Split(string(first), ",") {
+				if v, ok := strings.CutPrefix(kv, "r="); ok {
+					nonce = v
+				}
+			}
+			serverFirst := c.first
+			if strings.Contains(serverFirst, "%s") {
+				serverFirst = fmt.Sprintf(serverFirst, nonce)
+			}
+			_, _, err = sess.Next(context.Background(), []byte(serverFirst))
 			if c.final == "" {
 				if err == nil {
 					t.Fatal("accepted")
@@ -75,7 +96,7 @@ func TestScramRefusesBadServer(t *testing.T) {
 			if err != nil {
 				t.Fatalf("first step: %v", err)
 			}
-			if _, _, err := s.Next(context.Background(), []byte(c.final)); err == nil {
+			if _, _, err := sess.Next(context.Background(), []byte(c.final)); err == nil {
 				t.Fatal("accepted a final message from a server that does not know the password")
 			}
 		})
