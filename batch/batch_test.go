@@ -381,3 +381,47 @@ func TestPlanDryRun(t *testing.T) {
 		t.Fatalf("dry run built a rollup: %v", err)
 	}
 }
+
+// TestMeter: Config.Meter is told after every window of a run, counting up to the run's
+// plan: a Recompute of N windows ends at N of N; a Nightly counts the night's hours, day,
+// months and all time it planned, each once.
+func TestMeter(t *testing.T) {
+	f := newFixture(t)
+	f.generate()
+	eng, st := nativeEngine(t), boltStore(t)
+	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
+	f.progress(now)
+	var calls [][2]int
+	seen := map[string]int{}
+	meter := func(c *batch.Config) {
+		c.Meter = func(done, total int, w string) { calls = append(calls, [2]int{done, total}); seen[w]++ }
+	}
+	ws := append(spans(t, batch.Hour, day0, day0.Add(6*time.Hour)), batch.Window{Level: batch.Day, Start: day0})
+	if _, err := newRunner(t, f, eng, st, now, meter).Recompute(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != len(ws) || calls[len(calls)-1] != [2]int{len(ws), len(ws)} {
+		t.Fatalf("meter calls %v, want 1..%d of %d", calls, len(ws), len(ws))
+	}
+	for i, c := range calls {
+		if c[0] != i+1 {
+			t.Fatalf("call %d: done %d", i, c[0])
+		}
+	}
+	calls, seen = nil, map[string]int{}
+	r := newRunner(t, f, eng, st, now, func(c *batch.Config) { meter(c); c.LookbackDays = 1 })
+	if _, err := r.Nightly(context.Background(), day0.AddDate(0, 0, 1)); err != nil {
+		t.Fatal(err)
+	}
+	// Two days of 24 hours and a day each, one month, all time; the all-time base may add one.
+	last := calls[len(calls)-1]
+	t.Logf("nightly: %d calls, last %v", len(calls), last)
+	if want := 2*25 + 1 + 1; last[1] < want || last[0] != last[1] {
+		t.Fatalf("nightly meter ended at %d of %d, want all %d planned done", last[0], last[1], want)
+	}
+	for w, n := range seen {
+		if n != 1 {
+			t.Fatalf("window %s metered %d times", w, n)
+		}
+	}
+}

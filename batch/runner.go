@@ -41,6 +41,10 @@ type Config struct {
 	Now func() time.Time
 	// Progress receives one line per window built or published; nil for none.
 	Progress io.Writer
+	// Meter, when set, is called after each window of a run is published or kept, with how
+	// many are done and how many the run plans (a terminal's progress bar: cmd/trending);
+	// nil for none. done may pass total when a run publishes the all-time base as well.
+	Meter func(done, total int, window string)
 	// BaseFactor sizes the exact all-time base (model.BaseWindow): its top BaseFactor*K items,
 	// so that the speed layer's merger can prove its merged all-time list exact (an item
 	// outside the base has at most its cutoff). 1..100; default 10.
@@ -235,6 +239,11 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	}
 	first := day.AddDate(0, 0, -r.cfg.LookbackDays)
 	days, _ := Span(Day, first, day.AddDate(0, 0, 1))
+	months, _ := Span(Month, first, day.AddDate(0, 0, 1))
+	x.nPlaned = 1 + len(months) // all time, the months
+	for _, d := range days {
+		x.nPlaned += 1 + len(d.Hours(time.Time{}))
+	}
 	fps, err := x.ensure(ctx, Day, days)
 	if err != nil {
 		return x.report, err
@@ -251,7 +260,6 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 			return x.report, err
 		}
 	}
-	months, _ := Span(Month, first, day.AddDate(0, 0, 1))
 	mfps, err := x.ensure(ctx, Month, months)
 	if err != nil {
 		return x.report, err
@@ -733,6 +741,15 @@ func (x *run) kept(ctx context.Context, o Outcome, l model.List) {
 	if x.cfg.Progress != nil {
 		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s\n", "kept", o.Window, o.Skipped)
 	}
+	x.meter(o.Window)
+}
+
+// meter counts one window done and tells Config.Meter; x.mu is held.
+func (x *run) meter(w Window) {
+	x.nDone++
+	if x.cfg.Meter != nil {
+		x.cfg.Meter(x.nDone, max(x.nPlaned, x.nDone), w.String())
+	}
 }
 
 // note records an outcome without a progress line.
@@ -740,6 +757,7 @@ func (x *run) note(o Outcome) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.record(o)
+	x.meter(o.Window)
 }
 
 // record merges o into the window's outcome, so a report has one outcome per window.
@@ -776,7 +794,9 @@ func (x *run) progress(what string, o Outcome) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.record(o)
-	x.nDone++
+	if what == "published" {
+		x.meter(o.Window)
+	}
 	line := fmt.Sprintf("batch: %-9s %-18s", what, o.Window)
 	if o.InputRows > 0 {
 		line += fmt.Sprintf(" %d events", o.InputRows)

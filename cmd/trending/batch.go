@@ -59,6 +59,8 @@ type batchEnv struct {
 	obj   *objstore.Store // the bucket: the archive and the shared topics review queue
 	store store.Store
 	close func()
+	// meters are the progress bars of the runners built on this env, finished with it.
+	meters []*meter
 }
 
 func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
@@ -167,6 +169,11 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
 	cfg := batch.DefaultConfig()
 	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor
+	if m := newMeter(cmd.ErrOrStderr(), "windows"); m != nil {
+		// A bar on a terminal instead of a line per window.
+		cfg.Progress, cfg.Meter = nil, m.step
+		env.meters = append(env.meters, m)
+	}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -508,6 +515,11 @@ func (s *batchSettings) job(cmd *cobra.Command, btf *batchTopicsFlags, mod func(
 			return err
 		}
 	}
+	defer func() {
+		for _, m := range env.meters {
+			m.finish()
+		}
+	}()
 	return fn(r, tp)
 }
 

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/parquet-go/parquet-go"
 
 	"trending/archive"
@@ -156,5 +158,39 @@ func TestBatchCommands(t *testing.T) {
 	var ue usageError
 	if !errors.As(err, &ue) {
 		t.Fatalf("bad window: %v, want a usage error", err)
+	}
+
+	// Not a terminal (above, and in logs): one line per window. On a terminal: a bar with
+	// the windows done of the total and no per-window lines.
+	out, err = run("backfill", "--from", "2026-11-14", "--windows", "hour", "--force")
+	if err != nil || strings.Count(out, "batch: built") != 24 {
+		t.Fatalf("backfill into a pipe: %v, want a line for each of the 24 hours:\n%s", err, out)
+	}
+	ptm, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ptm.Close()
+	screen := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(ptm) // until tty is closed
+		screen <- string(b)
+	}()
+	root := newRootCommand()
+	var stdout bytes.Buffer
+	root.SetOut(&stdout)
+	root.SetErr(tty)
+	root.SetArgs(append([]string{"batch", "backfill", "--from", "2026-11-14", "--windows", "hour", "--force"}, common...))
+	err = root.ExecuteContext(ctx)
+	tty.Close()
+	got := <-screen
+	if err != nil {
+		t.Fatalf("backfill on a terminal: %v\n%s", err, got)
+	}
+	if strings.Contains(got, "batch: built") || !strings.Contains(got, "24/24") || !strings.Contains(got, "windows") {
+		t.Fatalf("the terminal showed %q, want a bar reaching 24/24 windows and no per-window lines", got)
+	}
+	if !strings.Contains(stdout.String(), "24 rollups built") {
+		t.Fatalf("backfill report on stdout: %q", stdout.String())
 	}
 }
