@@ -128,6 +128,15 @@ func TestSettingErrorsNameTheCommandsFlags(t *testing.T) {
 	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--s3-region: s3 region is empty") {
 		t.Errorf("batch --s3-region '': %v, want a usage error naming --s3-region", err)
 	}
+	for _, args := range [][]string{
+		{"serve", "--store", "bolt:" + filepath.Join(dir, "s3.db"), "--listen", "127.0.0.1:0", "--serve-stale-for", "1s"},
+		{"up", "--data", filepath.Join(dir, "data"), "--listen", "127.0.0.1:0", "--no-load", "--backfill", "0", "--serve-stale-for", "1s"},
+	} {
+		_, err = runTrending(t, args...)
+		if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "--serve-stale-for: 1s: must be at least the ") {
+			t.Errorf("%s --serve-stale-for 1s: %v, want a usage error naming --serve-stale-for", args[0], err)
+		}
+	}
 }
 
 // flagOwners maps each flag name registered in srcs (file name -> Go source) to the

@@ -15,6 +15,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/setting"
 	rules "trending/model/topics"
 	"trending/serving/api"
 	"trending/serving/ingest"
@@ -38,8 +39,9 @@ background (the lists still being written every --refresh, every retained window
 --full-refresh): a read never touches the store, and a list's JSON is encoded once per version.
 Between refreshes a new version is loaded as soon as the embedded store has it, or, from
 ClickHouse, within --version-poll (a query of the key columns only).
-If the store becomes unreachable the API keeps serving the last lists; /readyz turns 503 after
---stale-grace and recovers by itself.
+If the store becomes unreachable the API keeps serving the lists it holds and stays ready:
+/readyz answers 200 with "store": "unreachable" (and trending_serving_store_up is 0) until
+the newest lists loaded are older than --serve-stale-for, then 503; it recovers by itself.
 
   GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50)
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
@@ -79,7 +81,7 @@ schemas/openapi.yaml describes every route.`,
 			}
 			cfg.Topics = apiLists(tcfg)
 			if err := cfg.Validate(); err != nil {
-				return usagef("%s", serveFlagNames(err.Error()))
+				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
 			}
 			var kc *eventlog.Client
 			if kf.set() {
@@ -127,7 +129,7 @@ schemas/openapi.yaml describes every route.`,
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
 	f.DurationVar(&cfg.VersionPollInterval, "version-poll", cfg.VersionPollInterval, "how often to ask a ClickHouse store which lists changed (key columns only) and load just those; the embedded store says so itself")
 	f.DurationVar(&cfg.HotSpan, "hot-span", cfg.HotSpan, "calendar windows that started this recently are reloaded every --refresh")
-	f.DurationVar(&cfg.StaleGrace, "stale-grace", cfg.StaleGrace, "how long the store may be unreachable before /readyz turns 503")
+	addServeStaleFlag(f, &cfg.ServeStaleFor)
 	f.IntVar(&cfg.RetainHours, "retain-hours", cfg.RetainHours, "calendar hour windows to keep and the longest /v1/windows hour range")
 	f.IntVar(&cfg.RetainDays, "retain-days", cfg.RetainDays, "calendar day windows to keep and the longest /v1/windows day range")
 	f.IntVar(&cfg.RetainMonths, "retain-months", cfg.RetainMonths, "calendar month windows to keep and the longest /v1/windows month range")
@@ -164,6 +166,11 @@ func (t tokenFlags) events() string {
 		return t.ingest
 	}
 	return t.review
+}
+
+// addServeStaleFlag adds --serve-stale-for, the API's readiness through a store outage.
+func addServeStaleFlag(fs *pflag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "serve-stale-for", api.DefaultConfig().ServeStaleFor, "while the serving store is unreachable, /readyz stays 200 (its body says \"store\": \"unreachable\") and the API serves the lists it holds until the newest of them was loaded this long ago; then 503 (30s: out of the load balancer soon after the store goes away)")
 }
 
 // addListenFlag adds --listen, the API's address.
@@ -203,13 +210,16 @@ func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, 
 	return role{"ingest", in.Run}, nil
 }
 
+// serveFieldFlags names the flags of the api.Config fields reported by field (internal/setting).
+var serveFieldFlags = map[string]string{"ServeStaleFor": "--serve-stale-for"}
+
 // serveFlagNames rewrites Config.Validate's field wording into the flags to change.
 func serveFlagNames(msg string) string {
 	return strings.NewReplacer(
 		"full refresh interval", "--full-refresh", "refresh interval", "--refresh", "hot span", "--hot-span",
 		"version poll interval", "--version-poll", "max streams", "--max-streams", "stream heartbeat", "--stream-heartbeat",
 		"stream write timeout", "--stream-write-timeout",
-		"stale grace", "--stale-grace", "max limit", "--max-limit", "default limit", "--default-limit",
+		"max limit", "--max-limit", "default limit", "--default-limit",
 		"max age", "--max-age", "CORS origin", "--cors-origins", "read header timeout", "--read-header-timeout",
 		"read timeout", "--read-timeout", "write timeout", "--write-timeout", "idle timeout", "--idle-timeout",
 		"shutdown timeout", "--shutdown-timeout", "max header bytes", "--max-header-bytes",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
@@ -36,7 +38,7 @@ type upFlags struct {
 	tok                                    tokenFlags
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
-	maxFuture                              time.Duration
+	maxFuture, serveStaleFor               time.Duration
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
 	stream                          streamFlags
@@ -87,6 +89,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs := cmd.Flags()
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
 	addListenFlag(fs, &f.listen, "127.0.0.1:8080")
+	addServeStaleFlag(fs, &f.serveStaleFor)
 	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
 	kf := addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
 	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
@@ -170,9 +173,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	defer kw.Close()
 	scfg := api.DefaultConfig()
 	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
+	scfg.ServeStaleFor = f.serveStaleFor
 	scfg.Topics = apiLists(tcfg)
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
-	if err != nil {
+	if errors.Is(err, setting.ErrConfig) {
+		return usageOf(err, serveFieldFlags)
+	} else if err != nil {
 		return err
 	}
 	if tcfg != nil {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ClickHouse from Debian's clickhouse-server package (18.16 on bookworm), with its own data
 # directory and config, run as a plain process (no systemd).
-# usage: infra/local/clickhouse.sh install|start|stop|status
+# usage: infra/local/clickhouse.sh install|start|stop|kill|status
 SERVICE=clickhouse
 . "$(dirname "$0")/lib.sh"
 DATA="$TRENDING_RUN/clickhouse-data"
@@ -18,7 +18,7 @@ healthy() {
 start() {
   install
   command -v curl >/dev/null || apt_install curl
-  if pid_alive clickhouse; then say "already running on 127.0.0.1:$CLICKHOUSE_PORT"; return 0; fi
+  if pid_alive clickhouse; then say "already running on 127.0.0.1:$CLICKHOUSE_PORT"; wait_healthy clickhouse 60 healthy; return 0; fi
   mkdir -p "$DATA/tmp" "$DATA/user_files" "$DATA/format_schemas"
   local cfg="$TRENDING_RUN/clickhouse-config.xml" users="$TRENDING_RUN/clickhouse-users.xml"
   cat >"$cfg" <<XML
@@ -80,6 +80,7 @@ case "${1:-}" in
   install) install ;;
   start) start ;;
   stop) stop_pid clickhouse ;;
+  kill) kill_pid clickhouse ;;
   status) pid_alive clickhouse && say "running on 127.0.0.1:$CLICKHOUSE_PORT" || { say "stopped"; exit 1; } ;;
-  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|kill|status" >&2; exit 2 ;;
 esac

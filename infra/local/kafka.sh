@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Apache Kafka, KRaft single node (broker + controller), from Maven Central jars, run with java.
-# usage: infra/local/kafka.sh install|start|stop|status
+# usage: infra/local/kafka.sh install|start|stop|kill|status
 SERVICE=kafka
 . "$(dirname "$0")/lib.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -22,7 +22,7 @@ install() {
 
 start() {
   install
-  if pid_alive kafka; then say "already running on 127.0.0.1:$KAFKA_PORT"; return 0; fi
+  if pid_alive kafka; then say "already running on 127.0.0.1:$KAFKA_PORT"; wait_healthy kafka 90 grep -q "Kafka Server started" "$TRENDING_RUN/kafka.log"; return 0; fi
   mkdir -p "$DATA"
   local props="$TRENDING_RUN/kafka.properties"
   cat >"$props" <<PROPS
@@ -83,6 +83,7 @@ case "${1:-}" in
   install) install ;;
   start) start ;;
   stop) stop_pid kafka ;;
+  kill) kill_pid kafka ;;
   status) pid_alive kafka && say "running on 127.0.0.1:$KAFKA_PORT" || { say "stopped"; exit 1; } ;;
-  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|kill|status" >&2; exit 2 ;;
 esac

@@ -75,3 +75,14 @@ stop_pid() {
   rm -f "$f"
   say "stopped"
 }
+
+# kill_pid NAME: SIGKILL (a crash: no shutdown, nothing flushed) and wait until it is gone.
+kill_pid() {
+  local name=$1 f="$TRENDING_RUN/$1.pid"
+  if ! pid_alive "$name"; then rm -f "$f"; say "not running"; return 0; fi
+  local pid; pid=$(cat "$f")
+  kill -9 "$pid" 2>/dev/null || true
+  for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+  rm -f "$f"
+  say "killed"
+}

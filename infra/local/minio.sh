@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MinIO, built once with `go install` at a pinned version (about 5 minutes on two cores) and
 # cached in $TRENDING_CACHE/bin.
-# usage: infra/local/minio.sh install|start|stop|status
+# usage: infra/local/minio.sh install|start|stop|kill|status
 SERVICE=minio
 . "$(dirname "$0")/lib.sh"
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
@@ -27,7 +27,7 @@ healthy() { curl -fsS "http://127.0.0.1:$MINIO_PORT/minio/health/live"; }
 start() {
   install
   command -v curl >/dev/null || apt_install curl
-  if pid_alive minio; then say "already running on 127.0.0.1:$MINIO_PORT"; return 0; fi
+  if pid_alive minio; then say "already running on 127.0.0.1:$MINIO_PORT"; wait_healthy minio 60 healthy; return 0; fi
   mkdir -p "$DATA"
   say "starting MinIO on 127.0.0.1:$MINIO_PORT (console $MINIO_CONSOLE_PORT, user $MINIO_ROOT_USER)"
   MINIO_BROWSER=off nohup "$BIN" server "$DATA" --quiet \
@@ -41,6 +41,7 @@ case "${1:-}" in
   install) install ;;
   start) start ;;
   stop) stop_pid minio ;;
+  kill) kill_pid minio ;;
   status) pid_alive minio && say "running on 127.0.0.1:$MINIO_PORT" || { say "stopped"; exit 1; } ;;
-  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|stop|kill|status" >&2; exit 2 ;;
 esac

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs (cached) and starts, or stops, every real server the integration tests use, and
-# prints the environment the tests read.
-# usage: infra/local/services.sh up|down|status|env|clean
+# prints the environment the tests read. For fault tests (internal/itest.Stop, Kill, Start):
+# `stop NAME` stops one server (kafka, minio or clickhouse) with SIGTERM, `kill NAME` with
+# SIGKILL (a crash), and `start NAME` restarts it on the same ports and data directory,
+# returning only once it is healthy again.
+# usage: infra/local/services.sh up|down|status|env|clean|stop NAME|kill NAME|start NAME
 SERVICE=services
 . "$(dirname "$0")/lib.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -29,6 +32,12 @@ case "${1:-}" in
   down) for s in "${ALL[@]}"; do "$HERE/$s.sh" stop || true; done ;;
   status) rc=0; for s in "${ALL[@]}"; do "$HERE/$s.sh" status || rc=1; done; exit $rc ;;
   env) env_lines ;;
+  stop|kill|start)
+    name="${2:-}"
+    case " ${ALL[*]} " in *" $name "*) ;; *) echo "usage: $0 $1 kafka|minio|clickhouse" >&2; exit 2 ;; esac
+    # One stop or start of a server at a time, across processes (tests of several packages).
+    if command -v flock >/dev/null; then exec 9>"$TRENDING_RUN/$name.lock"; flock 9; fi
+    "$HERE/$name.sh" "$1" ;;
   clean) "$0" down; rm -rf "$TRENDING_RUN"; say "removed $TRENDING_RUN" ;;
-  *) echo "usage: $0 up|down|status|env|clean" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|env|clean|stop NAME|kill NAME|start NAME" >&2; exit 2 ;;
 esac

@@ -105,8 +105,10 @@ func (c *Cache) Loaded() bool {
 	return !c.lastOK.IsZero()
 }
 
-// Ready returns nil when the cache is loaded and the store reachable (or unreachable for less
-// than StaleGrace); otherwise an error wrapping ErrNotLoaded or ErrStoreDown that says why.
+// Ready returns nil when the cache is loaded and either the store is reachable or the newest
+// successful load is younger than ServeStaleFor; otherwise an error wrapping ErrNotLoaded or
+// ErrStoreDown that says why. A store that is down but was loaded recently enough is not a
+// readiness failure (StoreHealth says it is down): the lists held are served.
 func (c *Cache) Ready() error {
 	now := c.cfg.Now()
 	c.mu.Lock()
@@ -116,12 +118,27 @@ func (c *Cache) Ready() error {
 		return fmt.Errorf("%w: %v", ErrNotLoaded, c.lastErr)
 	case c.lastOK.IsZero():
 		return ErrNotLoaded
-	case !c.failSince.IsZero() && now.Sub(c.failSince) >= c.cfg.StaleGrace:
-		return fmt.Errorf("%w for %s (since %s): %v; serving the lists last loaded at %s",
+	case !c.failSince.IsZero() && now.Sub(c.lastOK) >= c.cfg.ServeStaleFor:
+		return fmt.Errorf("%w for %s (since %s): %v; the lists served were last loaded at %s, more than %s ago",
 			ErrStoreDown, now.Sub(c.failSince).Round(time.Second), c.failSince.UTC().Format(time.RFC3339),
-			c.lastErr, c.lastOK.UTC().Format(time.RFC3339))
+			c.lastErr, c.lastOK.UTC().Format(time.RFC3339), c.cfg.ServeStaleFor)
 	}
 	return nil
+}
+
+// StoreHealth is what the cache's refreshes last saw of the store.
+type StoreHealth struct {
+	Up           bool      // the last refresh succeeded
+	LastOK       time.Time // the last successful refresh; zero before the first
+	FailingSince time.Time // the first failed refresh since the last success; zero while Up
+	Err          error     // the last refresh's error while not Up
+}
+
+// StoreHealth reports whether the store answered the last refresh, and since when it fails.
+func (c *Cache) StoreHealth() StoreHealth {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return StoreHealth{Up: !c.lastOK.IsZero() && c.failSince.IsZero(), LastOK: c.lastOK, FailingSince: c.failSince, Err: c.lastErr}
 }
 
 // LastRefresh returns the time of the last successful refresh (zero before the first).

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"trending/internal/setting"
 	"trending/model"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,9 +38,13 @@ type Config struct {
 	// HotSpan is how far back the frequent refresh looks: the windows the speed and batch layers
 	// still write. Default 48h (the open and the closed day, with the nightly batch's delay).
 	HotSpan time.Duration
-	// StaleGrace is how long the store may be unreachable before /readyz turns 503. The API keeps
-	// serving the last lists meanwhile and afterwards. Default 30s.
-	StaleGrace time.Duration
+	// ServeStaleFor is how old the newest successful load from the store may grow, while the
+	// store is unreachable, before /readyz turns 503. Until then the API stays ready and
+	// serves the lists it holds: every replica holds its lists, so a store outage must not
+	// take them all out of a load balancer at once. /readyz's body ("store": "unreachable")
+	// and trending_serving_store_up say the store is down from the first failed refresh.
+	// Default 10m; 30s is the old readiness (503 soon after the store goes away).
+	ServeStaleFor time.Duration
 
 	// RetainHours, RetainDays and RetainMonths are how many calendar windows of each kind the
 	// cache keeps, counting back from the open one; they also bound a /v1/windows range.
@@ -117,7 +122,7 @@ func DefaultConfig() Config {
 		FullRefreshInterval: time.Minute,
 		VersionPollInterval: 500 * time.Millisecond,
 		HotSpan:             48 * time.Hour,
-		StaleGrace:          30 * time.Second,
+		ServeStaleFor:       10 * time.Minute,
 		RetainHours:         744,
 		RetainDays:          366,
 		RetainMonths:        120,
@@ -153,8 +158,8 @@ func (c Config) Validate() error {
 	if c.HotSpan < time.Hour {
 		bad("hot span %v: must be at least 1h so the open hour is refreshed often", c.HotSpan)
 	}
-	if c.StaleGrace <= 0 {
-		bad("stale grace %v: must be positive", c.StaleGrace)
+	if c.ServeStaleFor < c.RefreshInterval {
+		errs = append(errs, setting.Invalid("ServeStaleFor", "%v: must be at least the refresh interval %v (a healthy store's lists are that old between refreshes)", c.ServeStaleFor, c.RefreshInterval))
 	}
 	if c.RetainHours < 1 || c.RetainDays < 1 || c.RetainMonths < 1 {
 		bad("retention %d hours, %d days, %d months: each must be at least 1", c.RetainHours, c.RetainDays, c.RetainMonths)

@@ -6,7 +6,7 @@ var (
 	// ErrNotLoaded: the cache has not loaded the store even once, so there is nothing to serve
 	// yet (503 with the store's error).
 	ErrNotLoaded = errors.New("serving cache not loaded yet")
-	// ErrStoreDown: the store has been unreachable for longer than the stale grace; the API
-	// still serves the last lists it loaded.
+	// ErrStoreDown: the store is unreachable and the newest lists loaded are older than
+	// ServeStaleFor; the API still serves them.
 	ErrStoreDown = errors.New("serving store unreachable")
 )

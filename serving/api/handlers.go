@@ -197,18 +197,26 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, r, http.StatusOK, []byte(`{"status":"ok"}`))
 }
 
-// handleReadyz is 200 while the cache is loaded and the store reachable (or unreachable for less
-// than the grace), else 503 with the reason. Lists keep being served either way.
+// handleReadyz is 200 while the cache is loaded and either the store is reachable or the
+// newest load is younger than ServeStaleFor, with the store's state in the body; else 503
+// with the reason. Lists keep being served either way.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.cache.Ready(); err != nil {
 		writeError(w, notReady(err))
 		return
 	}
-	body, _ := json.Marshal(struct {
-		Status      string    `json:"status"`
-		LastRefresh time.Time `json:"last_refresh"`
-		Lists       int       `json:"lists"`
-	}{"ready", s.cache.LastRefresh().UTC(), len(s.cache.snap.Load().lists)})
+	h := s.cache.StoreHealth()
+	resp := ReadyResponse{Status: "ready", LastRefresh: h.LastOK.UTC(), Lists: len(s.cache.snap.Load().lists), Store: StoreOK}
+	if !h.Up {
+		resp.Store, resp.StoreFailingSince = StoreUnreachable, h.FailingSince.UTC()
+		if h.Err != nil {
+			resp.StoreError = h.Err.Error()
+		}
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		panic("BUG: encode readiness: " + err.Error())
+	}
 	writeBody(w, r, http.StatusOK, body)
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"trending/internal/setting"
 
 	"trending/model"
 	"trending/model/topics"
@@ -318,28 +319,44 @@ func TestBatchTurnsExact(t *testing.T) {
 	}
 }
 
-// TestStoreDown: the API keeps serving the last lists while the store is unreachable, /readyz
-// turns 503 after the grace with the reason, metrics say so, and everything recovers.
+// TestStoreDown: while the store is unreachable the API keeps serving the lists it holds
+// and stays ready, /readyz's body and trending_serving_store_up saying the store is down,
+// until the newest load is ServeStaleFor old; then 503 with the reason; everything recovers.
 func TestStoreDown(t *testing.T) {
-	f := newFixture(t, func(c *Config) { c.StaleGrace = 10 * time.Second })
+	f := newFixture(t, func(c *Config) { c.ServeStaleFor = 10 * time.Minute })
 	ctx := context.Background()
-	if w := f.get("/readyz"); w.Code != 200 {
+	w := f.get("/readyz")
+	if r := decode[ReadyResponse](t, w); w.Code != 200 || r.Store != StoreOK || !r.StoreFailingSince.IsZero() || r.StoreError != "" || r.Lists == 0 {
 		t.Fatalf("readyz while healthy: %d %s", w.Code, w.Body)
 	}
+	loaded := f.now()
 	f.st.down.Store(true)
 	if err := f.srv.Cache().Refresh(ctx, false); err == nil {
 		t.Fatal("refresh against a down store succeeded")
 	}
-	if w := f.get("/readyz"); w.Code != 200 {
-		t.Fatalf("readyz within the grace: %d", w.Code)
-	}
-	f.advance(11 * time.Second)
+	failed := f.now()
+	f.advance(9 * time.Minute)
 	f.srv.Cache().Refresh(ctx, true)
-	w := f.get("/readyz")
-	if w.Code != 503 {
-		t.Fatalf("readyz after the grace: %d", w.Code)
+	w = f.get("/readyz")
+	r := decode[ReadyResponse](t, w)
+	if w.Code != 200 || r.Store != StoreUnreachable || !r.StoreFailingSince.Equal(failed) || !r.LastRefresh.Equal(loaded) ||
+		!strings.Contains(r.StoreError, "connection refused") || r.Lists == 0 {
+		t.Fatalf("readyz 9m into the outage: %d %s, want 200, store unreachable since %v", w.Code, w.Body, failed)
 	}
-	if e := decode[ErrorResponse](t, w); e.Error != codeNotReady || !strings.Contains(e.Detail, "connection refused") || !strings.Contains(e.Detail, "unreachable for 11s") {
+	m := scrape(t, f)
+	for _, want := range []string{"trending_serving_store_up 0", `trending_serving_cache_refresh_failures_total{kind="full"} 1`,
+		`trending_serving_cache_refresh_failures_total{kind="hot"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	f.advance(2 * time.Minute)
+	f.srv.Cache().Refresh(ctx, false)
+	w = f.get("/readyz")
+	if w.Code != 503 {
+		t.Fatalf("readyz with the newest lists 11m old: %d %s", w.Code, w.Body)
+	}
+	if e := decode[ErrorResponse](t, w); e.Error != codeNotReady || !strings.Contains(e.Detail, "connection refused") || !strings.Contains(e.Detail, "unreachable for 11m0s") {
 		t.Fatalf("readyz body %+v", e)
 	}
 	calls := f.st.calls.Load()
@@ -349,22 +366,28 @@ func TestStoreDown(t *testing.T) {
 	if f.st.calls.Load() != calls {
 		t.Fatal("a read touched the store")
 	}
-	m := scrape(t, f)
-	for _, want := range []string{"trending_serving_store_up 0", `trending_serving_cache_refresh_failures_total{kind="full"} 1`,
-		`trending_serving_cache_refresh_failures_total{kind="hot"} 1`} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %q", want)
-		}
-	}
 	f.st.down.Store(false)
 	if err := f.srv.Cache().Refresh(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	if w := f.get("/readyz"); w.Code != 200 {
+	w = f.get("/readyz")
+	if r := decode[ReadyResponse](t, w); w.Code != 200 || r.Store != StoreOK || !r.StoreFailingSince.IsZero() || r.StoreError != "" {
 		t.Fatalf("readyz after recovery: %d %s", w.Code, w.Body)
 	}
 	if !strings.Contains(scrape(t, f), "trending_serving_store_up 1") {
 		t.Error("store_up not back to 1")
+	}
+}
+
+// TestServeStaleForOldReadiness: ServeStaleFor 30s is the readiness before it existed: 503
+// half a minute into an outage.
+func TestServeStaleForOldReadiness(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.ServeStaleFor = 30 * time.Second })
+	f.st.down.Store(true)
+	f.advance(31 * time.Second)
+	f.srv.Cache().Refresh(context.Background(), false)
+	if w := f.get("/readyz"); w.Code != 503 {
+		t.Fatalf("readyz 31s after the last load, store down: %d %s", w.Code, w.Body)
 	}
 }
 
@@ -594,6 +617,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no streams", func(c *Config) { c.MaxStreams = 0 }, "max streams 0: must be at least 1"},
 		{"no heartbeat", func(c *Config) { c.StreamHeartbeat = 0 }, "stream heartbeat 0s: must be positive"},
 		{"no stream write timeout", func(c *Config) { c.StreamWriteTimeout = -time.Second }, "stream write timeout -1s: must be positive"},
+		{"serve stale under a refresh", func(c *Config) { c.ServeStaleFor = time.Second }, "ServeStaleFor: 1s: must be at least the refresh interval 5s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -602,6 +626,17 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestConfigServeStaleForByField: ServeStaleFor is reported by its field (internal/setting),
+// so each command names its flag.
+func TestConfigServeStaleForByField(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ServeStaleFor = 0
+	errs := setting.Errors(cfg.Validate())
+	if len(errs) != 1 || errs[0].Field != "ServeStaleFor" {
+		t.Fatalf("setting errors %v, want one for ServeStaleFor", errs)
 	}
 }
 

@@ -118,6 +118,8 @@ func newFixture(t testing.TB, mod func(*Config)) *fixture {
 	return f
 }
 
+func (f *fixture) now() time.Time { return *f.clock.Load() }
+
 func (f *fixture) advance(d time.Duration) {
 	now := f.clock.Load().Add(d)
 	f.clock.Store(&now)

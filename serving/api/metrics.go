@@ -175,13 +175,11 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.lists, prometheus.GaugeValue, float64(n), k[0], k[1])
 	}
 	ch <- prometheus.MustNewConstMetric(m.cacheBytes, prometheus.GaugeValue, float64(size))
-	up := 1.0
-	m.c.mu.Lock()
-	if !m.c.failSince.IsZero() || m.c.lastOK.IsZero() {
-		up = 0
+	up, h := 0.0, m.c.StoreHealth()
+	if h.Up {
+		up = 1
 	}
-	last := m.c.lastOK
-	m.c.mu.Unlock()
+	last := h.LastOK
 	ch <- prometheus.MustNewConstMetric(m.storeUp, prometheus.GaugeValue, up)
 	if !last.IsZero() {
 		ch <- prometheus.MustNewConstMetric(m.lastRefresh, prometheus.GaugeValue, float64(last.UnixNano())/1e9)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -323,6 +324,16 @@ func TestOpenAPIResponses(t *testing.T) {
 		}
 		v.check(t, c.target, w.Code, w.Body.Bytes())
 	}
+	// Ready through a store outage: the body says the store is unreachable.
+	f.st.down.Store(true)
+	f.srv.Cache().Refresh(context.Background(), false)
+	if w := f.get("/readyz"); w.Code != 200 || !strings.Contains(w.Body.String(), `"store":"unreachable"`) {
+		t.Fatalf("readyz with the store down: %d %s", w.Code, w.Body)
+	} else {
+		v.check(t, "/readyz", w.Code, w.Body.Bytes())
+	}
+	f.st.down.Store(false)
+	f.srv.Cache().Refresh(context.Background(), false)
 	// The statuses a healthy fixture cannot produce: 405, 503 past the stream bound, and 503
 	// before any load.
 	w := f.do(http.MethodDelete, "/v1/windows")

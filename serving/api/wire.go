@@ -93,3 +93,22 @@ type ErrorResponse struct {
 	Error  string `json:"error"`
 	Detail string `json:"detail"`
 }
+
+// ReadyResponse is the JSON body of a 200 from GET /readyz (schemas/openapi.yaml, Ready).
+type ReadyResponse struct {
+	Status      string    `json:"status"` // ready
+	LastRefresh time.Time `json:"last_refresh"`
+	Lists       int       `json:"lists"`
+	// Store is StoreOK when the last refresh reached the store, else StoreUnreachable: the API
+	// is still ready (it serves the lists it holds, loaded at LastRefresh) until they are
+	// older than ServeStaleFor.
+	Store             string    `json:"store"`
+	StoreFailingSince time.Time `json:"store_failing_since,omitzero"` // the first failed refresh
+	StoreError        string    `json:"store_error,omitempty"`        // the last refresh's error
+}
+
+// The values of ReadyResponse.Store.
+const (
+	StoreOK          = "ok"
+	StoreUnreachable = "unreachable"
+)
