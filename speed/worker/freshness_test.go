@@ -148,21 +148,21 @@ func freshness(b *testing.B, closedOnly bool, publish, mergeLatest time.Duration
 	b.ReportMetric(counterValue(b, reg, "trending_speed_partials_bytes_total")/el.Minutes(), "partial-bytes/min")
 }
 
-// counterValue is the value of the counter name in reg.
-func counterValue(b *testing.B, reg *prometheus.Registry, name string) float64 {
+// counterValue is the value of the counter or gauge name in reg (summed over labels).
+func counterValue(t testing.TB, reg *prometheus.Registry, name string) float64 {
 	mfs, err := reg.Gather()
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name {
 			var v float64
 			for _, m := range mf.GetMetric() {
-				v += m.GetCounter().GetValue()
+				v += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 			}
 			return v
 		}
 	}
-	b.Fatalf("no metric %s", name)
+	t.Fatalf("no metric %s", name)
 	return 0
 }

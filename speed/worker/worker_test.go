@@ -311,17 +311,43 @@ func rebalance(t *testing.T, brokers []string, obj *objstore.Store) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	t0 := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
 	evs := stream(rng, t0, 30*time.Minute, 4000)
-	a := e.startWorker(t)
-	b := e.startWorker(t)
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	a := e.startWorker(t, func(c *worker.Config) { c.Registry = regA })
+	b := e.startWorker(t, func(c *worker.Config) { c.Registry = regB })
+	metric := func(reg *prometheus.Registry, name string) float64 { return counterValue(t, reg, name) }
+	// until waits for cond on the workers' metrics: the group assigns by itself.
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: assigned a %v b %v, restores a %v b %v", what, metric(regA, "trending_speed_partitions_assigned"), metric(regB, "trending_speed_partitions_assigned"),
+					metric(regA, "trending_speed_restores_total"), metric(regB, "trending_speed_restores_total"))
+			}
+		}
+	}
+	assigned := func(reg *prometheus.Registry) float64 { return metric(reg, "trending_speed_partitions_assigned") }
+	until("both workers own partitions", func() bool { return assigned(regA) >= 1 && assigned(regB) >= 1 && assigned(regA)+assigned(regB) == 4 })
 	e.produce(t, evs[:1500])
 	time.Sleep(500 * time.Millisecond)
+	restoresA := metric(regA, "trending_speed_restores_total")
 	b(false) // leaves: its partitions move to a with their checkpoints
+	until("a owns all four", func() bool { return assigned(regA) == 4 })
 	e.produce(t, evs[1500:3000])
 	time.Sleep(500 * time.Millisecond)
-	b = e.startWorker(t) // comes back
+	regB = prometheus.NewRegistry()
+	b = e.startWorker(t, func(c *worker.Config) { c.Registry = regB }) // comes back
+	until("b owns partitions again", func() bool { return assigned(regB) >= 1 && assigned(regA)+assigned(regB) == 4 })
 	e.produce(t, evs[3000:])
 	e.produce(t, sentinels(t0.Add(40*time.Minute)))
 	e.waitFor(t, model.Key{Window: "hour"}, e.truth(t0.Add(-20*time.Minute), t0.Add(39*time.Minute)), 90*time.Second)
+	// The partitions that moved were restored from checkpoints, not rebuilt from nothing: a
+	// restored b's when b left, b restored those it took back.
+	if got := metric(regA, "trending_speed_restores_total"); got <= restoresA {
+		t.Errorf("a restored %v partitions in all, %v before b left: none of b's moved through a checkpoint", got, restoresA)
+	}
+	if got := metric(regB, "trending_speed_restores_total"); got < 1 {
+		t.Errorf("b came back and restored %v partitions from checkpoints", got)
+	}
 	b(false)
 	a(false)
 }
