@@ -31,7 +31,8 @@ test:
 	$(SERVICES) up; \
 	eval "$$($(SERVICES) env)"; \
 	$(GO) vet ./...; \
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...; \
+	TRENDING_IT_FAULTS=1 $(GO) test -count=1 -p 1 -timeout $(TEST_TIMEOUT) -run '^TestFault' ./...
 
 ## test-short: unit, property and fuzz-seed tests only; integration tests skip with a message.
 test-short:

@@ -189,6 +189,11 @@ func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, b
 			rows.Close()
 			return err
 		}
+		if level != Hour {
+			s64 := int64(s) * 86400 // a Date column: toUInt32 is the day number, not seconds
+			tot[s64] = [2]uint64{n, v}
+			continue
+		}
 		tot[int64(s)] = [2]uint64{n, v}
 	}
 	rows.Close()

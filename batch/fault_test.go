@@ -35,16 +35,16 @@ func (k *downOnFirst) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestClickHouseDownDuringBatch: the batch against the real ClickHouse (engine and serving
+// TestFaultClickHouseDownDuringBatch: the batch against the real ClickHouse (engine and serving
 // table) with the archive on MinIO. With ClickHouse stopped before the run, and stopped
 // (SIGTERM) in the middle of one (after its first day of hours was built and swapped in),
 // the run returns an error, and once ClickHouse is back every list served before is exactly
 // as it was (same version, items and fingerprint: nothing half-written). A rerun after the
 // restart succeeds with the exact lists of the archive as it is now (late data added before
 // the failed runs included).
-func TestClickHouseDownDuringBatch(t *testing.T) { batchOutage(t, itest.Stop) }
+func TestFaultClickHouseDownDuringBatch(t *testing.T) { batchOutage(t, itest.Stop) }
 
-// TestClickHouseKilledDuringBatch is TestClickHouseDownDuringBatch with ClickHouse killed
+// TestFaultClickHouseKilledDuringBatch is TestFaultClickHouseDownDuringBatch with ClickHouse killed
 // (SIGKILL) in the middle of the run. ClickHouse 18.16 keeps a partition's replaced parts on
 // disk until its cleanup (minutes later), and a crash before then brings them back at the
 // next start, so ALTER TABLE REPLACE PARTITION is not crash-durable: rollup_hour then holds
@@ -52,11 +52,12 @@ func TestClickHouseDownDuringBatch(t *testing.T) { batchOutage(t, itest.Stop) }
 // inflated lists were published before the engine's Meta checked the rollup against it).
 // Reproduced on the bare server: insert x=1, REPLACE PARTITION with x=2, SIGKILL, start:
 // SELECT returns 1 and 2. The rerun must find the mismatch, rebuild and be exact.
-func TestClickHouseKilledDuringBatch(t *testing.T) {
+func TestFaultClickHouseKilledDuringBatch(t *testing.T) {
 	batchOutage(t, itest.Kill)
 }
 
 func batchOutage(t *testing.T, down func(testing.TB, string)) {
+	itest.Faults(t)
 	f := newFixture(t)
 	f.generate()
 	eng, o, _ := openCH(t)

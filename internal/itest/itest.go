@@ -24,6 +24,10 @@ const (
 	EnvS3AccessKey = "TRENDING_IT_S3_ACCESS_KEY"
 	EnvS3SecretKey = "TRENDING_IT_S3_SECRET_KEY"
 	EnvClickHouse  = "TRENDING_IT_CLICKHOUSE"
+	// EnvFaults is set by `make test`'s second phase, which runs the tests that stop a
+	// shared server (named TestFault*) one package at a time: beside the other packages'
+	// tests they would fail them.
+	EnvFaults = "TRENDING_IT_FAULTS"
 )
 
 func need(t testing.TB, env, what string) string {

@@ -26,12 +26,26 @@ func script() string {
 
 // managed reports whether the address the tests use for name is the one services.sh runs
 // (a test cannot stop a server somebody else runs, such as a CI service container).
+// Faults skips a test that stops a shared server unless it runs in make test's fault phase
+// (EnvFaults, one package at a time), and fails one not named TestFault..., which that phase
+// would never run. Call it first, before any setup, from the test's own goroutine.
+func Faults(t testing.TB) {
+	t.Helper()
+	if top, _, _ := strings.Cut(t.Name(), "/"); !strings.HasPrefix(top, "TestFault") {
+		t.Fatalf("itest: %s stops a shared server: name it TestFault... so make test runs it in its fault phase", top)
+	}
+	if os.Getenv(EnvFaults) == "" {
+		t.Skipf("itest: stops a shared server: runs in make test's fault phase (%s=1, go test -p 1 -run '^TestFault'), not beside other packages' tests", EnvFaults)
+	}
+}
+
 func managed(t testing.TB, name string) {
 	t.Helper()
 	env, ok := servers[name]
 	if !ok {
 		t.Fatalf("itest: no server %q; want kafka, minio or clickhouse", name)
 	}
+	Faults(t)
 	switch name { // the gate: unset skips, unreachable fails
 	case "kafka":
 		Kafka(t)

@@ -11,11 +11,12 @@ import (
 	"trending/internal/itest"
 )
 
-// TestStopStartClickHouse: Stop (SIGTERM) and Kill (SIGKILL) take the real server down (its
+// TestFaultStopStartClickHouse: Stop (SIGTERM) and Kill (SIGKILL) take the real server down (its
 // port refuses), Start brings the same server back (same port, same data: a row written
 // before is still there), and a test that ends early after Kill (here a skip; a failure
 // unwinds the same way) gets the server restarted by its Cleanup.
-func TestStopStartClickHouse(t *testing.T) {
+func TestFaultStopStartClickHouse(t *testing.T) {
+	itest.Faults(t)
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, 2*time.Minute)
 	open := func() clickhouse.Conn {

@@ -19,12 +19,13 @@ import (
 	"trending/serving/store/storetest"
 )
 
-// TestServeThroughClickHouseOutage stops the real ClickHouse under a running API over the
+// TestFaultServeThroughClickHouseOutage stops the real ClickHouse under a running API over the
 // ClickHouse store: /readyz stays 200 with "store": "unreachable" (and
 // trending_serving_store_up 0) and GET /v1/trending?window=hour keeps serving the list loaded
 // before; once ClickHouse is started again the store is "ok" and a list Put after the restart
 // is served.
-func TestServeThroughClickHouseOutage(t *testing.T) {
+func TestFaultServeThroughClickHouseOutage(t *testing.T) {
+	itest.Faults(t)
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, 3*time.Minute)
 	o := store.DefaultClickHouseOptions()
