@@ -185,6 +185,10 @@ type partBuf struct {
 	maxMsgTime time.Time
 	started    time.Time // wall clock when the first message was buffered
 	lastMsg    kafka.Message
+	// seenHW is the newest high watermark a fetched message carried; reporting says the
+	// partition was fetched since the last rebalance (trending_archive_consumer_lag).
+	seenHW    int64
+	reporting bool
 }
 
 // rowOverhead approximates a buffered Row's memory beyond its message bytes.
@@ -328,6 +332,9 @@ func (a *Archiver) add(m kafka.Message) {
 	a.m.bufferBytes.Set(float64(a.buffered))
 	a.m.bufferEvents.Inc()
 	a.m.lag.WithLabelValues(strconv.Itoa(int(p))).Set(float64(max(m.HighWaterMark-m.Offset-1, 0)))
+	pb.seenHW = max(pb.seenHW, m.HighWaterMark)
+	pb.reporting = true
+	a.m.consumerLag.WithLabelValues(strconv.Itoa(int(p))).Set(float64(max(pb.seenHW-m.Offset-1, 0)))
 
 	e, err := event.Decode(m.Value)
 	if err != nil {
@@ -405,6 +412,9 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 	}
 	if !now.Before(a.nextRefresh) {
 		a.nextRefresh = now.Add(a.cfg.refreshEvery())
+		if r != nil && r.Stats().Rebalances > 0 {
+			a.forgetOwners()
+		}
 		if err := a.refresh(ctx); err != nil {
 			// Not worth stalling for: it only delays Complete. The next refresh tries again.
 			a.m.refreshFailures.Inc()
@@ -441,6 +451,10 @@ func (a *Archiver) refresh(ctx context.Context) error {
 	var errs []error
 	for _, o := range offs {
 		p := int32(o.Partition)
+		if pb := a.parts[p]; pb != nil && pb.reporting {
+			pb.seenHW = max(pb.seenHW, o.Last)
+			a.m.consumerLag.WithLabelValues(strconv.Itoa(int(p))).Set(float64(max(pb.seenHW-pb.last-1, 0)))
+		}
 		if pb := a.parts[p]; pb != nil && pb.n > 0 {
 			continue // buffered, so not caught up
 		}
@@ -449,6 +463,19 @@ func (a *Archiver) refresh(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// forgetOwners stops reporting the consumer lag of every partition after a consumer-group
+// rebalance (the reader does not say which partitions it holds now): each is reported
+// again from its next fetched message, so a partition another archiver took over does
+// not show a lag that only grows.
+func (a *Archiver) forgetOwners() {
+	for p, pb := range a.parts {
+		if pb.reporting {
+			pb.reporting = false
+			a.m.consumerLag.DeleteLabelValues(strconv.Itoa(int(p)))
+		}
+	}
 }
 
 func (a *Archiver) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {

@@ -21,6 +21,7 @@ type metrics struct {
 	bufferBytes     prometheus.Gauge
 	bufferEvents    prometheus.Gauge
 	lag             *prometheus.GaugeVec // partition
+	consumerLag     *prometheus.GaugeVec // partition
 	refreshFailures prometheus.Counter
 }
 
@@ -52,13 +53,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		bufferEvents: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "buffer_messages",
 			Help: "Messages buffered in memory, not yet uploaded."}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "lag_messages",
-			Help: "Messages in the partition after the last one fetched (high watermark - offset - 1)."}, []string{"partition"}),
+			Help: "Messages in the partition after the last one fetched (high watermark - offset - 1), as of that fetch: it does not move while nothing is fetched (see consumer_lag)."}, []string{"partition"}),
+		consumerLag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "consumer_lag",
+			Help: "Messages of each partition this archiver consumes not yet fetched: the high watermark minus the next offset to process, at every fetch and at every refresh from Kafka's high watermark, so it grows while fetching stalls. A partition is reported from its first message after a consumer-group rebalance."}, []string{"partition"}),
 		refreshFailures: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "refresh_failures_total",
 			Help: "Failed refreshes of the partition count and caught-up markers (Kafka offsets or S3); they only delay completeness."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.events, m.bytes, m.objects, m.uploadFailures, m.uploadRetries, m.stalled,
-			m.quarantined, m.rolls, m.commitFailures, m.discarded, m.bufferBytes, m.bufferEvents, m.lag, m.refreshFailures)
+			m.quarantined, m.rolls, m.commitFailures, m.discarded, m.bufferBytes, m.bufferEvents, m.lag, m.consumerLag, m.refreshFailures)
 	}
 	// Pre-create label values so dashboards see zeros rather than gaps.
 	for _, r := range append(event.Reasons(), event.ReasonFutureTS) {

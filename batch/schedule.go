@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"trending/internal/setting"
 )
 
@@ -29,6 +31,8 @@ type ScheduleConfig struct {
 	Topics *Topics
 	// Log receives the scheduler's lines; nil uses the Runner's logger.
 	Log *slog.Logger
+	// Registry receives the scheduler's metrics (trending_batch_*); nil exports none.
+	Registry prometheus.Registerer
 }
 
 // DefaultScheduleConfig returns the defaults.
@@ -65,12 +69,22 @@ func (r *Runner) Schedule(ctx context.Context, sc ScheduleConfig) error {
 	if sc.Log == nil {
 		sc.Log = r.log
 	}
+	m, err := newScheduleMetrics(sc.Registry)
+	if err != nil {
+		return fmt.Errorf("batch schedule: %w", err)
+	}
 	done := map[Window]string{} // fingerprint of the inputs each window was last run with
 	var lastNightly time.Time
 	t := time.NewTicker(sc.Every)
 	defer t.Stop()
 	for {
-		if err := r.scheduleOnce(ctx, sc, done); err != nil && ctx.Err() == nil {
+		err := r.scheduleOnce(ctx, sc, done, m)
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.run("scheduled", err)
+		failed := err != nil
+		if err != nil {
 			sc.Log.Warn("scheduled batch failed; retrying at the next tick", "err", err)
 		}
 		if sc.NightlyAt >= 0 {
@@ -81,13 +95,19 @@ func (r *Runner) Schedule(ctx context.Context, sc ScheduleConfig) error {
 				switch {
 				case err == nil:
 					lastNightly = day
+					m.run("nightly", nil)
 					sc.Log.Info("nightly batch done", "published", rep.Published())
 				case errors.Is(err, ErrWindowOpen):
 					sc.Log.Debug("nightly batch waiting", "why", err)
 				case ctx.Err() == nil:
+					failed = true
+					m.run("nightly", err)
 					sc.Log.Warn("nightly batch failed; retrying at the next tick", "err", err)
 				}
 			}
+		}
+		if !failed {
+			m.succeeded(r.cfg.Now())
 		}
 		select {
 		case <-ctx.Done():
@@ -97,18 +117,28 @@ func (r *Runner) Schedule(ctx context.Context, sc ScheduleConfig) error {
 	}
 }
 
-func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[Window]string) error {
+func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[Window]string, m *scheduleMetrics) error {
 	now := r.cfg.Now().UTC()
 	from := now.Add(-sc.Lookback)
 	hourFP := map[time.Time]string{}
 	var due []Window
+	pending := map[string]int{}
+	defer func() {
+		for _, lv := range []string{Hour, Day, Month} {
+			m.pending.WithLabelValues(lv).Set(float64(pending[lv]))
+		}
+	}()
 	for _, lv := range []string{Hour, Day, Month} {
 		ws, err := Span(lv, from, now)
 		if err != nil {
 			return err
 		}
 		for _, w := range ws {
-			if w.End().After(now) || r.Closed(ctx, w) != nil {
+			if w.End().After(now) {
+				continue
+			}
+			if r.Closed(ctx, w) != nil {
+				pending[lv]++ // ended, waiting for the lateness or the archive
 				continue
 			}
 			var fps []string
@@ -136,6 +166,8 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 		if err != nil {
 			for _, w := range due {
 				delete(done, w) // try them again
+				pending[w.Level]++
+				m.failed.WithLabelValues(w.Level).Inc()
 			}
 			return err
 		}

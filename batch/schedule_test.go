@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"trending/batch"
 	"trending/model"
 )
@@ -25,6 +27,8 @@ func TestSchedule(t *testing.T) {
 	done := make(chan error, 1)
 	sc := batch.DefaultScheduleConfig()
 	sc.Every, sc.Lookback, sc.NightlyAt = 20*time.Millisecond, 48*time.Hour, -1
+	reg := prometheus.NewRegistry()
+	sc.Registry = reg
 	go func() { done <- r.Schedule(ctx, sc) }()
 	defer func() {
 		cancel()
@@ -56,4 +60,52 @@ func TestSchedule(t *testing.T) {
 		t.Fatalf("late data: fingerprint %q -> %q, version %d -> %d", before.Fingerprint, after.Fingerprint, before.Version, after.Version)
 	}
 	waitFor(model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
+
+	// The scheduler's metrics: passes that succeeded, none failed, a last success.
+	if n := metricOf(t, reg, "trending_batch_runs_total", "kind", "scheduled", "result", "ok"); n < 1 {
+		t.Errorf(`trending_batch_runs_total{kind="scheduled",result="ok"} = %v, want >= 1`, n)
+	}
+	for _, name := range []string{"trending_batch_windows_failed_total", "trending_batch_windows_pending"} {
+		if n := metricOf(t, reg, name, "level", "hour"); name == "trending_batch_windows_failed_total" && n != 0 {
+			t.Errorf(`%s{level="hour"} = %v, want 0`, name, n)
+		}
+	}
+	if ts := metricOf(t, reg, "trending_batch_last_success_timestamp_seconds"); ts <= 0 {
+		t.Errorf("trending_batch_last_success_timestamp_seconds = %v", ts)
+	}
+}
+
+// metricOf is the value of the series of name with the label pairs kv in reg; the test
+// fails when there is none.
+func metricOf(t *testing.T, reg *prometheus.Registry, name string, kv ...string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i < len(kv); i += 2 {
+				found := false
+				for _, l := range m.GetLabel() {
+					if l.GetName() == kv[i] && l.GetValue() == kv[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue next
+				}
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no series %s%v", name, kv)
+	return 0
 }

@@ -226,7 +226,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		return err
 	}
 	sched := batch.DefaultScheduleConfig()
-	sched.Every, sched.Log = f.batchEvery, a.log.With("part", "batch")
+	sched.Every, sched.Log, sched.Registry = f.batchEvery, a.log.With("part", "batch"), a.registry
 	if err := sched.Validate(); err != nil {
 		return usageOf(err, upFieldFlags)
 	}

@@ -2,6 +2,7 @@
 # Installs, once, the tools the test suite uses besides the three servers:
 #   pyarrow   an independent Parquet and Arrow reader to check our files against (PyPI)
 #   chromium  headless browser for the dashboard test (Debian)
+#   promtool  checks infra/prometheus/alerts.yaml (Debian's prometheus package ships it)
 # usage: infra/local/testdeps.sh
 SERVICE=testdeps
 . "$(dirname "$0")/lib.sh"
@@ -15,4 +16,5 @@ if ! "$PY" -c "import pyarrow" >/dev/null 2>&1; then
     { tail -n 20 "$TRENDING_RUN/pip.log" >&2; die "pip install pyarrow failed (log above)"; }
 fi
 command -v chromium >/dev/null || apt_install chromium
-say "pyarrow $("$PY" -c 'import pyarrow; print(pyarrow.__version__)'), $(chromium --version 2>/dev/null | head -n 1)"
+command -v promtool >/dev/null || apt_install prometheus
+say "pyarrow $("$PY" -c 'import pyarrow; print(pyarrow.__version__)'), $(chromium --version 2>/dev/null | head -n 1), $(promtool --version 2>/dev/null | head -n 1)"

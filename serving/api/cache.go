@@ -424,15 +424,15 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 	observe := c.Loaded()
 	c.snap.Store(&snapshot{lists: next, replaced: make(chan struct{})})
 	servable := c.cfg.Now()
-	for _, e := range gone {
-		close(e.superseded)
-	}
-	close(old.replaced)
-	if observe {
+	if observe { // before the streams wake, so whoever sees the version sees it counted
 		for _, e := range fresh {
 			c.m.freshness.WithLabelValues(e.list.Key().Name()).Observe(max(0, servable.Sub(e.list.AsOf).Seconds()))
 		}
 	}
+	for _, e := range gone {
+		close(e.superseded)
+	}
+	close(old.replaced)
 }
 
 func trimmed(l model.List, n int) model.List {

@@ -35,7 +35,7 @@ type metrics struct {
 }
 
 func newMetrics(c *Cache) *metrics {
-	return &metrics{
+	m := &metrics{
 		c: c,
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "trending_http_request_duration_seconds",
@@ -115,6 +115,12 @@ func newMetrics(c *Cache) *metrics {
 		reconStart: reconDesc("window_start_timestamp_seconds",
 			"Unix time of the start of the window the other trending_reconciliation_* metrics of the level describe."),
 	}
+	// The refresh kinds exist from the start, so a failure rate reads 0 rather than nothing.
+	for _, kind := range []string{"hot", "full", "changes"} {
+		m.refreshes.WithLabelValues(kind)
+		m.refreshFailures.WithLabelValues(kind)
+	}
+	return m
 }
 
 func (m *metrics) register(r prometheus.Registerer) error {

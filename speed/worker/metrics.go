@@ -23,6 +23,8 @@ type metrics struct {
 	restores       prometheus.Counter
 	assigned       prometheus.Gauge
 	watermark      *prometheus.GaugeVec
+	lag            *prometheus.GaugeVec // partition
+	ckptTime       *prometheus.GaugeVec // partition
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -38,6 +40,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		restores:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_restores_total", Help: "Partitions restored from a checkpoint."}),
 		assigned:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_partitions_assigned", Help: "Partitions this worker owns."}),
 		watermark:      prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_watermark_seconds", Help: "Event-time watermark per partition (Unix seconds)."}, []string{"partition"}),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_consumer_lag",
+			Help: "Messages of each owned partition not yet counted: its high watermark minus the next offset to process, set at every publish tick (Kafka's high watermark read at most every 5s, else the one the fetches carried)."}, []string{"partition"}),
+		ckptTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_timestamp_seconds",
+			Help: "Unix time of each owned partition's last saved checkpoint (its age is time() minus this)."}, []string{"partition"}),
 	}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
@@ -49,7 +55,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.restores, m.assigned, m.watermark} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

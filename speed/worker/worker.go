@@ -220,6 +220,7 @@ type Worker struct {
 	ckpts *checkpoint.Store
 	m     *metrics
 	base  baseCache
+	hw    highWatermarks // for trending_speed_consumer_lag
 }
 
 // New builds a Worker, or returns the settings that cannot work (Validate).
@@ -330,6 +331,7 @@ type partition struct {
 	state  *window.Partition
 	topics *topics.State // nil when topics are off
 	next   int64         // first offset not yet in state
+	seenHW int64         // the newest high watermark a fetched message carried
 	dlq    []kafka.Message
 	out    *kafka.Writer
 	gen    *kafka.Generation
@@ -388,12 +390,16 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 				return
 			case <-pub.C:
 				w.base.refresh(tickCtx, c, time.Now()) // outside the lock: it may read a store
+				w.hw.refresh(tickCtx, w.topicOffsets, time.Now())
+				hw, haveHW := w.hw.get(id)
 				mu.Lock()
 				if now := time.Now(); idle.idle(p.next, now, c.IdleAdvance) {
 					p.state.AdvanceTo(now.Add(-c.IdleAdvance))
 				}
 				err := p.publish(tickCtx)
+				lag := consumerLag(p.next, p.seenHW, hw, haveHW)
 				mu.Unlock()
+				w.m.lag.WithLabelValues(p.lblP).Set(float64(lag))
 				if err != nil && tickCtx.Err() == nil {
 					c.Log.Warn("publish failed; will retry", "partition", id, "err", err)
 				}
@@ -423,6 +429,9 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	}
 	stopTicks()
 	<-ticksDone
+	// Another worker reports the partition from now on.
+	defer w.m.lag.DeleteLabelValues(p.lblP)
+	defer w.m.ckptTime.DeleteLabelValues(p.lblP)
 	if loopErr != nil || errors.Is(context.Cause(runCtx), ErrKilled) {
 		return loopErr // an error, or a crash: drop everything, the checkpoint has the truth
 	}
@@ -437,6 +446,11 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	}
 	c.Log.Info("partition released", "partition", id, "offset", p.next)
 	return nil
+}
+
+// topicOffsets reads the input topic's offsets for the consumer-lag gauge (highWatermarks).
+func (w *Worker) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {
+	return w.cfg.Kafka.TopicOffsets(ctx, w.cfg.Topic)
 }
 
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
@@ -500,6 +514,9 @@ func (w *Worker) restoreTopics(id int, snap []byte) (*topics.State, error) {
 
 func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	p.next = m.Offset + 1
+	if m.HighWaterMark > p.seenHW {
+		p.seenHW = m.HighWaterMark
+	}
 	f, err := p.dec.Decode(m.Value)
 	if err != nil {
 		reason := "malformed"
@@ -707,6 +724,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	p.w.m.ckpts.Inc()
 	p.w.m.ckptBytes.Set(float64(len(snap)))
 	p.w.m.ckptSeconds.Observe(time.Since(start).Seconds())
+	p.w.m.ckptTime.WithLabelValues(p.lblP).Set(float64(time.Now().Unix()))
 	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: next}}); err != nil {
 		p.w.cfg.Log.Debug("advisory offset commit failed", "partition", p.id, "err", err)
 	}

@@ -462,3 +462,55 @@ func TestCrashesKafka(t *testing.T)      { b, o := real(t); crashes(t, b, o, 5) 
 func TestRebalanceKafka(t *testing.T)    { b, o := real(t); rebalance(t, b, o) }
 
 var _ = sort.Strings
+
+// consumerLag: a worker that counted everything reports trending_speed_consumer_lag 0 and a
+// checkpoint time for each partition it owns, and drops both when it lets them go.
+func consumerLag(t *testing.T, brokers []string, obj *objstore.Store) {
+	e := newEnv(t, brokers, obj, 2)
+	rng := rand.New(rand.NewPCG(3, 4))
+	e.produce(t, stream(rng, time.Now().UTC().Add(-time.Hour), 30*time.Minute, 600))
+	reg := prometheus.NewRegistry()
+	stop := e.startWorker(t, func(c *worker.Config) { c.Registry = reg })
+	gauges := func(name string) map[string]float64 {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "partition" {
+						out[l.GetValue()] = m.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lag, ck := gauges("trending_speed_consumer_lag"), gauges("trending_speed_checkpoint_timestamp_seconds")
+		if len(lag) == 2 && lag["0"] == 0 && lag["1"] == 0 && len(ck) == 2 {
+			for p, ts := range ck {
+				if age := time.Since(time.Unix(int64(ts), 0)); age < -time.Second || age > time.Minute {
+					t.Fatalf("partition %s: checkpoint timestamp %v is %v old", p, ts, age)
+				}
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lag %v, checkpoint times %v: want partitions 0 and 1 at lag 0 with a checkpoint", lag, ck)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	stop(false)
+	if lag, ck := gauges("trending_speed_consumer_lag"), gauges("trending_speed_checkpoint_timestamp_seconds"); len(lag)+len(ck) != 0 {
+		t.Fatalf("after the worker stopped: lag %v, checkpoint times %v; want none", lag, ck)
+	}
+}
+
+func TestConsumerLagEmbedded(t *testing.T) { b, o := embedded(t); consumerLag(t, b, o) }
