@@ -148,8 +148,9 @@ func addFrozen(p *Partition, sk *sketch.Sketch, f *frozen, hs, ns []uint64) {
 
 // bulkAdd makes addMany use sketch.AddHashes; off, it adds key by key with
 // AddHash, the path before AddHashes, which leaves the same cells.
-// BenchmarkSlideSketch switches it to time both in one run; nothing else
-// changes it.
+// Only tests change it (TestBulkAddSameState, BenchmarkSlideSketch,
+// TestSlideSketchInterleaved), to compare both paths in one process; none of
+// the package's tests runs in parallel.
 var bulkAdd = true
 
 // addMany adds the keys hashed hs with counts ns to sk: sk.AddHashes, or one
