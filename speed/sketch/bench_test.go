@@ -244,3 +244,97 @@ func BenchmarkHash(b *testing.B) {
 		sink += s.Hash(keys[i&(benchKeys-1)])
 	}
 }
+
+// minuteKeys is a closed minute of one partition: 100,000 distinct 11-byte
+// ids with counts 1-5.
+const minuteKeys = 100_000
+
+var (
+	minuteIDs = func() [][]byte {
+		out := make([][]byte, minuteKeys)
+		for i := range out {
+			out[i] = keyOf(uint64(i)*2654435761%100_000_000 + 7)
+		}
+		return out
+	}()
+	minuteCounts = func() []uint64 {
+		out := make([]uint64, minuteKeys)
+		for i := range out {
+			out[i] = 1 + uint64(i*7919%5)
+		}
+		return out
+	}()
+)
+
+// BenchmarkAddMinute adds a closed minute's 100,000 distinct keys to a
+// sketch: one by one (Add: hash, then five cells), in bulk (AddHashes: hash
+// the batch into a buffer, then add it row by row; "prehashed" leaves the
+// hashing out, as speed/window does, which hashes once for every sketch
+// window), and BoomFilters' AddN on the same keys and counts. One op is the
+// whole minute; ns/key divides by 100,000.
+func BenchmarkAddMinute(b *testing.B) {
+	for _, w := range benchWidths {
+		name := fmt.Sprintf("w=2^%d", bitsOf(w))
+		perKey := func(b *testing.B) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/minuteKeys, "ns/key")
+		}
+		b.Run(name+"/one-by-one", func(b *testing.B) {
+			s := mustNew(b, Config{Width: w, Depth: benchDepth})
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, k := range minuteIDs {
+					s.Add(k, minuteCounts[i])
+				}
+			}
+			perKey(b)
+		})
+		b.Run(name+"/bulk", func(b *testing.B) {
+			s := mustNew(b, Config{Width: w, Depth: benchDepth})
+			hs := make([]uint64, minuteKeys)
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, k := range minuteIDs {
+					hs[i] = s.Hash(k)
+				}
+				s.AddHashes(hs, minuteCounts)
+			}
+			perKey(b)
+		})
+		b.Run(name+"/bulk-prehashed", func(b *testing.B) {
+			s := mustNew(b, Config{Width: w, Depth: benchDepth})
+			hs := make([]uint64, minuteKeys)
+			for i, k := range minuteIDs {
+				hs[i] = s.Hash(k)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.AddHashes(hs, minuteCounts)
+			}
+			perKey(b)
+		})
+		b.Run(name+"/one-by-one-prehashed", func(b *testing.B) {
+			s := mustNew(b, Config{Width: w, Depth: benchDepth})
+			hs := make([]uint64, minuteKeys)
+			for i, k := range minuteIDs {
+				hs[i] = s.Hash(k)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, h := range hs {
+					s.AddHash(h, minuteCounts[i])
+				}
+			}
+			perKey(b)
+		})
+		b.Run(name+"/boom", func(b *testing.B) {
+			c := newBoom(b, w, benchDepth)
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, k := range minuteIDs {
+					c.AddN(k, minuteCounts[i])
+				}
+			}
+			perKey(b)
+		})
+	}
+}

@@ -52,7 +52,7 @@ func (w *exactAll) add(p *Partition, id uint32, c uint64) {
 	w.sum += c
 }
 
-func (w *exactAll) addMinute(p *Partition, f *frozen, _ []uint64) {
+func (w *exactAll) addMinute(p *Partition, f *frozen, _, _ []uint64) {
 	t := w.totals
 	for _, e := range f.ents {
 		id, c := uint32(e>>32), e&math.MaxUint32
@@ -116,8 +116,8 @@ func (w *sketchAll) advance(p *Partition) { w.cands.maybeReestimate(p, w.estimat
 
 func (w *sketchAll) accepts(*Partition, int64) bool { return true }
 
-func (w *sketchAll) addMinute(p *Partition, f *frozen, hs []uint64) {
-	addFrozen(p, w.sk, f, hs)
+func (w *sketchAll) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
+	addFrozen(p, w.sk, f, hs, ns)
 	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 

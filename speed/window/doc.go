@@ -77,7 +77,10 @@
 // when last counted (see candidates). Every hour of watermark time the
 // candidates are re-estimated and those under the floor dropped. Top ranks
 // the candidates by their current estimate, and the list carries the
-// sketch's error bound for the window's N and Exact=false.
+// sketch's error bound for the window's N and Exact=false. A closed
+// minute reaches each sketch as one batch (sketch.AddHashes, with the hashes
+// the partition computed once for every sketch window), which leaves the
+// same cells as adding its entries one by one but waits less on memory.
 //
 // # All-time windows
 //

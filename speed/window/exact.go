@@ -101,7 +101,7 @@ func (w *exactSliding) freeze() {
 	w.hasPartial = false
 }
 
-func (w *exactSliding) addMinute(p *Partition, f *frozen, _ []uint64) {
+func (w *exactSliding) addMinute(p *Partition, f *frozen, _, _ []uint64) {
 	t := w.totals
 	if w.b == 1 {
 		for _, e := range f.ents {
@@ -242,7 +242,7 @@ func (w *exactCalendar) add(p *Partition, id uint32, c uint64) {
 	w.sum += c
 }
 
-func (w *exactCalendar) addMinute(p *Partition, f *frozen, _ []uint64) {
+func (w *exactCalendar) addMinute(p *Partition, f *frozen, _, _ []uint64) {
 	w.ensure(f.start)
 	t := w.totals
 	for _, e := range f.ents {

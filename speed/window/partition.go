@@ -121,9 +121,9 @@ type window interface {
 	// expired ones and finalizes a calendar period that ended.
 	advance(p *Partition)
 	// addMinute adds a minute that has just closed (f.start == p.asOf-1).
-	// hs holds the sketch hash of every f.ents entry when the partition has
-	// sketch windows.
-	addMinute(p *Partition, f *frozen, hs []uint64)
+	// When the partition has sketch windows, hs holds the sketch hash and ns
+	// the count of every f.ents entry, for sketch.AddHashes.
+	addMinute(p *Partition, f *frozen, hs, ns []uint64)
 	// accepts reports whether a late event of closed minute m still counts
 	// in this window.
 	accepts(p *Partition, m int64) bool
@@ -164,6 +164,7 @@ type Partition struct {
 	nSketch int
 	pool    []*sketch.Sketch // reset sliding-window bucket sketches
 	hashBuf []uint64
+	cntBuf  []uint64
 	sortBuf []hashEnt
 	// byHash: a conservative sketch window is configured, so closed minutes
 	// are sorted by hash before the windows add them (see addFrozen).
@@ -403,7 +404,7 @@ func (p *Partition) closeMinute() {
 	f := &frozen{start: om.minute, ents: make([]uint64, 0, om.entries())}
 	om.each(f.put)
 	p.releaseOpen(&om)
-	var hs []uint64
+	var hs, ns []uint64
 	if p.nSketch > 0 {
 		hs = p.hashBuf[:0]
 		for _, e := range f.ents {
@@ -413,9 +414,14 @@ func (p *Partition) closeMinute() {
 		if p.byHash {
 			p.sortByHash(f, hs)
 		}
+		ns = p.cntBuf[:0]
+		for _, e := range f.ents {
+			ns = append(ns, e&math.MaxUint32)
+		}
+		p.cntBuf = ns
 	}
 	for _, w := range p.wins {
-		w.addMinute(p, f, hs)
+		w.addMinute(p, f, hs, ns)
 	}
 	if p.since != nil {
 		p.since.addMinute(p, f)

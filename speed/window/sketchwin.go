@@ -121,18 +121,18 @@ func offerMinute(p *Partition, c *candidates, sk *sketch.Sketch, f *frozen, hs [
 }
 
 // addFrozen adds a closed minute to a sketch that is never subtracted (a
-// calendar or all-time sketch). Conservative update is not commutative: two
+// calendar or all-time sketch): its entries, whose hashes and counts are hs
+// and ns, in one AddHashes. Conservative update is not commutative: two
 // items sharing a cell can leave different cells depending on which comes
 // first. The partition sorts a minute's entries by hash before the windows
-// see it (sortByHash), and the rare side entries (counts over 32 bits) are
-// added here in hash order too, so the cells depend on the minute's counts
-// alone, not on arrival or map order, which a restore does not keep. Items
-// with equal hashes share every cell, and for them the order does not
-// matter.
-func addFrozen(p *Partition, sk *sketch.Sketch, f *frozen, hs []uint64) {
-	for i, e := range f.ents {
-		sk.AddHash(hs[i], e&math.MaxUint32)
-	}
+// see it (sortByHash), AddHashes takes a conservative sketch's keys in slice
+// order (a standard one's in any: sums), and the rare side entries (counts
+// over 32 bits) are added here in hash order too, so the cells depend on the
+// minute's counts alone, not on arrival or map order, which a restore does
+// not keep. Items with equal hashes share every cell, and for them the order
+// does not matter.
+func addFrozen(p *Partition, sk *sketch.Sketch, f *frozen, hs, ns []uint64) {
+	addMany(sk, hs, ns)
 	if len(f.extra) == 0 {
 		return
 	}
@@ -143,6 +143,25 @@ func addFrozen(p *Partition, sk *sketch.Sketch, f *frozen, hs []uint64) {
 	slices.SortFunc(xs, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
 	for _, x := range xs {
 		sk.AddHash(x.h, x.v)
+	}
+}
+
+// bulkAdd makes addMany use sketch.AddHashes; off, it adds key by key with
+// AddHash, the path before AddHashes, which leaves the same cells.
+// Only tests change it (TestBulkAddSameState, BenchmarkSlideSketch,
+// TestSlideSketchInterleaved), to compare both paths in one process; none of
+// the package's tests runs in parallel.
+var bulkAdd = true
+
+// addMany adds the keys hashed hs with counts ns to sk: sk.AddHashes, or one
+// by one when bulkAdd is off.
+func addMany(sk *sketch.Sketch, hs, ns []uint64) {
+	if bulkAdd {
+		sk.AddHashes(hs, ns)
+		return
+	}
+	for i, h := range hs {
+		sk.AddHash(h, ns[i])
 	}
 }
 
@@ -233,13 +252,10 @@ func (w *sketchSliding) bucket(p *Partition, s int64) *sketch.Sketch {
 	return w.buckets[i].sk
 }
 
-func (w *sketchSliding) addMinute(p *Partition, f *frozen, hs []uint64) {
+func (w *sketchSliding) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 	bk := w.bucket(p, floorTo(f.start, w.b))
-	for i, e := range f.ents {
-		c := e & math.MaxUint32
-		w.running.AddHash(hs[i], c)
-		bk.AddHash(hs[i], c)
-	}
+	addMany(w.running, hs, ns)
+	addMany(bk, hs, ns)
 	for id, c := range f.extra {
 		h := p.hash(id)
 		w.running.AddHash(h, c)
@@ -335,9 +351,9 @@ func (w *sketchCalendar) add(p *Partition, id uint32, c, h uint64) {
 	w.cands.offer(p, id, w.sk.EstimateHash(h))
 }
 
-func (w *sketchCalendar) addMinute(p *Partition, f *frozen, hs []uint64) {
+func (w *sketchCalendar) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 	w.ensure(f.start)
-	addFrozen(p, w.sk, f, hs)
+	addFrozen(p, w.sk, f, hs, ns)
 	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 
