@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"trending/internal/stream"
 	"trending/speed/accuracy"
 	"trending/speed/plan"
 )
@@ -117,6 +118,7 @@ over the bound below e^-depth.`,
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)
 		}
+		cfg.Progress = accuracyProgress(cmd.ErrOrStderr())
 		rep, err := accuracy.Run(cmd.Context(), cfg)
 		if err != nil {
 			return fmt.Errorf("accuracy: %w", err)
@@ -182,4 +184,21 @@ func writeAccuracy(out io.Writer, r accuracy.Report, missed []string, minRecall 
 		}
 	}
 	return ew.err
+}
+
+// accuracyProgress shows how much of the stream's event time the harness has fed: a bar of
+// hours on a terminal, else a line at every tenth of the span.
+func accuracyProgress(w io.Writer) func(done, total time.Duration) {
+	if m := newMeter(w, "hours"); m != nil {
+		return func(done, total time.Duration) {
+			m.step(int(done/time.Hour), int(total/time.Hour), "event time fed")
+		}
+	}
+	last := -1
+	return func(done, total time.Duration) {
+		if tenth := int(10 * done / total); tenth > last {
+			last = tenth
+			fmt.Fprintf(w, "accuracy: %d%% of the stream fed (%s of %s event time)\n", 10*tenth, stream.FormatSpan(done), stream.FormatSpan(total))
+		}
+	}
 }

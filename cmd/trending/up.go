@@ -403,7 +403,18 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 		bs.Start, bs.Duration = now.Add(-f.backfill), f.backfill
 		log.Info("replaying the backfill", "from", bs.Start, "speedup", f.speedup)
 		rc := loadgen.DefaultRunConfig()
-		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, progress, 10*time.Second
+		// Every role of up logs to the same terminal, which would tear a progress bar: the
+		// replay's progress is a log line every 10 s with how much is done and how long is left.
+		total := f.backfill.Seconds()
+		replayed := func(s loadgen.Stats) {
+			done := float64(s.Seconds) / total
+			args := []any{"done", fmt.Sprintf("%.0f%%", 100*done), "event_time", s.EventTime.Format(time.RFC3339)}
+			if done > 0 && done < 1 {
+				args = append(args, "eta", (time.Duration(float64(s.Elapsed)/done) - s.Elapsed).Round(time.Second).String())
+			}
+			log.Info("replaying the backfill", append(args, "status", s.String())...)
+		}
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, replayed, 10*time.Second
 		if _, err := loadgen.Run(ctx, rc, w); err != nil {
 			return fmt.Errorf("loadgen backfill: %w", err)
 		}

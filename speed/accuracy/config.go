@@ -50,6 +50,9 @@ type Config struct {
 	// TargetRatio is the bound over K-th count that ScaledWidth aims for,
 	// positive. Default MonthSketchRatio.
 	TargetRatio float64
+	// Progress, when set, is called after every hour of event time fed, with how much of
+	// the span is done; nil for none.
+	Progress func(done, total time.Duration)
 }
 
 // DefaultStart is the default stream start: the calendar month of January

@@ -68,6 +68,9 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			if err := ctx.Err(); err != nil {
 				return Report{}, err
 			}
+			if cfg.Progress != nil {
+				cfg.Progress(time.Duration(sec)*time.Second, cfg.Span)
+			}
 		}
 	}
 	rep.Rows = append(rep.Rows, h.finalRows(wcfg)...)
