@@ -204,6 +204,9 @@ func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, 
 	if err != nil {
 		return role{}, err
 	}
+	if err := srv.Handle(api.ViewsRoute(in.Views(), token)); err != nil {
+		return role{}, err
+	}
 	if err := srv.Handle(api.EventsRoute(in, token)); err != nil {
 		return role{}, err
 	}

@@ -30,6 +30,22 @@ func Decode(b []byte) (Event, error) {
 	return d.fields().Event(), nil
 }
 
+// DecodeAt is Decode for an event whose sender may leave out ts (POST /v1/events): an event
+// without one takes now, the receiving server's clock, truncated to the millisecond. Every
+// other rule is Decode's; the Kafka consumers keep Decode, where ts is required.
+func DecodeAt(b []byte, now time.Time) (Event, error) {
+	if len(b) > MaxEventBytes {
+		return Event{}, &DecodeError{Reason: ReasonTooLarge,
+			Detail: fmt.Sprintf("message is %d bytes, limit is %d", len(b), MaxEventBytes)}
+	}
+	var d decoder
+	d.b, d.defaultMs = b, now.UnixMilli()
+	if err := d.object(); err != nil {
+		return Event{}, err
+	}
+	return d.fields().Event(), nil
+}
+
 // Decoder decodes one message after another into memory it reuses, for a consumer that
 // looks items up by their bytes (the speed worker's interning map): a valid event then
 // costs no allocation at all, where Decode makes one. It applies exactly Decode's rules and
@@ -114,6 +130,7 @@ type decoder struct {
 	count              uint32
 	age                int32
 	ms                 int64
+	defaultMs          int64 // DecodeAt: the ts of an event without one; 0 requires it
 
 	// esc reports whether the last scanString unescaped into its buffer.
 	esc bool
@@ -272,6 +289,10 @@ func (d *decoder) object() *DecodeError {
 		bit  uint8
 		name string
 	}{{bitItemID, FieldItemID}, {bitCount, FieldCount}, {bitTS, FieldTS}} {
+		if f.bit == bitTS && d.seen&bitTS == 0 && d.defaultMs != 0 {
+			d.ms, d.seen = d.defaultMs, d.seen|bitTS
+			continue
+		}
 		if d.seen&f.bit == 0 {
 			return &DecodeError{Reason: ReasonMissingField, Field: f.name, Detail: "is required"}
 		}

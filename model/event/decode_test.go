@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -421,5 +422,36 @@ func TestPlain8(t *testing.T) {
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], rng.Uint64())
 		check(w)
+	}
+}
+
+// TestDecodeAt: DecodeAt stamps an event without ts with now and otherwise decodes exactly
+// as Decode, errors included; Decode still requires ts.
+func TestDecodeAt(t *testing.T) {
+	now := time.Date(2026, 11, 14, 10, 5, 12, 345_000_000, time.UTC)
+	ev, err := DecodeAt([]byte(`{"item_id":"V7","count":3,"region":"eu"}`), now)
+	if err != nil || !ev.TS.Equal(now) || ev.ItemID != "V7" || ev.Count != 3 || ev.Region != "eu" {
+		t.Fatalf("without ts: %+v, %v", ev, err)
+	}
+	if _, err := Decode([]byte(`{"item_id":"V7","count":3}`)); err == nil {
+		t.Fatal("Decode took an event without ts")
+	}
+	for _, b := range []string{
+		`{"item_id":"V7","count":3,"ts":"2026-11-13T00:00:00Z"}`,
+		`{"item_id":"V7","count":0}`,
+		`{"count":1}`,
+		`{"item_id":"V7","count":1,"ts":"yesterday"}`,
+		`{"item_id":"V7","count":1,"x":1}`,
+	} {
+		want, werr := Decode([]byte(b))
+		got, gerr := DecodeAt([]byte(b), now)
+		switch {
+		case werr == nil && (gerr != nil || !reflect.DeepEqual(got, want)):
+			t.Errorf("%s: DecodeAt %+v %v, Decode %+v", b, got, gerr, want)
+		case werr != nil && strings.Contains(b, `"ts"`) && (gerr == nil || gerr.Error() != werr.Error()):
+			t.Errorf("%s: DecodeAt error %v, Decode's %v", b, gerr, werr)
+		case werr != nil && gerr == nil:
+			t.Errorf("%s: DecodeAt accepted what breaks another rule (Decode: %v)", b, werr)
+		}
 	}
 }

@@ -46,6 +46,13 @@ func EventsRoute(h http.Handler, token string) Route {
 		Statuses: []int{202, 400, 401, 403, 405, 413, 503}, Handler: RequireToken(token, h)}
 }
 
+// ViewsRoute is POST /v1/views, the requirements' video API (serving/ingest's Views provides
+// h): one view of a video at the server's clock, behind the bearer token when one is set.
+func ViewsRoute(h http.Handler, token string) Route {
+	return Route{Path: "/v1/views", Methods: []string{http.MethodPost},
+		Statuses: []int{202, 400, 401, 403, 405, 413, 503}, Handler: RequireToken(token, h)}
+}
+
 // TopicsReviewRoute is /v1/topics/review, the trending-topics review queue (GET lists held
 // topics, POST approves or rejects one: speed/topics.ReviewHandler), behind the bearer token
 // when one is configured, since a decision changes public lists. onDecide, when set, runs

@@ -187,6 +187,9 @@ func jsonType(v any) string {
 func TestOpenAPIRoutes(t *testing.T) {
 	s := loadSpec(t)
 	f := newFixture(t, nil)
+	if err := f.srv.Handle(ViewsRoute(http.NotFoundHandler(), "")); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.srv.Handle(EventsRoute(http.NotFoundHandler(), "")); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,9 @@ type Config struct {
 	MaxPendingBytes int64
 	// Log receives flush failures; nil discards them.
 	Log *slog.Logger
+	// Now is the clock that stamps events sent without ts (and every POST /v1/views); nil
+	// is time.Now.
+	Now func() time.Time
 	// Registry, when set, gets the ingest's metrics; nil registers none.
 	Registry prometheus.Registerer
 }
@@ -158,9 +162,62 @@ func (in *Ingest) fail(w http.ResponseWriter, code int, msg, detail string) {
 // with 400 naming it (events[3].count: ...), so a client can fix and resend without
 // duplicating the rest.
 func (in *Ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	in.serve(w, r, "POST one event or a batch of events as JSON", in.parse)
+}
+
+// Views is POST /v1/views, the requirements' video API: {"video_id": "...", "position_s": 31}
+// is one view of video_id at the server's clock (the viewer and the time are the server's,
+// not the client's). position_s, the playback position, is checked (a number of seconds, at
+// least 0) and not kept: each POST is one view. Answered like /v1/events: 202, or 400
+// naming the bad field, 413, 503.
+func (in *Ingest) Views() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in.serve(w, r, `POST {"video_id": "...", "position_s": 31}`, in.parseView)
+	})
+}
+
+// parseView reads one view: {"video_id", "position_s"}, nothing else.
+func (in *Ingest) parseView(body []byte) ([]event.Event, int, string) {
+	var v struct {
+		VideoID   *string  `json:"video_id"`
+		PositionS *float64 `json:"position_s"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return nil, http.StatusBadRequest, "body: want {\"video_id\": \"...\", \"position_s\": 31}: " + err.Error()
+	}
+	if dec.More() {
+		return nil, http.StatusBadRequest, "body: one view object per request"
+	}
+	if v.VideoID == nil {
+		return nil, http.StatusBadRequest, "video_id: is required"
+	}
+	if v.PositionS != nil && *v.PositionS < 0 {
+		return nil, http.StatusBadRequest, fmt.Sprintf("position_s: %g: want a number of seconds, at least 0", *v.PositionS)
+	}
+	// The event's own rules (item_id length and characters) apply to video_id.
+	id, _ := json.Marshal(*v.VideoID)
+	ev, err := event.DecodeAt(append(append([]byte(`{"item_id":`), id...), `,"count":1}`...), in.now())
+	if err != nil {
+		return nil, http.StatusBadRequest, strings.Replace(err.Error(), event.FieldItemID, "video_id", 1)
+	}
+	return []event.Event{ev}, 0, ""
+}
+
+// now is the server's clock, to the millisecond.
+func (in *Ingest) now() time.Time {
+	if in.cfg.Now != nil {
+		return in.cfg.Now().UTC().Truncate(time.Millisecond)
+	}
+	return time.Now().UTC().Truncate(time.Millisecond)
+}
+
+// serve reads a POST body, parses it with parse and takes its events, or answers why not.
+func (in *Ingest) serve(w http.ResponseWriter, r *http.Request, usage string, parse func([]byte) ([]event.Event, int, string)) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		in.fail(w, http.StatusMethodNotAllowed, "method not allowed", "POST one event or a batch of events as JSON")
+		in.fail(w, http.StatusMethodNotAllowed, "method not allowed", usage)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, in.cfg.MaxBodyBytes))
@@ -173,7 +230,7 @@ func (in *Ingest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		in.fail(w, http.StatusBadRequest, "unreadable body", err.Error())
 		return
 	}
-	evs, status, detail := in.parse(body)
+	evs, status, detail := parse(body)
 	if status != 0 {
 		msg := "invalid event"
 		if status == http.StatusRequestEntityTooLarge {
@@ -222,7 +279,7 @@ func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
 		if bytes.Contains(trimmed[:min(len(trimmed), 32)], []byte(`"events"`)) && json.Unmarshal(trimmed, &wrapper) == nil && wrapper.Events != nil {
 			raws = wrapper.Events
 		} else {
-			ev, err := event.Decode(trimmed)
+			ev, err := event.DecodeAt(trimmed, in.now())
 			if err != nil {
 				return nil, http.StatusBadRequest, err.Error()
 			}
@@ -238,8 +295,9 @@ func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("%d events: at most %d per request; split the batch", len(raws), in.cfg.MaxEvents)
 	}
 	evs := make([]event.Event, len(raws))
+	now := in.now() // one clock reading for the events of a request that leave out ts
 	for i, raw := range raws {
-		ev, err := event.Decode(raw)
+		ev, err := event.DecodeAt(raw, now)
 		if err != nil {
 			return nil, http.StatusBadRequest, fmt.Sprintf("events[%d].%s", i, err.Error())
 		}

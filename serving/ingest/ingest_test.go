@@ -410,3 +410,71 @@ func TestConfigZeroMeansZero(t *testing.T) {
 		t.Fatalf("MaxPending 0: written before the answer %v, want V1=2", got)
 	}
 }
+
+// TestServerClock: an event without ts takes the server's clock at receipt (one reading per
+// request); one with ts keeps it; POST /v1/views is one view of video_id at that clock, with
+// position_s checked and not kept, and every bad body a 400 naming the field.
+func TestServerClock(t *testing.T) {
+	w := &memWriter{}
+	at := time.Date(2026, 11, 14, 10, 5, 12, 345_678_000, time.UTC)
+	in, err := ingest.New(config(func(c *ingest.Config) { c.Now = func() time.Time { return at } }), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{
+		`{"item_id":"V7","count":3}`,
+		`[{"item_id":"V8","count":1},{"item_id":"V9","count":1,"ts":"2026-11-13T00:00:00Z"}]`,
+	} {
+		if rec := post(in, body); rec.Code != http.StatusAccepted {
+			t.Fatalf("%s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	views := in.Views()
+	for _, body := range []string{`{"video_id":"V7","position_s":31}`, `{"video_id":"V7"}`, `{"video_id":"V7","position_s":0.5}`} {
+		rec := httptest.NewRecorder()
+		views.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/views", strings.NewReader(body)))
+		if rec.Code != http.StatusAccepted || rec.Body.String() != `{"accepted":1}`+"\n" {
+			t.Fatalf("%s: %d %s", body, rec.Code, rec.Body)
+		}
+	}
+	if err := in.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]time.Time{}
+	counts := map[string]uint64{}
+	for _, m := range w.msgs {
+		ev, err := event.Decode(m.Value)
+		if err != nil {
+			t.Fatalf("published %s: %v", m.Value, err)
+		}
+		got[ev.ItemID], counts[ev.ItemID] = ev.TS, counts[ev.ItemID]+uint64(ev.Count)
+	}
+	stamped := at.Truncate(time.Second) // pre-summed per second
+	if !got["V7"].Equal(stamped) || !got["V8"].Equal(stamped) || !got["V9"].Equal(time.Date(2026, 11, 13, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("event times %v; want V7 and V8 at the server's %v, V9 at its own", got, stamped)
+	}
+	if counts["V7"] != 3+3 || counts["V8"] != 1 {
+		t.Fatalf("counts %v: want V7 3 posted + 3 views", counts)
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"position_s":31}`, "video_id: is required"},
+		{`{"video_id":""}`, "video_id"},
+		{`{"video_id":"V7","position_s":-1}`, "position_s"},
+		{`{"video_id":"V7","position_s":"31"}`, "position_s"},
+		{`{"video_id":"V7","viewer":"me"}`, "viewer"},
+		{`{"video_id":7}`, "video_id"},
+		{`{"video_id":"V7"}{"video_id":"V8"}`, "one view object"},
+		{`[]`, "video_id"},
+	} {
+		rec := httptest.NewRecorder()
+		views.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/views", strings.NewReader(c.body)))
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), c.want) {
+			t.Errorf("%s: %d %s, want 400 mentioning %q", c.body, rec.Code, rec.Body, c.want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	views.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/views", nil))
+	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != http.MethodPost {
+		t.Errorf("GET /v1/views: %d", rec.Code)
+	}
+}
