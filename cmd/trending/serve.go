@@ -196,7 +196,7 @@ func (p servingRoles) stages() []stage {
 	return out
 }
 
-// mountIngest mounts POST /v1/events behind token and returns the ingest's role.
+// mountIngest mounts POST /v1/events and POST /v1/views behind token and returns the ingest's role.
 func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, error) {
 	cfg := ingest.DefaultConfig()
 	cfg.Log, cfg.Registry = a.log.With("part", "ingest"), a.registry
