@@ -1,11 +1,15 @@
 package archive
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // benchRows is a realistic roll: one partition, offsets in order, event times over an hour
@@ -74,4 +78,30 @@ func BenchmarkRead(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkEncodeBaseline is BenchmarkEncode's baseline: parquet-go's GenericWriter alone
+// writing the same rows (in arrival order, no sort) with the same codec (zstd at its default
+// level) and otherwise the library's defaults. The ratio of the two events/s, in the same
+// run, is what archive's sorting and layout cost on top of the library (BENCHMARKS.md).
+func BenchmarkEncodeBaseline(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			rows := benchRows(n)
+			b.ReportAllocs()
+			var buf bytes.Buffer
+			for b.Loop() {
+				buf.Reset()
+				w := parquet.NewGenericWriter[Row](&buf, viewsSchema, parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}))
+				if _, err := w.Write(rows); err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(buf.Len())/float64(n), "B/event")
+		})
+	}
 }
