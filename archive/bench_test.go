@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -104,4 +105,25 @@ func BenchmarkEncodeBaseline(b *testing.B) {
 			b.ReportMetric(float64(buf.Len())/float64(n), "B/event")
 		})
 	}
+}
+
+// BenchmarkSortRows is encodeFile's sort alone on a benchmark roll: sortRows against the
+// comparison sort of whole rows it replaced (slices.SortFunc by (ts, offset)).
+func BenchmarkSortRows(b *testing.B) {
+	rows := benchRows(100_000)
+	work := make([]Row, len(rows))
+	b.Run("sortRows", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, rows)
+			sortRows(work)
+		}
+	})
+	b.Run("SortFunc", func(b *testing.B) {
+		for b.Loop() {
+			copy(work, rows)
+			slices.SortFunc(work, func(a, b Row) int {
+				return cmp.Or(cmp.Compare(a.TS, b.TS), cmp.Compare(a.Offset, b.Offset))
+			})
+		}
+	})
 }

@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -102,20 +101,15 @@ const DefaultRowGroupRows = 128 << 10
 // DefaultEncodeOptions returns the defaults.
 func DefaultEncodeOptions() EncodeOptions { return EncodeOptions{RowGroupRows: DefaultRowGroupRows} }
 
-// encodeFile writes rows as one Parquet file. It sorts rows by (ts, offset) in place: event
-// order makes min/max statistics per page and row group selective for time filters, and
-// the offset tie-break makes the bytes a function of the rows alone. partition and the
+// encodeFile writes rows as one Parquet file. It sorts rows by (ts, offset) in place
+// (sortRows, stable): event order makes min/max statistics per page and row group selective
+// for time filters, and the offset tie-break makes the bytes a function of the rows alone. partition and the
 // offset range are the roll's (the object name's), recorded in the footer.
 func encodeFile(rows []Row, partition int32, first, last int64, opt EncodeOptions) ([]byte, error) {
 	if opt.RowGroupRows <= 0 {
 		return nil, setting.Invalid("RowGroupRows", "%d: must be positive (default %d)", opt.RowGroupRows, DefaultRowGroupRows)
 	}
-	slices.SortFunc(rows, func(a, b Row) int {
-		if c := cmp.Compare(a.TS, b.TS); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Offset, b.Offset)
-	})
+	sortRows(rows)
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[Row](&buf, viewsSchema,
 		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
