@@ -35,7 +35,8 @@ func rowLess(a, b *Row) bool {
 // in a comparison sort was a third of encoding; instead, one pass keeps the rows that
 // continue the ascending run where they are (compacted to the front) and copies the
 // others, the late rows, aside; only the late rows' keys, 24 bytes each, are sorted, and
-// one merge from the back puts every row in its place. Each row moves at most twice. When
+// one merge from the back puts every row in its place. Each row moves at most twice, in
+// blocks (memmove) between late rows. When
 // the input is far from sorted (reversed, say), nearly every row is late and it amounts
 // to a key sort of everything: still O(n log n) and correct.
 //
@@ -53,8 +54,9 @@ func sortRows(rows []Row) {
 		})
 		return
 	}
-	// The run: the rows at or above the last run row's key, compacted to rows[:m].
-	// The first row that breaks the run starts the late set; sorted input never copies.
+	// The run: the rows at or above the last run row's key, compacted to rows[:m] a block
+	// (the rows between two late ones) at a time. The first row that breaks the run starts
+	// the late set; sorted input never copies.
 	m := 1
 	for m < n && !rowLess(&rows[m], &rows[m-1]) {
 		m++
@@ -62,34 +64,38 @@ func sortRows(rows []Row) {
 	if m == n {
 		return
 	}
-	var late []Row
-	for i := m; i < n; i++ {
-		if rowLess(&rows[i], &rows[m-1]) {
-			late = append(late, rows[i])
-			continue
+	late := make([]Row, 0, n/16+1) // about 5% of a roll is late
+	for i := m; i < n; {
+		late = append(late, rows[i]) // rows[i] is below the run's last row
+		i++
+		start, last := i, &rows[m-1]
+		for i < n && !rowLess(&rows[i], last) {
+			last = &rows[i]
+			i++
 		}
-		if m != i {
-			rows[m] = rows[i]
-		}
-		m++
+		m += copy(rows[m:], rows[start:i])
 	}
 	keys := make([]rowKey, len(late))
 	for j := range late {
 		keys[j] = rowKey{ts: late[j].TS, offset: late[j].Offset, idx: int32(j)}
 	}
 	slices.SortFunc(keys, compareRowKey)
-	// Merge rows[:m] and the sorted late rows into rows[:n] from the back: the write
-	// position m+j-1 never passes below the unread run rows. On equal keys the late row
+	// Merge rows[:m] and the sorted late rows into rows[:n] from the back, the greatest
+	// late row first: the run rows above it move up as one block to just below rows[k:],
+	// the part already in place, and the late row goes below them. The writes never reach
+	// the unread run rows (k-i is the count of late rows left). On equal keys the late row
 	// goes last (it came after, see above).
-	i, j := m-1, len(keys)-1
-	for k := n - 1; j >= 0; k-- {
+	i, k := m, n
+	for j := len(keys) - 1; j >= 0; j-- {
 		lk := &keys[j]
-		if i >= 0 && (rows[i].TS > lk.ts || rows[i].TS == lk.ts && rows[i].Offset > lk.offset) {
-			rows[k] = rows[i]
-			i--
-		} else {
-			rows[k] = late[lk.idx]
-			j--
+		s := i
+		for s > 0 && (rows[s-1].TS > lk.ts || rows[s-1].TS == lk.ts && rows[s-1].Offset > lk.offset) {
+			s--
 		}
+		k -= i - s
+		copy(rows[k:], rows[s:i])
+		i = s
+		k--
+		rows[k] = late[lk.idx]
 	}
 }
