@@ -2,7 +2,6 @@ package archive
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -102,23 +101,23 @@ const DefaultRowGroupRows = 128 << 10
 // DefaultEncodeOptions returns the defaults.
 func DefaultEncodeOptions() EncodeOptions { return EncodeOptions{RowGroupRows: DefaultRowGroupRows} }
 
-// encodeFile writes rows as one Parquet file. It sorts rows by (ts, offset) in place: event
-// order makes min/max statistics per page and row group selective for time filters, and
-// the offset tie-break makes the bytes a function of the rows alone. partition and the
+// zstdCodec compresses every file's pages. One for all files: a codec keeps a pool of zstd
+// encoders, and a new encoder allocates and clears its window (megabytes) on first use, so a
+// codec per file paid that for every file. The output does not depend on the encoder.
+var zstdCodec = &zstd.Codec{Level: zstd.SpeedDefault}
+
+// encodeFile writes rows as one Parquet file. It sorts rows by (ts, offset) in place
+// (sortRows, stable): event order makes min/max statistics per page and row group selective
+// for time filters, and the offset tie-break makes the bytes a function of the rows alone. partition and the
 // offset range are the roll's (the object name's), recorded in the footer.
 func encodeFile(rows []Row, partition int32, first, last int64, opt EncodeOptions) ([]byte, error) {
 	if opt.RowGroupRows <= 0 {
 		return nil, setting.Invalid("RowGroupRows", "%d: must be positive (default %d)", opt.RowGroupRows, DefaultRowGroupRows)
 	}
-	slices.SortFunc(rows, func(a, b Row) int {
-		if c := cmp.Compare(a.TS, b.TS); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Offset, b.Offset)
-	})
+	sortRows(rows)
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[Row](&buf, viewsSchema,
-		parquet.Compression(&zstd.Codec{Level: zstd.SpeedDefault}),
+		parquet.Compression(zstdCodec),
 		parquet.MaxRowsPerRowGroup(opt.RowGroupRows),
 		parquet.DataPageStatistics(true),
 		// Declared in each row group's metadata so engines can rely on the order.
