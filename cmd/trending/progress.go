@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -67,5 +68,36 @@ func (m *meter) finish() {
 	if m != nil && !m.done {
 		_ = m.bar.Finish()
 		m.done = true
+	}
+}
+
+// logWriter is the log's output: stderr, and while a progress bar is drawn on the same
+// terminal, each line is written above the bar (cleared first, drawn again after), so the
+// roles' logs and the bar do not tear each other.
+type logWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func (l *logWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.bar == nil {
+		return l.w.Write(p)
+	}
+	_ = l.bar.Clear()
+	n, err := l.w.Write(p)
+	_ = l.bar.RenderBlank()
+	return n, err
+}
+
+// attach makes m's bar the one log lines print above, nil for none (m finished).
+func (l *logWriter) attach(m *meter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.bar = nil
+	if m != nil {
+		l.bar = m.bar
 	}
 }

@@ -36,6 +36,9 @@ type globals struct {
 type app struct {
 	log      *slog.Logger
 	registry *prometheus.Registry
+	// logOut is where log lines go (stderr); a progress bar on the same terminal takes it
+	// over for a while (progress.go) so that lines print above the bar instead of through it.
+	logOut *logWriter
 }
 
 type appKey struct{}
@@ -71,13 +74,14 @@ the defaults shown in each command's --help. Flags win.`,
 			if err := applyConfig(cmd, g.configFile); err != nil {
 				return err
 			}
-			logger, err := newLogger(os.Stderr, g.logLevel, g.logFormat)
+			out := &logWriter{w: os.Stderr}
+			logger, err := newLogger(out, g.logLevel, g.logFormat)
 			if err != nil {
 				return err
 			}
 			reg := prometheus.NewRegistry()
 			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-			cmd.SetContext(context.WithValue(cmd.Context(), appKey{}, &app{log: logger, registry: reg}))
+			cmd.SetContext(context.WithValue(cmd.Context(), appKey{}, &app{log: logger, registry: reg, logOut: out}))
 			return nil
 		},
 	}
@@ -105,7 +109,11 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	switch strings.ToLower(format) {
 	case "auto":
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		under := w
+		if lw, ok := w.(*logWriter); ok {
+			under = lw.w
+		}
+		if f, ok := under.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			return slog.New(slog.NewTextHandler(w, opts)), nil
 		}
 		return slog.New(slog.NewJSONHandler(w, opts)), nil

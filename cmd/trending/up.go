@@ -251,7 +251,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if !f.noLoad {
 		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
-		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), lw, f, load) }}}
+		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, f, load) }}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
 		rc := merge.DefaultRunConfig()
@@ -394,7 +394,7 @@ func loadLine(f upFlags) string {
 
 // runLoad runs the load generator: the --backfill at --speedup, then real time from where it
 // ended. Each phase has its own seed, so the stream continues rather than repeats.
-func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, stream stream.Config) error {
+func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Writer, f upFlags, stream stream.Config) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	stream.Seed = uint64(now.Unix())
 	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
@@ -403,8 +403,9 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 		bs.Start, bs.Duration = now.Add(-f.backfill), f.backfill
 		log.Info("replaying the backfill", "from", bs.Start, "speedup", f.speedup)
 		rc := loadgen.DefaultRunConfig()
-		// Every role of up logs to the same terminal, which would tear a progress bar: the
-		// replay's progress is a log line every 10 s with how much is done and how long is left.
+		// On a terminal a bar of the backfill's event-time seconds, the other roles' log lines
+		// printed above it (logWriter); elsewhere a log line every 10 s with how much is done
+		// and how long is left.
 		total := f.backfill.Seconds()
 		replayed := func(s loadgen.Stats) {
 			done := float64(s.Seconds) / total
@@ -414,8 +415,22 @@ func runLoad(ctx context.Context, log *slog.Logger, w *kafka.Writer, f upFlags, 
 			}
 			log.Info("replaying the backfill", append(args, "status", s.String())...)
 		}
-		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, replayed, 10*time.Second
-		if _, err := loadgen.Run(ctx, rc, w); err != nil {
+		every := 10 * time.Second
+		var m *meter
+		if out != nil {
+			if m = newMeter(out.w, "s of event time"); m != nil {
+				out.attach(m)
+				replayed = func(s loadgen.Stats) { m.step(int(s.Seconds), int(total), "replaying the backfill") }
+				every = 500 * time.Millisecond
+			}
+		}
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, replayed, every
+		_, err := loadgen.Run(ctx, rc, w)
+		if m != nil {
+			m.finish()
+			out.attach(nil)
+		}
+		if err != nil {
 			return fmt.Errorf("loadgen backfill: %w", err)
 		}
 		if ctx.Err() != nil {
