@@ -251,7 +251,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if !f.noLoad {
 		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
-		producers = stage{{"loadgen", func(ctx context.Context) error { return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, f, load) }}}
+		producers = stage{{"loadgen", func(ctx context.Context) error {
+			return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, f, load)
+		}}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
 		rc := merge.DefaultRunConfig()
