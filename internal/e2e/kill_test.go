@@ -1,0 +1,417 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/archive"
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/internal/objstore"
+	"trending/internal/stream"
+	"trending/model"
+	"trending/model/event"
+	"trending/model/topk"
+	"trending/serving/store"
+)
+
+// killPartitions is the views topic's partition count: more than one per worker, so a
+// rebalance moves some.
+const killPartitions = 4
+
+// TestKill9Pipeline runs the real binary as child processes against the real Kafka and MinIO:
+// two `trending speed` workers and one `trending archive`, fed by `trending loadgen` (an hour
+// of event time, two calendar hours, with late and malformed messages and its exact truth).
+// While the stream flows it SIGKILLs each of the three processes three times, 1-3 s apart,
+// restarting each at once. Afterwards, once everything caught up: the archive read back
+// (deduplicated by partition and offset) equals the truth per hour, and says each hour is
+// complete; `trending batch run` over the closed hours publishes lists equal to the truth's
+// top 100; the DLQ holds every malformed message of the views topic and nothing else.
+func TestKill9Pipeline(t *testing.T) {
+	kafkaAddr := itest.Kafka(t)
+	s3 := itest.S3(t)
+	ctx := itest.Context(t, 4*time.Minute)
+	testStart := time.Now()
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "trending")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/trending").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	t.Logf("built the binary in %s", time.Since(testStart).Round(100*time.Millisecond))
+
+	topic := itest.Name(t, "kill9")
+	bucket := topic
+	names := eventlog.NamesFor(topic)
+	kc := eventlog.Plain(kafkaAddr)
+	if _, err := kc.EnsureTopics(ctx, eventlog.Spec{Name: topic, Partitions: killPartitions}); err != nil {
+		t.Fatal(err)
+	}
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = s3.Endpoint, bucket, s3.AccessKey, s3.SecretKey
+	obj, err := objstore.New(ctx, oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	kafkaFlags := []string{"--kafka", kafkaAddr, "--views-topic", topic, "--partitions", fmt.Sprint(killPartitions)}
+	s3Flags := []string{"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey, "--s3-secret-key", s3.SecretKey, "--s3-bucket", bucket}
+	common := append(append(slices.Clip(kafkaFlags), s3Flags...), "--metrics-addr", "", "--log-format", "json")
+	speedArgs := append([]string{"speed", "--checkpoint-every", "1s", "--publish-every", "1s",
+		"--sketch-width", "16384", "--topics-sketch-width", "1024"}, common...)
+	archiveArgs := append([]string{"archive", "--roll-age", "1s", "--roll-bytes", "256KiB"}, common...)
+
+	procs := []*child{
+		newChild(t, bin, "speed-1", speedArgs),
+		newChild(t, bin, "speed-2", speedArgs),
+		newChild(t, bin, "archive", archiveArgs),
+	}
+	for _, p := range procs {
+		p.start(t)
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.kill()
+		}
+		if t.Failed() {
+			for _, p := range procs {
+				t.Logf("%s output (last 30 lines, %d starts):\n%s", p.name, p.starts, p.logs.tail(30))
+			}
+		}
+	})
+
+	// An hour of event time from hh:30 three hours ago: two calendar hours, both closed (the
+	// batch's lateness is 10 minutes), sent in about 25 s of wall time.
+	first := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
+	hours := []time.Time{first, first.Add(time.Hour)}
+	truthFile := filepath.Join(dir, "truth.jsonl")
+	lg := newChild(t, bin, "loadgen", append(append([]string{"loadgen"}, kafkaFlags...),
+		"--rate", "30", "--items", "2000", "--servers", "3", "--late", "0.01", "--malformed", "0.002", "--seed", "9",
+		"--speedup", "144", "--duration", "1h", "--start", first.Add(30*time.Minute).Format(time.RFC3339),
+		"--truth", truthFile, "--progress-every", "5s"))
+	lg.start(t)
+	t.Cleanup(func() {
+		lg.kill()
+		if t.Failed() {
+			t.Logf("loadgen output (last 10 lines):\n%s", lg.logs.tail(10))
+		}
+	})
+	lgDone := make(chan error, 1)
+	go func() { lgDone <- lg.cmd.Wait() }()
+
+	// Three rounds: each process in a random order, SIGKILLed 1-3 s after the previous kill
+	// and restarted at once.
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+	kills := 0
+	for round := range 3 {
+		for _, i := range rng.Perm(len(procs)) {
+			time.Sleep(time.Second + time.Duration(rng.Int64N(int64(2*time.Second))))
+			p := procs[i]
+			if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatalf("kill %s: %v", p.name, err)
+			}
+			p.cmd.Wait()
+			kills++
+			t.Logf("round %d: SIGKILLed %s at %s", round+1, p.name, time.Since(testStart).Round(100*time.Millisecond))
+			p.start(t)
+		}
+	}
+	select {
+	case err := <-lgDone:
+		if err != nil {
+			t.Fatalf("loadgen: %v", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("loadgen did not finish within 90s of the last kill")
+	}
+	t.Logf("%d kills; loadgen done at %s: %s", kills, time.Since(testStart).Round(100*time.Millisecond), lastLine(lg.logs.String()))
+
+	f, err := os.Open(truthFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth, err := stream.ReadTruth(bufio.NewReader(f))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// What the topic holds: its end offsets, and every message no event decodes from.
+	ends, err := kc.TopicOffsets(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	malformed := map[string]int{}
+	var nMalformed, nValid int
+	for _, o := range ends {
+		readRange(t, ctx, kc, topic, o.Partition, o.First, o.Last, func(m kafka.Message) {
+			if _, err := event.Decode(m.Value); err != nil {
+				malformed[string(m.Value)]++
+				nMalformed++
+			} else {
+				nValid++
+			}
+		})
+	}
+	// What loadgen says it sent (and Kafka acknowledged) is what the topic holds.
+	var sent struct{ Views, Events, Malformed uint64 }
+	if err := json.Unmarshal([]byte(lastLine(lg.logs.String())), &sent); err != nil || sent.Events == 0 {
+		t.Fatalf("loadgen's last line is not its summary (%v): %s", err, lastLine(lg.logs.String()))
+	}
+	if uint64(nValid) != sent.Events || uint64(nMalformed) != sent.Malformed || truth.Views() != sent.Views {
+		t.Errorf("the topic holds %d valid events and %d malformed, the truth %d views; loadgen sent %+v", nValid, nMalformed, truth.Views(), sent)
+	}
+	if nMalformed == 0 {
+		t.Fatal("no malformed message in the topic: the test does not test the DLQ")
+	}
+
+	// (a) The archive catches up (every partition's progress at the topic's end) and, read
+	// back, equals the truth per hour.
+	rd := archive.NewReader(obj)
+	deadline := time.Now().Add(90 * time.Second)
+	waitFor(t, deadline, "the archive's progress at the end of every partition", func() (bool, string) {
+		ps, err := rd.Progress(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		next := map[int]int64{}
+		for _, p := range ps {
+			next[int(p.Partition)] = p.NextOffset
+		}
+		for _, o := range ends {
+			if next[o.Partition] < o.Last {
+				return false, fmt.Sprintf("progress %v, ends %v", next, ends)
+			}
+		}
+		return true, ""
+	})
+	waitFor(t, deadline, "the archive to call both hours complete", func() (bool, string) {
+		for _, h := range hours {
+			why, err := rd.Incomplete(ctx, h, 10*time.Minute)
+			if err != nil {
+				return false, err.Error()
+			}
+			if why != "" {
+				return false, h.Format(time.RFC3339) + ": " + why
+			}
+		}
+		return true, ""
+	})
+	var archived uint64
+	for _, h := range hours {
+		got := map[string]uint64{}
+		var rows int
+		if err := rd.ReadHour(ctx, h, func(r archive.Row) error {
+			got[r.ItemID] += uint64(r.Count)
+			rows++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := truth.Range(h, h.Add(time.Hour)).Map()
+		if len(want) == 0 {
+			t.Fatalf("hour %s: empty truth", h.Format(time.RFC3339))
+		}
+		if d := diffCounts(got, want); d != "" {
+			t.Errorf("hour %s: the archive (%d rows) differs from the truth: %s", h.Format(time.RFC3339), rows, d)
+		}
+		archived += uint64(rows)
+	}
+	if archived != sent.Events {
+		t.Errorf("the archive read back holds %d events, loadgen sent %d: each must be there exactly once", archived, sent.Events)
+	}
+
+	// (b) The batch over the closed hours: lists equal to the truth's top 100.
+	storePath := filepath.Join(dir, "serving.db")
+	bt := exec.CommandContext(ctx, bin, append([]string{"batch", "run", "--window", "hour",
+		"--start", hours[0].Format("2006-01-02T15"), "--end", hours[1].Add(time.Hour).Format("2006-01-02T15"),
+		"--store", "bolt:" + storePath, "--rollups", filepath.Join(dir, "rollups.db"), "--log-format", "json"}, s3Flags...)...)
+	if out, err := bt.CombinedOutput(); err != nil {
+		t.Fatalf("batch run: %v\n%s", err, out)
+	}
+	st, err := store.OpenBolt(storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, h := range hours {
+		l, err := st.Get(ctx, model.Key{Window: "hour", Start: h})
+		if err != nil {
+			t.Errorf("batch hour %s: %v", h.Format(time.RFC3339), err)
+			continue
+		}
+		if want := truth.Range(h, h.Add(time.Hour)).Top(100); l.Source != model.SourceBatch || !sameList(l.Items, want) {
+			t.Errorf("batch hour %s (source %s, %d items) differs from the truth's top %d", h.Format(time.RFC3339), l.Source, len(l.Items), len(want))
+		}
+	}
+
+	// (c) The DLQ holds every malformed message (a worker killed after flushing the DLQ and
+	// before its checkpoint sends some again on replay: at least once) and nothing valid.
+	var dlqLast string
+	waitFor(t, time.Now().Add(60*time.Second), "every malformed message in the DLQ", func() (bool, string) {
+		offs, err := kc.TopicOffsets(ctx, names.DLQ)
+		if err != nil {
+			return false, err.Error()
+		}
+		seen := map[string]int{}
+		var n, valid int
+		for _, o := range offs {
+			readRange(t, ctx, kc, names.DLQ, o.Partition, o.First, o.Last, func(m kafka.Message) {
+				n++
+				if _, err := event.Decode(m.Value); err == nil {
+					valid++
+				}
+				seen[string(m.Value)]++
+			})
+		}
+		missing := 0
+		for v, c := range malformed {
+			if seen[v] < c {
+				missing += c - seen[v]
+			}
+		}
+		dlqLast = fmt.Sprintf("%d messages in the DLQ for %d malformed in the topic (%d missing, %d valid)", n, nMalformed, missing, valid)
+		if valid > 0 {
+			t.Fatalf("valid events in the DLQ: %s", dlqLast)
+		}
+		return missing == 0, dlqLast
+	})
+	t.Logf("%s; done in %s", dlqLast, time.Since(testStart).Round(100*time.Millisecond))
+}
+
+// child is one role of the binary, restartable after a kill.
+type child struct {
+	bin, name string
+	args      []string
+	cmd       *exec.Cmd
+	logs      *syncBuffer
+	starts    int
+}
+
+func newChild(t *testing.T, bin, name string, args []string) *child {
+	return &child{bin: bin, name: name, args: args, logs: &syncBuffer{}}
+}
+
+func (c *child) start(t *testing.T) {
+	t.Helper()
+	c.cmd = exec.Command(c.bin, c.args...)
+	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", c.name, err)
+	}
+	c.starts++
+	fmt.Fprintf(c.logs, "--- start %d of %s (pid %d)\n", c.starts, c.name, c.cmd.Process.Pid)
+}
+
+func (c *child) kill() {
+	if c.cmd != nil && c.cmd.Process != nil && c.cmd.ProcessState == nil {
+		c.cmd.Process.Kill()
+		c.cmd.Wait()
+	}
+}
+
+// readRange calls fn with every message of topic's partition in [from, to).
+func readRange(t *testing.T, ctx context.Context, kc *eventlog.Client, topic string, partition int, from, to int64, fn func(kafka.Message)) {
+	t.Helper()
+	if from >= to {
+		return
+	}
+	r := kc.Reader(kafka.ReaderConfig{Topic: topic, Partition: partition, MaxWait: 200 * time.Millisecond, MaxBytes: 8 << 20})
+	defer r.Close()
+	if err := r.SetOffset(from); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		m, err := r.FetchMessage(rctx)
+		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("read %s/%d: timed out before offset %d", topic, partition, to)
+			}
+			t.Fatalf("read %s/%d: %v", topic, partition, err)
+		}
+		fn(m)
+		if m.Offset >= to-1 {
+			return
+		}
+	}
+}
+
+func waitFor(t *testing.T, deadline time.Time, what string, check func() (bool, string)) {
+	t.Helper()
+	start := time.Now()
+	var last string
+	for time.Now().Before(deadline) {
+		ok, detail := check()
+		if ok {
+			t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		last = detail
+		time.Sleep(500 * time.Millisecond)
+	}
+	if len(last) > 600 {
+		last = last[:600] + "..."
+	}
+	t.Fatalf("timed out waiting for %s; last: %s", what, last)
+}
+
+func diffCounts(got, want map[string]uint64) string {
+	var d []string
+	for k, w := range want {
+		if got[k] != w {
+			d = append(d, fmt.Sprintf("%s: %d, want %d", k, got[k], w))
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			d = append(d, fmt.Sprintf("%s: %d, want none", k, g))
+		}
+	}
+	if len(d) == 0 {
+		return ""
+	}
+	slices.Sort(d)
+	if len(d) > 10 {
+		d = append(d[:10], fmt.Sprintf("... %d more", len(d)-10))
+	}
+	return fmt.Sprintf("%d items differ: %s", len(d), strings.Join(d, "; "))
+}
+
+func sameList(items []model.Item, want []topk.Entry) bool {
+	if len(items) != len(want) {
+		return false
+	}
+	for i := range items {
+		if items[i].ItemID != want[i].Item || items[i].Views != want[i].Count {
+			return false
+		}
+	}
+	return true
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
