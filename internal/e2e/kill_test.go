@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -240,6 +243,8 @@ func TestKill9Pipeline(t *testing.T) {
 		}
 		archived += uint64(rows)
 	}
+	t.Logf("archive: %d objects, %d of them re-archiving offsets an earlier object holds (a kill between upload and commit; the reader's dedup skips them)",
+		countObjects(t, ctx, rd, hours), overlapping(t, ctx, rd, hours))
 	if archived != sent.Events {
 		t.Errorf("the archive read back holds %d events, loadgen sent %d: each must be there exactly once", archived, sent.Events)
 	}
@@ -404,6 +409,53 @@ func (c *child) kill() {
 		c.cmd.Process.Kill()
 		c.cmd.Wait()
 	}
+}
+
+var objectName = regexp.MustCompile(`p(\d+)-o(\d+)-o(\d+)\.parquet$`)
+
+func countObjects(t *testing.T, ctx context.Context, rd *archive.Reader, hours []time.Time) int {
+	n := 0
+	for _, h := range hours {
+		objs, err := rd.ListHour(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(objs)
+	}
+	return n
+}
+
+// overlapping counts the archive objects of hours whose offsets start at or below the end
+// of an earlier object of the same partition and hour.
+func overlapping(t *testing.T, ctx context.Context, rd *archive.Reader, hours []time.Time) int {
+	n := 0
+	for _, h := range hours {
+		objs, err := rd.ListHour(ctx, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type span struct{ p, first, last int64 }
+		var spans []span
+		for _, o := range objs {
+			m := objectName.FindStringSubmatch(o.Key)
+			if m == nil {
+				t.Fatalf("archive object %s: unexpected name", o.Key)
+			}
+			p, _ := strconv.ParseInt(m[1], 10, 64)
+			f, _ := strconv.ParseInt(m[2], 10, 64)
+			l, _ := strconv.ParseInt(m[3], 10, 64)
+			spans = append(spans, span{p, f, l})
+		}
+		slices.SortFunc(spans, func(a, b span) int { return cmp.Or(cmp.Compare(a.p, b.p), cmp.Compare(a.first, b.first)) })
+		end := map[int64]int64{}
+		for _, s := range spans {
+			if e, ok := end[s.p]; ok && s.first <= e {
+				n++
+			}
+			end[s.p] = max(end[s.p], s.last)
+		}
+	}
+	return n
 }
 
 // readRange calls fn with every message of topic's partition in [from, to).
