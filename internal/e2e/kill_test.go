@@ -43,7 +43,10 @@ const killPartitions = 4
 // restarting each at once. Afterwards, once everything caught up: the archive read back
 // (deduplicated by partition and offset) equals the truth per hour, and says each hour is
 // complete; `trending batch run` over the closed hours publishes lists equal to the truth's
-// top 100; the DLQ holds every malformed message of the views topic and nothing else.
+// top 100; the DLQ holds every malformed message of the views topic and nothing else; and
+// the speed layer's lists, merged by a `trending merge` child (never killed) into a bolt
+// store, count the open hour exactly and the closed one short by at most its dropped_late.
+// Every kill must find its process running: a role that exits by itself fails the test.
 func TestKill9Pipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills real processes for about 80 s")
@@ -85,20 +88,23 @@ func TestKill9Pipeline(t *testing.T) {
 	archiveArgs := append([]string{"archive", "--roll-age", "1s", "--roll-bytes", "256KiB"}, common...)
 
 	procs := []*child{
-		newChild(t, bin, "speed-1", speedArgs),
-		newChild(t, bin, "speed-2", speedArgs),
-		newChild(t, bin, "archive", archiveArgs),
+		newChild(bin, "speed-1", speedArgs),
+		newChild(bin, "speed-2", speedArgs),
+		newChild(bin, "archive", archiveArgs),
 	}
 	speedStore := filepath.Join(dir, "speed.db")
-	merger := newChild(t, bin, "merge", append([]string{"merge", "--store", "bolt:" + speedStore, "--publish-every", "1s"},
+	merger := newChild(bin, "merge", append([]string{"merge", "--store", "bolt:" + speedStore, "--publish-every", "1s"},
 		append(slices.Clip(kafkaFlags), "--metrics-addr", "", "--log-format", "json")...))
 	for _, p := range append(procs, merger) {
 		p.start(t)
 	}
 	t.Cleanup(func() {
-		for _, p := range append(procs, merger) {
-			p.kill()
+		for _, p := range procs {
+			if !p.kill() {
+				t.Errorf("%s exited by itself before the end: %s", p.name, p.cmd.ProcessState)
+			}
 		}
+		merger.kill()
 		if t.Failed() {
 			for _, p := range append(procs, merger) {
 				t.Logf("%s output (last 30 lines, %d starts):\n%s", p.name, p.starts, p.logs.tail(30))
@@ -111,13 +117,13 @@ func TestKill9Pipeline(t *testing.T) {
 	first := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
 	hours := []time.Time{first, first.Add(time.Hour)}
 	truthFile := filepath.Join(dir, "truth.jsonl")
-	lg := newChild(t, bin, "loadgen", append(append([]string{"loadgen"}, kafkaFlags...),
+	lg := newChild(bin, "loadgen", append(append([]string{"loadgen"}, kafkaFlags...),
 		"--rate", "30", "--items", "2000", "--servers", "3", "--late", "0.01", "--malformed", "0.002", "--seed", "9",
 		"--speedup", "144", "--duration", "1h", "--start", first.Add(30*time.Minute).Format(time.RFC3339),
 		"--truth", truthFile, "--progress-every", "5s"))
 	lg.start(t)
 	t.Cleanup(func() {
-		lg.kill()
+		lg.cmd.Process.Kill() // its Wait is the goroutine's below
 		if t.Failed() {
 			t.Logf("loadgen output (last 10 lines):\n%s", lg.logs.tail(10))
 		}
@@ -127,7 +133,9 @@ func TestKill9Pipeline(t *testing.T) {
 
 	// Three rounds: each process in a random order, SIGKILLed 1-3 s after the previous kill
 	// and restarted at once.
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill order seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 9))
 	kills := 0
 	for round := range 3 {
 		for _, i := range rng.Perm(len(procs)) {
@@ -137,6 +145,9 @@ func TestKill9Pipeline(t *testing.T) {
 				t.Fatalf("kill %s: %v", p.name, err)
 			}
 			p.cmd.Wait()
+			if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+				t.Fatalf("%s had exited by itself before its kill: %s", p.name, p.cmd.ProcessState)
+			}
 			kills++
 			t.Logf("round %d: SIGKILLed %s at %s", round+1, p.name, time.Since(testStart).Round(100*time.Millisecond))
 			p.start(t)
@@ -389,7 +400,7 @@ type child struct {
 	starts    int
 }
 
-func newChild(t *testing.T, bin, name string, args []string) *child {
+func newChild(bin, name string, args []string) *child {
 	return &child{bin: bin, name: name, args: args, logs: &syncBuffer{}}
 }
 
@@ -404,11 +415,16 @@ func (c *child) start(t *testing.T) {
 	fmt.Fprintf(c.logs, "--- start %d of %s (pid %d)\n", c.starts, c.name, c.cmd.Process.Pid)
 }
 
-func (c *child) kill() {
-	if c.cmd != nil && c.cmd.Process != nil && c.cmd.ProcessState == nil {
-		c.cmd.Process.Kill()
-		c.cmd.Wait()
+// kill SIGKILLs the process unless it was already waited for, and says whether the kill
+// is what ended it (false: it had exited by itself).
+func (c *child) kill() bool {
+	if c.cmd == nil || c.cmd.Process == nil || c.cmd.ProcessState != nil {
+		return true
 	}
+	c.cmd.Process.Kill()
+	c.cmd.Wait()
+	ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }
 
 var objectName = regexp.MustCompile(`p(\d+)-o(\d+)-o(\d+)\.parquet$`)
