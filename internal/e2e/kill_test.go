@@ -118,7 +118,7 @@ func TestKill9Pipeline(t *testing.T) {
 	hours := []time.Time{first, first.Add(time.Hour)}
 	truthFile := filepath.Join(dir, "truth.jsonl")
 	lg := newChild(bin, "loadgen", append(append([]string{"loadgen"}, kafkaFlags...),
-		"--rate", "30", "--items", "2000", "--servers", "3", "--late", "0.01", "--malformed", "0.002", "--seed", "9",
+		"--rate", "20", "--items", "2000", "--servers", "3", "--late", "0.01", "--malformed", "0.002", "--seed", "9",
 		"--speedup", "144", "--duration", "1h", "--start", first.Add(30*time.Minute).Format(time.RFC3339),
 		"--truth", truthFile, "--progress-every", "5s"))
 	lg.start(t)
@@ -200,88 +200,6 @@ func TestKill9Pipeline(t *testing.T) {
 	}
 	if nMalformed == 0 {
 		t.Fatal("no malformed message in the topic: the test does not test the DLQ")
-	}
-
-	// (a) The archive catches up (every partition's progress at the topic's end) and, read
-	// back, equals the truth per hour.
-	rd := archive.NewReader(obj)
-	deadline := time.Now().Add(90 * time.Second)
-	waitFor(t, deadline, "the archive's progress at the end of every partition", func() (bool, string) {
-		ps, err := rd.Progress(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		next := map[int]int64{}
-		for _, p := range ps {
-			next[int(p.Partition)] = p.NextOffset
-		}
-		for _, o := range ends {
-			if next[o.Partition] < o.Last {
-				return false, fmt.Sprintf("progress %v, ends %v", next, ends)
-			}
-		}
-		return true, ""
-	})
-	waitFor(t, deadline, "the archive to call both hours complete", func() (bool, string) {
-		for _, h := range hours {
-			why, err := rd.Incomplete(ctx, h, 10*time.Minute)
-			if err != nil {
-				return false, err.Error()
-			}
-			if why != "" {
-				return false, h.Format(time.RFC3339) + ": " + why
-			}
-		}
-		return true, ""
-	})
-	var archived uint64
-	for _, h := range hours {
-		got := map[string]uint64{}
-		var rows int
-		if err := rd.ReadHour(ctx, h, func(r archive.Row) error {
-			got[r.ItemID] += uint64(r.Count)
-			rows++
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		want := truth.Range(h, h.Add(time.Hour)).Map()
-		if len(want) == 0 {
-			t.Fatalf("hour %s: empty truth", h.Format(time.RFC3339))
-		}
-		if d := diffCounts(got, want); d != "" {
-			t.Errorf("hour %s: the archive (%d rows) differs from the truth: %s", h.Format(time.RFC3339), rows, d)
-		}
-		archived += uint64(rows)
-	}
-	t.Logf("archive: %d objects, %d of them re-archiving offsets an earlier object holds (a kill between upload and commit; the reader's dedup skips them)",
-		countObjects(t, ctx, rd, hours), overlapping(t, ctx, rd, hours))
-	if archived != sent.Events {
-		t.Errorf("the archive read back holds %d events, loadgen sent %d: each must be there exactly once", archived, sent.Events)
-	}
-
-	// (b) The batch over the closed hours: lists equal to the truth's top 100.
-	storePath := filepath.Join(dir, "serving.db")
-	bt := exec.CommandContext(ctx, bin, append([]string{"batch", "run", "--window", "hour",
-		"--start", hours[0].Format("2006-01-02T15"), "--end", hours[1].Add(time.Hour).Format("2006-01-02T15"),
-		"--store", "bolt:" + storePath, "--rollups", filepath.Join(dir, "rollups.db"), "--log-format", "json"}, s3Flags...)...)
-	if out, err := bt.CombinedOutput(); err != nil {
-		t.Fatalf("batch run: %v\n%s", err, out)
-	}
-	st, err := store.OpenBolt(storePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	for _, h := range hours {
-		l, err := st.Get(ctx, model.Key{Window: "hour", Start: h})
-		if err != nil {
-			t.Errorf("batch hour %s: %v", h.Format(time.RFC3339), err)
-			continue
-		}
-		if want := truth.Range(h, h.Add(time.Hour)).Top(100); l.Source != model.SourceBatch || !sameList(l.Items, want) {
-			t.Errorf("batch hour %s (source %s, %d items) differs from the truth's top %d", h.Format(time.RFC3339), l.Source, len(l.Items), len(want))
-		}
 	}
 
 	// (c) The DLQ holds every malformed message (a worker killed after flushing the DLQ and
@@ -388,6 +306,88 @@ func TestKill9Pipeline(t *testing.T) {
 		t.Logf("speed: open hour equals the truth; closed hour %s, %d views missing from its top 100, %d dropped late", lc.Status, missing, lc.DroppedLate)
 		return true, ""
 	})
+	// (a) The archive catches up (every partition's progress at the topic's end) and, read
+	// back, equals the truth per hour.
+	rd := archive.NewReader(obj)
+	deadline := time.Now().Add(90 * time.Second)
+	waitFor(t, deadline, "the archive's progress at the end of every partition", func() (bool, string) {
+		ps, err := rd.Progress(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		next := map[int]int64{}
+		for _, p := range ps {
+			next[int(p.Partition)] = p.NextOffset
+		}
+		for _, o := range ends {
+			if next[o.Partition] < o.Last {
+				return false, fmt.Sprintf("progress %v, ends %v", next, ends)
+			}
+		}
+		return true, ""
+	})
+	waitFor(t, deadline, "the archive to call both hours complete", func() (bool, string) {
+		for _, h := range hours {
+			why, err := rd.Incomplete(ctx, h, 10*time.Minute)
+			if err != nil {
+				return false, err.Error()
+			}
+			if why != "" {
+				return false, h.Format(time.RFC3339) + ": " + why
+			}
+		}
+		return true, ""
+	})
+	var archived uint64
+	for _, h := range hours {
+		got := map[string]uint64{}
+		var rows int
+		if err := rd.ReadHour(ctx, h, func(r archive.Row) error {
+			got[r.ItemID] += uint64(r.Count)
+			rows++
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		want := truth.Range(h, h.Add(time.Hour)).Map()
+		if len(want) == 0 {
+			t.Fatalf("hour %s: empty truth", h.Format(time.RFC3339))
+		}
+		if d := diffCounts(got, want); d != "" {
+			t.Errorf("hour %s: the archive (%d rows) differs from the truth: %s", h.Format(time.RFC3339), rows, d)
+		}
+		archived += uint64(rows)
+	}
+	t.Logf("archive: %d objects, %d of them re-archiving offsets an earlier object holds (a kill between upload and commit; the reader's dedup skips them)",
+		countObjects(t, ctx, rd, hours), overlapping(t, ctx, rd, hours))
+	if archived != sent.Events {
+		t.Errorf("the archive read back holds %d events, loadgen sent %d: each must be there exactly once", archived, sent.Events)
+	}
+
+	// (b) The batch over the closed hours: lists equal to the truth's top 100.
+	storePath := filepath.Join(dir, "serving.db")
+	bt := exec.CommandContext(ctx, bin, append([]string{"batch", "run", "--window", "hour",
+		"--start", hours[0].Format("2006-01-02T15"), "--end", hours[1].Add(time.Hour).Format("2006-01-02T15"),
+		"--store", "bolt:" + storePath, "--rollups", filepath.Join(dir, "rollups.db"), "--log-format", "json"}, s3Flags...)...)
+	if out, err := bt.CombinedOutput(); err != nil {
+		t.Fatalf("batch run: %v\n%s", err, out)
+	}
+	st, err := store.OpenBolt(storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, h := range hours {
+		l, err := st.Get(ctx, model.Key{Window: "hour", Start: h})
+		if err != nil {
+			t.Errorf("batch hour %s: %v", h.Format(time.RFC3339), err)
+			continue
+		}
+		if want := truth.Range(h, h.Add(time.Hour)).Top(100); l.Source != model.SourceBatch || !sameList(l.Items, want) {
+			t.Errorf("batch hour %s (source %s, %d items) differs from the truth's top %d", h.Format(time.RFC3339), l.Source, len(l.Items), len(want))
+		}
+	}
+
 	var restores int
 	for _, p := range procs[:2] {
 		restores += strings.Count(p.logs.String(), `"msg":"restored checkpoint"`)
