@@ -248,6 +248,10 @@ func (a *Archiver) Run(ctx context.Context) error {
 		// stalled archiver holds little more than MaxBufferBytes.
 		QueueCapacity: 100,
 		MaxBytes:      4 << 20,
+		// As the speed workers': a crashed archiver's partitions move to another within about
+		// 10 s, not kafka-go's default 30 s session.
+		HeartbeatInterval: time.Second,
+		SessionTimeout:    10 * time.Second,
 		ErrorLogger: kafka.LoggerFunc(func(msg string, args ...any) {
 			// kafka-go retries these itself (fetch timeouts, reconnects); lag_messages and
 			// stalled show when it matters.
