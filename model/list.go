@@ -140,7 +140,10 @@ type Item struct {
 	Rank   int    `json:"rank"`
 	ItemID string `json:"item_id"`
 	Title  string `json:"title,omitempty"`
-	Views  uint64 `json:"views"`
+	// Thumbnail is the item's image URL, absolute or relative to the API (the merger's titles
+	// source gives it; empty when unknown).
+	Thumbnail string `json:"thumbnail_url,omitempty"`
+	Views     uint64 `json:"views"`
 	// Exact is true only on an exact list (Status exact): Views is then the archive's truth.
 	// On the speed layer's lists it is false: Views may miss late events, and is a sketch
 	// estimate (never low, high by at most the bound) when the list has an ErrorBound.

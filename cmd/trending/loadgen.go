@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"fmt"
 	"math"
@@ -152,7 +153,7 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 func newLoadgenCommand() *cobra.Command {
 	var (
 		sf                       streamFlags
-		truth                    string
+		truth, metadata, thumb   string
 		partitions               int
 		rate, speedup, malformed float64
 		duration, progressEvery  time.Duration
@@ -189,6 +190,10 @@ metrics, and a batch job deciding by the clock which windows are closed. Use --s
 now. --speedup 0 sends as fast as Kafka takes it. When the producer cannot keep up, the
 status line says how far it is behind the pace.
 
+--metadata writes the catalog's display metadata before producing: a CSV of item_id, an
+invented title and --thumbnail-url with {id} replaced, the format the merger's --titles
+reads, so the served lists show titles and thumbnails.
+
 --duration is event time (0: until Ctrl-C). Ctrl-C stops generating, writes what was
 already generated (whole seconds), closes the writer and writes the truth.`,
 		Example: `  # 5 minutes of event time at 50,000 views/s against the local Kafka
@@ -211,6 +216,8 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 	addRateFlags(fs, &rate, &malformed, &speedup, 50_000, 0, 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
 	fs.StringVar(&truth, "truth", "", "write the exact per-minute counts of what was acknowledged to this file (JSON lines)")
 	fs.DurationVar(&progressEvery, "progress-every", 5*time.Second, "interval of the status line on stderr")
+	fs.StringVar(&metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the merger's --titles format)")
+	fs.StringVar(&thumb, "thumbnail-url", "", "thumbnail URL template for --metadata, {id} is the item id (empty: no thumbnails)")
 	addStreamFlags(cmd, &sf, "now")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -246,6 +253,18 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			if err := checkWritableDir(truth); err != nil {
 				return usagef("--truth %s: %v", truth, err)
 			}
+		}
+		if thumb != "" && metadata == "" {
+			return usagef("--thumbnail-url needs --metadata: the thumbnails go into the metadata file")
+		}
+		if metadata != "" {
+			if err := checkWritableDir(metadata); err != nil {
+				return usagef("--metadata %s: %v", metadata, err)
+			}
+			if err := writeMetadata(metadata, sc, thumb); err != nil {
+				return err
+			}
+			a.log.Info("metadata written", "file", metadata, "items", sc.Items)
 		}
 		if speedup < 0 {
 			speedup = 0 // no pacing, as --speedup 0
@@ -285,6 +304,35 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		return nil
 	}
 	return cmd
+}
+
+// writeMetadata writes the display metadata of the catalog of sc to file, atomically (a merger
+// reading it meanwhile sees the old file or the new one).
+func writeMetadata(file string, sc stream.Config, thumbnail string) error {
+	g, err := stream.NewGenerator(sc)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".metadata-*")
+	if err != nil {
+		return fmt.Errorf("metadata: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriter(tmp)
+	err = g.WriteMetadata(bw, thumbnail)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), file)
+	}
+	if err != nil {
+		return fmt.Errorf("metadata %s: %w", file, err)
+	}
+	return nil
 }
 
 // checkWritableDir fails early, before producing anything, when file's

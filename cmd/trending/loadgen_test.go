@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/stream"
+	"trending/speed/merge"
 )
 
 func TestLoadgenFlagErrors(t *testing.T) {
@@ -32,6 +34,8 @@ func TestLoadgenFlagErrors(t *testing.T) {
 		{[]string{"--kafka", ""}, "--kafka"},
 		{[]string{"--servers", "0"}, "--servers"},
 		{[]string{"--truth", "/no/such/dir/t.jsonl"}, "--truth"},
+		{[]string{"--metadata", "/no/such/dir/items.csv"}, "--metadata"},
+		{[]string{"--thumbnail-url", "https://img.example/{id}.jpg"}, "needs --metadata"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := runTrending(t, append([]string{"loadgen", "--kafka", "127.0.0.1:1"}, c.args...)...)
@@ -67,10 +71,11 @@ func TestLoadgenEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kf.Close()
-	file := filepath.Join(t.TempDir(), "truth.jsonl")
+	file, meta := filepath.Join(t.TempDir(), "truth.jsonl"), filepath.Join(t.TempDir(), "items.csv")
 	_, err = runTrending(t, "loadgen", "--kafka", kf.Addr, "--views-topic", "lg", "--partitions", "3", "--rate", "1000",
 		"--duration", "3s", "--speedup", "0", "--items", "1000", "--servers", "20", "--malformed", "0.01",
-		"--viral", "Vhot@+1s:50%:1s", "--truth", file, "--seed", "7", "--start", "2026-01-20T00:00:00Z", "--log-format", "text")
+		"--viral", "Vhot@+1s:50%:1s", "--truth", file, "--seed", "7",
+		"--metadata", meta, "--thumbnail-url", "https://img.example/{id}.jpg", "--start", "2026-01-20T00:00:00Z", "--log-format", "text")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,5 +95,15 @@ func TestLoadgenEmbedded(t *testing.T) {
 	c := tr.Range(from, from.Add(time.Minute))
 	if tr.Views() != 3000 || c.Total() != 3000 || c.Get("Vhot") < 400 || c.Get("Vhot") > 600 {
 		t.Fatalf("truth has %d views (%d in the minute, Vhot %d), want 3000 with Vhot near 500", tr.Views(), c.Total(), c.Get("Vhot"))
+	}
+	// The metadata names every item the stream can send, in the merger's --titles format.
+	src, err := merge.OpenTitles(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := src.Titles(context.Background(), []string{"V1", "V1000", "Vhot", "V1001"})
+	if err != nil || len(got) != 3 || got["V1"] != (merge.Meta{Title: stream.Title(1), Thumbnail: "https://img.example/V1.jpg"}) ||
+		got["Vhot"].Title == "" || got["Vhot"].Thumbnail != "https://img.example/Vhot.jpg" {
+		t.Fatalf("metadata: %v, %v", got, err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"trending/model"
 	rules "trending/model/topics"
 	"trending/serving/api"
+	"trending/serving/api/demo"
 	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/topics"
@@ -63,7 +64,9 @@ installed:
   batch          a built-in scheduler that recomputes each closed hour, day and month exactly
                  from the archive (Go-native engine, rollups in DATA/rollups.db) and a nightly run
   load           a Zipf load generator (--no-load turns it off); --backfill with --speedup
-                 replays the recent past quickly, so closed windows turn exact within minutes
+                 replays the recent past quickly, so closed windows turn exact within minutes;
+                 its items get invented titles and placeholder thumbnails (DATA/items.csv,
+                 images at /demo/thumbnail?id=ITEM) unless --titles names a real source
 
 The same code paths as production: kafka-go talks to the embedded broker and aws-sdk-go-v2 to
 the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
@@ -151,6 +154,19 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
+	demoThumbs := false
+	if f.titles == "" && !f.noLoad {
+		// The load generator's catalog gets invented titles and placeholder thumbnails, which
+		// the API below serves, so the lists of make run read like a video site's.
+		sc, err := f.stream.config(time.Now())
+		if err != nil {
+			return err
+		}
+		f.titles, demoThumbs = filepath.Join(f.data, "items.csv"), true
+		if err := writeMetadata(f.titles, sc, demo.ThumbnailURL); err != nil {
+			return err
+		}
+	}
 	titles, err := merge.OpenTitles(f.titles)
 	if err != nil {
 		return usageOf(err, upFieldFlags)
@@ -189,6 +205,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
 			return rules.SyncReview(context.WithoutCancel(ctx), obj, rules.ReviewKey, review) // also while the API drains
 		})); err != nil {
+			return err
+		}
+	}
+	if demoThumbs {
+		if err := srv.Handle(demo.ThumbnailRoute()); err != nil {
 			return err
 		}
 	}

@@ -113,6 +113,7 @@ func TestMakeRun(t *testing.T) {
 		}
 		return time.Since(l.AsOf) < 5*time.Second, string(body)
 	})
+	checkTitles(t, base)
 	checkFreshness(t, base)
 
 	// Ctrl-C: everything stops in order and the process says so.
@@ -296,4 +297,35 @@ func (s *syncBuffer) tail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// checkTitles: the served lists carry the load generator's invented titles and thumbnails, and
+// each thumbnail URL answers an image from the same API.
+func checkTitles(t *testing.T, base string) {
+	t.Helper()
+	var l struct {
+		Items []struct {
+			ItemID    string `json:"item_id"`
+			Title     string `json:"title"`
+			Thumbnail string `json:"thumbnail_url"`
+		} `json:"items"`
+	}
+	code, body := get(base + "/v1/trending?window=hour&limit=10")
+	if code != 200 || json.Unmarshal(body, &l) != nil || len(l.Items) == 0 {
+		t.Fatalf("the hour list: %d %.300s", code, body)
+	}
+	for _, it := range l.Items {
+		if it.Title == "" || it.Thumbnail != "/demo/thumbnail?id="+it.ItemID {
+			t.Fatalf("item %s: title %q, thumbnail %q; want the load generator's metadata", it.ItemID, it.Title, it.Thumbnail)
+		}
+	}
+	resp, err := http.Get(base + l.Items[0].Thumbnail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !bytes.HasPrefix(img, []byte("<svg")) {
+		t.Fatalf("thumbnail %s: %d %s %.100s", l.Items[0].Thumbnail, resp.StatusCode, resp.Header.Get("Content-Type"), img)
+	}
 }

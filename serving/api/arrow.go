@@ -17,8 +17,9 @@ import (
 const ArrowMediaType = "application/vnd.apache.arrow.stream"
 
 // encodeArrow writes the first n items of l as an Arrow IPC stream of one record batch: columns
-// rank (int32), item_id (utf8), title (utf8), views (uint64), exact (bool). The list-level
-// fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
+// rank (int32), item_id (utf8), title (utf8), views (uint64), exact (bool) and thumbnail_url
+// (utf8, empty when unknown; last, so readers of the first five by position still work). The
+// list-level fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
 // stale_partitions comma-separated), so one stream carries everything the JSON body does
 // except age_seconds, which would make the stream differ from second to second.
 func encodeArrow(l model.List, n int) ([]byte, error) {
@@ -29,6 +30,7 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 		{Name: "title", Type: arrow.BinaryTypes.String},
 		{Name: "views", Type: arrow.PrimitiveTypes.Uint64},
 		{Name: "exact", Type: arrow.FixedWidthTypes.Boolean},
+		{Name: "thumbnail_url", Type: arrow.BinaryTypes.String},
 	}, &md)
 
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
@@ -38,12 +40,14 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 	title := b.Field(2).(*array.StringBuilder)
 	views := b.Field(3).(*array.Uint64Builder)
 	exact := b.Field(4).(*array.BooleanBuilder)
+	thumb := b.Field(5).(*array.StringBuilder)
 	for _, it := range l.Items[:n] {
 		rank.Append(int32(it.Rank))
 		id.Append(it.ItemID)
 		title.Append(it.Title)
 		views.Append(it.Views)
 		exact.Append(it.Exact)
+		thumb.Append(it.Thumbnail)
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()

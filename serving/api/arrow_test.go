@@ -60,9 +60,11 @@ func TestArrowRoundTrip(t *testing.T) {
 				title := rec.Column(2).(*array.String)
 				views := rec.Column(3).(*array.Uint64)
 				exact := rec.Column(4).(*array.Boolean)
+				thumb := rec.Column(5).(*array.String)
 				for i := 0; i < int(rec.NumRows()); i++ {
 					it := want.Items[rows]
-					if int(rank.Value(i)) != it.Rank || id.Value(i) != it.ItemID || title.Value(i) != it.Title || views.Value(i) != it.Views || exact.Value(i) != it.Exact {
+					if int(rank.Value(i)) != it.Rank || id.Value(i) != it.ItemID || title.Value(i) != it.Title || views.Value(i) != it.Views ||
+						exact.Value(i) != it.Exact || thumb.Value(i) != it.ThumbnailURL {
 						t.Fatalf("row %d differs from JSON item %+v", rows, it)
 					}
 					rows++
@@ -152,13 +154,14 @@ func TestArrowPyarrow(t *testing.T) {
 					Title  []string `json:"title"`
 					Views  []uint64 `json:"views"`
 					Exact  []bool   `json:"exact"`
+					Thumb  []string `json:"thumbnail_url"`
 				}
 				Batches int
 			}
 			if err := json.Unmarshal(out, &got); err != nil {
 				t.Fatalf("pyarrow output %q: %v", out, err)
 			}
-			wantTypes := map[string]string{"rank": "int32", "item_id": "string", "title": "string", "views": "uint64", "exact": "bool"}
+			wantTypes := map[string]string{"rank": "int32", "item_id": "string", "title": "string", "views": "uint64", "exact": "bool", "thumbnail_url": "string"}
 			for k, v := range wantTypes {
 				if got.Types[k] != v {
 					t.Errorf("column %s: pyarrow type %q, want %q", k, got.Types[k], v)
@@ -170,7 +173,7 @@ func TestArrowPyarrow(t *testing.T) {
 			}
 			for i, it := range want.Items {
 				if got.Columns.Rank[i] != it.Rank || got.Columns.ItemID[i] != it.ItemID || got.Columns.Title[i] != it.Title ||
-					got.Columns.Views[i] != it.Views || got.Columns.Exact[i] != it.Exact {
+					got.Columns.Views[i] != it.Views || got.Columns.Exact[i] != it.Exact || got.Columns.Thumb[i] != it.ThumbnailURL {
 					t.Fatalf("row %d: pyarrow (%d %q %q %d %v), JSON %+v", i, got.Columns.Rank[i], got.Columns.ItemID[i],
 						got.Columns.Title[i], got.Columns.Views[i], got.Columns.Exact[i], it)
 				}

@@ -41,6 +41,9 @@ func seedLists() []model.List {
 	for i := range hourLive.Items {
 		hourLive.Items[i].Views = uint64(10000 - 50*i)
 		hourLive.Items[i].Title = fmt.Sprintf("Video \"%d\" <é>", i)
+		if i%2 == 0 { // half the items have a thumbnail, half not
+			hourLive.Items[i].Thumbnail = fmt.Sprintf("https://img.example/v%d.jpg?s=160&t=<%d>", i, i)
+		}
 	}
 	hourLive.Partial, hourLive.StalePartitions = true, []int{3, 7}
 	hourLive.WindowStart, hourLive.WindowEnd = hourLive.AsOf.Add(-time.Hour), hourLive.AsOf // the last 60 minutes, open minute included

@@ -92,7 +92,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact}
+		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact}
 		if t := it.Topic; t != nil {
 			ir.Score, ir.Expected, ir.NewShare, ir.NoHistory, ir.Review = t.Score, t.Expected, t.NewShare, t.NoHistory, t.Review
 		}
@@ -204,7 +204,7 @@ func (e *entry) etag(n int, variant string) string {
 func (e *entry) approxBytes() int {
 	n := len(e.headA) + len(e.headB) + len(e.items) + 8*len(e.ends) + 512
 	for _, it := range e.list.Items {
-		n += 64 + len(it.ItemID) + len(it.Title)
+		n += 64 + len(it.ItemID) + len(it.Title) + len(it.Thumbnail)
 	}
 	return n
 }

@@ -26,6 +26,9 @@ type TopVideosResponse struct {
 type TopVideo struct {
 	VideoID string `json:"video_id"`
 	Views   uint64 `json:"views"`
+	// Title and ThumbnailURL: beyond the requirements' shape, absent when unknown.
+	Title        string `json:"title,omitempty"`
+	ThumbnailURL string `json:"thumbnail_url,omitempty"`
 }
 
 func (s *Server) handleTopVideos(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +60,7 @@ func (s *Server) handleTopVideos(w http.ResponseWriter, r *http.Request) {
 	l := e.list
 	resp := TopVideosResponse{Window: p["window"], AsOf: l.AsOf, Videos: make([]TopVideo, 0, min(k, len(l.Items)))}
 	for _, it := range l.Items[:min(k, len(l.Items))] {
-		resp.Videos = append(resp.Videos, TopVideo{VideoID: it.ItemID, Views: it.Views})
+		resp.Videos = append(resp.Videos, TopVideo{VideoID: it.ItemID, Views: it.Views, Title: it.Title, ThumbnailURL: it.Thumbnail})
 	}
 	body, _ := json.Marshal(resp) // strings, numbers and a time: it cannot fail
 	h := w.Header()

@@ -21,7 +21,7 @@ func TestTopVideos(t *testing.T) {
 		t.Fatalf("1h: %+v", got)
 	}
 	for i, v := range got.Videos {
-		if v.VideoID != hour.Items[i].ItemID || v.Views != hour.Items[i].Views {
+		if v.VideoID != hour.Items[i].ItemID || v.Views != hour.Items[i].Views || v.Title != hour.Items[i].Title || v.ThumbnailURL != hour.Items[i].ThumbnailURL {
 			t.Fatalf("video %d: %+v, the hour list has %+v", i, v, hour.Items[i])
 		}
 	}

@@ -42,8 +42,10 @@ type ItemResponse struct {
 	Rank   int    `json:"rank"`
 	ItemID string `json:"item_id"`
 	Title  string `json:"title"`
-	Views  uint64 `json:"views"`
-	Exact  bool   `json:"exact"`
+	// ThumbnailURL is the item's image, absolute or relative to the API; absent when unknown.
+	ThumbnailURL string `json:"thumbnail_url,omitempty"`
+	Views        uint64 `json:"views"`
+	Exact        bool   `json:"exact"`
 	// The topics fields, on GET /v1/topics only (model.Item says what each means); absent
 	// means zero or false.
 	Score     float64 `json:"score,omitempty"`

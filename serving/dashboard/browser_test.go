@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"html"
 	"math"
 	"net"
 	"net/http"
@@ -66,6 +67,9 @@ func TestDashboardRenders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := srv.Handle(demo.ThumbnailRoute()); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +120,9 @@ func TestDashboardRenders(t *testing.T) {
 		for _, it := range l.Items[:3] {
 			if !strings.Contains(dom, `data-item="`+it.ItemID+`"`) {
 				t.Errorf("live %s list: item %s not rendered", l.Window, it.ItemID)
+			}
+			if thumb := `class="thumb" src="` + html.EscapeString(it.Thumbnail) + `"`; !strings.Contains(dom, thumb) {
+				t.Errorf("live %s list: item %s has no thumbnail %s", l.Window, it.ItemID, thumb)
 			}
 		}
 		if !strings.Contains(dom, `data-window="`+l.Window+`"`) {

@@ -100,7 +100,7 @@ type Merger struct {
 	mu      sync.Mutex
 	lists   map[model.Key]map[int]model.Partial // newest list of each partition, per served list
 	dirty   map[model.Key]bool
-	titles  map[string]string // every title seen, reused when the source fails
+	titles  map[string]Meta // every item's metadata seen, reused when the source fails
 	metrics metrics
 
 	// The batch layer's all-time base, newest and the one before (which serves while the
@@ -132,7 +132,7 @@ func New(cfg Config) (*Merger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]string{},
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
 		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1)}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
@@ -415,7 +415,8 @@ func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
 		m.titles[id] = t
 	}
 	for i := range l.Items {
-		l.Items[i].Title = m.titles[l.Items[i].ItemID]
+		meta := m.titles[l.Items[i].ItemID]
+		l.Items[i].Title, l.Items[i].Thumbnail = meta.Title, meta.Thumbnail
 	}
 }
 

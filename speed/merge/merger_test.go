@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -350,13 +353,13 @@ func TestSketchBound(t *testing.T) {
 
 type failingTitles struct{ fail bool }
 
-func (f *failingTitles) Titles(_ context.Context, ids []string) (map[string]string, error) {
+func (f *failingTitles) Titles(_ context.Context, ids []string) (map[string]merge.Meta, error) {
 	if f.fail {
 		return nil, errors.New("metadata store down")
 	}
-	out := map[string]string{}
+	out := map[string]merge.Meta{}
 	for _, id := range ids {
-		out[id] = "Title of " + id
+		out[id] = merge.Meta{Title: "Title of " + id, Thumbnail: "/img/" + id + ".jpg"}
 	}
 	return out, nil
 }
@@ -371,17 +374,22 @@ func TestTitlesReusedOnFailure(t *testing.T) {
 	m.Offer(partial("hour", 0, t0.Add(time.Minute), e("V7", 6)))
 	m.Publish(context.Background(), t0)
 	got, _ := st.Get(context.Background(), model.Key{Window: "hour"})
-	if got.Items[0].Title != "Title of V7" || got.Items[0].Views != 6 {
-		t.Fatalf("got %+v, want the previous title kept on a failed lookup", got.Items[0])
+	if got.Items[0].Title != "Title of V7" || got.Items[0].Thumbnail != "/img/V7.jpg" || got.Items[0].Views != 6 {
+		t.Fatalf("got %+v, want the previous title and thumbnail kept on a failed lookup", got.Items[0])
 	}
 }
 
 func TestFileTitles(t *testing.T) {
 	dir := t.TempDir()
+	cats := merge.Meta{Title: "Cats", Thumbnail: "https://img.example/V7.jpg"}
+	dogs := merge.Meta{Title: "Dogs, again"}
 	for name, body := range map[string]string{
-		"t.csv":     "item_id,title\nV7,Cats\nV8,\"Dogs, again\"\n",
-		"t.json":    `{"V7":"Cats","V8":"Dogs, again"}`,
-		"rows.json": `[{"item_id":"V7","title":"Cats"},{"item_id":"V8","title":"Dogs, again"}]`,
+		"t.csv":      "item_id,title\nV7,Cats\nV8,\"Dogs, again\"\n",
+		"thumbs.csv": "item_id,title,thumbnail_url\nV7,Cats,https://img.example/V7.jpg\nV8,\"Dogs, again\",\n",
+		"mixed.csv":  "V7,Cats,https://img.example/V7.jpg\nV8,\"Dogs, again\"\n",
+		"t.json":     `{"V7":"Cats","V8":"Dogs, again"}`,
+		"obj.json":   `{"V7":{"title":"Cats","thumbnail_url":"https://img.example/V7.jpg"},"V8":"Dogs, again"}`,
+		"rows.json":  `[{"item_id":"V7","title":"Cats","thumbnail_url":"https://img.example/V7.jpg"},{"item_id":"V8","title":"Dogs, again"}]`,
 	} {
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, []byte(body), 0o644)
@@ -390,12 +398,56 @@ func TestFileTitles(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := src.Titles(context.Background(), []string{"V7", "V8", "V9"})
-		if err != nil || got["V7"] != "Cats" || got["V8"] != "Dogs, again" || len(got) != 2 {
+		wantCats := cats
+		if !strings.Contains(body, "img.example") {
+			wantCats.Thumbnail = ""
+		}
+		if err != nil || got["V7"] != wantCats || got["V8"] != dogs || len(got) != 2 {
 			t.Fatalf("%s: %v %v", name, got, err)
+		}
+	}
+	for name, body := range map[string]string{
+		"one.csv":   "V7\n",
+		"four.csv":  "V7,Cats,x,y\n",
+		"bad.json":  `{"V7":7}`,
+		"rows.json": `[{"item_id":"V7","title":7}]`,
+	} {
+		p := filepath.Join(dir, "bad-"+name)
+		os.WriteFile(p, []byte(body), 0o644)
+		src, err := merge.OpenTitles(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := src.Titles(context.Background(), []string{"V7"}); err == nil || !strings.Contains(err.Error(), "titles file") {
+			t.Fatalf("%s: got %v, %v; want an error naming the titles file", name, got, err)
 		}
 	}
 	if _, err := merge.OpenTitles(filepath.Join(dir, "missing.csv")); err == nil {
 		t.Fatal("a missing titles file must be an error")
+	}
+}
+
+// TestHTTPTitles: the endpoint may answer titles or {"title","thumbnail_url"} objects; answers
+// are cached, so a second lookup of the same ids asks nothing.
+func TestHTTPTitles(t *testing.T) {
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.URL.Query().Get("ids"))
+		w.Write([]byte(`{"V7":{"title":"Cats","thumbnail_url":"https://img.example/V7.jpg"},"V8":"Dogs"}`))
+	}))
+	defer srv.Close()
+	src, err := merge.OpenTitles(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		got, err := src.Titles(context.Background(), []string{"V7", "V8"})
+		if err != nil || got["V7"] != (merge.Meta{Title: "Cats", Thumbnail: "https://img.example/V7.jpg"}) || got["V8"] != (merge.Meta{Title: "Dogs"}) {
+			t.Fatalf("got %v, %v", got, err)
+		}
+	}
+	if len(asked) != 1 || asked[0] != "V7,V8" {
+		t.Fatalf("asked %q, want one request for V7,V8", asked)
 	}
 }
 

@@ -16,31 +16,56 @@ import (
 	"trending/internal/setting"
 )
 
-// Titles looks up display titles for item ids. Implementations are safe for concurrent use.
-// A missing title is simply absent from the map.
+// Meta is what a list shows of an item beside its id: a display title and a thumbnail URL,
+// either empty when unknown.
+type Meta struct {
+	Title     string `json:"title"`
+	Thumbnail string `json:"thumbnail_url"`
+}
+
+// UnmarshalJSON reads a Meta from an object {"title","thumbnail_url"} or from a bare string,
+// the title alone (the format before thumbnails, still accepted).
+func (m *Meta) UnmarshalJSON(b []byte) error {
+	var title string
+	if err := json.Unmarshal(b, &title); err == nil {
+		*m = Meta{Title: title}
+		return nil
+	}
+	type plain Meta
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return errors.New("want a title string or an object {\"title\",\"thumbnail_url\"}")
+	}
+	*m = Meta(p)
+	return nil
+}
+
+// Titles looks up the display metadata of item ids. Implementations are safe for concurrent
+// use. An item without metadata is simply absent from the map.
 type Titles interface {
-	Titles(ctx context.Context, ids []string) (map[string]string, error)
+	Titles(ctx context.Context, ids []string) (map[string]Meta, error)
 }
 
 // NoTitles is the default: lists carry item ids only.
 type NoTitles struct{}
 
 // Titles implements Titles.
-func (NoTitles) Titles(context.Context, []string) (map[string]string, error) { return nil, nil }
+func (NoTitles) Titles(context.Context, []string) (map[string]Meta, error) { return nil, nil }
 
-// FileTitles reads titles from a CSV file (item_id,title per line; a header line is allowed)
-// or a JSON file (an object of id to title, or an array of {"item_id","title"}), reloading it
+// FileTitles reads item metadata from a CSV file (item_id,title or item_id,title,thumbnail_url
+// per line; a header line is allowed) or a JSON file (an object of id to title or to
+// {"title","thumbnail_url"}, or an array of {"item_id","title","thumbnail_url"}), reloading it
 // when its modification time changes.
 type FileTitles struct {
 	Path string
 
 	mu     sync.Mutex
 	mod    time.Time
-	titles map[string]string
+	titles map[string]Meta
 }
 
 // Titles implements Titles.
-func (f *FileTitles) Titles(_ context.Context, ids []string) (map[string]string, error) {
+func (f *FileTitles) Titles(_ context.Context, ids []string) (map[string]Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, err := os.Stat(f.Path)
@@ -54,7 +79,7 @@ func (f *FileTitles) Titles(_ context.Context, ids []string) (map[string]string,
 		}
 		f.titles, f.mod = m, st.ModTime()
 	}
-	out := make(map[string]string, len(ids))
+	out := make(map[string]Meta, len(ids))
 	for _, id := range ids {
 		if t, ok := f.titles[id]; ok {
 			out[id] = t
@@ -63,50 +88,59 @@ func (f *FileTitles) Titles(_ context.Context, ids []string) (map[string]string,
 	return out, nil
 }
 
-func readTitlesFile(path string) (map[string]string, error) {
+func readTitlesFile(path string) (map[string]Meta, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("titles file: %w", err)
 	}
-	m := map[string]string{}
+	m := map[string]Meta{}
 	trimmed := strings.TrimSpace(string(raw))
 	switch {
 	case strings.HasPrefix(trimmed, "{"):
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("titles file %s: want a JSON object of item_id to title: %w", path, err)
+			return nil, fmt.Errorf("titles file %s: want a JSON object of item_id to a title or {\"title\",\"thumbnail_url\"}: %w", path, err)
 		}
 	case strings.HasPrefix(trimmed, "["):
 		var rows []struct {
 			ItemID string `json:"item_id"`
-			Title  string `json:"title"`
+			Meta
 		}
 		if err := json.Unmarshal(raw, &rows); err != nil {
-			return nil, fmt.Errorf("titles file %s: want a JSON array of {\"item_id\",\"title\"}: %w", path, err)
+			return nil, fmt.Errorf("titles file %s: want a JSON array of {\"item_id\",\"title\",\"thumbnail_url\"}: %w", path, err)
 		}
 		for _, r := range rows {
-			m[r.ItemID] = r.Title
+			m[r.ItemID] = r.Meta
 		}
 	default:
 		r := csv.NewReader(strings.NewReader(string(raw)))
-		r.FieldsPerRecord = 2
-		for line := 1; ; line++ {
+		r.FieldsPerRecord = -1
+		for {
 			rec, err := r.Read()
 			if errors.Is(err, io.EOF) {
 				break
 			}
+			line, _ := r.FieldPos(0)
+			if err == nil && len(rec) != 2 && len(rec) != 3 {
+				err = fmt.Errorf("line %d: %d fields", line, len(rec))
+			}
 			if err != nil {
-				return nil, fmt.Errorf("titles file %s: want CSV lines item_id,title: %w", path, err)
+				return nil, fmt.Errorf("titles file %s: want CSV lines item_id,title or item_id,title,thumbnail_url: %w", path, err)
 			}
 			if line == 1 && rec[0] == "item_id" {
 				continue
 			}
-			m[rec[0]] = rec[1]
+			meta := Meta{Title: rec[1]}
+			if len(rec) == 3 {
+				meta.Thumbnail = rec[2]
+			}
+			m[rec[0]] = meta
 		}
 	}
 	return m, nil
 }
 
-// HTTPTitles asks an HTTP endpoint: GET URL?ids=a,b,c answering a JSON object of id to title.
+// HTTPTitles asks an HTTP endpoint: GET URL?ids=a,b,c answering a JSON object of id to a title
+// or to {"title","thumbnail_url"}.
 // Answers are cached for TTL (default 10 minutes).
 type HTTPTitles struct {
 	URL    string
@@ -118,18 +152,18 @@ type HTTPTitles struct {
 }
 
 type cached struct {
-	title string
-	at    time.Time
+	meta Meta
+	at   time.Time
 }
 
 // Titles implements Titles.
-func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]string, error) {
+func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]Meta, error) {
 	ttl := h.TTL
 	if ttl == 0 {
 		ttl = 10 * time.Minute
 	}
 	now := time.Now()
-	out := make(map[string]string, len(ids))
+	out := make(map[string]Meta, len(ids))
 	var missing []string
 	h.mu.Lock()
 	if h.cache == nil {
@@ -137,8 +171,8 @@ func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]strin
 	}
 	for _, id := range ids {
 		if c, ok := h.cache[id]; ok && now.Sub(c.at) < ttl {
-			if c.title != "" {
-				out[id] = c.title
+			if c.meta != (Meta{}) {
+				out[id] = c.meta
 			}
 			continue
 		}
@@ -171,14 +205,14 @@ func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]strin
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("titles endpoint: %s", resp.Status)
 	}
-	var got map[string]string
+	var got map[string]Meta
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&got); err != nil {
-		return nil, fmt.Errorf("titles endpoint: want a JSON object of id to title: %w", err)
+		return nil, fmt.Errorf("titles endpoint: want a JSON object of id to a title or {\"title\",\"thumbnail_url\"}: %w", err)
 	}
 	h.mu.Lock()
 	for _, id := range missing {
-		h.cache[id] = cached{title: got[id], at: now}
-		if t := got[id]; t != "" {
+		h.cache[id] = cached{meta: got[id], at: now}
+		if t := got[id]; t != (Meta{}) {
 			out[id] = t
 		}
 	}

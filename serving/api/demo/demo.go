@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"trending/model"
@@ -127,7 +128,7 @@ func list(window string, start, end, asOf time.Time, src model.Source, sketch bo
 	for i := 0; i < n; i++ {
 		id := fmt.Sprintf("vid-%04x", (i*7919+seed*104729)%65536)
 		l.Items = append(l.Items, model.Item{Rank: i + 1, ItemID: id, Title: titles[(i+seed)%len(titles)],
-			Views: uint64(top / math.Pow(float64(i+1), 0.8)), Exact: exact})
+			Thumbnail: strings.ReplaceAll(ThumbnailURL, "{id}", id), Views: uint64(top / math.Pow(float64(i+1), 0.8)), Exact: exact})
 	}
 	return l
 }

@@ -134,6 +134,16 @@ function barChart(items, sketch) {
   return g;
 }
 
+// thumbnail is the item's image when the list carries one (an http(s) or relative URL), hidden
+// if it fails to load.
+function thumbnail(it) {
+  const u = it.thumbnail_url;
+  if (!u || !/^(https?:\/\/|\/)/.test(u)) return null;
+  const img = el("img", { class: "thumb", src: u, alt: "", loading: "lazy", width: 32, height: 18 });
+  img.addEventListener("error", () => { img.hidden = true; });
+  return img;
+}
+
 // listTable shows "≈" on sketch estimates (never low); other speed counts are counted, but may
 // miss late events, which the list's status says.
 function listTable(items, rows, sketch) {
@@ -142,7 +152,7 @@ function listTable(items, rows, sketch) {
     t.append(el("tr", { "data-item": it.item_id },
       el("td", { class: "rank num" }, it.rank),
       el("td", { title: it.title ? `${it.item_id} · ${it.title}` : it.item_id },
-        el("span", { class: "id" }, it.item_id), it.title ? el("span", { class: "title" }, it.title) : null),
+        thumbnail(it), el("span", { class: "id" }, it.item_id), it.title ? el("span", { class: "title" }, it.title) : null),
       el("td", { class: "views num", title: `${full(it.views)} views${sketch ? " (estimate: never low)" : ""}` },
         sketch ? el("span", { class: "est" }, "≈") : null, compact(it.views))));
   }
