@@ -33,9 +33,11 @@ dropped: its last list is reused and the served list is marked partial, naming i
 The store refuses a version older than the one it holds, so a standby merger (run a second
 'trending merge' anywhere) or one that paused and woke late can never regress a list.
 
-Titles come from --titles: a CSV (item_id,title) or JSON file, or an http(s) endpoint
-answering GET URL?ids=a,b,c with a JSON object; when the lookup fails, the previous titles
-are reused.`,
+Titles and thumbnails come from --titles: a CSV (item_id,title[,thumbnail_url]) or JSON
+file (an object of id to a title or to {"title","thumbnail_url"}, or an array of
+{"item_id","title","thumbnail_url"}), reloaded when it changes, or an http(s) endpoint
+answering GET URL?ids=a,b,c with such an object; when the lookup fails, the previous titles
+are reused. 'trending loadgen --metadata' writes such a file for its generated items.`,
 		Example: `  trending merge --kafka 127.0.0.1:39092 --store clickhouse://127.0.0.1:39100/trending --titles titles.csv`,
 		Args:    cobra.NoArgs,
 	}
