@@ -5,20 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/segmentio/kafka-go"
 
 	"trending/archive"
-	"trending/internal/eventlog"
 	"trending/internal/itest"
-	"trending/internal/objstore"
-	"trending/model/event"
 )
 
 // TestKillBetweenUploadAndCommit runs the real `trending archive` against the real Kafka and
@@ -33,82 +27,17 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the archiver binary against the real Kafka and MinIO for about 15 s")
 	}
-	kafkaAddr := itest.Kafka(t)
-	s3 := itest.S3(t)
 	ctx := itest.Context(t, 3*time.Minute)
+	f := newFixture(t, ctx, "upcommit", 2)
 	bin := binary(t)
 	testStart := time.Now()
 
-	topic := itest.Name(t, "upcommit")
-	kc := eventlog.Plain(kafkaAddr)
-	if _, err := kc.EnsureTopics(ctx, eventlog.Spec{Name: topic, Partitions: 2}); err != nil {
-		t.Fatal(err)
-	}
-	oc := objstore.DefaultConfig()
-	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = s3.Endpoint, topic, s3.AccessKey, s3.SecretKey
-	obj, err := objstore.New(ctx, oc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := obj.EnsureBucket(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	// The producer: chunks of events spread over two closed hours until stopped; the truth
-	// is what Kafka acknowledged.
 	hours := []time.Time{time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)}
 	hours = append(hours, hours[0].Add(time.Hour))
-	truth := map[time.Time]map[string]uint64{hours[0]: {}, hours[1]: {}}
-	var sent int
-	stopProducing := make(chan struct{})
-	produced := make(chan error, 1)
-	w := kc.NewWriter(topic)
-	defer w.Close()
-	go func() {
-		rng := rand.New(rand.NewPCG(18, 1))
-		for {
-			msgs := make([]kafka.Message, 100)
-			type ev struct {
-				hour  time.Time
-				item  string
-				count uint64
-			}
-			evs := make([]ev, len(msgs))
-			for i := range msgs {
-				e := event.Event{ItemID: fmt.Sprintf("item-%03d", rng.IntN(300)), Count: uint32(1 + rng.IntN(5)),
-					TS: hours[0].Add(time.Duration(rng.Int64N(int64(2 * time.Hour)))).Truncate(time.Millisecond)}
-				msgs[i] = kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)}
-				evs[i] = ev{e.TS.Truncate(time.Hour), e.ItemID, uint64(e.Count)}
-			}
-			if err := w.WriteMessages(ctx, msgs...); err != nil {
-				produced <- err
-				return
-			}
-			for _, e := range evs {
-				truth[e.hour][e.item] += e.count
-			}
-			sent += len(msgs)
-			select {
-			case <-stopProducing:
-				produced <- nil
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}()
-	var stopOnce sync.Once
-	stop := func() error {
-		stopOnce.Do(func() { close(stopProducing) })
-		return <-produced
-	}
-	defer func() {
-		stopOnce.Do(func() { close(stopProducing) })
-	}()
+	prod := f.startProducer(ctx, hours[0], 2*time.Hour, 100, 100*time.Millisecond, 18)
+	t.Cleanup(func() { prod.stop(t) })
 
-	args := []string{"archive", "--kafka", kafkaAddr, "--views-topic", topic, "--partitions", "2",
-		"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey, "--s3-secret-key", s3.SecretKey, "--s3-bucket", topic,
-		"--roll-age", "500ms", "--roll-bytes", "1MiB", "--metrics-addr", "", "--log-format", "json"}
-	arch := newChild(bin, "archive", args)
+	arch := newChild(bin, "archive", f.args("archive", "--roll-age", "500ms", "--roll-bytes", "1MiB"))
 	arch.env = []string{archive.FaultEnv + "=archive-after-upload:3"}
 	arch.start(t)
 	defer func() {
@@ -134,35 +63,18 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 	arch.env = nil
 	arch.start(t)
 	time.Sleep(2 * time.Second)
-	if err := stop(); err != nil {
-		t.Fatalf("produce: %v", err)
-	}
-	ends, err := kc.TopicOffsets(ctx, topic)
+	prod.stop(t)
+	ends, err := f.kc.TopicOffsets(ctx, f.topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rd := archive.NewReader(obj)
-	waitFor(t, time.Now().Add(60*time.Second), "the archive's progress at the end of both partitions", func() (bool, string) {
-		ps, err := rd.Progress(ctx)
-		if err != nil {
-			return false, err.Error()
-		}
-		next := map[int]int64{}
-		for _, p := range ps {
-			next[int(p.Partition)] = p.NextOffset
-		}
-		for _, o := range ends {
-			if next[o.Partition] < o.Last {
-				return false, fmt.Sprintf("progress %v, ends %v", next, ends)
-			}
-		}
-		return true, ""
-	})
+	f.waitArchived(t, ctx, ends, 60*time.Second)
 	if !arch.kill() {
 		t.Errorf("the restarted archiver exited by itself: %s", arch.cmd.ProcessState)
 	}
 
 	// The raw objects, every row: some offsets twice.
+	rd := archive.NewReader(f.obj)
 	type po struct {
 		p int32
 		o int64
@@ -175,7 +87,7 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, o := range objs {
-			body, err := obj.Get(ctx, o.Key)
+			body, err := f.obj.Get(ctx, o.Key)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,12 +102,12 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 	for _, n := range copies {
 		dups += n - 1
 	}
-	t.Logf("%d events sent; the archive's %d objects hold %d rows, %d of them copies of an offset another object holds", sent, objects, rawRows, dups)
+	t.Logf("%d events sent; the archive's %d objects hold %d rows, %d of them copies of an offset another object holds", prod.sent, objects, rawRows, dups)
 	if dups == 0 {
 		t.Fatal("no offset archived twice: the kill between upload and commit did not exercise the readers' dedup")
 	}
-	if len(copies) != sent {
-		t.Errorf("the raw objects hold %d distinct offsets, %d events were sent", len(copies), sent)
+	if len(copies) != prod.sent {
+		t.Errorf("the raw objects hold %d distinct offsets, %d events were sent", len(copies), prod.sent)
 	}
 
 	// The deduplicated read: each hour equal to the truth, each offset once.
@@ -214,12 +126,12 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 		}); err != nil {
 			t.Fatalf("hour %s: %v", h.Format(time.RFC3339), err)
 		}
-		if d := diffCounts(got, truth[h]); d != "" {
+		if d := diffCounts(got, prod.truth.Range(h, h.Add(time.Hour)).Map()); d != "" {
 			t.Errorf("hour %s: the archive read back differs from what was sent: %s", h.Format(time.RFC3339), d)
 		}
 	}
-	if read != sent {
-		t.Errorf("the deduplicated read holds %d events, %d were sent", read, sent)
+	if read != prod.sent {
+		t.Errorf("the deduplicated read holds %d events, %d were sent", read, prod.sent)
 	}
 	t.Logf("done in %s", time.Since(testStart).Round(100*time.Millisecond))
 }

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/archive"
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/internal/objstore"
+	"trending/internal/stream"
+	"trending/model/event"
+)
+
+// fixture is one test's topic on the real Kafka and its bucket on the real MinIO (both named
+// after the test), with the flags that point the binary's roles at them.
+type fixture struct {
+	kafkaAddr string
+	topic     string
+	kc        *eventlog.Client
+	obj       *objstore.Store
+	kafka     []string // --kafka, --views-topic, --partitions
+	s3        []string // --s3-*
+}
+
+func newFixture(t *testing.T, ctx context.Context, prefix string, partitions int) *fixture {
+	t.Helper()
+	f := &fixture{kafkaAddr: itest.Kafka(t), topic: itest.Name(t, prefix)}
+	s3 := itest.S3(t)
+	f.kc = eventlog.Plain(f.kafkaAddr)
+	if _, err := f.kc.EnsureTopics(ctx, eventlog.Spec{Name: f.topic, Partitions: partitions}); err != nil {
+		t.Fatal(err)
+	}
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = s3.Endpoint, f.topic, s3.AccessKey, s3.SecretKey
+	obj, err := objstore.New(ctx, oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := obj.EnsureBucket(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.obj = obj
+	f.kafka = []string{"--kafka", f.kafkaAddr, "--views-topic", f.topic, "--partitions", fmt.Sprint(partitions)}
+	f.s3 = []string{"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey, "--s3-secret-key", s3.SecretKey, "--s3-bucket", f.topic}
+	return f
+}
+
+// args is a role's command line: name, then the Kafka and S3 flags, no metrics listener,
+// JSON logs, then extra.
+func (f *fixture) args(name string, extra ...string) []string {
+	a := append([]string{name}, f.kafka...)
+	a = append(a, f.s3...)
+	a = append(a, "--metrics-addr", "", "--log-format", "json")
+	return append(a, extra...)
+}
+
+// waitArchived waits until the archive's progress of every partition is at its end offset.
+func (f *fixture) waitArchived(t *testing.T, ctx context.Context, ends []eventlog.Offsets, within time.Duration) {
+	t.Helper()
+	rd := archive.NewReader(f.obj)
+	waitFor(t, time.Now().Add(within), "the archive's progress at the end of every partition", func() (bool, string) {
+		ps, err := rd.Progress(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		next := map[int]int64{}
+		for _, p := range ps {
+			next[int(p.Partition)] = p.NextOffset
+		}
+		for _, o := range ends {
+			if next[o.Partition] < o.Last {
+				return false, fmt.Sprintf("progress %v, ends %v", next, ends)
+			}
+		}
+		return true, ""
+	})
+}
+
+// producer writes chunks of valid events with event times spread over [from, from+span) to
+// a topic until stopped, keeping as its truth what Kafka acknowledged.
+type producer struct {
+	truth *stream.Truth
+	sent  int
+	stopc chan struct{}
+	done  chan error
+}
+
+// startProducer starts writing a chunk of n events every pause; items are item-000 to
+// item-299 with counts 1-5, reproducible from seed.
+func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.Duration, n int, pause time.Duration, seed uint64) *producer {
+	p := &producer{truth: stream.NewTruth(), stopc: make(chan struct{}), done: make(chan error, 1)}
+	w := f.kc.NewWriter(f.topic)
+	go func() {
+		defer w.Close()
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for {
+			msgs := make([]kafka.Message, n)
+			evs := make([]event.Event, n)
+			for i := range msgs {
+				e := event.Event{ItemID: fmt.Sprintf("item-%03d", rng.IntN(300)), Count: uint32(1 + rng.IntN(5)),
+					TS: from.Add(time.Duration(rng.Int64N(int64(span)))).Truncate(time.Millisecond)}
+				msgs[i] = kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)}
+				evs[i] = e
+			}
+			if err := w.WriteMessages(ctx, msgs...); err != nil {
+				p.done <- fmt.Errorf("produce: %w", err)
+				return
+			}
+			for _, e := range evs {
+				p.truth.Add(e)
+			}
+			p.sent += n
+			select {
+			case <-p.stopc:
+				p.done <- nil
+				return
+			case <-time.After(pause):
+			}
+		}
+	}()
+	return p
+}
+
+// stop stops the producer after its current chunk; the truth and count are then final.
+func (p *producer) stop(t *testing.T) {
+	t.Helper()
+	if p.stopc == nil {
+		return
+	}
+	close(p.stopc)
+	p.stopc = nil
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+}
