@@ -91,9 +91,10 @@ type producer struct {
 	done  chan error
 }
 
-// startProducer starts writing a chunk of n events every pause; items are item-000 to
-// item-299 with counts 1-5, reproducible from seed.
-func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.Duration, n int, pause time.Duration, seed uint64) *producer {
+// startProducer starts writing a chunk of n events every pause, until stopped or, when
+// limit is positive, until it wrote limit events; items are item-000 to item-299 with counts
+// 1-5, reproducible from seed.
+func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.Duration, n, limit int, pause time.Duration, seed uint64) *producer {
 	p := &producer{truth: stream.NewTruth(), stopc: make(chan struct{}), done: make(chan error, 1)}
 	w := f.kc.NewWriter(f.topic)
 	go func() {
@@ -116,6 +117,10 @@ func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.D
 				p.truth.Add(e)
 			}
 			p.sent += n
+			if limit > 0 && p.sent >= limit {
+				p.done <- nil
+				return
+			}
 			select {
 			case <-p.stopc:
 				p.done <- nil
@@ -127,7 +132,8 @@ func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.D
 	return p
 }
 
-// stop stops the producer after its current chunk; the truth and count are then final.
+// stop stops the producer after its current chunk (or waits for its limit); the truth and
+// count are then final.
 func (p *producer) stop(t *testing.T) {
 	t.Helper()
 	if p.stopc == nil {
@@ -138,4 +144,13 @@ func (p *producer) stop(t *testing.T) {
 	if err := <-p.done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// wait waits for a producer with a limit to write it all.
+func (p *producer) wait(t *testing.T) {
+	t.Helper()
+	if err := <-p.done; err != nil {
+		t.Fatal(err)
+	}
+	p.stopc = nil
 }

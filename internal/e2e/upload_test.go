@@ -34,7 +34,7 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 
 	hours := []time.Time{time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)}
 	hours = append(hours, hours[0].Add(time.Hour))
-	prod := f.startProducer(ctx, hours[0], 2*time.Hour, 100, 100*time.Millisecond, 18)
+	prod := f.startProducer(ctx, hours[0], 2*time.Hour, 100, 0, 100*time.Millisecond, 18)
 	t.Cleanup(func() { prod.stop(t) })
 
 	arch := newChild(bin, "archive", f.args("archive", "--roll-age", "500ms", "--roll-bytes", "1MiB"))
