@@ -87,8 +87,16 @@ func (f *fixture) waitArchived(t *testing.T, ctx context.Context, ends []eventlo
 type producer struct {
 	truth *stream.Truth
 	sent  int
-	stopc chan struct{}
-	done  chan error
+	// retries counts failed writes retried (retry set): a write that failed may still have
+	// reached the log, so the topic can hold an event more than the truth does.
+	retries int
+	lastErr error
+	// ts, when set, dates the i-th event (from 0) instead of the random time in the span.
+	ts      func(i int) time.Time
+	retry   bool
+	stopc   chan struct{}
+	stopped bool // stop or wait was called (the test's goroutine only)
+	done    chan error
 }
 
 // startProducer starts writing a chunk of n events every pause, until stopped or, when
@@ -96,6 +104,18 @@ type producer struct {
 // 1-5, reproducible from seed.
 func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.Duration, n, limit int, pause time.Duration, seed uint64) *producer {
 	p := &producer{truth: stream.NewTruth(), stopc: make(chan struct{}), done: make(chan error, 1)}
+	return p.start(ctx, f, from, span, n, limit, pause, seed)
+}
+
+// startOrdered is startProducer with event times in order, the i-th event at from + i*step,
+// and failed writes retried until ctx ends (what a producer does across a broker restart).
+func (f *fixture) startOrdered(ctx context.Context, from time.Time, step time.Duration, n, limit int, pause time.Duration, seed uint64) *producer {
+	p := &producer{truth: stream.NewTruth(), stopc: make(chan struct{}), done: make(chan error, 1), retry: true,
+		ts: func(i int) time.Time { return from.Add(time.Duration(i) * step) }}
+	return p.start(ctx, f, from, 0, n, limit, pause, seed)
+}
+
+func (p *producer) start(ctx context.Context, f *fixture, from time.Time, span time.Duration, n, limit int, pause time.Duration, seed uint64) *producer {
 	w := f.kc.NewWriter(f.topic)
 	go func() {
 		defer w.Close()
@@ -104,14 +124,29 @@ func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.D
 			msgs := make([]kafka.Message, n)
 			evs := make([]event.Event, n)
 			for i := range msgs {
-				e := event.Event{ItemID: fmt.Sprintf("item-%03d", rng.IntN(300)), Count: uint32(1 + rng.IntN(5)),
-					TS: from.Add(time.Duration(rng.Int64N(int64(span)))).Truncate(time.Millisecond)}
+				e := event.Event{ItemID: fmt.Sprintf("item-%03d", rng.IntN(300)), Count: uint32(1 + rng.IntN(5))}
+				if p.ts != nil {
+					e.TS = p.ts(p.sent + i).Truncate(time.Millisecond)
+				} else {
+					e.TS = from.Add(time.Duration(rng.Int64N(int64(span)))).Truncate(time.Millisecond)
+				}
 				msgs[i] = kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)}
 				evs[i] = e
 			}
-			if err := w.WriteMessages(ctx, msgs...); err != nil {
-				p.done <- fmt.Errorf("produce: %w", err)
-				return
+			for {
+				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				err := w.WriteMessages(wctx, msgs...)
+				cancel()
+				if err == nil {
+					break
+				}
+				if !p.retry || ctx.Err() != nil {
+					p.done <- fmt.Errorf("produce: %w (last retried: %v)", err, p.lastErr)
+					return
+				}
+				p.retries++
+				p.lastErr = err
+				time.Sleep(200 * time.Millisecond)
 			}
 			for _, e := range evs {
 				p.truth.Add(e)
@@ -136,11 +171,11 @@ func (f *fixture) startProducer(ctx context.Context, from time.Time, span time.D
 // count are then final.
 func (p *producer) stop(t *testing.T) {
 	t.Helper()
-	if p.stopc == nil {
+	if p.stopped {
 		return
 	}
+	p.stopped = true
 	close(p.stopc)
-	p.stopc = nil
 	if err := <-p.done; err != nil {
 		t.Fatal(err)
 	}
@@ -149,8 +184,8 @@ func (p *producer) stop(t *testing.T) {
 // wait waits for a producer with a limit to write it all.
 func (p *producer) wait(t *testing.T) {
 	t.Helper()
+	p.stopped = true
 	if err := <-p.done; err != nil {
 		t.Fatal(err)
 	}
-	p.stopc = nil
 }
