@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -167,7 +168,8 @@ type Archiver struct {
 	offsets func(ctx context.Context) ([]eventlog.Offsets, error)
 
 	// beforeCommit, when set, runs after a roll's uploads and before its commit; an error
-	// ends Run at once, as a crash there would. Tests only.
+	// ends Run at once, as a crash there would. Tests only: set by the package's tests, or
+	// from FaultEnv (fault.go).
 	beforeCommit func(partition int32) error
 }
 
@@ -206,10 +208,19 @@ func New(cfg Config, store *objstore.Store, log *slog.Logger, reg prometheus.Reg
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Archiver{
+	hook, err := faultHook(os.Getenv(FaultEnv))
+	if err != nil {
+		return nil, err
+	}
+	a := &Archiver{
 		cfg: cfg, store: store, log: log.With("component", "archive"), m: newMetrics(reg),
 		lay: layout{root: cfg.Root}, parts: map[int32]*partBuf{}, progress: map[int32]*Progress{},
-	}, nil
+		beforeCommit: hook,
+	}
+	if hook != nil {
+		a.log.Warn("test-only fault injection on: the process kills itself between a roll's upload and its commit", "env", FaultEnv, "value", os.Getenv(FaultEnv))
+	}
+	return a, nil
 }
 
 // Run consumes until ctx ends, then stops gracefully: it uploads every buffer, commits, and

@@ -37,7 +37,9 @@ case "${1:-}" in
     case " ${ALL[*]} " in *" $name "*) ;; *) echo "usage: $0 $1 kafka|minio|clickhouse" >&2; exit 2 ;; esac
     # One stop or start of a server at a time, across processes (tests of several packages).
     if command -v flock >/dev/null; then exec 9>"$TRENDING_RUN/$name.lock"; flock 9; fi
-    "$HERE/$name.sh" "$1" ;;
+    # The lock is this shell's: a server started here must not inherit it (a JVM keeps the
+    # descriptor open, which held every later stop or start of Kafka forever).
+    "$HERE/$name.sh" "$1" 9>&- ;;
   clean) "$0" down; rm -rf "$TRENDING_RUN"; say "removed $TRENDING_RUN" ;;
   *) echo "usage: $0 up|down|status|env|clean|stop NAME|kill NAME|start NAME" >&2; exit 2 ;;
 esac

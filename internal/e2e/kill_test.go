@@ -57,11 +57,7 @@ func TestKill9Pipeline(t *testing.T) {
 	testStart := time.Now()
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "trending")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/trending").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	t.Logf("built the binary in %s", time.Since(testStart).Round(100*time.Millisecond))
+	bin := binary(t)
 
 	topic := itest.Name(t, "kill9")
 	bucket := topic
@@ -400,6 +396,7 @@ func TestKill9Pipeline(t *testing.T) {
 type child struct {
 	bin, name string
 	args      []string
+	env       []string // added to the test's environment
 	cmd       *exec.Cmd
 	logs      *syncBuffer
 	starts    int
@@ -412,6 +409,9 @@ func newChild(bin, name string, args []string) *child {
 func (c *child) start(t *testing.T) {
 	t.Helper()
 	c.cmd = exec.Command(c.bin, c.args...)
+	if c.env != nil {
+		c.cmd.Env = append(os.Environ(), c.env...)
+	}
 	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
 	if err := c.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", c.name, err)
