@@ -112,7 +112,9 @@ func Encode(cp Checkpoint) []byte {
 	return appendCRC(b)
 }
 
-func appendCRC(b []byte) []byte { return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)) }
+func appendCRC(b []byte) []byte {
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
 
 // Decode parses and verifies a checkpoint of version 1 or 2; every malformed input is an
 // ErrCorrupt, never a panic. The pieces of a version 2 manifest have names and no Data.
