@@ -23,6 +23,9 @@ type frozen struct {
 	start int64 // first minute of the bucket, in Unix minutes
 	ents  []uint64
 	extra map[uint32]uint64
+	// piece is the name of the incremental-checkpoint piece that holds ents (which never
+	// change once the bucket is built), "" until a checkpoint stored one.
+	piece string
 }
 
 func pack(id uint32, c uint64) uint64 { return uint64(id)<<32 | c }

@@ -185,6 +185,11 @@ func (c *candidates) top(p *Partition, sk *sketch.Sketch) List {
 type sbucket struct {
 	start int64
 	sk    *sketch.Sketch
+	// piece is the name of the incremental-checkpoint piece that holds sk as it is, ""
+	// when sk changed since (or was never stored); ver says which version of sk a
+	// snapshot captured (see Partition.Stored).
+	piece string
+	ver   uint64
 }
 
 // sketchSliding is a sliding window counted by count-min sketches: one per
@@ -249,6 +254,9 @@ func (w *sketchSliding) bucket(p *Partition, s int64) *sketch.Sketch {
 	if !ok {
 		w.buckets = slices.Insert(w.buckets, i, sbucket{start: s, sk: p.newSketch()})
 	}
+	// Every change to a bucket sketch comes through here.
+	p.skVer++
+	w.buckets[i].piece, w.buckets[i].ver = "", p.skVer
 	return w.buckets[i].sk
 }
 
