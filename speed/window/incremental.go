@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"hash/crc32"
+	"math"
 	"runtime"
 	"sync"
 
