@@ -72,10 +72,13 @@ type pendingPiece struct {
 	sk   *sketch.Sketch
 	data []byte
 	// where the name goes (Stored)
-	f     *frozen
-	sw    *sketchSliding
-	sver  uint64
-	exact bool
+	f      *frozen
+	sw     *sketchSliding
+	sver   uint64
+	j      *journal // a new base: after jops ops of journal epoch jepoch
+	jepoch uint64
+	jops   int
+	exact  bool
 }
 
 // incEncoder is the encoder's incremental mode.
@@ -189,6 +192,8 @@ func (p *Partition) Stored(s *IncrementalSnapshot) {
 		switch {
 		case pp.f != nil:
 			pp.f.piece = pp.name
+		case pp.j != nil:
+			pp.j.stored(p, pp.name, pp.jepoch, pp.jops)
 		case pp.sw != nil:
 			for j := range pp.sw.buckets {
 				if b := &pp.sw.buckets[j]; b.ver == pp.sver && b.start == pp.start {
@@ -220,6 +225,19 @@ func (p *Partition) ForgetStored() {
 	}
 	if p.since != nil {
 		forget(p.since.ring)
+	}
+	p.dropJournals()
+}
+
+// dropJournals makes every calendar and all-time sketch's next checkpoint store it whole.
+func (p *Partition) dropJournals() {
+	for _, w := range p.wins {
+		switch w := w.(type) {
+		case *sketchCalendar:
+			w.j.drop(p)
+		case *sketchAll:
+			w.j.drop(p)
+		}
 	}
 }
 

@@ -259,6 +259,14 @@ func New(cfg Config) (*Partition, error) {
 	if cfg.SinceDays > 0 {
 		p.since = newSince(p, cfg.SinceDays)
 	}
+	for _, w := range p.wins {
+		switch w := w.(type) {
+		case *sketchCalendar:
+			w.j = newJournal(p)
+		case *sketchAll:
+			w.j = newJournal(p)
+		}
+	}
 	return p, nil
 }
 

@@ -310,6 +310,7 @@ func (w *sketchSliding) stats(s *Stats) {
 type sketchCalendar struct {
 	cfg          WindowConfig
 	sk           *sketch.Sketch
+	j            journal // what reached sk since its stored base (journal.go)
 	cands        candidates
 	opened       bool
 	pstart, pend int64
@@ -329,6 +330,7 @@ func (w *sketchCalendar) advance(p *Partition) {
 	if w.opened && p.asOf >= w.pend {
 		p.closed = append(p.closed, w.list(p, true))
 		w.sk.Reset()
+		w.j.reset(p)
 		w.cands.clear(p)
 		w.opened = false
 	}
@@ -356,12 +358,14 @@ func (w *sketchCalendar) ensure(m int64) {
 
 func (w *sketchCalendar) add(p *Partition, id uint32, c, h uint64) {
 	w.sk.AddHash(h, c)
+	w.j.add(p, id, c)
 	w.cands.offer(p, id, w.sk.EstimateHash(h))
 }
 
 func (w *sketchCalendar) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 	w.ensure(f.start)
 	addFrozen(p, w.sk, f, hs, ns)
+	w.j.minute(p, f)
 	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 

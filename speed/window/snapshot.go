@@ -171,7 +171,10 @@ func (w *sketchSliding) encodeState(e *encoder) error {
 
 func (w *sketchCalendar) encodeState(e *encoder) error {
 	e.bool(w.opened)
-	if w.opened {
+	if w.opened && e.inc != nil {
+		e.sv(w.pstart)
+		e.incJournal(&w.j, w.sk)
+	} else if w.opened {
 		e.sv(w.pstart)
 		if err := e.sketch(w.sk); err != nil {
 			return err
@@ -192,7 +195,9 @@ func (w *exactAll) encodeState(e *encoder) error {
 
 func (w *sketchAll) encodeState(e *encoder) error {
 	e.bool(w.sk.Total() > 0)
-	if w.sk.Total() > 0 {
+	if w.sk.Total() > 0 && e.inc != nil {
+		e.incJournal(&w.j, w.sk)
+	} else if w.sk.Total() > 0 {
 		if err := e.sketch(w.sk); err != nil {
 			return err
 		}
@@ -475,6 +480,8 @@ func restore(cfg Config, b []byte, inc *incDecoder) (*Partition, error) {
 		if err := p.deriveIncremental(inc); err != nil {
 			return nil, err
 		}
+	} else {
+		p.dropJournals() // a whole snapshot stored no base: the next checkpoint stores one
 	}
 	if err := p.derive(); err != nil {
 		return nil, err
@@ -897,7 +904,12 @@ func (w *sketchCalendar) decodeState(d *decoder, p *Partition) {
 	if d.bool() {
 		w.opened = true
 		w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
-		if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+		if d.inc != nil {
+			w.sk, w.j = d.incJournal(p, w.sk, p.cfg.Sketch.Conservative)
+			if d.err == nil && w.sk.Total() == 0 {
+				d.fail("%s: empty sketch", w.cfg.Name)
+			}
+		} else if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
 			w.sk = sk
 		}
 	}
@@ -919,7 +931,12 @@ func (w *sketchAll) decodeState(d *decoder, p *Partition) {
 		if !p.started && d.err == nil {
 			d.fail("%s: a partition that saw no event has a sketch", w.cfg.Name)
 		}
-		if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+		if d.inc != nil {
+			w.sk, w.j = d.incJournal(p, w.sk, p.cfg.Sketch.Conservative)
+			if d.err == nil && w.sk.Total() == 0 {
+				d.fail("%s: empty sketch", w.cfg.Name)
+			}
+		} else if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
 			w.sk = sk
 		}
 	}
