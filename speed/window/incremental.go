@@ -112,6 +112,7 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 	h := &encoder{}
 	h.header(p)
 	h.b[len(snapMagic)] = snapV4
+	h.uv(uint64(p.in.live()))
 	h.uv(uint64(len(e.inc.order)))
 	for _, id := range e.inc.order {
 		h.str(p.in.strs[id])
@@ -363,7 +364,8 @@ func (e *encoder) incSketchSliding(w *sketchSliding) {
 
 // incDecoder is the decoder's incremental mode: the pieces, parsed.
 type incDecoder struct {
-	pieces []parsedPiece
+	entries int // of all exact pieces
+	pieces  []parsedPiece
 	used   []bool
 	// what Restore derives once everything is read
 	partials []*exactSliding
@@ -386,8 +388,9 @@ type pieceEnt struct {
 	c      uint64
 }
 
-// parse checks a piece and splits it into entries or decodes its sketch.
-func (pp *parsedPiece) parse() {
+// parse checks a piece and splits it into entries or decodes its sketch, which must have the
+// configured shape.
+func (pp *parsedPiece) parse(want sketch.Config) {
 	b := pp.data
 	if len(b) < len(pieceMagic)+2 || string(b[:len(pieceMagic)]) != pieceMagic || b[len(pieceMagic)] != pieceV1 {
 		pp.err = fmt.Errorf("%w: piece %s: bad magic or version", ErrCorrupt, pp.name)
@@ -421,8 +424,16 @@ func (pp *parsedPiece) parse() {
 			d.fail("%d bytes after the entries", len(b)-d.off)
 		}
 	case pieceSketch:
+		// Check the shape before decoding: a few bytes could otherwise ask for a gigabyte
+		// of zero counters.
+		blob := b[d.off:]
+		if len(blob) < 16 || blob[7] != byte(want.Depth) || 1<<min(blob[6], 62) != want.Width ||
+			binary.LittleEndian.Uint64(blob[8:16]) != want.Seed {
+			d.fail("sketch shape differs from the config")
+			break
+		}
 		var s sketch.Sketch
-		if err := s.UnmarshalBinary(b[d.off:]); err != nil {
+		if err := s.UnmarshalBinary(blob); err != nil {
 			d.fail("sketch: %v", err)
 		}
 		pp.sk = &s
@@ -663,7 +674,7 @@ func RestoreIncremental(cfg Config, state []byte, pieces []Piece) (*Partition, e
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			inc.pieces[i].parse()
+			inc.pieces[i].parse(cfg.Sketch)
 			<-sem
 		}()
 	}
@@ -672,6 +683,7 @@ func RestoreIncremental(cfg Config, state []byte, pieces []Piece) (*Partition, e
 		if inc.pieces[i].err != nil {
 			return nil, inc.pieces[i].err
 		}
+		inc.entries += len(inc.pieces[i].ents)
 	}
 	return restore(cfg, state, inc)
 }

@@ -37,6 +37,27 @@ func newInterner() *interner {
 	return &interner{short: newShortTable(), ids: make(map[string]uint32)}
 }
 
+// reserve makes room for n items without growing again: the short table (at its 3/4
+// load), the handle slices and every registered dense slice. Restore calls it before it
+// interns a snapshot's items, so that growing (rehashing, copying) is done once.
+func (in *interner) reserve(n int) {
+	if n <= cap(in.strs) {
+		return
+	}
+	for len(in.short.slots)*3 < n*4 {
+		in.short.grow()
+	}
+	grow := func(s []uint64) []uint64 { return append(make([]uint64, 0, n), s...) }
+	in.strs = append(make([]string, 0, n), in.strs...)
+	in.refs = append(make([]uint32, 0, n), in.refs...)
+	for _, d := range in.dense {
+		*d = grow(*d)
+	}
+	for _, d := range in.dense32 {
+		*d = append(make([]uint32, 0, n), (*d)...)
+	}
+}
+
 // register adds a dense per-handle slice that must grow with the handle
 // space.
 func (in *interner) register(d *[]uint64) {

@@ -136,6 +136,7 @@ func (s *seedScaleState) run(b *testing.B) {
 	p, store, start, perHour := s.p, s.store, s.start, s.perHour
 	var buf []byte
 	var mu sync.Mutex
+	var sketchBytes int64
 	save := func(off int64) (locked, total time.Duration, written int64) {
 		t := time.Now()
 		mu.Lock()
@@ -152,6 +153,9 @@ func (s *seedScaleState) run(b *testing.B) {
 		cp := checkpoint.Checkpoint{Topic: "views", Partition: 0, Offset: off, CreatedAt: time.Now(), State: state}
 		for _, pc := range pieces {
 			cp.Pieces = append(cp.Pieces, checkpoint.Piece{Name: pc.Name, Data: pc.Data})
+			if len(pc.Data) > 5 && pc.Data[5] == pieceSketch {
+				sketchBytes += int64(len(pc.Data))
+			}
 		}
 		_, ss, err := store.SaveWithStats(ctx, cp)
 		if err != nil {
@@ -171,7 +175,7 @@ func (s *seedScaleState) run(b *testing.B) {
 
 	// A feeder counts events in the open minute under the lock, as the fetch loop does.
 	stop := make(chan struct{})
-	var maxGap time.Duration
+	var maxGap, maxWait time.Duration
 	var feederDone sync.WaitGroup
 	feederDone.Add(1)
 	next := s.next
@@ -185,7 +189,11 @@ func (s *seedScaleState) run(b *testing.B) {
 				return
 			default:
 			}
+			w0 := time.Now()
 			mu.Lock()
+			if d := time.Since(w0); d > maxWait {
+				maxWait = d
+			}
 			ib = strconv.AppendInt(append(ib[:0], "live"...), int64(i%1000), 10)
 			m := next
 			p.AddBytes(ib, 1, start.Add(time.Duration(m)*time.Minute).UnixMilli())
@@ -201,6 +209,7 @@ func (s *seedScaleState) run(b *testing.B) {
 	}()
 	var lockedMax, lockedSum, totalSum time.Duration
 	var bytesSum, minuteBytes int64
+	sketchBytes = 0
 	b.ResetTimer()
 	for range b.N {
 		mi := s.next
@@ -248,6 +257,9 @@ func (s *seedScaleState) run(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(float64(bytesSum)/n/1e6, "MB/checkpoint")
 	b.ReportMetric(float64(bytesSum)/float64(minuteBytes), "x-minute-data")
+	b.ReportMetric(float64(sketchBytes)/n/1e6, "MB-sketches/checkpoint")
+	b.ReportMetric(float64(minuteBytes)/n/1e6, "MB-minute-piece")
+	b.ReportMetric(maxWait.Seconds()*1e3, "ms-max-lock-wait")
 	b.ReportMetric(lockedSum.Seconds()/n*1e3, "ms-locked/checkpoint")
 	b.ReportMetric(lockedMax.Seconds()*1e3, "ms-locked-max")
 	b.ReportMetric(maxGap.Seconds()*1e3, "ms-max-event-gap")

@@ -804,6 +804,13 @@ func (d *decoder) header(p *Partition) {
 // items reads the item table: strictly increasing, non-empty; interned in
 // order, so the handle of item i is i.
 func (d *decoder) items(p *Partition) {
+	if d.inc != nil {
+		// The number of items alive when the snapshot was taken: grow the interner once.
+		// A hint only (bounded by what the pieces could name), never trusted further.
+		hint := d.uv()
+		limit := uint64(d.inc.entries) + uint64(len(d.b)-d.off)
+		p.in.reserve(int(min(hint, limit)))
+	}
 	d.n = d.count(2)
 	prev := ""
 	for i := range d.n {
