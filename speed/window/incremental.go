@@ -55,19 +55,22 @@ func pieceName(b []byte) string {
 // IncrementalSnapshot is a partition's state captured by SnapshotIncremental, to be encoded
 // by Encode without the partition's lock.
 type IncrementalSnapshot struct {
-	state   []byte
-	pending []pendingPiece
-	encoded bool
+	state    []byte
+	pending  []pendingPiece
+	encoded  bool
+	unpinned bool
 }
 
 // pendingPiece is a piece of a snapshot: one already stored (name set), or the data to
 // encode one, and where to record its name once a checkpoint stored it.
 type pendingPiece struct {
 	name string
-	// an exact bucket's entries
+	// an exact bucket's entries, read through strs (a view of the item table taken under
+	// the lock; the bucket is pinned, so the handles it names keep their names)
 	start  int64
-	items  []string
-	counts []uint64
+	ents   []uint64
+	strs   []string
+	pinned bool
 	// or a sketch (a copy)
 	sk   *sketch.Sketch
 	data []byte
@@ -101,6 +104,8 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 	e.ring(p.minutes)
 	for _, w := range p.wins {
 		if err := w.encodeState(e); err != nil {
+			p.unpin(&IncrementalSnapshot{pending: e.inc.pending})
+			clear(p.incIdx)
 			return nil, err
 		}
 	}
@@ -166,13 +171,14 @@ func (pp *pendingPiece) encode() error {
 	if pp.exact {
 		b = append(b, pieceExact)
 		b = binary.AppendVarint(b, pp.start)
-		b = binary.AppendUvarint(b, uint64(len(pp.items)))
-		for i, s := range pp.items {
+		b = binary.AppendUvarint(b, uint64(len(pp.ents)))
+		for _, x := range pp.ents {
+			s := pp.strs[uint32(x>>32)]
 			b = binary.AppendUvarint(b, uint64(len(s)))
 			b = append(b, s...)
-			b = binary.AppendUvarint(b, pp.counts[i])
+			b = binary.AppendUvarint(b, x&math.MaxUint32)
 		}
-		pp.items, pp.counts = nil, nil
+		pp.ents, pp.strs = nil, nil
 	} else {
 		b = append(b, pieceSketch)
 		var err error
@@ -186,8 +192,10 @@ func (pp *pendingPiece) encode() error {
 }
 
 // Stored records that a checkpoint holding s's pieces was saved: the buckets still as they
-// were captured reference their piece from now on. The caller must own the partition.
+// were captured reference their piece from now on. The caller must own the partition, and
+// must call Stored or Abandon once for every snapshot it took.
 func (p *Partition) Stored(s *IncrementalSnapshot) {
+	p.unpin(s)
 	for i := range s.pending {
 		pp := &s.pending[i]
 		switch {
@@ -203,6 +211,34 @@ func (p *Partition) Stored(s *IncrementalSnapshot) {
 			}
 		}
 	}
+}
+
+// Abandon lets go of a snapshot whose checkpoint was not saved (or that was never encoded).
+// The caller must own the partition.
+func (p *Partition) Abandon(s *IncrementalSnapshot) { p.unpin(s) }
+
+// unpin lets go of the buckets s pinned, releasing those that expired meanwhile.
+func (p *Partition) unpin(s *IncrementalSnapshot) {
+	if s.unpinned {
+		return
+	}
+	s.unpinned = true
+	for i := range s.pending {
+		if pp := &s.pending[i]; pp.pinned {
+			pp.f.pins--
+			pp.pinned = false
+		}
+	}
+	keep := p.in.deferred[:0]
+	for _, f := range p.in.deferred {
+		if f.pins > 0 {
+			keep = append(keep, f)
+			continue
+		}
+		f.release(p.in)
+	}
+	clear(p.in.deferred[len(keep):])
+	p.in.deferred = keep
 }
 
 // ForgetStored makes the next snapshot encode every piece again: for a store that lost
@@ -250,11 +286,10 @@ func (e *encoder) incFrozen(f *frozen) {
 	} else {
 		pp := pendingPiece{name: f.piece, f: f, exact: true, start: f.start}
 		if f.piece == "" {
-			pp.items, pp.counts = make([]string, len(f.ents)), make([]uint64, len(f.ents))
-			strs := e.inc.p.in.strs
-			for i, x := range f.ents {
-				pp.items[i], pp.counts[i] = strs[uint32(x>>32)], x&math.MaxUint32
-			}
+			// Pin the bucket: its entries never change and, pinned, its handles keep their
+			// names, so Encode reads them without the lock from this view of the table.
+			f.pins++
+			pp.ents, pp.strs, pp.pinned = f.ents, e.inc.p.in.strs, true
 		}
 		e.inc.pending = append(e.inc.pending, pp)
 		e.uv(uint64(len(e.inc.pending)))
@@ -366,7 +401,7 @@ func (e *encoder) incSketchSliding(w *sketchSliding) {
 type incDecoder struct {
 	entries int // of all exact pieces
 	pieces  []parsedPiece
-	used   []bool
+	used    []bool
 	// what Restore derives once everything is read
 	partials []*exactSliding
 	derive   []*exactCalendar

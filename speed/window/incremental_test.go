@@ -32,6 +32,14 @@ func (ps pieceStore) saveLater(t testing.TB, p *Partition) ([]byte, []Piece, int
 	if err != nil {
 		t.Fatal(err)
 	}
+	state, full, written := ps.encode(t, snap)
+	return state, full, written, snap
+}
+
+// encode encodes a snapshot, checks its references, stores its new pieces and returns the
+// state with every piece's data filled in.
+func (ps pieceStore) encode(t testing.TB, snap *IncrementalSnapshot) ([]byte, []Piece, int) {
+	t.Helper()
 	state, pieces, err := snap.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +62,7 @@ func (ps pieceStore) saveLater(t testing.TB, p *Partition) ([]byte, []Piece, int
 		full[i] = pc
 		written += len(pc.Data)
 	}
-	return state, full, written, snap
+	return state, full, written
 }
 
 func incConfigs() []struct {
@@ -102,41 +110,69 @@ func incrementalReplay(t *testing.T, cfg Config, seed uint64) {
 	ps := pieceStore{}
 
 	whole, _ := New(cfg)
-	var pending *IncrementalSnapshot
-	storeAt := -1
-	var second *Partition
+	// A checkpoint in flight: captured after event at, encoded (outside the lock) after
+	// encodeAt, confirmed or failed after storeAt, with events counted in between, as in
+	// the worker.
+	var snap *IncrementalSnapshot
+	var want []byte
+	at, encodeAt, storeAt, nOut, nClosed := -1, -1, -1, 0, 0
+	fail := false
+	var second *Partition // restored at the cut checkpoint, caught up to event secondFrom
+	secondFrom := 0
 	var out, wholeOut []Outcome
 	var closed, wholeClosed []List
+	step := func(j int) {
+		if j == encodeAt {
+			state, pieces, _ := ps.encode(t, snap)
+			got, err := RestoreIncremental(cfg, state, pieces)
+			if err != nil {
+				t.Fatalf("restore the checkpoint after event %d: %v", at, err)
+			}
+			if b := mustMarshal(t, got); !bytes.Equal(b, want) {
+				t.Fatalf("checkpoint after event %d (encoded after %d) restores to another state (%d vs %d bytes)", at, j, len(b), len(want))
+			}
+			checkInvariants(t, got)
+			if (at+1)/every == cut {
+				second, secondFrom = got, j
+				out, closed = append([]Outcome(nil), wholeOut[:nOut]...), append([]List(nil), wholeClosed[:nClosed]...)
+				for _, ev := range evs[at+1 : j+1] {
+					out = append(out, second.Add(ev))
+					closed = append(closed, second.TakeClosed()...)
+				}
+			}
+		}
+		if j == storeAt {
+			if fail {
+				whole.Abandon(snap) // the save failed
+			} else {
+				whole.Stored(snap)
+			}
+			checkInvariants(t, whole) // nothing pinned is left behind
+		}
+	}
 	for i, ev := range evs {
 		wholeOut = append(wholeOut, whole.Add(ev))
 		wholeClosed = append(wholeClosed, whole.TakeClosed()...)
-		if second != nil {
+		if second != nil && i > secondFrom {
 			out = append(out, second.Add(ev))
 			closed = append(closed, second.TakeClosed()...)
 		}
-		if i == storeAt {
-			whole.Stored(pending) // the store confirmed, events later
-		}
+		step(i)
 		if (i+1)%every != 0 {
 			continue
 		}
-		want := mustMarshal(t, whole)
-		state, pieces, _, snap := ps.saveLater(t, whole)
-		pending, storeAt = snap, i+r.IntN(every)
-		got, err := RestoreIncremental(cfg, state, pieces)
-		if err != nil {
-			t.Fatalf("restore the checkpoint after event %d: %v", i, err)
-		}
-		if b := mustMarshal(t, got); !bytes.Equal(b, want) {
-			t.Fatalf("checkpoint after event %d restores to another state (%d vs %d bytes)", i, len(b), len(want))
-		}
-		checkInvariants(t, got)
 		if second != nil {
 			ps.save(t, second) // references only stored pieces (save checks)
 		}
-		if (i+1)/every == cut {
-			second, out, closed = got, append([]Outcome(nil), wholeOut...), append([]List(nil), wholeClosed...)
+		want = mustMarshal(t, whole)
+		var err error
+		if snap, err = whole.SnapshotIncremental(); err != nil {
+			t.Fatal(err)
 		}
+		at, nOut, nClosed = i, len(wholeOut), len(wholeClosed)
+		encodeAt = i + r.IntN(every/2)
+		storeAt, fail = encodeAt+r.IntN(every/2), r.IntN(5) == 0
+		step(i)
 	}
 	if second == nil {
 		return
@@ -269,4 +305,46 @@ func FuzzRestoreIncremental(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestIncrementalEncodeAfterExpiry: buckets a snapshot captured keep their item names until it
+// is encoded, even when they expire (and their handles would be reused by new items) in
+// between; Stored then releases them.
+func TestIncrementalEncodeAfterExpiry(t *testing.T) {
+	cfg := windowsConfig([]WindowConfig{{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact}})
+	cfg.AllowedLateness = 0
+	p, _ := New(cfg)
+	for m := range 12 {
+		for i := range 20 {
+			p.Add(evAt(t0.Add(time.Duration(m)*time.Minute), fmt.Sprintf("m%d-%d", m, i)))
+		}
+	}
+	want := mustMarshal(t, p)
+	snap, err := p.SnapshotIncremental()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Twenty minutes of other items: every captured bucket expires, every handle is reused.
+	for m := 12; m < 32; m++ {
+		for i := range 20 {
+			p.Add(evAt(t0.Add(time.Duration(m)*time.Minute), fmt.Sprintf("late%d-%d", m, i)))
+		}
+	}
+	ps := pieceStore{}
+	state, pieces, _ := ps.encode(t, snap)
+	got, err := RestoreIncremental(cfg, state, pieces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mustMarshal(t, got), want) {
+		t.Fatal("the snapshot encoded after its buckets expired restores to another state")
+	}
+	if len(p.in.deferred) == 0 {
+		t.Fatal("no expired bucket waits for the snapshot")
+	}
+	p.Stored(snap)
+	if len(p.in.deferred) != 0 {
+		t.Fatalf("%d buckets still deferred after Stored", len(p.in.deferred))
+	}
+	checkInvariants(t, p)
 }

@@ -31,6 +31,8 @@ type interner struct {
 	free    []uint32 // free handles, reused last-in first-out
 	dense   []*[]uint64
 	dense32 []*[]uint32
+	// deferred are released buckets still pinned by a snapshot being encoded.
+	deferred []*frozen
 }
 
 func newInterner() *interner {

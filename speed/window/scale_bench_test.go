@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,10 +239,7 @@ func (s *seedScaleState) run(b *testing.B) {
 		mu.Lock()
 		if nm := len(p.minutes); nm > 0 {
 			f := p.minutes[nm-1]
-			pp := pendingPiece{exact: true, start: f.start, items: make([]string, len(f.ents)), counts: make([]uint64, len(f.ents))}
-			for x, e := range f.ents {
-				pp.items[x], pp.counts[x] = p.in.strs[uint32(e>>32)], e&0xffffffff
-			}
+			pp := pendingPiece{exact: true, start: f.start, ents: f.ents, strs: slices.Clone(p.in.strs)}
 			mu.Unlock()
 			if err := pp.encode(); err != nil {
 				b.Fatal(err)

@@ -717,6 +717,9 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 		top, err = p.topics.Snapshot()
 	}
 	next := p.next
+	if err != nil && snap != nil {
+		p.state.Abandon(snap)
+	}
 	mu.Unlock()
 	p.w.m.ckptLocked.Observe(time.Since(start).Seconds())
 	if err != nil {
@@ -724,6 +727,9 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	}
 	state, pieces, err := snap.Encode()
 	if err != nil {
+		mu.Lock()
+		p.state.Abandon(snap)
+		mu.Unlock()
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
 	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top), Pieces: make([]checkpoint.Piece, len(pieces))}
@@ -733,11 +739,12 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	_, st, err := p.w.ckpts.SaveWithStats(ctx, cp)
 	if err != nil {
 		p.w.m.ckptFailures.Inc()
+		mu.Lock()
+		p.state.Abandon(snap)
 		if errors.Is(err, checkpoint.ErrMissingPiece) {
-			mu.Lock()
 			p.state.ForgetStored() // the next checkpoint writes every piece
-			mu.Unlock()
 		}
+		mu.Unlock()
 		return err
 	}
 	mu.Lock()
