@@ -19,8 +19,9 @@ import (
 // A closed exact bucket's entries never change once it is built (a late event goes to its
 // side map), so each is one piece, encoded once and named by the hash of its bytes; the
 // side map stays in the manifest. A sliding window's bucket sketch is a piece too, encoded
-// again only when it changed. The calendar and all-time sketches change every minute and
-// are new pieces each time (copied under the lock, encoded outside it). Accumulators that
+// again only when it changed. The calendar and all-time sketches change every minute: each
+// is a stored base plus a journal of its updates since (journal.go), stored whole about
+// once an hour (copied under the lock, encoded outside it). Accumulators that
 // the kept buckets determine are not stored at all: a partial hourly bucket is the sum of
 // the minute ring's minutes since the hour began, an exact calendar period's totals are
 // the sum of the buckets since it began, and a sliding sketch window's open bucket is the
@@ -28,8 +29,8 @@ import (
 // them again.
 //
 // SnapshotIncremental runs under the partition's lock and costs a copy of the open state:
-// the manifest's few entries, the names of the new pieces' items and copies of the sketches
-// to store; Encode (the pieces' bytes and hashes) runs outside it.
+// the manifest's entries, views of the new pieces (their buckets pinned) and copies of the
+// sketches to store; Encode (the pieces' bytes and hashes) runs outside it.
 
 const (
 	snapV4      = 4
