@@ -13,13 +13,20 @@ import (
 )
 
 func TestEncodeDecode(t *testing.T) {
-	cp := checkpoint.Checkpoint{Topic: "views", Partition: 12, Offset: 48210, CreatedAt: time.UnixMilli(1763114760000).UTC(), State: []byte("state bytes")}
+	cp := checkpoint.Checkpoint{Topic: "views", Partition: 12, Offset: 48210, CreatedAt: time.UnixMilli(1763114760000).UTC(), State: []byte("state bytes"),
+		Pieces: []checkpoint.Piece{{Name: checkpoint.PieceName([]byte("a"))}, {Name: checkpoint.PieceName([]byte("b"))}}}
 	got, err := checkpoint.Decode(checkpoint.Encode(cp))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Topic != cp.Topic || got.Partition != cp.Partition || got.Offset != cp.Offset || !got.CreatedAt.Equal(cp.CreatedAt) || !bytes.Equal(got.State, cp.State) {
+	if got.Topic != cp.Topic || got.Partition != cp.Partition || got.Offset != cp.Offset || !got.CreatedAt.Equal(cp.CreatedAt) || !bytes.Equal(got.State, cp.State) ||
+		len(got.Pieces) != 2 || got.Pieces[0].Name != cp.Pieces[0].Name || got.Pieces[1].Name != cp.Pieces[1].Name {
 		t.Fatalf("round trip: %+v", got)
+	}
+	// A version 1 checkpoint (the whole state, no pieces) still decodes.
+	v1, err := checkpoint.Decode(checkpoint.EncodeV1(cp))
+	if err != nil || v1.Offset != cp.Offset || !bytes.Equal(v1.State, cp.State) || v1.Pieces != nil {
+		t.Fatalf("version 1: %+v, %v", v1, err)
 	}
 	raw := checkpoint.Encode(cp)
 	for i := range raw {
@@ -39,12 +46,17 @@ func TestEncodeDecode(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	f.Add(checkpoint.Encode(checkpoint.Checkpoint{Topic: "views", Partition: 1, Offset: 2, State: []byte("x")}))
 	f.Add([]byte("TRCK"))
+	f.Add(checkpoint.Encode(checkpoint.Checkpoint{Topic: "v", Offset: 9, State: []byte("s"), Pieces: []checkpoint.Piece{{Name: checkpoint.PieceName(nil)}}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		cp, err := checkpoint.Decode(b)
 		if err != nil {
 			return
 		}
-		if !bytes.Equal(checkpoint.Encode(cp), b) {
+		enc := checkpoint.Encode
+		if b[5] == 1 {
+			enc = checkpoint.EncodeV1
+		}
+		if !bytes.Equal(enc(cp), b) {
 			t.Fatalf("accepted input does not re-encode to itself")
 		}
 	})

@@ -95,6 +95,7 @@ func (w *exactAll) stats(s *Stats) { s.Bytes += int64(cap(w.totals)) * 8 }
 type sketchAll struct {
 	cfg   WindowConfig
 	sk    *sketch.Sketch
+	j     journal // what reached sk since its stored base (journal.go)
 	cands candidates
 }
 
@@ -118,11 +119,13 @@ func (w *sketchAll) accepts(*Partition, int64) bool { return true }
 
 func (w *sketchAll) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 	addFrozen(p, w.sk, f, hs, ns)
+	w.j.minute(p, f)
 	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 
 func (w *sketchAll) addLate(p *Partition, _ int64, id uint32, c, h uint64) {
 	w.sk.AddHash(h, c)
+	w.j.add(p, id, c)
 	w.cands.offer(p, id, w.sk.EstimateHash(h))
 	w.cands.maybeReestimate(p, w.estimate(p))
 }

@@ -23,6 +23,13 @@ type frozen struct {
 	start int64 // first minute of the bucket, in Unix minutes
 	ents  []uint64
 	extra map[uint32]uint64
+	// piece is the name of the incremental-checkpoint piece that holds ents (which never
+	// change once the bucket is built), "" until a checkpoint stored one.
+	piece string
+	// pins counts the incremental snapshots encoding ents outside the partition's lock:
+	// while pinned, release keeps the handles referenced (in.deferred), so their names
+	// stay put.
+	pins int
 }
 
 func pack(id uint32, c uint64) uint64 { return uint64(id)<<32 | c }
@@ -57,8 +64,13 @@ func (f *frozen) each(fn func(id uint32, c uint64)) {
 	}
 }
 
-// release drops the bucket's references.
+// release drops the bucket's references, or, while a snapshot encodes it, leaves that to
+// unpin.
 func (f *frozen) release(in *interner) {
+	if f.pins > 0 {
+		in.deferred = append(in.deferred, f)
+		return
+	}
 	for _, e := range f.ents {
 		in.unref(uint32(e >> 32))
 	}

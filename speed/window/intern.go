@@ -31,10 +31,33 @@ type interner struct {
 	free    []uint32 // free handles, reused last-in first-out
 	dense   []*[]uint64
 	dense32 []*[]uint32
+	// deferred are released buckets still pinned by a snapshot being encoded.
+	deferred []*frozen
 }
 
 func newInterner() *interner {
 	return &interner{short: newShortTable(), ids: make(map[string]uint32)}
+}
+
+// reserve makes room for n items without growing again: the short table (at its 3/4
+// load), the handle slices and every registered dense slice. Restore calls it before it
+// interns a snapshot's items, so that growing (rehashing, copying) is done once.
+func (in *interner) reserve(n int) {
+	if n <= cap(in.strs) {
+		return
+	}
+	for len(in.short.slots)*3 < n*4 {
+		in.short.grow()
+	}
+	grow := func(s []uint64) []uint64 { return append(make([]uint64, 0, n), s...) }
+	in.strs = append(make([]string, 0, n), in.strs...)
+	in.refs = append(make([]uint32, 0, n), in.refs...)
+	for _, d := range in.dense {
+		*d = grow(*d)
+	}
+	for _, d := range in.dense32 {
+		*d = append(make([]uint32, 0, n), (*d)...)
+	}
 }
 
 // register adds a dense per-handle slice that must grow with the handle

@@ -179,6 +179,9 @@ type Partition struct {
 
 	since *since // counts since the time boundary; nil unless Config.SinceDays
 
+	incIdx []uint32 // scratch for incremental snapshots, indexed by handle, kept zero
+	skVer  uint64   // bumped by every change to a sliding-window bucket sketch (sbucket.ver)
+
 	gen  int64      // how many times asOf moved: LiveAll's caches are valid within one
 	live *liveState // LiveAll's caches and the events since its last call; nil before it
 }
@@ -255,6 +258,14 @@ func New(cfg Config) (*Partition, error) {
 	}
 	if cfg.SinceDays > 0 {
 		p.since = newSince(p, cfg.SinceDays)
+	}
+	for _, w := range p.wins {
+		switch w := w.(type) {
+		case *sketchCalendar:
+			w.j = newJournal(p)
+		case *sketchAll:
+			w.j = newJournal(p)
+		}
 	}
 	return p, nil
 }

@@ -185,6 +185,11 @@ func (c *candidates) top(p *Partition, sk *sketch.Sketch) List {
 type sbucket struct {
 	start int64
 	sk    *sketch.Sketch
+	// piece is the name of the incremental-checkpoint piece that holds sk as it is, ""
+	// when sk changed since (or was never stored); ver says which version of sk a
+	// snapshot captured (see Partition.Stored).
+	piece string
+	ver   uint64
 }
 
 // sketchSliding is a sliding window counted by count-min sketches: one per
@@ -249,6 +254,9 @@ func (w *sketchSliding) bucket(p *Partition, s int64) *sketch.Sketch {
 	if !ok {
 		w.buckets = slices.Insert(w.buckets, i, sbucket{start: s, sk: p.newSketch()})
 	}
+	// Every change to a bucket sketch comes through here.
+	p.skVer++
+	w.buckets[i].piece, w.buckets[i].ver = "", p.skVer
 	return w.buckets[i].sk
 }
 
@@ -302,6 +310,7 @@ func (w *sketchSliding) stats(s *Stats) {
 type sketchCalendar struct {
 	cfg          WindowConfig
 	sk           *sketch.Sketch
+	j            journal // what reached sk since its stored base (journal.go)
 	cands        candidates
 	opened       bool
 	pstart, pend int64
@@ -321,6 +330,7 @@ func (w *sketchCalendar) advance(p *Partition) {
 	if w.opened && p.asOf >= w.pend {
 		p.closed = append(p.closed, w.list(p, true))
 		w.sk.Reset()
+		w.j.reset(p)
 		w.cands.clear(p)
 		w.opened = false
 	}
@@ -348,12 +358,14 @@ func (w *sketchCalendar) ensure(m int64) {
 
 func (w *sketchCalendar) add(p *Partition, id uint32, c, h uint64) {
 	w.sk.AddHash(h, c)
+	w.j.add(p, id, c)
 	w.cands.offer(p, id, w.sk.EstimateHash(h))
 }
 
 func (w *sketchCalendar) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 	w.ensure(f.start)
 	addFrozen(p, w.sk, f, hs, ns)
+	w.j.minute(p, f)
 	offerMinute(p, &w.cands, w.sk, f, hs)
 }
 

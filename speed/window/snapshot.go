@@ -116,7 +116,7 @@ func (e *encoder) openMinutes(open []openMinute) {
 	for _, o := range open {
 		e.sv(o.minute)
 		e.pairs = e.pairs[:0]
-		o.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.idx[id], c}) })
+		o.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.ix(id), c}) })
 		e.entries()
 	}
 }
@@ -126,6 +126,10 @@ func (w *exactSliding) encodeState(e *encoder) error {
 		return nil // the minute ring holds its buckets
 	}
 	e.ring(w.ring)
+	if e.inc != nil {
+		e.incPartial(w)
+		return nil
+	}
 	e.bool(w.hasPartial)
 	if w.hasPartial {
 		e.sv(w.pstart)
@@ -138,12 +142,22 @@ func (w *exactCalendar) encodeState(e *encoder) error {
 	e.bool(w.opened)
 	if w.opened {
 		e.sv(w.pstart)
+		if e.inc != nil && e.inc.derivable(w.pstart) {
+			e.bool(true) // derived: Restore sums the totals from the buckets
+			return nil
+		} else if e.inc != nil {
+			e.bool(false)
+		}
 		e.totals(w.totals)
 	}
 	return nil
 }
 
 func (w *sketchSliding) encodeState(e *encoder) error {
+	if e.inc != nil {
+		e.incSketchSliding(w)
+		return nil
+	}
 	e.uv(uint64(len(w.buckets)))
 	for _, b := range w.buckets {
 		e.sv(b.start)
@@ -157,7 +171,10 @@ func (w *sketchSliding) encodeState(e *encoder) error {
 
 func (w *sketchCalendar) encodeState(e *encoder) error {
 	e.bool(w.opened)
-	if w.opened {
+	if w.opened && e.inc != nil {
+		e.sv(w.pstart)
+		e.incJournal(&w.j, w.sk)
+	} else if w.opened {
 		e.sv(w.pstart)
 		if err := e.sketch(w.sk); err != nil {
 			return err
@@ -178,7 +195,9 @@ func (w *exactAll) encodeState(e *encoder) error {
 
 func (w *sketchAll) encodeState(e *encoder) error {
 	e.bool(w.sk.Total() > 0)
-	if w.sk.Total() > 0 {
+	if w.sk.Total() > 0 && e.inc != nil {
+		e.incJournal(&w.j, w.sk)
+	} else if w.sk.Total() > 0 {
 		if err := e.sketch(w.sk); err != nil {
 			return err
 		}
@@ -249,9 +268,24 @@ type pair struct {
 
 type encoder struct {
 	b      []byte
-	idx    []uint32 // handle -> index in the item table
+	idx    []uint32 // handle -> index in the item table (incremental: index + 1, 0 unassigned)
 	packed []uint64
 	pairs  []pair
+	inc    *incEncoder // nil for a whole snapshot (MarshalBinary)
+}
+
+// ix returns the item-table index of a handle. An incremental snapshot assigns indexes in
+// order of first use, so its table holds only the items its manifest names.
+func (e *encoder) ix(id uint32) uint32 {
+	if e.inc == nil {
+		return e.idx[id]
+	}
+	if i := e.idx[id]; i != 0 {
+		return i - 1
+	}
+	e.inc.order = append(e.inc.order, id)
+	e.idx[id] = uint32(len(e.inc.order))
+	return uint32(len(e.inc.order) - 1)
 }
 
 func (e *encoder) uv(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -327,7 +361,7 @@ func int64cmp(a, b int64) int {
 
 func (e *encoder) frozen(f *frozen) {
 	e.pairs = e.pairs[:0]
-	f.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.idx[id], c}) })
+	f.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.ix(id), c}) })
 	e.entries()
 }
 
@@ -335,6 +369,10 @@ func (e *encoder) ring(r ring) {
 	e.uv(uint64(len(r)))
 	for _, f := range r {
 		e.sv(f.start)
+		if e.inc != nil {
+			e.incFrozen(f)
+			continue
+		}
 		e.frozen(f)
 	}
 }
@@ -342,7 +380,7 @@ func (e *encoder) ring(r ring) {
 func (e *encoder) counts(m map[uint32]uint64) {
 	e.pairs = e.pairs[:0]
 	for id, c := range m {
-		e.pairs = append(e.pairs, pair{e.idx[id], c})
+		e.pairs = append(e.pairs, pair{e.ix(id), c})
 	}
 	e.entries()
 }
@@ -353,13 +391,17 @@ func (e *encoder) totals(t []uint64) {
 	e.pairs = e.pairs[:0]
 	for id, c := range t {
 		if c != 0 {
-			e.pairs = append(e.pairs, pair{e.idx[id], c})
+			e.pairs = append(e.pairs, pair{e.ix(uint32(id)), c})
 		}
 	}
 	e.entries()
 }
 
 func (e *encoder) sketch(s *sketch.Sketch) error {
+	if e.inc != nil {
+		e.uv(e.inc.sketch(s, nil))
+		return nil
+	}
 	lenAt := len(e.b)
 	e.b = append(e.b, make([]byte, binary.MaxVarintLen64)...)
 	start := len(e.b)
@@ -380,7 +422,7 @@ func (e *encoder) sketch(s *sketch.Sketch) error {
 func (e *encoder) cands(c *candidates) {
 	ids := make([]uint32, 0, len(c.set))
 	for id := range c.set {
-		ids = append(ids, e.idx[id])
+		ids = append(ids, e.ix(id))
 	}
 	slices.Sort(ids)
 	e.uv(uint64(len(ids)))
@@ -398,7 +440,10 @@ func (e *encoder) cands(c *candidates) {
 // the allowed lateness may differ). Malformed input returns an error
 // wrapping ErrCorrupt, a snapshot of other windows or sketch shapes one
 // wrapping ErrConfigMismatch; Restore never panics on any input.
-func Restore(cfg Config, b []byte) (*Partition, error) {
+func Restore(cfg Config, b []byte) (*Partition, error) { return restore(cfg, b, nil) }
+
+// restore is Restore of a whole snapshot (inc nil) or of an incremental one's state.
+func restore(cfg Config, b []byte, inc *incDecoder) (*Partition, error) {
 	p, err := New(cfg)
 	if err != nil {
 		return nil, err
@@ -410,14 +455,17 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
 	v := b[len(snapMagic)]
-	if v != snapVersion && v != snapV2 && v != snapV1 {
+	if inc != nil && v != snapV4 {
+		return nil, fmt.Errorf("%w: format version %d with pieces", ErrCorrupt, v)
+	}
+	if v != snapVersion && v != snapV2 && v != snapV1 && (v != snapV4 || inc == nil) {
 		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrCorrupt, v, snapV1, snapVersion)
 	}
 	body := b[:len(b)-crcLen]
 	if got, want := crc32.Checksum(body, castagnoli), binary.LittleEndian.Uint32(b[len(b)-crcLen:]); got != want {
 		return nil, fmt.Errorf("%w: checksum %08x, stored %08x", ErrCorrupt, got, want)
 	}
-	d := &decoder{b: body, off: len(snapMagic) + 1, version: v}
+	d := &decoder{b: body, off: len(snapMagic) + 1, version: v, inc: inc}
 	fp := d.str()
 	if d.err == nil && fp != p.cfg.fingerprint() {
 		return nil, fmt.Errorf("%w: snapshot has %q, config has %q", ErrConfigMismatch, fp, p.cfg.fingerprint())
@@ -427,6 +475,13 @@ func Restore(cfg Config, b []byte) (*Partition, error) {
 	}
 	if d.off != len(d.b) {
 		return nil, fmt.Errorf("%w: %d bytes after the state", ErrCorrupt, len(d.b)-d.off)
+	}
+	if inc != nil {
+		if err := p.deriveIncremental(inc); err != nil {
+			return nil, err
+		}
+	} else {
+		p.dropJournals() // a whole snapshot stored no base: the next checkpoint stores one
 	}
 	if err := p.derive(); err != nil {
 		return nil, err
@@ -450,6 +505,7 @@ type decoder struct {
 	n   int // number of items in the table
 	// version is the snapshot's format version.
 	version byte
+	inc     *incDecoder // the pieces of an incremental snapshot; nil for a whole one
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -579,6 +635,10 @@ func (d *decoder) ring(p *Partition, b, lo, hi int64) ring {
 		if d.err != nil {
 			return r
 		}
+		if d.inc != nil {
+			r = append(r, d.incFrozen(p, s))
+			continue
+		}
 		r = append(r, d.frozen(p, s))
 	}
 	return r
@@ -608,6 +668,9 @@ func (d *decoder) totals(p *Partition, name string, t []uint64, sum *uint64) {
 }
 
 func (d *decoder) sketch(p *Partition, conservative bool) *sketch.Sketch {
+	if d.inc != nil {
+		return d.incSketch(p, conservative)
+	}
 	blob := d.raw(d.count(1))
 	if d.err != nil {
 		return nil
@@ -687,6 +750,7 @@ func (d *decoder) partition(p *Partition) error {
 		d.late(p)
 	}
 	drop := d.since(p)
+	d.checkPiecesUsed()
 	if d.err != nil {
 		return d.err
 	}
@@ -740,17 +804,28 @@ func (d *decoder) header(p *Partition) {
 // items reads the item table: strictly increasing, non-empty; interned in
 // order, so the handle of item i is i.
 func (d *decoder) items(p *Partition) {
+	if d.inc != nil {
+		// The number of items alive when the snapshot was taken: grow the interner once.
+		// A hint only (bounded by what the pieces could name), never trusted further.
+		hint := d.uv()
+		limit := uint64(d.inc.entries) + uint64(len(d.b)-d.off)
+		p.in.reserve(int(min(hint, limit)))
+	}
 	d.n = d.count(2)
 	prev := ""
 	for i := range d.n {
 		s := d.str()
-		if d.err == nil && (s == "" || (i > 0 && s <= prev)) {
+		// An incremental snapshot's table is in order of first use: unique, not sorted.
+		if d.err == nil && (s == "" || (d.inc == nil && i > 0 && s <= prev)) {
 			d.fail("item %d not in strictly increasing order", i)
 		}
 		if d.err != nil {
 			return
 		}
-		p.in.intern(s)
+		if id := p.in.intern(s); id != uint32(i) {
+			d.fail("item %d named twice", i)
+			return
+		}
 		prev = s
 	}
 	if d.n > 0 && !p.started {
@@ -783,6 +858,10 @@ func (w *exactSliding) decodeState(d *decoder, p *Partition) {
 	}
 	nb := floorTo(p.asOf-1, w.b)
 	w.ring = d.ring(p, w.b, w.start(p.asOf), nb)
+	if d.inc != nil {
+		d.incPartial(p, w, nb)
+		return
+	}
 	if d.bool() {
 		w.hasPartial, w.pstart = true, d.sv()
 		if d.err == nil && w.pstart != nb {
@@ -796,11 +875,19 @@ func (w *exactCalendar) decodeState(d *decoder, p *Partition) {
 	if d.bool() {
 		w.opened = true
 		w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
+		if d.inc != nil && d.bool() {
+			d.inc.derive = append(d.inc.derive, w)
+			return
+		}
 		d.totals(p, w.cfg.Name, w.totals, &w.sum)
 	}
 }
 
 func (w *sketchSliding) decodeState(d *decoder, p *Partition) {
+	if d.inc != nil {
+		d.incSketchSliding(p, w)
+		return
+	}
 	n := d.count(5)
 	if n > 0 && !p.started {
 		d.fail("a partition that saw no event has sketch buckets")
@@ -824,7 +911,12 @@ func (w *sketchCalendar) decodeState(d *decoder, p *Partition) {
 	if d.bool() {
 		w.opened = true
 		w.pstart, w.pend = d.calendarStart(p, w.cfg.Span)
-		if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+		if d.inc != nil {
+			w.sk, w.j = d.incJournal(p, w.sk, p.cfg.Sketch.Conservative)
+			if d.err == nil && w.sk.Total() == 0 {
+				d.fail("%s: empty sketch", w.cfg.Name)
+			}
+		} else if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
 			w.sk = sk
 		}
 	}
@@ -846,7 +938,12 @@ func (w *sketchAll) decodeState(d *decoder, p *Partition) {
 		if !p.started && d.err == nil {
 			d.fail("%s: a partition that saw no event has a sketch", w.cfg.Name)
 		}
-		if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
+		if d.inc != nil {
+			w.sk, w.j = d.incJournal(p, w.sk, p.cfg.Sketch.Conservative)
+			if d.err == nil && w.sk.Total() == 0 {
+				d.fail("%s: empty sketch", w.cfg.Name)
+			}
+		} else if sk := d.sketch(p, p.cfg.Sketch.Conservative); sk != nil {
 			w.sk = sk
 		}
 	}

@@ -418,6 +418,15 @@ func checkClosed(t *testing.T, md *model, closed []List) {
 
 // checkInvariants recomputes every derived quantity from the buckets: the
 // sliding totals, the running sketches, and the reference counts.
+// countJournal counts the references a sketch journal's single adds hold.
+func countJournal(refs []uint32, j *journal) {
+	for _, o := range j.ops {
+		if o.minute == noMinute {
+			refs[o.id]++
+		}
+	}
+}
+
 func checkInvariants(t *testing.T, p *Partition) {
 	t.Helper()
 	refs := make([]uint32, len(p.in.strs))
@@ -496,6 +505,7 @@ func checkInvariants(t *testing.T, p *Partition) {
 				t.Fatalf("%s: running sketch differs from the sum of its buckets", w.cfg.Name)
 			}
 		case *sketchCalendar:
+			countJournal(refs, &w.j)
 			for id := range w.cands.set {
 				refs[id]++
 			}
@@ -511,6 +521,7 @@ func checkInvariants(t *testing.T, p *Partition) {
 				t.Fatalf("%s: sum %d, totals add up to %d", w.cfg.Name, w.sum, n)
 			}
 		case *sketchAll:
+			countJournal(refs, &w.j)
 			for id := range w.cands.set {
 				refs[id]++
 			}

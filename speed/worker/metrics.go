@@ -20,6 +20,7 @@ type metrics struct {
 	ckptFailures   prometheus.Counter
 	ckptBytes      prometheus.Gauge
 	ckptSeconds    prometheus.Histogram
+	ckptLocked     prometheus.Histogram // the part of a checkpoint that holds the partition's lock
 	restores       prometheus.Counter
 	assigned       prometheus.Gauge
 	watermark      *prometheus.GaugeVec
@@ -35,8 +36,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		publishedBytes: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_partials_bytes_total", Help: "Bytes of the per-partition top lists published, before compression."}),
 		ckpts:          prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoints_total", Help: "Checkpoints saved."}),
 		ckptFailures:   prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_checkpoint_failures_total", Help: "Checkpoints that failed to save (retried at the next tick)."}),
-		ckptBytes:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_bytes", Help: "Size of the last checkpoint state."}),
+		ckptBytes:      prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_bytes", Help: "Bytes the last checkpoint wrote: its manifest and the pieces no earlier checkpoint stored."}),
 		ckptSeconds:    prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trending_speed_checkpoint_seconds", Help: "Time to snapshot and upload a checkpoint.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		ckptLocked:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trending_speed_checkpoint_lock_seconds", Help: "Time a checkpoint holds the partition's lock (counting and publishing wait that long): the copy of the open state.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
 		restores:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_restores_total", Help: "Partitions restored from a checkpoint."}),
 		assigned:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_partitions_assigned", Help: "Partitions this worker owns."}),
 		watermark:      prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_watermark_seconds", Help: "Event-time watermark per partition (Unix seconds)."}, []string{"partition"}),
@@ -55,7 +57,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

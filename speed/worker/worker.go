@@ -465,7 +465,11 @@ func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topic
 		if err != nil {
 			return err
 		}
-		s, err := window.Restore(c.Window, win)
+		pieces := make([]window.Piece, len(cp.Pieces))
+		for i, pc := range cp.Pieces {
+			pieces[i] = window.Piece{Name: pc.Name, Data: pc.Data}
+		}
+		s, err := window.RestoreIncremental(c.Window, win, pieces)
 		st, topSnap = s, top
 		return err
 	})
@@ -692,9 +696,10 @@ func (p *partition) publish(ctx context.Context) error {
 	return nil
 }
 
-// checkpoint makes the DLQ durable and snapshots state + offset under mu, then saves them
-// as one object without holding it, then commits the offset to Kafka (advisory: monitoring
-// tools read it; recovery reads the checkpoint).
+// checkpoint makes the DLQ durable and captures state + offset under mu (a copy of the open
+// state: SnapshotIncremental), then encodes the new pieces and saves them with the manifest
+// without holding it, then records under mu which pieces are stored and commits the offset
+// to Kafka (advisory: monitoring tools read it; recovery reads the checkpoint).
 func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	mu.Lock()
 	if p.next == kafka.FirstOffset {
@@ -706,23 +711,47 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 		return err
 	}
 	start := time.Now()
-	snap, err := p.state.MarshalBinary()
+	snap, err := p.state.SnapshotIncremental()
 	var top []byte
 	if err == nil && p.topics != nil {
 		top, err = p.topics.Snapshot()
 	}
 	next := p.next
+	if err != nil && snap != nil {
+		p.state.Abandon(snap)
+	}
 	mu.Unlock()
+	p.w.m.ckptLocked.Observe(time.Since(start).Seconds())
 	if err != nil {
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	snap = bundle(snap, top)
-	if _, err := p.w.ckpts.Save(ctx, checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: snap}); err != nil {
+	state, pieces, err := snap.Encode()
+	if err != nil {
+		mu.Lock()
+		p.state.Abandon(snap)
+		mu.Unlock()
+		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
+	}
+	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top), Pieces: make([]checkpoint.Piece, len(pieces))}
+	for i, pc := range pieces {
+		cp.Pieces[i] = checkpoint.Piece{Name: pc.Name, Data: pc.Data}
+	}
+	_, st, err := p.w.ckpts.SaveWithStats(ctx, cp)
+	if err != nil {
 		p.w.m.ckptFailures.Inc()
+		mu.Lock()
+		p.state.Abandon(snap)
+		if errors.Is(err, checkpoint.ErrMissingPiece) {
+			p.state.ForgetStored() // the next checkpoint writes every piece
+		}
+		mu.Unlock()
 		return err
 	}
+	mu.Lock()
+	p.state.Stored(snap)
+	mu.Unlock()
 	p.w.m.ckpts.Inc()
-	p.w.m.ckptBytes.Set(float64(len(snap)))
+	p.w.m.ckptBytes.Set(float64(st.ManifestBytes + st.PieceBytes))
 	p.w.m.ckptSeconds.Observe(time.Since(start).Seconds())
 	p.w.m.ckptTime.WithLabelValues(p.lblP).Set(float64(time.Now().Unix()))
 	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: next}}); err != nil {
