@@ -38,6 +38,11 @@ func topicsCounted(raw string, slot time.Duration) string {
 // counted in SQL (topicsCounted), and the day's partition of topics_hour is swapped in with
 // REPLACE PARTITION.
 func (e *ClickHouse) BuildTopicHours(ctx context.Context, src Archive, hours []Built, rules TopicRules) ([]Meta, error) {
+	if e.cfg.Cluster != "" {
+		// Not built per shard yet (docs/scale-out.md): refused rather than written to the
+		// Distributed table, which REPLACE PARTITION cannot swap.
+		return nil, fmt.Errorf("the trending-topics recompute does not run on a ClickHouse cluster yet (cluster %s): run it against one server", e.cfg.Cluster)
+	}
 	metas := make([]Meta, len(hours))
 	byDay := map[time.Time][]int{}
 	var days []time.Time
