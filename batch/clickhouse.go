@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"trending/archive"
@@ -27,6 +30,14 @@ type ClickHouseConfig struct {
 	// RowByRow appends raw rows one at a time instead of a column slice at a time: only the
 	// load benchmark sets it, to measure what the columnar path saves.
 	RowByRow bool
+	// Cluster is the cluster (remote_servers) the database was migrated on, `trending
+	// migrate --cluster NAME`; empty (the default): one server. On a cluster the engine
+	// writes each shard's rows to its rollup_x_local tables and replaces partitions there,
+	// shard by shard, and reads through the Distributed rollup_x tables (docs/scale-out.md).
+	Cluster string
+	// Dial opens a connection to one shard's server, host:port as system.clusters names it,
+	// with the credentials and TLS of the engine's own connection. Required with Cluster.
+	Dial func(ctx context.Context, addr string) (driver.Conn, error)
 }
 
 // DefaultClickHouseConfig returns the defaults.
@@ -42,6 +53,12 @@ func (c ClickHouseConfig) Validate() error {
 	}
 	if c.ChunkRows < 1 {
 		errs = append(errs, setting.Invalid("ChunkRows", "%d: must be positive (default %d)", c.ChunkRows, DefaultClickHouseConfig().ChunkRows))
+	}
+	if c.Cluster != "" && !sqlIdent(c.Cluster) {
+		errs = append(errs, setting.Invalid("Cluster", "clickhouse cluster %q: use the name from remote_servers: letters, digits and underscores", c.Cluster))
+	}
+	if c.Cluster != "" && c.Dial == nil {
+		errs = append(errs, setting.Invalid("Dial", "a cluster's shards need a way to connect"))
 	}
 	return errors.Join(errs...)
 }
@@ -64,10 +81,24 @@ func sqlIdent(s string) bool {
 // second guard, and it is cheap), aggregates into a staging copy of the rollup partition,
 // copies the partition's untouched windows across, and swaps the partition in with ALTER
 // TABLE ... REPLACE PARTITION: readers see the old partition or the new one.
+//
+// On a cluster (ClickHouseConfig.Cluster) the raw rows are inserted through a Distributed
+// table sharded like the rollups (cityHash64(item_id)), so every shard receives the events
+// of its own items; each shard then aggregates, copies and swaps its partitions of the
+// rollup_x_local tables on its own server, where the day and month builds also read (an
+// item's hours are all on its shard). Reads (TopK, Counts, Meta's check) go through the
+// Distributed rollup_x tables; rollup_meta is replicated on every node.
 type ClickHouse struct {
+	conn   driver.Conn
+	cfg    ClickHouseConfig
+	seq    atomic.Int64
+	shards []shard // the one server (conn) or, on a cluster, one replica of each shard
+}
+
+// shard is where the engine builds rollups: a server holding one shard's local tables.
+type shard struct {
+	addr string // host:port; empty for the one server
 	conn driver.Conn
-	cfg  ClickHouseConfig
-	seq  atomic.Int64
 }
 
 // NewClickHouse returns an engine on conn; the rollup tables must exist (`trending migrate`).
@@ -82,10 +113,104 @@ func NewClickHouse(ctx context.Context, conn driver.Conn, cfg ClickHouseConfig) 
 	if n != 4 {
 		return nil, fmt.Errorf("clickhouse database %s lacks the rollup tables: run `trending migrate`", cfg.Database)
 	}
-	return &ClickHouse{conn: conn, cfg: cfg}, nil
+	e := &ClickHouse{conn: conn, cfg: cfg}
+	if cfg.Cluster == "" {
+		e.shards = []shard{{conn: conn}}
+		return e, nil
+	}
+	if err := e.openShards(ctx); err != nil {
+		return nil, errors.Join(err, e.Close())
+	}
+	return e, nil
+}
+
+// openShards connects to the first replica of every shard of the cluster and checks each
+// holds the local rollup tables: a replaced partition replicates to the shard's other
+// replicas by itself.
+func (e *ClickHouse) openShards(ctx context.Context) error {
+	rows, err := e.conn.Query(ctx, "SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = ? AND replica_num = 1 ORDER BY shard_num", e.cfg.Cluster)
+	if err != nil {
+		return fmt.Errorf("read cluster %s: %w", e.cfg.Cluster, err)
+	}
+	var addrs []string
+	for rows.Next() {
+		var num uint32
+		var host string
+		var port uint16
+		if err := rows.Scan(&num, &host, &port); err != nil {
+			rows.Close()
+			return fmt.Errorf("read cluster %s: %w", e.cfg.Cluster, err)
+		}
+		addrs = append(addrs, net.JoinHostPort(host, strconv.Itoa(int(port))))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read cluster %s: %w", e.cfg.Cluster, err)
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("clickhouse has no cluster %q in its remote_servers: name the cluster the database was migrated on (`trending migrate --cluster`)", e.cfg.Cluster)
+	}
+	for _, a := range addrs {
+		c, err := e.cfg.Dial(ctx, a)
+		if err != nil {
+			return fmt.Errorf("shard %s of cluster %s: %w", a, e.cfg.Cluster, err)
+		}
+		e.shards = append(e.shards, shard{addr: a, conn: c})
+		var n uint64
+		if err := c.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name IN ('rollup_hour_local', 'rollup_day_local', 'rollup_month_local')", e.cfg.Database).Scan(&n); err != nil {
+			return fmt.Errorf("look for rollup tables on shard %s: %w", a, err)
+		}
+		if n != 3 {
+			return fmt.Errorf("shard %s lacks %s's local rollup tables: run `trending migrate --cluster %s`", a, e.cfg.Database, e.cfg.Cluster)
+		}
+	}
+	return nil
 }
 
 func (e *ClickHouse) t(name string) string { return e.cfg.Database + "." + name }
+
+// local names the table a shard writes: name itself on one server, name_local on a cluster.
+func (e *ClickHouse) local(name string) string {
+	if e.cfg.Cluster != "" {
+		return e.t(name + "_local")
+	}
+	return e.t(name)
+}
+
+// onShards runs fn on every shard at once and joins their errors.
+func (e *ClickHouse) onShards(ctx context.Context, fn func(ctx context.Context, s shard) error) error {
+	if len(e.shards) == 1 {
+		return fn(ctx, e.shards[0])
+	}
+	errs := make([]error, len(e.shards))
+	var wg sync.WaitGroup
+	for i, s := range e.shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx, s); err != nil {
+				errs[i] = fmt.Errorf("shard %s: %w", s.addr, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// createStage creates a staging table shaped like a rollup table's written table (e.local)
+// on one shard. On a cluster that table is replicated and its engine would register the
+// stage in ZooKeeper beside it: the stage takes a plain MergeTree with the same partition
+// and sorting keys instead, which REPLACE PARTITION accepts.
+func (e *ClickHouse) createStage(ctx context.Context, s shard, table, stage string) error {
+	if e.cfg.Cluster == "" {
+		return s.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t(table))
+	}
+	var pk, sk string
+	if err := s.conn.QueryRow(ctx, "SELECT partition_key, sorting_key FROM system.tables WHERE database = ? AND name = ?", e.cfg.Database, table+"_local").Scan(&pk, &sk); err != nil {
+		return fmt.Errorf("keys of %s: %w", e.local(table), err)
+	}
+	return s.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.local(table)+" ENGINE = MergeTree() PARTITION BY "+pk+" ORDER BY ("+sk+")")
+}
 
 // tmpName returns a staging table name unique to this process and call.
 func (e *ClickHouse) tmpName(kind string) string {
@@ -99,6 +224,24 @@ func (e *ClickHouse) drop(tables ...string) {
 		_ = e.conn.Exec(ctx, "DROP TABLE IF EXISTS "+t)
 	}
 }
+
+// dropOnShards drops staging tables on every shard (on one server: drop).
+func (e *ClickHouse) dropOnShards(tables ...string) {
+	if e.cfg.Cluster == "" {
+		e.drop(tables...)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = e.onShards(ctx, func(ctx context.Context, s shard) error {
+		for _, t := range tables {
+			_ = s.conn.Exec(ctx, "DROP TABLE IF EXISTS "+t)
+		}
+		return nil
+	})
+}
+
+const rawColumns = `(kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64)`
 
 func dt(t time.Time) string { return "toDateTime(" + strconv.FormatInt(t.Unix(), 10) + ")" }
 
@@ -121,49 +264,72 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 		}
 	}
 	raw, stage := e.tmpName("raw"), e.tmpName("hour")
-	defer e.drop(raw, stage)
-	if err := e.conn.Exec(ctx, "CREATE TABLE "+raw+` (kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64)
-		ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`); err != nil {
-		return nil, fmt.Errorf("create raw staging: %w", err)
+	defer e.dropOnShards(raw, stage)
+	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
+		if err := s.conn.Exec(ctx, "CREATE TABLE "+raw+" "+rawColumns+" ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)"); err != nil {
+			return fmt.Errorf("create raw staging: %w", err)
+		}
+		if err := e.createStage(ctx, s, "rollup_hour", stage); err != nil {
+			return fmt.Errorf("create hour staging: %w", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_hour")); err != nil {
-		return nil, fmt.Errorf("create hour staging: %w", err)
+	load, lctx := raw, ctx
+	if e.cfg.Cluster != "" {
+		// Insert through a Distributed table over the shards' raw tables, sharded like the
+		// rollups, synchronously: the rows are on their shards when the INSERT returns.
+		load = e.tmpName("rawdist")
+		defer e.drop(load)
+		if err := e.conn.Exec(ctx, "CREATE TABLE "+load+" "+rawColumns+" ENGINE = Distributed("+e.cfg.Cluster+", "+e.cfg.Database+", "+
+			strings.TrimPrefix(raw, e.cfg.Database+".")+", cityHash64(item_id))"); err != nil {
+			return nil, fmt.Errorf("create distributed raw staging: %w", err)
+		}
+		lctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
 	}
 	for _, h := range hours {
-		if _, err := e.Load(ctx, src, h.Start, raw); err != nil {
+		if _, err := e.Load(lctx, src, h.Start, load); err != nil {
 			return nil, err
 		}
 	}
-	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+` (hour, item_id, views)
+	// Input rows after dedup, per hour, summed over the shards (an event is on its item's).
+	inputs := map[int64]uint64{}
+	var mu sync.Mutex
+	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+` (hour, item_id, views)
 		SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, i, sum(c)
 		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t FROM `+raw+` GROUP BY kafka_partition, kafka_offset)
 		GROUP BY h, i`); err != nil {
-		return nil, fmt.Errorf("aggregate hours of %s: %w", day.Format(time.DateOnly), err)
-	}
-	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, item_id, views) SELECT hour, item_id, views FROM "+e.t("rollup_hour")+
-		" WHERE toYYYYMMDD(hour) = "+ymd(day)+" AND hour NOT IN ("+dtList(hours)+")"); err != nil {
-		return nil, fmt.Errorf("copy untouched hours of %s: %w", day.Format(time.DateOnly), err)
-	}
-	if err := e.conn.Exec(ctx, "ALTER TABLE "+e.t("rollup_hour")+" REPLACE PARTITION "+ymd(day)+" FROM "+stage); err != nil {
-		return nil, fmt.Errorf("swap in hours of %s: %w", day.Format(time.DateOnly), err)
-	}
-	// Input rows after dedup, per hour.
-	inputs := map[int64]uint64{}
-	rows, err := e.conn.Query(ctx, "SELECT toUInt32(toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC'))) AS h, count() FROM (SELECT any(ts) AS t FROM "+raw+
-		" GROUP BY kafka_partition, kafka_offset) GROUP BY h")
-	if err != nil {
-		return nil, fmt.Errorf("count inputs: %w", err)
-	}
-	for rows.Next() {
-		var h uint32
-		var n uint64
-		if err := rows.Scan(&h, &n); err != nil {
-			rows.Close()
-			return nil, err
+			return fmt.Errorf("aggregate hours of %s: %w", day.Format(time.DateOnly), err)
 		}
-		inputs[int64(h)] = n
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, item_id, views) SELECT hour, item_id, views FROM "+e.local("rollup_hour")+
+			" WHERE toYYYYMMDD(hour) = "+ymd(day)+" AND hour NOT IN ("+dtList(hours)+")"); err != nil {
+			return fmt.Errorf("copy untouched hours of %s: %w", day.Format(time.DateOnly), err)
+		}
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+e.local("rollup_hour")+" REPLACE PARTITION "+ymd(day)+" FROM "+stage); err != nil {
+			return fmt.Errorf("swap in hours of %s: %w", day.Format(time.DateOnly), err)
+		}
+		rows, err := s.conn.Query(ctx, "SELECT toUInt32(toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC'))) AS h, count() FROM (SELECT any(ts) AS t FROM "+raw+
+			" GROUP BY kafka_partition, kafka_offset) GROUP BY h")
+		if err != nil {
+			return fmt.Errorf("count inputs: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h uint32
+			var n uint64
+			if err := rows.Scan(&h, &n); err != nil {
+				return err
+			}
+			mu.Lock()
+			inputs[int64(h)] += n
+			mu.Unlock()
+		}
+		return rows.Err()
+	}); err != nil {
+		return nil, err
 	}
-	rows.Close()
 	metas := make([]Meta, len(hours))
 	for i, h := range hours {
 		metas[i] = Meta{Fingerprint: h.Fingerprint, Through: h.Through, InputRows: inputs[h.Start.Unix()]}
@@ -177,26 +343,36 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 // recordMeta fills each meta's item and view totals from the rollup table and appends one
 // rollup_meta row per window.
 func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, bs []Built, metas []Meta) error {
+	// The totals of what each shard swapped in, summed: its items are its own, so the rows
+	// add up to the window's items (read from the tables written, not through a Distributed
+	// table, which may ask a replica the swap has not reached yet).
 	tot := map[int64][2]uint64{}
-	rows, err := e.conn.Query(ctx, "SELECT toUInt32("+col+"), count(), sum(views) FROM "+e.t(table)+" WHERE "+col+" IN ("+dateList(level, bs)+") GROUP BY "+col)
-	if err != nil {
-		return fmt.Errorf("total %s rollups: %w", level, err)
-	}
-	for rows.Next() {
-		var s uint32
-		var n, v uint64
-		if err := rows.Scan(&s, &n, &v); err != nil {
-			rows.Close()
-			return err
+	var mu sync.Mutex
+	if err := e.onShards(ctx, func(ctx context.Context, sh shard) error {
+		rows, err := sh.conn.Query(ctx, "SELECT toUInt32("+col+"), count(), sum(views) FROM "+e.local(table)+" WHERE "+col+" IN ("+dateList(level, bs)+") GROUP BY "+col)
+		if err != nil {
+			return fmt.Errorf("total %s rollups: %w", level, err)
 		}
-		if level != Hour {
-			s64 := int64(s) * 86400 // a Date column: toUInt32 is the day number, not seconds
-			tot[s64] = [2]uint64{n, v}
-			continue
+		defer rows.Close()
+		for rows.Next() {
+			var s uint32
+			var n, v uint64
+			if err := rows.Scan(&s, &n, &v); err != nil {
+				return err
+			}
+			s64 := int64(s)
+			if level != Hour {
+				s64 *= 86400 // a Date column: toUInt32 is the day number, not seconds
+			}
+			mu.Lock()
+			t := tot[s64]
+			tot[s64] = [2]uint64{t[0] + n, t[1] + v}
+			mu.Unlock()
 		}
-		tot[int64(s)] = [2]uint64{n, v}
+		return rows.Err()
+	}); err != nil {
+		return err
 	}
-	rows.Close()
 	version := time.Now().UnixMilli()
 	b, err := e.conn.PrepareBatch(ctx, "INSERT INTO "+e.t("rollup_meta")+" (level, start, version, fingerprint, through, input_rows, items, views)")
 	if err != nil {
@@ -289,8 +465,7 @@ func (e *ClickHouse) insertChunk(ctx context.Context, table string, c *archive.C
 // CreateRawTable creates a raw staging table for Load (benchmarks use it directly).
 func (e *ClickHouse) CreateRawTable(ctx context.Context) (string, error) {
 	raw := e.tmpName("raw")
-	return raw, e.conn.Exec(ctx, "CREATE TABLE "+raw+` (kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64)
-		ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`)
+	return raw, e.conn.Exec(ctx, "CREATE TABLE "+raw+" "+rawColumns+" ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)")
 }
 
 // DropTable drops a staging table.
@@ -300,10 +475,7 @@ func (e *ClickHouse) DropTable(table string) { e.drop(table) }
 func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Built) error {
 	month = model.Align(Month, month)
 	stage := e.tmpName("day")
-	defer e.drop(stage)
-	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_day")); err != nil {
-		return fmt.Errorf("create day staging: %w", err)
-	}
+	defer e.dropOnShards(stage)
 	var parts []string
 	for _, d := range days {
 		if !model.Align(Month, d.Start).Equal(month) {
@@ -311,42 +483,59 @@ func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Buil
 		}
 		parts = append(parts, ymd(d.Start))
 	}
-	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (day, item_id, views) SELECT toDate(hour) AS d, item_id, sum(views) FROM "+e.t("rollup_hour")+
-		" WHERE toYYYYMMDD(hour) IN ("+strings.Join(parts, ", ")+") GROUP BY d, item_id"); err != nil {
-		return fmt.Errorf("sum hours into days of %s: %w", month.Format("2006-01"), err)
-	}
-	return e.finish(ctx, Day, "rollup_day", "day", stage, month.Format("200601"), "toYYYYMM(day) = "+month.Format("200601"), days)
+	return e.finish(ctx, Day, "rollup_day", "day", stage, month.Format("200601"), "toYYYYMM(day) = "+month.Format("200601"), days,
+		func(ctx context.Context, s shard) error {
+			if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (day, item_id, views) SELECT toDate(hour) AS d, item_id, sum(views) FROM "+e.local("rollup_hour")+
+				" WHERE toYYYYMMDD(hour) IN ("+strings.Join(parts, ", ")+") GROUP BY d, item_id"); err != nil {
+				return fmt.Errorf("sum hours into days of %s: %w", month.Format("2006-01"), err)
+			}
+			return nil
+		})
 }
 
 // BuildMonths implements Engine.
 func (e *ClickHouse) BuildMonths(ctx context.Context, year time.Time, months []Built) error {
 	stage := e.tmpName("month")
-	defer e.drop(stage)
-	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("rollup_month")); err != nil {
-		return fmt.Errorf("create month staging: %w", err)
-	}
+	defer e.dropOnShards(stage)
 	y := year.UTC().Year()
 	for _, m := range months {
 		if m.Start.UTC().Year() != y {
 			panic("BUG: BuildMonths of a month outside year")
 		}
-		if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (month, item_id, views) SELECT toDate('"+m.Start.UTC().Format(time.DateOnly)+"'), item_id, sum(views) FROM "+e.t("rollup_day")+
-			" WHERE toYYYYMM(day) = "+m.Start.UTC().Format("200601")+" AND day < toDate('"+m.Through.UTC().Format(time.DateOnly)+"') GROUP BY item_id"); err != nil {
-			return fmt.Errorf("sum days into month %s: %w", m.Start.Format("2006-01"), err)
-		}
 	}
-	return e.finish(ctx, Month, "rollup_month", "month", stage, strconv.Itoa(y), "toYear(month) = "+strconv.Itoa(y), months)
+	return e.finish(ctx, Month, "rollup_month", "month", stage, strconv.Itoa(y), "toYear(month) = "+strconv.Itoa(y), months,
+		func(ctx context.Context, s shard) error {
+			for _, m := range months {
+				if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (month, item_id, views) SELECT toDate('"+m.Start.UTC().Format(time.DateOnly)+"'), item_id, sum(views) FROM "+e.local("rollup_day")+
+					" WHERE toYYYYMM(day) = "+m.Start.UTC().Format("200601")+" AND day < toDate('"+m.Through.UTC().Format(time.DateOnly)+"') GROUP BY item_id"); err != nil {
+					return fmt.Errorf("sum days into month %s: %w", m.Start.Format("2006-01"), err)
+				}
+			}
+			return nil
+		})
 }
 
-// finish copies the partition's untouched windows into stage, swaps the partition in and
-// records the meta rows.
-func (e *ClickHouse) finish(ctx context.Context, level, table, col, stage, partition, inPartition string, bs []Built) error {
-	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" ("+col+", item_id, views) SELECT "+col+", item_id, views FROM "+e.t(table)+
-		" WHERE "+inPartition+" AND "+col+" NOT IN ("+dateList(level, bs)+")"); err != nil {
-		return fmt.Errorf("copy untouched %s rollups: %w", level, err)
-	}
-	if err := e.conn.Exec(ctx, "ALTER TABLE "+e.t(table)+" REPLACE PARTITION "+partition+" FROM "+stage); err != nil {
-		return fmt.Errorf("swap in %s rollups %s: %w", level, partition, err)
+// finish builds one partition of a day or month rollup on every shard: it creates stage,
+// fills it (fill, from the shard's own finer rollup), copies the partition's untouched
+// windows into it and swaps the partition in; then it records the meta rows.
+func (e *ClickHouse) finish(ctx context.Context, level, table, col, stage, partition, inPartition string, bs []Built, fill func(context.Context, shard) error) error {
+	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
+		if err := e.createStage(ctx, s, table, stage); err != nil {
+			return fmt.Errorf("create %s staging: %w", level, err)
+		}
+		if err := fill(ctx, s); err != nil {
+			return err
+		}
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" ("+col+", item_id, views) SELECT "+col+", item_id, views FROM "+e.local(table)+
+			" WHERE "+inPartition+" AND "+col+" NOT IN ("+dateList(level, bs)+")"); err != nil {
+			return fmt.Errorf("copy untouched %s rollups: %w", level, err)
+		}
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+e.local(table)+" REPLACE PARTITION "+partition+" FROM "+stage); err != nil {
+			return fmt.Errorf("swap in %s rollups %s: %w", level, partition, err)
+		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	return e.recordMeta(ctx, level, table, col, bs, make([]Meta, len(bs)))
 }
@@ -472,5 +661,15 @@ func (e *ClickHouse) Months(ctx context.Context) ([]time.Time, error) {
 	return out, rows.Err()
 }
 
-// Close implements Engine; the connection belongs to the caller.
-func (e *ClickHouse) Close() error { return nil }
+// Close implements Engine: it closes the shards' connections it opened; the one it was
+// given belongs to the caller.
+func (e *ClickHouse) Close() error {
+	var errs []error
+	for _, s := range e.shards {
+		if s.conn != e.conn {
+			errs = append(errs, s.conn.Close())
+		}
+	}
+	e.shards = nil
+	return errors.Join(errs...)
+}

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
 
 	"trending/archive"
 	"trending/model"
@@ -13,8 +17,10 @@ import (
 
 // topicsRaw is the raw staging layout of a topics build: the rows after the blocklist, with
 // the account age already turned into is_new by the rules.
-const topicsRaw = ` (kafka_partition Int32, kafka_offset Int64, ts Int64, region String, item_id String,
-	user_id String, is_new UInt8, count UInt32) ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`
+const topicsRaw = topicsRawColumns + ` ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`
+
+const topicsRawColumns = ` (kafka_partition Int32, kafka_offset Int64, ts Int64, region String, item_id String,
+	user_id String, is_new UInt8, count UInt32)`
 
 // topicsCounted is the SQL of the counted mentions of a raw staging table: each (partition,
 // offset) once; an anonymous row weighs its count; a (user, topic) counts once per slot,
@@ -66,50 +72,74 @@ func (e *ClickHouse) BuildTopicHours(ctx context.Context, src Archive, hours []B
 
 func (e *ClickHouse) buildTopicsDay(ctx context.Context, src Archive, day time.Time, hours []Built, rules TopicRules) ([]Meta, error) {
 	raw, stage := e.tmpName("topics_raw"), e.tmpName("topics_hour")
-	defer e.drop(raw, stage)
-	if err := e.conn.Exec(ctx, "CREATE TABLE "+raw+topicsRaw); err != nil {
-		return nil, fmt.Errorf("create topics raw staging: %w", err)
+	defer e.dropOnShards(raw, stage)
+	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
+		if err := s.conn.Exec(ctx, "CREATE TABLE "+raw+topicsRaw); err != nil {
+			return fmt.Errorf("create topics raw staging: %w", err)
+		}
+		if err := e.createStage(ctx, s, "topics_hour", stage); err != nil {
+			return fmt.Errorf("create topics staging: %w (has `trending migrate` created topics_hour?)", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
-	if err := e.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t("topics_hour")); err != nil {
-		return nil, fmt.Errorf("create topics staging: %w (has `trending migrate` created topics_hour?)", err)
+	// On a cluster the rows go to their topic's shard (as in BuildHours): every row of a
+	// (user, topic) is there, so each shard's dedupe and counts are exact for its topics.
+	load, lctx := raw, ctx
+	if e.cfg.Cluster != "" {
+		load = e.tmpName("topics_rawdist")
+		defer e.drop(load)
+		if err := e.conn.Exec(ctx, "CREATE TABLE "+load+topicsRawColumns+" ENGINE = Distributed("+e.cfg.Cluster+", "+e.cfg.Database+", "+
+			strings.TrimPrefix(raw, e.cfg.Database+".")+", cityHash64(item_id))"); err != nil {
+			return nil, fmt.Errorf("create distributed topics raw staging: %w", err)
+		}
+		lctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
 	}
 	for _, h := range hours {
-		if err := e.loadTopics(ctx, src, h.Start, raw, rules); err != nil {
+		if err := e.loadTopics(lctx, src, h.Start, load, rules); err != nil {
 			return nil, err
 		}
 	}
 	counted := topicsCounted(raw, rules.DedupeSlot)
-	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, region, item_id, tenths, new_tenths)"+
-		" SELECT h, rg, i, sum(w), sum(w * nw) FROM ("+counted+") GROUP BY h, rg, i"); err != nil {
-		return nil, fmt.Errorf("count topics of %s: %w", day.Format(time.DateOnly), err)
-	}
-	if err := e.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, region, item_id, tenths, new_tenths) SELECT hour, region, item_id, tenths, new_tenths FROM "+
-		e.t("topics_hour")+" WHERE toYYYYMMDD(hour) = "+ymd(day)+" AND hour NOT IN ("+dtList(hours)+")"); err != nil {
-		return nil, fmt.Errorf("copy untouched topics hours of %s: %w", day.Format(time.DateOnly), err)
-	}
-	// Totals per hour, from the staging copy: rows counted, keys, weight.
+	// Totals per hour, summed over the shards: rows counted, keys, weight.
 	tot := map[int64][3]uint64{}
-	rows, err := e.conn.Query(ctx, "SELECT toUInt32(h), count(), toUInt64(0), toUInt64(0) FROM ("+counted+") GROUP BY h"+
-		" UNION ALL SELECT toUInt32(hour), 0, count(), sum(tenths) FROM "+stage+" WHERE hour IN ("+dtList(hours)+") GROUP BY hour")
-	if err != nil {
-		return nil, fmt.Errorf("total topics hours of %s: %w", day.Format(time.DateOnly), err)
-	}
-	for rows.Next() {
-		var h uint32
-		var n, k, v uint64
-		if err := rows.Scan(&h, &n, &k, &v); err != nil {
-			rows.Close()
-			return nil, err
+	var mu sync.Mutex
+	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, region, item_id, tenths, new_tenths)"+
+			" SELECT h, rg, i, sum(w), sum(w * nw) FROM ("+counted+") GROUP BY h, rg, i"); err != nil {
+			return fmt.Errorf("count topics of %s: %w", day.Format(time.DateOnly), err)
 		}
-		c := tot[int64(h)]
-		tot[int64(h)] = [3]uint64{c[0] + n, c[1] + k, c[2] + v}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, region, item_id, tenths, new_tenths) SELECT hour, region, item_id, tenths, new_tenths FROM "+
+			e.local("topics_hour")+" WHERE toYYYYMMDD(hour) = "+ymd(day)+" AND hour NOT IN ("+dtList(hours)+")"); err != nil {
+			return fmt.Errorf("copy untouched topics hours of %s: %w", day.Format(time.DateOnly), err)
+		}
+		rows, err := s.conn.Query(ctx, "SELECT toUInt32(h), count(), toUInt64(0), toUInt64(0) FROM ("+counted+") GROUP BY h"+
+			" UNION ALL SELECT toUInt32(hour), 0, count(), sum(tenths) FROM "+stage+" WHERE hour IN ("+dtList(hours)+") GROUP BY hour")
+		if err != nil {
+			return fmt.Errorf("total topics hours of %s: %w", day.Format(time.DateOnly), err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h uint32
+			var n, k, v uint64
+			if err := rows.Scan(&h, &n, &k, &v); err != nil {
+				return err
+			}
+			mu.Lock()
+			c := tot[int64(h)]
+			tot[int64(h)] = [3]uint64{c[0] + n, c[1] + k, c[2] + v}
+			mu.Unlock()
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if err := s.conn.Exec(ctx, "ALTER TABLE "+e.local("topics_hour")+" REPLACE PARTITION "+ymd(day)+" FROM "+stage); err != nil {
+			return fmt.Errorf("swap in topics hours of %s: %w", day.Format(time.DateOnly), err)
+		}
+		return nil
+	}); err != nil {
 		return nil, err
-	}
-	if err := e.conn.Exec(ctx, "ALTER TABLE "+e.t("topics_hour")+" REPLACE PARTITION "+ymd(day)+" FROM "+stage); err != nil {
-		return nil, fmt.Errorf("swap in topics hours of %s: %w", day.Format(time.DateOnly), err)
 	}
 	version := time.Now().UnixMilli()
 	b, err := e.conn.PrepareBatch(ctx, "INSERT INTO "+e.t("rollup_meta")+" (level, start, version, fingerprint, through, input_rows, items, views)")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
 	"trending/archive"
 	"trending/internal/setting"
 	"trending/model/topics"
@@ -185,4 +187,15 @@ func TestClickHouseConfigZeroRefused(t *testing.T) {
 	}
 	c.ChunkRows = 0
 	wantSettingError(t, "ChunkRows 0", c.Validate(), "ChunkRows")
+
+	// A cluster needs a name ClickHouse accepts and a way to reach its shards.
+	c = DefaultClickHouseConfig()
+	c.Cluster = "trending_2shards"
+	wantSettingError(t, "Cluster without Dial", c.Validate(), "Dial")
+	c.Dial = func(context.Context, string) (driver.Conn, error) { return nil, nil }
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Cluster and Dial: %v", err)
+	}
+	c.Cluster = "bad-name"
+	wantSettingError(t, "Cluster bad-name", c.Validate(), "Cluster")
 }

@@ -237,6 +237,9 @@ func topicsEngines(t *testing.T, fn func(t *testing.T, open func(t *testing.T) t
 	t.Run("native", func(t *testing.T) {
 		fn(t, func(t *testing.T) topicsEngine { return nativeEngine(t) })
 	})
+	t.Run("clickhouse-cluster", func(t *testing.T) {
+		fn(t, func(t *testing.T) topicsEngine { e, _, _ := openCHCluster(t); return e })
+	})
 }
 
 func newTopics(t *testing.T, w *topicsWorld, eng topicsEngine, st store.Store, cfg batch.TopicsConfig) *batch.Topics {

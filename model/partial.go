@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	gojson "github.com/goccy/go-json"
+
 	"trending/model/topk"
 )
 
@@ -96,10 +98,12 @@ func (p Partial) MessageKey() []byte {
 // Encode is the wire form (JSON).
 func (p Partial) Encode() ([]byte, error) { return json.Marshal(p) }
 
-// DecodePartial parses and checks a partial.
+// DecodePartial parses and checks a partial. It decodes with goccy/go-json, which reads the
+// same JSON as encoding/json about 4x faster: decoding is most of a merger's work
+// (BenchmarkMergeInterval, docs/scale-out.md), and encoding stays with encoding/json.
 func DecodePartial(b []byte) (Partial, error) {
 	var p Partial
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := gojson.Unmarshal(b, &p); err != nil {
 		return p, fmt.Errorf("decode partial: %w", err)
 	}
 	if p.Window == "" || p.Partition < 0 || p.Version <= 0 {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -28,6 +29,7 @@ func init() { subcommands = append(subcommands, newBatchCommand) }
 // batchSettings are the flags every batch subcommand shares.
 type batchSettings struct {
 	clickhouse  string
+	cluster     string
 	rollups     string
 	storeSpec   string
 	archiveRoot string
@@ -41,6 +43,7 @@ type batchSettings struct {
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	s := &batchSettings{}
 	addClickHouseFlag(fs, &s.clickhouse, "", "exact engine: ClickHouse clickhouse://host:port/database; empty uses the Go-native engine (embedded mode)")
+	fs.StringVar(&s.cluster, "clickhouse-cluster", "", "exact engine on the ClickHouse cluster `NAME` that --clickhouse's database was migrated on (migrate --cluster NAME): each shard's rollups are built on its own server; empty: one server")
 	fs.StringVar(&s.rollups, "rollups", "./data/rollups.db", "Go-native engine: the rollup file (used when --clickhouse is empty)")
 	addStoreFlag(fs, &s.storeSpec, "bolt:./data/serving.db", "serving store the lists go to: bolt:PATH or clickhouse://host:port/database")
 	addArchiveRootFlag(fs, &s.archiveRoot, archive.DefaultRoot)
@@ -102,7 +105,14 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 		return nil, err
 	}
 	cfg := batch.DefaultClickHouseConfig()
-	cfg.Database = o.Database
+	cfg.Database, cfg.Cluster = o.Database, s.cluster
+	if s.cluster != "" {
+		cfg.Dial = func(ctx context.Context, addr string) (driver.Conn, error) {
+			so := o // the same database, credentials and TLS, on the shard's server
+			so.Addr = addr
+			return so.Conn(ctx)
+		}
+	}
 	eng, err := batch.NewClickHouse(ctx, conn, cfg)
 	if err != nil {
 		conn.Close()
@@ -110,7 +120,7 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 		return nil, err
 	}
 	env.eng = eng
-	env.close = func() { conn.Close(); st.Close() }
+	env.close = func() { eng.Close(); conn.Close(); st.Close() }
 	return env, nil
 }
 

@@ -17,6 +17,15 @@ MINIO_PORT="${MINIO_PORT:-39000}"
 MINIO_CONSOLE_PORT="${MINIO_CONSOLE_PORT:-39001}"
 CLICKHOUSE_PORT="${CLICKHOUSE_PORT:-39100}"
 CLICKHOUSE_HTTP_PORT="${CLICKHOUSE_HTTP_PORT:-39123}"
+# The second ClickHouse server (shard 2 of the test cluster) and the ZooKeeper both use.
+CLICKHOUSE2_PORT="${CLICKHOUSE2_PORT:-39101}"
+CLICKHOUSE2_HTTP_PORT="${CLICKHOUSE2_HTTP_PORT:-39124}"
+ZOOKEEPER_PORT="${ZOOKEEPER_PORT:-39181}"
+# Where each ClickHouse server serves its parts to the other replicas of a table.
+CLICKHOUSE_INTERSERVER_PORT="${CLICKHOUSE_INTERSERVER_PORT:-39109}"
+CLICKHOUSE2_INTERSERVER_PORT="${CLICKHOUSE2_INTERSERVER_PORT:-39110}"
+# The two-shard cluster over both ClickHouse servers (remote_servers), for `migrate --cluster`.
+CLICKHOUSE_CLUSTER="${CLICKHOUSE_CLUSTER:-trending_2shards}"
 
 say() { printf '[%s] %s\n' "${SERVICE:-services}" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }

@@ -24,6 +24,9 @@ const (
 	EnvS3AccessKey = "TRENDING_IT_S3_ACCESS_KEY"
 	EnvS3SecretKey = "TRENDING_IT_S3_SECRET_KEY"
 	EnvClickHouse  = "TRENDING_IT_CLICKHOUSE"
+	// EnvClickHouseCluster names the two-shard cluster (remote_servers) over the
+	// ClickHouse server of EnvClickHouse and a second one (infra/local/clickhouse2.sh).
+	EnvClickHouseCluster = "TRENDING_IT_CLICKHOUSE_CLUSTER"
 	// EnvFaults is set by `make test`'s second phase, which runs the tests that stop a
 	// shared server (named TestFault*) one package at a time: beside the other packages'
 	// tests they would fail them.
@@ -62,6 +65,16 @@ func ClickHouse(t testing.TB) string {
 	addr := need(t, EnvClickHouse, "ClickHouse")
 	reachable(t, EnvClickHouse, addr)
 	return addr
+}
+
+// ClickHouseCluster returns the native-protocol address of the real ClickHouse server and
+// the name of the two-shard cluster it is the first shard of (`trending migrate --cluster`).
+// Its servers run ZooKeeper-replicated tables and ON CLUSTER DDL, so a test that creates a
+// cluster database drops it ON CLUSTER when done.
+func ClickHouseCluster(t testing.TB) (addr, cluster string) {
+	t.Helper()
+	addr = ClickHouse(t)
+	return addr, need(t, EnvClickHouseCluster, "the two-shard ClickHouse cluster")
 }
 
 // S3Config is how tests reach the real S3-compatible server (MinIO).

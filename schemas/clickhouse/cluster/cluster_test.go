@@ -1,15 +1,19 @@
 // Tests of the cluster DDL variant: it must give the application the same tables and
-// columns as the single-node DDL, run every statement ON CLUSTER with replicated storage,
-// and put a Distributed table over every sharded one. No cluster runs here (18.16 has no
-// built-in Keeper), so the cluster variant is checked by rendering; the single-node variant
-// is applied to the real server, and mixing the two is refused there.
+// columns as the single-node DDL, run every statement ON CLUSTER with replicated storage
+// (an ALTER of a table replicated on every node excepted), and put a Distributed table over
+// every sharded one. The rendered statements are checked here; TestClusterApplies applies
+// them to the real two-shard cluster of `make test` (infra/local: two ClickHouse servers and
+// a ZooKeeper); the single-node variant is applied to the real server, and mixing the two
+// is refused there.
 package cluster_test
 
 import (
 	"context"
 	"errors"
+	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,8 +158,22 @@ func TestClusterVariantMatchesSingleNode(t *testing.T) {
 	for _, m := range cluster {
 		for _, s := range m.Statements {
 			r := render(s)
-			if _, _, add := chddl.AddColumn(r); add && !strings.Contains(r, " ON CLUSTER "+name+" ") {
-				t.Errorf("%s: ALTER without ON CLUSTER %s: every cluster statement runs on every node: %s", m.Name, name, r)
+			// A sharded table (name_local, one replica set per shard) is altered ON CLUSTER;
+			// a table replicated on every node is altered once, on one node, and replication
+			// alters the others: ON CLUSTER would run the ALTER on every shard, and each but the
+			// first fails with "column already exists" (18.16, seen on the two-shard cluster).
+			if tb, _, add := chddl.AddColumn(r); add {
+				on := strings.Contains(r, " ON CLUSTER "+name+" ")
+				everyNode := false
+				if m := zkPathRe.FindStringSubmatch(ct[tb].engine); m != nil {
+					everyNode = !strings.Contains(m[1], "{shard}")
+				}
+				switch {
+				case everyNode && on:
+					t.Errorf("%s: ALTER ON CLUSTER of %s, which is replicated on every node: alter it on one node: %s", m.Name, tb, r)
+				case !everyNode && !on:
+					t.Errorf("%s: ALTER of %s without ON CLUSTER %s: a sharded table is altered on every shard: %s", m.Name, tb, name, r)
+				}
 			}
 			if strings.Contains(r, "${") {
 				t.Errorf("%s: placeholder left after Render: %s", m.Name, r)
@@ -233,6 +251,81 @@ func TestSingleNodeAppliesAndVariantsDoNotMix(t *testing.T) {
 	}
 	// The single-node variant still reruns cleanly.
 	if res, err := chddl.Apply(ctx, conn, db); err != nil || len(res.Ran) != 0 {
+		t.Fatalf("rerun: %v, ran %v; want nothing to do", err, res.Ran)
+	}
+}
+
+// TestClusterApplies applies the cluster variant to the real two-shard cluster: every table
+// exists on both servers (the sharded ones as name_local beside a Distributed name), the
+// columns migrations add are on every node, and a rerun applies nothing. Before 004 altered
+// serving_lists on one node it failed here: ON CLUSTER ran the ALTER on both shards of a
+// table replicated on every node, and the second found the column already there.
+func TestClusterApplies(t *testing.T) {
+	addr, cluster := itest.ClickHouseCluster(t)
+	ctx := itest.Context(t, 2*time.Minute)
+	conn, err := ch.Open(&ch.Options{Addr: []string{addr}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	db := itest.Underscored(t, "trending_it_cluster_ddl")
+	t.Cleanup(func() { _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db+" ON CLUSTER "+cluster) })
+	res, err := chddl.ApplyOptions(ctx, conn, db, chddl.Options{Cluster: cluster})
+	if err != nil {
+		t.Fatalf("cluster apply: %v", err)
+	}
+	if res.To != chddl.Latest() {
+		t.Fatalf("applied to version %d, want %d", res.To, chddl.Latest())
+	}
+	rows, err := conn.Query(ctx, "SELECT host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes []string
+	for rows.Next() {
+		var host string
+		var port uint16
+		if err := rows.Scan(&host, &port); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, net.JoinHostPort(host, strconv.Itoa(int(port))))
+	}
+	rows.Close()
+	if len(nodes) < 2 {
+		t.Fatalf("cluster %s has %d nodes, want 2 or more", cluster, len(nodes))
+	}
+	var want []string
+	for _, node := range nodes {
+		c, err := ch.Open(&ch.Options{Addr: []string{node}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := c.Query(ctx, "SELECT concat(table, '.', name, ' ', type) FROM system.columns WHERE database = ? ORDER BY table, name", db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, s)
+		}
+		rows.Close()
+		c.Close()
+		for _, col := range []string{"serving_lists.status String", "serving_lists.dropped_late UInt64", "rollup_hour_local.views UInt64", "rollup_hour.views UInt64"} {
+			if !slices.Contains(got, col) {
+				t.Errorf("node %s lacks column %s", node, col)
+			}
+		}
+		if want == nil {
+			want = got
+		} else if !slices.Equal(got, want) {
+			t.Errorf("node %s has columns %q, node %s %q", node, got, nodes[0], want)
+		}
+	}
+	if res, err := chddl.ApplyOptions(ctx, conn, db, chddl.Options{Cluster: cluster}); err != nil || len(res.Ran) != 0 {
 		t.Fatalf("rerun: %v, ran %v; want nothing to do", err, res.Ran)
 	}
 }

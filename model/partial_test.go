@@ -1,0 +1,54 @@
+package model_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"trending/model"
+	"trending/model/topk"
+)
+
+// TestDecodePartialAsEncodingJSON: DecodePartial (goccy/go-json) reads every field of every
+// kind of partial exactly as encoding/json does, and refuses what encoding/json refuses.
+func TestDecodePartialAsEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 14, 10, 6, 30, 123e6, time.UTC)
+	items := []topk.Entry{{Item: "video-1", Count: 1 << 40}, {Item: `q"u\ote ü`, Count: 7}, {Item: "v#3", Count: 0}}
+	cases := map[string]model.Partial{
+		"live": {Window: "hour", Partition: 3, AsOf: at, WindowStart: at.Add(-time.Hour), Version: at.UnixMilli(), Exact: true, Total: 99, Items: items},
+		"calendar final sketch": {Window: "day", Start: model.Align("day", at), End: model.Next("day", model.Align("day", at)), Final: true, DroppedLate: 12,
+			Partition: 0, AsOf: at, Version: at.UnixMilli(), Bound: &model.Bound{MaxOvercount: 1620.5, Probability: 0.993}, Items: items},
+		"late only": {Window: "hour", Start: model.Align("hour", at), LateOnly: true, DroppedLate: 5, Partition: 31, AsOf: at, Version: at.UnixMilli()},
+		"topics": {Window: model.TopicsKey("eu", "surge").Name(), Partition: 2, AsOf: at, Version: at.UnixMilli(), Limit: 20,
+			Topics: []model.Item{{Rank: 1, ItemID: "#go", Views: 40, Topic: &model.Topic{Score: 2.5, Expected: 1.25, NewShare: 0.1}}}},
+		"all since": {Window: model.SinceWindow, Partition: 1, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
+			Boundary: model.Align("day", at), From: model.Align("day", at).Add(-time.Hour), BaseVersion: 17, Base: items[:1], Cutoff: 3},
+	}
+	for name, p := range cases {
+		t.Run(name, func(t *testing.T) {
+			b, err := p.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want model.Partial
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			got, err := model.DecodePartial(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("DecodePartial:\n%+v\nencoding/json:\n%+v", got, want)
+			}
+		})
+	}
+	for _, bad := range []string{``, `{`, `[]`, `{"window":"hour","partition":1,"version":1,"items":[{"Item":1}]}`,
+		`{"window":"hour","partition":1,"version":1,"as_of":"yesterday"}`, `{"window":"","partition":1,"version":1}`,
+		`{"window":"hour","partition":-1,"version":1}`, `{"window":"hour","partition":1,"version":0}`} {
+		if _, err := model.DecodePartial([]byte(bad)); err == nil {
+			t.Errorf("DecodePartial(%q): no error", bad)
+		}
+	}
+}
