@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
 	"trending/serving/store"
@@ -141,7 +142,7 @@ func TestDashboardRenders(t *testing.T) {
 			newest[l.Window] = l
 		}
 	}
-	for _, level := range model.CalendarWindows {
+	for _, level := range windowset.Default().Calendar() {
 		l, ok := newest[level]
 		if !ok {
 			t.Fatalf("the demo has no reconciled %s window", level)
