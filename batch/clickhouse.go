@@ -578,6 +578,10 @@ func (e *ClickHouse) rollupWhere(level string, start time.Time) (table, where st
 		return e.t("rollup_hour"), "hour = " + dt(start)
 	case Day:
 		return e.t("rollup_day"), "day = toDate('" + start.UTC().Format(time.DateOnly) + "')"
+	case Week:
+		// No rollup of its own: the sum of its seven day rollups (a range on the day key).
+		return e.t("rollup_day"), "day >= toDate('" + start.UTC().Format(time.DateOnly) + "') AND day < toDate('" +
+			model.Next(Week, start).UTC().Format(time.DateOnly) + "')"
 	case Month:
 		return e.t("rollup_month"), "month = toDate('" + start.UTC().Format(time.DateOnly) + "')"
 	case All:

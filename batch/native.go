@@ -239,8 +239,11 @@ func (e *Native) Meta(_ context.Context, level string, start time.Time) (Meta, e
 }
 
 func (e *Native) load(level string, start time.Time) (counts, error) {
-	if level == All {
+	switch level {
+	case All:
 		return e.sumRange(Month, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+	case Week: // no rollup of its own: the sum of its days
+		return e.sumRange(Day, start, model.Next(Week, start))
 	}
 	return e.sumRange(level, start, start.Add(time.Second))
 }

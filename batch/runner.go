@@ -14,6 +14,7 @@ import (
 
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/windowset"
 	"trending/serving/store"
 )
 
@@ -49,11 +50,16 @@ type Config struct {
 	// so that the speed layer's merger can prove its merged all-time list exact (an item
 	// outside the base has at most its cutoff). 1..100; default 10.
 	BaseFactor int
+	// Windows is the served window set (model/windowset): a run publishes the calendar
+	// windows of its spans and the all-time list when it serves "all", and only builds the
+	// rollups the others need (hours and days below a week, months below all time).
+	// Default windowset.Default().
+	Windows windowset.Set
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now, BaseFactor: 10}
+	return Config{K: 100, AllowedLateness: 10 * time.Minute, Parallel: 1, LookbackDays: 35, Now: time.Now, BaseFactor: 10, Windows: windowset.Default()}
 }
 
 // Validate reports settings that cannot work, by field (setting.ErrConfig; the command
@@ -78,6 +84,9 @@ func (c Config) Validate() error {
 	}
 	if c.BaseFactor < 1 || c.BaseFactor > 100 {
 		errs = append(errs, setting.Invalid("BaseFactor", "%d: use 1..100 (default %d)", c.BaseFactor, d.BaseFactor))
+	}
+	if err := c.Windows.Validate(); err != nil {
+		errs = append(errs, setting.Invalid("Windows", "%v", err))
 	}
 	return errors.Join(errs...)
 }
@@ -260,6 +269,27 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 			return x.report, err
 		}
 	}
+	if r.cfg.Windows.HasCalendar(Week) {
+		// The weeks that ended in the lookback: the night's date's when it is a Sunday,
+		// earlier ones when their days changed (or were never published).
+		weeks, _ := Span(Week, first, day.AddDate(0, 0, 1))
+		var closed []Window
+		for _, w := range weeks {
+			if !w.End().After(day.AddDate(0, 0, 1)) {
+				closed = append(closed, w)
+			}
+		}
+		x.nPlaned += len(closed)
+		wfps, err := x.ensure(ctx, Week, closed)
+		if err != nil {
+			return x.report, err
+		}
+		for i, w := range closed {
+			if err := x.publish(ctx, w, wfps[i], w.End().Equal(day.AddDate(0, 0, 1))); err != nil {
+				return x.report, err
+			}
+		}
+	}
 	mfps, err := x.ensure(ctx, Month, months)
 	if err != nil {
 		return x.report, err
@@ -315,7 +345,7 @@ func (r *Runner) RecomputeDirty(ctx context.Context) (Report, error) {
 			continue
 		}
 		keys = append(keys, keysOf[h]...)
-		for _, lv := range []string{Hour, Day, Month} {
+		for _, lv := range []string{Hour, Day, Week, Month} {
 			add(Window{lv, model.Align(lv, h)})
 		}
 	}
@@ -392,7 +422,7 @@ func (x *run) through(w Window) time.Time {
 		return end
 	}
 	t := x.closed
-	if w.Level == Month {
+	if w.Level == Week || w.Level == Month {
 		t = model.Align(Day, x.closed)
 	}
 	if t.Before(w.Start) {
@@ -424,6 +454,8 @@ func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, 
 		return x.ensureHours(ctx, ws)
 	case Day, Month:
 		return x.ensureRollups(ctx, level, ws)
+	case Week:
+		return x.ensureWeeks(ctx, ws)
 	case All:
 		return x.ensureAllTime(ctx)
 	}
@@ -512,6 +544,27 @@ func (x *run) ensureRollups(ctx context.Context, level string, ws []Window) ([]s
 	}
 	if err := x.buildRollups(ctx, level, stale); err != nil {
 		return nil, err
+	}
+	return fps, nil
+}
+
+// ensureWeeks makes the day rollups of the weeks ws current and returns each week's combined
+// fingerprint: a week has no rollup of its own (the engines sum its days).
+func (x *run) ensureWeeks(ctx context.Context, ws []Window) ([]string, error) {
+	var kids []Window
+	span := make([][2]int, len(ws))
+	for i, w := range ws {
+		ch := w.Children(x.through(w))
+		span[i] = [2]int{len(kids), len(kids) + len(ch)}
+		kids = append(kids, ch...)
+	}
+	kfps, err := x.ensure(ctx, Day, kids)
+	if err != nil {
+		return nil, err
+	}
+	fps := make([]string, len(ws))
+	for i := range ws {
+		fps[i] = Combine(kids[span[i][0]:span[i][1]], kfps[span[i][0]:span[i][1]])
 	}
 	return fps, nil
 }
@@ -611,6 +664,10 @@ func sameParent(a, b time.Time, parent string) bool {
 // inputs (always when force). Against a speed list it computes the reconciliation; a
 // rerun keeps the reconciliation of the first exact run.
 func (x *run) publish(ctx context.Context, w Window, fp string, force bool) error {
+	if !slices.Contains(ServedLevels(x.cfg.Windows), w.Level) {
+		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "not a served window (rollup only)"})
+		return nil
+	}
 	if w.Level == All {
 		if err := x.publishBase(ctx, fp); err != nil {
 			return err

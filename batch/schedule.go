@@ -123,12 +123,13 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 	hourFP := map[time.Time]string{}
 	var due []Window
 	pending := map[string]int{}
+	levels := r.cfg.Windows.Calendar()
 	defer func() {
-		for _, lv := range []string{Hour, Day, Month} {
+		for _, lv := range levels {
 			m.pending.WithLabelValues(lv).Set(float64(pending[lv]))
 		}
 	}()
-	for _, lv := range []string{Hour, Day, Month} {
+	for _, lv := range levels {
 		ws, err := Span(lv, from, now)
 		if err != nil {
 			return err

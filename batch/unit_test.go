@@ -4,9 +4,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"trending/model"
+	"trending/model/windowset"
 )
 
 func TestReconcile(t *testing.T) {
@@ -74,11 +76,22 @@ func TestSpanAndChildren(t *testing.T) {
 	if n := len(feb.Hours(time.Date(2026, 2, 2, 6, 0, 0, 0, time.UTC))); n != 30 {
 		t.Fatalf("hours through Feb 2 06:00: %d, want 30", n)
 	}
-	if got, err := ParseLevels("month, hour,hour"); err != nil || !slices.Equal(got, []string{Hour, Month}) {
+	if got, err := ParseLevels("month, hour,hour", windowset.Default()); err != nil || !slices.Equal(got, []string{Hour, Month}) {
 		t.Fatalf("ParseLevels = %v, %v", got, err)
 	}
-	if _, err := ParseLevels("week"); err == nil {
-		t.Fatal("week accepted")
+	if _, err := ParseLevels("week", windowset.Default()); err == nil || !strings.Contains(err.Error(), "use hour, day, month, all") {
+		t.Fatalf("week accepted without a calendar week configured: %v", err)
+	}
+	seed, _ := windowset.Preset("seed-004")
+	if got, err := ParseLevels("week", seed); err != nil || !slices.Equal(got, []string{Week}) {
+		t.Fatalf("ParseLevels(week) with seed-004 = %v, %v", got, err)
+	}
+	if _, err := ParseLevels("hour", seed); err == nil || !strings.Contains(err.Error(), "use week (") {
+		t.Fatalf("hour accepted with seed-004: %v", err)
+	}
+	wk := Window{Week, time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}
+	if ch := wk.Children(time.Time{}); len(ch) != 7 || ch[0].Level != Day || !ch[6].Start.Equal(time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)) || !wk.End().Equal(time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)) {
+		t.Fatalf("week children %v end %s", ch, wk.End())
 	}
 }
 

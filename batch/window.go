@@ -7,20 +7,27 @@ import (
 	"slices"
 	"strings"
 	"time"
+
 	"trending/model"
+	"trending/model/windowset"
 )
 
 // Levels of rollup and of calendar window, smallest first. "all" is all time: the sum over
-// every month rolled up, published as the live list "all".
+// every month rolled up, published as the live list "all". A week (ISO, from Monday) has no
+// rollup of its own: its list is summed from its seven day rollups when it is published,
+// so a closed week is exact as soon as its days are.
 const (
 	Hour  = "hour"
 	Day   = "day"
+	Week  = "week"
 	Month = "month"
 	All   = "all"
 )
 
-// Levels lists the window kinds the batch computes, smallest first.
-var Levels = []string{Hour, Day, Month, All}
+// Levels lists the window kinds the batch computes, smallest first. Which of them a run
+// publishes is the configured window set's (Config.Windows): the calendar spans it serves,
+// and all time when it serves "all".
+var Levels = []string{Hour, Day, Week, Month, All}
 
 // Window is one calendar window (or all time, Start zero).
 type Window struct {
@@ -58,6 +65,8 @@ func (w Window) String() string {
 		return "hour " + w.Start.UTC().Format("2006-01-02T15Z")
 	case Day:
 		return "day " + w.Start.UTC().Format(time.DateOnly)
+	case Week:
+		return "week " + w.Start.UTC().Format(time.DateOnly)
 	case Month:
 		return "month " + w.Start.UTC().Format("2006-01")
 	default: // topics: the hour rollup "topics_hour" or a list "topics/eu/surge"
@@ -66,13 +75,13 @@ func (w Window) String() string {
 }
 
 // Children returns the windows of the level below that make up w (hours of a day, days of
-// a month), up to but excluding until when until is before w's end.
+// a week or a month), up to but excluding until when until is before w's end.
 func (w Window) Children(until time.Time) []Window {
 	var lv string
 	switch w.Level {
 	case Day:
 		lv = Hour
-	case Month:
+	case Week, Month:
 		lv = Day
 	default:
 		panic("BUG: Children of " + w.Level)
@@ -100,23 +109,36 @@ func (w Window) Hours(until time.Time) []Window {
 	return out
 }
 
-// ParseLevels reads a comma-separated list of levels ("hour,day").
-func ParseLevels(s string) ([]string, error) {
+// ServedLevels returns the levels of ws the batch publishes, smallest first: its calendar
+// spans, and all time when it serves "all".
+func ServedLevels(ws windowset.Set) []string {
+	out := ws.Calendar()
+	if ws.HasLive(All) {
+		out = append(out, All)
+	}
+	return out
+}
+
+// ParseLevels reads a comma-separated list of levels ("hour,day"), each one the window set
+// serves (ServedLevels).
+func ParseLevels(s string, ws windowset.Set) ([]string, error) {
+	served := ServedLevels(ws)
+	use := "use " + strings.Join(served, ", ") + " (the configured calendar windows and all time)"
 	var out []string
 	for _, p := range strings.Split(s, ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
 			continue
 		}
-		if !slices.Contains(Levels, p) {
-			return nil, fmt.Errorf("window %q: use hour, day, month or all", p)
+		if !slices.Contains(served, p) {
+			return nil, fmt.Errorf("window %q is not served here: %s", p, use)
 		}
 		if !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no windows given: use hour, day, month or all")
+		return nil, fmt.Errorf("no windows given: %s", use)
 	}
 	slices.SortFunc(out, func(a, b string) int { return slices.Index(Levels, a) - slices.Index(Levels, b) })
 	return out, nil
@@ -128,7 +150,7 @@ func Span(level string, from, to time.Time) ([]Window, error) {
 	if level == All {
 		return []Window{{Level: All}}, nil
 	}
-	if !slices.Contains(model.CalendarWindows, level) {
+	if !slices.Contains(model.Spans, level) {
 		return nil, fmt.Errorf("%w: window %q", ErrBadRange, level)
 	}
 	if !to.After(from) {

@@ -16,16 +16,36 @@ var (
 	ErrNotFound = errors.New("list not found")
 )
 
-// Windows the store knows. Live lists are sliding ("the last hour up to now"); calendar lists
-// are aligned UTC hours, days and months. "all" is all time, live only. Trending-topics
-// lists are live, one per region and score (TopicsKey), and calendar hours too: the batch
-// layer's exact list of a closed hour is the topics key with the hour's start.
+// Windows a list may name. Live lists are sliding ("the last hour up to now") or all time
+// ("all"), each under its configured name (ValidWindowName); calendar lists are aligned UTC
+// periods named by their span (Spans). Which names a deployment serves is configuration
+// (model/windowset: the default is the live hour, day, month and all, and the calendar hour,
+// day and month); the store accepts any well-formed name, its writers and the API only the
+// configured ones. Trending-topics lists are live, one per region and score (TopicsKey),
+// and calendar hours too: the batch layer's exact list of a closed hour is the topics key
+// with the hour's start.
 var (
-	LiveWindows     = []string{"hour", "day", "month", "all"}
-	CalendarWindows = []string{"hour", "day", "month"}
 	// TopicsScores are the score names a topics window may carry (speed/topics.Score).
 	TopicsScores = []string{"volume", "surge", "decayed"}
 )
+
+// MaxWindowName bounds a window's name.
+const MaxWindowName = 64
+
+// ValidWindowName reports whether name can name a live window: 1 to MaxWindowName lowercase
+// ASCII letters, digits, '-' or '_' ("hour", "7d", "calendar-week").
+func ValidWindowName(name string) bool {
+	if name == "" || len(name) > MaxWindowName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // BaseWindow is the batch layer's exact all-time base: every view through the boundary B (a
 // UTC day start, the list's Boundary) summed from the rollups, the top c*K items with the
@@ -288,12 +308,12 @@ func (l List) Validate() error {
 		return fmt.Errorf("%w: list %q: only topics lists have a group or score yet", ErrInvalid, k.Name())
 	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
 		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
-	case live && l.Window != BaseWindow && !slices.Contains(LiveWindows, l.Window) && !topics:
-		return fmt.Errorf("%w: live window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, LiveWindows, TopicsList, strings.Join(TopicsScores, "|"))
+	case live && l.Window != BaseWindow && !ValidWindowName(l.Window) && !topics:
+		return fmt.Errorf("%w: live window %q: want 1-%d lowercase letters, digits, '-' or '_', or %s/<region>/<%s>", ErrInvalid, l.Window, MaxWindowName, TopicsList, strings.Join(TopicsScores, "|"))
 	case !live && topics && !Aligned("hour", l.Start):
 		return fmt.Errorf("%w: topics list %s start %s is not a UTC hour", ErrInvalid, k.Name(), l.Start.Format(time.RFC3339))
-	case !live && !topics && !slices.Contains(CalendarWindows, l.Window):
-		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, CalendarWindows, TopicsList, strings.Join(TopicsScores, "|"))
+	case !live && !topics && !slices.Contains(Spans, l.Window):
+		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, Spans, TopicsList, strings.Join(TopicsScores, "|"))
 	case !live && !topics && !Aligned(l.Window, l.Start):
 		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
 	case l.Source != SourceSpeed && l.Source != SourceBatch:

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -38,6 +39,7 @@ type batchSettings struct {
 	lateness    time.Duration
 	s3          *s3Settings
 	baseFactor  int
+	windows     *windowSetFlags
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -52,7 +54,35 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
 	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
+	s.windows = addWindowSetFlags(fs)
 	return s
+}
+
+// levels reads a list of window kinds, each one the configured set publishes; given is
+// false when the flag was left at its default, which then means every configured calendar
+// kind that default names (or, with none of them configured, every configured one).
+func (s *batchSettings) levels(flag, v string, given bool) ([]string, error) {
+	ws, err := s.windows.set()
+	if err != nil {
+		return nil, err
+	}
+	if !given {
+		var keep []string
+		for _, lv := range splitList(v) {
+			if slices.Contains(batch.ServedLevels(ws), lv) {
+				keep = append(keep, lv)
+			}
+		}
+		if len(keep) == 0 {
+			keep = ws.Calendar()
+		}
+		v = strings.Join(keep, ",")
+	}
+	levels, err := batch.ParseLevels(v, ws)
+	if err != nil {
+		return nil, usagef("--%s: %v", flag, err)
+	}
+	return levels, nil
 }
 
 // batchEnv is what a batch subcommand runs with; close releases it.
@@ -178,7 +208,11 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
 	cfg := batch.DefaultConfig()
-	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor
+	ws, err := s.windows.set()
+	if err != nil {
+		return nil, err
+	}
+	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor, cfg.Windows = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor, ws
 	if m := newMeter(cmd.ErrOrStderr(), "windows"); m != nil {
 		// A bar on a terminal instead of a line per window.
 		cfg.Progress, cfg.Meter = nil, m.step
@@ -280,7 +314,7 @@ func newBatchRunCommand() *cobra.Command {
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&level, "window", "hour", "window kind: hour, day, month or all")
+	f.StringVar(&level, "window", "hour", "window kind: hour, day, week, month or all, one the window set serves")
 	addStartFlag(f, &start, "", "first window (UTC), e.g. 2026-11-14T10 or -2h (the window holding that time); required except for --window all")
 	f.StringVar(&end, "end", "", "end of the range, exclusive (default: the end of the first window)")
 	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
@@ -299,9 +333,12 @@ func newBatchRunCommand() *cobra.Command {
 				return writeReport(cmd.OutOrStdout(), rep)
 			})
 		}
-		levels, err := batch.ParseLevels(level)
-		if err != nil || len(levels) != 1 {
-			return usagef("--window %q: use one of hour, day, month or all", level)
+		levels, err := s.levels("window", level, true)
+		if err != nil {
+			return err
+		}
+		if len(levels) != 1 {
+			return usagef("--window %q: give one window kind", level)
 		}
 		if btf.tf.regions != "" && levels[0] != batch.Hour {
 			return usagef("--topics lists are recomputed per hour: use --window hour")
@@ -376,7 +413,7 @@ archive; days and months are summed from the rollups below them. --dry-run print
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	addDayRangeFlags(f, &days, "required", "hour,day,month", "window kinds to recompute: hour, day, month, all")
+	addDayRangeFlags(f, &days, "required", "hour,day,month", "window kinds to recompute: hour, day, week, month, all (those the window set serves; the default: its calendar kinds of hour, day and month, or all of its calendar kinds)")
 	f.IntVar(&parallel, "parallel", 1, "days whose hours are loaded at once (1..64)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan and do nothing")
 	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
@@ -396,9 +433,9 @@ archive; days and months are summed from the rollups below them. --dry-run print
 			}
 		}
 		hi = model.Align("day", hi).AddDate(0, 0, 1)
-		levels, err := batch.ParseLevels(days.windows)
+		levels, err := s.levels("windows", days.windows, cmd.Flags().Changed("windows"))
 		if err != nil {
-			return usagef("--windows: %v", err)
+			return err
 		}
 		var ws []batch.Window
 		for _, lv := range levels {
@@ -544,7 +581,7 @@ func newBatchStatusCommand() *cobra.Command {
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	addDayRangeFlags(f, &days, "default: yesterday", "day", "window kinds: hour, day, month")
+	addDayRangeFlags(f, &days, "default: yesterday", "day", "window kinds: hour, day, week, month (those the window set serves)")
 	addJSONFlag(f, &asJSON, "the status")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		lo := time.Now().UTC().AddDate(0, 0, -1)
@@ -560,9 +597,9 @@ func newBatchStatusCommand() *cobra.Command {
 				return err
 			}
 		}
-		levels, err := batch.ParseLevels(days.windows)
+		levels, err := s.levels("windows", days.windows, cmd.Flags().Changed("windows"))
 		if err != nil {
-			return usagef("--windows: %v", err)
+			return err
 		}
 		env, err := s.open(cmd.Context())
 		if err != nil {

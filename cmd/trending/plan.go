@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"trending/model/windowset"
 	"trending/speed/plan"
 	"trending/speed/topics"
 )
@@ -38,11 +40,13 @@ var planFlags = map[string]string{
 	"MemoryBudgetTotal":        "memory-budget-total",
 	"MonthDays":                "month-days",
 	"PeakFactor":               "peak-factor",
+	"Windows":                  "window-set",
 }
 
 func newPlanCommand() *cobra.Command {
 	in := plan.DefaultInput()
 	var asJSON, withTopics bool
+	var wsf *windowSetFlags
 	cmd := &cobra.Command{
 		Use:   "plan",
 		Short: "Work out memory per window, exact or count-min sketch, and the sketch's error bound",
@@ -98,6 +102,13 @@ inputs as flags.`,
   trending plan --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if wsf.explicit() {
+				ws, err := wsf.set()
+				if err != nil {
+					return err
+				}
+				in.Windows = planWindows(ws)
+			}
 			p, err := plan.Compute(in)
 			if err != nil {
 				return planUsageError(err)
@@ -148,7 +159,22 @@ inputs as flags.`,
 	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
 	addJSONFlag(f, &asJSON, "the plan")
 	f.BoolVar(&withTopics, "with-topics", false, "add the trending-topics sizing of docs/topics.md (trending topics plan for its flags)")
+	wsf = addWindowSetFlags(f)
 	return cmd
+}
+
+// planWindows is the plan's form of a configured window set.
+func planWindows(ws windowset.Set) []plan.Window {
+	out := make([]plan.Window, 0, len(ws.Windows))
+	for _, w := range ws.Windows {
+		pw := plan.Window{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode),
+			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute)}
+		if w.Kind == windowset.Calendar {
+			pw.Name = "calendar-" + w.Span
+		}
+		out = append(out, pw)
+	}
+	return out
 }
 
 // bytesFlag is a size flag that reads 2GiB, 1.5GB or a plain number of bytes.
@@ -209,7 +235,18 @@ func writePlan(out io.Writer, p plan.Plan) error {
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WINDOW\tBUCKETS\tEXACT\tEXACT/PARTITION\tSKETCH\tSKETCH/PARTITION\tMODE\tWHY")
 	for _, w := range p.Windows {
-		fmt.Fprintf(tw, "%s\t%d %ss\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, w.Buckets, w.Bucket,
+		buckets := fmt.Sprintf("%d %ss", w.Buckets, w.Bucket)
+		switch w.Kind {
+		case plan.KindSliding:
+			if w.Buckets == 1 {
+				buckets = "1 " + w.Bucket
+			}
+		case plan.KindCalendar:
+			buckets = "totals of the " + w.Bucket
+		case plan.KindAllTime:
+			buckets = "running totals"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, buckets,
 			plan.FormatBytes(w.ExactBytes), plan.FormatBytes(w.ExactPerPartition),
 			plan.FormatBytes(w.SketchBytes), plan.FormatBytes(w.SketchPerPartition), w.Mode, w.Why)
 	}
@@ -225,8 +262,12 @@ func writePlan(out io.Writer, p plan.Plan) error {
 		ew.printf("%s sketch error: at most e/w x N = %.3f/%d x %s = %s high per item, with probability 1 - e^-%d = %s; %s of the K-th count (%s)\n",
 			w.Window, math.E, in.SketchWidth, plan.FormatCount(b.N), plan.FormatCount(b.Overcount),
 			in.SketchDepth, plan.FormatPercent(b.Probability), plan.FormatPercent(b.FractionOfKth), plan.FormatCount(b.KthCount))
-		ew.printf("%s sketches: %d per partition (%d %ss, the open %s, the running %s) x %s + %s candidates x %s B = %s per partition, %s in all, %.3gx less than exact\n",
-			w.Window, w.Sketches, w.Buckets, w.Bucket, w.Bucket, w.Window, plan.FormatBytes(p.SketchBytes),
+		parts := fmt.Sprintf("%d %ss, the open %s, the running %s", w.Buckets, w.Bucket, w.Bucket, w.Window)
+		if w.Kind == plan.KindCalendar || w.Kind == plan.KindAllTime {
+			parts = "the running sketch"
+		}
+		ew.printf("%s sketches: %d per partition (%s) x %s + %s candidates x %s B = %s per partition, %s in all, %.3gx less than exact\n",
+			w.Window, w.Sketches, parts, plan.FormatBytes(p.SketchBytes),
 			plan.FormatCount(w.Candidates), strconv.FormatFloat(in.EntryBytes, 'g', -1, 64),
 			plan.FormatBytes(w.SketchPerPartition), plan.FormatBytes(w.SketchBytes), w.ExactToSketch)
 	}

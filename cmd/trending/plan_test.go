@@ -276,3 +276,28 @@ func TestPlanTopics(t *testing.T) {
 		t.Errorf("partitions %d, minute sketch %v: want 32 and 1310720", both.Plan.Input.Partitions, both.Topics.MinuteSketchBytes)
 	}
 }
+
+// TestPlanSizesConfiguredWindows: with a window set, plan sizes each configured window and
+// says whether it runs exact or by sketch; a bad set is a usage error.
+func TestPlanSizesConfiguredWindows(t *testing.T) {
+	out, err := runTrending(t, "plan", "--window-preset", "seed-004")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"minute         1 minute ", "exact   exact: 6.25 MB per partition",
+		"7d             168 hours", "sketch  sketch: exact needs 8.66 GB per partition",
+		"calendar-week  totals of the week", "sketch  configured sketch (auto)",
+		"7d sketch error:", "calendar-week sketches: 1 per partition (the running sketch)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan --window-preset seed-004 lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "month ") {
+		t.Errorf("plan sizes a month the set does not have:\n%s", out)
+	}
+	if _, err := runTrending(t, "plan", "--window-set", "x=sliding:1h/2m"); err == nil || !strings.Contains(err.Error(), "bucket 2m") {
+		t.Errorf("bad set: %v", err)
+	}
+}

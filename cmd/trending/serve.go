@@ -31,6 +31,7 @@ func newServeCommand() *cobra.Command {
 	var tok tokenFlags
 	var kf *kafkaFlags
 	var s3f *s3Settings
+	var wsf *windowSetFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
@@ -43,8 +44,11 @@ If the store becomes unreachable the API keeps serving the lists it holds and st
 /readyz answers 200 with "store": "unreachable" (and trending_serving_store_up is 0) until
 the newest lists loaded are older than --serve-stale-for, then 503; it recovers by itself.
 
-  GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50)
+  GET /v1/trending?window=hour|day|month|all&limit=N   a live list (limit default 50); the
+                                                       windows are --window-set's (1h, 24h:
+                                                       the sliding windows of that length)
   GET /v1/trending?window=hour|day|month&start=T       one calendar window (exact after the batch)
+  GET /v1/windows/config                               the configured windows
   GET /v1/trending/stream?window=...                   the same list pushed as server-sent
                                                        events: at once, then every new version
   GET /v1/windows?window=hour|day|month&from=T&to=T    which calendar windows are live,
@@ -80,6 +84,9 @@ schemas/openapi.yaml describes every route.`,
 				return err
 			}
 			cfg.Topics = apiLists(tcfg)
+			if cfg.Windows, err = wsf.set(); err != nil {
+				return err
+			}
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
 			}
@@ -124,6 +131,7 @@ schemas/openapi.yaml describes every route.`,
 	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --views-topic); empty (the default) serves reads only")
 	addTokenFlags(f, &tok)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
+	wsf = addWindowSetFlags(f)
 	addListenFlag(f, &cfg.Addr, cfg.Addr)
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")

@@ -28,23 +28,26 @@ type windowFlags struct {
 	hourMode, dayMode        string
 	monthMode, allMode       string
 	sinceDays                int
+	fs                       *pflag.FlagSet
+	// windows is the served window set (--window-set, --window-preset, --windows-file).
+	windows *windowSetFlags
 }
 
 // addWindowFlags adds the speed core's flags; sketchWidth is the --sketch-width default
 // (2^18 for speed, the month sketch of docs/requirements.md#sketches whose bound is 4.86%
 // of the K-th count; smaller for the embedded up).
 func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
-	f := &windowFlags{}
+	f := &windowFlags{fs: fs, windows: addWindowSetFlags(fs)}
 	addKFlag(fs, &f.k, "length of each served list (1..1000)")
 	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out")
 	addLatenessFlag(fs, &f.lateness, 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
 	f.sketchDepth = 5
 	addSketchShapeFlags(fs, &f.sketchWidth, sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes",
 		&f.sketchDepth, "count-min sketch depth: the error bound holds with probability 1 - e^-depth", nil, "")
-	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows: exact, sketch or auto")
-	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto")
-	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches)")
-	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments)")
+	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows (the live hour and the calendar hour, when configured): exact, sketch or auto; given, it overrides the window set's mode")
+	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto; given, it overrides the window set's mode")
+	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches); given, it overrides the window set's mode")
+	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments); given, it overrides the window set's mode")
 	fs.IntVar(&f.sinceDays, "since-days", 7, "UTC days of exact per-item counts since the batch's all-time boundary each partition keeps, for the exact all-time list (0: none; speed needs --base-store too); a boundary older than this makes the all-time list approximate until the next nightly run")
 	return f
 }
@@ -90,12 +93,20 @@ func (f *windowFlags) config() (window.Config, error) {
 	sk := sketch.DefaultConfig()
 	sk.Width, sk.Depth = f.sketchWidth, f.sketchDepth
 	c.Sketch = sk
+	ws, err := f.windows.set()
+	if err != nil {
+		return c, err
+	}
+	c.Windows = speedWindows(ws)
 	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode}
 	for flag, m := range modes {
 		switch window.Mode(m) {
 		case window.Exact, window.Sketch, window.Auto:
 		default:
 			return c, usagef("--%s-mode %q: use exact, sketch or auto", flag, m)
+		}
+		if !f.fs.Changed(flag + "-mode") {
+			delete(modes, flag) // the window set's own mode stands
 		}
 	}
 	for i, w := range c.Windows {

@@ -171,8 +171,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
+	ws, err := wf.windows.set() // the one window set every role of up reads
+	if err != nil {
+		return err
+	}
 	mcfg := merge.DefaultConfig()
-	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store = wc.K, f.partitions, 3*f.publishEvery, titles, st
+	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, titles, st, ws
 	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
 	merger, err := merge.New(mcfg)
 	if err != nil {
@@ -190,7 +194,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	scfg := api.DefaultConfig()
 	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
 	scfg.ServeStaleFor = f.serveStaleFor
-	scfg.Topics = apiLists(tcfg)
+	scfg.Topics, scfg.Windows = apiLists(tcfg), ws
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
 	if errors.Is(err, setting.ErrConfig) {
 		return usageOf(err, serveFieldFlags)
@@ -225,7 +229,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	defer eng.Close()
 	bcfg := batch.DefaultConfig()
-	bcfg.K, bcfg.AllowedLateness = wc.K, f.batchLate
+	bcfg.K, bcfg.AllowedLateness, bcfg.Windows = wc.K, f.batchLate, ws
 	runner, err := batch.NewRunner(bcfg, eng, arc, st, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)

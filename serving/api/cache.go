@@ -296,15 +296,21 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 			return nil, fmt.Errorf("lists since %s: %w", now.Add(-c.cfg.HotSpan).UTC().Format(time.RFC3339), err)
 		}
 		out = append(out, ls...)
-		open := model.Align("month", now)
-		for _, s := range []time.Time{open, open.AddDate(0, -1, 0)} {
-			if err := get(model.Key{Window: "month", Start: s}); err != nil {
-				return nil, err
+		// Weeks and months start before the hot span: their open and previous windows.
+		for _, span := range []string{"week", "month"} {
+			if !c.cfg.Windows.HasCalendar(span) {
+				continue
+			}
+			open := model.Align(span, now)
+			for _, s := range []time.Time{open, model.Back(span, open, 1)} {
+				if err := get(model.Key{Window: span, Start: s}); err != nil {
+					return nil, err
+				}
 			}
 		}
 		return out, nil
 	}
-	for _, w := range model.LiveWindows {
+	for _, w := range c.cfg.Windows.Live() {
 		if err := get(model.Key{Window: w}); err != nil {
 			return nil, err
 		}
@@ -322,7 +328,7 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 		}
 		out = append(out, ls...)
 	}
-	for _, w := range model.CalendarWindows {
+	for _, w := range c.cfg.Windows.Calendar() {
 		from := c.oldest(w, now)
 		// Two windows past the open one, in case a writer's clock runs ahead of ours.
 		to := model.Next(w, model.Next(w, model.Align(w, now)))
@@ -341,17 +347,7 @@ func (c *Cache) oldest(window string, now time.Time) time.Time {
 }
 
 // back returns the start of the calendar window n windows before start.
-func back(window string, start time.Time, n int) time.Time {
-	switch window {
-	case "hour":
-		return start.Add(-time.Duration(n) * time.Hour)
-	case "day":
-		return start.AddDate(0, 0, -n)
-	case "month":
-		return start.AddDate(0, -n, 0)
-	}
-	panic("BUG: back of unknown calendar window " + window)
-}
+func back(window string, start time.Time, n int) time.Time { return model.Back(window, start, n) }
 
 // swap builds the next snapshot from the current one and the loaded lists. An entry whose list
 // did not change is kept with the bodies it has already rendered; windows past retention are
@@ -366,9 +362,10 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 	old := c.snap.Load()
 	cur := old.lists
 	oldest := map[string]int64{}
-	for _, w := range model.CalendarWindows {
+	for _, w := range c.cfg.Windows.Calendar() {
 		oldest[w] = c.oldest(w, now).Unix()
 	}
+	oldest["hour"] = c.oldest("hour", now).Unix() // topics lists keep calendar hours
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	var gone []*entry // replaced or dropped: their superseded channels close after the swap
 	for k, e := range cur {
@@ -384,6 +381,9 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 	}
 	var fresh []*entry // new versions of live lists
 	for _, l := range lists {
+		if !c.cfg.Windows.AcceptsKey(l.Key()) {
+			continue // a window this deployment does not serve
+		}
 		k := keyOf(l.Key().Name(), l.Start)
 		if k.start != liveStart {
 			retention := l.Window

@@ -8,6 +8,7 @@ import (
 	"time"
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/windowset"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -46,10 +47,15 @@ type Config struct {
 	// Default 10m; 30s is the old readiness (503 soon after the store goes away).
 	ServeStaleFor time.Duration
 
-	// RetainHours, RetainDays and RetainMonths are how many calendar windows of each kind the
-	// cache keeps, counting back from the open one; they also bound a /v1/windows range.
-	// Defaults 744 (31 days), 366 and 120.
-	RetainHours, RetainDays, RetainMonths int
+	// RetainHours, RetainDays, RetainWeeks and RetainMonths are how many calendar windows of
+	// each kind the cache keeps, counting back from the open one; they also bound a
+	// /v1/windows range. Defaults 744 (31 days), 366, 106 (two years) and 120.
+	RetainHours, RetainDays, RetainWeeks, RetainMonths int
+
+	// Windows are the windows this deployment serves (model/windowset): GET /v1/trending and
+	// /v1/windows accept exactly their names (and the aliases 1h and 24h) and refuse others
+	// with a 400 listing them; GET /v1/windows/config lists them. Default windowset.Default().
+	Windows windowset.Set
 
 	// DefaultLimit is the limit when a request names none. Default 50.
 	DefaultLimit int
@@ -125,6 +131,7 @@ func DefaultConfig() Config {
 		ServeStaleFor:       10 * time.Minute,
 		RetainHours:         744,
 		RetainDays:          366,
+		RetainWeeks:         106,
 		RetainMonths:        120,
 		DefaultLimit:        50,
 		MaxLimit:            100,
@@ -139,6 +146,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:     10 * time.Second,
 		MaxHeaderBytes:      16 << 10,
 		Now:                 time.Now,
+		Windows:             windowset.Default(),
 	}
 }
 
@@ -161,8 +169,8 @@ func (c Config) Validate() error {
 	if c.ServeStaleFor < c.RefreshInterval {
 		errs = append(errs, setting.Invalid("ServeStaleFor", "%v: must be at least the refresh interval %v (a healthy store's lists are that old between refreshes)", c.ServeStaleFor, c.RefreshInterval))
 	}
-	if c.RetainHours < 1 || c.RetainDays < 1 || c.RetainMonths < 1 {
-		bad("retention %d hours, %d days, %d months: each must be at least 1", c.RetainHours, c.RetainDays, c.RetainMonths)
+	if c.RetainHours < 1 || c.RetainDays < 1 || c.RetainWeeks < 1 || c.RetainMonths < 1 {
+		bad("retention %d hours, %d days, %d weeks, %d months: each must be at least 1", c.RetainHours, c.RetainDays, c.RetainWeeks, c.RetainMonths)
 	}
 	if c.MaxLimit < 1 || c.MaxLimit > HardMaxLimit {
 		bad("max limit %d: must be between 1 and %d", c.MaxLimit, HardMaxLimit)
@@ -196,6 +204,9 @@ func (c Config) Validate() error {
 	if c.Now == nil {
 		bad("clock: Now is nil; start from DefaultConfig")
 	}
+	if err := c.Windows.Validate(); err != nil {
+		bad("windows: %v", err)
+	}
 	for r, sc := range c.Topics {
 		if k, ok := model.ParseName(model.TopicsKey(r, sc).Name()); !ok || k.Group != r {
 			bad("topics list %q scored %q: want a region of 1-64 bytes without '/' or control characters, scored %s",
@@ -213,6 +224,8 @@ func (c Config) retain(window string) int {
 		return c.RetainHours
 	case "day":
 		return c.RetainDays
+	case "week":
+		return c.RetainWeeks
 	case "month":
 		return c.RetainMonths
 	}

@@ -16,6 +16,7 @@ import (
 
 	"trending/model"
 	"trending/model/topics"
+	"trending/model/windowset"
 	"trending/serving/store/storetest"
 )
 
@@ -65,7 +66,7 @@ func TestTrendingLive(t *testing.T) {
 			t.Fatalf("age_seconds %d, want 90", age)
 		}
 	})
-	for _, win := range model.LiveWindows {
+	for _, win := range windowset.Default().Live() {
 		t.Run("window "+win, func(t *testing.T) {
 			got := decode[ListResponse](t, f.get("/v1/trending?window="+win+"&limit=3"))
 			if got.Window != win || len(got.Items) != 3 {

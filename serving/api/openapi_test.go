@@ -17,7 +17,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"trending/model"
 	"trending/model/topics"
 	"trending/serving/store/storetest"
 )
@@ -57,6 +56,7 @@ type schema struct {
 	Type                 any                `yaml:"type"`
 	Format               string             `yaml:"format"`
 	Enum                 []any              `yaml:"enum"`
+	Examples             []any              `yaml:"examples"`
 	Required             []string           `yaml:"required"`
 	Properties           map[string]*schema `yaml:"properties"`
 	AdditionalProperties *bool              `yaml:"additionalProperties"`
@@ -270,8 +270,9 @@ func TestOpenAPIRoutes(t *testing.T) {
 		if l := params["limit"]; l == nil || l.Maximum == nil || int(*l.Maximum) != cfg.MaxLimit || fmt.Sprint(l.Default) != strconv.Itoa(cfg.DefaultLimit) {
 			t.Errorf("%s limit: spec %+v, server max %d default %d", path, l, cfg.MaxLimit, cfg.DefaultLimit)
 		}
-		if w := params["window"]; w == nil || fmt.Sprint(w.Enum) != fmt.Sprint(model.LiveWindows) {
-			t.Errorf("%s window enum: spec %v, server %v", path, w.Enum, model.LiveWindows)
+		// The window is configuration: no enum, and the default set as the examples.
+		if w := params["window"]; w == nil || w.Enum != nil || fmt.Sprint(w.Examples) != fmt.Sprint(cfg.Windows.Live()) {
+			t.Errorf("%s window: spec enum %v examples %v, want no enum and the default live windows %v", path, w.Enum, w.Examples, cfg.Windows.Live())
 		}
 	}
 	for _, path := range []string{"/v1/trending/stream", "/v1/topics/stream"} {

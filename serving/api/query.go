@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
 	"trending/model"
 )
 
@@ -99,9 +100,9 @@ type windowsQuery struct {
 	count    int
 }
 
-// Defaults of /v1/windows when from is not given: the last day of hours, month of days, year of
-// months, the open window included.
-var defaultWindows = map[string]int{"hour": 24, "day": 31, "month": 12}
+// Defaults of /v1/windows when from is not given: the last day of hours, month of days,
+// quarter of weeks, year of months, the open window included.
+var defaultWindows = map[string]int{"hour": 24, "day": 31, "week": 13, "month": 12}
 
 // params parses a raw query string and checks it names only allowed parameters, each once.
 func params(raw string, endpoint string, allowed ...string) (map[string]string, *apiError) {
@@ -137,18 +138,23 @@ func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiE
 	}
 	q := trendingQuery{window: p["window"], limit: cfg.DefaultLimit}
 	_, hasStart := p["start"]
-	allowed := model.LiveWindows
-	if hasStart {
-		allowed = model.CalendarWindows
-	}
+	ws := cfg.Windows
 	if q.window == "" {
-		return q, badRequest(codeBadParameter, "window is required: one of %s (live lists), or hour, day or month with start (one calendar window)", strings.Join(model.LiveWindows, ", "))
+		return q, badRequest(codeBadParameter, "window is required: this deployment serves %s (a calendar window with start)", ws.Describe())
 	}
-	if !slices.Contains(allowed, q.window) {
-		if hasStart && q.window == "all" {
-			return q, badRequest(codeBadParameter, "window all has no calendar windows: drop start for the all-time list, or use hour, day or month")
+	if hasStart {
+		if !ws.HasCalendar(q.window) && ws.HasLive(q.window) {
+			return q, badRequest(codeBadParameter, "window %s has no calendar windows here: drop start for its live list; this deployment serves %s", q.window, ws.Describe())
 		}
-		return q, badRequest(codeBadParameter, "window %q: use one of %s", trunc(q.window), strings.Join(allowed, ", "))
+		if !ws.HasCalendar(q.window) {
+			return q, badRequest(codeBadParameter, "window %q with start: not a calendar window here; this deployment serves %s", trunc(q.window), ws.Describe())
+		}
+	} else {
+		w, ok := ws.ResolveLive(q.window)
+		if !ok {
+			return q, badRequest(codeBadParameter, "window %q is not served here: this deployment serves %s", trunc(q.window), ws.Describe())
+		}
+		q.window = w
 	}
 	if s, ok := p["limit"]; ok {
 		n, ok := parseSmallInt(s)
@@ -174,11 +180,15 @@ func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiErr
 		return windowsQuery{}, aerr
 	}
 	q := windowsQuery{window: p["window"]}
-	if q.window == "" {
-		return q, badRequest(codeBadParameter, "window is required: one of %s", strings.Join(model.CalendarWindows, ", "))
-	}
-	if !slices.Contains(model.CalendarWindows, q.window) {
-		return q, badRequest(codeBadParameter, "window %q: use one of %s (calendar windows)", trunc(q.window), strings.Join(model.CalendarWindows, ", "))
+	if cal := cfg.Windows.Calendar(); q.window == "" || !slices.Contains(cal, q.window) {
+		what := "none are configured here"
+		if len(cal) > 0 {
+			what = "use one of " + strings.Join(cal, ", ")
+		}
+		if q.window == "" {
+			return q, badRequest(codeBadParameter, "window is required: a calendar window: %s", what)
+		}
+		return q, badRequest(codeBadParameter, "window %q is not a calendar window served here: %s", trunc(q.window), what)
 	}
 	open := model.Align(q.window, now)
 	end := model.Next(q.window, open)
@@ -251,7 +261,7 @@ func parseBoundary(name, s, window string) (time.Time, *apiError) {
 	return t, nil
 }
 
-var alignRule = map[string]string{"hour": "the top of each hour", "day": "midnight", "month": "midnight on the 1st"}
+var alignRule = map[string]string{"hour": "the top of each hour", "day": "midnight", "week": "midnight on Monday (ISO weeks)", "month": "midnight on the 1st"}
 
 // countWindows counts the calendar windows starting in [from, to), both aligned, without
 // iterating (a range may span centuries before it is refused).
@@ -261,6 +271,8 @@ func countWindows(window string, from, to time.Time) int {
 		return int(to.Sub(from) / time.Hour)
 	case "day":
 		return int(to.Sub(from) / (24 * time.Hour))
+	case "week":
+		return int(to.Sub(from) / (7 * 24 * time.Hour))
 	case "month":
 		return (to.Year()-from.Year())*12 + int(to.Month()) - int(from.Month())
 	}

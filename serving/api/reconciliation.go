@@ -71,12 +71,12 @@ func (c *Cache) reconciliations() []LevelReconciliation {
 	return out
 }
 
-// levelRank orders the calendar levels hour, day, month before the topics lists.
+// levelRank orders the calendar levels hour, day, week, month before the topics lists.
 func levelRank(level string) int {
-	if i := slices.Index(model.CalendarWindows, level); i >= 0 {
+	if i := slices.Index(model.Spans, level); i >= 0 {
 		return i
 	}
-	return len(model.CalendarWindows)
+	return len(model.Spans)
 }
 
 // handleReconciliation serves the newest reconciliation of each level, built from the cache

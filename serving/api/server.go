@@ -48,6 +48,8 @@ type Server struct {
 	cors   map[string]bool // allowed origins; "*" for any
 
 	cacheControl []string // shared header values: never appended to
+	// windowsConfig is GET /v1/windows/config's body, fixed at New.
+	windowsConfig []byte
 
 	openStreams atomic.Int64 // GET /v1/trending/stream connections, bounded by MaxStreams
 }
@@ -76,7 +78,7 @@ func New(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, cache: c, log: log, cors: map[string]bool{},
-		cacheControl: []string{"public, max-age=" + strconv.Itoa(int(cfg.MaxAge/time.Second))}}
+		cacheControl: []string{"public, max-age=" + strconv.Itoa(int(cfg.MaxAge/time.Second))}, windowsConfig: windowsConfigBody(cfg.Windows)}
 	for _, o := range cfg.CORSOrigins {
 		s.cors[strings.TrimSuffix(o, "/")] = true
 	}
@@ -129,6 +131,7 @@ func (s *Server) routeTable() []*route {
 			statuses: []int{200, 400, 404, 405, 503}, h: s.handleTopVideos},
 		{path: "/v1/windows", name: "/v1/windows", methods: get, params: []string{"window", "from", "to"},
 			statuses: []int{200, 304, 400, 405, 503}, h: s.handleWindows},
+		{path: "/v1/windows/config", name: "/v1/windows/config", methods: get, statuses: []int{200, 400, 405}, h: s.handleWindowsConfig},
 		{path: "/v1/reconciliation", name: "/v1/reconciliation", methods: get, statuses: []int{200, 405, 503}, h: s.handleReconciliation},
 		{path: "/v1/topics", name: "/v1/topics", methods: get, params: []string{"region", "score", "limit", "hour"},
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTopics},

@@ -3,17 +3,20 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // GET /v1/top-videos?window=1h|24h|all&k=N: the live lists in the shape of the requirements'
 // video API (docs/requirements.md), for clients written against it: {"window", "as_of",
 // "videos": [{"video_id", "views"}]}. The same precomputed lists as GET /v1/trending, one
-// lookup each; 1h is the sliding hour, 24h the sliding day.
+// lookup each; 1h is the sliding window one hour long (the hour), 24h the one 24 hours long
+// (the day), all the all-time list, each when configured (windowset.Set.Aliases).
 
-// topVideosWindows maps the video API's window names to ours.
-var topVideosWindows = map[string]string{"1h": "hour", "24h": "day", "all": "all"}
+// topVideosWindows are the video API's window names.
+var topVideosWindows = []string{"1h", "24h", "all"}
 
 // TopVideosResponse is GET /v1/top-videos's body.
 type TopVideosResponse struct {
@@ -37,9 +40,15 @@ func (s *Server) handleTopVideos(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	win, ok := topVideosWindows[p["window"]]
-	if !ok {
-		writeError(w, badRequest(codeBadParameter, "window %q: use 1h, 24h or all", trunc(p["window"])))
+	var served []string
+	for _, n := range topVideosWindows {
+		if _, ok := s.cfg.Windows.ResolveLive(n); ok {
+			served = append(served, n)
+		}
+	}
+	win, ok := s.cfg.Windows.ResolveLive(p["window"])
+	if !ok || !slices.Contains(topVideosWindows, p["window"]) {
+		writeError(w, badRequest(codeBadParameter, "window %q: use %s (of 1h, 24h and all, those this deployment serves)", trunc(p["window"]), joinOr(served)))
 		return
 	}
 	k := s.cfg.DefaultLimit
@@ -72,4 +81,15 @@ func (s *Server) handleTopVideos(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodHead {
 		w.Write(append(body, '\n'))
 	}
+}
+
+// joinOr lists names as "a, b or c" ("none" when empty).
+func joinOr(names []string) string {
+	switch len(names) {
+	case 0:
+		return "none"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
 	"trending/serving/store"
@@ -148,7 +149,7 @@ func TestDashboardRenders(t *testing.T) {
 			newest[l.Window] = l
 		}
 	}
-	for _, level := range model.CalendarWindows {
+	for _, level := range windowset.Default().Calendar() {
 		l, ok := newest[level]
 		if !ok {
 			t.Fatalf("the demo has no reconciled %s window", level)

@@ -17,6 +17,7 @@ import (
 	"trending/internal/setting"
 	"trending/model"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/serving/store"
 )
 
@@ -56,12 +57,17 @@ type Config struct {
 	// from the store for the live "all" list; default 30s, 0 re-reads it at every Publish.
 	// Negative is refused.
 	BaseRefresh time.Duration
+	// Windows is the served window set (model/windowset): partials of any other window (a
+	// worker started with another set) are dropped, counted in
+	// trending_merge_partials_unconfigured_total and logged once per window, so the store
+	// gets exactly the configured lists. Default windowset.Default().
+	Windows windowset.Set
 }
 
 // DefaultConfig returns the documented defaults, without the Store New requires. It is the
 // one place the defaults live.
 func DefaultConfig() Config {
-	return Config{K: 100, Staleness: DefaultStaleness, Retention: 48 * time.Hour, BaseRefresh: 30 * time.Second}
+	return Config{K: 100, Staleness: DefaultStaleness, Retention: 48 * time.Hour, BaseRefresh: 30 * time.Second, Windows: windowset.Default()}
 }
 
 // Validate reports every setting that cannot work, each an error wrapping setting.ErrConfig
@@ -83,6 +89,9 @@ func (c Config) Validate() error {
 	}
 	if c.Retention <= 0 {
 		errs = append(errs, setting.Invalid("Retention", "%s: must be positive (default %s)", c.Retention, d.Retention))
+	}
+	if err := c.Windows.Validate(); err != nil {
+		errs = append(errs, setting.Invalid("Windows", "%v", err))
 	}
 	if c.BaseRefresh < 0 {
 		errs = append(errs, setting.Invalid("BaseRefresh", "%s: must not be negative (0: at every publish; default %s)", c.BaseRefresh, d.BaseRefresh))
@@ -114,11 +123,13 @@ type Merger struct {
 	fresh   map[int]bool
 	heard   map[int]time.Time
 	arrived chan struct{}
+
+	unconfigured map[string]bool // windows whose partials were dropped, logged once each
 }
 
 type metrics struct {
-	offered, published, refused, titleFailures prometheus.Counter
-	stale                                      *prometheus.GaugeVec
+	offered, published, refused, titleFailures, unconfigured prometheus.Counter
+	stale                                                    *prometheus.GaugeVec
 }
 
 // New builds a Merger, or returns the settings that cannot work (Validate).
@@ -133,16 +144,17 @@ func New(cfg Config) (*Merger, error) {
 		return nil, err
 	}
 	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
-		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1)}
+		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
 		refused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
+		unconfigured:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_unconfigured_total", Help: "Partials dropped because their window is not in the configured window set."}),
 		titleFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_title_failures_total", Help: "Title lookups that failed (previous titles reused)."}),
 		stale:         prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_merge_stale_partitions", Help: "Partitions whose list was stale or missing in the last merge, by window."}, []string{"window"}),
 	}
 	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{m.metrics.offered, m.metrics.published, m.metrics.refused, m.metrics.titleFailures, m.metrics.stale} {
+		for _, c := range []prometheus.Collector{m.metrics.offered, m.metrics.published, m.metrics.refused, m.metrics.titleFailures, m.metrics.unconfigured, m.metrics.stale} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("merge metrics: %w", err)
 			}
@@ -158,6 +170,15 @@ func (m *Merger) Offer(p model.Partial) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := p.Key()
+	if !m.configured(p) {
+		m.metrics.unconfigured.Inc()
+		if !m.unconfigured[k.Name()] {
+			m.unconfigured[k.Name()] = true
+			m.cfg.Log.Warn("dropping partials of a window that is not configured here: give speed and merge the same --window-set/--window-preset",
+				"window", k.Name(), "calendar", !k.Live(), "served", m.cfg.Windows.Describe())
+		}
+		return
+	}
 	byPart := m.lists[k]
 	if byPart == nil {
 		byPart = map[int]model.Partial{}
@@ -198,6 +219,15 @@ func (m *Merger) Offer(p model.Partial) {
 		default:
 		}
 	}
+}
+
+// configured reports whether p feeds a list of the configured set (the counts since the
+// all-time boundary feed "all").
+func (m *Merger) configured(p model.Partial) bool {
+	if p.Window == model.SinceWindow {
+		return m.cfg.Windows.HasLive(windowset.AllName)
+	}
+	return m.cfg.Windows.AcceptsKey(p.Key())
 }
 
 // allFresh reports whether every partition heard from within Staleness has sent a newer

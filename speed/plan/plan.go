@@ -85,7 +85,34 @@ type Input struct {
 	// PeakFactor is the ratio of peak to average event rate. Default 3: about 175,000
 	// views a second at peak against 58,000 on average.
 	PeakFactor float64 `json:"peak_factor"`
+	// Windows are the configured windows to size (model/windowset, `--window-set`): each
+	// sliding, calendar or all-time window with the mode it is configured with. Empty (the
+	// default) sizes the sliding hour, day and month of docs/requirements.md and lets the
+	// budgets choose each one's mode.
+	Windows []Window `json:"windows,omitempty"`
 }
+
+// Window is one configured window to size.
+type Window struct {
+	Name string `json:"name"`
+	// Kind is KindSliding, KindCalendar or KindAllTime.
+	Kind string `json:"kind"`
+	// LengthMinutes and BucketMinutes define a sliding window (bucket 1, 60 or 1440).
+	LengthMinutes int `json:"length_minutes,omitempty"`
+	BucketMinutes int `json:"bucket_minutes,omitempty"`
+	// Span is a calendar window's: hour, day, week or month.
+	Span string `json:"span,omitempty"`
+	// Mode is exact, sketch or auto (empty: auto, the speed layer's rule: exact up to 24
+	// hours, sketch beyond; all time by sketch).
+	Mode string `json:"mode,omitempty"`
+}
+
+// Window kinds.
+const (
+	KindSliding  = "sliding"
+	KindCalendar = "calendar"
+	KindAllTime  = "alltime"
+)
 
 // DefaultInput returns the views scenario of docs/requirements.md: 5 billion views a
 // day, 2 million distinct videos a minute, 30 million an hour, 150 million a day, 500
@@ -197,9 +224,14 @@ type Bound struct {
 	FractionOfKth float64 `json:"fraction_of_kth"` // Overcount / KthCount
 }
 
-// WindowPlan is the arithmetic and the choice for one sliding window.
+// WindowPlan is the arithmetic and the choice for one window.
 type WindowPlan struct {
-	Window  string `json:"window"`  // "hour", "day" or "month"
+	Window string `json:"window"` // "hour", "day" or "month"; a configured window's name
+	// Kind is set for a configured window (Input.Windows): sliding, calendar or alltime.
+	Kind string `json:"kind,omitempty"`
+	// Configured is a configured window's mode as given (exact, sketch or auto); its Mode is
+	// what the speed layer runs, Why what the budgets say of it.
+	Configured string `json:"configured,omitempty"`
 	Buckets int    `json:"buckets"` // buckets in the window: 60 minutes, 24 hours, MonthDays days
 	Bucket  string `json:"bucket"`  // the bucket size: "minute", "hour" or "day"
 
@@ -272,7 +304,6 @@ func Compute(in Input) (Plan, error) {
 		in.CandidateFloor = in.KthCount / 2
 	}
 	p := float64(in.Partitions)
-	monthMinutes := float64(in.MonthDays) * 1440
 	sketch := float64(in.SketchDepth) * float64(in.SketchWidth) * float64(in.CounterBytes)
 	pl := Plan{
 		Input:       in,
@@ -284,66 +315,166 @@ func Compute(in Input) (Plan, error) {
 	pl.Rates.PeakPerSecond = pl.Rates.PerSecond * in.PeakFactor
 	pl.Rates.PeakPerPartitionSecond = pl.Rates.PeakPerSecond / p
 
-	specs := []struct {
-		name, bucket     string
-		buckets          int
-		bucketDistinct   float64
-		windowDistinct   float64
-		minutesPerBucket float64
-	}{
-		{"hour", "minute", 60, in.DistinctPerMinute, in.DistinctPerHour, 1},
-		{"day", "hour", 24, in.DistinctPerHour, in.DistinctPerDay, 60},
-		{"month", "day", in.MonthDays, in.DistinctPerDay, in.DistinctPerMonth, 1440},
+	specs := []spec{
+		{name: "hour", bucket: "minute", buckets: 60, bucketDistinct: in.DistinctPerMinute, windowDistinct: in.DistinctPerHour, minutesPerBucket: 1},
+		{name: "day", bucket: "hour", buckets: 24, bucketDistinct: in.DistinctPerHour, windowDistinct: in.DistinctPerDay, minutesPerBucket: 60},
+		{name: "month", bucket: "day", buckets: in.MonthDays, bucketDistinct: in.DistinctPerDay, windowDistinct: in.DistinctPerMonth, minutesPerBucket: 1440},
+	}
+	if len(in.Windows) > 0 {
+		specs = specs[:0]
+		for _, w := range in.Windows {
+			specs = append(specs, in.specOf(w))
+		}
 	}
 	maxCounter := math.Pow(2, 8*float64(in.CounterBytes)) - 1
 	for _, s := range specs {
-		w := WindowPlan{Window: s.name, Bucket: s.bucket, Buckets: s.buckets}
-		minutes := float64(s.buckets) * s.minutesPerBucket
-		// One count map per bucket, so the oldest can be subtracted, plus running totals for
-		// the window.
-		w.ExactBytes = float64(s.buckets)*s.bucketDistinct*in.EntryBytes + s.windowDistinct*in.EntryBytes
-		w.ExactPerPartition = w.ExactBytes / p
-
-		scale := minutes / monthMinutes
-		n := in.EventsPerDay * minutes / 1440 / p
-		b := &Bound{
-			N:           n,
-			Overcount:   math.E / float64(in.SketchWidth) * n,
-			Probability: 1 - math.Exp(-float64(in.SketchDepth)),
-			KthCount:    in.KthCount * scale,
-		}
-		b.FractionOfKth = b.Overcount / b.KthCount
-		// Candidates: an item joins when its estimate passes the floor, and an estimate is at
-		// most true + overcount, so (with the bound's probability) only items whose true
-		// count passes floor - overcount join; the counts of one partition sum to N, so
-		// there are at most N / (floor - overcount) of them, and never more than the
-		// partition's distinct items.
-		floor := in.CandidateFloor * scale
-		perPartDistinct := s.windowDistinct / p
-		w.Candidates = perPartDistinct
-		if floor > b.Overcount {
-			w.Candidates = math.Min(math.Ceil(n/(floor-b.Overcount)), perPartDistinct)
-		}
-		w.Sketches = s.buckets + 2
-		w.CandidateBytes = w.Candidates * in.EntryBytes
-		w.SketchPerPartition = float64(w.Sketches)*sketch + w.CandidateBytes
-		w.SketchBytes = w.SketchPerPartition * p
-		w.ExactToSketch = w.ExactBytes / w.SketchBytes
-
-		pl.decide(&w)
-		if w.Mode == ModeSketch {
-			w.ErrorBound = b
-			pl.sketchWarnings(w, floor, maxCounter)
-		}
-		pl.PerPartitionBytes += w.ChosenPerPartition
-		pl.TotalBytes += w.ChosenBytes
-		pl.Windows = append(pl.Windows, w)
+		pl.size(s, sketch, maxCounter)
 	}
 	if pl.PerPartitionBytes > in.MemoryBudgetPerPartition {
 		pl.warnf("all windows together hold %s per partition, over the %s budget: add partitions or raise the budget",
 			FormatBytes(pl.PerPartitionBytes), FormatSize(in.MemoryBudgetPerPartition))
 	}
 	return pl, nil
+}
+
+// spec is one window as the arithmetic sees it.
+type spec struct {
+	name, bucket     string
+	buckets          int
+	bucketDistinct   float64 // distinct items of one bucket (sliding)
+	windowDistinct   float64 // distinct items over the window
+	minutesPerBucket float64
+	minutes          float64 // the window's length; 0: buckets x minutesPerBucket
+	kind, mode       string  // set for a configured window; mode resolved to exact or sketch
+	configured       string
+}
+
+// specOf turns a configured window into the arithmetic's terms. A calendar window keeps
+// running totals only (no buckets: it never subtracts); the all-time window is sized for a
+// month of history (its exact totals grow with the catalog, its sketch's N with time).
+func (in Input) specOf(w Window) spec {
+	s := spec{name: w.Name, kind: w.Kind, configured: w.Mode}
+	if s.configured == "" {
+		s.configured = "auto"
+	}
+	monthMinutes := float64(in.MonthDays) * 1440
+	switch w.Kind {
+	case KindSliding:
+		s.buckets = max(1, w.LengthMinutes/max(1, w.BucketMinutes))
+		s.minutesPerBucket = float64(w.BucketMinutes)
+		switch w.BucketMinutes {
+		case 1:
+			s.bucket, s.bucketDistinct = "minute", in.DistinctPerMinute
+		case 60:
+			s.bucket, s.bucketDistinct = "hour", in.DistinctPerHour
+		default:
+			s.bucket, s.bucketDistinct = "day", in.DistinctPerDay
+		}
+		s.minutes = float64(w.LengthMinutes)
+	case KindCalendar:
+		s.bucket = w.Span
+		s.minutes = map[string]float64{"hour": 60, "day": 1440, "week": 7 * 1440, "month": monthMinutes}[w.Span]
+	default:
+		s.bucket, s.minutes = "month of history", monthMinutes
+	}
+	s.windowDistinct = in.distinctOver(s.minutes)
+	s.mode = w.Mode
+	if s.mode == "" || s.mode == "auto" {
+		s.mode = ModeExact
+		if s.minutes > 1440 || w.Kind == KindAllTime {
+			s.mode = ModeSketch
+		}
+	}
+	return s
+}
+
+// distinctOver estimates the distinct items of a span of minutes from the distinct counts of
+// its parts: the next larger measured bucket's count, or as many of the smaller as fit,
+// whichever is less (an upper bound: a longer span holds at most the items of its parts).
+func (in Input) distinctOver(minutes float64) float64 {
+	monthMinutes := float64(in.MonthDays) * 1440
+	switch {
+	case minutes <= 1:
+		return in.DistinctPerMinute
+	case minutes <= 60:
+		return math.Min(math.Ceil(minutes)*in.DistinctPerMinute, in.DistinctPerHour)
+	case minutes <= 1440:
+		return math.Min(math.Ceil(minutes/60)*in.DistinctPerHour, in.DistinctPerDay)
+	case minutes <= monthMinutes:
+		return math.Min(math.Ceil(minutes/1440)*in.DistinctPerDay, in.DistinctPerMonth)
+	}
+	return math.Ceil(minutes/monthMinutes) * in.DistinctPerMonth
+}
+
+// size works out one window and adds it to the plan.
+func (pl *Plan) size(s spec, sketch, maxCounter float64) {
+	in := pl.Input
+	p := float64(in.Partitions)
+	monthMinutes := float64(in.MonthDays) * 1440
+	w := WindowPlan{Window: s.name, Bucket: s.bucket, Buckets: s.buckets, Kind: s.kind, Configured: s.configured}
+	minutes := s.minutes
+	if minutes == 0 {
+		minutes = float64(s.buckets) * s.minutesPerBucket
+	}
+	// One count map per bucket, so the oldest can be subtracted, plus running totals for
+	// the window; a calendar or all-time window has the totals only.
+	w.ExactBytes = float64(s.buckets)*s.bucketDistinct*in.EntryBytes + s.windowDistinct*in.EntryBytes
+	w.ExactPerPartition = w.ExactBytes / p
+
+	scale := minutes / monthMinutes
+	n := in.EventsPerDay * minutes / 1440 / p
+	b := &Bound{
+		N:           n,
+		Overcount:   math.E / float64(in.SketchWidth) * n,
+		Probability: 1 - math.Exp(-float64(in.SketchDepth)),
+		KthCount:    in.KthCount * scale,
+	}
+	b.FractionOfKth = b.Overcount / b.KthCount
+	// Candidates: an item joins when its estimate passes the floor, and an estimate is at
+	// most true + overcount, so (with the bound's probability) only items whose true
+	// count passes floor - overcount join; the counts of one partition sum to N, so
+	// there are at most N / (floor - overcount) of them, and never more than the
+	// partition's distinct items.
+	floor := in.CandidateFloor * scale
+	perPartDistinct := s.windowDistinct / p
+	w.Candidates = perPartDistinct
+	if floor > b.Overcount {
+		w.Candidates = math.Min(math.Ceil(n/(floor-b.Overcount)), perPartDistinct)
+	}
+	w.Sketches = s.buckets + 2
+	if s.kind == KindCalendar || s.kind == KindAllTime {
+		w.Sketches = 1 // the running sketch: never subtracted, so no buckets
+	}
+	w.CandidateBytes = w.Candidates * in.EntryBytes
+	w.SketchPerPartition = float64(w.Sketches)*sketch + w.CandidateBytes
+	w.SketchBytes = w.SketchPerPartition * p
+	w.ExactToSketch = w.ExactBytes / w.SketchBytes
+
+	pl.decide(&w)
+	if s.mode != "" && s.mode != w.Mode {
+		// A configured window runs as configured; the budgets' verdict is the reason.
+		w.Why = fmt.Sprintf("configured %s (%s); the budgets say %s", s.mode, s.configured, w.Why)
+		if s.mode == ModeExact && (w.ExactPerPartition > in.MemoryBudgetPerPartition || w.ExactBytes > in.MemoryBudgetTotal) {
+			pl.warnf("%s: configured exact needs %s per partition and %s in all, over budget: configure it sketch or add partitions",
+				w.Window, FormatBytes(w.ExactPerPartition), FormatBytes(w.ExactBytes))
+		}
+		w.Mode = s.mode
+		if w.Mode == ModeExact {
+			w.ChosenPerPartition, w.ChosenBytes = w.ExactPerPartition, w.ExactBytes
+		} else {
+			w.ChosenPerPartition, w.ChosenBytes = w.SketchPerPartition, w.SketchBytes
+		}
+	}
+	if s.kind == KindAllTime {
+		w.Why += "; sized for a month of history: exact totals grow with the catalog, a sketch's error with time"
+	}
+	if w.Mode == ModeSketch {
+		w.ErrorBound = b
+		pl.sketchWarnings(w, floor, maxCounter)
+	}
+	pl.PerPartitionBytes += w.ChosenPerPartition
+	pl.TotalBytes += w.ChosenBytes
+	pl.Windows = append(pl.Windows, w)
 }
 
 // decide picks the mode of w and writes its one-line reason.

@@ -39,7 +39,7 @@ const (
 	// one) and keeps a candidate set of items whose estimate passed a floor.
 	Sketch Mode = "sketch"
 	// Auto picks Exact for windows up to 24 hours long and Sketch beyond
-	// (sliding windows over 24h, calendar months, all-time windows): the
+	// (sliding windows over 24h, calendar weeks and months, all-time windows): the
 	// capacity arithmetic of docs/requirements.md, where the hour (7.5 GB)
 	// and day (43.5 GB) fit exactly and the month (250 GB) does not.
 	Auto Mode = "auto"
@@ -49,6 +49,7 @@ const (
 const (
 	SpanHour  = "hour"
 	SpanDay   = "day"
+	SpanWeek  = "week" // ISO week: Monday 00:00 UTC to the next Monday
 	SpanMonth = "month"
 )
 
@@ -86,7 +87,7 @@ type WindowConfig struct {
 	// of 24 hourly buckets is 23 to 24 hours, which nobody notices on a trending page). Calendar
 	// and all-time windows ignore it.
 	Bucket time.Duration
-	// Span is a calendar window's UTC period: SpanHour, SpanDay or
+	// Span is a calendar window's UTC period: SpanHour, SpanDay, SpanWeek or
 	// SpanMonth. Sliding and all-time windows must leave it empty.
 	Span string
 	// Mode is Exact, Sketch or Auto; empty means Auto, which picks from Kind
@@ -206,7 +207,7 @@ func (w WindowConfig) resolved() WindowConfig {
 	}
 	if w.Mode == "" || w.Mode == Auto {
 		w.Mode = Exact
-		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && w.Span == SpanMonth) || w.Kind == AllTime {
+		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && (w.Span == SpanWeek || w.Span == SpanMonth)) || w.Kind == AllTime {
 			w.Mode = Sketch
 		}
 	}
@@ -298,8 +299,8 @@ func (w WindowConfig) validate() error {
 			return invalid("Windows", "window %q: %d buckets of %s: at most %d: use a larger bucket", w.Name, n, w.Bucket, MaxBuckets)
 		}
 	case Calendar:
-		if w.Span != SpanHour && w.Span != SpanDay && w.Span != SpanMonth {
-			return invalid("Windows", "window %q: span %q: use %q, %q or %q", w.Name, w.Span, SpanHour, SpanDay, SpanMonth)
+		if w.Span != SpanHour && w.Span != SpanDay && w.Span != SpanWeek && w.Span != SpanMonth {
+			return invalid("Windows", "window %q: span %q: use %q, %q, %q or %q", w.Name, w.Span, SpanHour, SpanDay, SpanWeek, SpanMonth)
 		}
 	case AllTime:
 		if w.Span != "" {

@@ -298,6 +298,10 @@ func spanStart(span string, m int64) int64 {
 		return floorTo(m, 60)
 	case SpanDay:
 		return floorTo(m, 1440)
+	case SpanWeek:
+		// Minute 0 (1970-01-01) is a Thursday: the Monday before it is 3 days (4,320
+		// minutes) earlier, and every Monday a whole number of weeks from it.
+		return floorTo(m+3*1440, 7*1440) - 3*1440
 	}
 	t := minuteTime(m)
 	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Unix() / 60
@@ -310,6 +314,8 @@ func spanEnd(span string, start int64) int64 {
 		return start + 60
 	case SpanDay:
 		return start + 1440
+	case SpanWeek:
+		return start + 7*1440
 	}
 	return minuteTime(start).AddDate(0, 1, 0).Unix() / 60
 }

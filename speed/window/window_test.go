@@ -299,9 +299,12 @@ func TestExactMatchesBruteForce(t *testing.T) {
 		// counted there, and keeps its items after everything else expired.
 		{"all-time", streamOpts{seed: 2, n: 8000, items: 40, step: 15 * time.Second, counts: 3, late: true}, 97, 0, true},
 		{"all-time-sparse", streamOpts{seed: 4, n: 1500, items: 300, step: 90 * time.Second, counts: 5, late: true}, 7, -1, true},
+		// 3,000 events 5 minutes apart: ten days, so calendar weeks close.
+		{"weeks", streamOpts{seed: 8, n: 3000, items: 40, step: 5 * time.Minute, counts: 3, late: true}, 31, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := exactTestConfig()
+			cfg.Windows = append(cfg.Windows, WindowConfig{Name: "calendar-week", Kind: Calendar, Span: SpanWeek, Mode: Exact})
 			switch {
 			case tc.lateness < 0:
 				cfg.AllowedLateness = 0
@@ -739,7 +742,7 @@ func TestConfigValidate(t *testing.T) {
 		{"length not multiple", func(c *Config) { c.Windows[0].Length = 90 * time.Second }},
 		{"too many buckets", func(c *Config) { c.Windows[0].Length = 25 * time.Hour }},
 		{"sliding with span", func(c *Config) { c.Windows[0].Span = SpanHour }},
-		{"bad span", func(c *Config) { c.Windows[3].Span = "week" }},
+		{"bad span", func(c *Config) { c.Windows[3].Span = "fortnight" }},
 		{"bad kind", func(c *Config) { c.Windows[0].Kind = "tumbling" }},
 		{"bad mode", func(c *Config) { c.Windows[0].Mode = "fast" }},
 		{"bad sketch", func(c *Config) { c.Sketch.Width = 1000 }},

@@ -8,18 +8,49 @@ const POLL_MS = 5000;
 // is tried again after STREAM_RETRY_MS.
 const STREAM_ERRORS = 3;
 const STREAM_RETRY_MS = 60000;
-const LIVE = [
+// The served windows come from GET /v1/windows/config (loadWindows); these are the default
+// set's, used only when that cannot be read.
+let LIVE = [
   ["hour", "Last hour"],
   ["day", "Last 24 hours"],
   ["month", "Last 30 days"],
   ["all", "All time"],
 ];
+let CAL = ["hour", "day", "month"];
+const LIVE_TITLE = { hour: "Last hour", day: "Last 24 hours", month: "Last 30 days", all: "All time" };
 const LIST_ROWS = 20;
 const BARS = 10;
-const CAL_LABEL = { hour: "hours", day: "days", month: "months" };
+const CAL_LABEL = { hour: "hours", day: "days", week: "weeks", month: "months" };
+
+// liveTitle names a configured live window: "Last 7 days" for a sliding 7d.
+function liveTitle(w) {
+  if (LIVE_TITLE[w.name]) return LIVE_TITLE[w.name];
+  if (w.kind === "alltime") return "All time";
+  const m = /^(\d+)([mhd])$/.exec(w.length || "");
+  if (!m) return w.name;
+  const n = Number(m[1]), unit = { m: "minute", h: "hour", d: "day" }[m[2]];
+  return n === 1 ? `Last ${unit}` : `Last ${n} ${unit}s`;
+}
+
+// loadWindows reads the deployment's windows: the live cards, calendar tabs and
+// reconciliation levels are built from them.
+async function loadWindows() {
+  try {
+    const r = await getJSON("/v1/windows/config");
+    if (r.status !== 200 || !r.body) return;
+    LIVE = r.body.windows.filter((w) => w.kind !== "calendar").map((w) => [w.name, liveTitle(w)]);
+    CAL = r.body.calendar;
+    state.slow = {};
+    for (const w of r.body.windows) {
+      const m = /^(\d+)d$/.exec(w.length || "");
+      if (w.kind === "alltime" || (m && Number(m[1]) > 1)) state.slow[w.name] = true;
+    }
+  } catch (e) { /* keep the defaults */ }
+}
 
 const $ = (id) => document.getElementById(id);
-const state = { live: {}, streams: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {} };
+// slow: the live windows that move hourly or slower (longer than a day, or all time).
+const state = { live: {}, streams: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {}, slow: { month: true, all: true } };
 
 // el builds an element: el("td", {class: "x"}, "text", child...). Text is always textContent.
 function el(tag, attrs, ...kids) {
@@ -202,7 +233,7 @@ function tickAges() {
     age.textContent = ago(secs) + " old";
     age.title = "as of " + s.list.as_of + " (the newest event counted); version " + s.list.version;
     // The hour list should move every minute and the month every hour (docs/requirements.md).
-    age.classList.toggle("stale", secs > (win === "hour" || win === "day" ? 180 : 7200));
+    age.classList.toggle("stale", secs > (state.slow[win] ? 7200 : 180));
   }
   $("clock").textContent = new Date().toISOString().slice(0, 19).replace("T", " ") + " UTC";
 }
@@ -276,6 +307,7 @@ function tileLabel(win, start) {
     return [d.toISOString().slice(11, 16), `${mon} ${d.getUTCDate()}`];
   }
   if (win === "day") return [`${mon} ${d.getUTCDate()}`, d.toLocaleString("en-US", { weekday: "short", timeZone: "UTC" })];
+  if (win === "week") return [`${mon} ${d.getUTCDate()}`, `week of ${d.getUTCFullYear()}`];
   return [mon, String(d.getUTCFullYear())];
 }
 
@@ -361,6 +393,9 @@ async function renderDetail(w) {
 }
 
 function setupTabs() {
+  $("cal-tabs").replaceChildren(...CAL.map((w) => el("button", { class: "tab", role: "tab", type: "button", "data-window": w }, CAL_LABEL[w] || w)));
+  if (CAL.length === 0) $("calendar").hidden = true;
+  if (!CAL.includes(state.calWindow)) state.calWindow = CAL[0];
   for (const b of document.querySelectorAll("#cal-tabs .tab")) {
     b.setAttribute("aria-selected", String(b.dataset.window === state.calWindow));
     b.addEventListener("click", () => {
@@ -374,7 +409,6 @@ function setupTabs() {
 
 // ---- reconciliation: the speed layer against the exact lists ---------------------------
 
-const RECON_LEVELS = ["hour", "day", "month"];
 
 function reconCard(lr) {
   const rc = lr.reconciliation;
@@ -416,11 +450,11 @@ async function pollRecon() {
     return;
   }
   const by = Object.fromEntries(r.body.levels.map((lr) => [lr.level, lr]));
-  const cards = RECON_LEVELS.map((lv) => by[lv] ? reconCard(by[lv]) :
+  const cards = CAL.map((lv) => by[lv] ? reconCard(by[lv]) :
     el("article", { class: "recon-card", "data-level": lv, "data-within": "missing" },
       el("div", { class: "recon-head" }, el("span", { class: "recon-level" }, lv), el("span", { class: "badge badge-missing" }, "not reconciled yet")),
       el("div", { class: "recon-when" }, "the batch layer has not replaced a speed list of this level yet")));
-  for (const lr of r.body.levels) if (!RECON_LEVELS.includes(lr.level)) cards.push(reconCard(lr));
+  for (const lr of r.body.levels) if (!CAL.includes(lr.level)) cards.push(reconCard(lr));
   box.replaceChildren(...cards);
 }
 
@@ -443,8 +477,9 @@ function pollAll() {
   return Promise.all([pollLive(), pollRecon(), pollCalendar(), pollReady()]);
 }
 
-document.addEventListener("DOMContentLoaded", () => {
+document.addEventListener("DOMContentLoaded", async () => {
   try { setupTheme(); } catch (e) { /* storage disabled */ }
+  await loadWindows();
   for (const [win, title] of LIVE) { liveCard(win, title); openStream(win, title); }
   setupTabs();
   pollAll();

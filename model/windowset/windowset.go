@@ -1,0 +1,468 @@
+// Package windowset is the one definition of the windows a deployment serves, read by every
+// role: the speed workers count them, the merger and the batch publish them, the serving
+// store's writers and the API accept exactly their names (and refuse others with the list),
+// the dashboard builds its pickers from them and `trending plan` sizes them.
+//
+// A window is live (a sliding window "the last hour up to now", or all time), served under
+// its name, or calendar (aligned UTC hours, days, ISO weeks or months), served under its span
+// with a start. The set comes from a spec string (Parse), a YAML file (ParseYAML) or a preset
+// (Preset); Default is the set the system always had.
+package windowset
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"trending/model"
+)
+
+// Kind says how a window moves.
+type Kind string
+
+const (
+	// Sliding: the Length up to the newest event, in Bucket steps ("the last hour").
+	Sliding Kind = "sliding"
+	// Calendar: fixed UTC periods of one Span; each closes once and the batch makes it exact.
+	Calendar Kind = "calendar"
+	// AllTime: every event ever; named "all" (the batch's exact base and the live list are
+	// built on that name).
+	AllTime Kind = "alltime"
+	// Decayed is reserved for exponentially decayed lists (issue 15); not implemented yet,
+	// so a set naming it is refused.
+	Decayed Kind = "decayed"
+)
+
+// Mode says how a window counts in the speed layer.
+type Mode string
+
+const (
+	Exact  Mode = "exact"
+	Sketch Mode = "sketch"
+	// Auto: exact for windows up to 24 hours long, sketch beyond (speed/window.Auto).
+	Auto Mode = "auto"
+)
+
+// AllName is the all-time window's name.
+const AllName = "all"
+
+// MaxWindows bounds a set (the speed core's limit, speed/window.MaxWindows).
+const MaxWindows = 16
+
+// MaxBuckets bounds Length/Bucket of a sliding window (speed/window.MaxBuckets).
+const MaxBuckets = 1440
+
+// reserved names are store keys of their own, never a configured window.
+var reserved = []string{model.BaseWindow, model.SinceWindow, model.TopicsList}
+
+// Window is one served window.
+type Window struct {
+	// Name is the served name: a live list's window ("hour", "7d", "all"); a calendar
+	// window's is its Span.
+	Name string
+	Kind Kind
+	// Length and Bucket define a sliding window: Length/Bucket buckets of 1m, 1h or 24h.
+	Length, Bucket time.Duration
+	// Span is a calendar window's period: one of model.Spans.
+	Span string
+	// Mode is exact, sketch or auto (empty: auto).
+	Mode Mode
+}
+
+// Live reports whether the window is served as a live list (sliding or all time).
+func (w Window) Live() bool { return w.Kind != Calendar }
+
+// Set is a deployment's served windows, in the order given.
+type Set struct {
+	Windows []Window
+}
+
+// Default is the set trending always served: the sliding hour (60 minute buckets, exact),
+// day (24 hourly buckets, exact) and month (30 daily buckets, sketch), the calendar hour and
+// day (exact) and month (sketch), and all time (sketch).
+func Default() Set {
+	s, err := Parse(DefaultSpec)
+	if err != nil {
+		panic("BUG: the default window set does not parse: " + err.Error())
+	}
+	return s
+}
+
+// DefaultSpec is Default as a spec string.
+const DefaultSpec = "hour=sliding:1h/1m:exact,day=sliding:24h/1h:exact,month=sliding:30d/24h:sketch," +
+	"calendar:hour:exact,calendar:day:exact,calendar:month:sketch,all=alltime:sketch"
+
+// Presets are the named sets --window-preset picks from.
+var Presets = map[string]string{
+	"default": DefaultSpec,
+	// Seed 004: the last minute, hour, day and 7 days, and the closed calendar week the
+	// batch makes exact. The 7 days are 168 hourly buckets (7 days less at most the open
+	// hour), by sketch at scale (auto).
+	"seed-004": "minute=sliding:1m/1m:exact,hour=sliding:1h/1m:exact,day=sliding:24h/1h:exact,7d=sliding:7d/1h:auto,calendar:week:auto",
+}
+
+// PresetNames lists the presets, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(Presets))
+	for n := range Presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preset returns the named preset.
+func Preset(name string) (Set, error) {
+	spec, ok := Presets[name]
+	if !ok {
+		return Set{}, fmt.Errorf("window preset %q: use one of %s", name, strings.Join(PresetNames(), ", "))
+	}
+	return Parse(spec)
+}
+
+// Parse reads a spec string: windows separated by commas, each one of
+//
+//	NAME=sliding:LENGTH/BUCKET[:MODE]   a sliding window (hour=sliding:1h/1m:exact, 7d=sliding:7d/1h)
+//	calendar:SPAN[:MODE]                a calendar window, served under its span (calendar:week)
+//	all=alltime[:MODE]                  the all-time window (all[:MODE] for short)
+//
+// LENGTH and BUCKET are Go durations or whole days (7d); BUCKET is 1m, 1h or 24h (1d);
+// SPAN is hour, day, week or month; MODE is exact, sketch or auto (default auto). The set
+// is validated (Validate).
+func Parse(spec string) (Set, error) {
+	var s Set
+	var errs []error
+	for i, raw := range strings.Split(spec, ",") {
+		e := strings.TrimSpace(raw)
+		if e == "" {
+			continue
+		}
+		w, err := parseEntry(e)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("window %d %q: %w", i+1, e, err))
+			continue
+		}
+		s.Windows = append(s.Windows, w)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Set{}, err
+	}
+	return s, s.Validate()
+}
+
+func parseEntry(e string) (Window, error) {
+	name, def, named := strings.Cut(e, "=")
+	if !named {
+		name, def = "", e
+	}
+	parts := strings.Split(def, ":")
+	w := Window{Name: strings.TrimSpace(name), Kind: Kind(strings.TrimSpace(parts[0]))}
+	args := parts[1:]
+	mode := func(rest []string) error {
+		switch len(rest) {
+		case 0:
+			return nil
+		case 1:
+			w.Mode = Mode(strings.TrimSpace(rest[0]))
+			return nil
+		}
+		return fmt.Errorf("too many ':' fields: want at most a mode after the window")
+	}
+	switch w.Kind {
+	case Sliding:
+		if !named {
+			return w, fmt.Errorf("a sliding window needs a name: NAME=sliding:LENGTH/BUCKET, as in hour=sliding:1h/1m")
+		}
+		if len(args) == 0 {
+			return w, fmt.Errorf("want sliding:LENGTH/BUCKET, as in hour=sliding:1h/1m")
+		}
+		l, b, ok := strings.Cut(args[0], "/")
+		if !ok {
+			return w, fmt.Errorf("%q: want LENGTH/BUCKET, as in 1h/1m or 7d/1h", args[0])
+		}
+		var err error
+		if w.Length, err = ParseDuration(l); err != nil {
+			return w, fmt.Errorf("length: %w", err)
+		}
+		if w.Bucket, err = ParseDuration(b); err != nil {
+			return w, fmt.Errorf("bucket: %w", err)
+		}
+		return w, mode(args[1:])
+	case Calendar:
+		if len(args) == 0 {
+			return w, fmt.Errorf("want calendar:SPAN, SPAN one of %s", strings.Join(model.Spans, ", "))
+		}
+		w.Span = strings.TrimSpace(args[0])
+		if w.Name == "" {
+			w.Name = w.Span
+		}
+		return w, mode(args[1:])
+	case AllTime, "all-time", "all":
+		w.Kind = AllTime
+		if w.Name == "" {
+			w.Name = AllName
+		}
+		return w, mode(args)
+	case Decayed:
+		return w, fmt.Errorf("decayed windows are not implemented yet: use sliding, calendar or alltime")
+	}
+	return w, fmt.Errorf("kind %q: use sliding (NAME=sliding:1h/1m), calendar (calendar:week) or alltime (all=alltime)", w.Kind)
+}
+
+// ParseDuration reads a Go duration or whole days ("7d", "1d12h").
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var days int64
+	if i := strings.IndexByte(s, 'd'); i >= 0 {
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil || n < 0 || n > 3650 {
+			return 0, fmt.Errorf("%q: days must be a whole number from 0 to 3650, as in 7d", s)
+		}
+		days, s = n, s[i+1:]
+		if s == "" {
+			return time.Duration(days) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 1m, 1h, 24h or 7d", s)
+	}
+	return time.Duration(days)*24*time.Hour + d, nil
+}
+
+// FormatDuration prints d as ParseDuration reads it: two or more whole days as "Nd", else
+// the shortest Go form (1m, 1h, 24h, 90m).
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d >= 2*day && d%day == 0 {
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	s := d.String()
+	s = strings.TrimSuffix(s, "0s")
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	if s == "" {
+		return "0s"
+	}
+	return s
+}
+
+// String is the set as a spec string Parse reads back.
+func (s Set) String() string {
+	parts := make([]string, len(s.Windows))
+	for i, w := range s.Windows {
+		parts[i] = w.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// String is the window as one spec entry.
+func (w Window) String() string {
+	var b strings.Builder
+	switch w.Kind {
+	case Sliding:
+		fmt.Fprintf(&b, "%s=sliding:%s/%s", w.Name, FormatDuration(w.Length), FormatDuration(w.Bucket))
+	case Calendar:
+		b.WriteString("calendar:" + w.Span)
+	default:
+		fmt.Fprintf(&b, "%s=%s", w.Name, w.Kind)
+	}
+	if w.Mode != "" {
+		b.WriteString(":" + string(w.Mode))
+	}
+	return b.String()
+}
+
+// Validate reports every window that cannot be served, joined; each error names the window
+// and says what to change.
+func (s Set) Validate() error {
+	var errs []error
+	switch n := len(s.Windows); {
+	case n == 0:
+		return errors.New("no windows: configure at least one (default: " + DefaultSpec + ")")
+	case n > MaxWindows:
+		errs = append(errs, fmt.Errorf("%d windows: at most %d", n, MaxWindows))
+	}
+	live, cal := map[string]bool{}, map[string]bool{}
+	for _, w := range s.Windows {
+		if err := w.validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		seen := live
+		if w.Kind == Calendar {
+			seen = cal
+		}
+		if seen[w.Name] {
+			errs = append(errs, fmt.Errorf("window %q is configured twice: names must be unique", w.Name))
+		}
+		seen[w.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (w Window) validate() error {
+	switch w.Mode {
+	case "", Exact, Sketch, Auto:
+	default:
+		return fmt.Errorf("window %q: mode %q: use exact, sketch or auto", w.Name, w.Mode)
+	}
+	if !model.ValidWindowName(w.Name) {
+		return fmt.Errorf("window name %q: use 1 to %d lowercase letters, digits, '-' or '_'", w.Name, model.MaxWindowName)
+	}
+	if slices.Contains(reserved, w.Name) {
+		return fmt.Errorf("window name %q is reserved (the store's own keys: %s): pick another", w.Name, strings.Join(reserved, ", "))
+	}
+	switch w.Kind {
+	case Sliding:
+		if w.Name == AllName {
+			return fmt.Errorf("window %q: the name all is the all-time window's (all=alltime): name the sliding window otherwise", w.Name)
+		}
+		if w.Span != "" {
+			return fmt.Errorf("window %q: a sliding window has no span", w.Name)
+		}
+		if w.Bucket != time.Minute && w.Bucket != time.Hour && w.Bucket != 24*time.Hour {
+			return fmt.Errorf("window %q: bucket %s: use 1m, 1h or 24h", w.Name, FormatDuration(w.Bucket))
+		}
+		if w.Length <= 0 || w.Length%w.Bucket != 0 {
+			return fmt.Errorf("window %q: length %s is not a positive whole number of %s buckets", w.Name, FormatDuration(w.Length), FormatDuration(w.Bucket))
+		}
+		if n := w.Length / w.Bucket; n > MaxBuckets {
+			return fmt.Errorf("window %q: %d buckets of %s: at most %d; use a larger bucket", w.Name, n, FormatDuration(w.Bucket), MaxBuckets)
+		}
+	case Calendar:
+		if !slices.Contains(model.Spans, w.Span) {
+			return fmt.Errorf("window %q: span %q: use one of %s", w.Name, w.Span, strings.Join(model.Spans, ", "))
+		}
+		if w.Name != w.Span {
+			return fmt.Errorf("calendar window %q: a calendar window is served under its span's name (%s): drop the name", w.Name, w.Span)
+		}
+	case AllTime:
+		if w.Name != AllName {
+			return fmt.Errorf("all-time window %q: the all-time window is named all", w.Name)
+		}
+	case Decayed:
+		return fmt.Errorf("window %q: decayed windows are not implemented yet", w.Name)
+	default:
+		return fmt.Errorf("window %q: kind %q: use sliding, calendar or alltime", w.Name, w.Kind)
+	}
+	return nil
+}
+
+// Live returns the names of the live lists (sliding and all time), in configured order.
+func (s Set) Live() []string {
+	var out []string
+	for _, w := range s.Windows {
+		if w.Live() {
+			out = append(out, w.Name)
+		}
+	}
+	return out
+}
+
+// Calendar returns the calendar spans configured, shortest first.
+func (s Set) Calendar() []string {
+	var out []string
+	for _, sp := range model.Spans {
+		if s.HasCalendar(sp) {
+			out = append(out, sp)
+		}
+	}
+	return out
+}
+
+// HasLive reports whether name is a configured live window.
+func (s Set) HasLive(name string) bool { return slices.Contains(s.Live(), name) }
+
+// HasCalendar reports whether span is a configured calendar window.
+func (s Set) HasCalendar(span string) bool {
+	return slices.ContainsFunc(s.Windows, func(w Window) bool { return w.Kind == Calendar && w.Span == span })
+}
+
+// Lookup returns the configured window serving a live list or, with calendar, a calendar one.
+func (s Set) Lookup(name string, calendar bool) (Window, bool) {
+	for _, w := range s.Windows {
+		if w.Name == name && (w.Kind == Calendar) == calendar {
+			return w, true
+		}
+	}
+	return Window{}, false
+}
+
+// aliasLengths are the seed-003 video API's names: 1h and 24h are the sliding windows of
+// that length (a true 24 hours when the day is configured as 1,440 minute buckets).
+var aliasLengths = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour}
+
+// Aliases maps each alias the set answers to the live window it names: 1h and 24h to the
+// first sliding window of that length, unless a window has that name itself.
+func (s Set) Aliases() map[string]string {
+	out := map[string]string{}
+	for a, d := range aliasLengths {
+		if s.HasLive(a) {
+			continue
+		}
+		for _, w := range s.Windows {
+			if w.Kind == Sliding && w.Length == d {
+				out[a] = w.Name
+				break
+			}
+		}
+	}
+	return out
+}
+
+// ResolveLive returns the live window a request's name means: a configured name, or an
+// alias (Aliases).
+func (s Set) ResolveLive(name string) (string, bool) {
+	if s.HasLive(name) {
+		return name, true
+	}
+	w, ok := s.Aliases()[name]
+	return w, ok
+}
+
+// AcceptsKey reports whether a list of key k belongs to the set: a configured live window,
+// a configured calendar span, or a key the system keeps on its own (the batch's all-time
+// base and trending-topics lists, which have their own configuration).
+func (s Set) AcceptsKey(k model.Key) bool {
+	switch {
+	case k.IsTopics():
+		return true
+	case k.Live() && k.Window == model.BaseWindow:
+		return s.HasLive(AllName)
+	case k.Live():
+		return s.HasLive(k.Window)
+	}
+	return s.HasCalendar(k.Window)
+}
+
+// Describe says which names the set accepts, for a 400 or a refused write: "live windows
+// hour, day, month, all (aliases 1h, 24h); calendar windows hour, day, month".
+func (s Set) Describe() string {
+	var b strings.Builder
+	b.WriteString("live windows ")
+	if l := s.Live(); len(l) > 0 {
+		b.WriteString(strings.Join(l, ", "))
+	} else {
+		b.WriteString("none")
+	}
+	if a := s.Aliases(); len(a) > 0 {
+		names := make([]string, 0, len(a))
+		for n := range a {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		b.WriteString(" (aliases " + strings.Join(names, ", ") + ")")
+	}
+	b.WriteString("; calendar windows ")
+	if c := s.Calendar(); len(c) > 0 {
+		b.WriteString(strings.Join(c, ", "))
+	} else {
+		b.WriteString("none")
+	}
+	return b.String()
+}

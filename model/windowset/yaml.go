@@ -1,0 +1,76 @@
+package windowset
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
+// yamlFile is the --windows-file format:
+//
+//	windows:
+//	  - {name: minute, kind: sliding, length: 1m, bucket: 1m, mode: exact}
+//	  - {name: 7d, kind: sliding, length: 7d, bucket: 1h}
+//	  - {kind: calendar, span: week}
+//	  - {kind: alltime, mode: sketch}
+//
+// Unknown keys are refused, so a misspelt field is not silently ignored.
+type yamlFile struct {
+	Windows []yamlWindow `yaml:"windows"`
+}
+
+type yamlWindow struct {
+	Name   string `yaml:"name"`
+	Kind   string `yaml:"kind"`
+	Length string `yaml:"length"`
+	Bucket string `yaml:"bucket"`
+	Span   string `yaml:"span"`
+	Mode   string `yaml:"mode"`
+}
+
+// ParseYAML reads a window set from YAML (the --windows-file format, yamlFile) and validates it.
+func ParseYAML(b []byte) (Set, error) {
+	var f yamlFile
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return Set{}, fmt.Errorf("windows file: %w", err)
+	}
+	var s Set
+	var errs []error
+	for i, y := range f.Windows {
+		w := Window{Name: y.Name, Kind: Kind(y.Kind), Span: y.Span, Mode: Mode(y.Mode)}
+		var err error
+		switch w.Kind {
+		case Sliding:
+			if w.Length, err = ParseDuration(y.Length); err != nil {
+				errs = append(errs, fmt.Errorf("windows[%d] %q: length: %w", i, y.Name, err))
+				continue
+			}
+			if w.Bucket, err = ParseDuration(y.Bucket); err != nil {
+				errs = append(errs, fmt.Errorf("windows[%d] %q: bucket: %w", i, y.Name, err))
+				continue
+			}
+		case Calendar:
+			if w.Name == "" {
+				w.Name = w.Span
+			}
+		case AllTime, "all-time":
+			w.Kind = AllTime
+			if w.Name == "" {
+				w.Name = AllName
+			}
+		}
+		if w.Kind != Sliding && (y.Length != "" || y.Bucket != "") {
+			errs = append(errs, fmt.Errorf("windows[%d] %q: length and bucket are for sliding windows only", i, w.Name))
+			continue
+		}
+		s.Windows = append(s.Windows, w)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Set{}, err
+	}
+	return s, s.Validate()
+}

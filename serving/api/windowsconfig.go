@@ -1,0 +1,83 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+
+	"trending/model/windowset"
+)
+
+// GET /v1/windows/config: the windows this deployment serves (Config.Windows), so a client
+// (the dashboard's pickers) builds its choices from the server instead of knowing them. The
+// body is fixed for the process's life.
+
+// WindowsConfigResponse is GET /v1/windows/config's body.
+type WindowsConfigResponse struct {
+	// Live are the names GET /v1/trending?window= takes without start, in configured order.
+	Live []string `json:"live"`
+	// Calendar are the spans it takes with start (and /v1/windows), shortest first.
+	Calendar []string `json:"calendar"`
+	// Aliases are other accepted names and the live window each means (1h: hour), by name.
+	Aliases []WindowAlias `json:"aliases"`
+	// Windows describe every configured window.
+	Windows []WindowConfig `json:"windows"`
+}
+
+// WindowAlias is one alias of a live window.
+type WindowAlias struct {
+	Name   string `json:"name"`
+	Window string `json:"window"`
+}
+
+// WindowConfig is one configured window as GET /v1/windows/config shows it.
+type WindowConfig struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Length and Bucket (sliding windows) as durations such as 1h, 24h or 7d.
+	Length string `json:"length,omitempty"`
+	Bucket string `json:"bucket,omitempty"`
+	Span   string `json:"span,omitempty"`
+	// Mode is how the speed layer counts it: exact, sketch or auto (resolved by the speed
+	// layer: exact up to 24 hours, sketch beyond).
+	Mode string `json:"mode"`
+}
+
+func windowsConfigBody(ws windowset.Set) []byte {
+	resp := WindowsConfigResponse{Live: ws.Live(), Calendar: ws.Calendar(), Aliases: []WindowAlias{}, Windows: make([]WindowConfig, 0, len(ws.Windows))}
+	if resp.Live == nil {
+		resp.Live = []string{}
+	}
+	if resp.Calendar == nil {
+		resp.Calendar = []string{}
+	}
+	for a, w := range ws.Aliases() {
+		resp.Aliases = append(resp.Aliases, WindowAlias{Name: a, Window: w})
+	}
+	slices.SortFunc(resp.Aliases, func(a, b WindowAlias) int { return strings.Compare(a.Name, b.Name) })
+	for _, w := range ws.Windows {
+		c := WindowConfig{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode)}
+		if c.Mode == "" {
+			c.Mode = string(windowset.Auto)
+		}
+		if w.Kind == windowset.Sliding {
+			c.Length, c.Bucket = windowset.FormatDuration(w.Length), windowset.FormatDuration(w.Bucket)
+		}
+		resp.Windows = append(resp.Windows, c)
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		panic("BUG: encode windows config: " + err.Error())
+	}
+	return body
+}
+
+func (s *Server) handleWindowsConfig(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawQuery != "" {
+		writeError(w, badRequest(codeUnknownParameter, "GET /v1/windows/config takes no parameters"))
+		return
+	}
+	w.Header()["Cache-Control"] = s.cacheControl
+	writeBody(w, r, http.StatusOK, s.windowsConfig)
+}
