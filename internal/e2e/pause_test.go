@@ -44,6 +44,7 @@ func TestPausedSpeedWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("pauses a real speed worker for about 12 s")
 	}
+	t.Parallel() // its own topic and bucket; with the package's other parallel test
 	ctx := itest.Context(t, 4*time.Minute)
 	f := newFixture(t, ctx, "pause", 4)
 	chAddr := itest.ClickHouse(t)

@@ -27,6 +27,7 @@ func TestKillBetweenUploadAndCommit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the archiver binary against the real Kafka and MinIO for about 15 s")
 	}
+	t.Parallel() // its own topic and bucket; with the package's other parallel test
 	ctx := itest.Context(t, 3*time.Minute)
 	f := newFixture(t, ctx, "upcommit", 2)
 	bin := binary(t)
