@@ -295,6 +295,13 @@ func (s *Store) SaveWithStats(ctx context.Context, cp Checkpoint) (string, SaveS
 func (s *Store) putPieces(ctx context.Context, cp Checkpoint, st *SaveStats) error {
 	var todo []Piece
 	var unknown []string
+	// A name may be listed twice (equal pieces), once with its bytes and once without.
+	data := make(map[string][]byte, len(cp.Pieces))
+	for _, p := range cp.Pieces {
+		if data[p.Name] == nil {
+			data[p.Name] = p.Data
+		}
+	}
 	seen := make(map[string]bool, len(cp.Pieces))
 	s.mu.Lock()
 	for _, p := range cp.Pieces {
@@ -302,6 +309,7 @@ func (s *Store) putPieces(ctx context.Context, cp Checkpoint, st *SaveStats) err
 			continue
 		}
 		seen[p.Name] = true
+		p.Data = data[p.Name]
 		k := s.PieceKey(cp.Topic, cp.Partition, p.Name)
 		switch {
 		case s.have[k]:

@@ -265,6 +265,10 @@ func TestMissingPiece(t *testing.T) {
 	if _, found, _ := s.Load(ctx, "views", 0, nil); found {
 		t.Fatal("a manifest was written")
 	}
+	// Equal pieces listed twice, once by name only: the bytes of the other are used.
+	if _, err := s.Save(ctx, checkpoint.Checkpoint{Topic: "views", Partition: 0, Offset: 6, State: []byte("x"), Pieces: []checkpoint.Piece{ref("twin"), piece("twin")}}); err != nil {
+		t.Fatalf("save with a piece listed twice: %v", err)
+	}
 	// A corrupt piece makes Load fall back to the previous checkpoint.
 	for _, off := range []int64{10, 20} {
 		if _, err := s.Save(ctx, checkpoint.Checkpoint{Topic: "views", Partition: 0, Offset: off, State: []byte("x"), Pieces: []checkpoint.Piece{piece(fmt.Sprint(off))}}); err != nil {
