@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trending/internal/setting"
+	"trending/model"
 )
 
 // ScheduleConfig configures Schedule. Start from DefaultScheduleConfig: Schedule takes every
@@ -130,7 +131,14 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 		}
 	}()
 	for _, lv := range levels {
-		ws, err := Span(lv, from, now)
+		lvFrom := from
+		if lv == Week {
+			// A week is longer than the default lookback: look back to the start of the last
+			// closed week, so it turns exact within a tick of closing (up to 216 hour
+			// fingerprints a tick instead of 48).
+			lvFrom = minTime(from, model.Back(Week, model.Align(Week, now), 1))
+		}
+		ws, err := Span(lv, lvFrom, now)
 		if err != nil {
 			return err
 		}
@@ -214,6 +222,13 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 	}
 	sc.Log.Info("scheduled topics batch", "hours", len(hours), "published", rep.Published())
 	return nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 func mustSpan(level string, from, to time.Time) []Window {

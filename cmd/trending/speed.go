@@ -12,6 +12,7 @@ import (
 	"trending/internal/objstore"
 	"trending/model"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -98,6 +99,9 @@ func (f *windowFlags) config() (window.Config, error) {
 		return c, err
 	}
 	c.Windows = speedWindows(ws)
+	if !ws.HasLive(windowset.AllName) {
+		c.SinceDays = 0 // the counts since the all-time boundary feed the "all" list only
+	}
 	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode}
 	for flag, m := range modes {
 		switch window.Mode(m) {
