@@ -232,8 +232,8 @@ type WindowPlan struct {
 	// Configured is a configured window's mode as given (exact, sketch or auto); its Mode is
 	// what the speed layer runs, Why what the budgets say of it.
 	Configured string `json:"configured,omitempty"`
-	Buckets int    `json:"buckets"` // buckets in the window: 60 minutes, 24 hours, MonthDays days
-	Bucket  string `json:"bucket"`  // the bucket size: "minute", "hour" or "day"
+	Buckets    int    `json:"buckets"` // buckets in the window: 60 minutes, 24 hours, MonthDays days
+	Bucket     string `json:"bucket"`  // the bucket size: "minute", "hour" or "day"
 
 	// Exact: one count map per bucket plus the running totals, over all partitions.
 	ExactBytes        float64 `json:"exact_bytes"`
