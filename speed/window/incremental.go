@@ -1,7 +1,6 @@
 package window
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"hash/crc32"
 	"math"
 	"runtime"
-	"slices"
 	"sync"
 
 	"trending/speed/sketch"
@@ -423,8 +421,7 @@ type parsedPiece struct {
 
 type pieceEnt struct {
 	off, n uint32 // the item's bytes in data
-	c      uint32
-	id     uint32 // the item's handle, once internAll ran
+	c      uint64
 }
 
 // parse checks a piece and splits it into entries or decodes its sketch, which must have the
@@ -454,7 +451,7 @@ func (pp *parsedPiece) parse(want sketch.Config) {
 				d.fail("entry of %d bytes with count %d", l, c)
 				break
 			}
-			pp.ents = append(pp.ents, pieceEnt{off: uint32(off), n: uint32(l), c: uint32(c)})
+			pp.ents = append(pp.ents, pieceEnt{uint32(off), uint32(l), c})
 		}
 		if d.err == nil && n == 0 {
 			d.fail("empty bucket piece")
@@ -509,8 +506,9 @@ func (d *decoder) incFrozen(p *Partition, start int64) *frozen {
 		}
 		f.ents = make([]uint64, 0, len(pp.ents))
 		for _, x := range pp.ents {
-			p.in.ref(x.id)
-			f.ents = append(f.ents, pack(x.id, uint64(x.c)))
+			id := intern(p.in, pp.data[x.off:x.off+x.n])
+			p.in.ref(id)
+			f.ents = append(f.ents, pack(id, x.c))
 		}
 		f.piece = pp.name
 		if dupEnts(p, f.ents) {
@@ -543,73 +541,6 @@ func (d *decoder) incFrozen(p *Partition, start int64) *frozen {
 		d.fail("empty bucket at minute %d", start)
 	}
 	return f
-}
-
-// internAll interns the items of every exact piece, in the order of their slots in the
-// short table (which reserve has sized), not in piece order: the table is then filled and
-// probed front to back instead of at random, a cache miss per item saved, and an item
-// repeated across pieces is looked up once. Handles are an in-memory detail, so their order
-// does not show. The sort key is the home slot and the entry's index, computed on every core.
-func (inc *incDecoder) internAll(p *Partition) {
-	var offs []int // first global entry index of each piece
-	total := 0
-	for i := range inc.pieces {
-		offs = append(offs, total)
-		total += len(inc.pieces[i].ents)
-	}
-	const idxBits = 26
-	mask := uint64(len(p.in.short.slots) - 1)
-	if total == 0 || total >= 1<<idxBits || mask >= 1<<(64-idxBits) {
-		for i := range inc.pieces {
-			pp := &inc.pieces[i]
-			for j := range pp.ents {
-				x := &pp.ents[j]
-				x.id = intern(p.in, pp.data[x.off:x.off+x.n])
-			}
-		}
-		return
-	}
-	keys := make([]uint64, total)
-	var wg sync.WaitGroup
-	next := make(chan int, len(inc.pieces))
-	for i := range inc.pieces {
-		next <- i
-	}
-	close(next)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				pp := &inc.pieces[i]
-				for j, x := range pp.ents {
-					k := makeShortKey(pp.data[x.off : x.off+x.n])
-					keys[offs[i]+j] = (p.in.short.hash(&k)&mask)<<idxBits | uint64(offs[i]+j)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	slices.Sort(keys)
-	var prev []byte
-	var prevID uint32
-	pi := 0
-	for _, k := range keys {
-		g := int(k & (1<<idxBits - 1))
-		for pi+1 < len(offs) && offs[pi+1] <= g {
-			pi++
-		}
-		for pi > 0 && offs[pi] > g {
-			pi--
-		}
-		pp := &inc.pieces[pi]
-		x := &pp.ents[g-offs[pi]]
-		name := pp.data[x.off : x.off+x.n]
-		if prev == nil || !bytes.Equal(name, prev) {
-			prevID, prev = intern(p.in, name), name
-		}
-		x.id = prevID
-	}
 }
 
 // dupEnts reports whether a bucket's entries name a handle twice, using the interner's

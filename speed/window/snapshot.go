@@ -828,9 +828,6 @@ func (d *decoder) items(p *Partition) {
 		}
 		prev = s
 	}
-	if d.inc != nil && d.err == nil {
-		d.inc.internAll(p)
-	}
 	if d.n > 0 && !p.started {
 		d.fail("a partition that saw no event holds items")
 	}
