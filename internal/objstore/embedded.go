@@ -7,7 +7,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
@@ -37,10 +40,11 @@ func StartEmbedded(ctx context.Context, dir, addr string) (*Embedded, error) {
 		return nil, fmt.Errorf("embedded s3: %w", err)
 	}
 	fs := afero.NewBasePathFs(afero.NewOsFs(), abs)
-	backend, err := s3afero.MultiBucket(fs)
+	multi, err := s3afero.MultiBucket(fs)
 	if err != nil {
 		return nil, fmt.Errorf("embedded s3 over %s: %w", abs, err)
 	}
+	backend := &prefixLister{MultiBucketBackend: multi, buckets: afero.NewBasePathFs(afero.NewOsFs(), filepath.Join(abs, "buckets"))}
 	faker := gofakes3.New(backend, gofakes3.WithTimeSkewLimit(0), gofakes3.WithoutVersioning(), gofakes3.WithAutoBucket(true))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -62,4 +66,67 @@ func (e *Embedded) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return e.srv.Shutdown(ctx)
+}
+
+// prefixLister lists a bucket by walking only the directory its prefix names. s3afero walks
+// the whole bucket for every prefix that is not a "/"-delimited listing (and under its one
+// lock, so puts and gets wait too): with a few thousand archive files and checkpoint pieces
+// that walk was two thirds of `trending up`'s CPU, each checkpoint's prune and each batch
+// pass listing everything to find a handful of keys. The objects it finds are described by
+// the backend's own HeadObject, so sizes and ETags are exactly what s3afero would list.
+type prefixLister struct {
+	*s3afero.MultiBucketBackend
+	buckets afero.Fs // the backend's buckets directory
+}
+
+func (b *prefixLister) ListBucket(bucket string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {
+	if prefix == nil || prefix.HasDelimiter || !page.IsEmpty() || gofakes3.ValidateBucketName(bucket) != nil {
+		return b.MultiBucketBackend.ListBucket(bucket, prefix, page)
+	}
+	if ok, err := b.MultiBucketBackend.BucketExists(bucket); err != nil || !ok {
+		return b.MultiBucketBackend.ListBucket(bucket, prefix, page) // its error
+	}
+	// The deepest directory every matching key lies under: the prefix up to its last '/'.
+	dir := ""
+	if prefix.HasPrefix {
+		if i := strings.LastIndexByte(prefix.Prefix, '/'); i >= 0 {
+			dir = prefix.Prefix[:i]
+		}
+	}
+	type found struct {
+		key   string
+		mtime time.Time
+	}
+	var keys []found
+	root := filepath.FromSlash(path.Join(bucket, dir))
+	err := afero.Walk(b.buckets, root, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR) {
+				return nil // no such directory (yet), removed while walking, or a file: nothing there
+			}
+			return err
+		}
+		if info.IsDir() {
+			return nil
+		}
+		key := strings.TrimPrefix(filepath.ToSlash(p), bucket+"/")
+		if prefix.Match(key, nil) {
+			keys = append(keys, found{key, info.ModTime()})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := gofakes3.NewObjectList()
+	for _, f := range keys {
+		obj, err := b.MultiBucketBackend.HeadObject(bucket, f.key)
+		if gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
+			continue // deleted since the walk saw it
+		} else if err != nil {
+			return nil, err
+		}
+		out.Add(&gofakes3.Content{Key: f.key, LastModified: gofakes3.NewContentTime(f.mtime), ETag: gofakes3.FormatETag(obj.Hash), Size: obj.Size})
+	}
+	return out, nil
 }
