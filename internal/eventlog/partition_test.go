@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
@@ -250,4 +253,55 @@ func TestPartitionReaderUnreachable(t *testing.T) {
 	if msgs, err := r.Fetch(ctx, nil); !errors.Is(err, context.DeadlineExceeded) || len(msgs) != 0 {
 		t.Fatalf("fetch from an unreachable broker: %d messages, %v", len(msgs), err)
 	}
+}
+
+// deleteRecords moves the log start of partition 0 of topic to offset, as retention does.
+func deleteRecords(t *testing.T, ctx context.Context, addr, topic string, offset int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrDeleteRecordsRequest()
+	req.TimeoutMillis = 10_000
+	rt := kmsg.NewDeleteRecordsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatalf("delete records: %v", err)
+	}
+	for _, rt := range resp.Topics {
+		for _, rp := range rt.Partitions {
+			if err := kerr.ErrorForCode(rp.ErrorCode); err != nil || rp.LowWatermark != offset {
+				t.Fatalf("delete records: %v, log start %d, want %d", err, rp.LowWatermark, offset)
+			}
+		}
+	}
+}
+
+// TestPartitionReaderSkipsDeletedKafka: a start offset the log no longer holds (retention
+// deleted it while the worker was away) skips to the oldest offset there, as kafka.Reader
+// does, rather than failing or waiting.
+func TestPartitionReaderSkipsDeletedKafka(t *testing.T) {
+	addr := itest.Kafka(t)
+	ctx := itest.Context(t, 60*time.Second)
+	topic := itest.Name(t, "deleted")
+	if _, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, ctx, addr, topic, 0, 200, 50)
+	deleteRecords(t, ctx, addr, topic, 120)
+	cfg := eventlog.DefaultPartitionReaderConfig()
+	cfg.Topic = topic
+	r, err := eventlog.Plain(addr).PartitionReader(cfg, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	readN(t, ctx, r, 120, 80, 512)
 }
