@@ -71,11 +71,15 @@ var goals = []goal{
 	{What: "speed worker, CPU-bound, vs a bare batch-read loop (the floor)", Pkg: "trending/speed/worker", Bench: "BenchmarkConsume", Procs: 1, Metric: "worker/batch_cpu", Unit: "x"},
 	{What: "archive encode, 100k events, vs bare parquet-go (CPU)", Pkg: "trending/archive", Bench: "BenchmarkEncodeRatio/100000", Metric: "ours/base_cpu", AtLeast: 0.9, Unit: "x"},
 	{What: "archive encode, 10k events, vs bare parquet-go (CPU)", Pkg: "trending/archive", Bench: "BenchmarkEncodeRatio/10000", Metric: "ours/base_cpu", AtLeast: 0.9, Unit: "x"},
-	{What: "API GET /v1/trending?window=hour&limit=100, requests/s vs nginx (one core each, 64 connections)", Pkg: apiPkg, Bench: "trending", Over: "nginx", Metric: "req/s", AtLeast: 0.7, Unit: "x"},
+	// The API's goal is held on CPU per request: on its own core a server's requests/s is the
+	// inverse of it, while requests/s measured on a shared core move with whatever else runs
+	// there (nginx's own p99 says how quiet the core was).
+	{What: "API GET /v1/trending?window=hour&limit=100, one core: nginx's CPU per request over ours (its requests/s on a core of its own)", Pkg: apiPkg, Bench: "nginx", Over: "trending", Metric: "cpu-us/req", AtLeast: 0.7, Unit: "x"},
+	{What: "bare net/http writing the same bytes: nginx's CPU per request over its (the floor of net/http)", Pkg: apiPkg, Bench: "nginx", Over: "bare", Metric: "cpu-us/req", Unit: "x"},
+	{What: "API: bare net/http's CPU per request over ours", Pkg: apiPkg, Bench: "bare", Over: "trending", Metric: "cpu-us/req", Unit: "x"},
+	{What: "API, requests/s vs nginx in the same round (moved by other work on the core)", Pkg: apiPkg, Bench: "trending", Over: "nginx", Metric: "req/s", Unit: "x"},
 	{What: "API, p99 latency at 64 connections", Pkg: apiPkg, Bench: "trending", Metric: "p99-ms", AtMost: 5, Unit: " ms"},
-	{What: "API, requests/s vs bare net/http writing the same bytes", Pkg: apiPkg, Bench: "trending", Over: "bare", Metric: "req/s", Unit: "x"},
-	{What: "bare net/http, requests/s vs nginx (the floor of net/http)", Pkg: apiPkg, Bench: "bare", Over: "nginx", Metric: "req/s", Unit: "x"},
-	{What: "API, CPU per request: nginx's over ours", Pkg: apiPkg, Bench: "nginx", Over: "trending", Metric: "cpu-us/req", Unit: "x"},
+	{What: "nginx, p99 latency at 64 connections, same rounds (how quiet the core was)", Pkg: apiPkg, Bench: "nginx", Metric: "p99-ms", Unit: " ms"},
 	{What: "batch load of 2M rows into ClickHouse, vs the server's own Native rate", Pkg: "trending/batch", Bench: "BenchmarkLoadRatio", Metric: "ours/server", AtLeast: 0.7, Unit: "x"},
 	{What: "count-min bulk add of a closed minute, 2^18 x 5, vs BoomFilters (wall clock)", Pkg: "trending/speed/sketch", Bench: "BenchmarkAddMinute/w=2^18/boom", Over: "BenchmarkAddMinute/w=2^18/bulk", Metric: "ns/key", AtLeast: 2, Unit: "x"},
 	{What: "count-min Add, 2^18 x 5, vs BoomFilters", Pkg: "trending/speed/sketch", Bench: "BenchmarkAdd/w=2^18/boom", Over: "BenchmarkAdd/w=2^18/ours", Metric: "sec/op", AtLeast: 2, Unit: "x"},
@@ -85,6 +89,6 @@ var goals = []goal{
 	{What: "checkpoint bytes against a minute's new data (S=8)", Pkg: "trending/speed/window", Bench: "BenchmarkSeedScaleCheckpoint", Metric: "x-minute-data", AtMost: 2, Unit: "x"},
 	{What: "checkpoint lock hold, mean (S=8)", Pkg: "trending/speed/window", Bench: "BenchmarkSeedScaleCheckpoint", Metric: "ms-locked/checkpoint", AtMost: 50, Unit: " ms"},
 	{What: "recovery of a 1M-item partition from MinIO", Pkg: "trending/speed/worker", Bench: "BenchmarkRecovery", Metric: "s/restore", AtMost: 10, Unit: " s"},
-	{What: "freshness, produced to served, p99 (real Kafka)", Pkg: "trending/speed/worker", Bench: "BenchmarkFreshness", Metric: "p99-s", AtMost: 5, Unit: " s"},
-	{What: "stream push to 1,000 clients, p99", Pkg: "trending/serving/api", Bench: "BenchmarkStreamFanout", Metric: "p99-ms", AtMost: 1000, Unit: " ms"},
+	{What: "freshness, produced to served, p99 (real Kafka)", Pkg: "trending/speed/worker", Bench: "BenchmarkFreshness/defaults", Metric: "p99-s", AtMost: 5, Unit: " s"},
+	{What: "stream push to 1,000 clients, p99", Pkg: "trending/serving/api", Bench: "BenchmarkStreamFanout/clients=1000", Metric: "p99-ms", AtMost: 1000, Unit: " ms"},
 }
