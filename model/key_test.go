@@ -2,8 +2,8 @@ package model
 
 import (
 	"encoding/json"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,8 +91,8 @@ func TestValidateGroupLists(t *testing.T) {
 		}
 	}
 	for k, want := range map[Key]string{
-		{Window: "hour", Group: "e/u"}:           "group",
-		{Window: "hour", Group: "e\x01u"}:        "group",
+		{Window: "hour", Group: "e/u"}:            "group",
+		{Window: "hour", Group: "e\x01u"}:         "group",
 		{Window: "hour", Group: "eu", Score: "x"}: "only topics lists have a score",
 		{Window: BaseWindow, Group: "eu"}:         "no group lists",
 	} {
