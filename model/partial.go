@@ -54,6 +54,11 @@ type Partial struct {
 	Topics []Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
+	// GroupsFull: the partition keeps no lists for some group value it saw events of (every
+	// value seen gets lists, up to a cap it reached: model/windowset.Groups.Every), so a
+	// group value's list it sends nothing for may miss its counts (the merger marks such a
+	// list partial, naming the partition). Set on every partial of the partition.
+	GroupsFull bool `json:"groups_full,omitempty"`
 
 	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
 	// since Boundary, exact.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -125,6 +126,11 @@ type Merger struct {
 	arrived chan struct{}
 
 	unconfigured map[string]bool // windows whose partials were dropped, logged once each
+
+	// full says, per partition, whether its newest list of all items said GroupsFull: it
+	// keeps no lists for some group value it saw, so a group list it sends nothing for may
+	// miss its counts.
+	full map[int]bool
 }
 
 type metrics struct {
@@ -144,7 +150,7 @@ func New(cfg Config) (*Merger, error) {
 		return nil, err
 	}
 	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
-		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}}
+		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}, full: map[int]bool{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
@@ -208,6 +214,9 @@ func (m *Merger) Offer(p model.Partial) {
 		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
 	}
 	byPart[p.Partition] = p
+	if k.Group == "" && !k.IsTopics() && (!ok || p.Version > cur.Version) {
+		m.full[p.Partition] = p.GroupsFull
+	}
 	if p.Window == model.SinceWindow {
 		k = allKey
 	}
@@ -325,9 +334,13 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		}
 		lists = append(lists, p.Items)
 	}
-	for part := 0; part < m.cfg.Partitions; part++ {
-		if _, ok := byPart[part]; !ok {
-			stale = append(stale, part)
+	if k.Group != "" && !k.IsTopics() {
+		stale = append(stale, m.missingFromGroup(k, byPart, cutoff)...)
+	} else {
+		for part := 0; part < m.cfg.Partitions; part++ {
+			if _, ok := byPart[part]; !ok {
+				stale = append(stale, part)
+			}
 		}
 	}
 	if !items {
@@ -354,6 +367,35 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.Items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
 	}
 	return l, stale, true
+}
+
+// missingFromGroup returns the partitions that sent no list for group key k although their
+// counts of it may be missing: a partition that never saw the value sends none and is not
+// missing, but one whose list of all items for the same window is missing or stale (behind
+// cutoff) is, and so is one that ran out of group values (GroupsFull: it may have dropped the
+// value's events).
+func (m *Merger) missingFromGroup(k model.Key, byPart map[int]model.Partial, cutoff int64) []int {
+	all := m.lists[model.Key{Window: k.Window, Start: k.Start}]
+	var out []int
+	consider := func(part int) {
+		if _, ok := byPart[part]; ok || slices.Contains(out, part) {
+			return
+		}
+		p, ok := all[part]
+		if !ok || p.Version < cutoff || m.full[part] {
+			out = append(out, part)
+		}
+	}
+	for part := 0; part < m.cfg.Partitions; part++ {
+		consider(part)
+	}
+	for part := range all {
+		consider(part)
+	}
+	for part := range m.full {
+		consider(part)
+	}
+	return out
 }
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
@@ -395,7 +437,7 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 		if !ok {
 			continue
 		}
-		if k.Live() {
+		if k.Live() && k.Group == "" {
 			m.metrics.stale.WithLabelValues(k.Window).Set(float64(len(stale)))
 		}
 		out = append(out, l)
