@@ -159,7 +159,7 @@ inputs as flags.`,
 	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
 	addJSONFlag(f, &asJSON, "the plan")
 	f.BoolVar(&withTopics, "with-topics", false, "add the trending-topics sizing of docs/topics.md (trending topics plan for its flags)")
-	wsf = addWindowSetFlags(f)
+	wsf = addWindowSetFlags(f, "")
 	return cmd
 }
 

@@ -106,11 +106,13 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.batchLate, "batch-lateness", 2*time.Minute, "a calendar window is recomputed once its end plus this has passed and the archive is complete")
 	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
 	// The load generator's stream and pace: loadgen's flags, with up's defaults.
-	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}})
+	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}, regions: "eu,eu,us,apac"})
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
-	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
+	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
+	// the demo's regions (the load generator's) get lists.
+	wf := addWindowFlags(fs, 1<<14, 1<<12, "eu,us,apac")
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 	tf := addTopicsFlags(fs, true, 1<<14) // 43 MB per partition with a full week of baselines, not 157 MB
 
@@ -150,6 +152,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
 	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
 	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
+	if err := wf.applyGroups(&wcfg); err != nil {
+		return err
+	}
 	speedW, err := worker.New(wcfg)
 	if err != nil {
 		return usageOf(err, upFieldFlags)
