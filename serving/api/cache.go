@@ -480,4 +480,3 @@ func trimmed(l model.List, n int) model.List {
 	}
 	return l
 }
-

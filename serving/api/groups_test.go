@@ -92,9 +92,9 @@ func TestGroupListsServed(t *testing.T) {
 				t.Fatalf("/v1/windows/config groups %+v", cfg.Groups)
 			}
 			bad := map[string]string{
-				"/v1/trending?window=hour&region=a/b":           `region \"a/b\"`,
-				"/v1/trending?window=hour&region=":              `region \"\"`,
-				"/v1/trending?window=hour&region=eu&region=us":  "given 2 times",
+				"/v1/trending?window=hour&region=a/b":                                        `region \"a/b\"`,
+				"/v1/trending?window=hour&region=":                                           `region \"\"`,
+				"/v1/trending?window=hour&region=eu&region=us":                               "given 2 times",
 				"/v1/windows?window=hour&region=" + url.QueryEscape(strings.Repeat("x", 65)): "region",
 			}
 			if !g.Every {
