@@ -105,7 +105,7 @@ func addStreamShapeFlags(fs *pflag.FlagSet, f *streamFlags, d streamDefaults) {
 	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
 	fs.StringArrayVar(&f.viral, "viral", f.viral, "viral item ITEM@+AT:SHARE:FOR[:RAMP], e.g. V42@+2m:30%:10m (repeat or comma-separate for more; \"\" for none)")
 	fs.Float64Var(&f.late, "late", f.late, "fraction of events whose event time is shifted back by --late-by (up: two minutes; 0.01 is 1%)")
-	fs.StringVar(&f.regions, "regions", d.regions, "regions the servers are in, comma separated (server i is in the i-th mod n): each event carries its server's region, for the lists per region (--groups); list a region twice to give it twice the servers (\"\": none)")
+	fs.StringVar(&f.regions, "server-regions", d.regions, "regions the video servers are in, comma separated (server i is in the i-th mod n): each event carries its server's region, for the lists per region (--groups); list a region twice to give it twice the servers (\"\": none)")
 }
 
 // addRateFlags adds --rate, --malformed and --speedup (loadgen, up) with the command's
@@ -149,7 +149,7 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 	c.Regions = splitList(f.regions)
 	for _, r := range c.Regions {
 		if err := (event.Event{ItemID: "V", Count: 1, TS: stream.DefaultStart, Region: r}).Validate(); err != nil {
-			return c, usagef("--regions: region %q: %v", r, err)
+			return c, usagef("--server-regions: region %q: %v", r, err)
 		}
 	}
 	start, err := parseWhenAt("start", cmp.Or(f.start, "now"), now)

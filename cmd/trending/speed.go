@@ -51,7 +51,7 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth, groupSketchWidth int, groups
 	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto; given, it overrides the window set's mode")
 	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches); given, it overrides the window set's mode")
 	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments); given, it overrides the window set's mode")
-	fs.IntVar(&f.groupSketchWidth, "group-sketch-width", groupSketchWidth, "count-min sketch width of the lists per group value (--groups; a power of two): each group value's sketch windows take this x depth x 8 bytes per sketch in every partition that sees it (0: --sketch-width)")
+	addGroupSketchWidthFlag(fs, &f.groupSketchWidth, groupSketchWidth)
 	fs.IntVar(&f.sinceDays, "since-days", 7, "UTC days of exact per-item counts since the batch's all-time boundary each partition keeps, for the exact all-time list (0: none; speed needs --base-store too); a boundary older than this makes the all-time list approximate until the next nightly run")
 	return f
 }
@@ -129,6 +129,11 @@ func (f *windowFlags) config() (window.Config, error) {
 		return c, usageOf(err, nil)
 	}
 	return c, nil
+}
+
+// addGroupSketchWidthFlag adds --group-sketch-width (speed, up, plan).
+func addGroupSketchWidthFlag(fs *pflag.FlagSet, p *int, def int) {
+	fs.IntVar(p, "group-sketch-width", def, "count-min sketch width of the lists per group value (--groups; a power of two): each group value's sketch windows take this x depth x 8 bytes per sketch in every partition that sees it (0: --sketch-width)")
 }
 
 // applyGroups sets the worker's lists per group value: the window set's groups and
