@@ -332,9 +332,9 @@ type Plan struct {
 	GroupSketchBytes       float64  `json:"group_sketch_bytes,omitempty"`
 	GroupPerPartitionBytes float64  `json:"group_per_partition_bytes,omitempty"`
 	GroupBytes             float64  `json:"group_bytes,omitempty"`
-	Ring              Ring     `json:"ring"`
-	Rates             Rates    `json:"rates"`
-	Warnings          []string `json:"warnings"`
+	Ring                   Ring     `json:"ring"`
+	Rates                  Rates    `json:"rates"`
+	Warnings               []string `json:"warnings"`
 }
 
 // Window returns the plan of the named window and whether there is one.
