@@ -22,8 +22,9 @@ func groupLists() []model.List {
 	t0 := storetest.T0
 	eu := storetest.MakeList("hour", time.Time{}, 30, model.SourceSpeed, 5, 40)
 	eu.Group = "eu"
-	euHour := storetest.MakeList("hour", t0.Add(-time.Hour), 100, model.SourceBatch, 4, 30)
+	euHour := storetest.MakeList("hour", t0.Add(-time.Hour), 101, model.SourceBatch, 4, 30)
 	euHour.Group = "eu"
+	euHour.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 1, MaxAbsError: 2}
 	old := storetest.MakeList("hour", t0.Add(-1000*time.Hour), 100, model.SourceBatch, 4, 30) // past retention
 	old.Group = "eu"
 	usDay := storetest.MakeList("day", time.Time{}, 30, model.SourceSpeed, 3, 900)
@@ -106,6 +107,13 @@ func TestGroupListsServed(t *testing.T) {
 				w := f.get(target)
 				if w.Code != 400 || !strings.Contains(w.Body.String(), want) {
 					t.Errorf("%s: %d %s, want 400 with %q", target, w.Code, w.Body, want)
+				}
+			}
+			// The reconciliation summary is of the lists of all items (and topics): the eu
+			// hour's reconciliation stays in its own body.
+			for _, lr := range decode[ReconciliationResponse](t, f.get("/v1/reconciliation")).Levels {
+				if strings.HasPrefix(lr.Level, "hour/") {
+					t.Errorf("reconciliation level %q: lists per region are not summarized", lr.Level)
 				}
 			}
 			// The list past retention is not cached.
