@@ -204,6 +204,12 @@ trending.partials, where 'trending merge' combines them into the served lists. E
 partition's state with the offset it includes to S3 as one object; a restarted or new worker
 loads it and replays from that offset, so nothing is lost and nothing counted twice.
 
+With --groups eu,us,apac each partition also counts every window for each listed region
+(the event's region field) in a state of its own, and publishes those lists too: served as
+GET /v1/trending?window=hour&region=eu. --groups '*' does so for every region seen, up to
+--groups-max per partition. Give merge, serve and batch the same --groups. A checkpoint taken
+under other groups is not used: the partition replays its log so the region lists are whole.
+
 Invalid events go to views.dlq with their original bytes and the reason in a header.
 Run more workers with the same --group to spread partitions; stop one with Ctrl-C and its
 partitions move, with their checkpoints, to the others.`,
@@ -211,7 +217,10 @@ partitions move, with their checkpoints, to the others.`,
   trending speed --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000
 
   # small sketches for a laptop, lists every 10 seconds
-  trending speed --sketch-width 16384 --publish-every 10s`,
+  trending speed --sketch-width 16384 --publish-every 10s
+
+  # lists per region too (give merge, serve and batch the same --groups)
+  trending speed --groups eu,us,apac --group-sketch-width 65536`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()

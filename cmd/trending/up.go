@@ -66,7 +66,11 @@ installed:
   load           a Zipf load generator (--no-load turns it off); --backfill with --speedup
                  replays the recent past quickly, so closed windows turn exact within minutes;
                  its items get invented titles and placeholder thumbnails (DATA/items.csv,
-                 images at /demo/thumbnail?id=ITEM) unless --titles names a real source
+                 images at /demo/thumbnail?id=ITEM) unless --titles names a real source; its
+                 servers are in the regions eu, us and apac (--server-regions)
+
+Every window has a list per region too (--groups eu,us,apac by default; --groups "" for none):
+GET /v1/trending?window=hour&region=eu, and the dashboard's region picker.
 
 The same code paths as production: kafka-go talks to the embedded broker and aws-sdk-go-v2 to
 the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
