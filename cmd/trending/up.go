@@ -7,8 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -23,6 +26,7 @@ import (
 	"trending/loadgen"
 	"trending/model"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
 	"trending/serving/store"
@@ -307,7 +311,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		{{"batch scheduler", func(ctx context.Context) error { return runner.Schedule(ctx, sched) }}},
 	}
 
-	printUpBanner(cmd.ErrOrStderr(), "http://"+ln.Addr().String(), f, kf, s3f, in, tcfg)
+	printUpBanner(cmd.ErrOrStderr(), "http://"+ln.Addr().String(), f, kf, s3f, in, tcfg, ws.Groups)
 	err = runProcess(ctx, a.log, stages...)
 	a.log.Info("trending up stopped", "err", err)
 	return err
@@ -389,7 +393,7 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 }
 
 // printUpBanner says where everything of up is.
-func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config) {
+func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config, groups windowset.Groups) {
 	fmt.Fprintf(w, `
 trending up: the whole pipeline in one process
   dashboard      %s/
@@ -401,12 +405,24 @@ trending up: the whole pipeline in one process
   serving store  %s
   batch          exact recompute of closed windows every %s (rollups in %s)
   load           %s
+  lists per      %s
   topics         %s
 Ctrl-C stops everything in order.
 
 `, url, url, url, url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec,
-		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), topicsLine(tcfg, url))
+		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
+}
+
+func groupsLine(g windowset.Groups, url string) string {
+	if !g.On() {
+		return `region: off (--groups eu,us,... turns them on)`
+	}
+	example := "eu"
+	if len(g.Values) > 0 {
+		example = g.Values[0]
+	}
+	return fmt.Sprintf("%s: %s, at %s/v1/trending?window=hour&%s=%s", g.By, strings.TrimPrefix(g.Describe(), g.By+" "), url, g.By, neturl.QueryEscape(example))
 }
 
 func topicsLine(cfg *topics.Config, url string) string {
@@ -422,6 +438,9 @@ func loadLine(f upFlags) string {
 		return "off (--no-load): POST events to /v1/events"
 	}
 	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.stream.items, f.stream.zipf, f.stream.servers)
+	if f.stream.regions != "" {
+		l += " in " + strings.Join(slices.Compact(slices.Sorted(slices.Values(splitList(f.stream.regions)))), ", ")
+	}
 	if f.backfill > 0 {
 		l += fmt.Sprintf("; replaying the last %s at %gx first", f.backfill, f.speedup)
 	}
