@@ -77,7 +77,7 @@ func TestDecayedMerge(t *testing.T) {
 	m.Offer(dec(0, t0, 3600, topk.Scored{Item: "a", Score: 10}, topk.Scored{Item: "b", Score: 4.4}))
 	m.Offer(dec(1, t0.Add(-time.Minute), 3600, topk.Scored{Item: "c", Score: 10}, topk.Scored{Item: "d", Score: 0.2}))
 	m.Offer(dec(1, t0.Add(-30*time.Second), 60, topk.Scored{Item: "x", Score: 99})) // another half-life
-	m.Offer(partial("now", 1, t0.Add(-20*time.Second), e("y", 99)))                  // counts, not scores
+	m.Offer(partial("now", 1, t0.Add(-20*time.Second), e("y", 99)))                 // counts, not scores
 	ctx := context.Background()
 	if err := m.Publish(ctx, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)
