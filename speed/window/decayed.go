@@ -475,8 +475,10 @@ func (w *decayedSketch) forgetFloor(p *Partition) float64 {
 	return forgetBelow / w.d.factor(p.asOf*minuteMs)
 }
 
-func (w *decayedSketch) offer(p *Partition, id uint32, est float64) {
-	if est < w.floor || est < w.forgetFloor(p) || !(est > 0) {
+// offer makes id a candidate if its estimate reaches the adaptive floor and forget, the
+// forget floor as of AsOf.
+func (w *decayedSketch) offer(p *Partition, id uint32, est, forget float64) {
+	if est < w.floor || est < forget || !(est > 0) {
 		return
 	}
 	if _, ok := w.cands[id]; !ok {
@@ -549,14 +551,15 @@ func (w *decayedSketch) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 		}
 		w.hbuf = xs
 	}
+	forget := w.forgetFloor(p)
 	for i, e := range f.ents {
 		id := uint32(e >> 32)
 		if _, ok := w.cands[id]; !ok {
-			w.offer(p, id, w.sk.EstimateHash(hs[i]))
+			w.offer(p, id, w.sk.EstimateHash(hs[i]), forget)
 		}
 	}
 	for id := range f.extra {
-		w.offer(p, id, w.estimate(p, id))
+		w.offer(p, id, w.estimate(p, id), forget)
 	}
 	if len(w.cands) > p.cfg.CandidateCap {
 		w.reestimate(p)
@@ -565,7 +568,7 @@ func (w *decayedSketch) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 
 func (w *decayedSketch) addLate(p *Partition, m int64, id uint32, c, h uint64) {
 	w.sk.AddHash(h, float64(c)*w.d.weight(m))
-	w.offer(p, id, w.sk.EstimateHash(h))
+	w.offer(p, id, w.sk.EstimateHash(h), w.forgetFloor(p))
 	if len(w.cands) > p.cfg.CandidateCap {
 		w.reestimate(p)
 	}
