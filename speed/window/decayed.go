@@ -306,11 +306,32 @@ type decayedExact struct {
 	at     int64    // the Unix hour of the last sweep
 	forgot uint64   // bumped whenever an item is forgotten (LiveAll rebuilds)
 	lc     decayedLive
+	ck     decayedCkpt
+}
+
+// decayedCkpt is what incremental checkpoints of an exact decayed window need (decayed_snap.go):
+// a stored base of every value and, since it, which values changed. mark[id] is the
+// generation in which the item's value last changed; a checkpoint that stores every value
+// covers the changes of generations up to its own, and starts the next.
+type decayedCkpt struct {
+	mark      []uint64 // by handle
+	gen       uint64   // the current generation, from 1
+	gone      []goneItem
+	base      string // the stored piece of every value, "" when none is known
+	baseGen   uint64 // the generation the base covers
+	baseEpoch int64  // the epoch its values are against
+}
+
+// goneItem is an item forgotten in generation gen.
+type goneItem struct {
+	name string
+	gen  uint64
 }
 
 func newDecayedExact(p *Partition, wc WindowConfig) *decayedExact {
-	w := &decayedExact{cfg: wc, d: decay{h: int64(wc.HalfLife / time.Minute)}, at: math.MinInt64}
+	w := &decayedExact{cfg: wc, d: decay{h: int64(wc.HalfLife / time.Minute)}, at: math.MinInt64, ck: decayedCkpt{gen: 1}}
 	p.in.register(&w.values)
+	p.in.register(&w.ck.mark)
 	return w
 }
 
@@ -319,7 +340,8 @@ func (w *decayedExact) conf() WindowConfig { return w.cfg }
 func (w *decayedExact) value(id uint32) float64 { return math.Float64frombits(w.values[id]) }
 
 func (w *decayedExact) forget(p *Partition, id uint32) {
-	w.values[id] = 0
+	w.ck.forgotten(p.in.strs[id])
+	w.values[id], w.ck.mark[id] = 0, 0
 	p.in.unref(id)
 	w.forgot++
 }
@@ -364,6 +386,7 @@ func (w *decayedExact) add(p *Partition, id uint32, v float64) {
 		p.in.ref(id)
 	}
 	w.values[id] = math.Float64bits(w.value(id) + v)
+	w.ck.mark[id] = w.ck.gen
 }
 
 func (w *decayedExact) addMinute(p *Partition, f *frozen, _, _ []uint64) {
@@ -440,7 +463,12 @@ func (w *decayedExact) liveSpec(*Partition, *overlay) liveSpec {
 	panic("BUG: window: liveSpec of a decayed window (Live and LiveAll ask decayedWindow)")
 }
 
-func (w *decayedExact) stats(s *Stats) { s.Bytes += int64(cap(w.values)) * 8 }
+func (w *decayedExact) stats(s *Stats) {
+	s.Bytes += int64(cap(w.values)+cap(w.ck.mark)) * 8
+	for _, g := range w.ck.gone {
+		s.Bytes += int64(24 + len(g.name))
+	}
+}
 
 // decayedSketch is a decayed window counted by one float count-min sketch and a candidate
 // set, ranked by estimate.

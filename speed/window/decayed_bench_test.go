@@ -13,8 +13,11 @@ import (
 // minutes it closes); "add+live-1s" adds LiveAll once a second of event time, as the speed
 // worker publishes. The events are the default scenario's shape for one partition (150,000
 // events a minute over a million items, Zipf 1.1, up to 20 s out of order), 40 minutes of
-// event time. Reported: ns/event of each, the decayed windows' ratios to the hour, and each
-// partition's state at the end (Stats().Bytes: items, buckets, values, sketch).
+// event time. Reported: ns/event of each, the decayed windows' ratios to the hour, each
+// partition's state at the end (Stats().Bytes: items, buckets, values, sketch), and ("add"
+// only) what incremental checkpoints write: the first, after 39 minutes, then one a minute
+// later (the manifest state and the pieces the first did not store: the hour's new minute
+// bucket, a decayed window's whole state).
 // Run: go test ./speed/window -run '^$' -bench DecayedVsHour -benchtime 1x
 func BenchmarkDecayedVsHour(b *testing.B) {
 	const perMinute, catalog = 150_000, 1 << 20
@@ -34,6 +37,7 @@ func BenchmarkDecayedVsHour(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			ns := make([]time.Duration, len(configs))
+			ckpt := make([]int, len(configs))
 			var ps []*Partition
 			for range b.N {
 				ps = make([]*Partition, len(configs))
@@ -48,8 +52,17 @@ func BenchmarkDecayedVsHour(b *testing.B) {
 					next[i] = evs[0].TS.Truncate(time.Second).Add(time.Second)
 				}
 				const chunk = 1 << 13
-				for lo := 0; lo < len(evs); lo += chunk {
-					hi := min(lo+chunk, len(evs))
+				lastMinute := len(evs) - perMinute
+				for lo, hi := 0, 0; lo < len(evs); lo = hi {
+					hi = min(lo+chunk, len(evs))
+					if lo < lastMinute && hi >= lastMinute {
+						hi = lastMinute
+					}
+					if lo == lastMinute && !live {
+						for i, p := range ps {
+							ckpt[i] = checkpointBytes(b, p, true)
+						}
+					}
 					for i, p := range ps {
 						t := time.Now()
 						for j := lo; j < hi; j++ {
@@ -67,10 +80,38 @@ func BenchmarkDecayedVsHour(b *testing.B) {
 			for i, c := range configs {
 				b.ReportMetric(float64(ns[i].Nanoseconds())/n, c.name+"-ns/event")
 				b.ReportMetric(float64(ps[i].Stats().Bytes)/1e6, c.name+"-MB")
+				if !live {
+					b.ReportMetric(float64(ckpt[i])/1e3, c.name+"-ckpt-first-KB")
+					b.ReportMetric(float64(checkpointBytes(b, ps[i], false))/1e3, c.name+"-ckpt-next-KB")
+				}
 				if i > 0 {
 					b.ReportMetric(float64(ns[i])/float64(ns[0]), c.name+"/hour")
 				}
 			}
 		})
 	}
+}
+
+// checkpointBytes takes an incremental checkpoint of p and returns what it writes: the state
+// and the pieces no earlier stored checkpoint holds; stored records it as stored.
+func checkpointBytes(b *testing.B, p *Partition, stored bool) int {
+	b.Helper()
+	snap, err := p.SnapshotIncremental()
+	if err != nil {
+		b.Fatal(err)
+	}
+	state, pieces, err := snap.Encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := len(state)
+	for _, pc := range pieces {
+		n += len(pc.Data)
+	}
+	if stored {
+		p.Stored(snap)
+	} else {
+		p.Abandon(snap)
+	}
+	return n
 }

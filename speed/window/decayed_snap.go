@@ -12,35 +12,67 @@ import (
 // Snapshots of decayed windows (docs/format/snapshot.md, "Decayed windows"). The epoch and
 // the hour of the last sweep or re-estimation are functions of the watermark (advance sets
 // both whenever it moves), so they are not stored. A whole snapshot (version 3) holds the
-// state inline; an incremental one (version 4) keeps the small part inline and the values or
-// the float sketch in a piece of their own, copied under the partition's lock and encoded
-// outside it. That piece changes every minute, so each checkpoint stores it again.
+// state inline. An incremental one (version 4) keeps the small part inline and the rest in
+// pieces copied under the partition's lock and encoded outside it: an exact window's values
+// as a base piece (every value, stored once) and a delta piece (the values changed and the
+// items forgotten since the base), a new base whenever the epoch moved or the delta would
+// hold more than half the values; a sketch window's float sketch whole, every checkpoint.
 
 // Piece kinds of decayed windows (incremental.go has the others).
 const (
-	pieceFloat   = 3 // a decayed sketch window's float count-min sketch
-	pieceDecayed = 4 // a decayed exact window's values: (item, float64 bits), by item
+	pieceFloat        = 3 // a decayed sketch window's float count-min sketch
+	pieceDecayed      = 4 // a decayed exact window's values: (item, float64 bits), by item
+	pieceDecayedDelta = 5 // the items forgotten, then the values changed, since a base
 )
 
 // decayedPiece is the data of a decayed window's piece, captured under the lock.
 type decayedPiece struct {
 	fsk   *sketch.Float // a copy of the sketch, or
-	names []string      // the items with a value and
+	names []string      // the items with a value (all, or those changed since the base) and
 	vals  []uint64      // their values' bits
+	gone  []string      // a delta: the items forgotten since the base
+	delta bool
+	// A piece of every value, which becomes the window's base once stored: the generation
+	// it covers and the epoch its values are against.
+	w     *decayedExact
+	gen   uint64
+	epoch int64
 }
 
-// encode appends the piece's body after its kind byte.
+// release drops the captured data once encoded.
+func (dp *decayedPiece) release() { dp.fsk, dp.names, dp.vals, dp.gone = nil, nil, nil, nil }
+
+// stored records that the piece was stored under name (Partition.Stored).
+func (dp *decayedPiece) stored(name string) {
+	if dp.w != nil && !dp.delta {
+		dp.w.ck.storedBase(name, dp.gen, dp.epoch)
+	}
+}
+
+// encode appends the piece's kind byte and body.
 func (dp *decayedPiece) encode(b []byte) ([]byte, error) {
 	if dp.fsk != nil {
 		b = append(b, pieceFloat)
 		return dp.fsk.AppendBinary(b)
 	}
-	b = append(b, pieceDecayed)
 	idx := make([]int, len(dp.names))
 	for i := range idx {
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, c int) int { return strings.Compare(dp.names[a], dp.names[c]) })
+	if dp.delta {
+		b = append(b, pieceDecayedDelta)
+		gone := slices.Clone(dp.gone)
+		slices.Sort(gone)
+		gone = slices.Compact(gone)
+		b = binary.AppendUvarint(b, uint64(len(gone)))
+		for _, g := range gone {
+			b = binary.AppendUvarint(b, uint64(len(g)))
+			b = append(b, g...)
+		}
+	} else {
+		b = append(b, pieceDecayed)
+	}
 	b = binary.AppendUvarint(b, uint64(len(idx)))
 	for _, i := range idx {
 		b = binary.AppendUvarint(b, uint64(len(dp.names[i])))
@@ -48,6 +80,33 @@ func (dp *decayedPiece) encode(b []byte) ([]byte, error) {
 		b = binary.LittleEndian.AppendUint64(b, dp.vals[i])
 	}
 	return b, nil
+}
+
+// forgotten records an item forgotten in the current generation, for the next delta. The
+// list is dropped (and the base with it: the next checkpoint stores every value) when it
+// outgrows what a base would cost.
+func (ck *decayedCkpt) forgotten(name string) {
+	ck.gone = append(ck.gone, goneItem{name, ck.gen})
+	if len(ck.gone) > 1<<16 && len(ck.gone) > len(ck.mark) {
+		ck.gone, ck.base = nil, ""
+	}
+}
+
+// storedBase records a stored piece of every value, as of generation gen and epoch.
+func (ck *decayedCkpt) storedBase(name string, gen uint64, epoch int64) {
+	if gen <= ck.baseGen && ck.base != "" {
+		return // an older one stored late
+	}
+	ck.base, ck.baseGen, ck.baseEpoch = name, gen, epoch
+	n := 0
+	for _, g := range ck.gone {
+		if g.gen > gen {
+			ck.gone[n] = g
+			n++
+		}
+	}
+	clear(ck.gone[n:])
+	ck.gone = ck.gone[:n]
 }
 
 // parseDecayed checks a decayed window's piece (after its kind byte, at d.off).
@@ -64,7 +123,25 @@ func (pp *parsedPiece) parseDecayed(d *decoder, want sketch.Config) {
 			return
 		}
 		pp.fsk = &s
-	case pieceDecayed:
+	case pieceDecayed, pieceDecayedDelta:
+		if pp.kind == pieceDecayedDelta {
+			n := d.count(2)
+			prev := ""
+			for i := range n {
+				l := d.count(1)
+				off := d.off
+				name := d.raw(l)
+				if d.err != nil {
+					return
+				}
+				if l == 0 || (i > 0 && string(name) <= prev) {
+					d.fail("forgotten item %d: empty or out of order", i)
+					return
+				}
+				prev = string(name)
+				pp.gone = append(pp.gone, pieceEnt{uint32(off), uint32(l), 0})
+			}
+		}
 		n := d.count(10)
 		prev := ""
 		for i := range n {
@@ -112,19 +189,11 @@ func (d *decoder) f64() float64 {
 }
 
 // encodeState writes the decayed total, then the values: inline (uv(n) then per item
-// uv(gap) and 8 bytes of float64 bits), or a reference to their piece.
+// uv(gap) and 8 bytes of float64 bits), or in pieces (see encodeIncremental).
 func (w *decayedExact) encodeState(e *encoder) error {
 	e.f64(w.mass)
 	if e.inc != nil {
-		dp := &decayedPiece{}
-		for id, b := range w.values {
-			if b != 0 {
-				dp.names = append(dp.names, e.inc.p.in.strs[id])
-				dp.vals = append(dp.vals, b)
-			}
-		}
-		e.inc.pending = append(e.inc.pending, pendingPiece{decayed: dp})
-		e.uv(uint64(len(e.inc.pending)))
+		w.encodeIncremental(e)
 		return nil
 	}
 	type iv struct {
@@ -148,24 +217,59 @@ func (w *decayedExact) encodeState(e *encoder) error {
 	return nil
 }
 
-func (w *decayedExact) decodeState(d *decoder, p *Partition) {
-	w.mass = d.f64()
-	set := func(id uint32, v uint64) {
-		if w.values[id] != 0 {
-			d.fail("%s: item %q has two values", w.cfg.Name, p.in.strs[id])
+// encodeIncremental writes uv(1) and references to the base and a delta piece, when a base
+// against the current epoch is stored and the delta holds at most half the values; else
+// uv(2) and a reference to a piece of every value, which becomes the base once stored.
+func (w *decayedExact) encodeIncremental(e *encoder) {
+	ck, strs := &w.ck, e.inc.p.in.strs
+	if ck.base != "" && ck.baseEpoch == w.d.epoch {
+		dp := &decayedPiece{delta: true}
+		live := 0
+		for id, b := range w.values {
+			if b == 0 {
+				continue
+			}
+			live++
+			if ck.mark[id] > ck.baseGen {
+				dp.names, dp.vals = append(dp.names, strs[id]), append(dp.vals, b)
+			}
+		}
+		for _, g := range ck.gone {
+			if g.gen > ck.baseGen {
+				dp.gone = append(dp.gone, g.name)
+			}
+		}
+		if len(dp.names)+len(dp.gone) <= live/2 {
+			e.uv(1)
+			e.inc.pending = append(e.inc.pending, pendingPiece{name: ck.base}, pendingPiece{decayed: dp})
+			e.uv(uint64(len(e.inc.pending) - 1))
+			e.uv(uint64(len(e.inc.pending)))
 			return
 		}
-		p.in.ref(id)
-		w.values[id] = v
+	}
+	dp := &decayedPiece{w: w, gen: ck.gen, epoch: w.d.epoch}
+	for id, b := range w.values {
+		if b != 0 {
+			dp.names, dp.vals = append(dp.names, strs[id]), append(dp.vals, b)
+		}
+	}
+	ck.gen++
+	e.uv(2)
+	e.inc.pending = append(e.inc.pending, pendingPiece{decayed: dp})
+	e.uv(uint64(len(e.inc.pending)))
+}
+
+func (w *decayedExact) decodeState(d *decoder, p *Partition) {
+	w.mass = d.f64()
+	set := func(id uint32, v uint64, gen uint64) {
+		if w.values[id] == 0 {
+			p.in.ref(id)
+		}
+		w.values[id], w.ck.mark[id] = v, gen
 	}
 	n := 0
 	if d.inc != nil {
-		if pp := d.piece(pieceDecayed); pp != nil {
-			for _, x := range pp.ents {
-				set(intern(p.in, pp.data[x.off:x.off+x.n]), x.c)
-				n++
-			}
-		}
+		n = w.decodeIncremental(d, p, set)
 	} else {
 		cnt := d.count(9)
 		prev := int64(-1)
@@ -181,11 +285,60 @@ func (w *decayedExact) decodeState(d *decoder, p *Partition) {
 				return
 			}
 			prev += 1 + int64(gap)
-			set(uint32(prev), v)
+			set(uint32(prev), v, 1)
 			n++
 		}
 	}
 	w.restored(d, p, n > 0 || w.mass > 0)
+	if w.ck.base != "" {
+		w.ck.baseEpoch = w.d.epoch
+	}
+}
+
+// decodeIncremental reads what encodeIncremental wrote: the base's values (generation 1,
+// covered by the base, which stays the window's base), then a delta's forgotten items and
+// changed values (generation 2, for the next delta). It returns how many values it set.
+func (w *decayedExact) decodeIncremental(d *decoder, p *Partition, set func(uint32, uint64, uint64)) int {
+	mode := d.uv()
+	if d.err == nil && mode != 1 && mode != 2 {
+		d.fail("%s: values flag %d", w.cfg.Name, mode)
+	}
+	base := d.piece(pieceDecayed)
+	if base == nil {
+		if d.err == nil {
+			d.fail("%s: no values piece", w.cfg.Name)
+		}
+		return 0
+	}
+	n := 0
+	for _, x := range base.ents {
+		set(intern(p.in, base.data[x.off:x.off+x.n]), x.c, 1)
+		n++
+	}
+	w.ck = decayedCkpt{mark: w.ck.mark, gen: 2, base: base.name, baseGen: 1}
+	if mode != 1 {
+		return n
+	}
+	delta := d.piece(pieceDecayedDelta)
+	if delta == nil {
+		if d.err == nil {
+			d.fail("%s: no delta piece", w.cfg.Name)
+		}
+		return n
+	}
+	for _, x := range delta.gone {
+		name := delta.data[x.off : x.off+x.n]
+		if id, ok := p.in.lookup(string(name)); ok && w.values[id] != 0 {
+			w.values[id], w.ck.mark[id] = 0, 0
+			p.in.unref(id)
+		}
+		w.ck.gone = append(w.ck.gone, goneItem{string(name), 2})
+	}
+	for _, x := range delta.ents {
+		set(intern(p.in, delta.data[x.off:x.off+x.n]), x.c, 2)
+		n++
+	}
+	return n
 }
 
 // restored sets what a decayed window derives from the watermark, and checks that a

@@ -384,3 +384,92 @@ func FuzzRestoreIncrementalDecayed(f *testing.F) {
 		checkInvariants(t, q)
 	})
 }
+
+// TestDecayedCheckpointDelta: an exact decayed window's checkpoint stores every value once
+// (the base) and then only the values changed and the items forgotten since it (a delta
+// piece), which restores to the same state, bit for bit, also after forgetting and through
+// a restore (whose next checkpoint still refers to the stored base); when the epoch moves
+// or the delta would hold more than half the values, it stores a new base.
+func TestDecayedCheckpointDelta(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Windows = []WindowConfig{{Name: "now", Kind: Decayed, HalfLife: 5 * time.Minute, Mode: Exact}}
+	cfg.AllowedLateness = 0
+	p, _ := New(cfg)
+	ps := pieceStore{}
+	kinds := func(pieces []Piece) (out []byte) {
+		for _, pc := range pieces {
+			out = append(out, pc.Data[len(pieceMagic)+1])
+		}
+		return out
+	}
+	restoreEqual := func(what string, state []byte, pieces []Piece, want *Partition) *Partition {
+		t.Helper()
+		q, err := RestoreIncremental(cfg, state, pieces)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !bytes.Equal(mustMarshal(t, q), mustMarshal(t, want)) {
+			t.Fatalf("%s: restores to another state", what)
+		}
+		checkInvariants(t, q)
+		return q
+	}
+	m0 := floorTo(t0.Unix()/60, epochHalfLives*5) + 1 // the epoch does not move for 5 hours
+	at := func(m int64) time.Time { return time.Unix((m0+m)*60, 0).UTC() }
+	for i := range 1000 {
+		p.Add(event.Event{ItemID: fmt.Sprintf("v%04d", i), Count: uint32(1 + i%7), TS: at(0)})
+	}
+	p.Add(event.Event{ItemID: "hot", Count: 9, TS: at(1)})
+	state, pieces, full := ps.save(t, p)
+	if k := kinds(pieces); !bytes.Equal(k, []byte{pieceDecayed}) {
+		t.Fatalf("first checkpoint pieces of kinds %v, want one of every value", k)
+	}
+	restoreEqual("base", state, pieces, p)
+	// Two more minutes of one item: a delta of it (and of the item of the open minute).
+	p.Add(event.Event{ItemID: "hot", Count: 9, TS: at(2)})
+	p.Add(event.Event{ItemID: "hot", Count: 9, TS: at(3)})
+	state, pieces, written := ps.save(t, p)
+	if k := kinds(pieces); !bytes.Equal(k, []byte{pieceDecayed, pieceDecayedDelta}) || written > full/20 {
+		t.Fatalf("second checkpoint: pieces of kinds %v, %d bytes written (the base was %d)", k, written, full)
+	}
+	q := restoreEqual("delta", state, pieces, p)
+	// The restored copy's next checkpoint is a delta against the base it was restored from
+	// (its changes since: the restored delta's and the new minute's).
+	p.Add(event.Event{ItemID: "v0001", Count: 2, TS: at(4)})
+	q.Add(event.Event{ItemID: "v0001", Count: 2, TS: at(4)})
+	qs := pieceStore{}
+	for n, d := range ps {
+		qs[n] = d
+	}
+	state, pieces, _ = qs.save(t, q)
+	_, ppieces, _ := ps.save(t, p)
+	if k := kinds(pieces); !bytes.Equal(k, []byte{pieceDecayed, pieceDecayedDelta}) || pieces[0].Name != ppieces[0].Name || pieces[1].Name != ppieces[1].Name {
+		t.Fatalf("the restored copy's checkpoint: pieces of kinds %v, want the uninterrupted one's delta on the same base", k)
+	}
+	restoreEqual("the restored copy's delta", state, pieces, p)
+	// Two hours on, the 1000 items are forgotten (at the first hourly sweep 50 minutes or
+	// more after their views, at a 5-minute half-life) while hot stays.
+	for m := int64(5); m < 130; m++ {
+		p.Add(event.Event{ItemID: "hot", Count: 9, TS: at(m)})
+		q.Add(event.Event{ItemID: "hot", Count: 9, TS: at(m)})
+	}
+	if st := p.Stats(); st.Items != 1 {
+		t.Fatalf("%d items after an hour, want hot alone", st.Items)
+	}
+	// The restored copy refers to the base it was restored from, but a delta would forget
+	// a thousand of 1,001 values: its next checkpoint stores a new base instead, which
+	// restores to the same state as the uninterrupted partition.
+	state, pieces, _ = qs.save(t, q)
+	if k := kinds(pieces); !bytes.Equal(k, []byte{pieceDecayed}) {
+		t.Fatalf("after forgetting most values: pieces of kinds %v, want a new base", k)
+	}
+	restoreEqual("after forgetting", state, pieces, p)
+	// The epoch moves (5 hours on): a new base.
+	state, pieces, _ = ps.save(t, p)
+	p.Add(event.Event{ItemID: "hot", Count: 9, TS: at(epochHalfLives*5 + 1)})
+	state, pieces, _ = ps.save(t, p)
+	if k := kinds(pieces); !bytes.Equal(k, []byte{pieceDecayed}) {
+		t.Fatalf("after the epoch moved: pieces of kinds %v, want a new base", k)
+	}
+	restoreEqual("new epoch", state, pieces, p)
+}

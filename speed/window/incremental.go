@@ -176,7 +176,7 @@ func (pp *pendingPiece) encode() error {
 		if b, err = pp.decayed.encode(b); err != nil {
 			return err
 		}
-		pp.decayed = nil
+		pp.decayed.release()
 		pp.data, pp.name = b, pieceName(b)
 		return nil
 	}
@@ -215,6 +215,8 @@ func (p *Partition) Stored(s *IncrementalSnapshot) {
 			pp.f.piece = pp.name
 		case pp.j != nil:
 			pp.j.stored(p, pp.name, pp.jepoch, pp.jops)
+		case pp.decayed != nil:
+			pp.decayed.stored(pp.name)
 		case pp.sw != nil:
 			for j := range pp.sw.buckets {
 				if b := &pp.sw.buckets[j]; b.ver == pp.sver && b.start == pp.start {
@@ -270,6 +272,8 @@ func (p *Partition) ForgetStored() {
 			for j := range w.buckets {
 				w.buckets[j].piece = ""
 			}
+		case *decayedExact:
+			w.ck.base = ""
 		}
 	}
 	if p.since != nil {
@@ -426,6 +430,7 @@ type parsedPiece struct {
 	start int64
 	data  []byte
 	ents  []pieceEnt // exact; a decayed window's values (c the float64 bits)
+	gone  []pieceEnt // a decayed delta's forgotten items (c unused)
 	sk    *sketch.Sketch
 	fsk   *sketch.Float // a decayed sketch window's
 	err   error
@@ -485,7 +490,7 @@ func (pp *parsedPiece) parse(want sketch.Config) {
 			d.fail("sketch: %v", err)
 		}
 		pp.sk = &s
-	case pieceFloat, pieceDecayed:
+	case pieceFloat, pieceDecayed, pieceDecayedDelta:
 		pp.parseDecayed(d, want)
 	default:
 		d.fail("piece kind %d", pp.kind)
