@@ -141,11 +141,13 @@ func openMinuteCount(o *openMinute, id uint32) uint64 {
 
 // liveValue is a stored value plus id's views in the open minutes at their weights, added
 // minute by minute in order: closing a minute adds the same product to the stored value, so
-// the sum is the same float whether a minute is open or closed.
+// the sum is the same float whether a minute is open or closed. Every product is converted
+// explicitly, here and where values are added, so that no compiler fuses a multiply-add
+// (the Go spec allows it, arm64 does it) and changes a rounding on one path only.
 func liveValue(p *Partition, base float64, id uint32, ws []float64) float64 {
 	for i := range p.open {
 		if c := openMinuteCount(&p.open[i], id); c > 0 {
-			base += float64(c) * ws[i]
+			base += float64(float64(c) * ws[i])
 		}
 	}
 	return base
@@ -155,7 +157,7 @@ func liveValue(p *Partition, base float64, id uint32, ws []float64) float64 {
 // count summed as an integer first), in order.
 func liveMass(mass float64, tots []uint64, ws []float64) float64 {
 	for i, t := range tots {
-		mass += float64(t) * ws[i]
+		mass += float64(float64(t) * ws[i])
 	}
 	return mass
 }
@@ -394,21 +396,21 @@ func (w *decayedExact) addMinute(p *Partition, f *frozen, _, _ []uint64) {
 	var total uint64
 	for _, e := range f.ents {
 		c := e & math.MaxUint32
-		w.add(p, uint32(e>>32), float64(c)*wt)
+		w.add(p, uint32(e>>32), float64(float64(c)*wt))
 		total += c
 	}
 	for id, c := range f.extra {
-		w.add(p, id, float64(c)*wt)
+		w.add(p, id, float64(float64(c)*wt))
 		total += c
 	}
-	w.mass += float64(total) * wt
+	w.mass += float64(float64(total) * wt)
 }
 
 // accepts every late event: it weighs what its minute weighs.
 func (w *decayedExact) accepts(*Partition, int64) bool { return true }
 
 func (w *decayedExact) addLate(p *Partition, m int64, id uint32, c, _ uint64) {
-	v := float64(c) * w.d.weight(m)
+	v := float64(float64(c) * w.d.weight(m))
 	w.add(p, id, v)
 	w.mass += v
 }
@@ -566,7 +568,7 @@ func (w *decayedSketch) accepts(*Partition, int64) bool { return true }
 func (w *decayedSketch) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 	wt := w.d.weight(f.start)
 	for i, h := range hs {
-		w.sk.AddHash(h, float64(ns[i])*wt)
+		w.sk.AddHash(h, float64(float64(ns[i])*wt))
 	}
 	if len(f.extra) > 0 {
 		xs := w.hbuf[:0]
@@ -575,7 +577,7 @@ func (w *decayedSketch) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 		}
 		slices.SortFunc(xs, func(a, b hashEnt) int { return cmpUint64(a.h, b.h) })
 		for _, x := range xs {
-			w.sk.AddHash(x.h, float64(x.v)*wt)
+			w.sk.AddHash(x.h, float64(float64(x.v)*wt))
 		}
 		w.hbuf = xs
 	}
@@ -595,7 +597,7 @@ func (w *decayedSketch) addMinute(p *Partition, f *frozen, hs, ns []uint64) {
 }
 
 func (w *decayedSketch) addLate(p *Partition, m int64, id uint32, c, h uint64) {
-	w.sk.AddHash(h, float64(c)*w.d.weight(m))
+	w.sk.AddHash(h, float64(float64(c)*w.d.weight(m)))
 	w.offer(p, id, w.sk.EstimateHash(h), w.forgetFloor(p))
 	if len(w.cands) > p.cfg.CandidateCap {
 		w.reestimate(p)
