@@ -22,6 +22,8 @@ func TestDecodePartialAsEncodingJSON(t *testing.T) {
 		"late only": {Window: "hour", Start: model.Align("hour", at), LateOnly: true, DroppedLate: 5, Partition: 31, AsOf: at, Version: at.UnixMilli()},
 		"topics": {Window: model.TopicsKey("eu", "surge").Name(), Partition: 2, AsOf: at, Version: at.UnixMilli(), Limit: 20,
 			Topics: []model.Item{{Rank: 1, ItemID: "#go", Views: 40, Topic: &model.Topic{Score: 2.5, Expected: 1.25, NewShare: 0.1}}}},
+		"decayed": {Window: "now", Partition: 4, AsOf: at, Version: at.UnixMilli(), Exact: true, Total: 12, HalfLifeSeconds: 3600,
+			Scored: []topk.Scored{{Item: "video-1", Score: 9.000000000000002}, {Item: `q"u\ote ü`, Score: 1e-300}, {Item: "v#3", Score: 0.1 + 0.2}}},
 		"all since": {Window: model.SinceWindow, Partition: 1, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
 			Boundary: model.Align("day", at), From: model.Align("day", at).Add(-time.Hour), BaseVersion: 17, Base: items[:1], Cutoff: 3},
 	}

@@ -236,7 +236,14 @@ func (m *Merger) configured(p model.Partial) bool {
 	if p.Window == model.SinceWindow {
 		return m.cfg.Windows.HasLive(windowset.AllName)
 	}
-	return m.cfg.Windows.AcceptsKey(p.Key())
+	k := p.Key()
+	if w, ok := m.cfg.Windows.Lookup(k.Window, false); ok && k.Live() && !k.IsTopics() {
+		// A decayed window's partials must carry its half-life, and only its partials any.
+		if hl := int64(w.HalfLife / time.Second); (w.Kind == windowset.Decayed) != (p.HalfLifeSeconds != 0) || (p.HalfLifeSeconds != 0 && p.HalfLifeSeconds != hl) {
+			return false
+		}
+	}
+	return m.cfg.Windows.AcceptsKey(k)
 }
 
 // allFresh reports whether every partition heard from within Staleness has sent a newer
@@ -361,6 +368,11 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.Items = mergeTopics(m.cfg.K, byPart, parts)
 		return l, stale, true
 	}
+	if hl := decayedHalfLife(byPart, newest); hl != 0 {
+		l.HalfLifeSeconds = hl
+		l.Items = mergeDecayed(m.cfg.K, byPart, parts, l.AsOf, hl)
+		return l, stale, true
+	}
 	merged := topk.Merge(m.cfg.K, lists...)
 	l.Items = make([]model.Item, len(merged))
 	for i, e := range merged {
@@ -396,6 +408,46 @@ func (m *Merger) missingFromGroup(k model.Key, byPart map[int]model.Partial, cut
 		consider(part)
 	}
 	return out
+}
+
+// decayedHalfLife is the half-life of a decayed window's partials (that of the newest), or 0
+// for a list of counts.
+func decayedHalfLife(byPart map[int]model.Partial, newest int64) int64 {
+	for _, p := range byPart {
+		if p.Version == newest {
+			return p.HalfLifeSeconds
+		}
+	}
+	return 0
+}
+
+// mergeDecayed joins the partitions' decayed lists as of asOf: each partition's scores are
+// as of its own AsOf, so they are first decayed to asOf (multiplied by 2^(-dt/half-life):
+// what a score becomes with no new views, which is all the merger knows of a partition that
+// is behind), then ranked best first, at most k. Items are partitioned, so the merge is
+// exact. A partial of another half-life (a worker with another window set) is left out.
+func mergeDecayed(k int, byPart map[int]model.Partial, parts []int, asOf time.Time, hl int64) []model.Item {
+	lists := make([][]topk.Scored, 0, len(parts))
+	for _, part := range parts {
+		p := byPart[part]
+		if p.HalfLifeSeconds != hl {
+			continue
+		}
+		f := math.Exp2(-float64(asOf.Sub(p.AsOf).Milliseconds()) / float64(hl*1000))
+		l := make([]topk.Scored, 0, len(p.Scored))
+		for _, e := range p.Scored {
+			if s := e.Score * f; s > 0 && !math.IsInf(s, 1) {
+				l = append(l, topk.Scored{Item: e.Item, Score: s})
+			}
+		}
+		lists = append(lists, l)
+	}
+	merged := topk.MergeScored(k, lists...)
+	items := make([]model.Item, len(merged))
+	for i, e := range merged {
+		items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: model.DecayedViews(e.Score), DecayedScore: e.Score}
+	}
+	return items
 }
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
