@@ -29,6 +29,7 @@ import (
 // goroutine like its window state.
 type groupStates struct {
 	sel    windowset.Groups
+	listed map[string]bool // sel.Values, looked up without allocating
 	cfg    window.Config // every group state's (the partition's windows, SinceDays 0)
 	late   time.Duration
 	states map[string]*window.Partition
@@ -48,7 +49,11 @@ const (
 )
 
 func newGroupStates(sel windowset.Groups, cfg window.Config) *groupStates {
-	return &groupStates{sel: sel, cfg: cfg, late: cfg.AllowedLateness, states: map[string]*window.Partition{}}
+	g := &groupStates{sel: sel, cfg: cfg, late: cfg.AllowedLateness, states: map[string]*window.Partition{}, listed: map[string]bool{}}
+	for _, v := range sel.Values {
+		g.listed[v] = true
+	}
+	return g
 }
 
 // newest is the partition's newest event time, which group states move their watermark to
@@ -65,18 +70,18 @@ func (g *groupStates) newest(global *window.Partition) (time.Time, bool) {
 // lists; it returns the drop reason of an event whose value gets no list ("" when counted or
 // not configured). The partition's state must have counted the event already.
 func (g *groupStates) add(global *window.Partition, v, item []byte, count uint32, ms int64) string {
-	st, ok := g.states[string(v)] // no allocation for the lookup
+	st, ok := g.states[string(v)] // no allocation for the lookups
 	if !ok {
-		name := string(v)
 		switch {
-		case g.sel.Every && !model.ValidGroup(name):
-			return DropName
-		case !g.sel.Accepts(name):
+		case !g.sel.Every && !g.listed[string(v)]:
 			return "" // not a configured value: counted in the lists of all items only
+		case g.sel.Every && !model.ValidGroup(string(v)):
+			return DropName
 		case g.sel.Every && (g.closed || len(g.states) >= g.sel.Max):
 			g.closed = true
 			return DropCap
 		}
+		name := string(v) // a new state's: the one allocation
 		var err error
 		if st, err = window.New(g.cfg); err != nil {
 			panic("BUG: a validated group window config refused: " + err.Error())
