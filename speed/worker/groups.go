@@ -30,7 +30,7 @@ import (
 type groupStates struct {
 	sel    windowset.Groups
 	listed map[string]bool // sel.Values, looked up without allocating
-	cfg    window.Config // every group state's (the partition's windows, SinceDays 0)
+	cfg    window.Config   // every group state's (the partition's windows, SinceDays 0)
 	late   time.Duration
 	states map[string]*window.Partition
 	values []string // the keys of states, sorted: the order of publishing and checkpoints
