@@ -22,6 +22,11 @@ func TestDecodePartialAsEncodingJSON(t *testing.T) {
 		"late only": {Window: "hour", Start: model.Align("hour", at), LateOnly: true, DroppedLate: 5, Partition: 31, AsOf: at, Version: at.UnixMilli()},
 		"topics": {Window: model.TopicsKey("eu", "surge").Name(), Partition: 2, AsOf: at, Version: at.UnixMilli(), Limit: 20,
 			Topics: []model.Item{{Rank: 1, ItemID: "#go", Views: 40, Topic: &model.Topic{Score: 2.5, Expected: 1.25, NewShare: 0.1}}}},
+		"salted": {Window: "hour", Partition: 2, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
+			Salted: []model.SaltedCount{{Item: "hot", Count: 1 << 33}, {Item: `q"u`, Count: 1}}},
+		"group sketch": {Window: "month", Partition: 5, AsOf: at, Version: at.UnixMilli(), Bound: &model.Bound{MaxOvercount: 40, Probability: 0.99}, Items: items,
+			Salted:  []model.SaltedCount{{Item: "hot", Count: 90, Over: 120.5, Sketches: 3}},
+			Members: []model.Member{{Partition: 5, Version: at.UnixMilli()}, {Partition: 13, Version: at.UnixMilli() - 1000}}},
 		"all since": {Window: model.SinceWindow, Partition: 1, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
 			Boundary: model.Align("day", at), From: model.Align("day", at).Add(-time.Hour), BaseVersion: 17, Base: items[:1], Cutoff: 3},
 	}

@@ -88,6 +88,9 @@ type List struct {
 	Bound *sketch.Bound
 	// Items are the top M*K items.
 	Items []topk.Entry
+	// Tracked are the counts of the tracked (salted) items in the window, however they rank
+	// (Track, tracked.go), best first; an item may be in Items too, with the same count.
+	Tracked []topk.Entry
 	// Total is the sum of all counts in the window (the sketch's N).
 	Total uint64
 }
@@ -135,6 +138,11 @@ type window interface {
 	liveSpec(p *Partition, ov *overlay) liveSpec
 	// stats adds the window's entries, sketches and bytes to s.
 	stats(s *Stats)
+	// count is an item's count (an estimate in a sketch window) as of p.asOf: found says
+	// the item is interned as id, h is its sketch hash (tracked.go).
+	count(p *Partition, id uint32, found bool, h uint64) uint64
+	// reach is the first minute whose counts the window still holds (tracked.go).
+	reach(p *Partition) int64
 	// snapState writes and reads the window's part of a snapshot (snapshot.go).
 	snapState
 }
@@ -178,6 +186,10 @@ type Partition struct {
 	st   Stats
 
 	since *since // counts since the time boundary; nil unless Config.SinceDays
+
+	// tracked are the salted items reported in full, each with the minute of its last salted
+	// event (Track, tracked.go); nil when none.
+	tracked map[string]int64
 
 	incIdx []uint32 // scratch for incremental snapshots, indexed by handle, kept zero
 	skVer  uint64   // bumped by every change to a sliding-window bucket sketch (sbucket.ver)
@@ -395,6 +407,7 @@ func (p *Partition) setAsOf(x int64) {
 	if p.since != nil {
 		p.since.advance(p)
 	}
+	p.expireTracked()
 	n := 0
 	for n < len(p.minutes) && p.minutes[n].start < x-p.keep {
 		p.minutes[n].release(p.in)
@@ -525,7 +538,9 @@ func (p *Partition) Top(name string) (List, error) {
 	if !ok {
 		return List{}, fmt.Errorf("top %q: %w", name, ErrUnknownWindow)
 	}
-	return w.top(p), nil
+	l := w.top(p)
+	l.Tracked = p.closedTracked(w, l.Start)
+	return l, nil
 }
 
 // TakeClosed returns the final lists of the calendar windows that closed
