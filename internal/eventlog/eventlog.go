@@ -226,6 +226,30 @@ func newWriter(c *Client, topic string) *kafka.Writer {
 	}
 }
 
+// SourceHeader names the partition of the input topic a message is about (in decimal): a
+// speed worker sets it on every partial it publishes, for SourceBalancer.
+const SourceHeader = "trending-source"
+
+// SourceBalancer places a message that carries SourceHeader (p) on partition p mod n of its
+// topic's n partitions, and any other message by the hash of its key (kafka.Hash, the
+// default). With it the partials of views partition p go to trending.partials partition
+// p mod G, so the group merger of partition g merges the views partitions {p : p mod G = g}
+// (a two-level merge, docs/scale-out.md); with one partials partition nothing changes.
+type SourceBalancer struct{ hash kafka.Hash }
+
+// Balance implements kafka.Balancer.
+func (b *SourceBalancer) Balance(msg kafka.Message, partitions ...int) int {
+	for _, h := range msg.Headers {
+		if h.Key != SourceHeader {
+			continue
+		}
+		if p, err := strconv.Atoi(string(h.Value)); err == nil && p >= 0 && len(partitions) > 0 {
+			return partitions[p%len(partitions)]
+		}
+	}
+	return b.hash.Balance(msg, partitions...)
+}
+
 // Partitions returns the partition count of topic; 0 when it does not exist. It is
 // Plain(brokers...).Partitions.
 func Partitions(ctx context.Context, brokers []string, topic string) (int, error) {

@@ -259,6 +259,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("speed: %w", err)
 	}
 	out := c.Kafka.NewWriter("")
+	out.Balancer = &eventlog.SourceBalancer{}
 	// Every partition publishes every window's top m x K about every second, mostly the same
 	// items with new counts: zstd takes the JSON to a fraction (BENCHMARKS.md).
 	out.Compression = kafka.Zstd
@@ -461,15 +462,24 @@ func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topic
 	var st *window.Partition
 	var topSnap []byte
 	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
-		win, top, err := unbundle(cp.State)
+		win, top, trackedPart, err := unbundle(cp.State)
 		if err != nil {
 			return err
+		}
+		var tracked []window.TrackedItem
+		if trackedPart != nil {
+			if tracked, err = decodeTracked(trackedPart); err != nil {
+				return err
+			}
 		}
 		pieces := make([]window.Piece, len(cp.Pieces))
 		for i, pc := range cp.Pieces {
 			pieces[i] = window.Piece{Name: pc.Name, Data: pc.Data}
 		}
 		s, err := window.RestoreIncremental(c.Window, win, pieces)
+		if err == nil {
+			s.SetTracked(tracked)
+		}
 		st, topSnap = s, top
 		return err
 	})
@@ -540,6 +550,10 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	// AddBytes interns the item from the message's bytes: no allocation for a known item.
 	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
+	}
+	if len(m.Headers) > 0 && salted(&m) {
+		p.state.Track(f.ItemID, f.TSMilli)
+		p.w.m.salted.Inc()
 	}
 	if p.topics != nil {
 		p.topics.Add(mention(f.Event(), p.topics.Config().Weight))
@@ -623,7 +637,7 @@ func (p *partition) publish(ctx context.Context) error {
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
 		pt := model.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
-			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
+			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked)}
 		if sn.live {
 			pt.WindowStart = l.Start
 		} else {
@@ -639,7 +653,7 @@ func (p *partition) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
 		return nil
 	}
 	// Final lists first, then the late-drop counts that amend them (and earlier ones).
@@ -654,7 +668,7 @@ func (p *partition) publish(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+			msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
 		}
 	}
 	var lives []window.List
@@ -683,7 +697,7 @@ func (p *partition) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
 	}
 	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
@@ -694,6 +708,13 @@ func (p *partition) publish(ctx context.Context) error {
 	}
 	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
 	return nil
+}
+
+// partialMessage is a partial on the wire: with the partition's number in the
+// eventlog.SourceHeader, so a partials topic of G partitions takes the lists of partition p on
+// partition p mod G (eventlog.SourceBalancer: the group mergers of a two-level merge).
+func (p *partition) partialMessage(key, value []byte) kafka.Message {
+	return kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: key, Value: value, Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: []byte(p.lblP)}}}
 }
 
 // checkpoint makes the DLQ durable and captures state + offset under mu (a copy of the open
@@ -712,6 +733,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	}
 	start := time.Now()
 	snap, err := p.state.SnapshotIncremental()
+	tracked := encodeTracked(p.state.TrackedItems())
 	var top []byte
 	if err == nil && p.topics != nil {
 		top, err = p.topics.Snapshot()
@@ -732,7 +754,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 		mu.Unlock()
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top), Pieces: make([]checkpoint.Piece, len(pieces))}
+	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top, tracked), Pieces: make([]checkpoint.Piece, len(pieces))}
 	for i, pc := range pieces {
 		cp.Pieces[i] = checkpoint.Piece{Name: pc.Name, Data: pc.Data}
 	}
