@@ -26,6 +26,10 @@ const (
 	TopicViews    = "views"             // key = item_id, value = one JSON event
 	TopicDLQ      = "views.dlq"         // invalid events, original bytes, reason header
 	TopicPartials = "trending.partials" // per-partition top m*K lists for the merger
+	// TopicPartialsTop holds the group mergers' partials for the top merger (a two-level
+	// merge).
+	TopicPartialsTop = "trending.partials.top"
+	TopicSalted      = "views.salted" // the hot set producers share (compacted, key = item)
 
 	GroupSpeed   = "trending-speed"   // the speed workers
 	GroupArchive = "trending-archive" // the archiver
@@ -37,6 +41,9 @@ type Spec struct {
 	Partitions int
 	// Replication defaults to 1 (one broker); production sets 3.
 	Replication int
+	// Compact makes a new topic compacted (cleanup.policy=compact): it keeps the newest
+	// message of every key, for good.
+	Compact bool
 }
 
 // ErrNotAllowed is returned when a topic is missing and the broker refused to create it.
@@ -78,7 +85,11 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 		if rf == 0 {
 			rf = 1
 		}
-		create = append(create, kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf})
+		tc := kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf}
+		if s.Compact {
+			tc.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
+		}
+		create = append(create, tc)
 	}
 	if len(create) > 0 {
 		ctrl, err := conn.Controller()
