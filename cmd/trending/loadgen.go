@@ -255,6 +255,10 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			return err
 		}
 		topic := kf.names().Views
+		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "loadgen")
+		if err != nil {
+			return err
+		}
 		if truth != "" {
 			if err := checkWritableDir(truth); err != nil {
 				return usagef("--truth %s: %v", truth, err)
@@ -277,10 +281,6 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		}
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
-		}
-		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "loadgen")
-		if err != nil {
-			return err
 		}
 		if saltRole.run != nil {
 			sctx, stopSalt := context.WithCancel(context.WithoutCancel(cmd.Context()))

@@ -64,8 +64,8 @@ func (g *Group) validate() []error {
 	return errs
 }
 
-// GroupWriter returns an Emit that writes group partials to topic through w (one message
-// per partial, keyed like a partition's: a compacted topic keeps the newest of each).
+// GroupWriter returns an Emit that writes group partials to topic through w (w's own topic
+// when it has one; one message per partial, keyed like a partition's).
 func GroupWriter(w *kafka.Writer, topic string) func(ctx context.Context, ps []model.Partial) error {
 	return func(ctx context.Context, ps []model.Partial) error {
 		msgs := make([]kafka.Message, 0, len(ps))
@@ -74,8 +74,12 @@ func GroupWriter(w *kafka.Writer, topic string) func(ctx context.Context, ps []m
 			if err != nil {
 				return err
 			}
-			msgs = append(msgs, kafka.Message{Topic: topic, Key: p.MessageKey(), Value: b,
-				Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: fmt.Appendf(nil, "%d", p.Partition)}}})
+			msg := kafka.Message{Key: p.MessageKey(), Value: b,
+				Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: fmt.Appendf(nil, "%d", p.Partition)}}}
+			if w.Topic == "" {
+				msg.Topic = topic
+			}
+			msgs = append(msgs, msg)
 		}
 		if err := w.WriteMessages(ctx, msgs...); err != nil {
 			return fmt.Errorf("write %d group partials to %s: %w", len(msgs), topic, err)
