@@ -54,7 +54,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
   # 3,200 partitions: 32 group mergers (g = 0..31) and one top merger
   trending merge --level group --group-index 7 --partials-partitions 32 --kafka kafka:9092
   trending merge --level top --partitions 3200 --kafka kafka:9092 --store clickhouse://ch:9000/trending`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
