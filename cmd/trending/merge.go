@@ -69,7 +69,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
 	fs.StringVar(&level, "level", "one", "one: merge every partials partition into the served lists; group: merge partials partition --group-index into group lists on --top-topic; top: merge the group lists of --top-topic into the served lists")
 	fs.IntVar(&groupIndex, "group-index", -1, "with --level group: the partials partition this group merger merges (0 to the partials topic's partitions - 1)")
-	fs.IntVar(&partialsN, "partials-partitions", 1, "partitions of the partials topic when it is created: G, the group mergers of a two-level merge (1: one level)")
+	addPartialsPartitionsFlag(fs, &partialsN)
 	fs.StringVar(&topTopic, "top-topic", "", "topic of the group mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -155,7 +155,11 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		if err != nil {
 			return err
 		}
-		a.log.Info("merger starting", "level", level, "kafka", kc.Brokers(), "reads", readTopic, "group_index", groupIndex, "store", redactDSN(storeSpec), "expected_partitions", partitions)
+		if level == "group" {
+			a.log.Info("group merger starting", "kafka", kc.Brokers(), "reads", readTopic, "partition", groupIndex, "writes", topTopic)
+		} else {
+			a.log.Info("merger starting", "level", level, "kafka", kc.Brokers(), "reads", readTopic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
+		}
 		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error {
 			rc := merge.DefaultRunConfig()
 			// Lookback follows --staleness, as it always has: 2 x staleness + 1m.

@@ -113,7 +113,7 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			actual, err = partitionCounts(conn, names...)
-			if err == nil && len(actual) == len(specs) && leadersReady(ctx, c, conn, create) {
+			if err == nil && len(actual) == len(specs) && leadersReady(ctx, c, conn, create, actual) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -130,11 +130,12 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 }
 
 // leadersReady reports whether every partition of the new topics has a leader that accepts a
-// connection for it.
-func leadersReady(ctx context.Context, c *Client, conn *kafka.Conn, created []kafka.TopicConfig) bool {
+// connection for it. A topic another process created first (with its own partition count:
+// two roles starting together) is waited for with the count it has.
+func leadersReady(ctx context.Context, c *Client, conn *kafka.Conn, created []kafka.TopicConfig, actual map[string]int) bool {
 	for _, tc := range created {
 		parts, err := conn.ReadPartitions(tc.Topic)
-		if err != nil || len(parts) != tc.NumPartitions {
+		if err != nil || len(parts) == 0 || len(parts) != actual[tc.Topic] {
 			return false
 		}
 		for _, p := range parts {

@@ -72,6 +72,9 @@ type Config struct {
 	Group string
 	// Partitions is used when the input topic must be created, at least 1 (default 8).
 	Partitions int
+	// PartialsPartitions is used when the partials topic must be created: G, the group
+	// mergers of a two-level merge (docs/scale-out.md), at least 1 (default 1: one merger).
+	PartialsPartitions int
 	// Window configures every partition's state. Default window.DefaultConfig().
 	Window window.Config
 	// PublishEvery: how often each partition publishes its top lists, positive (default 1s:
@@ -137,18 +140,19 @@ type Config struct {
 // Objects) New requires. It is the one place the defaults live.
 func DefaultConfig() Config {
 	return Config{
-		Topic:            eventlog.TopicViews,
-		DLQTopic:         eventlog.TopicDLQ,
-		PartialsTopic:    eventlog.TopicPartials,
-		Group:            "trending-speed",
-		Partitions:       8,
-		Window:           window.DefaultConfig(),
-		PublishEvery:     time.Second,
-		CheckpointEvery:  time.Minute,
-		KeepCheckpoints:  5,
-		CheckpointPrefix: "checkpoints",
-		MaxFuture:        DefaultMaxFuture,
-		BaseRefresh:      30 * time.Second,
+		Topic:              eventlog.TopicViews,
+		DLQTopic:           eventlog.TopicDLQ,
+		PartialsTopic:      eventlog.TopicPartials,
+		Group:              "trending-speed",
+		Partitions:         8,
+		PartialsPartitions: 1,
+		Window:             window.DefaultConfig(),
+		PublishEvery:       time.Second,
+		CheckpointEvery:    time.Minute,
+		KeepCheckpoints:    5,
+		CheckpointPrefix:   "checkpoints",
+		MaxFuture:          DefaultMaxFuture,
+		BaseRefresh:        30 * time.Second,
 	}
 }
 
@@ -187,6 +191,9 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 1 {
 		errs = append(errs, setting.Invalid("Partitions", "%d: must be positive (default %v)", c.Partitions, d.Partitions))
+	}
+	if c.PartialsPartitions < 1 {
+		errs = append(errs, setting.Invalid("PartialsPartitions", "%d: must be positive (default %v)", c.PartialsPartitions, d.PartialsPartitions))
 	}
 	if c.PublishEvery <= 0 {
 		errs = append(errs, setting.Invalid("PublishEvery", "%s: must be positive (default %v)", c.PublishEvery, d.PublishEvery))
@@ -252,7 +259,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if _, err := c.Kafka.EnsureTopics(ctx,
 		eventlog.Spec{Name: c.Topic, Partitions: c.Partitions},
 		eventlog.Spec{Name: c.DLQTopic, Partitions: 1},
-		eventlog.Spec{Name: c.PartialsTopic, Partitions: 1}); err != nil {
+		eventlog.Spec{Name: c.PartialsTopic, Partitions: c.PartialsPartitions}); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	if err := c.Objects.EnsureBucket(ctx); err != nil {
