@@ -42,8 +42,9 @@ answering GET URL?ids=a,b,c with such an object; when the lookup fails, the prev
 are reused. 'trending loadgen --metadata' writes such a file for its generated items.
 
 Two levels, for thousands of partitions (docs/scale-out.md, "How many mergers"): give the
-partials topic G partitions (--partials-partitions when it is created, or kafka-topics.sh
---alter); the speed workers put partition p's lists on partials partition p mod G. Run G
+partials topic G partitions (--partials-partitions, on the speed workers too, when it is
+created; or kafka-topics.sh --alter); the workers put partition p's lists on partials
+partition p mod G. Run G
 group mergers, '--level group --group-index g' for g in 0..G-1, each merging its partitions
 into one list per window (its best 3 x k, every salted item summed, every member's version)
 on --top-topic, and one '--level top' merger that writes the served lists from them, as one
