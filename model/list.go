@@ -168,6 +168,13 @@ type Item struct {
 	// On the speed layer's lists it is false: Views may miss late events, and is a sketch
 	// estimate (never low, high by at most the bound) when the list has an ErrorBound.
 	Exact bool `json:"exact"`
+	// DecayedScore is set on a decayed list's items only (List.HalfLifeSeconds): what the
+	// list ranks by, the item's views each weighted 2^(-age/half-life), age from the start of
+	// the view's minute to the list's AsOf (a view of the current minute counts 1). Views is
+	// then the score rounded to whole views: what the item's views are worth at AsOf, not
+	// how many there were. Stored as "decayed_score" (a topics item's Topic has a "score");
+	// the API serves it as "score".
+	DecayedScore float64 `json:"decayed_score,omitempty"`
 
 	// Topic is set on trending-topics lists only (TopicsKey), where ItemID is the topic and
 	// Views its mentions in the window (an estimate, rounded to whole mentions; an account
@@ -286,6 +293,19 @@ type List struct {
 	// the live "all" list: in total, when no partition is stale). 0 means no other item has
 	// any views.
 	Cutoff uint64 `json:"cutoff,omitempty"`
+
+	// HalfLifeSeconds marks a decayed list (a live window of kind decayed, model/windowset):
+	// its items rank by DecayedScore as of AsOf, each view counting 2^(-age/half-life).
+	// Decayed lists are the speed layer's only: always live, never recomputed by the batch.
+	HalfLifeSeconds int64 `json:"half_life_seconds,omitempty"`
+}
+
+// DecayedViews is a decayed list's Views for a score: the score rounded to whole views.
+func DecayedViews(score float64) uint64 {
+	if !(score > 0) {
+		return 0
+	}
+	return uint64(math.Round(min(score, 1<<62)))
 }
 
 // Key returns the list's key.
@@ -324,7 +344,24 @@ func (l List) Validate() error {
 	if err := l.validateStatus(); err != nil {
 		return err
 	}
+	decayed := l.HalfLifeSeconds != 0
+	switch {
+	case l.HalfLifeSeconds < 0:
+		return fmt.Errorf("%w: half-life %d s is negative", ErrInvalid, l.HalfLifeSeconds)
+	case decayed && (!live || topics || l.Window == BaseWindow || l.Source != SourceSpeed || l.Status != StatusLive):
+		return fmt.Errorf("%w: decayed list %s: only a live list of the speed layer is decayed", ErrInvalid, k)
+	}
 	for i, it := range l.Items {
+		switch {
+		case decayed && (!(it.DecayedScore > 0) || math.IsInf(it.DecayedScore, 1)):
+			return fmt.Errorf("%w: decayed list item %d has score %v", ErrInvalid, it.Rank, it.DecayedScore)
+		case decayed && it.Views != DecayedViews(it.DecayedScore):
+			return fmt.Errorf("%w: decayed list item %d has views %d for score %v: want the score rounded", ErrInvalid, it.Rank, it.Views, it.DecayedScore)
+		case decayed && i > 0 && it.DecayedScore > l.Items[i-1].DecayedScore:
+			return fmt.Errorf("%w: items not sorted by score at rank %d", ErrInvalid, it.Rank)
+		case !decayed && it.DecayedScore != 0:
+			return fmt.Errorf("%w: item %d has a decayed score on a list that is not decayed", ErrInvalid, it.Rank)
+		}
 		if it.Rank != i+1 {
 			return fmt.Errorf("%w: item %d has rank %d", ErrInvalid, i, it.Rank)
 		}

@@ -66,6 +66,13 @@ type Partial struct {
 	// applies the staleness rule to partitions, not to groups. Partition is then the group's
 	// index, and Version the newest member's.
 	Members []Member `json:"members,omitempty"`
+	// HalfLifeSeconds marks a decayed window's partial: Scored holds the partition's top
+	// m*K by decayed score as of AsOf instead of Items (Total is the window's decayed views,
+	// rounded). The merger brings every partition's scores to the list's AsOf (a score
+	// decays by 2^(-dt/half-life) with no new views) and ranks them; each item is counted on
+	// one partition, so the merge is exact as for counts.
+	HalfLifeSeconds int64         `json:"half_life_s,omitempty"`
+	Scored          []topk.Scored `json:"scored,omitempty"`
 
 	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
 	// since Boundary, exact.

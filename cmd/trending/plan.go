@@ -168,7 +168,7 @@ func planWindows(ws windowset.Set) []plan.Window {
 	out := make([]plan.Window, 0, len(ws.Windows))
 	for _, w := range ws.Windows {
 		pw := plan.Window{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode),
-			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute)}
+			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute), HalfLifeMinutes: int(w.HalfLife / time.Minute)}
 		if w.Kind == windowset.Calendar {
 			pw.Name = "calendar-" + w.Span
 		}
@@ -245,6 +245,8 @@ func writePlan(out io.Writer, p plan.Plan) error {
 			buckets = "totals of the " + w.Bucket
 		case plan.KindAllTime:
 			buckets = "running totals"
+		case plan.KindDecayed:
+			buckets = "one score an item"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, buckets,
 			plan.FormatBytes(w.ExactBytes), plan.FormatBytes(w.ExactPerPartition),
@@ -265,6 +267,9 @@ func writePlan(out io.Writer, p plan.Plan) error {
 		parts := fmt.Sprintf("%d %ss, the open %s, the running %s", w.Buckets, w.Bucket, w.Bucket, w.Window)
 		if w.Kind == plan.KindCalendar || w.Kind == plan.KindAllTime {
 			parts = "the running sketch"
+		}
+		if w.Kind == plan.KindDecayed {
+			parts = "the decayed float sketch"
 		}
 		ew.printf("%s sketches: %d per partition (%s) x %s + %s candidates x %s B = %s per partition, %s in all, %.3gx less than exact\n",
 			w.Window, w.Sketches, parts, plan.FormatBytes(p.SketchBytes),

@@ -300,4 +300,20 @@ func TestPlanSizesConfiguredWindows(t *testing.T) {
 	if _, err := runTrending(t, "plan", "--window-set", "x=sliding:1h/2m"); err == nil || !strings.Contains(err.Error(), "bucket 2m") {
 		t.Errorf("bad set: %v", err)
 	}
+	out, err = runTrending(t, "plan", "--window-set", "hour=sliding:1h/1m,now=decayed:1h,slow=decayed:6h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"now     one score an item  7.5 GB", "exact   exact: 234 MB per partition",
+		"slow    one score an item  22.5 GB", "sketch  configured sketch (auto)", "2d12h horizon",
+		"slow sketches: 1 per partition (the decayed float sketch)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan of decayed windows lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runTrending(t, "plan", "--window-set", "now=decayed:1m"); err == nil || !strings.Contains(err.Error(), "half-life 1m") {
+		t.Errorf("bad half-life: %v", err)
+	}
 }

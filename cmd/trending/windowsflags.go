@@ -23,9 +23,9 @@ type windowSetFlags struct {
 // addWindowSetFlags adds --window-set, --window-preset and --windows-file.
 func addWindowSetFlags(fs *pflag.FlagSet) *windowSetFlags {
 	f := &windowSetFlags{fs: fs}
-	fs.StringVar(&f.spec, "window-set", "", "the served windows, comma separated: NAME=sliding:LENGTH/BUCKET[:MODE], calendar:SPAN[:MODE] (hour, day, week or month), all=alltime[:MODE]; MODE exact, sketch or auto (empty: --window-preset); give every role the same set. Default: "+windowset.DefaultSpec)
+	fs.StringVar(&f.spec, "window-set", "", "the served windows, comma separated: NAME=sliding:LENGTH/BUCKET[:MODE], calendar:SPAN[:MODE] (hour, day, week or month), all=alltime[:MODE], NAME=decayed:HALFLIFE[:MODE] (trending now: every view counts 2^(-age/HALFLIFE), such as now=decayed:1h); MODE exact, sketch or auto (empty: --window-preset); give every role the same set. Default: "+windowset.DefaultSpec)
 	fs.StringVar(&f.preset, "window-preset", "default", "a named window set: "+strings.Join(windowset.PresetNames(), ", ")+" (seed-004: the last minute, hour, day and 7 days, and the calendar week)")
-	fs.StringVar(&f.file, "windows-file", "", "a YAML file of the served windows (windows: [{name, kind, length, bucket, span, mode}, ...]) instead of --window-set")
+	fs.StringVar(&f.file, "windows-file", "", "a YAML file of the served windows (windows: [{name, kind, length, bucket, span, half_life, mode}, ...]) instead of --window-set")
 	return f
 }
 
@@ -89,6 +89,8 @@ func speedWindows(s windowset.Set) []window.WindowConfig {
 			wc.Kind, wc.Name, wc.Span = window.Calendar, "calendar-"+w.Span, w.Span
 		case windowset.AllTime:
 			wc.Kind = window.AllTime
+		case windowset.Decayed:
+			wc.Kind, wc.HalfLife = window.Decayed, w.HalfLife
 		default:
 			panic("BUG: speedWindows of window kind " + string(w.Kind))
 		}

@@ -27,6 +27,24 @@ CLICKHOUSE2_INTERSERVER_PORT="${CLICKHOUSE2_INTERSERVER_PORT:-39110}"
 # The two-shard cluster over both ClickHouse servers (remote_servers), for `migrate --cluster`.
 CLICKHOUSE_CLUSTER="${CLICKHOUSE_CLUSTER:-trending_2shards}"
 
+# reserve_ports: the fixed ports above lie in Linux's ephemeral range (32768-60999), so an
+# outgoing connection of another process can take one of them as its local port just before
+# its server starts ("Address already in use: 127.0.0.1:39100", seen once at a first start).
+# Reserving them keeps the kernel from handing them out; it needs root, and without it the
+# servers start as before.
+reserve_ports() {
+  local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur want p
+  [ -w "$f" ] || return 0
+  cur=$(cat "$f")
+  want=$cur
+  for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT" "$MINIO_PORT" "$MINIO_CONSOLE_PORT" "$CLICKHOUSE_PORT" \
+    "$CLICKHOUSE_HTTP_PORT" "$CLICKHOUSE2_PORT" "$CLICKHOUSE2_HTTP_PORT" "$ZOOKEEPER_PORT" \
+    "$CLICKHOUSE_INTERSERVER_PORT" "$CLICKHOUSE2_INTERSERVER_PORT"; do
+    case ",$cur," in *",$p,"*) ;; *) want="${want:+$want,}$p" ;; esac
+  done
+  [ "$want" = "$cur" ] || echo "$want" >"$f" 2>/dev/null || true
+}
+
 say() { printf '[%s] %s\n' "${SERVICE:-services}" "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
 

@@ -26,6 +26,7 @@ case "${1:-}" in
   up)
     # Install first (the slow, cached part), then start; a failure stops the ones started.
     for s in "${ALL[@]}"; do "$HERE/$s.sh" install; done
+    reserve_ports
     for s in "${ALL[@]}"; do
       "$HERE/$s.sh" start || { "$0" down; exit 1; }
     done

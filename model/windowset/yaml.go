@@ -15,6 +15,7 @@ import (
 //	  - {name: 7d, kind: sliding, length: 7d, bucket: 1h}
 //	  - {kind: calendar, span: week}
 //	  - {kind: alltime, mode: sketch}
+//	  - {name: now, kind: decayed, half_life: 1h, mode: exact}
 //
 // Unknown keys are refused, so a misspelt field is not silently ignored.
 type yamlFile struct {
@@ -28,6 +29,8 @@ type yamlWindow struct {
 	Bucket string `yaml:"bucket"`
 	Span   string `yaml:"span"`
 	Mode   string `yaml:"mode"`
+	// HalfLife is a decayed window's half-life (1h, 30m).
+	HalfLife string `yaml:"half_life"`
 }
 
 // ParseYAML reads a window set from YAML (the --windows-file format, yamlFile) and validates it.
@@ -62,6 +65,15 @@ func ParseYAML(b []byte) (Set, error) {
 			if w.Name == "" {
 				w.Name = AllName
 			}
+		case Decayed:
+			if w.HalfLife, err = ParseDuration(y.HalfLife); err != nil {
+				errs = append(errs, fmt.Errorf("windows[%d] %q: half_life: %w", i, y.Name, err))
+				continue
+			}
+		}
+		if w.Kind != Decayed && y.HalfLife != "" {
+			errs = append(errs, fmt.Errorf("windows[%d] %q: half_life is for decayed windows only", i, w.Name))
+			continue
 		}
 		if w.Kind != Sliding && (y.Length != "" || y.Bucket != "") {
 			errs = append(errs, fmt.Errorf("windows[%d] %q: length and bucket are for sliding windows only", i, w.Name))

@@ -361,6 +361,16 @@ func TestOpenAPIResponses(t *testing.T) {
 		v.check(t, p, w.Code, w.Body.Bytes())
 	}
 
+	// A decayed list (score, half_life_seconds) and a window set that has one.
+	df := decayedFixture(t)
+	for _, target := range []string{"/v1/trending?window=now", "/v1/windows/config"} {
+		w := df.get(target)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", target, w.Code, w.Body)
+		}
+		v.check(t, target, w.Code, w.Body.Bytes())
+	}
+
 	for _, name := range []string{"TrendingList", "Item", "TopicsList", "TopicItem", "HeldTopic", "ErrorBound", "Reconciliation", "Reconciliations", "LevelReconciliation", "Windows", "WindowStatus", "Ready", "Health", "Error"} {
 		sc := s.Components.Schemas[name]
 		for prop := range sc.Properties {

@@ -74,7 +74,8 @@ func newEntry(l model.List, maxItems int) *entry {
 		Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
 		Boundary        time.Time             `json:"boundary,omitzero"`
 		Cutoff          uint64                `json:"cutoff,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff}
+		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {
@@ -92,7 +93,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact}
+		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact, Score: it.DecayedScore}
 		if t := it.Topic; t != nil {
 			ir.Score, ir.Expected, ir.NewShare, ir.NoHistory, ir.Review = t.Score, t.Expected, t.NewShare, t.NoHistory, t.Review
 		}

@@ -39,6 +39,8 @@ type WindowConfig struct {
 	Length string `json:"length,omitempty"`
 	Bucket string `json:"bucket,omitempty"`
 	Span   string `json:"span,omitempty"`
+	// HalfLife is a decayed window's half-life (1h, 30m).
+	HalfLife string `json:"half_life,omitempty"`
 	// Mode is how the speed layer counts it: exact, sketch or auto (resolved by the speed
 	// layer: exact up to 24 hours, sketch beyond).
 	Mode string `json:"mode"`
@@ -63,6 +65,9 @@ func windowsConfigBody(ws windowset.Set) []byte {
 		}
 		if w.Kind == windowset.Sliding {
 			c.Length, c.Bucket = windowset.FormatDuration(w.Length), windowset.FormatDuration(w.Bucket)
+		}
+		if w.Kind == windowset.Decayed {
+			c.HalfLife = windowset.FormatDuration(w.HalfLife)
 		}
 		resp.Windows = append(resp.Windows, c)
 	}

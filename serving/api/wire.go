@@ -31,9 +31,11 @@ type ListResponse struct {
 	ComputedAt      time.Time             `json:"computed_at"`
 	Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
 	// Boundary and Cutoff: the all-time list only (model.List says what each means).
-	Boundary time.Time      `json:"boundary,omitzero"`
-	Cutoff   uint64         `json:"cutoff,omitempty"`
-	Items    []ItemResponse `json:"items"`
+	Boundary time.Time `json:"boundary,omitzero"`
+	Cutoff   uint64    `json:"cutoff,omitempty"`
+	// HalfLifeSeconds: decayed lists only; their items rank by Score (model.List).
+	HalfLifeSeconds int64          `json:"half_life_seconds,omitempty"`
+	Items           []ItemResponse `json:"items"`
 }
 
 // ItemResponse is one ranked item. Title is always present (empty when unknown) so clients
@@ -46,8 +48,9 @@ type ItemResponse struct {
 	ThumbnailURL string `json:"thumbnail_url,omitempty"`
 	Views        uint64 `json:"views"`
 	Exact        bool   `json:"exact"`
-	// The topics fields, on GET /v1/topics only (model.Item says what each means); absent
-	// means zero or false.
+	// Score is what a decayed list (GET /v1/trending of a decayed window) or a topics list
+	// ranks by; the topics fields after it are on GET /v1/topics only (model.Item says what
+	// each means). Absent means zero or false.
 	Score     float64 `json:"score,omitempty"`
 	Expected  float64 `json:"expected,omitempty"`
 	NewShare  float64 `json:"new_share,omitempty"`

@@ -238,7 +238,14 @@ func (m *Merger) configured(p model.Partial) bool {
 	if p.Window == model.SinceWindow {
 		return m.cfg.Windows.HasLive(windowset.AllName)
 	}
-	return m.cfg.Windows.AcceptsKey(p.Key())
+	k := p.Key()
+	if w, ok := m.cfg.Windows.Lookup(k.Window, false); ok && k.Live() && !k.IsTopics() {
+		// A decayed window's partials must carry its half-life, and only its partials any.
+		if hl := int64(w.HalfLife / time.Second); (w.Kind == windowset.Decayed) != (p.HalfLifeSeconds != 0) || (p.HalfLifeSeconds != 0 && p.HalfLifeSeconds != hl) {
+			return false
+		}
+	}
+	return m.cfg.Windows.AcceptsKey(k)
 }
 
 // allFresh reports whether every partition heard from within Staleness has sent a newer
@@ -307,6 +314,12 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	if k.IsTopics() {
 		l.ErrorBound = g.bound
 		l.Items = mergeTopics(m.cfg.K, g.ins)
+		return l, g.stale, true
+	}
+	if hl := decayedHalfLife(g.ins, g.newest); hl != 0 {
+		l.ErrorBound = g.bound
+		l.HalfLifeSeconds = hl
+		l.Items = decayedItems(mergeDecayed(m.cfg.K, g.ins, l.AsOf, hl))
 		return l, g.stale, true
 	}
 	merged, salted := mergeCounts(m.cfg.K, g.ins)
@@ -499,6 +512,49 @@ func saltedBound(b *model.Bound, items []topk.Entry, salted []model.SaltedCount)
 		out.Probability = math.Min(out.Probability, math.Max(0, 1-float64(s.Sketches)*fail))
 	}
 	return &out
+}
+
+// decayedHalfLife is the half-life of a decayed window's partials (that of the newest), or 0
+// for a list of counts.
+func decayedHalfLife(ins []model.Partial, newest int64) int64 {
+	for _, p := range ins {
+		if p.Version == newest {
+			return p.HalfLifeSeconds
+		}
+	}
+	return 0
+}
+
+// mergeDecayed joins the lists' decayed scores as of asOf: each list's scores are as of its
+// own AsOf, so they are first decayed to asOf (multiplied by 2^(-dt/half-life): what a score
+// becomes with no new views, which is all the merger knows of a partition that is behind),
+// then ranked best first, at most k. Items are partitioned, so the merge is exact. A partial
+// of another half-life (a worker with another window set) is left out.
+func mergeDecayed(k int, ins []model.Partial, asOf time.Time, hl int64) []topk.Scored {
+	lists := make([][]topk.Scored, 0, len(ins))
+	for _, p := range ins {
+		if p.HalfLifeSeconds != hl {
+			continue
+		}
+		f := math.Exp2(-float64(asOf.Sub(p.AsOf).Milliseconds()) / float64(hl*1000))
+		l := make([]topk.Scored, 0, len(p.Scored))
+		for _, e := range p.Scored {
+			if s := e.Score * f; s > 0 && !math.IsInf(s, 1) {
+				l = append(l, topk.Scored{Item: e.Item, Score: s})
+			}
+		}
+		lists = append(lists, l)
+	}
+	return topk.MergeScored(k, lists...)
+}
+
+// decayedItems is a decayed list's items.
+func decayedItems(merged []topk.Scored) []model.Item {
+	items := make([]model.Item, len(merged))
+	for i, e := range merged {
+		items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: model.DecayedViews(e.Score), DecayedScore: e.Score}
+	}
+	return items
 }
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most

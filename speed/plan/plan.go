@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Modes a window can be counted in.
@@ -103,8 +104,10 @@ type Window struct {
 	// Span is a calendar window's: hour, day, week or month.
 	Span string `json:"span,omitempty"`
 	// Mode is exact, sketch or auto (empty: auto, the speed layer's rule: exact up to 24
-	// hours, sketch beyond; all time by sketch).
+	// hours, sketch beyond; all time by sketch; a decayed window by its horizon).
 	Mode string `json:"mode,omitempty"`
+	// HalfLifeMinutes is a decayed window's half-life.
+	HalfLifeMinutes int `json:"half_life_minutes,omitempty"`
 }
 
 // Window kinds.
@@ -112,7 +115,13 @@ const (
 	KindSliding  = "sliding"
 	KindCalendar = "calendar"
 	KindAllTime  = "alltime"
+	KindDecayed  = "decayed"
 )
+
+// DecayedHorizonHalfLives is how many half-lives a decayed window remembers a single view
+// (speed/window.ForgetHalfLives): its exact memory is the distinct items of that horizon,
+// and Auto counts it exactly when the horizon is at most a day, as for any window.
+const DecayedHorizonHalfLives = 10
 
 // DefaultInput returns the views scenario of docs/requirements.md: 5 billion views a
 // day, 2 million distinct videos a minute, 30 million an hour, 150 million a day, 500
@@ -345,8 +354,12 @@ type spec struct {
 	windowDistinct   float64 // distinct items over the window
 	minutesPerBucket float64
 	minutes          float64 // the window's length; 0: buckets x minutesPerBucket
-	kind, mode       string  // set for a configured window; mode resolved to exact or sketch
-	configured       string
+	// massMinutes, when set, is how many minutes of views the window's N holds (a decayed
+	// window's h/ln 2: the sum of 2^(-age/h) over a steady stream), where minutes is the
+	// span its distinct items come from (its horizon).
+	massMinutes float64
+	kind, mode  string // set for a configured window; mode resolved to exact or sketch
+	configured  string
 }
 
 // specOf turns a configured window into the arithmetic's terms. A calendar window keeps
@@ -374,6 +387,11 @@ func (in Input) specOf(w Window) spec {
 	case KindCalendar:
 		s.bucket = w.Span
 		s.minutes = map[string]float64{"hour": 60, "day": 1440, "week": 7 * 1440, "month": monthMinutes}[w.Span]
+	case KindDecayed:
+		h := float64(max(1, w.HalfLifeMinutes))
+		s.bucket = "score an item"
+		s.minutes = DecayedHorizonHalfLives * h
+		s.massMinutes = h / math.Ln2
 	default:
 		s.bucket, s.minutes = "month of history", monthMinutes
 	}
@@ -421,8 +439,12 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 	w.ExactBytes = float64(s.buckets)*s.bucketDistinct*in.EntryBytes + s.windowDistinct*in.EntryBytes
 	w.ExactPerPartition = w.ExactBytes / p
 
-	scale := minutes / monthMinutes
-	n := in.EventsPerDay * minutes / 1440 / p
+	mass := minutes
+	if s.massMinutes > 0 {
+		mass = s.massMinutes
+	}
+	scale := mass / monthMinutes
+	n := in.EventsPerDay * mass / 1440 / p
 	b := &Bound{
 		N:           n,
 		Overcount:   math.E / float64(in.SketchWidth) * n,
@@ -442,7 +464,7 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 		w.Candidates = math.Min(math.Ceil(n/(floor-b.Overcount)), perPartDistinct)
 	}
 	w.Sketches = s.buckets + 2
-	if s.kind == KindCalendar || s.kind == KindAllTime {
+	if s.kind == KindCalendar || s.kind == KindAllTime || s.kind == KindDecayed {
 		w.Sketches = 1 // the running sketch: never subtracted, so no buckets
 	}
 	w.CandidateBytes = w.Candidates * in.EntryBytes
@@ -467,6 +489,10 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 	}
 	if s.kind == KindAllTime {
 		w.Why += "; sized for a month of history: exact totals grow with the catalog, a sketch's error with time"
+	}
+	if s.kind == KindDecayed {
+		w.Why += fmt.Sprintf("; one score an item of the %s horizon (%d half-lives: a single view is forgotten after it), N the decayed views (%s minutes' worth, h/ln 2)",
+			formatMinutes(minutes), DecayedHorizonHalfLives, sig3(s.massMinutes))
 	}
 	if w.Mode == ModeSketch {
 		w.ErrorBound = b
@@ -533,4 +559,20 @@ func (pl *Plan) sketchWarnings(w WindowPlan, floor, maxCounter float64) {
 
 func (pl *Plan) warnf(format string, args ...any) {
 	pl.Warnings = append(pl.Warnings, fmt.Sprintf(format, args...))
+}
+
+// formatMinutes prints a span of minutes as days, hours and minutes: 600 is 10h, 2160 1d12h.
+func formatMinutes(m float64) string {
+	n := int64(math.Round(m))
+	var b strings.Builder
+	if d := n / 1440; d > 0 {
+		fmt.Fprintf(&b, "%dd", d)
+	}
+	if h := n % 1440 / 60; h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if mm := n % 60; mm > 0 || b.Len() == 0 {
+		fmt.Fprintf(&b, "%dm", mm)
+	}
+	return b.String()
 }

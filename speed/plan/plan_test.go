@@ -351,3 +351,34 @@ func TestBoundShrinks(t *testing.T) {
 		})
 	}
 }
+
+// TestDecayedWindow: a decayed window is one score an item of its horizon (10 half-lives):
+// exact memory is the horizon's distinct items, Auto is exact up to a 24-hour horizon, and a
+// sketch's N is the decayed total, h/ln 2 minutes of views.
+func TestDecayedWindow(t *testing.T) {
+	in := DefaultInput()
+	in.Windows = []Window{
+		{Name: "now", Kind: KindDecayed, HalfLifeMinutes: 60},
+		{Name: "slow", Kind: KindDecayed, HalfLifeMinutes: 360},
+	}
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := p.Window("now")
+	// 10 hours: min(10 x 30M, 150M) = 150M items x 50 B.
+	if now.Mode != ModeExact || now.ExactBytes != 150e6*50 || now.Buckets != 0 || now.ErrorBound != nil {
+		t.Errorf("now: %+v", now)
+	}
+	slow, _ := p.Window("slow")
+	n := 5e9 * (360 / math.Ln2) / 1440 / 32
+	if slow.Mode != ModeSketch || slow.Sketches != 1 || slow.ErrorBound == nil || math.Abs(slow.ErrorBound.N-n) > 1e-6*n {
+		t.Errorf("slow: %+v bound %+v, want sketch with N %v", slow, slow.ErrorBound, n)
+	}
+	if !strings.Contains(slow.Why, "2d12h horizon") {
+		t.Errorf("slow why: %s", slow.Why)
+	}
+	if got := formatMinutes(90); got != "1h30m" {
+		t.Errorf("formatMinutes(90) = %q", got)
+	}
+}

@@ -85,6 +85,9 @@ func (p *Partition) Live(name string) (List, error) {
 		return w.top(p), nil
 	}
 	ov := p.overlay()
+	if dw, ok := w.(decayedWindow); ok {
+		return dw.live(p, &ov), nil
+	}
 	spec := w.liveSpec(p, &ov)
 	d := make(map[uint32]int64)
 	dsum := p.openCounts(d, spec.lo, spec.hi)
@@ -405,6 +408,10 @@ func (p *Partition) LiveAll() []List {
 	}
 	r := &liveRound{p: p, distinct: ls.distinct, aggs: map[[2]int64]*openAgg{}}
 	for i, w := range p.wins {
+		if dw, ok := w.(decayedWindow); ok {
+			out[i] = dw.liveAll(p, &ov, ls.touches, ls.distinct, ls.overflow)
+			continue
+		}
 		c := &ls.caches[i]
 		spec := w.liveSpec(p, &ov)
 		switch {

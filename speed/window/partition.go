@@ -86,11 +86,16 @@ type List struct {
 	Exact bool
 	// Bound is the sketch's error bound at Total, nil when Exact.
 	Bound *sketch.Bound
-	// Items are the top M*K items.
+	// Items are the top M*K items (empty on a decayed list: Scored).
 	Items []topk.Entry
 	// Tracked are the counts of the tracked (salted) items in the window, however they rank
 	// (Track, tracked.go), best first; an item may be in Items too, with the same count.
 	Tracked []topk.Entry
+	// HalfLife is set on a decayed window's list, whose Scored hold its top M*K items by
+	// score as of AsOf (decayed.go); Total is then the window's decayed views, rounded, and
+	// Bound is at that total. Start is zero: a decayed list has no edge.
+	HalfLife time.Duration
+	Scored   []topk.Scored
 	// Total is the sum of all counts in the window (the sketch's N).
 	Total uint64
 }
@@ -244,6 +249,14 @@ func New(cfg Config) (*Partition, error) {
 	for _, wc := range cfg.Windows {
 		var w window
 		switch {
+		case wc.Kind == Decayed && wc.Mode == Exact:
+			w = newDecayedExact(p, wc)
+		case wc.Kind == Decayed:
+			w = newDecayedSketch(p, wc)
+			p.nSketch++
+			// Float additions round by their order: a closed minute reaches the sketch
+			// sorted by hash, the same after a restore (as for conservative update).
+			p.byHash = true
 		case wc.Kind == AllTime && wc.Mode == Exact:
 			w = newExactAll(p, wc)
 		case wc.Kind == AllTime:

@@ -236,3 +236,13 @@ func (w *sketchCalendar) reach(p *Partition) int64 {
 	}
 	return p.asOf
 }
+
+// A decayed window ranks by score, not count: its tracked items' scores are in
+// List.TrackedScored (trackedScored), and count reports none. It holds an item's views until
+// they decay under 2^-ForgetHalfLives of a view, which no minute bounds: a tracked item is
+// kept for as long as a decayed window is configured.
+
+func (w *decayedExact) count(*Partition, uint32, bool, uint64) uint64  { return 0 }
+func (w *decayedSketch) count(*Partition, uint32, bool, uint64) uint64 { return 0 }
+func (w *decayedExact) reach(*Partition) int64                         { return math.MinInt64 }
+func (w *decayedSketch) reach(*Partition) int64                        { return math.MinInt64 }

@@ -653,6 +653,9 @@ func (p *partition) publish(ctx context.Context) error {
 		if l.Bound != nil {
 			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
+		if l.HalfLife != 0 {
+			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+		}
 		if pt.Version <= 0 {
 			return nil
 		}

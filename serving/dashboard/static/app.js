@@ -26,6 +26,7 @@ const CAL_LABEL = { hour: "hours", day: "days", week: "weeks", month: "months" }
 function liveTitle(w) {
   if (LIVE_TITLE[w.name]) return LIVE_TITLE[w.name];
   if (w.kind === "alltime") return "All time";
+  if (w.kind === "decayed") return `Trending now (half-life ${w.half_life})`;
   const m = /^(\d+)([mhd])$/.exec(w.length || "");
   if (!m) return w.name;
   const n = Number(m[1]), unit = { m: "minute", h: "hour", d: "day" }[m[2]];
@@ -137,6 +138,11 @@ function badges(l) {
 }
 
 function boundText(l) {
+  if (l.half_life_seconds) {
+    const hl = ago(l.half_life_seconds);
+    const est = l.error_bound ? `; each score at most +${compact(Math.ceil(l.error_bound.max_overcount))} high, with probability ${pct(l.error_bound.probability)}` : "";
+    return `score: each view counts ½ per ${hl} of age, no window edge${est}`;
+  }
   if (l.error_bound) {
     return `each count at most +${compact(Math.ceil(l.error_bound.max_overcount))} high, with probability ${pct(l.error_bound.probability)}`;
   }
@@ -147,20 +153,26 @@ function boundText(l) {
   return "live counts: events later than the allowed lateness are not in them";
 }
 
-function barChart(items, sketch) {
+// value is what a list ranks by: a decayed list's score, else the views.
+const value = (it, decayed) => (decayed ? it.score : it.views);
+// scoreText shows a score: one decimal under 100, else as views are shown.
+const scoreText = (s) => (s < 100 ? s.toFixed(1) : compact(Math.round(s)));
+
+function barChart(items, sketch, decayed) {
   const top = items.slice(0, BARS);
   const W = 320, rowH = 19, labelW = 92, valW = 44;
-  const max = Math.max(1, ...top.map((i) => i.views));
+  const max = Math.max(decayed ? 0 : 1, ...top.map((i) => value(i, decayed)));
+  const what = decayed ? "score" : "views";
   const g = svg("svg", { class: "bars", viewBox: `0 0 ${W} ${Math.max(1, top.length) * rowH}`, role: "img",
-    "aria-label": `top ${top.length} by views` });
+    "aria-label": `top ${top.length} by ${what}` });
   top.forEach((it, i) => {
-    const y = i * rowH, bw = W - labelW - valW;
+    const y = i * rowH, bw = W - labelW - valW, v = value(it, decayed);
     const label = svg("text", { x: 0, y: y + 13 }, it.item_id.length > 14 ? it.item_id.slice(0, 13) + "…" : it.item_id);
-    label.append(svg("title", {}, `${it.item_id}${it.title ? " · " + it.title : ""}: ${full(it.views)} views`));
+    label.append(svg("title", {}, `${it.item_id}${it.title ? " · " + it.title : ""}: ${decayed ? "score " + v.toFixed(2) : full(v) + " views"}`));
     g.append(label,
       svg("rect", { class: "track", x: labelW, y: y + 3, width: bw, height: rowH - 7, rx: 3 }),
-      svg("rect", { class: "bar" + (sketch ? " approx" : ""), x: labelW, y: y + 3, width: Math.max(2, (bw * it.views) / max), height: rowH - 7, rx: 3 }),
-      svg("text", { class: "val", x: W, y: y + 13, "text-anchor": "end" }, compact(it.views)));
+      svg("rect", { class: "bar" + (sketch ? " approx" : ""), x: labelW, y: y + 3, width: Math.max(2, max > 0 ? (bw * v) / max : 0), height: rowH - 7, rx: 3 }),
+      svg("text", { class: "val", x: W, y: y + 13, "text-anchor": "end" }, decayed ? scoreText(v) : compact(v)));
   });
   return g;
 }
@@ -176,16 +188,19 @@ function thumbnail(it) {
 }
 
 // listTable shows "≈" on sketch estimates (never low); other speed counts are counted, but may
-// miss late events, which the list's status says.
-function listTable(items, rows, sketch) {
+// miss late events, which the list's status says. A decayed list shows each item's score
+// (its views, each weighted by age), the views it is worth, rounded, in the tooltip.
+function listTable(items, rows, sketch, decayed) {
   const t = el("table", { class: "list" });
   for (const it of items.slice(0, rows)) {
+    const tip = decayed ? `score ${it.score.toFixed(2)}: worth ${full(it.views)} views now${sketch ? " (estimate: never low)" : ""}`
+      : `${full(it.views)} views${sketch ? " (estimate: never low)" : ""}`;
     t.append(el("tr", { "data-item": it.item_id },
       el("td", { class: "rank num" }, it.rank),
       el("td", { title: it.title ? `${it.item_id} · ${it.title}` : it.item_id },
         thumbnail(it), el("span", { class: "id" }, it.item_id), it.title ? el("span", { class: "title" }, it.title) : null),
-      el("td", { class: "views num", title: `${full(it.views)} views${sketch ? " (estimate: never low)" : ""}` },
-        sketch ? el("span", { class: "est" }, "≈") : null, compact(it.views))));
+      el("td", { class: decayed ? "score num" : "views num", title: tip },
+        sketch ? el("span", { class: "est" }, "≈") : null, decayed ? scoreText(it.score) : compact(it.views))));
   }
   return t;
 }
@@ -213,8 +228,10 @@ function renderLive(win, title, res, via) {
   card.dataset.version = l.version;
   meta.replaceChildren(...badges(l));
   bound.textContent = boundText(l);
-  chart.replaceChildren(l.items.length ? barChart(l.items, !!l.error_bound) : el("div", { class: "empty" }, "The list is empty."));
-  scroll.replaceChildren(listTable(l.items, LIST_ROWS, !!l.error_bound));
+  const decayed = !!l.half_life_seconds;
+  card.classList.toggle("decayed", decayed);
+  chart.replaceChildren(l.items.length ? barChart(l.items, !!l.error_bound, decayed) : el("div", { class: "empty" }, "The list is empty."));
+  scroll.replaceChildren(listTable(l.items, LIST_ROWS, !!l.error_bound, decayed));
   tickAges();
 }
 

@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"round trip", testRoundTrip},
 		{"all-time base", testAllTimeBase},
 		{"topics lists", testTopicsLists},
+		{"decayed list", testDecayedList},
 		{"status and dropped late", testStatusAndDroppedLate},
 		{"stale version refused", testStaleVersionRefused},
 		{"batch never replaced by speed", testBatchNeverReplacedBySpeed},
@@ -512,4 +513,30 @@ func starts(ls []model.List) []string {
 		out = append(out, l.Key().String())
 	}
 	return out
+}
+
+// testDecayedList: a decayed list (half-life, each item's score beside its views) comes back
+// as written, scores bit for bit; a decayed list the batch claims is refused.
+func testDecayedList(t *testing.T, ctx context.Context, open func(t *testing.T) store.Store) {
+	s := open(t)
+	want := MakeList("now", time.Time{}, 5, model.SourceSpeed, 0, 0)
+	want.HalfLifeSeconds = 3600
+	for i, sc := range []float64{1233.5000000000002, 86.625, 0.1 + 0.2, 1e-3} {
+		want.Items = append(want.Items, model.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: model.DecayedViews(sc), DecayedScore: sc})
+	}
+	if err := s.Put(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, model.Key{Window: "now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Items, want.Items) || got.HalfLifeSeconds != 3600 {
+		t.Fatalf("decayed list:\n got %+v\nwant %+v", got, want)
+	}
+	bad := want
+	bad.Version, bad.Source, bad.Status, bad.Exact = 6, model.SourceBatch, model.StatusExact, true
+	if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a batch decayed list: %v, want ErrInvalid", err)
+	}
 }
