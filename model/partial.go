@@ -73,6 +73,8 @@ type Partial struct {
 	// one partition, so the merge is exact as for counts.
 	HalfLifeSeconds int64         `json:"half_life_s,omitempty"`
 	Scored          []topk.Scored `json:"scored,omitempty"`
+	// SaltedScored is Salted for a decayed window: every salted item's score as of AsOf.
+	SaltedScored []SaltedScore `json:"salted_scored,omitempty"`
 
 	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
 	// since Boundary, exact.
@@ -102,6 +104,15 @@ type SaltedCount struct {
 	// bounds of the Sketches partition lists whose counts Count sums (each partition's count
 	// is an estimate with its own bound, so the sum's bound is the sum of the bounds). Zero on
 	// a partition's partial, whose bound is its list's (Partial.Bound), one sketch.
+	Over     float64 `json:"over,omitempty"`
+	Sketches int     `json:"sketches,omitempty"`
+}
+
+// SaltedScore is a salted item's decayed score in one partial; Over and Sketches as in
+// SaltedCount.
+type SaltedScore struct {
+	Item     string  `json:"item"`
+	Score    float64 `json:"score"`
 	Over     float64 `json:"over,omitempty"`
 	Sketches int     `json:"sketches,omitempty"`
 }

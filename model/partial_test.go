@@ -28,7 +28,8 @@ func TestDecodePartialAsEncodingJSON(t *testing.T) {
 			Salted:  []model.SaltedCount{{Item: "hot", Count: 90, Over: 120.5, Sketches: 3}},
 			Members: []model.Member{{Partition: 5, Version: at.UnixMilli()}, {Partition: 13, Version: at.UnixMilli() - 1000}}},
 		"decayed": {Window: "now", Partition: 4, AsOf: at, Version: at.UnixMilli(), Exact: true, Total: 12, HalfLifeSeconds: 3600,
-			Scored: []topk.Scored{{Item: "video-1", Score: 9.000000000000002}, {Item: `q"u\ote ü`, Score: 1e-300}, {Item: "v#3", Score: 0.1 + 0.2}}},
+			Scored:       []topk.Scored{{Item: "video-1", Score: 9.000000000000002}, {Item: `q"u\ote ü`, Score: 1e-300}, {Item: "v#3", Score: 0.1 + 0.2}},
+			SaltedScored: []model.SaltedScore{{Item: "hot", Score: 1.0 / 3}, {Item: "x", Score: 2.5, Over: 0.7, Sketches: 2}}},
 		"all since": {Window: model.SinceWindow, Partition: 1, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
 			Boundary: model.Align("day", at), From: model.Align("day", at).Add(-time.Hour), BaseVersion: 17, Base: items[:1], Cutoff: 3},
 	}

@@ -156,6 +156,12 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 		}
 		return p, true
 	}
+	if hl := decayedHalfLife(g.ins, g.newest); hl != 0 {
+		// Scores as of the group's AsOf; the top merger decays them on to its own.
+		p.HalfLifeSeconds = hl
+		p.Scored, p.SaltedScored = mergeDecayed(m.cfg.Group.M*m.cfg.K, g.ins, p.AsOf, hl)
+		return p, true
+	}
 	p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)
 	return p, true
 }

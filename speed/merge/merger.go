@@ -317,13 +317,30 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		return l, g.stale, true
 	}
 	if hl := decayedHalfLife(g.ins, g.newest); hl != 0 {
-		l.ErrorBound = g.bound
+		merged, salted := mergeDecayed(m.cfg.K, g.ins, l.AsOf, hl)
 		l.HalfLifeSeconds = hl
-		l.Items = decayedItems(mergeDecayed(m.cfg.K, g.ins, l.AsOf, hl))
+		l.Items = decayedItems(merged)
+		names := make([]string, len(merged))
+		for i, e := range merged {
+			names[i] = e.Item
+		}
+		parts := make([]saltedPart, len(salted))
+		for i, s := range salted {
+			parts[i] = saltedPart{s.Item, s.Over, s.Sketches}
+		}
+		l.ErrorBound = saltedBound(g.bound, names, parts)
 		return l, g.stale, true
 	}
 	merged, salted := mergeCounts(m.cfg.K, g.ins)
-	l.ErrorBound = saltedBound(g.bound, merged, salted)
+	names := make([]string, len(merged))
+	for i, e := range merged {
+		names[i] = e.Item
+	}
+	parts := make([]saltedPart, len(salted))
+	for i, s := range salted {
+		parts[i] = saltedPart{s.Item, s.Over, s.Sketches}
+	}
+	l.ErrorBound = saltedBound(g.bound, names, parts)
 	l.Items = make([]model.Item, len(merged))
 	for i, e := range merged {
 		l.Items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
@@ -490,26 +507,33 @@ func mergeCounts(n int, ins []model.Partial) ([]topk.Entry, []model.SaltedCount)
 	return topk.Merge(n, append(lists, entries)...), sums
 }
 
+// saltedPart is a salted item's sum of its parts' bounds (SaltedCount, SaltedScore).
+type saltedPart struct {
+	item     string
+	over     float64
+	sketches int
+}
+
 // saltedBound is the error bound of a merged list: the worst list's bound holds for an
 // unsalted item (counted on one partition), and a listed salted item's estimate is a sum of
 // estimates, so it may be high by the sum of their bounds, with the chance that any of them
 // fails added up (a union bound). nil when every count is exact.
-func saltedBound(b *model.Bound, items []topk.Entry, salted []model.SaltedCount) *model.Bound {
+func saltedBound(b *model.Bound, items []string, salted []saltedPart) *model.Bound {
 	if b == nil || len(salted) == 0 {
 		return b
 	}
 	out := *b
 	fail := 1 - b.Probability // one sketch's chance of exceeding its bound (the worst list's)
 	listed := make(map[string]bool, len(items))
-	for _, e := range items {
-		listed[e.Item] = true
+	for _, it := range items {
+		listed[it] = true
 	}
 	for _, s := range salted {
-		if !listed[s.Item] || s.Sketches == 0 {
+		if !listed[s.item] || s.sketches == 0 {
 			continue
 		}
-		out.MaxOvercount = math.Max(out.MaxOvercount, s.Over)
-		out.Probability = math.Min(out.Probability, math.Max(0, 1-float64(s.Sketches)*fail))
+		out.MaxOvercount = math.Max(out.MaxOvercount, s.over)
+		out.Probability = math.Min(out.Probability, math.Max(0, 1-float64(s.sketches)*fail))
 	}
 	return &out
 }
@@ -528,24 +552,79 @@ func decayedHalfLife(ins []model.Partial, newest int64) int64 {
 // mergeDecayed joins the lists' decayed scores as of asOf: each list's scores are as of its
 // own AsOf, so they are first decayed to asOf (multiplied by 2^(-dt/half-life): what a score
 // becomes with no new views, which is all the merger knows of a partition that is behind),
-// then ranked best first, at most k. Items are partitioned, so the merge is exact. A partial
-// of another half-life (a worker with another window set) is left out.
-func mergeDecayed(k int, ins []model.Partial, asOf time.Time, hl int64) []topk.Scored {
-	lists := make([][]topk.Scored, 0, len(ins))
+// then ranked best first, at most k. An unsalted item is scored on one partition, so the merge
+// is exact; a salted item's scores (SaltedScored, or Scored where a list does not know it is
+// salted, each list's once) are summed first, as mergeCounts sums counts: a decayed score is a
+// sum over views, so the parts add up. It also returns the salted items' sums, every one, with
+// the sum of their parts' bounds. A partial of another half-life (a worker with another window
+// set) is left out.
+func mergeDecayed(k int, ins []model.Partial, asOf time.Time, hl int64) ([]topk.Scored, []model.SaltedScore) {
+	var salted map[string]*model.SaltedScore
+	for _, p := range ins {
+		for _, s := range p.SaltedScored {
+			if p.HalfLifeSeconds != hl {
+				continue
+			}
+			if salted == nil {
+				salted = map[string]*model.SaltedScore{}
+			}
+			if salted[s.Item] == nil {
+				salted[s.Item] = &model.SaltedScore{Item: s.Item}
+			}
+		}
+	}
+	lists := make([][]topk.Scored, 0, len(ins)+1)
 	for _, p := range ins {
 		if p.HalfLifeSeconds != hl {
 			continue
 		}
 		f := math.Exp2(-float64(asOf.Sub(p.AsOf).Milliseconds()) / float64(hl*1000))
+		var over float64
+		var sketches int
+		if !p.Exact && p.Bound != nil {
+			over, sketches = p.Bound.MaxOvercount, 1
+		}
+		took := map[string]bool{}
+		for _, s := range p.SaltedScored {
+			if sum := salted[s.Item]; sum != nil && !took[s.Item] {
+				took[s.Item] = true
+				sum.Score += s.Score * f
+				if s.Sketches > 0 {
+					sum.Over, sum.Sketches = sum.Over+s.Over, sum.Sketches+s.Sketches
+				} else {
+					sum.Over, sum.Sketches = sum.Over+over, sum.Sketches+sketches
+				}
+			}
+		}
 		l := make([]topk.Scored, 0, len(p.Scored))
 		for _, e := range p.Scored {
+			if sum := salted[e.Item]; sum != nil {
+				if !took[e.Item] {
+					took[e.Item] = true
+					sum.Score += e.Score * f
+					sum.Over, sum.Sketches = sum.Over+over, sum.Sketches+sketches
+				}
+				continue
+			}
 			if s := e.Score * f; s > 0 && !math.IsInf(s, 1) {
 				l = append(l, topk.Scored{Item: e.Item, Score: s})
 			}
 		}
 		lists = append(lists, l)
 	}
-	return topk.MergeScored(k, lists...)
+	if salted == nil {
+		return topk.MergeScored(k, lists...), nil
+	}
+	sums := make([]model.SaltedScore, 0, len(salted))
+	entries := make([]topk.Scored, 0, len(salted))
+	for _, s := range salted {
+		sums = append(sums, *s)
+		if s.Score > 0 && !math.IsInf(s.Score, 1) {
+			entries = append(entries, topk.Scored{Item: s.Item, Score: s.Score})
+		}
+	}
+	slices.SortFunc(sums, func(a, b model.SaltedScore) int { return strings.Compare(a.Item, b.Item) })
+	return topk.MergeScored(k, append(lists, entries)...), sums
 }
 
 // decayedItems is a decayed list's items.

@@ -13,6 +13,7 @@ import (
 
 	"trending/model"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/serving/store"
 	"trending/speed/merge"
 )
@@ -110,13 +111,16 @@ func entriesOf(l model.List) []topk.Entry {
 }
 
 // twoLevels merges ps through groups group mergers (partition p to group p mod groups) and
-// returns the partials they emit, through the wire.
-func twoLevels(t *testing.T, k, groups int, ps []model.Partial, now time.Time) []model.Partial {
+// returns the partials they emit, through the wire; mods change the mergers' config.
+func twoLevels(t *testing.T, k, groups int, ps []model.Partial, now time.Time, mods ...func(*merge.Config)) []model.Partial {
 	t.Helper()
 	var out []model.Partial
 	gms := make([]*merge.Merger, groups)
 	for g := range gms {
 		cfg := merge.DefaultConfig()
+		for _, mod := range mods {
+			mod(&cfg)
+		}
 		cfg.K, cfg.Group = k, merge.DefaultGroup(g)
 		cfg.Group.Emit = func(_ context.Context, ps []model.Partial) error {
 			for _, p := range ps {
@@ -454,5 +458,74 @@ func TestGroupSinceKeepsBaseAndCutoff(t *testing.T) {
 		p.Cutoff != 70 || p.Partition != 3 || p.BaseVersion != 7 || !p.Boundary.Equal(b) || p.Version != t0.Add(7*time.Second).UnixMilli() ||
 		fmt.Sprint(p.Members) != fmt.Sprintf("[{3 %d} {7 %d}]", t0.Add(3*time.Second).UnixMilli(), t0.Add(7*time.Second).UnixMilli()) {
 		t.Fatalf("group since partial %+v", p)
+	}
+}
+
+// TestSaltedDecayed: in a decayed window a salted item's scores are summed too (a decayed
+// score is a sum over views), each brought to the list's as-of first; one level and two give
+// the same list, and in a sketch window the listed salted item's bound is the sum of its
+// parts'.
+func TestSaltedDecayed(t *testing.T) {
+	ws, err := windowset.Parse("now=decayed:1h:exact,sk-now=decayed:30m:sketch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	withWindows := func(c *merge.Config) { c.Windows = ws }
+	const parts = 6
+	for _, win := range []struct {
+		name string
+		hl   int64
+		over float64
+	}{{"now", 3600, 0}, {"sk-now", 1800, 2.5}} {
+		var ps []model.Partial
+		want := 0.0
+		for part := range parts {
+			at := t0.Add(-time.Duration(part) * 20 * time.Second) // partitions behind by up to 100 s
+			p := model.Partial{Window: win.name, Partition: part, AsOf: at, Version: at.UnixMilli(), Exact: win.over == 0, HalfLifeSeconds: win.hl,
+				Scored: []topk.Scored{{Item: fmt.Sprintf("A%d", part), Score: 100}, {Item: fmt.Sprintf("B%d", part), Score: 90}}}
+			if win.over > 0 {
+				p.Bound = &model.Bound{MaxOvercount: win.over, Probability: 1 - math.Exp(-5)}
+			}
+			if part == 3 {
+				p.Scored = append(p.Scored, topk.Scored{Item: "HOT", Score: 40}) // lists it without knowing it is salted
+			} else {
+				p.SaltedScored = []model.SaltedScore{{Item: "HOT", Score: 40}}
+			}
+			want += 40 * math.Exp2(-float64(t0.Sub(at).Milliseconds())/float64(win.hl*1000))
+			ps = append(ps, p)
+		}
+		one, err := merge.New(func() merge.Config { c := mergeConfig(2, parts, openStore(t)); withWindows(&c); return c }())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			one.Offer(p)
+		}
+		l, _, _ := one.Build(model.Key{Window: win.name})
+		if len(l.Items) != 2 || l.Items[0].ItemID != "HOT" || math.Abs(l.Items[0].DecayedScore-want) > 1e-9*want || l.Items[1].ItemID != "A0" {
+			t.Fatalf("%s: items %+v, want HOT at %v, then A0", win.name, l.Items, want)
+		}
+		switch {
+		case win.over == 0 && l.ErrorBound != nil:
+			t.Fatalf("%s: exact scores with a bound %+v", win.name, l.ErrorBound)
+		case win.over > 0 && (l.ErrorBound == nil || math.Abs(l.ErrorBound.MaxOvercount-parts*win.over) > 1e-9 || math.Abs(l.ErrorBound.Probability-(1-parts*math.Exp(-5))) > 1e-12):
+			t.Fatalf("%s: bound %+v, want %d x %v at 1 - %d e^-5", win.name, l.ErrorBound, parts, win.over, parts)
+		}
+		for _, groups := range []int{2, 4} {
+			top, _ := merge.New(func() merge.Config { c := mergeConfig(2, parts, openStore(t)); withWindows(&c); return c }())
+			for _, p := range twoLevels(t, 2, groups, ps, t0, withWindows) {
+				top.Offer(p)
+			}
+			l2, _, _ := top.Build(model.Key{Window: win.name})
+			if len(l2.Items) != len(l.Items) || !reflect.DeepEqual(l2.ErrorBound, l.ErrorBound) || l2.HalfLifeSeconds != l.HalfLifeSeconds {
+				t.Fatalf("%s, %d groups: two levels %+v, one %+v", win.name, groups, l2, l)
+			}
+			for i := range l.Items {
+				a, b := l.Items[i], l2.Items[i]
+				if a.ItemID != b.ItemID || math.Abs(a.DecayedScore-b.DecayedScore) > 1e-12*a.DecayedScore {
+					t.Fatalf("%s, %d groups: rank %d two levels %+v, one %+v", win.name, groups, i+1, b, a)
+				}
+			}
+		}
 	}
 }

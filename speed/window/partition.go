@@ -96,6 +96,9 @@ type List struct {
 	// Bound is at that total. Start is zero: a decayed list has no edge.
 	HalfLife time.Duration
 	Scored   []topk.Scored
+	// TrackedScored are a decayed list's tracked (salted) items' scores, however they rank
+	// (Track, tracked.go), best first.
+	TrackedScored []topk.Scored
 	// Total is the sum of all counts in the window (the sketch's N).
 	Total uint64
 }

@@ -246,3 +246,39 @@ func (w *decayedExact) count(*Partition, uint32, bool, uint64) uint64  { return 
 func (w *decayedSketch) count(*Partition, uint32, bool, uint64) uint64 { return 0 }
 func (w *decayedExact) reach(*Partition) int64                         { return math.MinInt64 }
 func (w *decayedSketch) reach(*Partition) int64                        { return math.MinInt64 }
+
+// trackedScored is a decayed list's TrackedScored at Unix millisecond t: each tracked item's
+// stored value (value: its handle when found) plus, for a live list, its views in the open
+// minutes at the weights ws (nil for a list as of AsOf), scored at t; the same float
+// operations as the list's own entries, so an item in both has one score. Exact windows list
+// the items with a score, sketch windows every tracked item with an estimate.
+func (p *Partition) trackedScored(d *decay, value func(item string, id uint32, found bool) float64, ws []float64, t int64) []topk.Scored {
+	if len(p.tracked) == 0 {
+		return nil
+	}
+	f := d.factor(t)
+	var out []topk.Scored
+	for it := range p.tracked {
+		id, found := p.in.lookup(it)
+		v := value(it, id, found)
+		if found && ws != nil {
+			v = liveValue(p, v, id, ws)
+		}
+		if s := v * f; s > 0 {
+			out = append(out, topk.Scored{Item: it, Score: s})
+		}
+	}
+	topk.SortScored(out)
+	return out
+}
+
+func (w *decayedExact) trackedValue(_ string, id uint32, found bool) float64 {
+	if !found || int(id) >= len(w.values) {
+		return 0
+	}
+	return w.value(id)
+}
+
+func (w *decayedSketch) trackedValue(p *Partition) func(string, uint32, bool) float64 {
+	return func(item string, _ uint32, _ bool) float64 { return w.sk.EstimateHash(p.hasher.HashString(item)) }
+}

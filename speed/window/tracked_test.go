@@ -56,6 +56,32 @@ func checkTracked(t *testing.T, at string, wc WindowConfig, l List, truth map[st
 	}
 }
 
+// checkTrackedScored is checkTracked for a decayed list: every tracked item's score is the
+// exact twin's in an exact window (the same float operations), and not under it in a sketch
+// window (beyond float rounding).
+func checkTrackedScored(t *testing.T, at string, wc WindowConfig, l, twin List, tracked map[string]bool) {
+	t.Helper()
+	truth := map[string]float64{}
+	for _, e := range twin.Scored {
+		truth[e.Item] = e.Score
+	}
+	got := map[string]float64{}
+	for _, e := range l.TrackedScored {
+		if !tracked[e.Item] {
+			t.Fatalf("%s %s: %s is not tracked but in TrackedScored %v", at, wc.Name, e.Item, l.TrackedScored)
+		}
+		got[e.Item] = e.Score
+	}
+	for it := range tracked {
+		switch want := truth[it]; {
+		case wc.Mode == Exact && got[it] != want:
+			t.Fatalf("%s %s: tracked %s scores %v, the truth %v (TrackedScored %v)", at, wc.Name, it, got[it], want, l.TrackedScored)
+		case wc.Mode == Sketch && got[it] < want*(1-1e-9):
+			t.Fatalf("%s %s: tracked %s estimated %v, under the truth %v", at, wc.Name, it, got[it], want)
+		}
+	}
+}
+
 // TestTrackedCounts: on seeded streams with late events, every list a partition makes (Top,
 // Live, LiveAll, the final lists, Since) reports the tracked items' counts whatever they
 // rank (K*M is 6 here), equal to an exact twin's counts in exact windows and never under
@@ -65,7 +91,7 @@ func TestTrackedCounts(t *testing.T) {
 	for _, cc := range []struct {
 		name string
 		cfg  func() Config
-	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}} {
+	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
 		for seed := uint64(1); seed <= 6; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", cc.name, seed), func(t *testing.T) {
 				cfg := cc.cfg()
@@ -125,8 +151,15 @@ func trackedCounts(t *testing.T, cfg Config, seed uint64) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(all[j].Tracked, live.Tracked) {
-				t.Fatalf("%s %s: LiveAll tracked %v, Live %v", at, wc.Name, all[j].Tracked, live.Tracked)
+			if !reflect.DeepEqual(all[j].Tracked, live.Tracked) || !reflect.DeepEqual(all[j].TrackedScored, live.TrackedScored) {
+				t.Fatalf("%s %s: LiveAll tracked %v %v, Live %v %v", at, wc.Name, all[j].Tracked, all[j].TrackedScored, live.Tracked, live.TrackedScored)
+			}
+			if wc.Kind == Decayed {
+				top, _ := p.Top(wc.Name)
+				twinTop, _ := twin.Top(wc.Name)
+				checkTrackedScored(t, at+" live", p.byName[wc.Name].conf(), all[j], twinAll[j], known)
+				checkTrackedScored(t, at+" top", p.byName[wc.Name].conf(), top, twinTop, known)
+				continue
 			}
 			checkTracked(t, at+" live", wc, all[j], truth[twinAll[j].Window+"@"+twinAll[j].Start.String()], known)
 			top, _ := p.Top(wc.Name)
@@ -156,8 +189,8 @@ func trackedCounts(t *testing.T, cfg Config, seed uint64) {
 	q.TakeClosed()
 	want, got := p.LiveAll(), q.LiveAll()
 	for j := range want {
-		if !reflect.DeepEqual(got[j].Tracked, want[j].Tracked) {
-			t.Fatalf("restored %s: tracked %v, uninterrupted %v", want[j].Window, got[j].Tracked, want[j].Tracked)
+		if !reflect.DeepEqual(got[j].Tracked, want[j].Tracked) || !reflect.DeepEqual(got[j].TrackedScored, want[j].TrackedScored) {
+			t.Fatalf("restored %s: tracked %v %v, uninterrupted %v %v", want[j].Window, got[j].Tracked, got[j].TrackedScored, want[j].Tracked, want[j].TrackedScored)
 		}
 	}
 	if !reflect.DeepEqual(q.TrackedItems(), p.TrackedItems()) {

@@ -655,6 +655,9 @@ func (p *partition) publish(ctx context.Context) error {
 		}
 		if l.HalfLife != 0 {
 			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+			for _, e := range l.TrackedScored {
+				pt.SaltedScored = append(pt.SaltedScored, model.SaltedScore{Item: e.Item, Score: e.Score})
+			}
 		}
 		if pt.Version <= 0 {
 			return nil
