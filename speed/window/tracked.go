@@ -28,7 +28,7 @@ import (
 // The counts are the item's whole counts in the partition, its unsalted events included: the
 // partition that takes sub-key 0 also holds the item's counts from before and after it was
 // salted, and the merger must add those too. An item is tracked until no window reaches back
-// to its last salted event (with an all-time window, for good).
+// to its last salted event (with an all-time or a decayed window, for good).
 //
 // The tracked set is not in the window snapshot: the runtime stores it beside the snapshot
 // (TrackedItems, SetTracked), in the same checkpoint, so a restore plus the replay from its
