@@ -23,39 +23,70 @@ import (
 // snapshot starts with "TWIN", so the two never confuse.
 const bundleMagic = "TBND"
 
-// bundleVersion is the bundle layout's version.
-const bundleVersion = 1
+// Bundle layout versions: 1 holds the window and topics snapshots; 2 adds the tracked
+// (salted) items. Version 1 is written whenever there are no tracked items, so a checkpoint
+// without salting reads in a build that predates it.
+const (
+	bundleV1 = 1
+	bundleV2 = 2
+)
 
-// bundle encodes the window and topics snapshots as one checkpoint state (docs/format/
-// checkpoint.md): "TBND", version byte 1, uvarint length + window snapshot, uvarint length +
-// topics snapshot. Each part carries its own checksum; the checkpoint's CRC covers all.
-// With no topics part the window snapshot is stored bare, as before topics existed.
-func bundle(win, top []byte) []byte {
-	if top == nil {
+// Version 2 flags: which optional parts follow the window snapshot.
+const (
+	bundleTopics  = 1 << 0
+	bundleTracked = 1 << 1
+)
+
+// bundle encodes the window snapshot, the topics snapshot and the tracked items as one
+// checkpoint state (docs/format/checkpoint.md). Without topics and tracked items the window
+// snapshot is stored bare, as before topics existed; without tracked items, version 1:
+// "TBND", 1, uvarint length + window snapshot, uvarint length + topics snapshot; else version
+// 2: "TBND", 2, uvarint length + window snapshot, a flags byte (bit 0: a topics part
+// follows, bit 1: a tracked part follows), then each part present as uvarint length + bytes.
+// Each part carries its own checksum or structure; the checkpoint's CRC covers all.
+func bundle(win, top, tracked []byte) []byte {
+	if top == nil && tracked == nil {
 		return win
 	}
-	b := make([]byte, 0, len(bundleMagic)+1+2*binary.MaxVarintLen64+len(win)+len(top))
+	b := make([]byte, 0, len(bundleMagic)+2+3*binary.MaxVarintLen64+len(win)+len(top)+len(tracked))
 	b = append(b, bundleMagic...)
-	b = append(b, bundleVersion)
+	if tracked == nil {
+		b = append(b, bundleV1)
+		b = binary.AppendUvarint(b, uint64(len(win)))
+		b = append(b, win...)
+		b = binary.AppendUvarint(b, uint64(len(top)))
+		return append(b, top...)
+	}
+	b = append(b, bundleV2)
 	b = binary.AppendUvarint(b, uint64(len(win)))
 	b = append(b, win...)
-	b = binary.AppendUvarint(b, uint64(len(top)))
-	return append(b, top...)
+	var flags byte = bundleTracked
+	if top != nil {
+		flags |= bundleTopics
+	}
+	b = append(b, flags)
+	if top != nil {
+		b = binary.AppendUvarint(b, uint64(len(top)))
+		b = append(b, top...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(tracked)))
+	return append(b, tracked...)
 }
 
 // errBundle is wrapped by unbundle's errors.
 var errBundle = errors.New("bad checkpoint state bundle")
 
-// unbundle splits a checkpoint state into the window and topics snapshots; top is nil for a
-// bare window snapshot.
-func unbundle(b []byte) (win, top []byte, err error) {
+// unbundle splits a checkpoint state into the window snapshot, the topics snapshot and the
+// tracked items; top and tracked are nil when absent (a bare window snapshot has neither).
+func unbundle(b []byte) (win, top, tracked []byte, err error) {
 	if len(b) < len(bundleMagic) || string(b[:len(bundleMagic)]) != bundleMagic {
-		return b, nil, nil
+		return b, nil, nil, nil
 	}
 	b = b[len(bundleMagic):]
-	if len(b) < 1 || b[0] != bundleVersion {
-		return nil, nil, fmt.Errorf("%w: version %v, this build reads %d", errBundle, b[:min(1, len(b))], bundleVersion)
+	if len(b) < 1 || (b[0] != bundleV1 && b[0] != bundleV2) {
+		return nil, nil, nil, fmt.Errorf("%w: version %v, this build reads %d and %d", errBundle, b[:min(1, len(b))], bundleV1, bundleV2)
 	}
+	v := b[0]
 	b = b[1:]
 	part := func() ([]byte, error) {
 		n, k := binary.Uvarint(b)
@@ -67,15 +98,29 @@ func unbundle(b []byte) (win, top []byte, err error) {
 		return p, nil
 	}
 	if win, err = part(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if top, err = part(); err != nil {
-		return nil, nil, err
+	flags := byte(bundleTopics)
+	if v == bundleV2 {
+		if len(b) < 1 || b[0]&^(bundleTopics|bundleTracked) != 0 || b[0]&bundleTracked == 0 {
+			return nil, nil, nil, fmt.Errorf("%w: flags %v", errBundle, b[:min(1, len(b))])
+		}
+		flags, b = b[0], b[1:]
+	}
+	if flags&bundleTopics != 0 {
+		if top, err = part(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if flags&bundleTracked != 0 {
+		if tracked, err = part(); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if len(b) != 0 {
-		return nil, nil, fmt.Errorf("%w: %d bytes after the parts", errBundle, len(b))
+		return nil, nil, nil, fmt.Errorf("%w: %d bytes after the parts", errBundle, len(b))
 	}
-	return win, top, nil
+	return win, top, tracked, nil
 }
 
 // mention turns a decoded event into a topics mention.

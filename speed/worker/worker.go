@@ -72,6 +72,9 @@ type Config struct {
 	Group string
 	// Partitions is used when the input topic must be created, at least 1 (default 8).
 	Partitions int
+	// PartialsPartitions is used when the partials topic must be created: G, the group
+	// mergers of a two-level merge (docs/scale-out.md), at least 1 (default 1: one merger).
+	PartialsPartitions int
 	// Window configures every partition's state. Default window.DefaultConfig().
 	Window window.Config
 	// PublishEvery: how often each partition publishes its top lists, positive (default 1s:
@@ -137,18 +140,19 @@ type Config struct {
 // Objects) New requires. It is the one place the defaults live.
 func DefaultConfig() Config {
 	return Config{
-		Topic:            eventlog.TopicViews,
-		DLQTopic:         eventlog.TopicDLQ,
-		PartialsTopic:    eventlog.TopicPartials,
-		Group:            "trending-speed",
-		Partitions:       8,
-		Window:           window.DefaultConfig(),
-		PublishEvery:     time.Second,
-		CheckpointEvery:  time.Minute,
-		KeepCheckpoints:  5,
-		CheckpointPrefix: "checkpoints",
-		MaxFuture:        DefaultMaxFuture,
-		BaseRefresh:      30 * time.Second,
+		Topic:              eventlog.TopicViews,
+		DLQTopic:           eventlog.TopicDLQ,
+		PartialsTopic:      eventlog.TopicPartials,
+		Group:              "trending-speed",
+		Partitions:         8,
+		PartialsPartitions: 1,
+		Window:             window.DefaultConfig(),
+		PublishEvery:       time.Second,
+		CheckpointEvery:    time.Minute,
+		KeepCheckpoints:    5,
+		CheckpointPrefix:   "checkpoints",
+		MaxFuture:          DefaultMaxFuture,
+		BaseRefresh:        30 * time.Second,
 	}
 }
 
@@ -187,6 +191,9 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 1 {
 		errs = append(errs, setting.Invalid("Partitions", "%d: must be positive (default %v)", c.Partitions, d.Partitions))
+	}
+	if c.PartialsPartitions < 1 {
+		errs = append(errs, setting.Invalid("PartialsPartitions", "%d: must be positive (default %v)", c.PartialsPartitions, d.PartialsPartitions))
 	}
 	if c.PublishEvery <= 0 {
 		errs = append(errs, setting.Invalid("PublishEvery", "%s: must be positive (default %v)", c.PublishEvery, d.PublishEvery))
@@ -252,13 +259,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if _, err := c.Kafka.EnsureTopics(ctx,
 		eventlog.Spec{Name: c.Topic, Partitions: c.Partitions},
 		eventlog.Spec{Name: c.DLQTopic, Partitions: 1},
-		eventlog.Spec{Name: c.PartialsTopic, Partitions: 1}); err != nil {
+		eventlog.Spec{Name: c.PartialsTopic, Partitions: c.PartialsPartitions}); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	if err := c.Objects.EnsureBucket(ctx); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	out := c.Kafka.NewWriter("")
+	out.Balancer = &eventlog.SourceBalancer{}
 	// Every partition publishes every window's top m x K about every second, mostly the same
 	// items with new counts: zstd takes the JSON to a fraction (BENCHMARKS.md).
 	out.Compression = kafka.Zstd
@@ -461,15 +469,24 @@ func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topic
 	var st *window.Partition
 	var topSnap []byte
 	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
-		win, top, err := unbundle(cp.State)
+		win, top, trackedPart, err := unbundle(cp.State)
 		if err != nil {
 			return err
+		}
+		var tracked []window.TrackedItem
+		if trackedPart != nil {
+			if tracked, err = decodeTracked(trackedPart); err != nil {
+				return err
+			}
 		}
 		pieces := make([]window.Piece, len(cp.Pieces))
 		for i, pc := range cp.Pieces {
 			pieces[i] = window.Piece{Name: pc.Name, Data: pc.Data}
 		}
 		s, err := window.RestoreIncremental(c.Window, win, pieces)
+		if err == nil {
+			s.SetTracked(tracked)
+		}
 		st, topSnap = s, top
 		return err
 	})
@@ -540,6 +557,10 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	// AddBytes interns the item from the message's bytes: no allocation for a known item.
 	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
+	}
+	if len(m.Headers) > 0 && salted(&m) {
+		p.state.Track(f.ItemID, f.TSMilli)
+		p.w.m.salted.Inc()
 	}
 	if p.topics != nil {
 		p.topics.Add(mention(f.Event(), p.topics.Config().Weight))
@@ -623,7 +644,7 @@ func (p *partition) publish(ctx context.Context) error {
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
 		pt := model.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
-			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
+			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked)}
 		if sn.live {
 			pt.WindowStart = l.Start
 		} else {
@@ -634,6 +655,9 @@ func (p *partition) publish(ctx context.Context) error {
 		}
 		if l.HalfLife != 0 {
 			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+			for _, e := range l.TrackedScored {
+				pt.SaltedScored = append(pt.SaltedScored, model.SaltedScore{Item: e.Item, Score: e.Score})
+			}
 		}
 		if pt.Version <= 0 {
 			return nil
@@ -642,7 +666,7 @@ func (p *partition) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
 		return nil
 	}
 	// Final lists first, then the late-drop counts that amend them (and earlier ones).
@@ -657,7 +681,7 @@ func (p *partition) publish(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+			msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
 		}
 	}
 	var lives []window.List
@@ -686,7 +710,7 @@ func (p *partition) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
 	}
 	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
@@ -697,6 +721,13 @@ func (p *partition) publish(ctx context.Context) error {
 	}
 	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
 	return nil
+}
+
+// partialMessage is a partial on the wire: with the partition's number in the
+// eventlog.SourceHeader, so a partials topic of G partitions takes the lists of partition p on
+// partition p mod G (eventlog.SourceBalancer: the group mergers of a two-level merge).
+func (p *partition) partialMessage(key, value []byte) kafka.Message {
+	return kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: key, Value: value, Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: []byte(p.lblP)}}}
 }
 
 // checkpoint makes the DLQ durable and captures state + offset under mu (a copy of the open
@@ -715,6 +746,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	}
 	start := time.Now()
 	snap, err := p.state.SnapshotIncremental()
+	tracked := encodeTracked(p.state.TrackedItems())
 	var top []byte
 	if err == nil && p.topics != nil {
 		top, err = p.topics.Snapshot()
@@ -735,7 +767,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 		mu.Unlock()
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top), Pieces: make([]checkpoint.Piece, len(pieces))}
+	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top, tracked), Pieces: make([]checkpoint.Piece, len(pieces))}
 	for i, pc := range pieces {
 		cp.Pieces[i] = checkpoint.Piece{Name: pc.Name, Data: pc.Data}
 	}
