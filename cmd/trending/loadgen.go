@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -204,6 +205,10 @@ status line says how far it is behind the pace.
 invented title and --thumbnail-url with {id} replaced, the format the merger's --titles
 reads, so the served lists show titles and thumbnails.
 
+--salt-items and --salt-threshold salt hot items (docs/scale-out.md, "Hot keys"): their
+events are spread over --salt-ways sub-keys, so they land on several partitions; the event's
+item_id is unchanged, and the lists are the same.
+
 --duration is event time (0: until Ctrl-C). Ctrl-C stops generating, writes what was
 already generated (whole seconds), closes the writer and writes the truth.`,
 		Example: `  # 5 minutes of event time at 50,000 views/s against the local Kafka
@@ -229,6 +234,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 	fs.StringVar(&metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the merger's --titles format)")
 	fs.StringVar(&thumb, "thumbnail-url", "", "thumbnail URL template for --metadata, {id} is the item id (empty: no thumbnails)")
 	addStreamFlags(cmd, &sf, "now")
+	saltf := addSaltFlags(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
@@ -259,6 +265,10 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			return err
 		}
 		topic := kf.names().Views
+		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "loadgen")
+		if err != nil {
+			return err
+		}
 		if truth != "" {
 			if err := checkWritableDir(truth); err != nil {
 				return usagef("--truth %s: %v", truth, err)
@@ -282,6 +292,17 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
 		}
+		if saltRole.run != nil {
+			sctx, stopSalt := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			saltDone := make(chan error, 1)
+			go func() { saltDone <- saltRole.run(sctx) }()
+			defer func() {
+				stopSalt()
+				if err := <-saltDone; err != nil {
+					a.log.Warn("sharing hot items", "err", err)
+				}
+			}()
+		}
 		w := kc.NewWriter(topic)
 		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
 		var tr *stream.Truth
@@ -292,7 +313,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
 		rc := loadgen.DefaultRunConfig()
-		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery = sc, speedup, tr, progressEvery
+		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery, rc.Salter = sc, speedup, tr, progressEvery, salter
 		rc.Progress = func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) }
 		st, runErr := loadgen.Run(cmd.Context(), rc, w)
 		closeErr := w.Close()

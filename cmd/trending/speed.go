@@ -186,7 +186,7 @@ func splitList(s string) []string {
 func newSpeedCommand() *cobra.Command {
 	var (
 		group, metricsAddr, baseStore       string
-		partitions, keep                    int
+		partitions, keep, partialsN         int
 		publishEvery, checkpointEvery, idle time.Duration
 		future                              time.Duration
 	)
@@ -203,6 +203,12 @@ trending.partials, where 'trending merge' combines them into the served lists. E
 --checkpoint-every, when a partition is revoked, and on a graceful stop, it writes the
 partition's state with the offset it includes to S3 as one object; a restarted or new worker
 loads it and replays from that offset, so nothing is lost and nothing counted twice.
+
+Each partition's lists go to partials partition p mod G of the G the topic has
+(--partials-partitions when it is created): a two-level merge's group mergers each read one
+('trending merge --level group'). A message with the trending-salt header is one share of a
+salted (hot) item: it is counted like any other, and the item's count is then published in
+full for the merger to sum (docs/scale-out.md, "Hot keys").
 
 With --groups eu,us,apac each partition also counts every window for each listed region
 (the event's region field) in a state of its own, and publishes those lists too: served as
@@ -227,6 +233,7 @@ partitions move, with their checkpoints, to the others.`,
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
 	addGroupFlag(fs, &group, "speed")
 	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
+	addPartialsPartitionsFlag(fs, &partialsN)
 	addPublishEveryFlag(fs, &publishEvery, time.Second, "how often each partition publishes its top lists (they include the open minute, so an event shows within about this plus the merger's --publish-every)")
 	addCheckpointEveryFlag(fs, &checkpointEvery, time.Minute)
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
@@ -275,6 +282,7 @@ partitions move, with their checkpoints, to the others.`,
 		}
 		wcfg := worker.DefaultConfig()
 		wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group, wcfg.Partitions = kc, names.Views, names.DLQ, names.Partials, group, partitions
+		wcfg.PartialsPartitions = partialsN
 		wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.KeepCheckpoints = wc, publishEvery, checkpointEvery, keep
 		wcfg.IdleAdvance, wcfg.MaxFuture, wcfg.Objects, wcfg.Log, wcfg.Registry = idle, mf, obj, a.log, a.registry
 		wcfg.TrendingTopics, wcfg.Blocklist, wcfg.Base = tcfg, blocklist, base

@@ -25,6 +25,7 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
+	"trending/model/salt"
 	rules "trending/model/topics"
 	"trending/model/windowset"
 	"trending/serving/api"
@@ -49,6 +50,8 @@ type upFlags struct {
 	stream                          streamFlags
 	rate, speedup, junk             float64
 	backfill, batchEvery, batchLate time.Duration
+	salt                            *saltFlags
+	salter                          *salt.Salter // built from salt
 }
 
 func newUpCommand() *cobra.Command {
@@ -118,6 +121,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
+	f.salt = addSaltFlags(fs)
 	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
 	// the demo's regions (the load generator's) get lists.
 	wf := addWindowFlags(fs, 1<<14, 1<<12, "eu,us,apac")
@@ -259,7 +263,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
 
-	ingestRole, err := mountIngest(srv, a, kw, f.tok.events())
+	salter, saltRole, err := f.salt.build(kc, names, a.log, "up")
+	if err != nil {
+		return err
+	}
+	f.salter = salter
+	ingestRole, err := mountIngest(srv, a, kw, f.tok.events(), salter)
 	if err != nil {
 		return err
 	}
@@ -301,10 +310,15 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))
 	}
+	var salting stage
+	if saltRole.run != nil {
+		salting = stage{saltRole} // after the ingest's last flush: it shares what was detected last
+	}
 	stages := []stage{
 		producers,
 		{{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}},
 		{ingestRole},
+		salting,
 		{{"speed", speedW.Run}},
 		mergers,
 		{{"archive", archiver.Run}},
@@ -479,7 +493,7 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 				every = 500 * time.Millisecond
 			}
 		}
-		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, replayed, every
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter = bs, f.speedup, replayed, every, f.salter
 		_, err := loadgen.Run(ctx, rc, w)
 		if m != nil {
 			m.finish()
@@ -496,7 +510,7 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 	}
 	stream.Start = time.Now().UTC().Truncate(time.Second)
 	rc := loadgen.DefaultRunConfig()
-	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = stream, 1, progress, 30*time.Second
+	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter = stream, 1, progress, 30*time.Second, f.salter
 	if _, err := loadgen.Run(ctx, rc, w); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}

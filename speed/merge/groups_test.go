@@ -71,3 +71,69 @@ func TestGroupLists(t *testing.T) {
 		t.Fatalf("the list of all items is whole: stale %v", all.StalePartitions)
 	}
 }
+
+// TestGroupListsTwoLevels: through a two-level merge a region's list is what one level gives:
+// a salted item's shares summed, and only the partitions that may miss the region's counts
+// marked (a partition that ran out of group values, carried by its group merger's members),
+// not those that never saw the region.
+func TestGroupListsTwoLevels(t *testing.T) {
+	regions := func(c *merge.Config) {
+		c.Windows.Groups = windowset.Groups{By: windowset.ByRegion, Values: []string{"eu", "us"}}
+	}
+	eu, us := model.Key{Window: "hour", Group: "eu"}.Name(), model.Key{Window: "hour", Group: "us"}.Name()
+	now := t0.Add(5 * time.Minute)
+	salted := func(p model.Partial, n uint64) model.Partial {
+		p.Salted = []model.SaltedCount{{Item: "HOT", Count: n}}
+		return p
+	}
+	full := partial("hour", 2, now, e("C", 8))
+	full.GroupsFull = true
+	ps := []model.Partial{
+		partial("hour", 0, now, e("A", 10)), partial("hour", 1, now, e("B", 9)), full, partial("hour", 3, now, e("D", 7)),
+		salted(partial(eu, 0, now, e("A", 4), e("HOT", 3)), 3), salted(partial(eu, 1, now, e("B", 2)), 5), salted(partial(eu, 3, now, e("D", 1)), 4),
+		partial(us, 0, now, e("A", 6)),
+	}
+	lists := map[string]model.List{}
+	for name, offer := range map[string]func(*merge.Merger){
+		"one level": func(m *merge.Merger) {
+			for _, p := range ps {
+				m.Offer(p)
+			}
+		},
+		"two levels": func(m *merge.Merger) {
+			for _, p := range twoLevels(t, 3, 2, ps, now, regions) {
+				m.Offer(p)
+			}
+		},
+	} {
+		st := openStore(t)
+		c := mergeConfig(3, 4, st)
+		c.Staleness = 90 * time.Second
+		regions(&c)
+		m, err := merge.New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offer(m)
+		if err := m.Publish(context.Background(), now); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []string{"eu", "us"} {
+			l, err := st.Get(context.Background(), model.Key{Window: "hour", Group: r})
+			if err != nil {
+				t.Fatalf("%s: %s: %v", name, r, err)
+			}
+			lists[name+" "+r] = l
+		}
+	}
+	for _, name := range []string{"one level", "two levels"} {
+		e, u := lists[name+" eu"], lists[name+" us"]
+		// HOT: 3 + 5 + 4 over three partitions, each under its partition's top.
+		if fmt.Sprint(entriesOf(e)) != "[{HOT 12} {A 4} {B 2}]" || fmt.Sprint(e.StalePartitions) != "[2]" {
+			t.Errorf("%s: eu %v stale %v, want HOT 12 first and partition 2 (out of group values) missing", name, entriesOf(e), e.StalePartitions)
+		}
+		if fmt.Sprint(entriesOf(u)) != "[{A 6}]" || fmt.Sprint(u.StalePartitions) != "[2]" {
+			t.Errorf("%s: us %v stale %v, want partition 2 only (1 and 3 never saw us)", name, entriesOf(u), u.StalePartitions)
+		}
+	}
+}

@@ -429,6 +429,7 @@ func (w *decayedExact) top(p *Partition) List {
 		}
 	}, p.in.strs), f)
 	l.Total = roundTotal(w.mass * f)
+	l.TrackedScored = p.trackedScored(&w.d, w.trackedValue, nil, p.asOf*minuteMs)
 	return l
 }
 
@@ -448,6 +449,7 @@ func (w *decayedExact) live(p *Partition, ov *overlay) List {
 	c.refresh(p, &w.d, nil, true)
 	l, _ := c.liveList(p, decayedMeta(w.cfg, ov.asOf, true), &w.d, ov.asOf.UnixMilli(), w.mass, w.value,
 		c.candidates(p, true, nil, w.all(p)))
+	l.TrackedScored = p.trackedScored(&w.d, w.trackedValue, c.ws, ov.asOf.UnixMilli())
 	return l
 }
 
@@ -458,6 +460,7 @@ func (w *decayedExact) liveAll(p *Partition, ov *overlay, ts []touch, distinct [
 	l, _ := c.liveList(p, decayedMeta(w.cfg, ov.asOf, true), &w.d, ov.asOf.UnixMilli(), w.mass, w.value,
 		c.candidates(p, rebuild, distinct, w.all(p)))
 	c.built, c.gen, c.epoch = true, p.gen, w.forgot
+	l.TrackedScored = p.trackedScored(&w.d, w.trackedValue, c.ws, ov.asOf.UnixMilli())
 	return l
 }
 
@@ -624,6 +627,7 @@ func (w *decayedSketch) top(p *Partition) List {
 	}, p.in.strs), f)
 	n := w.sk.Total() * f
 	l.Total, l.Bound = roundTotal(n), w.bound(p, n)
+	l.TrackedScored = p.trackedScored(&w.d, w.trackedValue(p), nil, p.asOf*minuteMs)
 	return l
 }
 
@@ -649,6 +653,7 @@ func (w *decayedSketch) live(p *Partition, ov *overlay) List {
 	c.refresh(p, &w.d, nil, true)
 	l, n := c.liveList(p, decayedMeta(w.cfg, ov.asOf, false), &w.d, ov.asOf.UnixMilli(), w.sk.Total(), w.base(p),
 		c.candidates(p, true, nil, w.all))
+	l.TrackedScored = p.trackedScored(&w.d, w.trackedValue(p), c.ws, ov.asOf.UnixMilli())
 	return w.sketchList(p, l, n)
 }
 
@@ -672,6 +677,7 @@ func (w *decayedSketch) liveAll(p *Partition, ov *overlay, ts []touch, distinct 
 	l, n := c.liveList(p, decayedMeta(w.cfg, ov.asOf, false), &w.d, ov.asOf.UnixMilli(), w.sk.Total(), w.base(p),
 		c.candidates(p, rebuild, ids, w.all))
 	c.built, c.gen, c.epoch = true, p.gen, w.drops
+	l.TrackedScored = p.trackedScored(&w.d, w.trackedValue(p), c.ws, ov.asOf.UnixMilli())
 	return w.sketchList(p, l, n)
 }
 

@@ -101,6 +101,8 @@ func (p *Partition) Live(name string) (List, error) {
 			dsum -= int64(c)
 		}
 		l.Total, l.Items = addSum(spec.sum, dsum), p.topChanged(spec.totals, d)
+		xs := p.expiringCounts(&spec)
+		l.Tracked = p.liveTracked(&spec, func(id uint32) uint64 { return xs[id] })
 		return l, nil
 	}
 	for _, o := range spec.without {
@@ -116,6 +118,7 @@ func (p *Partition) Live(name string) (List, error) {
 			}
 		}
 	}, p.in.strs)
+	l.Tracked = p.liveTracked(&spec, nil)
 	return l, nil
 }
 
@@ -698,7 +701,7 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 				h.Offer(p.in.strs[id], v)
 			}
 		}
-		return c.sorted(h, &l)
+		return c.sorted(p, h, &l)
 	}
 	var without uint64
 	for _, o := range spec.without {
@@ -712,14 +715,16 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 			h.Offer(p.in.strs[id], v)
 		}
 	}
-	return c.sorted(h, &l)
+	return c.sorted(p, h, &l)
 }
 
-// sorted sets l's items from h and remembers their n-th count.
-func (c *liveCache) sorted(h *topk.Heap, l *List) List {
+// sorted sets l's items from h and remembers their n-th count, and adds the tracked items'
+// counts (an exact window's expiring counts are in the cache).
+func (c *liveCache) sorted(p *Partition, h *topk.Heap, l *List) List {
 	if m, ok := h.Min(); ok && h.Full() {
 		c.lastMin = m.Count
 	}
 	l.Items = h.Sorted()
+	l.Tracked = p.liveTracked(&c.spec, func(id uint32) uint64 { return c.xs[id] })
 	return *l
 }

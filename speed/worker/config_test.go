@@ -46,6 +46,7 @@ func TestZeroMeansZero(t *testing.T) {
 		{"Group", func(c *Config) { c.Group = "" }},
 		{"CheckpointPrefix", func(c *Config) { c.CheckpointPrefix = "" }},
 		{"Partitions", func(c *Config) { c.Partitions = 0 }},
+		{"PartialsPartitions", func(c *Config) { c.PartialsPartitions = 0 }},
 		{"PublishEvery", func(c *Config) { c.PublishEvery = 0 }},
 		{"CheckpointEvery", func(c *Config) { c.CheckpointEvery = 0 }},
 		{"KeepCheckpoints", func(c *Config) { c.KeepCheckpoints = 0 }},

@@ -67,9 +67,11 @@ func (g *groupStates) newest(global *window.Partition) (time.Time, bool) {
 }
 
 // add counts an event of group value v in that value's state, creating it if the value gets
-// lists; it returns the drop reason of an event whose value gets no list ("" when counted or
-// not configured). The partition's state must have counted the event already.
-func (g *groupStates) add(global *window.Partition, v, item []byte, count uint32, ms int64) string {
+// lists, and tracks its item there when the event is salted (window.Partition.Track: the
+// region's lists then report the item's count in full, for the merger to sum); it returns the
+// drop reason of an event whose value gets no list ("" when counted or not configured). The
+// partition's state must have counted the event already.
+func (g *groupStates) add(global *window.Partition, v, item []byte, count uint32, ms int64, salted bool) string {
 	st, ok := g.states[string(v)] // no allocation for the lookups
 	if !ok {
 		switch {
@@ -92,6 +94,9 @@ func (g *groupStates) add(global *window.Partition, v, item []byte, count uint32
 		st.AdvanceTo(t)
 	}
 	st.AddBytes(item, count, ms)
+	if salted {
+		st.Track(item, ms)
+	}
 	return ""
 }
 
@@ -114,10 +119,11 @@ func (g *groupStates) sync(global *window.Partition) {
 	}
 }
 
-// groupSnap is one group state's captured snapshot.
+// groupSnap is one group state's captured snapshot, with its tracked items (encodeTracked).
 type groupSnap struct {
-	value string
-	snap  *window.IncrementalSnapshot
+	value   string
+	snap    *window.IncrementalSnapshot
+	tracked []byte
 }
 
 // snapshot captures every group state (under the partition's lock); on an error the captured
@@ -130,7 +136,7 @@ func (g *groupStates) snapshot() ([]groupSnap, error) {
 			g.abandon(out)
 			return nil, fmt.Errorf("group %q: %w", v, err)
 		}
-		out = append(out, groupSnap{v, s})
+		out = append(out, groupSnap{v, s, encodeTracked(g.states[v].TrackedItems())})
 	}
 	return out, nil
 }
@@ -162,7 +168,7 @@ func (g *groupStates) encode(snaps []groupSnap, winPieces int, pieces []window.P
 		if err != nil {
 			return nil, nil, fmt.Errorf("group %q: %w", s.value, err)
 		}
-		part.states[i] = groupPart{value: s.value, pieces: len(ps), state: state}
+		part.states[i] = groupPart{value: s.value, pieces: len(ps), state: state, tracked: s.tracked}
 		pieces = append(pieces, ps...)
 	}
 	return part, pieces, nil
@@ -191,6 +197,13 @@ func restoreGroups(sel windowset.Groups, cfg window.Config, part *groupsPart, pi
 		st, err := window.RestoreIncremental(cfg, s.state, pieces[next:next+s.pieces])
 		if err != nil {
 			return nil, fmt.Errorf("group %q: %w", s.value, err)
+		}
+		if len(s.tracked) > 0 {
+			tracked, err := decodeTracked(s.tracked)
+			if err != nil {
+				return nil, fmt.Errorf("group %q: %w", s.value, err)
+			}
+			st.SetTracked(tracked)
 		}
 		next += s.pieces
 		g.put(s.value, st)

@@ -91,7 +91,7 @@ func BenchmarkGroupMemory(b *testing.B) {
 					ms := ev.TS.UnixMilli()
 					p.AddBytes(item, ev.Count, ms)
 					if gs != nil {
-						gs.add(p, []byte(ev.Region), item, ev.Count, ms)
+						gs.add(p, []byte(ev.Region), item, ev.Count, ms, false)
 					}
 				}
 				return heap() - before, p, gs

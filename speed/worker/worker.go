@@ -73,6 +73,9 @@ type Config struct {
 	Group string
 	// Partitions is used when the input topic must be created, at least 1 (default 8).
 	Partitions int
+	// PartialsPartitions is used when the partials topic must be created: G, the group
+	// mergers of a two-level merge (docs/scale-out.md), at least 1 (default 1: one merger).
+	PartialsPartitions int
 	// Window configures every partition's state. Default window.DefaultConfig().
 	Window window.Config
 	// PublishEvery: how often each partition publishes its top lists, positive (default 1s:
@@ -163,18 +166,19 @@ func (c Config) groupWindow() window.Config {
 // Objects) New requires. It is the one place the defaults live.
 func DefaultConfig() Config {
 	return Config{
-		Topic:            eventlog.TopicViews,
-		DLQTopic:         eventlog.TopicDLQ,
-		PartialsTopic:    eventlog.TopicPartials,
-		Group:            "trending-speed",
-		Partitions:       8,
-		Window:           window.DefaultConfig(),
-		PublishEvery:     time.Second,
-		CheckpointEvery:  time.Minute,
-		KeepCheckpoints:  5,
-		CheckpointPrefix: "checkpoints",
-		MaxFuture:        DefaultMaxFuture,
-		BaseRefresh:      30 * time.Second,
+		Topic:              eventlog.TopicViews,
+		DLQTopic:           eventlog.TopicDLQ,
+		PartialsTopic:      eventlog.TopicPartials,
+		Group:              "trending-speed",
+		Partitions:         8,
+		PartialsPartitions: 1,
+		Window:             window.DefaultConfig(),
+		PublishEvery:       time.Second,
+		CheckpointEvery:    time.Minute,
+		KeepCheckpoints:    5,
+		CheckpointPrefix:   "checkpoints",
+		MaxFuture:          DefaultMaxFuture,
+		BaseRefresh:        30 * time.Second,
 	}
 }
 
@@ -213,6 +217,9 @@ func (c Config) Validate() error {
 	}
 	if c.Partitions < 1 {
 		errs = append(errs, setting.Invalid("Partitions", "%d: must be positive (default %v)", c.Partitions, d.Partitions))
+	}
+	if c.PartialsPartitions < 1 {
+		errs = append(errs, setting.Invalid("PartialsPartitions", "%d: must be positive (default %v)", c.PartialsPartitions, d.PartialsPartitions))
 	}
 	if c.PublishEvery <= 0 {
 		errs = append(errs, setting.Invalid("PublishEvery", "%s: must be positive (default %v)", c.PublishEvery, d.PublishEvery))
@@ -292,13 +299,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if _, err := c.Kafka.EnsureTopics(ctx,
 		eventlog.Spec{Name: c.Topic, Partitions: c.Partitions},
 		eventlog.Spec{Name: c.DLQTopic, Partitions: 1},
-		eventlog.Spec{Name: c.PartialsTopic, Partitions: 1}); err != nil {
+		eventlog.Spec{Name: c.PartialsTopic, Partitions: c.PartialsPartitions}); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	if err := c.Objects.EnsureBucket(ctx); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	out := c.Kafka.NewWriter("")
+	out.Balancer = &eventlog.SourceBalancer{}
 	// Every partition publishes every window's top m x K about every second, mostly the same
 	// items with new counts: zstd takes the JSON to a fraction (BENCHMARKS.md).
 	out.Compression = kafka.Zstd
@@ -518,6 +526,12 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 		if err != nil {
 			return err
 		}
+		var tracked []window.TrackedItem
+		if b.tracked != nil {
+			if tracked, err = decodeTracked(b.tracked); err != nil {
+				return err
+			}
+		}
 		pieces := make([]window.Piece, len(cp.Pieces))
 		for i, pc := range cp.Pieces {
 			pieces[i] = window.Piece{Name: pc.Name, Data: pc.Data}
@@ -539,6 +553,7 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 		if err != nil {
 			return err
 		}
+		s.SetTracked(tracked)
 		st, topSnap, gs = s, b.top, g
 		return nil
 	})
@@ -616,8 +631,13 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
 	}
+	salt := len(m.Headers) > 0 && salted(&m)
+	if salt {
+		p.state.Track(f.ItemID, f.TSMilli)
+		p.w.m.salted.Inc()
+	}
 	if p.groups != nil && len(f.Region) > 0 {
-		if why := p.groups.add(p.state, f.Region, f.ItemID, f.Count, f.TSMilli); why != "" {
+		if why := p.groups.add(p.state, f.Region, f.ItemID, f.Count, f.TSMilli, salt); why != "" {
 			p.w.m.groupDropped[why].Inc()
 		}
 	}
@@ -747,7 +767,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
 		pt := model.Partial{Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
-			Total: l.Total, Items: l.Items, Final: l.Final, DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, GroupsFull: full}
+			Total: l.Total, Items: l.Items, Final: l.Final, DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked), GroupsFull: full}
 		if sn.live {
 			pt.WindowStart = l.Start
 		} else {
@@ -758,6 +778,9 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 		}
 		if l.HalfLife != 0 {
 			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+			for _, e := range l.TrackedScored {
+				pt.SaltedScored = append(pt.SaltedScored, model.SaltedScore{Item: e.Item, Score: e.Score})
+			}
 		}
 		if pt.Version <= 0 {
 			return nil
@@ -766,7 +789,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 		if err != nil {
 			return err
 		}
-		*msgs = append(*msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		*msgs = append(*msgs, p.partialMessage(pt.MessageKey(), b))
 		return nil
 	}
 	for _, l := range append(st.TakeClosed(), st.TakeLate()...) {
@@ -798,6 +821,13 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 	return nil
 }
 
+// partialMessage is a partial on the wire: with the partition's number in the
+// eventlog.SourceHeader, so a partials topic of G partitions takes the lists of partition p on
+// partition p mod G (eventlog.SourceBalancer: the group mergers of a two-level merge).
+func (p *partition) partialMessage(key, value []byte) kafka.Message {
+	return kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: key, Value: value, Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: []byte(p.lblP)}}}
+}
+
 // checkpoint makes the DLQ durable and captures state + offset under mu (a copy of the open
 // state: SnapshotIncremental), then encodes the new pieces and saves them with the manifest
 // without holding it, then records under mu which pieces are stored and commits the offset
@@ -814,6 +844,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	}
 	start := time.Now()
 	snap, err := p.state.SnapshotIncremental()
+	tracked := encodeTracked(p.state.TrackedItems())
 	var top []byte
 	if err == nil && p.topics != nil {
 		top, err = p.topics.Snapshot()
@@ -839,7 +870,7 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 		}
 		mu.Unlock()
 	}
-	b := bundled{top: top}
+	b := bundled{top: top, tracked: tracked}
 	var pieces []window.Piece
 	b.win, pieces, err = snap.Encode()
 	if err == nil && p.groups != nil {
