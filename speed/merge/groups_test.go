@@ -3,10 +3,12 @@ package merge_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
 	"trending/model"
+	"trending/model/topk"
 	"trending/model/windowset"
 	"trending/speed/merge"
 )
@@ -135,5 +137,43 @@ func TestGroupListsTwoLevels(t *testing.T) {
 		if fmt.Sprint(entriesOf(u)) != "[{A 6}]" || fmt.Sprint(u.StalePartitions) != "[2]" {
 			t.Errorf("%s: us %v stale %v, want partition 2 only (1 and 3 never saw us)", name, entriesOf(u), u.StalePartitions)
 		}
+	}
+}
+
+// TestGroupDecayedList: a region's list of a decayed window merges as the list of all items
+// does: scores brought to the newest as-of, the half-life checked, served as a decayed list of
+// the region.
+func TestGroupDecayedList(t *testing.T) {
+	st := openStore(t)
+	c := mergeConfig(3, 2, st)
+	var err error
+	if c.Windows, err = windowset.Parse("hour=sliding:1h/1m,now=decayed:1h:exact"); err != nil {
+		t.Fatal(err)
+	}
+	c.Windows.Groups = windowset.Groups{By: windowset.ByRegion, Values: []string{"eu"}}
+	m, err := merge.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := model.Key{Window: "now", Group: "eu"}.Name()
+	dec := func(window string, part int, at time.Time, hl int64, s ...topk.Scored) model.Partial {
+		return model.Partial{Window: window, Partition: part, AsOf: at, Version: at.UnixMilli(), Exact: true, HalfLifeSeconds: hl, Scored: s}
+	}
+	m.Offer(dec("now", 0, t0, 3600, topk.Scored{Item: "a", Score: 10}))
+	m.Offer(dec("now", 1, t0, 3600, topk.Scored{Item: "c", Score: 9}))
+	m.Offer(dec(name, 0, t0, 3600, topk.Scored{Item: "a", Score: 6}))
+	m.Offer(dec(name, 1, t0.Add(-time.Minute), 3600, topk.Scored{Item: "c", Score: 8}))
+	m.Offer(dec(name, 1, t0.Add(-30*time.Second), 60, topk.Scored{Item: "x", Score: 99})) // another half-life: dropped
+	if err := m.Publish(context.Background(), t0); err != nil {
+		t.Fatal(err)
+	}
+	l, err := st.Get(context.Background(), model.Key{Window: "now", Group: "eu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c8 := 8 * math.Exp2(-1.0/60)
+	if l.HalfLifeSeconds != 3600 || l.Group != "eu" || len(l.Items) != 2 || l.Items[0].ItemID != "c" || math.Abs(l.Items[0].DecayedScore-c8) > 1e-9 ||
+		l.Items[1].ItemID != "a" || l.Items[1].DecayedScore != 6 || l.Partial {
+		t.Fatalf("eu's decayed list %+v", l)
 	}
 }
