@@ -11,6 +11,7 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/internal/objstore"
+	"trending/model/windowset"
 )
 
 // memArchive serves generated rows for any hour, so a benchmark measures the load, not S3.
@@ -63,7 +64,7 @@ func BenchmarkLoad(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := e.Load(ctx, src, day0, raw); err != nil {
+				if _, err := e.Load(ctx, src, day0, raw, windowset.Groups{}); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
@@ -101,7 +102,7 @@ func BenchmarkMonth(b *testing.B) {
 		for i := range rows {
 			rows[i].Offset += int64(d * perDay)
 		}
-		if _, err := e.Load(ctx, memArchive{rows}, day, raw); err != nil {
+		if _, err := e.Load(ctx, memArchive{rows}, day, raw, windowset.Groups{}); err != nil {
 			b.Fatal(err)
 		}
 		// One hour per day stands in for the day's hours: the day rollup is what matters.

@@ -54,6 +54,11 @@ type Partial struct {
 	Topics []Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
+	// GroupsFull: the partition keeps no lists for some group value it saw events of (every
+	// value seen gets lists, up to a cap it reached: model/windowset.Groups.Every), so a
+	// group value's list it sends nothing for may miss its counts (the merger marks such a
+	// list partial, naming the partition). Set on every partial of the partition.
+	GroupsFull bool `json:"groups_full,omitempty"`
 
 	// Salted are the counts of every salted item (docs/scale-out.md, "Hot keys") this
 	// partition holds in the window, however they rank: a salted item's events are spread over
@@ -121,6 +126,9 @@ type SaltedScore struct {
 type Member struct {
 	Partition int   `json:"partition"`
 	Version   int64 `json:"version"`
+	// GroupsFull is the member's Partial.GroupsFull, so the merger above knows which
+	// partitions' lists per group value may miss counts.
+	GroupsFull bool `json:"groups_full,omitempty"`
 }
 
 // Key is the served list this partial contributes to.

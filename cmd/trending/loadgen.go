@@ -17,6 +17,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/stream"
 	"trending/loadgen"
+	"trending/model/event"
 )
 
 func init() { subcommands = append(subcommands, newLoadgenCommand) }
@@ -72,6 +73,7 @@ type streamFlags struct {
 	late        float64
 	lateBy      time.Duration
 	start       string
+	regions     string
 }
 
 // streamDefaults are a command's defaults for the stream's shape (addStreamShapeFlags).
@@ -80,6 +82,7 @@ type streamDefaults struct {
 	servers int
 	late    float64
 	viral   []string
+	regions string
 }
 
 // addStreamFlags adds the stream flags of loadgen and accuracy: its shape, and --late-by,
@@ -103,6 +106,7 @@ func addStreamShapeFlags(fs *pflag.FlagSet, f *streamFlags, d streamDefaults) {
 	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
 	fs.StringArrayVar(&f.viral, "viral", f.viral, "viral item ITEM@+AT:SHARE:FOR[:RAMP], e.g. V42@+2m:30%:10m (repeat or comma-separate for more; \"\" for none)")
 	fs.Float64Var(&f.late, "late", f.late, "fraction of events whose event time is shifted back by --late-by (up: two minutes; 0.01 is 1%)")
+	fs.StringVar(&f.regions, "server-regions", d.regions, "regions the video servers are in, comma separated (server i is in the i-th mod n): each event carries its server's region, for the lists per region (--groups); list a region twice to give it twice the servers (\"\": none)")
 }
 
 // addRateFlags adds --rate, --malformed and --speedup (loadgen, up) with the command's
@@ -142,6 +146,12 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 			return c, usagef("--viral: %v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
 		}
 		c.Viral = append(c.Viral, vs...)
+	}
+	c.Regions = splitList(f.regions)
+	for _, r := range c.Regions {
+		if err := (event.Event{ItemID: "V", Count: 1, TS: stream.DefaultStart, Region: r}).Validate(); err != nil {
+			return c, usagef("--server-regions: region %q: %v", r, err)
+		}
 	}
 	start, err := parseWhenAt("start", cmp.Or(f.start, "now"), now)
 	if err != nil {

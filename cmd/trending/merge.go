@@ -61,7 +61,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
 	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --views-topic, trending.partials for views)")
 	addStoreFlag(fs, &storeSpec, "bolt:./data/serving.db", "")
-	wsf := addWindowSetFlags(fs)
+	wsf := addWindowSetFlags(fs, "")
 	addTitlesFlag(fs, &titles)
 	addKFlag(fs, &k, "length of each served list (1..1000)")
 	addPartitionsFlag(fs, &partitions, 0, "partitions expected to report (0: the input topic's partition count)")

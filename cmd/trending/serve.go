@@ -142,7 +142,7 @@ schemas/openapi.yaml describes every route.`,
 	addTokenFlags(f, &tok)
 	saltf = addSaltFlags(f)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
-	wsf = addWindowSetFlags(f)
+	wsf = addWindowSetFlags(f, "")
 	addListenFlag(f, &cfg.Addr, cfg.Addr)
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")

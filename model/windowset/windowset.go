@@ -87,9 +87,13 @@ type Window struct {
 // Live reports whether the window is served as a live list (sliding, all time or decayed).
 func (w Window) Live() bool { return w.Kind != Calendar }
 
-// Set is a deployment's served windows, in the order given.
+// Set is a deployment's served windows, in the order given, and the group values that get
+// lists of their own in each of them (groups.go).
 type Set struct {
 	Windows []Window
+	// Groups are the lists per group value beside each window's list of all items; the zero
+	// value (the default) keeps none.
+	Groups Groups
 }
 
 // Default is the set trending always served: the sliding hour (60 minute buckets, exact),
@@ -327,6 +331,9 @@ func (s Set) Validate() error {
 		}
 		seen[w.Name] = true
 	}
+	if err := s.Groups.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -462,12 +469,21 @@ func (s Set) ResolveLive(name string) (string, bool) {
 }
 
 // AcceptsKey reports whether a list of key k belongs to the set: a configured live window,
-// a configured calendar span, or a key the system keeps on its own (the batch's all-time
-// base and trending-topics lists, which have their own configuration).
+// a configured calendar span, either of them for a group value that gets lists (Groups), or
+// a key the system keeps on its own (the batch's all-time base and trending-topics lists,
+// which have their own configuration).
 func (s Set) AcceptsKey(k model.Key) bool {
 	switch {
 	case k.IsTopics():
 		return true
+	case k.Group != "":
+		if k.Score != "" || k.Window == model.BaseWindow || !s.Groups.Accepts(k.Group) {
+			return false
+		}
+		k.Group = ""
+		return s.AcceptsKey(k)
+	case k.Score != "":
+		return false
 	case k.Live() && k.Window == model.BaseWindow:
 		return s.HasLive(AllName)
 	case k.Live():
@@ -499,6 +515,9 @@ func (s Set) Describe() string {
 		b.WriteString(strings.Join(c, ", "))
 	} else {
 		b.WriteString("none")
+	}
+	if s.Groups.On() {
+		b.WriteString("; lists per " + s.Groups.By + ": " + strings.TrimPrefix(s.Groups.Describe(), s.Groups.By+" "))
 	}
 	return b.String()
 }

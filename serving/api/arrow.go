@@ -73,10 +73,14 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 }
 
 func arrowMetadata(l model.List) arrow.Metadata {
+	window, region := listNames(l)
 	keys := []string{"window", "as_of", "version", "source", "status", "exact", "dropped_late", "partial", "computed_at"}
-	vals := []string{l.Key().Name(), rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
+	vals := []string{window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
 		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
+	if region != "" {
+		add("region", region)
+	}
 	if !l.Start.IsZero() {
 		add("start", rfc3339(l.Start))
 		add("end", rfc3339(l.End))

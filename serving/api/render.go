@@ -53,14 +53,16 @@ func newEntry(l model.List, maxItems int) *entry {
 	}
 	e := &entry{list: l, tag: listTag(l), superseded: make(chan struct{})}
 
+	window, region := listNames(l)
 	a := struct {
 		Window      string    `json:"window"`
+		Region      string    `json:"region,omitempty"`
 		Start       time.Time `json:"start,omitzero"`
 		End         time.Time `json:"end,omitzero"`
 		WindowStart time.Time `json:"window_start,omitzero"`
 		WindowEnd   time.Time `json:"window_end,omitzero"`
 		AsOf        time.Time `json:"as_of"`
-	}{l.Key().Name(), l.Start, l.End, l.WindowStart, l.WindowEnd, l.AsOf}
+	}{window, region, l.Start, l.End, l.WindowStart, l.WindowEnd, l.AsOf}
 	b := struct {
 		Version         int64                 `json:"version"`
 		Source          model.Source          `json:"source"`
@@ -105,6 +107,16 @@ func newEntry(l model.List, maxItems int) *entry {
 	}
 	e.items = bytes.Clone(buf.Bytes())
 	return e
+}
+
+// listNames returns a list's "window" and "region" as responses show them: a list per region
+// is its window and its region (the group dimension's value); any other list is its key's
+// name (a topics list's "topics/eu/surge") without a region.
+func listNames(l model.List) (window, region string) {
+	if k := l.Key(); k.Group != "" && !k.IsTopics() {
+		return l.Window, l.Group
+	}
+	return l.Key().Name(), ""
 }
 
 // listTag hashes what identifies one version of a list. It is stable across processes, so

@@ -9,7 +9,10 @@ import (
 // server writes it from pre-encoded parts (render.go); this type documents the field order and
 // lets clients and tests decode it.
 type ListResponse struct {
-	Window string    `json:"window"`
+	Window string `json:"window"`
+	// Region is the region a list per region is of (region=eu; model.List's Group of the group
+	// dimension region); absent on the list of all items.
+	Region string    `json:"region,omitempty"`
 	Start  time.Time `json:"start,omitzero"`
 	End    time.Time `json:"end,omitzero"`
 	// WindowStart and WindowEnd: live sliding and all-time lists only, the span of event time
@@ -61,7 +64,10 @@ type ItemResponse struct {
 // WindowsResponse is the JSON body of GET /v1/windows: the status of every calendar window of
 // one kind whose start is in [from, to).
 type WindowsResponse struct {
-	Window  string         `json:"window"`
+	Window string `json:"window"`
+	// Region is the region whose lists these are (region=eu), absent for the lists of all
+	// items.
+	Region  string         `json:"region,omitempty"`
 	From    time.Time      `json:"from"`
 	To      time.Time      `json:"to"`
 	Now     time.Time      `json:"now"`

@@ -173,6 +173,9 @@ func TestDashboardRenders(t *testing.T) {
 	if card := cardOf(dom, `data-level="hour"`); !strings.Contains(card, "no bound") {
 		t.Errorf("hour reconciliation card lacks \"no bound\":\n%s", card)
 	}
+	if !strings.Contains(dom, `id="group-bar" class="group-bar" hidden=""`) {
+		t.Error("the group picker shows without lists per group configured")
+	}
 	if strings.Contains(dom, "Unavailable") || strings.Contains(dom, "no list") {
 		t.Errorf("dashboard shows an unavailable list:\n%s", tail(dom))
 	}

@@ -136,6 +136,11 @@ type Merger struct {
 	arrived chan struct{}
 
 	unconfigured map[string]bool // windows whose partials were dropped, logged once each
+
+	// full says, per partition, whether its newest list of all items said GroupsFull: it
+	// keeps no lists for some group value it saw, so a group list it sends nothing for may
+	// miss its counts.
+	full map[int]bool
 }
 
 type metrics struct {
@@ -155,7 +160,7 @@ func New(cfg Config) (*Merger, error) {
 		return nil, err
 	}
 	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
-		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}}
+		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}, full: map[int]bool{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
 		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store (a group merger: group lists written for the top merger)."}),
@@ -219,6 +224,16 @@ func (m *Merger) Offer(p model.Partial) {
 		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
 	}
 	byPart[p.Partition] = p
+	if k.Group == "" && !k.IsTopics() && p.Window != model.SinceWindow && (!ok || p.Version > cur.Version) {
+		// Which partitions ran out of group values, from the newest list of all items each
+		// sent (a group merger's partial says it per member).
+		if len(p.Members) == 0 {
+			m.full[p.Partition] = p.GroupsFull
+		}
+		for _, mb := range p.Members {
+			m.full[mb.Partition] = mb.GroupsFull
+		}
+	}
 	if p.Window == model.SinceWindow && m.cfg.Group == nil {
 		k = allKey // a group merger passes the counts since B on as they are
 	}
@@ -390,7 +405,7 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 		g.ins = append(g.ins, p)
 		members := p.Members
 		if len(members) == 0 {
-			members = []model.Member{{Partition: p.Partition, Version: p.Version}}
+			members = []model.Member{{Partition: p.Partition, Version: p.Version, GroupsFull: p.GroupsFull}}
 		}
 		for _, mb := range members {
 			seen[mb.Partition] = true
@@ -423,9 +438,13 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 			}
 		}
 	}
-	for part := 0; part < m.cfg.Partitions; part++ {
-		if !seen[part] {
-			g.stale = append(g.stale, part)
+	if k.Group != "" && !k.IsTopics() {
+		g.stale = append(g.stale, m.missingFromGroup(k, seen, cutoff)...)
+	} else {
+		for part := 0; part < m.cfg.Partitions; part++ {
+			if !seen[part] {
+				g.stale = append(g.stale, part)
+			}
 		}
 	}
 	if !items {
@@ -536,6 +555,43 @@ func saltedBound(b *model.Bound, items []string, salted []saltedPart) *model.Bou
 		out.Probability = math.Min(out.Probability, math.Max(0, 1-float64(s.sketches)*fail))
 	}
 	return &out
+}
+
+// missingFromGroup returns the partitions that sent no list for group key k (seen holds those
+// that did) although their counts of it may be missing: a partition that never saw the value
+// sends none and is not missing, but one whose list of all items for the same window is
+// missing or stale (behind cutoff) is, and so is one that ran out of group values
+// (GroupsFull: it may have dropped the value's events). A group merger's partials name their
+// partitions (Members), so two levels find the same ones.
+func (m *Merger) missingFromGroup(k model.Key, seen map[int]bool, cutoff int64) []int {
+	versions := map[int]int64{} // the partitions of the list of all items, each one's version
+	for _, p := range m.lists[model.Key{Window: k.Window, Start: k.Start}] {
+		if len(p.Members) == 0 {
+			versions[p.Partition] = p.Version
+		}
+		for _, mb := range p.Members {
+			versions[mb.Partition] = mb.Version
+		}
+	}
+	var out []int
+	consider := func(part int) {
+		if seen[part] || slices.Contains(out, part) {
+			return
+		}
+		if v, ok := versions[part]; !ok || v < cutoff || m.full[part] {
+			out = append(out, part)
+		}
+	}
+	for part := 0; part < m.cfg.Partitions; part++ {
+		consider(part)
+	}
+	for part := range versions {
+		consider(part)
+	}
+	for part := range m.full {
+		consider(part)
+	}
+	return out
 }
 
 // decayedHalfLife is the half-life of a decayed window's partials (that of the newest), or 0
@@ -680,7 +736,7 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 		if !ok {
 			continue
 		}
-		if k.Live() {
+		if k.Live() && k.Group == "" {
 			m.metrics.stale.WithLabelValues(k.Window).Set(float64(len(stale)))
 		}
 		out = append(out, l)

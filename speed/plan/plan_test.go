@@ -382,3 +382,66 @@ func TestDecayedWindow(t *testing.T) {
 		t.Errorf("formatMinutes(90) = %q", got)
 	}
 }
+
+// TestGroups: with lists per group value every window keeps a state per group in its mode:
+// exact, GroupPairs times the window's entries (the number of groups by default, every item
+// in every group); sketch, the window's sketches at the group width per group, with the
+// largest group's bound; both in the totals.
+func TestGroups(t *testing.T) {
+	in := DefaultInput()
+	base, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Groups, in.GroupSketchWidth, in.GroupShare = 3, 1<<16, 0.5
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour, _ := p.Window("hour")
+	month, _ := p.Window("month")
+	if g := hour.Groups; g == nil || g.Pairs != 3 || g.PerPartition != 3*hour.ExactPerPartition || g.PerGroupPerPartition != hour.ExactPerPartition || g.ErrorBound != nil {
+		t.Fatalf("hour groups %+v: want 3 x the exact hour, no bound", hour.Groups)
+	}
+	sk := 5.0 * (1 << 16) * 8
+	g := month.Groups
+	if g == nil || g.PerPartition != 3*(float64(month.Sketches)*sk+month.CandidateBytes) || p.GroupSketchBytes != sk {
+		t.Fatalf("month groups %+v (group sketch %v)", g, p.GroupSketchBytes)
+	}
+	if b := g.ErrorBound; b == nil || b.N != month.ErrorBound.N/2 || math.Abs(b.Overcount-math.E/(1<<16)*b.N) > 1e-6 || b.KthCount != month.ErrorBound.KthCount/2 {
+		t.Fatalf("month group bound %+v, window bound %+v", g.ErrorBound, month.ErrorBound)
+	}
+	var groups float64
+	for _, w := range p.Windows {
+		groups += w.Groups.PerPartition
+	}
+	if math.Abs(p.PerPartitionBytes-base.PerPartitionBytes-groups) > 1 || p.GroupPerPartitionBytes != groups || p.GroupBytes != groups*32 {
+		t.Fatalf("totals: %v per partition with groups, %v without, groups %v (%v)", p.PerPartitionBytes, base.PerPartitionBytes, groups, p.GroupPerPartitionBytes)
+	}
+	in.GroupPairs = 1.5
+	p, _ = Compute(in)
+	if h, _ := p.Window("hour"); h.Groups.PerPartition != 1.5*h.ExactPerPartition {
+		t.Fatalf("1.5 pairs: %v, want %v", h.Groups.PerPartition, 1.5*h.ExactPerPartition)
+	}
+	for field, mod := range map[string]func(*Input){
+		"Groups":           func(in *Input) { in.Groups = -1 },
+		"GroupPairs":       func(in *Input) { in.GroupPairs = 4 }, // over the 3 groups
+		"GroupSketchWidth": func(in *Input) { in.GroupSketchWidth = -1 },
+		"GroupShare":       func(in *Input) { in.GroupShare = 1.5 },
+	} {
+		bad := in
+		mod(&bad)
+		var fe *FieldError
+		if _, err := Compute(bad); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v, want a field error naming it", field, err)
+		}
+	}
+	if p, _ := Compute(DefaultInput()); p.GroupBytes != 0 {
+		t.Fatal("groups without Groups")
+	}
+	for _, w := range base.Windows {
+		if w.Groups != nil {
+			t.Fatalf("%s has groups without Groups", w.Window)
+		}
+	}
+}

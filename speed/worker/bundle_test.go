@@ -13,38 +13,57 @@ import (
 func TestBundle(t *testing.T) {
 	win, top := []byte("TWIN\x01window-state"), []byte("TTOP\x01topics-state")
 	tracked := encodeTracked([]window.TrackedItem{{Item: "a", Last: time.Unix(600, 0).UTC()}, {Item: "hot", Last: time.Unix(1_794_650_700, 0).UTC()}})
+	groups := &groupsPart{spec: "region=eu,us", closed: true, winPieces: 3, states: []groupPart{
+		{value: "eu", pieces: 2, state: []byte("TWIN\x04eu"), tracked: tracked}, {value: "us", pieces: 0, state: []byte("TWIN\x04us"), tracked: []byte{}}}}
 	t.Run("bare window snapshot", func(t *testing.T) {
-		b := bundle(win, nil, nil)
+		b := bundle(bundled{win: win})
 		if !bytes.Equal(b, win) {
-			t.Fatalf("without topics the state must stay a bare window snapshot: %q", b)
+			t.Fatalf("without topics, tracked items and groups the state must stay a bare window snapshot: %q", b)
 		}
-		w, tp, tr, err := unbundle(b)
-		if err != nil || !bytes.Equal(w, win) || tp != nil || tr != nil {
-			t.Fatalf("unbundle = %q, %q, %q, %v", w, tp, tr, err)
-		}
-	})
-	t.Run("version 1 without tracked items", func(t *testing.T) {
-		b := bundle(win, top, nil)
-		if b[len(bundleMagic)] != bundleV1 {
-			t.Fatalf("version %d: without tracked items a build without salting must read it", b[len(bundleMagic)])
+		got, err := unbundle(b)
+		if err != nil || !bytes.Equal(got.win, win) || got.top != nil || got.tracked != nil || got.groups != nil {
+			t.Fatalf("unbundle = %+v, %v", got, err)
 		}
 	})
-	t.Run("round trip", func(t *testing.T) {
-		for _, c := range []struct{ top, tracked []byte }{{top, nil}, {top, tracked}, {nil, tracked}, {[]byte{}, nil}} {
-			w, tp, tr, err := unbundle(bundle(win, c.top, c.tracked))
-			if err != nil || !bytes.Equal(w, win) || !bytes.Equal(tp, c.top) || (tp == nil) != (c.top == nil) || !bytes.Equal(tr, c.tracked) || (tr == nil) != (c.tracked == nil) {
-				t.Fatalf("top %q tracked %q: unbundle = %q, %q, %q, %v", c.top, c.tracked, w, tp, tr, err)
+	t.Run("the oldest version that holds the parts", func(t *testing.T) {
+		for _, c := range []struct {
+			in   bundled
+			want byte
+		}{{bundled{win: win, top: top}, bundleV1}, {bundled{win: win, top: top, tracked: tracked}, bundleV2},
+			{bundled{win: win, tracked: tracked, groups: groups}, bundleV3}, {bundled{win: win, groups: groups}, bundleV3}} {
+			if b := bundle(c.in); b[len(bundleMagic)] != c.want {
+				t.Errorf("%+v: version %d, want %d: a build without the newer parts must read it", c.in, b[len(bundleMagic)], c.want)
 			}
 		}
-		w, tp, _, err := unbundle(bundle(nil, []byte{}, nil))
-		if err != nil || len(w) != 0 || tp == nil || len(tp) != 0 {
-			t.Fatalf("empty parts: %q, %q, %v", w, tp, err)
+		// Version 1 is byte for byte what every build before salting and groups wrote.
+		if b, want := bundle(bundled{win: win, top: top}), append(append([]byte("TBND\x01\x11"), win...), append([]byte{byte(len(top))}, top...)...); !bytes.Equal(b, want) {
+			t.Fatalf("%q, want %q", b, want)
 		}
 	})
+	for name, in := range map[string]bundled{
+		"topics":                     {win: win, top: top},
+		"topics and tracked":         {win: win, top: top, tracked: tracked},
+		"tracked":                    {win: win, tracked: tracked},
+		"groups":                     {win: win, groups: groups},
+		"topics, tracked and groups": {win: win, top: top, tracked: tracked, groups: groups},
+		"no group states":            {win: win, groups: &groupsPart{spec: "region=*"}},
+		"empty topics":               {win: []byte{}, top: []byte{}},
+	} {
+		t.Run("round trip "+name, func(t *testing.T) {
+			got, err := unbundle(bundle(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.win, in.win) || !bytes.Equal(got.top, in.top) || (got.top == nil) != (in.top == nil) ||
+				!bytes.Equal(got.tracked, in.tracked) || (got.tracked == nil) != (in.tracked == nil) || !reflect.DeepEqual(got.groups, in.groups) {
+				t.Fatalf("unbundle = %+v, want %+v", got, in)
+			}
+		})
+	}
 	t.Run("corrupt", func(t *testing.T) {
-		good, good2 := bundle(win, top, nil), bundle(win, top, tracked)
+		good, good2, good3 := bundle(bundled{win: win, top: top}), bundle(bundled{win: win, top: top, tracked: tracked}), bundle(bundled{win: win, top: top, groups: groups})
 		for name, b := range map[string][]byte{
-			"version":          append([]byte("TBND\x03"), good[5:]...),
+			"version":          append([]byte("TBND\x04"), good[5:]...),
 			"truncated":        good[:len(good)-1],
 			"trailing":         append(append([]byte{}, good...), 0),
 			"huge len":         append([]byte("TBND\x01\xff\xff\xff\xff\x0f"), good[6:]...),
@@ -54,8 +73,13 @@ func TestBundle(t *testing.T) {
 			"v2 trailing":      append(append([]byte{}, good2...), 0),
 			"v2 unknown flags": bytes.Replace(good2, append(win, 3), append(win, 7), 1),
 			"v2 no tracked":    bytes.Replace(good2, append(win, 3), append(win, 1), 1),
+			"v3 truncated":     good3[:len(good3)-1],
+			"v3 trailing":      append(append([]byte{}, good3...), 0),
+			"v3 no groups":     bytes.Replace(good3, append(win, 5), append(win, 1), 1),
+			"v3 unknown flags": bytes.Replace(good3, append(win, 5), append(win, 13), 1),
+			"v2 with groups":   append([]byte("TBND\x02"), good3[5:]...),
 		} {
-			if _, _, _, err := unbundle(b); !errors.Is(err, errBundle) {
+			if _, err := unbundle(b); !errors.Is(err, errBundle) {
 				t.Errorf("%s: %v, want errBundle", name, err)
 			}
 		}
@@ -90,17 +114,18 @@ func TestTrackedPart(t *testing.T) {
 // FuzzUnbundle: no input panics, and whatever unbundles re-bundles to a state that unbundles
 // to the same parts (not always the same bytes: a length may be a non-minimal varint).
 func FuzzUnbundle(f *testing.F) {
-	f.Add(bundle([]byte("TWIN\x01a"), []byte("TTOP\x01b"), nil))
-	f.Add(bundle([]byte("TWIN\x01a"), nil, encodeTracked([]window.TrackedItem{{Item: "x", Last: time.Unix(60, 0)}})))
+	f.Add(bundle(bundled{win: []byte("TWIN\x01a"), top: []byte("TTOP\x01b")}))
+	f.Add(bundle(bundled{win: []byte("TWIN\x01a"), tracked: encodeTracked([]window.TrackedItem{{Item: "x", Last: time.Unix(60, 0)}})}))
+	f.Add(bundle(bundled{win: []byte("TWIN\x01a"), groups: &groupsPart{spec: "region=eu", winPieces: 1, states: []groupPart{{value: "eu", pieces: 1, state: []byte("s")}}}}))
 	f.Add([]byte("TWIN\x01"))
 	f.Add([]byte("TBND\x01\x00\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		w, tp, tr, err := unbundle(b)
+		got, err := unbundle(b)
 		if err != nil {
 			return
 		}
-		if tr != nil {
-			if items, err := decodeTracked(tr); err == nil && !bytes.Equal(encodeTracked(items), tr) && len(items) > 0 {
+		if got.tracked != nil {
+			if items, err := decodeTracked(got.tracked); err == nil && !bytes.Equal(encodeTracked(items), got.tracked) && len(items) > 0 {
 				// Re-encoding is canonical up to varint form: it must decode to the same items.
 				again, err := decodeTracked(encodeTracked(items))
 				if err != nil || !reflect.DeepEqual(again, items) {
@@ -108,9 +133,10 @@ func FuzzUnbundle(f *testing.F) {
 				}
 			}
 		}
-		w2, tp2, tr2, err := unbundle(bundle(w, tp, tr))
-		if err != nil || !bytes.Equal(w2, w) || !bytes.Equal(tp2, tp) || (tp == nil) != (tp2 == nil) || !bytes.Equal(tr2, tr) || (tr == nil) != (tr2 == nil) {
-			t.Fatalf("%q: parts %q %q %q re-bundle to %q %q %q (%v)", b, w, tp, tr, w2, tp2, tr2, err)
+		again, err := unbundle(bundle(got))
+		if err != nil || !bytes.Equal(again.win, got.win) || !bytes.Equal(again.top, got.top) || (got.top == nil) != (again.top == nil) ||
+			!bytes.Equal(again.tracked, got.tracked) || (got.tracked == nil) != (again.tracked == nil) || !reflect.DeepEqual(again.groups, got.groups) {
+			t.Fatalf("%q: parts %+v re-bundle to %+v (%v)", b, got, again, err)
 		}
 	})
 }

@@ -27,6 +27,10 @@ type metrics struct {
 	lag            *prometheus.GaugeVec // partition
 	ckptTime       *prometheus.GaugeVec // partition
 	salted         prometheus.Counter
+	// groupDropped counts events of a group value that got no list, by reason (resolved once);
+	// groupLists is each owned partition's number of group values with lists.
+	groupDropped map[string]prometheus.Counter
+	groupLists   *prometheus.GaugeVec // partition
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -50,6 +54,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		ckptTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_timestamp_seconds",
 			Help: "Unix time of each owned partition's last saved checkpoint (its age is time() minus this)."}, []string{"partition"}),
 	}
+	groupDropped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_group_events_dropped_total",
+		Help: "Events of a group value (region) counted in the lists of all items but in no list of their value, by reason: cap (every value seen gets lists, and the partition holds its cap of values, or refused one before) or name (the value cannot name a list)."}, []string{"reason"})
+	m.groupLists = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_group_lists",
+		Help: "Group values (regions) each owned partition keeps lists of: one window state each."}, []string{"partition"})
+	m.groupDropped = map[string]prometheus.Counter{DropCap: groupDropped.WithLabelValues(DropCap), DropName: groupDropped.WithLabelValues(DropName)}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
 	}
@@ -60,7 +69,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

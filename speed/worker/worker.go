@@ -36,6 +36,7 @@ import (
 	"trending/model"
 	"trending/model/event"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/speed/checkpoint"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -134,6 +135,31 @@ type Config struct {
 	// BaseRefresh is how often Base is read again (default 30s); 0 reads it at every publish
 	// tick. Negative is refused.
 	BaseRefresh time.Duration
+
+	// Groups are the group values that get lists of their own (model/windowset.Groups: the
+	// event's region): each partition keeps one more window state per value it sees events
+	// of (groups.go) and publishes its lists under model.Key{Window, Group}. Default: none.
+	// The checkpoint carries the group states; one counted under other groups is refused
+	// (the partition replays from an earlier one or the start of the log), so turning group
+	// lists on or changing the values costs a replay, and turning them off does not.
+	Groups windowset.Groups
+	// GroupSketchWidth is the width of the group states' sketches (their sketch windows'
+	// memory: a group counts a share of the traffic, so a narrower sketch keeps about the
+	// same error bound relative to it). 0 (the default) is Window.Sketch.Width; else a power
+	// of two, as that width.
+	GroupSketchWidth int
+}
+
+// groupWindow is every group state's window configuration: the partition's windows, the
+// group sketch width, and no counts since the all-time boundary (the exact all-time hybrid is
+// of the list of all items only).
+func (c Config) groupWindow() window.Config {
+	g := c.Window
+	g.SinceDays = 0
+	if c.GroupSketchWidth > 0 {
+		g.Sketch.Width = c.GroupSketchWidth
+	}
+	return g
 }
 
 // DefaultConfig returns the documented defaults, without the collaborators (Kafka,
@@ -217,6 +243,20 @@ func (c Config) Validate() error {
 	}
 	if err := c.Window.Validate(); err != nil {
 		errs = append(errs, nest("Window", err))
+	}
+	if err := c.Groups.Validate(); err != nil {
+		errs = append(errs, setting.Invalid("Groups", "%v", err))
+	}
+	if c.GroupSketchWidth < 0 {
+		errs = append(errs, setting.Invalid("GroupSketchWidth", "%d: must not be negative (0: Window.Sketch.Width)", c.GroupSketchWidth))
+	} else if c.Groups.On() && c.GroupSketchWidth > 0 {
+		if err := c.groupWindow().Validate(); err != nil {
+			for _, e := range setting.Errors(err) {
+				if e.Field == "Sketch.Width" {
+					errs = append(errs, setting.Invalid("GroupSketchWidth", "%s", e.Problem))
+				}
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -338,6 +378,7 @@ type partition struct {
 	id     int
 	state  *window.Partition
 	topics *topics.State // nil when topics are off
+	groups *groupStates  // nil when group lists are off
 	next   int64         // first offset not yet in state
 	seenHW int64         // the newest high watermark a fetched message carried
 	dlq    []kafka.Message
@@ -366,18 +407,18 @@ func served(wc window.WindowConfig) servingName {
 
 func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *kafka.Writer, id int) error {
 	c := w.cfg
-	st, top, next, err := w.restore(gctx, id)
+	rs, err := w.restore(gctx, id)
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: st, topics: top, next: next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
-	for _, wc := range st.Config().Windows {
+	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	for _, wc := range p.state.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
 	r := c.Kafka.Reader(kafka.ReaderConfig{Topic: c.Topic, Partition: id, MinBytes: 1, MaxBytes: 16 << 20, MaxWait: 250 * time.Millisecond, QueueCapacity: 1024})
 	defer r.Close()
-	if err := r.SetOffset(next); err != nil {
-		return fmt.Errorf("seek partition %d to %d: %w", id, next, err)
+	if err := r.SetOffset(p.next); err != nil {
+		return fmt.Errorf("seek partition %d to %d: %w", id, p.next, err)
 	}
 	// The fetch loop owns the state between messages; the ticker goroutine takes the same lock
 	// to publish and snapshot. Fetching directly here (no channel hop) keeps the per-event
@@ -439,6 +480,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	<-ticksDone
 	// Another worker reports the partition from now on.
 	defer w.m.lag.DeleteLabelValues(p.lblP)
+	defer w.m.groupLists.DeleteLabelValues(p.lblP)
 	defer w.m.ckptTime.DeleteLabelValues(p.lblP)
 	if loopErr != nil || errors.Is(context.Cause(runCtx), ErrKilled) {
 		return loopErr // an error, or a crash: drop everything, the checkpoint has the truth
@@ -461,21 +503,32 @@ func (w *Worker) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {
 	return w.cfg.Kafka.TopicOffsets(ctx, w.cfg.Topic)
 }
 
+// restored is a partition's state as restore found it.
+type restored struct {
+	state  *window.Partition
+	topics *topics.State // nil when topics are off
+	groups *groupStates  // nil when group lists are off
+	next   int64
+}
+
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
 // The topics state (nil when topics are off) comes from the same checkpoint; one taken
-// without topics, or under other topics settings, gives an empty topics state.
-func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topics.State, int64, error) {
+// without topics, or under other topics settings, gives an empty topics state. With group
+// lists on, a checkpoint must hold the group states counted under the same groups (else the
+// previous one is tried).
+func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 	c := w.cfg
 	var st *window.Partition
 	var topSnap []byte
+	var gs *groupStates
 	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
-		win, top, trackedPart, err := unbundle(cp.State)
+		b, err := unbundle(cp.State)
 		if err != nil {
 			return err
 		}
 		var tracked []window.TrackedItem
-		if trackedPart != nil {
-			if tracked, err = decodeTracked(trackedPart); err != nil {
+		if b.tracked != nil {
+			if tracked, err = decodeTracked(b.tracked); err != nil {
 				return err
 			}
 		}
@@ -483,31 +536,51 @@ func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topic
 		for i, pc := range cp.Pieces {
 			pieces[i] = window.Piece{Name: pc.Name, Data: pc.Data}
 		}
-		s, err := window.RestoreIncremental(c.Window, win, pieces)
-		if err == nil {
-			s.SetTracked(tracked)
+		winPieces := pieces
+		if b.groups != nil {
+			if b.groups.winPieces > len(pieces) {
+				return fmt.Errorf("%w: the window state lists %d pieces of %d", errBundle, b.groups.winPieces, len(pieces))
+			}
+			winPieces = pieces[:b.groups.winPieces]
 		}
-		st, topSnap = s, top
-		return err
+		var g *groupStates
+		if c.Groups.On() {
+			if g, err = restoreGroups(c.Groups, c.groupWindow(), b.groups, pieces); err != nil {
+				return err
+			}
+		}
+		s, err := window.RestoreIncremental(c.Window, b.win, winPieces)
+		if err != nil {
+			return err
+		}
+		s.SetTracked(tracked)
+		st, topSnap, gs = s, b.top, g
+		return nil
 	})
 	if err != nil {
-		return nil, nil, 0, err
+		return restored{}, err
+	}
+	if !found {
+		topSnap = nil
 	}
 	top, err := w.restoreTopics(id, topSnap)
 	if err != nil {
-		return nil, nil, 0, err
+		return restored{}, err
 	}
 	if !found {
 		s, err := window.New(c.Window)
 		if err != nil {
-			return nil, nil, 0, err
+			return restored{}, err
+		}
+		if c.Groups.On() {
+			gs = newGroupStates(c.Groups, c.groupWindow())
 		}
 		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
-		return s, top, kafka.FirstOffset, nil
+		return restored{s, top, gs, kafka.FirstOffset}, nil
 	}
 	w.m.restores.Inc()
 	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
-	return st, top, cp.Offset, nil
+	return restored{st, top, gs, cp.Offset}, nil
 }
 
 // restoreTopics builds the partition's topics state from its snapshot (nil: none), sharing
@@ -558,9 +631,15 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
 	}
-	if len(m.Headers) > 0 && salted(&m) {
+	salt := len(m.Headers) > 0 && salted(&m)
+	if salt {
 		p.state.Track(f.ItemID, f.TSMilli)
 		p.w.m.salted.Inc()
+	}
+	if p.groups != nil && len(f.Region) > 0 {
+		if why := p.groups.add(p.state, f.Region, f.ItemID, f.Count, f.TSMilli, salt); why != "" {
+			p.w.m.groupDropped[why].Inc()
+		}
 	}
 	if p.topics != nil {
 		p.topics.Add(mention(f.Event(), p.topics.Config().Weight))
@@ -634,17 +713,61 @@ func (p *partition) flushDLQ(ctx context.Context) error {
 
 // publish sends the partition's top m*K of every window, the final lists of calendar
 // windows that closed and the late-drop counts of closed ones that changed, to the partials
-// topic.
+// topic: for all items, and for each group value it keeps lists of.
 func (p *partition) publish(ctx context.Context) error {
 	asOf := p.state.AsOf()
 	if asOf.IsZero() {
 		return nil // nothing seen yet
 	}
 	var msgs []kafka.Message
+	if err := p.windowPartials(&msgs, p.state, ""); err != nil {
+		return err
+	}
+	if p.topics != nil && p.topics.Minute() >= 0 {
+		for _, pt := range topicsPartials(p.topics, p.id, asOf, time.Now()) {
+			b, err := pt.Encode()
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+		}
+	}
+	if pt, ok := p.sincePartial(); ok {
+		b, err := pt.Encode()
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+	}
+	if p.groups != nil {
+		p.groups.sync(p.state)
+		for _, v := range p.groups.values {
+			if err := p.windowPartials(&msgs, p.groups.states[v], v); err != nil {
+				return err
+			}
+		}
+		p.w.m.groupLists.WithLabelValues(p.lblP).Set(float64(len(p.groups.values)))
+	}
+	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
+		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
+	}
+	p.w.m.published.Add(float64(len(msgs)))
+	for _, m := range msgs {
+		p.w.m.publishedBytes.Add(float64(len(m.Value)))
+	}
+	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
+	return nil
+}
+
+// windowPartials appends the partials of one window state, st: the partition's (group "") or
+// one group value's: final lists first, then the late-drop counts that amend them (and
+// earlier ones), then every window's current list.
+func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, group string) error {
+	full := p.groups != nil && p.groups.closed
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
-		pt := model.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
-			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked)}
+		pt := model.Partial{Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
+			Total: l.Total, Items: l.Items, Final: l.Final, DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked), GroupsFull: full}
 		if sn.live {
 			pt.WindowStart = l.Start
 		} else {
@@ -666,35 +789,25 @@ func (p *partition) publish(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
+		*msgs = append(*msgs, p.partialMessage(pt.MessageKey(), b))
 		return nil
 	}
-	// Final lists first, then the late-drop counts that amend them (and earlier ones).
-	for _, l := range append(p.state.TakeClosed(), p.state.TakeLate()...) {
+	for _, l := range append(st.TakeClosed(), st.TakeLate()...) {
 		if err := add(l); err != nil {
 			return err
 		}
 	}
-	if p.topics != nil && p.topics.Minute() >= 0 {
-		for _, pt := range topicsPartials(p.topics, p.id, asOf, time.Now()) {
-			b, err := pt.Encode()
-			if err != nil {
-				return err
-			}
-			msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
-		}
-	}
 	var lives []window.List
 	if !p.w.cfg.ClosedMinutesOnly {
-		lives = p.state.LiveAll()
+		lives = st.LiveAll()
 	}
-	for i, wc := range p.state.Config().Windows {
+	for i, wc := range st.Config().Windows {
 		var l window.List
 		if lives != nil {
 			l = lives[i]
 		} else {
 			var err error
-			if l, err = p.state.Top(wc.Name); err != nil {
+			if l, err = st.Top(wc.Name); err != nil {
 				return err
 			}
 		}
@@ -705,21 +818,6 @@ func (p *partition) publish(ctx context.Context) error {
 			return err
 		}
 	}
-	if pt, ok := p.sincePartial(); ok {
-		b, err := pt.Encode()
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, p.partialMessage(pt.MessageKey(), b))
-	}
-	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
-		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
-	}
-	p.w.m.published.Add(float64(len(msgs)))
-	for _, m := range msgs {
-		p.w.m.publishedBytes.Add(float64(len(m.Value)))
-	}
-	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
 	return nil
 }
 
@@ -751,6 +849,10 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	if err == nil && p.topics != nil {
 		top, err = p.topics.Snapshot()
 	}
+	var gsnaps []groupSnap
+	if err == nil && p.groups != nil {
+		gsnaps, err = p.groups.snapshot()
+	}
 	next := p.next
 	if err != nil && snap != nil {
 		p.state.Abandon(snap)
@@ -760,30 +862,47 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	if err != nil {
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	state, pieces, err := snap.Encode()
-	if err != nil {
+	abandon := func() {
 		mu.Lock()
 		p.state.Abandon(snap)
+		if p.groups != nil {
+			p.groups.abandon(gsnaps)
+		}
 		mu.Unlock()
+	}
+	b := bundled{top: top, tracked: tracked}
+	var pieces []window.Piece
+	b.win, pieces, err = snap.Encode()
+	if err == nil && p.groups != nil {
+		b.groups, pieces, err = p.groups.encode(gsnaps, len(pieces), pieces)
+	}
+	if err != nil {
+		abandon()
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top, tracked), Pieces: make([]checkpoint.Piece, len(pieces))}
+	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(b), Pieces: make([]checkpoint.Piece, len(pieces))}
 	for i, pc := range pieces {
 		cp.Pieces[i] = checkpoint.Piece{Name: pc.Name, Data: pc.Data}
 	}
 	_, st, err := p.w.ckpts.SaveWithStats(ctx, cp)
 	if err != nil {
 		p.w.m.ckptFailures.Inc()
-		mu.Lock()
-		p.state.Abandon(snap)
+		abandon()
 		if errors.Is(err, checkpoint.ErrMissingPiece) {
+			mu.Lock()
 			p.state.ForgetStored() // the next checkpoint writes every piece
+			if p.groups != nil {
+				p.groups.forgetStored()
+			}
+			mu.Unlock()
 		}
-		mu.Unlock()
 		return err
 	}
 	mu.Lock()
 	p.state.Stored(snap)
+	if p.groups != nil {
+		p.groups.stored(gsnaps)
+	}
 	mu.Unlock()
 	p.w.m.ckpts.Inc()
 	p.w.m.ckptBytes.Set(float64(st.ManifestBytes + st.PieceBytes))
