@@ -95,7 +95,7 @@ func TestExactAgainstTruth(t *testing.T) {
 		}
 		// The engine's rollups agree with the truth item by item, not only at the top.
 		items := []string{"V0", "V1", "V7", "V150", "nope"}
-		got, err := eng.Counts(ctx, batch.Day, day0, items)
+		got, err := eng.Counts(ctx, batch.Day, day0, "", items)
 		if err != nil {
 			t.Fatal(err)
 		}

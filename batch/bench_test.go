@@ -19,6 +19,7 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/internal/objstore"
+	"trending/model/windowset"
 )
 
 // memArchive serves generated rows for any hour, so a benchmark measures the load, not S3.
@@ -71,7 +72,7 @@ func BenchmarkLoad(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := e.Load(ctx, src, day0, raw); err != nil {
+				if _, err := e.Load(ctx, src, day0, raw, windowset.Groups{}); err != nil {
 					b.Fatal(err)
 				}
 				b.StopTimer()
@@ -109,7 +110,7 @@ func BenchmarkMonth(b *testing.B) {
 		for i := range rows {
 			rows[i].Offset += int64(d * perDay)
 		}
-		if _, err := e.Load(ctx, memArchive{rows}, day, raw); err != nil {
+		if _, err := e.Load(ctx, memArchive{rows}, day, raw, windowset.Groups{}); err != nil {
 			b.Fatal(err)
 		}
 		// One hour per day stands in for the day's hours: the day rollup is what matters.
@@ -189,7 +190,7 @@ func BenchmarkLoadRatio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := e.Load(ctx, src, day0, seed); err != nil {
+	if _, err := e.Load(ctx, src, day0, seed, windowset.Groups{}); err != nil {
 		b.Fatal(err)
 	}
 	native := filepath.Join(b.TempDir(), "rows.native")
@@ -197,7 +198,7 @@ func BenchmarkLoadRatio(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cli(nil, f, "SELECT kafka_partition, kafka_offset, item_id, count, ts FROM "+seed+" ORDER BY kafka_offset FORMAT Native")
+	cli(nil, f, "SELECT kafka_partition, kafka_offset, item_id, count, ts, region FROM "+seed+" ORDER BY kafka_offset FORMAT Native")
 	f.Close()
 	e.DropTable(seed)
 	count := func(table string) uint64 {
@@ -214,7 +215,7 @@ func BenchmarkLoadRatio(b *testing.B) {
 		run  func(table string)
 	}{
 		{"ours", func(table string) {
-			if _, err := e.Load(ctx, src, day0, table); err != nil {
+			if _, err := e.Load(ctx, src, day0, table, windowset.Groups{}); err != nil {
 				b.Fatal(err)
 			}
 		}},
@@ -224,7 +225,7 @@ func BenchmarkLoadRatio(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer in.Close()
-			cli(in, io.Discard, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts) FORMAT Native")
+			cli(in, io.Discard, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region) FORMAT Native")
 		}},
 		// The client's own start and connection, which the server's rate does not include.
 		{"client_start", func(string) { cli(nil, io.Discard, "SELECT 1") }},

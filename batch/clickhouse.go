@@ -17,6 +17,7 @@ import (
 	"trending/archive"
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/windowset"
 )
 
 // ClickHouseConfig configures the ClickHouse engine.
@@ -112,6 +113,12 @@ func NewClickHouse(ctx context.Context, conn driver.Conn, cfg ClickHouseConfig) 
 	}
 	if n != 4 {
 		return nil, fmt.Errorf("clickhouse database %s lacks the rollup tables: run `trending migrate`", cfg.Database)
+	}
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table IN ('rollup_hour', 'rollup_day', 'rollup_month') AND name = 'grp'", cfg.Database).Scan(&n); err != nil {
+		return nil, fmt.Errorf("look for the rollups' group column in %s: %w", cfg.Database, err)
+	}
+	if n != 3 {
+		return nil, fmt.Errorf("clickhouse database %s's rollup tables lack the group column (schemas/clickhouse/005): run `trending migrate`", cfg.Database)
 	}
 	e := &ClickHouse{conn: conn, cfg: cfg}
 	if cfg.Cluster == "" {
@@ -241,7 +248,9 @@ func (e *ClickHouse) dropOnShards(tables ...string) {
 	})
 }
 
-const rawColumns = `(kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64)`
+// rawColumns are a build's staging table of raw events. region is the event's region when
+// the build keeps that value's rows (Built.Groups), else "".
+const rawColumns = `(kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64, region String)`
 
 func dt(t time.Time) string { return "toDateTime(" + strconv.FormatInt(t.Unix(), 10) + ")" }
 
@@ -289,7 +298,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 		lctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
 	}
 	for _, h := range hours {
-		if _, err := e.Load(lctx, src, h.Start, load); err != nil {
+		if _, err := e.Load(lctx, src, h.Start, load, h.Groups); err != nil {
 			return nil, err
 		}
 	}
@@ -297,13 +306,15 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 	inputs := map[int64]uint64{}
 	var mu sync.Mutex
 	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
-		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+` (hour, item_id, views)
-		SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, i, sum(c)
-		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t FROM `+raw+` GROUP BY kafka_partition, kafka_offset)
-		GROUP BY h, i`); err != nil {
+		// Each event counts for every item (grp "") and, when it has a kept region, for that
+		// region's rows too.
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+` (hour, grp, item_id, views)
+		SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, arrayJoin(if(r = '', [''], ['', r])) AS g, i, sum(c)
+		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r FROM `+raw+` GROUP BY kafka_partition, kafka_offset)
+		GROUP BY h, g, i`); err != nil {
 			return fmt.Errorf("aggregate hours of %s: %w", day.Format(time.DateOnly), err)
 		}
-		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, item_id, views) SELECT hour, item_id, views FROM "+e.local("rollup_hour")+
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, grp, item_id, views) SELECT hour, grp, item_id, views FROM "+e.local("rollup_hour")+
 			" WHERE toYYYYMMDD(hour) = "+ymd(day)+" AND hour NOT IN ("+dtList(hours)+")"); err != nil {
 			return fmt.Errorf("copy untouched hours of %s: %w", day.Format(time.DateOnly), err)
 		}
@@ -349,7 +360,7 @@ func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, b
 	tot := map[int64][2]uint64{}
 	var mu sync.Mutex
 	if err := e.onShards(ctx, func(ctx context.Context, sh shard) error {
-		rows, err := sh.conn.Query(ctx, "SELECT toUInt32("+col+"), count(), sum(views) FROM "+e.local(table)+" WHERE "+col+" IN ("+dateList(level, bs)+") GROUP BY "+col)
+		rows, err := sh.conn.Query(ctx, "SELECT toUInt32("+col+"), count(), sum(views) FROM "+e.local(table)+" WHERE "+col+" IN ("+dateList(level, bs)+") AND grp = '' GROUP BY "+col)
 		if err != nil {
 			return fmt.Errorf("total %s rollups: %w", level, err)
 		}
@@ -407,14 +418,15 @@ func dateList(level string, bs []Built) string {
 }
 
 // Load appends the deduplicated events of one archive hour to table (the raw staging
-// layout) as one INSERT: ChunkRows at a time become one block, one column slice per column,
-// sent as soon as it is full while the INSERT stays open. The server writes each block while
-// the next one is read from the archive and built, as it does for clickhouse-client's
-// blocks; an INSERT per chunk left the server idle while the client built the next, and the
-// client idle while the server wrote (BENCHMARKS.md, "Batch layer"). An hour without events
-// sends nothing. It returns the rows sent. On an error, blocks already sent stay in table:
-// staging tables are dropped with their build.
-func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, table string) (int, error) {
+// layout), each event's region kept where groups accepts it, as one INSERT: ChunkRows at a
+// time become one block, one column slice per column, sent as soon as it is full while the
+// INSERT stays open. The server writes each block while the next one is read from the
+// archive and built, as it does for clickhouse-client's blocks; an INSERT per chunk left the
+// server idle while the client built the next, and the client idle while the server wrote
+// (BENCHMARKS.md, "Batch layer"). An hour without events sends nothing. It returns the rows
+// sent. On an error, blocks already sent stay in table: staging tables are dropped with
+// their build.
+func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, table string, groups windowset.Groups) (int, error) {
 	var c archive.Columns
 	var b driver.Batch
 	total := 0
@@ -424,7 +436,7 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 		}
 		if b == nil {
 			var err error
-			if b, err = e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts)"); err != nil {
+			if b, err = e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region)"); err != nil {
 				return err
 			}
 		}
@@ -435,7 +447,7 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 			return err
 		}
 		total += c.Len()
-		c = archive.Columns{ItemID: c.ItemID[:0], Count: c.Count[:0], TS: c.TS[:0], Partition: c.Partition[:0], Offset: c.Offset[:0]}
+		c = archive.Columns{ItemID: c.ItemID[:0], Count: c.Count[:0], TS: c.TS[:0], Partition: c.Partition[:0], Offset: c.Offset[:0], Region: c.Region[:0]}
 		return nil
 	}
 	err := src.ReadHour(ctx, hour, func(r archive.Row) error {
@@ -444,6 +456,11 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 		c.TS = append(c.TS, r.TS)
 		c.Partition = append(c.Partition, r.Partition)
 		c.Offset = append(c.Offset, r.Offset)
+		region := ""
+		if groups.On() && groups.Accepts(r.Region) {
+			region = r.Region
+		}
+		c.Region = append(c.Region, region)
 		if c.Len() >= e.cfg.ChunkRows {
 			return flush()
 		}
@@ -470,13 +487,13 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 func (e *ClickHouse) appendChunk(b driver.Batch, c *archive.Columns) error {
 	if e.cfg.RowByRow {
 		for i := range c.Len() {
-			if err := b.Append(c.Partition[i], c.Offset[i], c.ItemID[i], c.Count[i], c.TS[i]); err != nil {
+			if err := b.Append(c.Partition[i], c.Offset[i], c.ItemID[i], c.Count[i], c.TS[i], c.Region[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for i, col := range []any{c.Partition, c.Offset, c.ItemID, c.Count, c.TS} {
+	for i, col := range []any{c.Partition, c.Offset, c.ItemID, c.Count, c.TS, c.Region} {
 		if err := b.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}
@@ -507,8 +524,8 @@ func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Buil
 	}
 	return e.finish(ctx, Day, "rollup_day", "day", stage, month.Format("200601"), "toYYYYMM(day) = "+month.Format("200601"), days,
 		func(ctx context.Context, s shard) error {
-			if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (day, item_id, views) SELECT toDate(hour) AS d, item_id, sum(views) FROM "+e.local("rollup_hour")+
-				" WHERE toYYYYMMDD(hour) IN ("+strings.Join(parts, ", ")+") GROUP BY d, item_id"); err != nil {
+			if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (day, grp, item_id, views) SELECT toDate(hour) AS d, grp, item_id, sum(views) FROM "+e.local("rollup_hour")+
+				" WHERE toYYYYMMDD(hour) IN ("+strings.Join(parts, ", ")+") GROUP BY d, grp, item_id"); err != nil {
 				return fmt.Errorf("sum hours into days of %s: %w", month.Format("2006-01"), err)
 			}
 			return nil
@@ -528,8 +545,8 @@ func (e *ClickHouse) BuildMonths(ctx context.Context, year time.Time, months []B
 	return e.finish(ctx, Month, "rollup_month", "month", stage, strconv.Itoa(y), "toYear(month) = "+strconv.Itoa(y), months,
 		func(ctx context.Context, s shard) error {
 			for _, m := range months {
-				if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (month, item_id, views) SELECT toDate('"+m.Start.UTC().Format(time.DateOnly)+"'), item_id, sum(views) FROM "+e.local("rollup_day")+
-					" WHERE toYYYYMM(day) = "+m.Start.UTC().Format("200601")+" AND day < toDate('"+m.Through.UTC().Format(time.DateOnly)+"') GROUP BY item_id"); err != nil {
+				if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (month, grp, item_id, views) SELECT toDate('"+m.Start.UTC().Format(time.DateOnly)+"'), grp, item_id, sum(views) FROM "+e.local("rollup_day")+
+					" WHERE toYYYYMM(day) = "+m.Start.UTC().Format("200601")+" AND day < toDate('"+m.Through.UTC().Format(time.DateOnly)+"') GROUP BY grp, item_id"); err != nil {
 					return fmt.Errorf("sum days into month %s: %w", m.Start.Format("2006-01"), err)
 				}
 			}
@@ -548,7 +565,7 @@ func (e *ClickHouse) finish(ctx context.Context, level, table, col, stage, parti
 		if err := fill(ctx, s); err != nil {
 			return err
 		}
-		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" ("+col+", item_id, views) SELECT "+col+", item_id, views FROM "+e.local(table)+
+		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" ("+col+", grp, item_id, views) SELECT "+col+", grp, item_id, views FROM "+e.local(table)+
 			" WHERE "+inPartition+" AND "+col+" NOT IN ("+dateList(level, bs)+")"); err != nil {
 			return fmt.Errorf("copy untouched %s rollups: %w", level, err)
 		}
@@ -582,7 +599,7 @@ func (e *ClickHouse) Meta(ctx context.Context, level string, start time.Time) (M
 		// faults"). A mismatch rebuilds the window, whose swap replaces them again.
 		table, where := e.rollupWhere(level, start)
 		var rows, views uint64
-		if err := e.conn.QueryRow(ctx, "SELECT count(), sum(views) FROM "+table+" WHERE "+where).Scan(&rows, &views); err != nil {
+		if err := e.conn.QueryRow(ctx, "SELECT count(), sum(views) FROM "+table+" WHERE "+where+" AND grp = ''").Scan(&rows, &views); err != nil {
 			return m, fmt.Errorf("check %s rollup %s: %w", level, start.UTC().Format(time.RFC3339), err)
 		}
 		if rows != m.Items || views != m.Views {
@@ -613,10 +630,10 @@ func (e *ClickHouse) rollupWhere(level string, start time.Time) (table, where st
 }
 
 // TopK implements Engine.
-func (e *ClickHouse) TopK(ctx context.Context, level string, start time.Time, k int) ([]Ranked, uint64, uint64, error) {
+func (e *ClickHouse) TopK(ctx context.Context, level string, start time.Time, group string, k int) ([]Ranked, uint64, uint64, error) {
 	table, where := e.rollupWhere(level, start)
-	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) AS v FROM "+table+" WHERE "+where+
-		" GROUP BY item_id ORDER BY v DESC, item_id ASC LIMIT "+strconv.Itoa(k))
+	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) AS v FROM "+table+" WHERE "+where+" AND grp = ?"+
+		" GROUP BY item_id ORDER BY v DESC, item_id ASC LIMIT "+strconv.Itoa(k), group)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("top %d of %s: %w", k, level, err)
 	}
@@ -634,26 +651,27 @@ func (e *ClickHouse) TopK(ctx context.Context, level string, start time.Time, k 
 		return nil, 0, 0, err
 	}
 	var views, items uint64
-	if err := e.conn.QueryRow(ctx, "SELECT sum(views), uniqExact(item_id) FROM "+table+" WHERE "+where).Scan(&views, &items); err != nil {
+	if err := e.conn.QueryRow(ctx, "SELECT sum(views), uniqExact(item_id) FROM "+table+" WHERE "+where+" AND grp = ?", group).Scan(&views, &items); err != nil {
 		return nil, 0, 0, fmt.Errorf("totals of %s: %w", level, err)
 	}
 	return top, views, items, nil
 }
 
 // Counts implements Engine.
-func (e *ClickHouse) Counts(ctx context.Context, level string, start time.Time, items []string) (map[string]uint64, error) {
+func (e *ClickHouse) Counts(ctx context.Context, level string, start time.Time, group string, items []string) (map[string]uint64, error) {
 	out := make(map[string]uint64, len(items))
 	if len(items) == 0 {
 		return out, nil
 	}
 	table, where := e.rollupWhere(level, start)
 	// One placeholder per item: 18.16 does not take an array on the right of IN.
-	args := make([]any, len(items))
-	for i, id := range items {
-		args[i] = id
+	args := make([]any, 0, len(items)+1)
+	args = append(args, group)
+	for _, id := range items {
+		args = append(args, id)
 	}
 	marks := strings.Repeat("?, ", len(items))
-	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) FROM "+table+" WHERE "+where+" AND item_id IN ("+marks[:len(marks)-2]+") GROUP BY item_id", args...)
+	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) FROM "+table+" WHERE "+where+" AND grp = ? AND item_id IN ("+marks[:len(marks)-2]+") GROUP BY item_id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("counts in %s: %w", level, err)
 	}
@@ -665,6 +683,25 @@ func (e *ClickHouse) Counts(ctx context.Context, level string, start time.Time, 
 			return nil, err
 		}
 		out[id] = v
+	}
+	return out, rows.Err()
+}
+
+// Groups implements Engine.
+func (e *ClickHouse) Groups(ctx context.Context, level string, start time.Time) ([]GroupViews, error) {
+	table, where := e.rollupWhere(level, start)
+	rows, err := e.conn.Query(ctx, "SELECT grp, sum(views) AS v FROM "+table+" WHERE "+where+" AND grp != '' GROUP BY grp ORDER BY v DESC, grp ASC")
+	if err != nil {
+		return nil, fmt.Errorf("group values of %s: %w", level, err)
+	}
+	defer rows.Close()
+	var out []GroupViews
+	for rows.Next() {
+		var g GroupViews
+		if err := rows.Scan(&g.Group, &g.Views); err != nil {
+			return nil, err
+		}
+		out = append(out, g)
 	}
 	return out, rows.Err()
 }

@@ -13,6 +13,7 @@ import (
 	"trending/batch"
 	"trending/internal/itest"
 	"trending/model"
+	"trending/model/windowset"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
 )
@@ -92,9 +93,10 @@ func openCHCluster(t *testing.T) (*batch.ClickHouse, store.ClickHouseOptions, fu
 }
 
 // TestClusterSameAsOneServer: the truth-checked batch run (every hour, both days, the month
-// and all time, with duplicated offsets in the archive) on the two-shard cluster gives the
-// same lists as on one server, each equal to the truth; each shard holds its own items' rows
-// and no row is on both; a forced rerun on the cluster leaves the same rows and lists.
+// and all time, with duplicated offsets in the archive, and the lists per region) on the
+// two-shard cluster gives the same lists as on one server, each equal to the truth; each
+// shard holds its own items' rows and no row is on both; a forced rerun on the cluster leaves
+// the same rows and lists.
 func TestClusterSameAsOneServer(t *testing.T) {
 	f := newFixture(t)
 	f.generate()
@@ -108,29 +110,38 @@ func TestClusterSameAsOneServer(t *testing.T) {
 	cl, o, onShard := openCHCluster(t)
 	stOne, stCl := boltStore(t), boltStore(t)
 	start := time.Now()
-	if _, err := newRunner(t, f, one, stOne, now, nil).Recompute(ctx, ws); err != nil {
+	groups := func(c *batch.Config) {
+		c.Windows.Groups = windowset.Groups{By: windowset.ByRegion, Values: []string{"eu", "us"}}
+	}
+	if _, err := newRunner(t, f, one, stOne, now, groups).Recompute(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
 	oneTook, start := time.Since(start), time.Now()
-	if _, err := newRunner(t, f, cl, stCl, now, nil).Recompute(ctx, ws); err != nil {
+	if _, err := newRunner(t, f, cl, stCl, now, groups).Recompute(ctx, ws); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d windows: one server %s, the two-shard cluster %s", len(ws), oneTook.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	keys := []model.Key{{Window: "day", Start: day0}, {Window: "day", Start: day0.Add(24 * time.Hour)},
-		{Window: "month", Start: model.Align("month", day0)}, {Window: "all"}}
+		{Window: "month", Start: model.Align("month", day0)}, {Window: "all"},
+		{Window: "day", Start: day0, Group: "eu"}, {Window: "month", Start: model.Align("month", day0), Group: "us"},
+		{Window: "hour", Start: day0.Add(11 * time.Hour), Group: "eu"}}
 	for _, h := range hoursOf(day0, 48) {
 		if len(f.truth[h]) > 0 {
 			keys = append(keys, model.Key{Window: "hour", Start: h})
 		}
 	}
 	truth := func(k model.Key) map[string]uint64 {
+		of := f.truthOf
+		if k.Group != "" {
+			of = func(hours ...time.Time) map[string]uint64 { return f.regionOf(k.Group, hours...) }
+		}
 		switch k.Window {
 		case "hour":
-			return f.truthOf(k.Start)
+			return of(k.Start)
 		case "day":
-			return f.truthOf(hoursOf(k.Start, 24)...)
+			return of(hoursOf(k.Start, 24)...)
 		}
-		return f.truthOf(hoursOf(day0, 48)...)
+		return of(hoursOf(day0, 48)...)
 	}
 	lists := func() map[model.Key][]model.Item {
 		out := map[model.Key][]model.Item{}
@@ -187,7 +198,7 @@ func TestClusterSameAsOneServer(t *testing.T) {
 	}
 	before := dump()
 
-	r := newRunner(t, f, cl, stCl, now.Add(time.Minute), func(c *batch.Config) { c.Rebuild = true })
+	r := newRunner(t, f, cl, stCl, now.Add(time.Minute), func(c *batch.Config) { groups(c); c.Rebuild = true })
 	rep, err := r.Recompute(ctx, ws)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"trending/archive"
 	"trending/internal/objstore"
+	"trending/model/windowset"
 )
 
 // Archive is the archive as the batch layer reads it; *archive.Reader implements it.
@@ -33,6 +34,16 @@ type Built struct {
 	// Through is where the rollup's inputs end: the window's end, or earlier for the month
 	// to date.
 	Through time.Time
+	// Groups are the group values whose own rows an hour rollup keeps beside every item's
+	// (BuildHours: the events of a value Groups.Accepts also count under it); a day or month
+	// rollup sums whatever rows the level below holds. The zero value keeps none.
+	Groups windowset.Groups
+}
+
+// GroupViews is one group value of a rollup and its views.
+type GroupViews struct {
+	Group string
+	Views uint64
 }
 
 // Meta is what an engine recorded about one rollup.
@@ -41,8 +52,8 @@ type Meta struct {
 	Version     int64     // build time, Unix milliseconds
 	Through     time.Time // inputs end here (exclusive)
 	InputRows   uint64    // hour: events loaded after dedup; above: rows summed
-	Items       uint64    // distinct items
-	Views       uint64    // total views
+	Items       uint64    // distinct items (of all items: a group value's rows are not counted)
+	Views       uint64    // total views (likewise)
 }
 
 // Ranked is one item of a top-K answer.
@@ -70,10 +81,15 @@ type Engine interface {
 	Meta(ctx context.Context, level string, start time.Time) (Meta, error)
 	// TopK returns the k items with the most views in a rollup (level All: summed over
 	// every month), by views descending then item id ascending, and the rollup's total
-	// views and distinct items.
-	TopK(ctx context.Context, level string, start time.Time, k int) (top []Ranked, views, items uint64, err error)
-	// Counts returns the exact views of the given items in a rollup (0 when absent).
-	Counts(ctx context.Context, level string, start time.Time, items []string) (map[string]uint64, error)
+	// views and distinct items: of every event with group "", of one group value's events
+	// (a value the rollup keeps rows of) otherwise.
+	TopK(ctx context.Context, level string, start time.Time, group string, k int) (top []Ranked, views, items uint64, err error)
+	// Counts returns the exact views of the given items in a rollup (0 when absent), of
+	// every event or of one group value's, as TopK.
+	Counts(ctx context.Context, level string, start time.Time, group string, items []string) (map[string]uint64, error)
+	// Groups returns the group values a rollup keeps rows of, with their views, by views
+	// descending then value ascending.
+	Groups(ctx context.Context, level string, start time.Time) ([]GroupViews, error)
 	// Months lists the starts of every month rollup, ascending: what All sums.
 	Months(ctx context.Context) ([]time.Time, error)
 	Close() error

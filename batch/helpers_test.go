@@ -32,8 +32,11 @@ type fixture struct {
 	obj   *objstore.Store
 	arc   *archive.Reader
 	truth map[time.Time]map[string]uint64 // hour -> item -> views, each (partition, offset) once
-	next  map[int32]int64                 // next offset per partition
-	rng   *rand.Rand
+	// regional is the truth of each region's events (the lists per group value).
+	regional map[string]map[time.Time]map[string]uint64
+	next     map[int32]int64 // next offset per partition
+	rng      *rand.Rand
+	regRng   *rand.Rand // regions: apart, so the items drawn are those of a stream without them
 }
 
 // objConfig is the object store at endpoint: objstore's defaults with these set.
@@ -55,7 +58,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return &fixture{t: t, obj: obj, arc: archive.NewReader(obj), truth: map[time.Time]map[string]uint64{},
-		next: map[int32]int64{}, rng: rand.New(rand.NewPCG(1, 2))}
+		regional: map[string]map[time.Time]map[string]uint64{}, next: map[int32]int64{}, rng: rand.New(rand.NewPCG(1, 2)), regRng: rand.New(rand.NewPCG(3, 4))}
 }
 
 // item draws a skewed item id: a few hot items and a long tail.
@@ -76,12 +79,24 @@ func (f *fixture) roll(p int32, n int, from time.Time, span time.Duration) map[t
 	for i := range n {
 		ts := from.Add(time.Duration(f.rng.Int64N(int64(span))))
 		r := archive.Row{ItemID: f.item(), Count: uint32(1 + f.rng.IntN(5)), TS: ts.UnixMilli(), Partition: p, Offset: first + int64(i), IngestTS: ts.UnixMilli()}
+		r.Region = regions[f.regRng.IntN(len(regions))]
 		h := ts.Truncate(time.Hour)
 		byHour[h] = append(byHour[h], r)
 		if f.truth[h] == nil {
 			f.truth[h] = map[string]uint64{}
 		}
 		f.truth[h][r.ItemID] += uint64(r.Count)
+		if r.Region != "" {
+			rt := f.regional[r.Region]
+			if rt == nil {
+				rt = map[time.Time]map[string]uint64{}
+				f.regional[r.Region] = rt
+			}
+			if rt[h] == nil {
+				rt[h] = map[string]uint64{}
+			}
+			rt[h][r.ItemID] += uint64(r.Count)
+		}
 	}
 	f.next[p] = first + int64(n)
 	f.write(p, first, first+int64(n)-1, byHour)
@@ -151,6 +166,20 @@ func (f *fixture) generate() {
 		f.roll(p, 200, day0.Add(24*time.Hour), 2*time.Hour) // next day 00, 01
 	}
 	f.progress(day0.Add(72 * time.Hour))
+}
+
+// regions are the events' regions: eu most, some without one, and a few of a fourth.
+var regions = []string{"eu", "eu", "eu", "us", "us", "apac", "", "mars"}
+
+// regionOf returns the exact views per item of one region's events in a set of hours.
+func (f *fixture) regionOf(region string, hours ...time.Time) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, h := range hours {
+		for id, v := range f.regional[region][h] {
+			out[id] += v
+		}
+	}
+	return out
 }
 
 // truthTop returns the exact top of a set of hours, by views then item id.

@@ -9,6 +9,7 @@ import (
 
 	"trending/archive"
 	"trending/internal/itest"
+	"trending/model/windowset"
 )
 
 // failingArchive yields the rows of rows until after, then fails.
@@ -50,7 +51,7 @@ func TestLoadBlocks(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer e.DropTable(table)
-			n, err := e.Load(ctx, memArchive{tc.rows}, day0, table)
+			n, err := e.Load(ctx, memArchive{tc.rows}, day0, table, windowset.Groups{})
 			if err != nil || n != len(tc.rows) {
 				t.Fatalf("load: %d rows, %v; want %d", n, err, len(tc.rows))
 			}
@@ -70,7 +71,7 @@ func TestLoadBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("create after %d failed loads: %v", i, err)
 			}
-			_, err = e.Load(ctx, failingArchive{memArchive{rows}, 250}, day0, table)
+			_, err = e.Load(ctx, failingArchive{memArchive{rows}, 250}, day0, table, windowset.Groups{})
 			e.DropTable(table)
 			if !errors.Is(err, errArchive) {
 				t.Fatalf("load %d: %v, want the archive's error", i, err)
@@ -81,7 +82,7 @@ func TestLoadBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer e.DropTable(table)
-		if n, err := e.Load(ctx, memArchive{rows}, day0, table); err != nil || n != len(rows) {
+		if n, err := e.Load(ctx, memArchive{rows}, day0, table, windowset.Groups{}); err != nil || n != len(rows) {
 			t.Fatalf("load after 20 failed ones: %d rows, %v", n, err)
 		}
 	})

@@ -19,8 +19,10 @@ import (
 
 // Native is the Go-native exact engine of the embedded mode: it aggregates the archive
 // reader's rows with maps and keeps each rollup as one value in a bbolt file (sorted
-// item/views pairs), so a day is the sum of 24 small values, not a rescan of events. Each
-// Build call is one bbolt transaction: atomic, like a ClickHouse partition swap.
+// item/views pairs), so a day is the sum of 24 small values, not a rescan of events. The
+// rows of the group values a build keeps (Built.Groups) are a second value per rollup, in a
+// bucket of their own per level. Each Build call is one bbolt transaction: atomic, like a
+// ClickHouse partition swap.
 type Native struct {
 	db *bolt.DB
 }
@@ -28,6 +30,7 @@ type Native struct {
 var (
 	bucketMeta = []byte("meta")
 	levelBkt   = map[string][]byte{Hour: []byte("hour"), Day: []byte("day"), Month: []byte("month")}
+	groupBkt   = map[string][]byte{Hour: []byte("group-hour"), Day: []byte("group-day"), Month: []byte("group-month")}
 )
 
 // OpenNative opens (creating) the rollup file at path.
@@ -37,7 +40,7 @@ func OpenNative(path string) (*Native, error) {
 		return nil, fmt.Errorf("open rollup file %s: %w (is another trending batch using it?)", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, levelBkt[Hour], levelBkt[Day], levelBkt[Month]} {
+		for _, b := range [][]byte{bucketMeta, levelBkt[Hour], levelBkt[Day], levelBkt[Month], groupBkt[Hour], groupBkt[Day], groupBkt[Month]} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -104,6 +107,67 @@ func addInto(dst counts, raw []byte) error {
 	return eachCount(raw, func(id string, v uint64) { dst[id] += v })
 }
 
+// grouped is one rollup's rows of group values: views per item per value.
+type grouped map[string]counts
+
+// encodeGrouped writes the values sorted, each as its length and bytes, then its rollup's
+// length and encodeCounts bytes.
+func encodeGrouped(g grouped) []byte {
+	names := make([]string, 0, len(g))
+	for n, c := range g {
+		if len(c) > 0 {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	buf := binary.AppendUvarint(nil, uint64(len(names)))
+	for _, n := range names {
+		c := encodeCounts(g[n])
+		buf = binary.AppendUvarint(buf, uint64(len(n)))
+		buf = append(buf, n...)
+		buf = binary.AppendUvarint(buf, uint64(len(c)))
+		buf = append(buf, c...)
+	}
+	return buf
+}
+
+// addGrouped decodes an encodeGrouped value into dst, summing.
+func addGrouped(dst grouped, b []byte) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errors.New("corrupt group rollup: bad length")
+	}
+	b = b[k:]
+	part := func() ([]byte, error) {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < l {
+			return nil, errors.New("corrupt group rollup: bad part")
+		}
+		p := b[k : k+int(l)]
+		b = b[k+int(l):]
+		return p, nil
+	}
+	for range n {
+		name, err := part()
+		if err != nil {
+			return err
+		}
+		raw, err := part()
+		if err != nil {
+			return err
+		}
+		c := dst[string(name)]
+		if c == nil {
+			c = counts{}
+			dst[string(name)] = c
+		}
+		if err := addInto(c, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // BuildHours implements Engine.
 func (e *Native) BuildHours(ctx context.Context, src Archive, day time.Time, hours []Built) ([]Meta, error) {
 	type pk struct {
@@ -111,12 +175,13 @@ func (e *Native) BuildHours(ctx context.Context, src Archive, day time.Time, hou
 		o int64
 	}
 	built := make([]counts, len(hours))
+	groups := make([]grouped, len(hours))
 	metas := make([]Meta, len(hours))
 	for i, h := range hours {
 		if !model.Align(Day, h.Start).Equal(model.Align(Day, day)) {
 			panic("BUG: BuildHours of an hour outside the day")
 		}
-		c := counts{}
+		c, g := counts{}, grouped{}
 		seen := map[pk]struct{}{} // the second dedup guard, as the ClickHouse engine's GROUP BY
 		err := src.ReadHour(ctx, h.Start, func(r archive.Row) error {
 			k := pk{r.Partition, r.Offset}
@@ -125,23 +190,38 @@ func (e *Native) BuildHours(ctx context.Context, src Archive, day time.Time, hou
 			}
 			seen[k] = struct{}{}
 			c[r.ItemID] += uint64(r.Count)
+			if r.Region != "" && h.Groups.Accepts(r.Region) {
+				gc := g[r.Region]
+				if gc == nil {
+					gc = counts{}
+					g[r.Region] = gc
+				}
+				gc[r.ItemID] += uint64(r.Count)
+			}
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("read hour %s: %w", h.Start.UTC().Format(time.RFC3339), err)
 		}
-		built[i] = c
+		built[i], groups[i] = c, g
 		metas[i] = Meta{Fingerprint: h.Fingerprint, Through: h.Through, InputRows: uint64(len(seen))}
 	}
-	return metas, e.put(Hour, hours, built, metas)
+	return metas, e.put(Hour, hours, built, groups, metas)
 }
 
-// put writes rollups and their meta in one transaction.
-func (e *Native) put(level string, bs []Built, cs []counts, metas []Meta) error {
+// put writes rollups, their group values' rows and their meta in one transaction.
+func (e *Native) put(level string, bs []Built, cs []counts, gs []grouped, metas []Meta) error {
 	version := time.Now().UnixMilli()
 	return e.db.Update(func(tx *bolt.Tx) error {
-		bk, mb := tx.Bucket(levelBkt[level]), tx.Bucket(bucketMeta)
+		bk, gb, mb := tx.Bucket(levelBkt[level]), tx.Bucket(groupBkt[level]), tx.Bucket(bucketMeta)
 		for i, b := range bs {
+			if len(gs[i]) == 0 {
+				if err := gb.Delete(startKey(b.Start)); err != nil {
+					return err
+				}
+			} else if err := gb.Put(startKey(b.Start), encodeGrouped(gs[i])); err != nil {
+				return err
+			}
 			var views uint64
 			for _, v := range cs[i] {
 				views += v
@@ -169,6 +249,22 @@ func (e *Native) put(level string, bs []Built, cs []counts, metas []Meta) error 
 	})
 }
 
+// sumGroups sums the group values' rows of the rollups of level with start in [from, to).
+func (e *Native) sumGroups(level string, from, to time.Time) (grouped, error) {
+	g := grouped{}
+	err := e.db.View(func(tx *bolt.Tx) error {
+		cur := tx.Bucket(groupBkt[level]).Cursor()
+		hi := startKey(to)
+		for k, v := cur.Seek(startKey(from)); k != nil && bytes.Compare(k, hi) < 0; k, v = cur.Next() {
+			if err := addGrouped(g, v); err != nil {
+				return fmt.Errorf("%s %s: %w", level, k, err)
+			}
+		}
+		return nil
+	})
+	return g, err
+}
+
 // sumRange sums the rollups of level with start in [from, to).
 func (e *Native) sumRange(level string, from, to time.Time) (counts, error) {
 	c := counts{}
@@ -187,7 +283,7 @@ func (e *Native) sumRange(level string, from, to time.Time) (counts, error) {
 
 // BuildDays implements Engine.
 func (e *Native) BuildDays(_ context.Context, month time.Time, days []Built) error {
-	cs := make([]counts, len(days))
+	cs, gs := make([]counts, len(days)), make([]grouped, len(days))
 	for i, d := range days {
 		if !model.Align(Month, d.Start).Equal(model.Align(Month, month)) {
 			panic("BUG: BuildDays of a day outside the month")
@@ -196,18 +292,22 @@ func (e *Native) BuildDays(_ context.Context, month time.Time, days []Built) err
 		if err != nil {
 			return err
 		}
-		cs[i] = c
+		g, err := e.sumGroups(Hour, d.Start, model.Next(Day, d.Start))
+		if err != nil {
+			return err
+		}
+		cs[i], gs[i] = c, g
 	}
 	metas := make([]Meta, len(days))
 	for i, d := range days {
 		metas[i].Fingerprint, metas[i].Through = d.Fingerprint, d.Through
 	}
-	return e.put(Day, days, cs, metas)
+	return e.put(Day, days, cs, gs, metas)
 }
 
 // BuildMonths implements Engine.
 func (e *Native) BuildMonths(_ context.Context, year time.Time, months []Built) error {
-	cs := make([]counts, len(months))
+	cs, gs := make([]counts, len(months)), make([]grouped, len(months))
 	for i, m := range months {
 		if m.Start.UTC().Year() != year.UTC().Year() {
 			panic("BUG: BuildMonths of a month outside the year")
@@ -216,13 +316,17 @@ func (e *Native) BuildMonths(_ context.Context, year time.Time, months []Built) 
 		if err != nil {
 			return err
 		}
-		cs[i] = c
+		g, err := e.sumGroups(Day, m.Start, m.Through)
+		if err != nil {
+			return err
+		}
+		cs[i], gs[i] = c, g
 	}
 	metas := make([]Meta, len(months))
 	for i, m := range months {
 		metas[i].Fingerprint, metas[i].Through = m.Fingerprint, m.Through
 	}
-	return e.put(Month, months, cs, metas)
+	return e.put(Month, months, cs, gs, metas)
 }
 
 // Meta implements Engine.
@@ -238,19 +342,55 @@ func (e *Native) Meta(_ context.Context, level string, start time.Time) (Meta, e
 	return m, err
 }
 
-func (e *Native) load(level string, start time.Time) (counts, error) {
+// span returns the level of rollup and the range of starts a window's rows are summed over.
+func span(level string, start time.Time) (string, time.Time, time.Time) {
 	switch level {
 	case All:
-		return e.sumRange(Month, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC))
+		return Month, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	case Week: // no rollup of its own: the sum of its days
-		return e.sumRange(Day, start, model.Next(Week, start))
+		return Day, start, model.Next(Week, start)
 	}
-	return e.sumRange(level, start, start.Add(time.Second))
+	return level, start, start.Add(time.Second)
+}
+
+// load returns a window's rows of every item (group "") or of one group value.
+func (e *Native) load(level string, start time.Time, group string) (counts, error) {
+	lv, from, to := span(level, start)
+	if group == "" {
+		return e.sumRange(lv, from, to)
+	}
+	g, err := e.sumGroups(lv, from, to)
+	if err != nil {
+		return nil, err
+	}
+	if c := g[group]; c != nil {
+		return c, nil
+	}
+	return counts{}, nil
+}
+
+// Groups implements Engine.
+func (e *Native) Groups(_ context.Context, level string, start time.Time) ([]GroupViews, error) {
+	lv, from, to := span(level, start)
+	g, err := e.sumGroups(lv, from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]GroupViews, 0, len(g))
+	for name, c := range g {
+		var v uint64
+		for _, n := range c {
+			v += n
+		}
+		out = append(out, GroupViews{name, v})
+	}
+	slices.SortFunc(out, func(a, b GroupViews) int { return cmp.Or(cmp.Compare(b.Views, a.Views), cmp.Compare(a.Group, b.Group)) })
+	return out, nil
 }
 
 // TopK implements Engine.
-func (e *Native) TopK(_ context.Context, level string, start time.Time, k int) ([]Ranked, uint64, uint64, error) {
-	c, err := e.load(level, start)
+func (e *Native) TopK(_ context.Context, level string, start time.Time, group string, k int) ([]Ranked, uint64, uint64, error) {
+	c, err := e.load(level, start, group)
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -265,8 +405,8 @@ func (e *Native) TopK(_ context.Context, level string, start time.Time, k int) (
 }
 
 // Counts implements Engine.
-func (e *Native) Counts(_ context.Context, level string, start time.Time, items []string) (map[string]uint64, error) {
-	c, err := e.load(level, start)
+func (e *Native) Counts(_ context.Context, level string, start time.Time, group string, items []string) (map[string]uint64, error) {
+	c, err := e.load(level, start, group)
 	if err != nil {
 		return nil, err
 	}

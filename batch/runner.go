@@ -114,9 +114,11 @@ func NewRunner(cfg Config, eng Engine, arc Archive, st store.Store, log *slog.Lo
 	return &Runner{cfg: cfg, eng: eng, arc: arc, store: st, log: log}, nil
 }
 
-// Outcome is what happened to one window.
+// Outcome is what happened to one window's list: of every item, or of one group value
+// (Group; its rollup is the window's).
 type Outcome struct {
 	Window      Window
+	Group       string // the group value (a region) of a list per group; "" for all items
 	Built       bool   // its rollup was rebuilt
 	Published   bool   // its list was written to the serving store
 	Skipped     string // why it was neither (current, empty, open, newer list)
@@ -135,7 +137,7 @@ type Report struct {
 	Outcomes []Outcome
 }
 
-// Published counts the lists written.
+// Published counts the lists written, group values' included.
 func (r Report) Published() int {
 	n := 0
 	for _, o := range r.Outcomes {
@@ -378,6 +380,10 @@ func (x *run) hourFingerprints(ctx context.Context, hours []Window) error {
 		if err != nil {
 			return err
 		}
+		if g := x.cfg.Windows.Groups; g.On() {
+			// The rollup holds these group values' rows too: other groups make other rollups.
+			fp += ";groups=" + g.Kept()
+		}
 		x.mu.Lock()
 		x.hourFP[h] = fp
 		x.mu.Unlock()
@@ -493,7 +499,7 @@ func (x *run) ensureHours(ctx context.Context, ws []Window) ([]string, error) {
 func (x *run) buildHours(ctx context.Context, g []Window) error {
 	bs := make([]Built, len(g))
 	for j, w := range g {
-		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End()}
+		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups}
 	}
 	t0 := time.Now()
 	metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
@@ -660,9 +666,10 @@ func sameParent(a, b time.Time, parent string) bool {
 	return model.Align(parent, a).Equal(model.Align(parent, b))
 }
 
-// publish writes w's exact list unless the store already holds the batch list of the same
-// inputs (always when force). Against a speed list it computes the reconciliation; a
-// rerun keeps the reconciliation of the first exact run.
+// publish writes w's exact list, and those of the group values with lists (a calendar
+// window's), unless the store already holds the batch list of the same inputs (always when
+// force). Against a speed list it computes the reconciliation; a rerun keeps the
+// reconciliation of the first exact run.
 func (x *run) publish(ctx context.Context, w Window, fp string, force bool) error {
 	if !slices.Contains(ServedLevels(x.cfg.Windows), w.Level) {
 		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "not a served window (rollup only)"})
@@ -673,9 +680,42 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 			return err
 		}
 	}
+	if err := x.publishList(ctx, w, "", fp, force); err != nil {
+		return err
+	}
+	g := x.cfg.Windows.Groups
+	if !g.On() || w.Level == All {
+		// The all-time list per group value is the speed layer's: the batch's exact base and
+		// hybrid are of all items only.
+		return nil
+	}
+	vals, err := x.eng.Groups(ctx, w.Level, w.Start)
+	if err != nil {
+		return err
+	}
+	if g.Every && len(vals) > g.Max {
+		x.log.Info("batch: more group values than --groups-max have views in the window: publishing the ones with the most",
+			"window", w.String(), "values", len(vals), "max", g.Max, "first_dropped", vals[g.Max].Group)
+		vals = vals[:g.Max]
+	}
+	for _, v := range vals {
+		if !g.Accepts(v.Group) {
+			continue // kept by a run under other groups: its rollup is rebuilt before it counts
+		}
+		if err := x.publishList(ctx, w, v.Group, fp, force); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publishList writes the exact list of w of every item (group "") or of one group value.
+func (x *run) publishList(ctx context.Context, w Window, group string, fp string, force bool) error {
 	t0 := time.Now()
 	force = force || x.rebuild[w] || x.built[w]
-	cur, err := x.store.Get(ctx, w.Key())
+	key := w.Key()
+	key.Group = group
+	cur, err := x.store.Get(ctx, key)
 	var prev *model.List
 	switch {
 	case err == nil:
@@ -684,22 +724,22 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 		return fmt.Errorf("read current list of %s: %w", w, err)
 	}
 	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == fp {
-		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "current"})
+		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "current"})
 		return nil
 	}
 	level := w.Level
-	top, views, items, err := x.eng.TopK(ctx, level, w.Start, x.cfg.K)
+	top, views, items, err := x.eng.TopK(ctx, level, w.Start, group, x.cfg.K)
 	if err != nil {
 		return err
 	}
 	if views == 0 && (prev == nil || w.Level == All) {
 		// An empty all-time list would only hide the speed layer's.
-		x.note(Outcome{Window: w, Fingerprint: fp, Skipped: "no events archived"})
+		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
 	l := model.List{Version: x.version, Source: model.SourceBatch,
 		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
-	l.SetKey(w.Key())
+	l.SetKey(key)
 	if w.Level != All {
 		l.End = w.End()
 		l.AsOf = x.through(w)
@@ -746,7 +786,7 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 			for i, it := range speed.Items {
 				ids[i] = it.ItemID
 			}
-			exactOf, err := x.eng.Counts(ctx, level, w.Start, ids)
+			exactOf, err := x.eng.Counts(ctx, level, w.Start, group, ids)
 			if err != nil {
 				return err
 			}
@@ -754,7 +794,7 @@ func (x *run) publish(ctx context.Context, w Window, fp string, force bool) erro
 			l.Reconciliation, l.SpeedItems = &rec, speedItems(*speed)
 		}
 	}
-	o := Outcome{Window: w, Built: x.built[w], Fingerprint: fp, Items: items, Views: views, Recon: l.Reconciliation, Took: time.Since(t0)}
+	o := Outcome{Window: w, Group: group, Built: x.built[w], Fingerprint: fp, Items: items, Views: views, Recon: l.Reconciliation, Took: time.Since(t0)}
 	if len(top) > 0 {
 		o.Top = fmt.Sprintf("%s (%d)", top[0].ItemID, top[0].Views)
 	}
@@ -781,7 +821,7 @@ const (
 // is not another batch run's doing.
 func (x *run) kept(ctx context.Context, o Outcome, l model.List) {
 	o.Skipped = KeptBatch
-	args := []any{"window", o.Window.String(), "version", l.Version, "as_of", l.AsOf}
+	args := []any{"window", o.Window.String(), "group", o.Group, "version", l.Version, "as_of", l.AsOf}
 	if cur, err := x.store.Get(ctx, l.Key()); err != nil {
 		o.Skipped = "the serving store holds a newer list"
 		args = append(args, "err", err)
@@ -796,13 +836,27 @@ func (x *run) kept(ctx context.Context, o Outcome, l model.List) {
 	defer x.mu.Unlock()
 	x.record(o)
 	if x.cfg.Progress != nil {
-		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s\n", "kept", o.Window, o.Skipped)
+		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s\n", "kept", o.name(), o.Skipped)
 	}
-	x.meter(o.Window)
+	x.meter(o)
 }
 
-// meter counts one window done and tells Config.Meter; x.mu is held.
-func (x *run) meter(w Window) {
+// name is the outcome's window, with its group value: "hour 2026-11-14T10Z", "hour
+// 2026-11-14T10Z eu".
+func (o Outcome) name() string {
+	if o.Group == "" {
+		return o.Window.String()
+	}
+	return o.Window.String() + " " + o.Group
+}
+
+// meter counts one window done and tells Config.Meter (a group value's list is part of its
+// window's); x.mu is held.
+func (x *run) meter(o Outcome) {
+	if o.Group != "" {
+		return
+	}
+	w := o.Window
 	x.nDone++
 	if x.cfg.Meter != nil {
 		x.cfg.Meter(x.nDone, max(x.nPlaned, x.nDone), w.String())
@@ -814,7 +868,7 @@ func (x *run) note(o Outcome) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.record(o)
-	x.meter(o.Window)
+	x.meter(o)
 }
 
 // record merges o into the window's outcome, so a report has one outcome per window.
@@ -822,7 +876,7 @@ func (x *run) note(o Outcome) {
 func (x *run) record(o Outcome) {
 	for i := range x.report.Outcomes {
 		p := &x.report.Outcomes[i]
-		if p.Window != o.Window {
+		if p.Window != o.Window || p.Group != o.Group {
 			continue
 		}
 		p.Built = p.Built || o.Built
@@ -852,9 +906,9 @@ func (x *run) progress(what string, o Outcome) {
 	defer x.mu.Unlock()
 	x.record(o)
 	if what == "published" {
-		x.meter(o.Window)
+		x.meter(o)
 	}
-	line := fmt.Sprintf("batch: %-9s %-18s", what, o.Window)
+	line := fmt.Sprintf("batch: %-9s %-18s", what, o.name())
 	if o.InputRows > 0 {
 		line += fmt.Sprintf(" %d events", o.InputRows)
 	}
@@ -871,7 +925,7 @@ func (x *run) progress(what string, o Outcome) {
 		}
 	}
 	line += fmt.Sprintf(" %s", o.Took.Round(time.Millisecond))
-	x.log.Debug("batch window", "what", what, "window", o.Window.String(), "events", o.InputRows, "items", o.Items, "took", o.Took)
+	x.log.Debug("batch window", "what", what, "window", o.Window.String(), "group", o.Group, "events", o.InputRows, "items", o.Items, "took", o.Took)
 	if x.cfg.Progress != nil {
 		fmt.Fprintln(x.cfg.Progress, line)
 	}
@@ -921,7 +975,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		return err
 	}
 	n := x.cfg.BaseFactor * x.cfg.K
-	top, views, items, err := x.eng.TopK(ctx, All, time.Time{}, n+1)
+	top, views, items, err := x.eng.TopK(ctx, All, time.Time{}, "", n+1)
 	if err != nil {
 		return err
 	}

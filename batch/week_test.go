@@ -65,7 +65,7 @@ func TestWeekExact(t *testing.T) {
 			t.Errorf("%d lists published, want the week alone", published)
 		}
 		// Counts of the week are the sum of its days.
-		got, err := eng.Counts(ctx, batch.Week, week, []string{"V0", "V3", "nope"})
+		got, err := eng.Counts(ctx, batch.Week, week, "", []string{"V0", "V3", "nope"})
 		if err != nil {
 			t.Fatal(err)
 		}

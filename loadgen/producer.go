@@ -10,9 +10,11 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/salting"
 	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/event"
+	"trending/model/salt"
 )
 
 // Writer sends messages; *kafka.Writer (eventlog.NewWriter) is one. Run
@@ -53,6 +55,10 @@ type RunConfig struct {
 	// when ctx is cancelled. Default 10s. 0 gives no grace: the writes in
 	// flight are cancelled with ctx, as when the timeout runs out.
 	FlushTimeout time.Duration
+	// Salter keys the messages of salted (hot) items by their sub-keys (docs/scale-out.md,
+	// "Hot keys"), and detects hot items when it has a threshold: at the wall clock of the
+	// second being encoded. nil (the default) salts nothing.
+	Salter *salt.Salter
 }
 
 // DefaultRunConfig returns the documented defaults: the default stream in
@@ -304,6 +310,7 @@ func (p *producer) encode(sec time.Time, n int64, recs []stream.Record) *chunk {
 	c.events = make([]event.Event, len(recs))
 	c.valid = make([]bool, len(recs))
 	c.late = make([]bool, len(recs))
+	now := time.Now()
 	for i, r := range recs {
 		val := r.Raw
 		if r.Valid() {
@@ -311,6 +318,9 @@ func (p *producer) encode(sec time.Time, n int64, recs []stream.Record) *chunk {
 			c.events[i], c.valid[i], c.late[i] = r.Event, true, r.Late
 		}
 		c.msgs[i] = kafka.Message{Key: []byte(r.Key), Value: val}
+		if r.Valid() {
+			salting.Key(p.cfg.Salter, c.msgs[i:i+1], now)
+		}
 	}
 	return c
 }

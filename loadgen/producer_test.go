@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/event"
+	"trending/model/salt"
 )
 
 // readAll reads every message of topic's partitions up to their current end.
@@ -298,4 +300,61 @@ func TestRunWriteErrorEndless(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run of an endless stream did not return after its writer failed")
 	}
+}
+
+// TestRunSalts: with a Salter, the messages of a salted item (the catalog's first) spread
+// over its sub-keys with the salt header, every event unchanged, and nothing else salted;
+// the truth is the same as without salting.
+func TestRunSalts(t *testing.T) {
+	sc := streamOf(100, 2000, 50, 3*time.Second, 7, nil)
+	g, err := stream.NewGenerator(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hot := g.ItemID(1)
+	s, err := salt.NewSalter(salt.DefaultConfig(), salt.NewSet(salt.Entry{Item: hot, Ways: 4}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, plain := &fakeWriter{}, &fakeWriter{}
+	rc := DefaultRunConfig()
+	rc.Stream, rc.Speedup = sc, 0
+	if _, err := Run(context.Background(), rc, plain); err != nil {
+		t.Fatal(err)
+	}
+	rc.Salter = s
+	if _, err := Run(context.Background(), rc, w); err != nil {
+		t.Fatal(err)
+	}
+	sameTruth(t, truthOf(t, plain.msgs), truthOf(t, w.msgs))
+	keys := map[string]int{}
+	for _, m := range w.msgs {
+		ev, err := event.Decode(m.Value)
+		salted := len(m.Headers) == 1 && m.Headers[0].Key == salt.Header
+		switch {
+		case err != nil && salted:
+			t.Fatalf("a malformed message was salted: %q", m.Value)
+		case err != nil:
+		case ev.ItemID == hot && salted:
+			keys[string(m.Key)]++
+		case salted || string(m.Key) != ev.ItemID:
+			t.Fatalf("item %s keyed %s, headers %v", ev.ItemID, m.Key, m.Headers)
+		}
+	}
+	if len(keys) != 4 {
+		t.Fatalf("the hot item's sub-keys %v, want 4", keys)
+	}
+	for k, n := range keys {
+		if lo, hi := slices.Min(mapsValues(keys)), n; hi-lo > 1 {
+			t.Fatalf("sub-key %s took %d messages, another %d: round robin is within one", k, hi, lo)
+		}
+	}
+}
+
+func mapsValues(m map[string]int) []int {
+	var out []int
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
 }

@@ -3,13 +3,15 @@ package model
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
 
 func TestKeyNameRoundTrip(t *testing.T) {
 	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	for _, k := range []Key{{Window: "hour"}, {Window: "day", Start: start}, TopicsKey("eu", "surge"), TopicsKey("world", "volume")} {
+	for _, k := range []Key{{Window: "hour"}, {Window: "day", Start: start}, TopicsKey("eu", "surge"), TopicsKey("world", "volume"),
+		{Window: "hour", Group: "eu"}, {Window: "day", Start: start, Group: "ap south"}} {
 		got, ok := ParseName(k.Name())
 		got.Start = k.Start
 		if !ok || got != k {
@@ -19,7 +21,11 @@ func TestKeyNameRoundTrip(t *testing.T) {
 	if n := TopicsKey("eu", "surge").Name(); n != "topics/eu/surge" {
 		t.Fatalf("topics name %q: the stored names must not change", n)
 	}
-	for _, bad := range []string{"", "topics/eu", "topics//surge", "topics/eu/hot", "topics/e\x01u/surge", "topics/e/u/surge"} {
+	if n := (Key{Window: "hour", Group: "eu"}).Name(); n != "hour/eu" {
+		t.Fatalf("group list name %q, want hour/eu", n)
+	}
+	for _, bad := range []string{"", "topics/eu", "topics//surge", "topics/eu/hot", "topics/e\x01u/surge", "topics/e/u/surge",
+		"hour/", "hour/e\x7fu", "/eu", "hour/" + strings.Repeat("r", MaxGroupBytes+1)} {
 		if k, ok := ParseName(bad); ok {
 			t.Errorf("ParseName(%q) = %+v, want not ok", bad, k)
 		}
@@ -67,5 +73,36 @@ func TestTopicInlineJSON(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, Item{Rank: 1, ItemID: "V1", Views: 3}) {
 		t.Fatalf("%+v", back)
+	}
+}
+
+// TestValidateGroupLists: a list of one group value's views is valid on any window but the
+// all-time base, with a well-formed group and no score.
+func TestValidateGroupLists(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	base := func(k Key) List {
+		l := List{Version: 1, Source: SourceSpeed, Status: StatusLive, Items: []Item{{Rank: 1, ItemID: "V1", Views: 3}}}
+		l.SetKey(k)
+		return l
+	}
+	for _, k := range []Key{{Window: "hour", Group: "eu"}, {Window: "all", Group: "us"}, {Window: "hour", Start: start, Group: "apac"}} {
+		if err := base(k).Validate(); err != nil {
+			t.Errorf("%v: %v", k, err)
+		}
+	}
+	for k, want := range map[Key]string{
+		{Window: "hour", Group: "e/u"}:            "group",
+		{Window: "hour", Group: "e\x01u"}:         "group",
+		{Window: "hour", Group: "eu", Score: "x"}: "only topics lists have a score",
+		{Window: BaseWindow, Group: "eu"}:         "no group lists",
+	} {
+		l := base(k)
+		if k.Window == BaseWindow {
+			l.Source, l.Status, l.Exact, l.Boundary = SourceBatch, StatusExact, true, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			l.Items[0].Exact = true
+		}
+		if err := l.Validate(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v, want %q", k, err, want)
+		}
 	}
 }

@@ -61,32 +61,47 @@ const TopicsList = "topics"
 // MaxGroupBytes bounds a key's group value (a region), as the event's region field is.
 const MaxGroupBytes = 64
 
+// ValidGroup reports whether g can be a key's group value: 1 to MaxGroupBytes bytes without
+// '/' or control characters (the event decoder refuses control characters in a region; '/'
+// separates a key name's parts).
+func ValidGroup(g string) bool {
+	return g != "" && len(g) <= MaxGroupBytes &&
+		!strings.ContainsFunc(g, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '/' })
+}
+
 // TopicsKey names the live list of trending topics of one region ("world" for the worldwide
 // list) under one score (volume, surge or decayed).
 func TopicsKey(region, score string) Key { return Key{Window: TopicsList, Group: region, Score: score} }
 
-// Name is the key's stored and served name without its start: the window alone, or
-// window/group/score ("topics/eu/surge") for a grouped or scored list. Stores index lists by
-// it and the API shows it as the list's "window", so the typed key keeps the names lists had
-// when the region and score were packed into the window.
+// Name is the key's stored and served name without its start: the window alone, window/group
+// for one group value's list of views ("hour/eu"), or window/group/score ("topics/eu/surge")
+// for a scored list. Stores index lists by it and the API shows a topics list's as its
+// "window", so the typed key keeps the names lists had when the region and score were packed
+// into the window.
 func (k Key) Name() string {
-	if k.Group == "" && k.Score == "" {
+	switch {
+	case k.Group == "" && k.Score == "":
 		return k.Window
+	case k.Score == "" && !k.IsTopics():
+		return k.Window + "/" + k.Group
 	}
 	return k.Window + "/" + k.Group + "/" + k.Score
 }
 
 // ParseName reads a Name back into a key (Start zero); ok is false for a malformed name:
 // a grouped name whose group is empty, too long or holds '/' or a control character, or a
-// topics name whose score is unknown.
+// topics name whose score is missing or unknown.
 func ParseName(name string) (Key, bool) {
 	w, rest, grouped := strings.Cut(name, "/")
 	if !grouped {
 		return Key{Window: name}, name != ""
 	}
-	g, sc, ok := strings.Cut(rest, "/")
+	g, sc, scored := strings.Cut(rest, "/")
 	k := Key{Window: w, Group: g, Score: sc}
-	return k, ok && k.validGroup()
+	if !scored && w == TopicsList {
+		return k, false // a topics list always has its score
+	}
+	return k, k.validGroup()
 }
 
 // IsTopics reports whether the key names a trending-topics list.
@@ -95,9 +110,7 @@ func (k Key) IsTopics() bool { return k.Window == TopicsList }
 // validGroup checks a grouped key's group and score.
 func (k Key) validGroup() bool {
 	switch {
-	case k.Group == "" || len(k.Group) > MaxGroupBytes || k.Window == "":
-		return false
-	case strings.ContainsFunc(k.Group, func(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '/' }):
+	case !ValidGroup(k.Group) || k.Window == "":
 		return false
 	case k.IsTopics():
 		return slices.Contains(TopicsScores, k.Score)
@@ -137,8 +150,9 @@ var Statuses = []Status{StatusLive, StatusProvisional, StatusExact}
 type Key struct {
 	Window string
 	Start  time.Time // zero for the live list; the aligned UTC start for a calendar window
-	// Group is the group value the list is of (the region of a topics list); empty for the
-	// list of all items.
+	// Group is the group value the list is of: the region of a topics list, or the value of
+	// the configured group dimension (model/windowset.Groups: the event's region) of a list
+	// of views; empty for the list of all items.
 	Group string
 	// Score is what the list is ranked by when it is not views: a topics list's volume,
 	// surge or decayed score; empty otherwise.
@@ -168,6 +182,13 @@ type Item struct {
 	// On the speed layer's lists it is false: Views may miss late events, and is a sketch
 	// estimate (never low, high by at most the bound) when the list has an ErrorBound.
 	Exact bool `json:"exact"`
+	// DecayedScore is set on a decayed list's items only (List.HalfLifeSeconds): what the
+	// list ranks by, the item's views each weighted 2^(-age/half-life), age from the start of
+	// the view's minute to the list's AsOf (a view of the current minute counts 1). Views is
+	// then the score rounded to whole views: what the item's views are worth at AsOf, not
+	// how many there were. Stored as "decayed_score" (a topics item's Topic has a "score");
+	// the API serves it as "score".
+	DecayedScore float64 `json:"decayed_score,omitempty"`
 
 	// Topic is set on trending-topics lists only (TopicsKey), where ItemID is the topic and
 	// Views its mentions in the window (an estimate, rounded to whole mentions; an account
@@ -241,7 +262,8 @@ type ReconciledItem struct {
 type List struct {
 	Window string    `json:"window"`
 	Start  time.Time `json:"start,omitzero"` // calendar windows only
-	// Group and Score complete the list's key (Key): the region and score of a topics list.
+	// Group and Score complete the list's key (Key): the group value (a region) of a list
+	// per group, the region and score of a topics list.
 	Group string    `json:"group,omitempty"`
 	Score string    `json:"score,omitempty"`
 	End   time.Time `json:"end,omitzero"` // calendar windows only (exclusive)
@@ -286,6 +308,19 @@ type List struct {
 	// the live "all" list: in total, when no partition is stale). 0 means no other item has
 	// any views.
 	Cutoff uint64 `json:"cutoff,omitempty"`
+
+	// HalfLifeSeconds marks a decayed list (a live window of kind decayed, model/windowset):
+	// its items rank by DecayedScore as of AsOf, each view counting 2^(-age/half-life).
+	// Decayed lists are the speed layer's only: always live, never recomputed by the batch.
+	HalfLifeSeconds int64 `json:"half_life_seconds,omitempty"`
+}
+
+// DecayedViews is a decayed list's Views for a score: the score rounded to whole views.
+func DecayedViews(score float64) uint64 {
+	if !(score > 0) {
+		return 0
+	}
+	return uint64(math.Round(min(score, 1<<62)))
 }
 
 // Key returns the list's key.
@@ -302,10 +337,14 @@ func (l List) Validate() error {
 	k := l.Key()
 	topics := k.IsTopics()
 	switch {
-	case (k.Group != "" || k.Score != "" || topics) && !k.validGroup():
+	case topics && !k.validGroup():
 		return fmt.Errorf("%w: list %q: want %s/<region>/<%s>, a region of 1-%d bytes without '/' or control characters", ErrInvalid, k.Name(), TopicsList, strings.Join(TopicsScores, "|"), MaxGroupBytes)
-	case !topics && (k.Group != "" || k.Score != ""):
-		return fmt.Errorf("%w: list %q: only topics lists have a group or score yet", ErrInvalid, k.Name())
+	case !topics && k.Group != "" && !ValidGroup(k.Group):
+		return fmt.Errorf("%w: list %q: group %q: want 1-%d bytes without '/' or control characters", ErrInvalid, k.Name(), k.Group, MaxGroupBytes)
+	case !topics && k.Score != "":
+		return fmt.Errorf("%w: list %q: only topics lists have a score", ErrInvalid, k.Name())
+	case !topics && k.Group != "" && l.Window == BaseWindow:
+		return fmt.Errorf("%w: list %q: the all-time base has no group lists", ErrInvalid, k.Name())
 	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
 		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
 	case live && l.Window != BaseWindow && !ValidWindowName(l.Window) && !topics:
@@ -324,7 +363,24 @@ func (l List) Validate() error {
 	if err := l.validateStatus(); err != nil {
 		return err
 	}
+	decayed := l.HalfLifeSeconds != 0
+	switch {
+	case l.HalfLifeSeconds < 0:
+		return fmt.Errorf("%w: half-life %d s is negative", ErrInvalid, l.HalfLifeSeconds)
+	case decayed && (!live || topics || l.Window == BaseWindow || l.Source != SourceSpeed || l.Status != StatusLive):
+		return fmt.Errorf("%w: decayed list %s: only a live list of the speed layer is decayed", ErrInvalid, k)
+	}
 	for i, it := range l.Items {
+		switch {
+		case decayed && (!(it.DecayedScore > 0) || math.IsInf(it.DecayedScore, 1)):
+			return fmt.Errorf("%w: decayed list item %d has score %v", ErrInvalid, it.Rank, it.DecayedScore)
+		case decayed && it.Views != DecayedViews(it.DecayedScore):
+			return fmt.Errorf("%w: decayed list item %d has views %d for score %v: want the score rounded", ErrInvalid, it.Rank, it.Views, it.DecayedScore)
+		case decayed && i > 0 && it.DecayedScore > l.Items[i-1].DecayedScore:
+			return fmt.Errorf("%w: items not sorted by score at rank %d", ErrInvalid, it.Rank)
+		case !decayed && it.DecayedScore != 0:
+			return fmt.Errorf("%w: item %d has a decayed score on a list that is not decayed", ErrInvalid, it.Rank)
+		}
 		if it.Rank != i+1 {
 			return fmt.Errorf("%w: item %d has rank %d", ErrInvalid, i, it.Rank)
 		}

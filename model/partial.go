@@ -54,6 +54,32 @@ type Partial struct {
 	Topics []Item `json:"topics,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
+	// GroupsFull: the partition keeps no lists for some group value it saw events of (every
+	// value seen gets lists, up to a cap it reached: model/windowset.Groups.Every), so a
+	// group value's list it sends nothing for may miss its counts (the merger marks such a
+	// list partial, naming the partition). Set on every partial of the partition.
+	GroupsFull bool `json:"groups_full,omitempty"`
+
+	// Salted are the counts of every salted item (docs/scale-out.md, "Hot keys") this
+	// partition holds in the window, however they rank: a salted item's events are spread over
+	// several partitions, so the merger sums its counts from every partition before ranking
+	// (the one place partial counts are summed). An item may be in Items too, with the same
+	// count. On a SinceWindow partial they are counts since Boundary, like Items.
+	Salted []SaltedCount `json:"salted,omitempty"`
+	// Members is set by a group merger (a two-level merge, docs/scale-out.md): the partitions
+	// whose lists this partial merges, each with the version of its list, so the merger above
+	// applies the staleness rule to partitions, not to groups. Partition is then the group's
+	// index, and Version the newest member's.
+	Members []Member `json:"members,omitempty"`
+	// HalfLifeSeconds marks a decayed window's partial: Scored holds the partition's top
+	// m*K by decayed score as of AsOf instead of Items (Total is the window's decayed views,
+	// rounded). The merger brings every partition's scores to the list's AsOf (a score
+	// decays by 2^(-dt/half-life) with no new views) and ranks them; each item is counted on
+	// one partition, so the merge is exact as for counts.
+	HalfLifeSeconds int64         `json:"half_life_s,omitempty"`
+	Scored          []topk.Scored `json:"scored,omitempty"`
+	// SaltedScored is Salted for a decayed window: every salted item's score as of AsOf.
+	SaltedScored []SaltedScore `json:"salted_scored,omitempty"`
 
 	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
 	// since Boundary, exact.
@@ -66,12 +92,43 @@ type Partial struct {
 	From time.Time `json:"from,omitzero"`
 	// BaseVersion is the version of the base list whose items Base answers for.
 	BaseVersion int64 `json:"base_version,omitempty"`
-	// Base are the counts since B of the base list's items this partition holds that are not
-	// in Items (nonzero only): a base item reported by no partition has no views since B.
+	// Base are the counts since B of every base list item this partition holds (nonzero
+	// only), whether or not it is in Items too: a base item reported by no partition has no
+	// views since B, and a group merger keeps every base item when it cuts its Items to m*K.
 	Base []topk.Entry `json:"base,omitempty"`
 	// Cutoff is the most views since B an item this partition reports in neither Items nor
 	// Base can have.
 	Cutoff uint64 `json:"cutoff,omitempty"`
+}
+
+// SaltedCount is a salted item's count in one partial.
+type SaltedCount struct {
+	Item  string `json:"item"`
+	Count uint64 `json:"count"`
+	// Over and Sketches are set by a group merger on a sketch window: the sum of the error
+	// bounds of the Sketches partition lists whose counts Count sums (each partition's count
+	// is an estimate with its own bound, so the sum's bound is the sum of the bounds). Zero on
+	// a partition's partial, whose bound is its list's (Partial.Bound), one sketch.
+	Over     float64 `json:"over,omitempty"`
+	Sketches int     `json:"sketches,omitempty"`
+}
+
+// SaltedScore is a salted item's decayed score in one partial; Over and Sketches as in
+// SaltedCount.
+type SaltedScore struct {
+	Item     string  `json:"item"`
+	Score    float64 `json:"score"`
+	Over     float64 `json:"over,omitempty"`
+	Sketches int     `json:"sketches,omitempty"`
+}
+
+// Member is one partition merged into a group partial, with the version of its list.
+type Member struct {
+	Partition int   `json:"partition"`
+	Version   int64 `json:"version"`
+	// GroupsFull is the member's Partial.GroupsFull, so the merger above knows which
+	// partitions' lists per group value may miss counts.
+	GroupsFull bool `json:"groups_full,omitempty"`
 }
 
 // Key is the served list this partial contributes to.

@@ -76,15 +76,22 @@ over the bound below e^-depth.`,
 	addJSONFlag(fs, &asJSON, "the report")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
-	wf := addWindowFlags(fs, 0)
+	wf := addWindowFlags(fs, 0, 0, "")
 	if f := fs.Lookup("sketch-width"); f != nil {
 		f.Usage = "count-min sketch width (power of two); 0 scales the month sketch's error ratio (4.86% of the K-th count) to this stream"
+	}
+	// The harness measures the lists of all items: the lists per group are not its.
+	for _, name := range []string{"group-by", "groups", "groups-max", "group-sketch-width"} {
+		_ = fs.MarkHidden(name)
 	}
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		sc, err := sf.config(time.Now())
 		if err != nil {
 			return err
+		}
+		if wf.windows.groupsGiven() || fs.Changed("group-sketch-width") {
+			return usagef("accuracy measures the lists of all items: drop --group-by, --groups, --groups-max and --group-sketch-width")
 		}
 		if wf.sketchWidth < 0 {
 			return usagef("--sketch-width %d: use a power of two, or 0 to scale the month sketch's sizing", wf.sketchWidth)

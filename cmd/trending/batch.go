@@ -54,7 +54,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
 	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
-	s.windows = addWindowSetFlags(fs)
+	s.windows = addWindowSetFlags(fs, "")
 	return s
 }
 

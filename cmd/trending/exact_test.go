@@ -77,14 +77,17 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	}
 	waitUntil("the API up", 60*time.Second, func() (bool, string) { c, b := get("/readyz"); return c == 200, b })
 
-	// Three past hours, unpaced, with late events (1%, two minutes) and malformed ones.
+	// Three past hours, unpaced, with late events (1%, two minutes) and malformed ones, from
+	// servers in regions: up keeps lists of eu, us and apac (not mars, nor the servers
+	// without a region).
 	first := time.Now().UTC().Truncate(time.Hour).Add(-4 * time.Hour)
 	truth := stream.NewTruth()
 	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
 	stream := stream.DefaultConfig()
-	stream.Items, stream.Rate, stream.Servers, stream.Start, stream.Duration = 400, 8, 4, first, 3*time.Hour
+	stream.Items, stream.Rate, stream.Servers, stream.Start, stream.Duration = 400, 8, 6, first, 3*time.Hour
 	stream.Late, stream.Malformed, stream.Seed = 0.01, 0.002, 7
+	stream.Regions = []string{"eu", "us", "apac", "eu", "mars"}
 	rc := loadgen.DefaultRunConfig()
 	rc.Stream, rc.Speedup, rc.Truth = stream, 0, truth // unpaced
 	st, err := loadgen.Run(ctx, rc, w)
@@ -93,13 +96,18 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	}
 	t.Logf("produced %d events (%d views, %d late, %d malformed)", st.Events, st.Views, st.Late, st.Malformed)
 
-	// The three hours turn exact.
+	// The three hours turn exact, of all items and of each region with lists.
 	for h := range 3 {
 		start := first.Add(time.Duration(h) * time.Hour).Format(time.RFC3339)
-		waitUntil("hour "+start+" exact", 90*time.Second, func() (bool, string) {
-			c, b := get("/v1/trending?window=hour&limit=100&start=" + start)
-			return c == 200 && strings.Contains(b, `"source":"batch"`), b
-		})
+		for _, region := range []string{"", "&region=eu", "&region=us", "&region=apac"} {
+			waitUntil("hour "+start+region+" exact", 90*time.Second, func() (bool, string) {
+				c, b := get("/v1/trending?window=hour&limit=100&start=" + start + region)
+				return c == 200 && strings.Contains(b, `"source":"batch"`), b
+			})
+		}
+	}
+	if c, b := get("/v1/trending?window=hour&region=mars"); c != 400 || !strings.Contains(b, "region eu, us, apac") {
+		t.Errorf("region mars: %d %s, want a 400 naming the regions with lists", c, b)
 	}
 	up.stop()
 
@@ -112,7 +120,7 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact := 0
+	exact, regional := 0, map[string]int{}
 	for _, l := range lists {
 		if !l.Exact {
 			for _, it := range l.Items {
@@ -123,6 +131,12 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 			continue
 		}
 		exact++
+		tr := truth
+		if l.Group != "" {
+			// A list per region is the truth of that region's events.
+			tr = truth.Region(l.Group)
+			regional[l.Group]++
+		}
 		if r := l.Reconciliation; r != nil {
 			// What the speed layer's provisional list of this window was off by (for the notes).
 			t.Logf("%s: speed list recall@K %.3f, max abs error %d, mean abs error %.2f, max rel error %.4f",
@@ -141,7 +155,7 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 				l.Key(), l.Source, l.Window)
 			continue
 		}
-		want := truth.Range(from, to).Top(len(l.Items) + 1)
+		want := tr.Range(from, to).Top(len(l.Items) + 1)
 		if len(want) > len(l.Items) && len(l.Items) > 0 && want[len(l.Items)].Count == l.Items[len(l.Items)-1].Views {
 			want = want[:len(l.Items)] // a tie at the cut: either item may be listed; compare the counts
 		}
@@ -160,5 +174,13 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	if exact < 3 {
 		t.Fatalf("%d exact lists, want at least the three hours", exact)
 	}
-	t.Logf("%d lists, %d exact, all equal to the truth", len(lists), exact)
+	for _, r := range []string{"eu", "us", "apac"} {
+		if regional[r] < 3 {
+			t.Errorf("%d exact lists of region %s, want at least the three hours", regional[r], r)
+		}
+	}
+	if regional["mars"] > 0 {
+		t.Errorf("%d exact lists of region mars, which has none", regional["mars"])
+	}
+	t.Logf("%d lists, %d exact (%v per region), all equal to the truth", len(lists), exact, regional)
 }

@@ -94,6 +94,12 @@ func addPartitionsFlag(fs *pflag.FlagSet, p *int, def int, usage string) {
 	fs.IntVar(p, "partitions", def, usage)
 }
 
+// addPartialsPartitionsFlag adds --partials-partitions: the partials topic's partitions when a
+// role creates it (speed, merge).
+func addPartialsPartitionsFlag(fs *pflag.FlagSet, n *int) {
+	fs.IntVar(n, "partials-partitions", 1, "partitions of the partials topic when it is created: G, the group mergers of a two-level merge (1: one merger; give the speed workers and the mergers the same)")
+}
+
 // addStoreFlag adds --store, the serving store: def is this command's default ("" for up:
 // DATA/serving.db).
 func addStoreFlag(fs *pflag.FlagSet, spec *string, def, usage string) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/stream"
 	"trending/loadgen"
+	"trending/model/event"
 )
 
 func init() { subcommands = append(subcommands, newLoadgenCommand) }
@@ -71,6 +73,7 @@ type streamFlags struct {
 	late        float64
 	lateBy      time.Duration
 	start       string
+	regions     string
 }
 
 // streamDefaults are a command's defaults for the stream's shape (addStreamShapeFlags).
@@ -79,6 +82,7 @@ type streamDefaults struct {
 	servers int
 	late    float64
 	viral   []string
+	regions string
 }
 
 // addStreamFlags adds the stream flags of loadgen and accuracy: its shape, and --late-by,
@@ -102,6 +106,7 @@ func addStreamShapeFlags(fs *pflag.FlagSet, f *streamFlags, d streamDefaults) {
 	fs.IntVar(&f.servers, "servers", f.servers, "video servers that pre-sum views: one event per item per server per second")
 	fs.StringArrayVar(&f.viral, "viral", f.viral, "viral item ITEM@+AT:SHARE:FOR[:RAMP], e.g. V42@+2m:30%:10m (repeat or comma-separate for more; \"\" for none)")
 	fs.Float64Var(&f.late, "late", f.late, "fraction of events whose event time is shifted back by --late-by (up: two minutes; 0.01 is 1%)")
+	fs.StringVar(&f.regions, "server-regions", d.regions, "regions the video servers are in, comma separated (server i is in the i-th mod n): each event carries its server's region, for the lists per region (--groups); list a region twice to give it twice the servers (\"\": none)")
 }
 
 // addRateFlags adds --rate, --malformed and --speedup (loadgen, up) with the command's
@@ -141,6 +146,12 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 			return c, usagef("--viral: %v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
 		}
 		c.Viral = append(c.Viral, vs...)
+	}
+	c.Regions = splitList(f.regions)
+	for _, r := range c.Regions {
+		if err := (event.Event{ItemID: "V", Count: 1, TS: stream.DefaultStart, Region: r}).Validate(); err != nil {
+			return c, usagef("--server-regions: region %q: %v", r, err)
+		}
 	}
 	start, err := parseWhenAt("start", cmp.Or(f.start, "now"), now)
 	if err != nil {
@@ -194,6 +205,10 @@ status line says how far it is behind the pace.
 invented title and --thumbnail-url with {id} replaced, the format the merger's --titles
 reads, so the served lists show titles and thumbnails.
 
+--salt-items and --salt-threshold salt hot items (docs/scale-out.md, "Hot keys"): their
+events are spread over --salt-ways sub-keys, so they land on several partitions; the event's
+item_id is unchanged, and the lists are the same.
+
 --duration is event time (0: until Ctrl-C). Ctrl-C stops generating, writes what was
 already generated (whole seconds), closes the writer and writes the truth.`,
 		Example: `  # 5 minutes of event time at 50,000 views/s against the local Kafka
@@ -219,6 +234,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 	fs.StringVar(&metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the merger's --titles format)")
 	fs.StringVar(&thumb, "thumbnail-url", "", "thumbnail URL template for --metadata, {id} is the item id (empty: no thumbnails)")
 	addStreamFlags(cmd, &sf, "now")
+	saltf := addSaltFlags(fs)
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
@@ -249,6 +265,10 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			return err
 		}
 		topic := kf.names().Views
+		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "loadgen")
+		if err != nil {
+			return err
+		}
 		if truth != "" {
 			if err := checkWritableDir(truth); err != nil {
 				return usagef("--truth %s: %v", truth, err)
@@ -272,6 +292,17 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
 		}
+		if saltRole.run != nil {
+			sctx, stopSalt := context.WithCancel(context.WithoutCancel(cmd.Context()))
+			saltDone := make(chan error, 1)
+			go func() { saltDone <- saltRole.run(sctx) }()
+			defer func() {
+				stopSalt()
+				if err := <-saltDone; err != nil {
+					a.log.Warn("sharing hot items", "err", err)
+				}
+			}()
+		}
 		w := kc.NewWriter(topic)
 		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
 		var tr *stream.Truth
@@ -282,7 +313,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
 		rc := loadgen.DefaultRunConfig()
-		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery = sc, speedup, tr, progressEvery
+		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery, rc.Salter = sc, speedup, tr, progressEvery, salter
 		rc.Progress = func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) }
 		st, runErr := loadgen.Run(cmd.Context(), rc, w)
 		closeErr := w.Close()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -17,7 +18,8 @@ func init() { subcommands = append(subcommands, newMergeCommand) }
 func newMergeCommand() *cobra.Command {
 	var (
 		topic, storeSpec, titles, metricsAddr string
-		k, partitions                         int
+		level, topTopic                       string
+		k, partitions, groupIndex, partialsN  int
 		staleness, publishEvery               time.Duration
 	)
 	cmd := &cobra.Command{
@@ -37,21 +39,39 @@ Titles and thumbnails come from --titles: a CSV (item_id,title[,thumbnail_url]) 
 file (an object of id to a title or to {"title","thumbnail_url"}, or an array of
 {"item_id","title","thumbnail_url"}), reloaded when it changes, or an http(s) endpoint
 answering GET URL?ids=a,b,c with such an object; when the lookup fails, the previous titles
-are reused. 'trending loadgen --metadata' writes such a file for its generated items.`,
-		Example: `  trending merge --kafka 127.0.0.1:39092 --store clickhouse://127.0.0.1:39100/trending --titles titles.csv`,
-		Args:    cobra.NoArgs,
+are reused. 'trending loadgen --metadata' writes such a file for its generated items.
+
+Two levels, for thousands of partitions (docs/scale-out.md, "How many mergers"): give the
+partials topic G partitions (--partials-partitions, on the speed workers too, when it is
+created; or kafka-topics.sh --alter); the workers put partition p's lists on partials
+partition p mod G. Run G
+group mergers, '--level group --group-index g' for g in 0..G-1, each merging its partitions
+into one list per window (its best 3 x k, every salted item summed, every member's version)
+on --top-topic, and one '--level top' merger that writes the served lists from them, as one
+merger would. A salted item's counts are summed at each level; versions only move forward
+and the staleness rule applies to partitions at both. Standbys work at both levels.`,
+		Example: `  trending merge --kafka 127.0.0.1:39092 --store clickhouse://127.0.0.1:39100/trending --titles titles.csv
+
+  # 3,200 partitions: 32 group mergers (g = 0..31) and one top merger
+  trending merge --level group --group-index 7 --partials-partitions 32 --kafka kafka:9092
+  trending merge --level top --partitions 3200 --kafka kafka:9092 --store clickhouse://ch:9000/trending`,
+		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
 	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --views-topic, trending.partials for views)")
 	addStoreFlag(fs, &storeSpec, "bolt:./data/serving.db", "")
-	wsf := addWindowSetFlags(fs)
+	wsf := addWindowSetFlags(fs, "")
 	addTitlesFlag(fs, &titles)
 	addKFlag(fs, &k, "length of each served list (1..1000)")
 	addPartitionsFlag(fs, &partitions, 0, "partitions expected to report (0: the input topic's partition count)")
 	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
 	addPublishEveryFlag(fs, &publishEvery, time.Second, "the longest a newer list waits to be merged and written (sooner once every live partition has sent one)")
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
+	fs.StringVar(&level, "level", "one", "one: merge every partials partition into the served lists; group: merge partials partition --group-index into group lists on --top-topic; top: merge the group lists of --top-topic into the served lists")
+	fs.IntVar(&groupIndex, "group-index", -1, "with --level group: the partials partition this group merger merges (0 to the partials topic's partitions - 1)")
+	addPartialsPartitionsFlag(fs, &partialsN)
+	fs.StringVar(&topTopic, "top-topic", "", "topic of the group mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
@@ -60,6 +80,16 @@ are reused. 'trending loadgen --metadata' writes such a file for its generated i
 		}
 		if staleness <= 0 || publishEvery <= 0 {
 			return usagef("--staleness and --publish-every must be positive durations such as 3m or 5s")
+		}
+		switch {
+		case level != "one" && level != "group" && level != "top":
+			return usagef("--level %q: one, group or top", level)
+		case level == "group" && groupIndex < 0:
+			return usagef("--level group needs --group-index: the partials partition this merger merges (0 to G-1)")
+		case level != "group" && groupIndex >= 0:
+			return usagef("--group-index is for --level group")
+		case partialsN < 1:
+			return usagef("--partials-partitions %d: at least 1", partialsN)
 		}
 		src, err := merge.OpenTitles(titles)
 		if err != nil {
@@ -72,6 +102,9 @@ are reused. 'trending loadgen --metadata' writes such a file for its generated i
 		if topic == "" {
 			topic = kf.names().Partials
 		}
+		if topTopic == "" {
+			topTopic = kf.names().PartialsTop
+		}
 		if partitions == 0 {
 			n, err := kc.Partitions(cmd.Context(), kf.names().Views)
 			if err != nil {
@@ -79,21 +112,42 @@ are reused. 'trending loadgen --metadata' writes such a file for its generated i
 			}
 			partitions = n // 0 when the topic does not exist yet: expect whatever reports
 		}
-		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+		got, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partialsN}, eventlog.Spec{Name: topTopic, Partitions: 1})
+		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		st, err := openStore(storeSpec)
-		if err != nil {
-			return err
+		if level == "group" && groupIndex >= got[topic] {
+			return usagef("--group-index %d: %s has %d partitions (0..%d): raise them (kafka-topics.sh --alter --partitions %d), or run group mergers 0..%d only",
+				groupIndex, topic, got[topic], got[topic]-1, groupIndex+1, got[topic]-1)
 		}
-		defer st.Close()
 		ws, err := wsf.set()
 		if err != nil {
 			return err
 		}
 		mcfg := merge.DefaultConfig()
 		mcfg.Windows = ws
-		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store, mcfg.Log, mcfg.Registry = k, partitions, staleness, src, st, a.log, a.registry
+		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Log, mcfg.Registry = k, partitions, staleness, src, a.log, a.registry
+		readTopic := topic
+		switch level {
+		case "group":
+			// A group merger writes no list: its partials go to the top merger.
+			gw := kc.NewWriter(topTopic)
+			gw.Compression = kafka.Zstd
+			defer gw.Close()
+			mcfg.Group = merge.DefaultGroup(groupIndex)
+			mcfg.Group.Emit = merge.GroupWriter(gw, topTopic)
+			mcfg.Partitions = 0 // the top merger names the missing partitions
+		default:
+			if level == "top" {
+				readTopic = topTopic
+			}
+			st, err := openStore(storeSpec)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			mcfg.Store = st
+		}
 		m, err := merge.New(mcfg)
 		if err != nil {
 			return usageOf(err, nil)
@@ -102,11 +156,15 @@ are reused. 'trending loadgen --metadata' writes such a file for its generated i
 		if err != nil {
 			return err
 		}
-		a.log.Info("merger starting", "kafka", kc.Brokers(), "partials", topic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
+		if level == "group" {
+			a.log.Info("group merger starting", "kafka", kc.Brokers(), "reads", readTopic, "partition", groupIndex, "writes", topTopic)
+		} else {
+			a.log.Info("merger starting", "level", level, "kafka", kc.Brokers(), "reads", readTopic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
+		}
 		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error {
 			rc := merge.DefaultRunConfig()
 			// Lookback follows --staleness, as it always has: 2 x staleness + 1m.
-			rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, topic, publishEvery, 2*staleness+time.Minute
+			rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, readTopic, publishEvery, 2*staleness+time.Minute
 			return m.Run(ctx, rc)
 		}}}, metrics)
 	}

@@ -41,6 +41,10 @@ var planFlags = map[string]string{
 	"MonthDays":                "month-days",
 	"PeakFactor":               "peak-factor",
 	"Windows":                  "window-set",
+	"Groups":                   "groups",
+	"GroupPairs":               "group-pairs",
+	"GroupSketchWidth":         "group-sketch-width",
+	"GroupShare":               "group-share",
 }
 
 func newPlanCommand() *cobra.Command {
@@ -79,6 +83,13 @@ items are burstier than that).
 Sizes are decimal, as in docs/requirements.md (7.5 GB is 7.5e9 bytes). Budgets accept 2GiB,
 1.5GB, 512MiB or a plain number of bytes. Counts accept 5e9 notation.
 
+With lists per group value (--groups eu,us,apac, or '*' with --groups-max), every window
+also keeps one state per group in its mode: exact, one entry per (group, item) pair of each
+bucket, --group-pairs times the window's entries (the pairs per distinct item over all groups:
+1 when each item is seen in one region, the number of groups, the default, when every item is
+seen in every region); sketch, the window's sketches at --group-sketch-width for every group,
+with the largest group's error bound (its share of the events: --group-share, default all).
+
 --topics adds the trending-topics sizing of docs/topics.md (minute sketches, error per
 minute and window, baselines, dedupe) at its own defaults; 'trending topics plan' takes its
 inputs as flags.`,
@@ -95,6 +106,10 @@ inputs as flags.`,
   # topics sketches (docs/topics.md): 65,536 x 5 x 4 B, 1.31 MB a minute, 79 MB for 60 minutes
   trending plan --sketch-width 65536 --counter-bytes 4
 
+  # lists per region: three regions, each item seen in 1.4 of them a bucket on average,
+  # the regions' sketches a quarter as wide
+  trending plan --groups eu,us,apac --group-pairs 1.4 --group-sketch-width 65536
+
   # with the trending-topics sizing (docs/topics.md) after the plan
   trending plan --with-topics
 
@@ -107,7 +122,10 @@ inputs as flags.`,
 				if err != nil {
 					return err
 				}
-				in.Windows = planWindows(ws)
+				if wsf.fs.Changed("window-set") || wsf.fs.Changed("window-preset") || wsf.fs.Changed("windows-file") {
+					in.Windows = planWindows(ws)
+				}
+				in.Groups = ws.Groups.Limit()
 			}
 			p, err := plan.Compute(in)
 			if err != nil {
@@ -159,7 +177,10 @@ inputs as flags.`,
 	f.Float64Var(&in.PeakFactor, "peak-factor", in.PeakFactor, "peak event rate over the average")
 	addJSONFlag(f, &asJSON, "the plan")
 	f.BoolVar(&withTopics, "with-topics", false, "add the trending-topics sizing of docs/topics.md (trending topics plan for its flags)")
-	wsf = addWindowSetFlags(f)
+	wsf = addWindowSetFlags(f, "")
+	f.Float64Var(&in.GroupPairs, "group-pairs", in.GroupPairs, "with --groups: (group, item) pairs of a bucket per distinct item, over all groups: 1 (each item seen in one group) to the number of groups (0: that, every item in every group)")
+	addGroupSketchWidthFlag(f, &in.GroupSketchWidth, in.GroupSketchWidth)
+	f.Float64Var(&in.GroupShare, "group-share", in.GroupShare, "with --groups: the largest group's share of the events, for its sketches' error bound (0: 1, all of them)")
 	return cmd
 }
 
@@ -168,7 +189,7 @@ func planWindows(ws windowset.Set) []plan.Window {
 	out := make([]plan.Window, 0, len(ws.Windows))
 	for _, w := range ws.Windows {
 		pw := plan.Window{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode),
-			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute)}
+			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute), HalfLifeMinutes: int(w.HalfLife / time.Minute)}
 		if w.Kind == windowset.Calendar {
 			pw.Name = "calendar-" + w.Span
 		}
@@ -245,6 +266,8 @@ func writePlan(out io.Writer, p plan.Plan) error {
 			buckets = "totals of the " + w.Bucket
 		case plan.KindAllTime:
 			buckets = "running totals"
+		case plan.KindDecayed:
+			buckets = "one score an item"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, buckets,
 			plan.FormatBytes(w.ExactBytes), plan.FormatBytes(w.ExactPerPartition),
@@ -266,6 +289,9 @@ func writePlan(out io.Writer, p plan.Plan) error {
 		if w.Kind == plan.KindCalendar || w.Kind == plan.KindAllTime {
 			parts = "the running sketch"
 		}
+		if w.Kind == plan.KindDecayed {
+			parts = "the decayed float sketch"
+		}
 		ew.printf("%s sketches: %d per partition (%s) x %s + %s candidates x %s B = %s per partition, %s in all, %.3gx less than exact\n",
 			w.Window, w.Sketches, parts, plan.FormatBytes(p.SketchBytes),
 			plan.FormatCount(w.Candidates), strconv.FormatFloat(in.EntryBytes, 'g', -1, 64),
@@ -273,6 +299,29 @@ func writePlan(out io.Writer, p plan.Plan) error {
 	}
 	ew.printf("one sketch: %d x %d x %d B = %s; a trending-topics ring of %d minute sketches = %s per partition\n",
 		in.SketchDepth, in.SketchWidth, in.CounterBytes, plan.FormatBytes(p.SketchBytes), p.Ring.Minutes, plan.FormatBytes(p.Ring.Bytes))
+	if in.Groups > 0 {
+		ew.printf("\nlists per group value: %d groups, %s (group, item) pairs per distinct item of a bucket, each window in its mode\n",
+			in.Groups, strconv.FormatFloat(in.GroupPairs, 'g', 3, 64))
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "WINDOW\tMODE\tPER GROUP/PARTITION\tGROUPS/PARTITION\tGROUPS IN ALL\tLARGEST GROUP'S ERROR")
+		for _, w := range p.Windows {
+			g := w.Groups
+			bound := "exact"
+			if b := g.ErrorBound; b != nil {
+				bound = fmt.Sprintf("%s high (e/%d x %s)", plan.FormatCount(b.Overcount), in.GroupSketchWidth, plan.FormatCount(b.N))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, w.Mode, plan.FormatBytes(g.PerGroupPerPartition),
+				plan.FormatBytes(g.PerPartition), plan.FormatBytes(g.Bytes), bound)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if p.GroupSketchBytes > 0 {
+			ew.printf("one group sketch: %d x %d x %d B = %s\n", in.SketchDepth, in.GroupSketchWidth, in.CounterBytes, plan.FormatBytes(p.GroupSketchBytes))
+		}
+		ew.printf("lists per group: %s per partition, %s in all (in the totals below)\n",
+			plan.FormatBytes(p.GroupPerPartitionBytes), plan.FormatBytes(p.GroupBytes))
+	}
 	ew.printf("all windows as chosen: %s per partition, %s in all\n",
 		plan.FormatBytes(p.PerPartitionBytes), plan.FormatBytes(p.TotalBytes))
 	for _, w := range p.Warnings {

@@ -61,6 +61,7 @@ func TestPlanGolden(t *testing.T) {
 			"--partitions", "32", "--sketch-width", "262144", "--sketch-depth", "5", "--kth-count", "1e6"}},
 		{"10x", "plan_10x.golden", tenXArgs},
 		{"topics sketches", "plan_topics.golden", []string{"plan", "--sketch-width", "65536", "--counter-bytes", "4"}},
+		{"lists per region", "plan_groups.golden", []string{"plan", "--groups", "eu,us,apac", "--group-pairs", "1.4", "--group-sketch-width", "65536"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := runTrending(t, c.args...)
@@ -299,5 +300,57 @@ func TestPlanSizesConfiguredWindows(t *testing.T) {
 	}
 	if _, err := runTrending(t, "plan", "--window-set", "x=sliding:1h/2m"); err == nil || !strings.Contains(err.Error(), "bucket 2m") {
 		t.Errorf("bad set: %v", err)
+	}
+	out, err = runTrending(t, "plan", "--window-set", "hour=sliding:1h/1m,now=decayed:1h,slow=decayed:6h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"now     one score an item  7.5 GB", "exact   exact: 234 MB per partition",
+		"slow    one score an item  22.5 GB", "sketch  configured sketch (auto)", "2d12h horizon",
+		"slow sketches: 1 per partition (the decayed float sketch)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan of decayed windows lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runTrending(t, "plan", "--window-set", "now=decayed:1m"); err == nil || !strings.Contains(err.Error(), "half-life 1m") {
+		t.Errorf("bad half-life: %v", err)
+	}
+}
+
+// TestPlanGroups: the lists per group value are sized by the configured groups (a list of
+// values, or every value seen up to its cap), in each window's mode, and counted in the
+// totals: three regions of the exact hour with every item in every region hold three hours.
+func TestPlanGroups(t *testing.T) {
+	var none, three, every plan.Plan
+	for _, c := range []struct {
+		p    *plan.Plan
+		args []string
+	}{
+		{&none, []string{"plan", "--json"}},
+		{&three, []string{"plan", "--json", "--groups", "eu,us,apac"}},
+		{&every, []string{"plan", "--json", "--groups", "*", "--groups-max", "10", "--group-pairs", "2"}},
+	} {
+		out, err := runTrending(t, c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(out), c.p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hour, _ := three.Window("hour")
+	if hour.Groups == nil || hour.Groups.Groups != 3 || hour.Groups.PerPartition != 3*hour.ExactPerPartition || three.Input.GroupSketchWidth != 1<<18 {
+		t.Fatalf("three regions: hour groups %+v, group sketch width %d", hour.Groups, three.Input.GroupSketchWidth)
+	}
+	if math.Abs(three.PerPartitionBytes-none.PerPartitionBytes-three.GroupPerPartitionBytes) > 1 {
+		t.Fatalf("the groups (%v) are not in the total (%v, %v without)", three.GroupPerPartitionBytes, three.PerPartitionBytes, none.PerPartitionBytes)
+	}
+	if h, _ := every.Window("hour"); every.Input.Groups != 10 || h.Groups.PerPartition != 2*h.ExactPerPartition {
+		t.Fatalf("every value up to 10, 2 pairs: groups %d, hour %+v", every.Input.Groups, h.Groups)
+	}
+	if _, err := runTrending(t, "plan", "--groups", "eu", "--group-pairs", "3"); err == nil || !strings.Contains(err.Error(), "--group-pairs 3") {
+		t.Fatalf("3 pairs of 1 group: %v", err)
 	}
 }

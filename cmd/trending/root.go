@@ -135,9 +135,9 @@ var fieldFlags = map[string]string{
 	"M": "--m", "Sketch.Width": "--sketch-width", "Sketch.Depth": "--sketch-depth", "SinceDays": "--since-days",
 	"Window.K": "--k", "Window.M": "--m", "Window.AllowedLateness": "--lateness", "Window.Sketch.Width": "--sketch-width",
 	"Window.Sketch.Depth": "--sketch-depth", "Window.SinceDays": "--since-days", "KeepCheckpoints": "--keep-checkpoints",
-	"Partitions": "--partitions", "Staleness": "--staleness", "Floor": "--topics-floor",
+	"Partitions": "--partitions", "PartialsPartitions": "--partials-partitions", "Staleness": "--staleness", "Floor": "--topics-floor",
 	"BaseFactor": "--base-factor", "Blocklist": "--blocklist", "Titles": "--titles",
-	"Region": "--s3-region",
+	"Region": "--s3-region", "Groups": "--groups", "GroupSketchWidth": "--group-sketch-width",
 }
 
 // usageOf is a usage error for err, with every setting it names as the flag of this

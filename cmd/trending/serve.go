@@ -16,6 +16,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
 	"trending/internal/setting"
+	"trending/model/salt"
 	rules "trending/model/topics"
 	"trending/serving/api"
 	"trending/serving/ingest"
@@ -32,6 +33,7 @@ func newServeCommand() *cobra.Command {
 	var kf *kafkaFlags
 	var s3f *s3Settings
 	var wsf *windowSetFlags
+	var saltf *saltFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
@@ -90,6 +92,9 @@ schemas/openapi.yaml describes every route.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
 			}
+			if saltf.on() && !kf.set() {
+				return usagef("--salt-items and --salt-threshold salt what POST /v1/events publishes: give --kafka")
+			}
 			var kc *eventlog.Client
 			if kf.set() {
 				if kc, err = kf.client(cmd); err != nil {
@@ -118,7 +123,12 @@ schemas/openapi.yaml describes every route.`,
 			if kc != nil {
 				kw := kc.NewWriter(kf.names().Views)
 				defer kw.Close()
-				if p.ingest, err = mountIngest(srv, a, kw, tok.events()); err != nil {
+				salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "ingest")
+				if err != nil {
+					return err
+				}
+				p.salting = saltRole
+				if p.ingest, err = mountIngest(srv, a, kw, tok.events(), salter); err != nil {
 					return err
 				}
 				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", kc.Brokers(), "topic", kf.names().Views)
@@ -130,8 +140,9 @@ schemas/openapi.yaml describes every route.`,
 	f := cmd.Flags()
 	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --views-topic); empty (the default) serves reads only")
 	addTokenFlags(f, &tok)
+	saltf = addSaltFlags(f)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
-	wsf = addWindowSetFlags(f)
+	wsf = addWindowSetFlags(f, "")
 	addListenFlag(f, &cfg.Addr, cfg.Addr)
 	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
 	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
@@ -188,15 +199,15 @@ func addListenFlag(fs *pflag.FlagSet, addr *string, def string) {
 
 // servingRoles are the roles of the serving side of a process, serve's or up's.
 type servingRoles struct {
-	api, ingest, review role
+	api, ingest, review, salting role
 }
 
 // stages orders them for shutdown: the API drains first (requests in flight are answered),
 // then the ingest refuses new events with 503 and flushes everything it answered 202 for to
-// Kafka, then the review sync stops.
+// Kafka, then the review sync stops, then the hot set's sharing (writing what it detected).
 func (p servingRoles) stages() []stage {
 	out := []stage{{p.api}}
-	for _, r := range []role{p.ingest, p.review} {
+	for _, r := range []role{p.ingest, p.review, p.salting} {
 		if r.run != nil {
 			out = append(out, stage{r})
 		}
@@ -204,10 +215,11 @@ func (p servingRoles) stages() []stage {
 	return out
 }
 
-// mountIngest mounts POST /v1/events and POST /v1/views behind token and returns the ingest's role.
-func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string) (role, error) {
+// mountIngest mounts POST /v1/events and POST /v1/views behind token and returns the ingest's
+// role; salter (nil: none) salts hot items.
+func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter *salt.Salter) (role, error) {
 	cfg := ingest.DefaultConfig()
-	cfg.Log, cfg.Registry = a.log.With("part", "ingest"), a.registry
+	cfg.Log, cfg.Registry, cfg.Salter = a.log.With("part", "ingest"), a.registry, salter
 	in, err := ingest.New(cfg, w)
 	if err != nil {
 		return role{}, err

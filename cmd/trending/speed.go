@@ -29,6 +29,7 @@ type windowFlags struct {
 	hourMode, dayMode        string
 	monthMode, allMode       string
 	sinceDays                int
+	groupSketchWidth         int
 	fs                       *pflag.FlagSet
 	// windows is the served window set (--window-set, --window-preset, --windows-file).
 	windows *windowSetFlags
@@ -36,9 +37,10 @@ type windowFlags struct {
 
 // addWindowFlags adds the speed core's flags; sketchWidth is the --sketch-width default
 // (2^18 for speed, the month sketch of docs/requirements.md#sketches whose bound is 4.86%
-// of the K-th count; smaller for the embedded up).
-func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
-	f := &windowFlags{fs: fs, windows: addWindowSetFlags(fs)}
+// of the K-th count; smaller for the embedded up), groupSketchWidth --group-sketch-width's
+// and groups --groups' (addWindowSetFlags).
+func addWindowFlags(fs *pflag.FlagSet, sketchWidth, groupSketchWidth int, groups string) *windowFlags {
+	f := &windowFlags{fs: fs, windows: addWindowSetFlags(fs, groups)}
 	addKFlag(fs, &f.k, "length of each served list (1..1000)")
 	fs.IntVar(&f.m, "m", 3, "each partition reports its top m x k, so sketch noise cannot push a leader out")
 	addLatenessFlag(fs, &f.lateness, 30*time.Second, "allowed lateness: the watermark trails the newest event time by this much (0: none, a minute closes as soon as a later minute's event arrives)")
@@ -49,6 +51,7 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth int) *windowFlags {
 	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto; given, it overrides the window set's mode")
 	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches); given, it overrides the window set's mode")
 	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments); given, it overrides the window set's mode")
+	addGroupSketchWidthFlag(fs, &f.groupSketchWidth, groupSketchWidth)
 	fs.IntVar(&f.sinceDays, "since-days", 7, "UTC days of exact per-item counts since the batch's all-time boundary each partition keeps, for the exact all-time list (0: none; speed needs --base-store too); a boundary older than this makes the all-time list approximate until the next nightly run")
 	return f
 }
@@ -128,6 +131,25 @@ func (f *windowFlags) config() (window.Config, error) {
 	return c, nil
 }
 
+// addGroupSketchWidthFlag adds --group-sketch-width (speed, up, plan).
+func addGroupSketchWidthFlag(fs *pflag.FlagSet, p *int, def int) {
+	fs.IntVar(p, "group-sketch-width", def, "count-min sketch width of the lists per group value (--groups; a power of two): each group value's sketch windows take this x depth x 8 bytes per sketch in every partition that sees it (0: --sketch-width)")
+}
+
+// applyGroups sets the worker's lists per group value: the window set's groups and
+// --group-sketch-width.
+func (f *windowFlags) applyGroups(c *worker.Config) error {
+	ws, err := f.windows.set()
+	if err != nil {
+		return err
+	}
+	if f.groupSketchWidth < 0 {
+		return usagef("--group-sketch-width %d: use a power of two, or 0 for --sketch-width", f.groupSketchWidth)
+	}
+	c.Groups, c.GroupSketchWidth = ws.Groups, f.groupSketchWidth
+	return nil
+}
+
 // s3Settings are the object store flags shared by every command that reads or writes S3.
 type s3Settings struct {
 	endpoint, bucket, region, accessKey, secretKey string
@@ -164,7 +186,7 @@ func splitList(s string) []string {
 func newSpeedCommand() *cobra.Command {
 	var (
 		group, metricsAddr, baseStore       string
-		partitions, keep                    int
+		partitions, keep, partialsN         int
 		publishEvery, checkpointEvery, idle time.Duration
 		future                              time.Duration
 	)
@@ -182,6 +204,18 @@ trending.partials, where 'trending merge' combines them into the served lists. E
 partition's state with the offset it includes to S3 as one object; a restarted or new worker
 loads it and replays from that offset, so nothing is lost and nothing counted twice.
 
+Each partition's lists go to partials partition p mod G of the G the topic has
+(--partials-partitions when it is created): a two-level merge's group mergers each read one
+('trending merge --level group'). A message with the trending-salt header is one share of a
+salted (hot) item: it is counted like any other, and the item's count is then published in
+full for the merger to sum (docs/scale-out.md, "Hot keys").
+
+With --groups eu,us,apac each partition also counts every window for each listed region
+(the event's region field) in a state of its own, and publishes those lists too: served as
+GET /v1/trending?window=hour&region=eu. --groups '*' does so for every region seen, up to
+--groups-max per partition. Give merge, serve and batch the same --groups. A checkpoint taken
+under other groups is not used: the partition replays its log so the region lists are whole.
+
 Invalid events go to views.dlq with their original bytes and the reason in a header.
 Run more workers with the same --group to spread partitions; stop one with Ctrl-C and its
 partitions move, with their checkpoints, to the others.`,
@@ -189,13 +223,17 @@ partitions move, with their checkpoints, to the others.`,
   trending speed --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000
 
   # small sketches for a laptop, lists every 10 seconds
-  trending speed --sketch-width 16384 --publish-every 10s`,
+  trending speed --sketch-width 16384 --publish-every 10s
+
+  # lists per region too (give merge, serve and batch the same --groups)
+  trending speed --groups eu,us,apac --group-sketch-width 65536`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
 	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
 	addGroupFlag(fs, &group, "speed")
 	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
+	addPartialsPartitionsFlag(fs, &partialsN)
 	addPublishEveryFlag(fs, &publishEvery, time.Second, "how often each partition publishes its top lists (they include the open minute, so an event shows within about this plus the merger's --publish-every)")
 	addCheckpointEveryFlag(fs, &checkpointEvery, time.Minute)
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
@@ -203,7 +241,7 @@ partitions move, with their checkpoints, to the others.`,
 	addMaxFutureFlag(fs, &future)
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9464")
 	fs.StringVar(&baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
-	wf := addWindowFlags(fs, 1<<18)
+	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
 	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
 	tf := addTopicsFlags(fs, true, topics.DefaultWidth)
 
@@ -244,9 +282,13 @@ partitions move, with their checkpoints, to the others.`,
 		}
 		wcfg := worker.DefaultConfig()
 		wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group, wcfg.Partitions = kc, names.Views, names.DLQ, names.Partials, group, partitions
+		wcfg.PartialsPartitions = partialsN
 		wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.KeepCheckpoints = wc, publishEvery, checkpointEvery, keep
 		wcfg.IdleAdvance, wcfg.MaxFuture, wcfg.Objects, wcfg.Log, wcfg.Registry = idle, mf, obj, a.log, a.registry
 		wcfg.TrendingTopics, wcfg.Blocklist, wcfg.Base = tcfg, blocklist, base
+		if err := wf.applyGroups(&wcfg); err != nil {
+			return err
+		}
 		w, err := worker.New(wcfg)
 		if err != nil {
 			return usageOf(err, nil)

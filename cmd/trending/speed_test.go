@@ -30,7 +30,7 @@ func TestWindowFlags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
-			wf := addWindowFlags(fs, 1<<18)
+			wf := addWindowFlags(fs, 1<<18, 1<<16, "")
 			if err := fs.Parse(tc.args); err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestWindowFlags(t *testing.T) {
 		})
 	}
 	fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
-	wf := addWindowFlags(fs, 1<<18)
+	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
 	if err := fs.Parse([]string{"--all-mode", "fast"}); err != nil {
 		t.Fatal(err)
 	}

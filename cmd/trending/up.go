@@ -7,8 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -22,7 +25,9 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
+	"trending/model/salt"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
 	"trending/serving/store"
@@ -45,6 +50,8 @@ type upFlags struct {
 	stream                          streamFlags
 	rate, speedup, junk             float64
 	backfill, batchEvery, batchLate time.Duration
+	salt                            *saltFlags
+	salter                          *salt.Salter // built from salt
 }
 
 func newUpCommand() *cobra.Command {
@@ -66,7 +73,11 @@ installed:
   load           a Zipf load generator (--no-load turns it off); --backfill with --speedup
                  replays the recent past quickly, so closed windows turn exact within minutes;
                  its items get invented titles and placeholder thumbnails (DATA/items.csv,
-                 images at /demo/thumbnail?id=ITEM) unless --titles names a real source
+                 images at /demo/thumbnail?id=ITEM) unless --titles names a real source; its
+                 servers are in the regions eu, us and apac (--server-regions)
+
+Every window has a list per region too (--groups eu,us,apac by default; --groups "" for none):
+GET /v1/trending?window=hour&region=eu, and the dashboard's region picker.
 
 The same code paths as production: kafka-go talks to the embedded broker and aws-sdk-go-v2 to
 the embedded S3. Point any part at the real thing instead with --kafka, --s3-endpoint and
@@ -106,11 +117,14 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.batchLate, "batch-lateness", 2*time.Minute, "a calendar window is recomputed once its end plus this has passed and the archive is complete")
 	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
 	// The load generator's stream and pace: loadgen's flags, with up's defaults.
-	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}})
+	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}, regions: "eu,eu,us,apac"})
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
-	wf := addWindowFlags(fs, 1<<14) // 0.66 MB sketches: the month's 32 fit a laptop
+	f.salt = addSaltFlags(fs)
+	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
+	// the demo's regions (the load generator's) get lists.
+	wf := addWindowFlags(fs, 1<<14, 1<<12, "eu,us,apac")
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 	tf := addTopicsFlags(fs, true, 1<<14) // 43 MB per partition with a full week of baselines, not 157 MB
 
@@ -150,6 +164,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
 	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
 	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
+	if err := wf.applyGroups(&wcfg); err != nil {
+		return err
+	}
 	speedW, err := worker.New(wcfg)
 	if err != nil {
 		return usageOf(err, upFieldFlags)
@@ -246,7 +263,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
 
-	ingestRole, err := mountIngest(srv, a, kw, f.tok.events())
+	salter, saltRole, err := f.salt.build(kc, names, a.log, "up")
+	if err != nil {
+		return err
+	}
+	f.salter = salter
+	ingestRole, err := mountIngest(srv, a, kw, f.tok.events(), salter)
 	if err != nil {
 		return err
 	}
@@ -288,17 +310,22 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))
 	}
+	var salting stage
+	if saltRole.run != nil {
+		salting = stage{saltRole} // after the ingest's last flush: it shares what was detected last
+	}
 	stages := []stage{
 		producers,
 		{{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}},
 		{ingestRole},
+		salting,
 		{{"speed", speedW.Run}},
 		mergers,
 		{{"archive", archiver.Run}},
 		{{"batch scheduler", func(ctx context.Context) error { return runner.Schedule(ctx, sched) }}},
 	}
 
-	printUpBanner(cmd.ErrOrStderr(), "http://"+ln.Addr().String(), f, kf, s3f, in, tcfg)
+	printUpBanner(cmd.ErrOrStderr(), "http://"+ln.Addr().String(), f, kf, s3f, in, tcfg, ws.Groups)
 	err = runProcess(ctx, a.log, stages...)
 	a.log.Info("trending up stopped", "err", err)
 	return err
@@ -380,7 +407,7 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 }
 
 // printUpBanner says where everything of up is.
-func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config) {
+func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config, groups windowset.Groups) {
 	fmt.Fprintf(w, `
 trending up: the whole pipeline in one process
   dashboard      %s/
@@ -392,12 +419,24 @@ trending up: the whole pipeline in one process
   serving store  %s
   batch          exact recompute of closed windows every %s (rollups in %s)
   load           %s
+  lists per      %s
   topics         %s
 Ctrl-C stops everything in order.
 
 `, url, url, url, url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec,
-		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), topicsLine(tcfg, url))
+		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
+}
+
+func groupsLine(g windowset.Groups, url string) string {
+	if !g.On() {
+		return `region: off (--groups eu,us,... turns them on)`
+	}
+	example := "eu"
+	if len(g.Values) > 0 {
+		example = g.Values[0]
+	}
+	return fmt.Sprintf("%s: %s, at %s/v1/trending?window=hour&%s=%s", g.By, strings.TrimPrefix(g.Describe(), g.By+" "), url, g.By, neturl.QueryEscape(example))
 }
 
 func topicsLine(cfg *topics.Config, url string) string {
@@ -413,6 +452,9 @@ func loadLine(f upFlags) string {
 		return "off (--no-load): POST events to /v1/events"
 	}
 	l := fmt.Sprintf("%g views/s over %d items (Zipf %g), pre-summed by %d servers", f.rate, f.stream.items, f.stream.zipf, f.stream.servers)
+	if f.stream.regions != "" {
+		l += " in " + strings.Join(slices.Compact(slices.Sorted(slices.Values(splitList(f.stream.regions)))), ", ")
+	}
 	if f.backfill > 0 {
 		l += fmt.Sprintf("; replaying the last %s at %gx first", f.backfill, f.speedup)
 	}
@@ -451,7 +493,7 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 				every = 500 * time.Millisecond
 			}
 		}
-		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = bs, f.speedup, replayed, every
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter = bs, f.speedup, replayed, every, f.salter
 		_, err := loadgen.Run(ctx, rc, w)
 		if m != nil {
 			m.finish()
@@ -468,7 +510,7 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 	}
 	stream.Start = time.Now().UTC().Truncate(time.Second)
 	rc := loadgen.DefaultRunConfig()
-	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery = stream, 1, progress, 30*time.Second
+	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter = stream, 1, progress, 30*time.Second, f.salter
 	if _, err := loadgen.Run(ctx, rc, w); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}

@@ -17,22 +17,36 @@ import (
 type windowSetFlags struct {
 	fs                 *pflag.FlagSet
 	spec, preset, file string
-	parsed             *windowset.Set
+	// the lists per group value: --group-by, --groups, --groups-max
+	groupBy, groups string
+	groupsMax       int
+	parsed          *windowset.Set
 }
 
-// addWindowSetFlags adds --window-set, --window-preset and --windows-file.
-func addWindowSetFlags(fs *pflag.FlagSet) *windowSetFlags {
+// addWindowSetFlags adds --window-set, --window-preset and --windows-file, and the lists per
+// group value: --group-by, --groups and --groups-max (defaultGroups is --groups' default:
+// none for the cluster commands, up's demo regions for up).
+func addWindowSetFlags(fs *pflag.FlagSet, defaultGroups string) *windowSetFlags {
 	f := &windowSetFlags{fs: fs}
-	fs.StringVar(&f.spec, "window-set", "", "the served windows, comma separated: NAME=sliding:LENGTH/BUCKET[:MODE], calendar:SPAN[:MODE] (hour, day, week or month), all=alltime[:MODE]; MODE exact, sketch or auto (empty: --window-preset); give every role the same set. Default: "+windowset.DefaultSpec)
+	fs.StringVar(&f.spec, "window-set", "", "the served windows, comma separated: NAME=sliding:LENGTH/BUCKET[:MODE], calendar:SPAN[:MODE] (hour, day, week or month), all=alltime[:MODE], NAME=decayed:HALFLIFE[:MODE] (trending now: every view counts 2^(-age/HALFLIFE), such as now=decayed:1h); MODE exact, sketch or auto (empty: --window-preset); give every role the same set. Default: "+windowset.DefaultSpec)
 	fs.StringVar(&f.preset, "window-preset", "default", "a named window set: "+strings.Join(windowset.PresetNames(), ", ")+" (seed-004: the last minute, hour, day and 7 days, and the calendar week)")
-	fs.StringVar(&f.file, "windows-file", "", "a YAML file of the served windows (windows: [{name, kind, length, bucket, span, mode}, ...]) instead of --window-set")
+	fs.StringVar(&f.file, "windows-file", "", "a YAML file of the served windows (windows: [{name, kind, length, bucket, span, half_life, mode}, ...], and optionally groups: {by, values, every, max}) instead of --window-set")
+	fs.StringVar(&f.groupBy, "group-by", windowset.ByRegion, "the event field whose values get lists of their own with --groups: "+strings.Join(windowset.Dimensions, ", "))
+	fs.StringVar(&f.groups, "groups", defaultGroups, "the --group-by values that get lists of their own in every window beside the list of all items, comma separated (eu,us,apac), or * for every value seen up to --groups-max; served as /v1/trending?window=hour&region=eu; give every role the same (empty: none)")
+	fs.IntVar(&f.groupsMax, "groups-max", windowset.DefaultMaxGroups, "with --groups '*': the most values each speed partition keeps lists of (the events of others are counted in trending_speed_group_events_dropped_total) and the batch publishes per window")
 	return f
 }
 
 // explicit reports whether any of the flags was given (plan then sizes the set instead of
 // its default table).
 func (f *windowSetFlags) explicit() bool {
-	return f.fs.Changed("window-set") || f.fs.Changed("window-preset") || f.fs.Changed("windows-file")
+	return f.fs.Changed("window-set") || f.fs.Changed("window-preset") || f.fs.Changed("windows-file") ||
+		f.fs.Changed("groups")
+}
+
+// groupsGiven reports whether any of the group flags was given.
+func (f *windowSetFlags) groupsGiven() bool {
+	return f.fs.Changed("group-by") || f.fs.Changed("groups") || f.fs.Changed("groups-max")
 }
 
 // set returns the configured window set, or a usage error naming the flag.
@@ -72,6 +86,16 @@ func (f *windowSetFlags) set() (windowset.Set, error) {
 			return s, usagef("--window-preset: %v", err)
 		}
 	}
+	if f.file != "" && s.Groups.On() && f.groupsGiven() {
+		return s, usagef("--windows-file %s sets its groups: drop --group-by, --groups and --groups-max, or the file's groups", f.file)
+	}
+	if !s.Groups.On() {
+		g, err := windowset.ParseGroupValues(f.groupBy, f.groups, f.groupsMax)
+		if err != nil {
+			return s, usagef("--groups %q (--group-by %s, --groups-max %d): %v", f.groups, f.groupBy, f.groupsMax, err)
+		}
+		s.Groups = g
+	}
 	f.parsed = &s
 	return s, nil
 }
@@ -89,6 +113,8 @@ func speedWindows(s windowset.Set) []window.WindowConfig {
 			wc.Kind, wc.Name, wc.Span = window.Calendar, "calendar-"+w.Span, w.Span
 		case windowset.AllTime:
 			wc.Kind = window.AllTime
+		case windowset.Decayed:
+			wc.Kind, wc.HalfLife = window.Decayed, w.HalfLife
 		default:
 			panic("BUG: speedWindows of window kind " + string(w.Kind))
 		}

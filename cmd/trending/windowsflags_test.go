@@ -19,7 +19,7 @@ func TestDefaultWindowSetIsTheSpeedDefault(t *testing.T) {
 		t.Fatalf("speedWindows(Default()) =\n%+v\nwant window.DefaultWindows() =\n%+v", got, want)
 	}
 	fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
-	wf := addWindowFlags(fs, 1<<18)
+	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestWindowSetFlags(t *testing.T) {
 		{[]string{"--windows-file", "/nonexistent.yaml"}, "", "--windows-file: open /nonexistent.yaml"},
 	} {
 		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
-		f := addWindowSetFlags(fs)
+		f := addWindowSetFlags(fs, "")
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestModeFlagsOverrideOnlyWhenGiven(t *testing.T) {
 	mode := func(args []string, name string) window.Mode {
 		t.Helper()
 		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
-		wf := addWindowFlags(fs, 1<<18)
+		wf := addWindowFlags(fs, 1<<18, 1<<16, "")
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,7 @@ var suites = []suite{
 	{Pkg: "./speed/window", Bench: "^BenchmarkBytesPerEntry$", Args: []string{"-benchtime", "1x"}},
 	{Pkg: "./speed/window", Bench: "^Benchmark(Slide|SlideSketch|Snapshot|Top)$", Args: []string{"-benchtime", "5x", "-count", "3"}},
 	{Pkg: "./speed/window", Bench: "^BenchmarkPublishCost$", Args: []string{"-benchtime", "1x"}},
+	{Pkg: "./speed/window", Bench: "^BenchmarkDecayedVsHour$", Args: []string{"-benchtime", "1x", "-count", "3"}},
 	// Checkpoints at the seed's scale (MinIO), 1/8 of it.
 	{Pkg: "./speed/window", Bench: "^BenchmarkSeedScaleCheckpoint$", Args: []string{"-benchtime", "60x", "-count", "1", "-timeout", "60m"}, Env: []string{"TRENDING_BENCH_SCALE=8"}},
 	// Speed runtime (Kafka, MinIO).
@@ -28,7 +29,10 @@ var suites = []suite{
 	{Pkg: "./speed/worker", Bench: "^BenchmarkConsume$", Args: []string{"-benchtime", "3x", "-count", "3", "-cpu", "1,2"}},
 	{Pkg: "./speed/worker", Bench: "^BenchmarkRecovery$", Args: []string{"-benchtime", "1x", "-count", "3"}},
 	{Pkg: "./speed/worker", Bench: "^BenchmarkFreshness$", Args: []string{"-benchtime", "1x", "-timeout", "30m"}},
-	{Pkg: "./speed/worker", Bench: "^BenchmarkHotItem$", Args: []string{"-benchtime", "1x", "-timeout", "30m"}},
+	{Pkg: "./speed/worker", Bench: "^BenchmarkHotItem$", Args: []string{"-benchtime", "1x", "-count", "2", "-timeout", "30m"}},
+	// Lists per region.
+	{Pkg: "./speed/worker", Bench: "^BenchmarkGroupMemory$", Args: []string{"-benchtime", "1x", "-count", "3"}},
+	{Pkg: "./speed/worker", Bench: "^BenchmarkHandleGroups$", Args: []string{"-benchtime", "3x", "-count", "6"}},
 	{Pkg: "./cmd/trending", Bench: "^BenchmarkFreshnessEmbedded$", Args: []string{"-benchtime", "1x", "-timeout", "30m"}},
 	// Archive.
 	{Pkg: "./archive", Bench: "^Benchmark(Encode|EncodeBaseline|Read|SortRows)$", Args: []string{"-benchtime", "1s"}},
@@ -43,6 +47,7 @@ var suites = []suite{
 	// Scale-out: the merge at many partitions.
 	{Pkg: "./speed/merge", Bench: "^BenchmarkMergeInterval$", Args: []string{"-benchtime", "10x"}},
 	{Pkg: "./speed/merge", Bench: "^BenchmarkMergeOnly$", Args: []string{"-benchtime", "10x"}},
+	{Pkg: "./speed/merge", Bench: "^BenchmarkMergeTwoLevels$", Args: []string{"-benchtime", "3x", "-count", "2"}},
 	// Load generator, trending topics.
 	{Pkg: "./internal/stream", Bench: ".", Args: []string{"-benchtime", "1s"}},
 	{Pkg: "./speed/topics", Bench: ".", Args: []string{"-benchtime", "500ms"}},

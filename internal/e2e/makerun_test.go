@@ -21,7 +21,8 @@ import (
 
 // TestMakeRun clones the repository, runs `make run` there with time acceleration, and within
 // a bounded time sees non-empty live lists for every window, a calendar hour flip from
-// approximate to exact, /readyz ready, and an event POSTed now in the live hour list within
+// approximate to exact, the lists per region of eu, us and apac (live, and an exact hour of
+// each), /readyz ready, and an event POSTed now in the live hour list within
 // seconds (checkFreshness); then stops it with Ctrl-C and checks it stopped cleanly.
 func TestMakeRun(t *testing.T) {
 	if testing.Short() {
@@ -96,6 +97,25 @@ func TestMakeRun(t *testing.T) {
 		}
 		return false, string(body)
 	})
+	// The lists per region of the load generator's servers (up keeps eu, us and apac): live,
+	// and a closed hour of each exact.
+	for _, r := range []string{"eu", "us", "apac"} {
+		waitUntil(t, deadline, "a non-empty live hour list of region "+r+" and an exact calendar hour of it", func() (bool, string) {
+			var l struct {
+				Region string                    `json:"region"`
+				Items  []struct{ ItemID string } `json:"items"`
+			}
+			code, body := get(base + "/v1/trending?window=hour&limit=5&region=" + r)
+			if code != 200 || json.Unmarshal(body, &l) != nil || l.Region != r || len(l.Items) == 0 {
+				return false, fmt.Sprintf("%d %s", code, body)
+			}
+			var ws struct {
+				Counts map[string]int `json:"counts"`
+			}
+			code, body = get(base + "/v1/windows?window=hour&region=" + r)
+			return code == 200 && json.Unmarshal(body, &ws) == nil && ws.Counts["exact"] > 0, string(body)
+		})
+	}
 	waitUntil(t, deadline, "/readyz ready", func() (bool, string) {
 		code, body := get(base + "/readyz")
 		return code == 200, string(body)

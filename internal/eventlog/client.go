@@ -130,16 +130,22 @@ func (c *Client) TopicOffsets(ctx context.Context, topic string) ([]Offsets, err
 type Names struct {
 	Views, DLQ, Partials     string
 	SpeedGroup, ArchiveGroup string
+	// PartialsTop is where group mergers write for the top merger; Salted the producers'
+	// shared hot set.
+	PartialsTop, Salted string
 }
 
 // NamesFor derives the names from the input topic: the default topic keeps the historic
-// names (views.dlq, trending.partials, trending-speed, trending-archive); any other topic T
-// gets T.dlq, T.partials, trending-speed-T and trending-archive-T, so two pipelines can
-// share a cluster. An empty topic is the default.
+// names (views.dlq, trending.partials, trending.partials.top, views.salted, trending-speed,
+// trending-archive); any other topic T gets T.dlq, T.partials, T.partials.top, T.salted,
+// trending-speed-T and trending-archive-T, so two pipelines can share a cluster. An empty
+// topic is the default.
 func NamesFor(topic string) Names {
 	if topic == "" || topic == TopicViews {
-		return Names{Views: TopicViews, DLQ: TopicDLQ, Partials: TopicPartials, SpeedGroup: GroupSpeed, ArchiveGroup: GroupArchive}
+		return Names{Views: TopicViews, DLQ: TopicDLQ, Partials: TopicPartials, SpeedGroup: GroupSpeed, ArchiveGroup: GroupArchive,
+			PartialsTop: TopicPartialsTop, Salted: TopicSalted}
 	}
 	return Names{Views: topic, DLQ: topic + ".dlq", Partials: topic + ".partials",
-		SpeedGroup: GroupSpeed + "-" + topic, ArchiveGroup: GroupArchive + "-" + topic}
+		SpeedGroup: GroupSpeed + "-" + topic, ArchiveGroup: GroupArchive + "-" + topic,
+		PartialsTop: topic + ".partials.top", Salted: topic + ".salted"}
 }

@@ -26,6 +26,10 @@ const (
 	TopicViews    = "views"             // key = item_id, value = one JSON event
 	TopicDLQ      = "views.dlq"         // invalid events, original bytes, reason header
 	TopicPartials = "trending.partials" // per-partition top m*K lists for the merger
+	// TopicPartialsTop holds the group mergers' partials for the top merger (a two-level
+	// merge).
+	TopicPartialsTop = "trending.partials.top"
+	TopicSalted      = "views.salted" // the hot set producers share (compacted, key = item)
 
 	GroupSpeed   = "trending-speed"   // the speed workers
 	GroupArchive = "trending-archive" // the archiver
@@ -37,6 +41,9 @@ type Spec struct {
 	Partitions int
 	// Replication defaults to 1 (one broker); production sets 3.
 	Replication int
+	// Compact makes a new topic compacted (cleanup.policy=compact): it keeps the newest
+	// message of every key, for good.
+	Compact bool
 }
 
 // ErrNotAllowed is returned when a topic is missing and the broker refused to create it.
@@ -78,7 +85,11 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 		if rf == 0 {
 			rf = 1
 		}
-		create = append(create, kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf})
+		tc := kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf}
+		if s.Compact {
+			tc.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
+		}
+		create = append(create, tc)
 	}
 	if len(create) > 0 {
 		ctrl, err := conn.Controller()
@@ -102,7 +113,7 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			actual, err = partitionCounts(conn, names...)
-			if err == nil && len(actual) == len(specs) && leadersReady(ctx, c, conn, create) {
+			if err == nil && len(actual) == len(specs) && leadersReady(ctx, c, conn, create, actual) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -119,11 +130,12 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 }
 
 // leadersReady reports whether every partition of the new topics has a leader that accepts a
-// connection for it.
-func leadersReady(ctx context.Context, c *Client, conn *kafka.Conn, created []kafka.TopicConfig) bool {
+// connection for it. A topic another process created first (with its own partition count:
+// two roles starting together) is waited for with the count it has.
+func leadersReady(ctx context.Context, c *Client, conn *kafka.Conn, created []kafka.TopicConfig, actual map[string]int) bool {
 	for _, tc := range created {
 		parts, err := conn.ReadPartitions(tc.Topic)
-		if err != nil || len(parts) != tc.NumPartitions {
+		if err != nil || len(parts) == 0 || len(parts) != actual[tc.Topic] {
 			return false
 		}
 		for _, p := range parts {
@@ -224,6 +236,30 @@ func newWriter(c *Client, topic string) *kafka.Writer {
 		BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll,
 		Transport: c.Transport(),
 	}
+}
+
+// SourceHeader names the partition of the input topic a message is about (in decimal): a
+// speed worker sets it on every partial it publishes, for SourceBalancer.
+const SourceHeader = "trending-source"
+
+// SourceBalancer places a message that carries SourceHeader (p) on partition p mod n of its
+// topic's n partitions, and any other message by the hash of its key (kafka.Hash, the
+// default). With it the partials of views partition p go to trending.partials partition
+// p mod G, so the group merger of partition g merges the views partitions {p : p mod G = g}
+// (a two-level merge, docs/scale-out.md); with one partials partition nothing changes.
+type SourceBalancer struct{ hash kafka.Hash }
+
+// Balance implements kafka.Balancer.
+func (b *SourceBalancer) Balance(msg kafka.Message, partitions ...int) int {
+	for _, h := range msg.Headers {
+		if h.Key != SourceHeader {
+			continue
+		}
+		if p, err := strconv.Atoi(string(h.Value)); err == nil && p >= 0 && len(partitions) > 0 {
+			return partitions[p%len(partitions)]
+		}
+	}
+	return b.hash.Balance(msg, partitions...)
 }
 
 // Partitions returns the partition count of topic; 0 when it does not exist. It is

@@ -103,3 +103,48 @@ func TestEnsureTopicsUnreachable(t *testing.T) {
 		t.Fatal("want an error for no brokers")
 	}
 }
+
+// TestEnsureTopicsRace: roles that start together create the same topic at once, asking
+// for different partition counts (a worker 1 partials partition, a group merger 2): every
+// call returns the count the topic got, none waits for its own count until it times out.
+func TestEnsureTopicsRace(t *testing.T) {
+	k, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	raceEnsure(t, k.Addr)
+}
+
+func TestEnsureTopicsRaceKafka(t *testing.T) { raceEnsure(t, itest.Kafka(t)) }
+
+func raceEnsure(t *testing.T, addr string) {
+	ctx := itest.Context(t, 40*time.Second)
+	for round := range 3 {
+		topic := itest.Name(t, "race")
+		type res struct {
+			n   int
+			err error
+		}
+		out := make(chan res, 6)
+		for i := range 6 {
+			go func() {
+				got, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 1 + i%2})
+				out <- res{got[topic], err}
+			}()
+		}
+		first := -1
+		for range 6 {
+			r := <-out
+			if r.err != nil {
+				t.Fatalf("round %d: %v", round, r.err)
+			}
+			if first == -1 {
+				first = r.n
+			}
+			if r.n != first || (r.n != 1 && r.n != 2) {
+				t.Fatalf("round %d: partitions %d and %d: every call must see the count the topic got", round, first, r.n)
+			}
+		}
+	}
+}

@@ -19,8 +19,8 @@ import (
 	"trending/internal/setting"
 )
 
-// produce writes values from..to-1 (value and key "k<i mod 7>") to partition 0 of topic, in
-// record batches of batch messages.
+// produce writes values from..to-1 (value and key "k<i mod 7>", every tenth with a header
+// "tenth" holding its value) to partition 0 of topic, in record batches of batch messages.
 func produce(t *testing.T, ctx context.Context, addr, topic string, from, to, batch int) {
 	t.Helper()
 	w := eventlog.NewWriter([]string{addr}, topic)
@@ -28,7 +28,11 @@ func produce(t *testing.T, ctx context.Context, addr, topic string, from, to, ba
 	defer w.Close()
 	var msgs []kafka.Message
 	for i := from; i < to; i++ {
-		msgs = append(msgs, kafka.Message{Key: []byte("k" + strconv.Itoa(i%7)), Value: []byte(strconv.Itoa(i))})
+		m := kafka.Message{Key: []byte("k" + strconv.Itoa(i%7)), Value: []byte(strconv.Itoa(i))}
+		if i%10 == 0 {
+			m.Headers = []kafka.Header{{Key: "tenth", Value: []byte(strconv.Itoa(i))}}
+		}
+		msgs = append(msgs, m)
 		if len(msgs) == batch || i == to-1 {
 			if err := w.WriteMessages(ctx, msgs...); err != nil {
 				t.Fatalf("produce: %v", err)
@@ -59,6 +63,9 @@ func readN(t *testing.T, ctx context.Context, r *eventlog.PartitionReader, from 
 			}
 			if m.Time.IsZero() || m.HighWaterMark <= m.Offset || m.Partition != 0 {
 				t.Fatalf("message at %d: time %v, high watermark %d, partition %d", want, m.Time, m.HighWaterMark, m.Partition)
+			}
+			if hasHeader := len(m.Headers) == 1 && m.Headers[0].Key == "tenth" && string(m.Headers[0].Value) == string(m.Value); hasHeader != (want%10 == 0) {
+				t.Fatalf("message at %d: headers %v (the speed worker's salting reads them)", want, m.Headers)
 			}
 			want++
 		}

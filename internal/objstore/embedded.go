@@ -1,9 +1,11 @@
 package objstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -77,6 +79,19 @@ func (e *Embedded) Close() error {
 type prefixLister struct {
 	*s3afero.MultiBucketBackend
 	buckets afero.Fs // the backend's buckets directory
+}
+
+// PutObject reads the whole body before s3afero creates the file. s3afero writes the body
+// straight into the object's file and its metadata after it, so an upload cut off midway (a
+// client's context cancelled: a sibling upload failed, Ctrl-C) left a partial object without
+// metadata, which every later listing of its prefix failed on (500) and which S3 never
+// shows: an object is there whole or not at all.
+func (b *prefixLister) PutObject(bucket, key string, meta map[string]string, input io.Reader, size int64, cond *gofakes3.PutConditions) (gofakes3.PutObjectResult, error) {
+	body := make([]byte, size)
+	if _, err := io.ReadFull(input, body); err != nil {
+		return gofakes3.PutObjectResult{}, fmt.Errorf("read the body of %s: %w", key, err)
+	}
+	return b.MultiBucketBackend.PutObject(bucket, key, meta, bytes.NewReader(body), size, cond)
 }
 
 func (b *prefixLister) ListBucket(bucket string, prefix *gofakes3.Prefix, page gofakes3.ListBucketPage) (*gofakes3.ObjectList, error) {

@@ -2,11 +2,15 @@ package objstore
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3afero"
@@ -79,4 +83,38 @@ func describe(l *gofakes3.ObjectList) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestCutUploadLeavesNothing: an upload whose body ends early (the client gave up) stores
+// nothing, so the prefix still lists; s3afero alone kept a partial file without metadata,
+// which made every later listing of the prefix fail.
+func TestCutUploadLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	multi, err := s3afero.MultiBucket(afero.NewBasePathFs(afero.NewOsFs(), dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &prefixLister{MultiBucketBackend: multi, buckets: afero.NewBasePathFs(afero.NewOsFs(), filepath.Join(dir, "buckets"))}
+	if err := b.CreateBucket("bucket"); err != nil {
+		t.Fatal(err)
+	}
+	cut := io.MultiReader(bytes.NewReader([]byte("half of it")), iotest.ErrReader(errors.New("connection reset")))
+	if _, err := b.PutObject("bucket", "pieces/a.piece", nil, cut, 100, nil); err == nil {
+		t.Fatal("a cut upload succeeded")
+	}
+	if _, err := b.PutObject("bucket", "pieces/b.piece", nil, bytes.NewReader([]byte("whole")), 5, nil); err != nil {
+		t.Fatal(err)
+	}
+	p := "pieces/"
+	pre := gofakes3.NewPrefix(&p, nil)
+	l, err := b.ListBucket("bucket", &pre, gofakes3.ListBucketPage{})
+	if err != nil {
+		t.Fatalf("list after a cut upload: %v", err)
+	}
+	if got := describe(l); len(got) != 1 || !strings.HasPrefix(got[0], "pieces/b.piece 5 ") {
+		t.Fatalf("listed %v, want only pieces/b.piece", got)
+	}
+	if _, err := b.HeadObject("bucket", "pieces/a.piece"); !gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
+		t.Fatalf("head of the cut object: %v, want NoSuchKey", err)
+	}
 }

@@ -72,6 +72,13 @@ type Config struct {
 	// ItemPrefix prefixes the rank in item ids. Default "V"; empty names
 	// items by their bare rank (1, 2, ...).
 	ItemPrefix string
+	// Regions are where the servers are: server s is in Regions[s mod
+	// len(Regions)], and its events carry that region, so a region's share
+	// of the views is its share of the servers (a region listed twice gets
+	// twice as many). The views drawn are the same whatever Regions says.
+	// Each is a valid event region (1 to 64 bytes, no control characters).
+	// Default none: events carry no region.
+	Regions []string
 }
 
 // DefaultConfig returns the documented defaults. It is the one place they
@@ -119,6 +126,13 @@ func (c Config) Validate() error {
 	}
 	if c.LateBy < 0 {
 		errs = append(errs, invalid("LateBy", "%s: must not be negative", c.LateBy))
+	}
+	for _, r := range c.Regions {
+		if r == "" {
+			errs = append(errs, invalid("Regions", "an empty region: leave Regions empty for events without one"))
+		} else if err := (event.Event{ItemID: "V", Count: 1, TS: DefaultStart, Region: r}).Validate(); err != nil {
+			errs = append(errs, invalid("Regions", "region %q: %v", r, err))
+		}
 	}
 	if !frac(c.Malformed) {
 		errs = append(errs, invalid("Malformed", "malformed fraction %g: use 0..1 (0.001 is one message in a thousand)", c.Malformed))
@@ -315,6 +329,9 @@ func (g *Generator) NextSecond(dst []Record) (out []Record, ok bool) {
 		// as a real server's clock would; the minute never changes.
 		ts := sec.Add(time.Duration((int64(p.server)*997)%1000) * time.Millisecond)
 		r := Record{Key: id, Event: event.Event{ItemID: id, Count: p.count, TS: ts}}
+		if n := len(g.cfg.Regions); n > 0 {
+			r.Event.Region = g.cfg.Regions[int(p.server)%n]
+		}
 		if g.cfg.Late > 0 && g.late.Float64() < g.cfg.Late {
 			r.Event.TS = ts.Add(-g.cfg.LateBy)
 			r.Late = true

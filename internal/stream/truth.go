@@ -31,6 +31,10 @@ type Truth struct {
 	newest int64
 	views  uint64
 	events uint64
+	// regions holds the truth of each region's events (Region), beside this one of
+	// every event; nil in a region's own Truth.
+	regions map[string]*Truth
+	inner   bool // a region's Truth: it keeps no regions of its own
 }
 
 type truthMinute struct {
@@ -58,6 +62,46 @@ func (t *Truth) Add(ev event.Event) {
 	}
 	t.add(floorDiv(ev.TS.UnixMilli(), 60_000), ev.ItemID, uint64(ev.Count))
 	t.events++
+	if ev.Region != "" && !t.inner {
+		r := t.region(ev.Region)
+		r.add(floorDiv(ev.TS.UnixMilli(), 60_000), ev.ItemID, uint64(ev.Count))
+		r.events++
+	}
+}
+
+// region returns region's Truth, creating it.
+func (t *Truth) region(name string) *Truth {
+	r := t.regions[name]
+	if r == nil {
+		if t.regions == nil {
+			t.regions = map[string]*Truth{}
+		}
+		r = NewTruth()
+		r.inner = true
+		t.regions[name] = r
+	}
+	return r
+}
+
+// Region returns the truth of the events of one region (the list per region of
+// model/windowset.Groups): empty when none had it.
+func (t *Truth) Region(name string) *Truth {
+	if r := t.regions[name]; r != nil {
+		return r
+	}
+	r := NewTruth()
+	r.inner = true
+	return r
+}
+
+// Regions returns the regions with events, sorted.
+func (t *Truth) Regions() []string {
+	out := make([]string, 0, len(t.regions))
+	for r := range t.regions {
+		out = append(out, r)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func (t *Truth) add(m int64, item string, n uint64) {
@@ -215,36 +259,53 @@ func (c Counts) Map() map[string]uint64 {
 	return out
 }
 
-// truthLine is one line of a truth file: one minute.
+// truthLine is one line of a truth file: one minute of every event, or of one region's.
 type truthLine struct {
 	Minute string            `json:"minute"`
+	Region string            `json:"region,omitempty"`
 	Counts map[string]uint64 `json:"counts"`
 }
 
 // WriteTo writes the truth as JSON lines, one per minute with views, in
 // time order: {"minute":"2026-01-01T00:05:00Z","counts":{"V1":1234,"V7":3}}
-// with items in byte order. The same truth always gives the same bytes.
+// with items in byte order, each followed by the same minute's line of each
+// region with views, in region order ({"minute":...,"region":"eu","counts":...}).
+// The same truth always gives the same bytes.
 func (t *Truth) WriteTo(w io.Writer) (int64, error) {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	cw := &countingWriter{w: bw}
 	enc := json.NewEncoder(cw)
 	enc.SetEscapeHTML(false)
+	// Every minute with views, of every event or of a region (a region's minute is written
+	// after its minute's line of every event, even one without views: a file may say so).
+	seen := make(map[int64]bool, len(t.mins))
 	keys := make([]int64, 0, len(t.mins))
-	for m := range t.mins {
-		keys = append(keys, m)
+	regions := t.Regions()
+	for _, tr := range append([]*Truth{t}, func() []*Truth {
+		out := make([]*Truth, len(regions))
+		for i, r := range regions {
+			out[i] = t.regions[r]
+		}
+		return out
+	}()...) {
+		for m := range tr.mins {
+			if !seen[m] {
+				seen[m] = true
+				keys = append(keys, m)
+			}
+		}
 	}
 	slices.Sort(keys)
 	for _, m := range keys {
-		mi := t.mins[m]
-		line := truthLine{Minute: minuteStart(m).Format(time.RFC3339), Counts: make(map[string]uint64, len(mi.ents)+len(mi.hot))}
-		for _, e := range mi.ents {
-			line.Counts[t.names[e.id]] += uint64(e.n)
-		}
-		for id, n := range mi.hot {
-			line.Counts[t.names[id]] += n
-		}
-		if err := enc.Encode(&line); err != nil {
+		if err := enc.Encode(t.line(m, "")); err != nil {
 			return cw.n, fmt.Errorf("write truth: %w", err)
+		}
+		for _, r := range regions {
+			if rt := t.regions[r]; rt.mins[m] != nil {
+				if err := enc.Encode(rt.line(m, r)); err != nil {
+					return cw.n, fmt.Errorf("write truth: %w", err)
+				}
+			}
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -253,16 +314,36 @@ func (t *Truth) WriteTo(w io.Writer) (int64, error) {
 	return cw.n, nil
 }
 
+// line is minute m's line of the file.
+func (t *Truth) line(m int64, region string) *truthLine {
+	mi := t.mins[m]
+	if mi == nil {
+		mi = &truthMinute{}
+	}
+	line := &truthLine{Minute: minuteStart(m).Format(time.RFC3339), Region: region, Counts: make(map[string]uint64, len(mi.ents)+len(mi.hot))}
+	for _, e := range mi.ents {
+		line.Counts[t.names[e.id]] += uint64(e.n)
+	}
+	for id, n := range mi.hot {
+		line.Counts[t.names[id]] += n
+	}
+	return line
+}
+
 // ReadTruth reads a file WriteTo wrote. It is strict, since a truth that is
 // silently wrong makes every accuracy figure wrong: each line must be one
 // object with exactly the fields minute (RFC 3339, a whole UTC minute,
 // increasing from line to line) and counts (valid item ids to counts of at
-// least 1). Errors wrap ErrTruthFormat and name the line.
+// least 1), or a region's line: minute, region (a valid event region) and
+// counts, after its minute's line of every event and increasing in region
+// within the minute. A region's counts are not checked against the line of
+// every event. Errors wrap ErrTruthFormat and name the line.
 func ReadTruth(r io.Reader) (*Truth, error) {
 	t := NewTruth()
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
 	dec.DisallowUnknownFields()
 	prev := int64(math.MinInt64)
+	prevRegion := ""
 	for line := 1; ; line++ {
 		var l truthLine
 		err := dec.Decode(&l)
@@ -284,10 +365,21 @@ func ReadTruth(r io.Reader) (*Truth, error) {
 			return bad("minute %q is not a whole minute in UTC (such as 2026-01-01T00:05:00Z)", l.Minute)
 		}
 		m := ms / 60_000
-		if m <= prev {
-			return bad("minute %s is not after the previous line's", l.Minute)
+		into := t
+		if l.Region != "" {
+			if err := (event.Event{ItemID: "V", Count: 1, TS: ts, Region: l.Region}).Validate(); err != nil {
+				return bad("region %q: %v", l.Region, err)
+			}
+			if m != prev || l.Region <= prevRegion {
+				return bad("region %q of minute %s: a region's line follows its minute's line of every event, regions in order", l.Region, l.Minute)
+			}
+			prevRegion, into = l.Region, t.region(l.Region)
+		} else {
+			if m <= prev {
+				return bad("minute %s is not after the previous line's", l.Minute)
+			}
+			prev, prevRegion = m, ""
 		}
-		prev = m
 		if l.Counts == nil {
 			return bad("minute %s has no counts", l.Minute)
 		}
@@ -304,10 +396,10 @@ func ReadTruth(r io.Reader) (*Truth, error) {
 			if n == 0 {
 				return bad("minute %s: item %q has count 0: leave it out", l.Minute, item)
 			}
-			if t.views+n < t.views {
+			if into.views+n < into.views {
 				return bad("counts overflow")
 			}
-			t.add(m, item, n)
+			into.add(m, item, n)
 		}
 	}
 }

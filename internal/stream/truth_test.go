@@ -149,6 +149,10 @@ func TestReadTruthRejects(t *testing.T) {
 		{"empty item", `{"minute":"2026-01-01T00:00:00Z","counts":{"":1}}`, "item_id"},
 		{"no counts", `{"minute":"2026-01-01T00:00:00Z"}`, "no counts"},
 		{"before 2000", `{"minute":"1999-01-01T00:00:00Z","counts":{"V1":1}}`, "ts"},
+		{"region first", `{"minute":"2026-01-01T00:00:00Z","region":"eu","counts":{"V1":1}}`, "follows its minute's line"},
+		{"region of another minute", `{"minute":"2026-01-01T00:00:00Z","counts":{"V1":1}}` + "\n" + `{"minute":"2026-01-01T00:01:00Z","region":"eu","counts":{"V1":1}}`, "follows its minute's line"},
+		{"regions out of order", `{"minute":"2026-01-01T00:00:00Z","counts":{"V1":2}}` + "\n" + `{"minute":"2026-01-01T00:00:00Z","region":"us","counts":{"V1":1}}` + "\n" + `{"minute":"2026-01-01T00:00:00Z","region":"eu","counts":{"V1":1}}`, "regions in order"},
+		{"bad region", `{"minute":"2026-01-01T00:00:00Z","counts":{"V1":2}}` + "\n" + `{"minute":"2026-01-01T00:00:00Z","region":"e\nu","counts":{"V1":1}}`, "region"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := ReadTruth(strings.NewReader(c.in))
@@ -166,6 +170,7 @@ func FuzzReadTruth(f *testing.F) {
 	f.Add([]byte(`{"minute":"2026-01-01T00:00:00Z","counts":{"V1":3,"V2":1}}` + "\n"))
 	f.Add([]byte(`{"minute":"2026-01-01T00:00:00Z","counts":{"V1":18446744073709551615}}` + "\n" + `{"minute":"2026-01-01T00:01:00Z","counts":{"V1":1}}`))
 	f.Add([]byte(`{"minute":"2026-01-01T00:00:00Z","counts":{"\u00e9":1}} {"minute":"2026-01-01T00:02:00Z","counts":{}}`))
+	f.Add([]byte(`{"minute":"2026-01-01T00:00:00Z","counts":{}}` + "\n" + `{"minute":"2026-01-01T00:00:00Z","region":"eu","counts":{"V1":1}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tr, err := ReadTruth(bytes.NewReader(b))
 		if err != nil {
@@ -224,5 +229,76 @@ func BenchmarkTruthAdd(b *testing.B) {
 		ev.TS = ev.TS.Add(time.Duration(i/len(recs)) * time.Second)
 		tr.Add(ev)
 		i++
+	}
+}
+
+// TestRegions: a stream with regions gives the same views as without (only the events' region
+// differs), each server's events carry its region, so shares follow the servers, and the
+// Truth of each region holds exactly its events and survives the file.
+func TestRegions(t *testing.T) {
+	c := smallConfig()
+	plain := drain(t, c)
+	c.Regions = []string{"eu", "eu", "us", "apac"}
+	recs := drain(t, c)
+	if len(recs) != len(plain) {
+		t.Fatalf("%d records with regions, %d without", len(recs), len(plain))
+	}
+	tr := NewTruth()
+	byRegion := map[string]map[string]uint64{}
+	var views [2]uint64
+	for i, r := range recs {
+		p := plain[i]
+		if r.Key != p.Key || r.Valid() != p.Valid() || (r.Valid() && (r.Event.ItemID != p.Event.ItemID || r.Event.Count != p.Event.Count || !r.Event.TS.Equal(p.Event.TS))) {
+			t.Fatalf("record %d: %+v with regions, %+v without", i, r, p)
+		}
+		if !r.Valid() {
+			continue
+		}
+		if r.Event.Region == "" || p.Event.Region != "" {
+			t.Fatalf("record %d: region %q (%q without)", i, r.Event.Region, p.Event.Region)
+		}
+		tr.Add(r.Event)
+		if byRegion[r.Event.Region] == nil {
+			byRegion[r.Event.Region] = map[string]uint64{}
+		}
+		byRegion[r.Event.Region][r.Event.ItemID] += uint64(r.Event.Count)
+		if r.Event.Region == "eu" {
+			views[0] += uint64(r.Event.Count)
+		} else {
+			views[1] += uint64(r.Event.Count)
+		}
+	}
+	if got := strings.Join(tr.Regions(), ","); got != "apac,eu,us" {
+		t.Fatalf("regions %s", got)
+	}
+	// eu is listed twice of four: half the 50 servers, about half the views.
+	if share := float64(views[0]) / float64(views[0]+views[1]); share < 0.4 || share > 0.6 {
+		t.Errorf("eu has %.2f of the views with half the servers", share)
+	}
+	var buf bytes.Buffer
+	if _, err := tr.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTruth(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := tr.Span()
+	for _, r := range []string{"eu", "us", "apac"} {
+		if got := tr.Region(r).Range(from, to).Map(); !reflect.DeepEqual(got, byRegion[r]) {
+			t.Errorf("%s: the truth %d items, recount %d", r, len(got), len(byRegion[r]))
+		}
+		if !reflect.DeepEqual(back.Region(r).Range(from, to).Map(), byRegion[r]) {
+			t.Errorf("%s: the truth read from its file differs", r)
+		}
+	}
+	if tr.Region("mars").Views() != 0 || len(tr.Region("eu").Regions()) != 0 {
+		t.Error("an unknown region has views, or a region has regions")
+	}
+	for _, bad := range [][]string{{""}, {"e\nu"}} {
+		c.Regions = bad
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "Regions") {
+			t.Errorf("regions %q: %v", bad, err)
+		}
 	}
 }

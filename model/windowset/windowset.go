@@ -3,9 +3,10 @@
 // store's writers and the API accept exactly their names (and refuse others with the list),
 // the dashboard builds its pickers from them and `trending plan` sizes them.
 //
-// A window is live (a sliding window "the last hour up to now", or all time), served under
-// its name, or calendar (aligned UTC hours, days, ISO weeks or months), served under its span
-// with a start. The set comes from a spec string (Parse), a YAML file (ParseYAML) or a preset
+// A window is live (a sliding window "the last hour up to now", all time, or a decayed
+// window, "trending now", where every view counts 2^(-age/half-life)), served under its name,
+// or calendar (aligned UTC hours, days, ISO weeks or months), served under its span with a
+// start. The set comes from a spec string (Parse), a YAML file (ParseYAML) or a preset
 // (Preset); Default is the set the system always had.
 package windowset
 
@@ -31,8 +32,9 @@ const (
 	// AllTime: every event ever; named "all" (the batch's exact base and the live list are
 	// built on that name).
 	AllTime Kind = "alltime"
-	// Decayed is reserved for exponentially decayed lists (issue 15); not implemented yet,
-	// so a set naming it is refused.
+	// Decayed: no edge; every view counts 2^(-age/HalfLife), so the list ranks what is
+	// trending now and forgets smoothly (speed/window, "Decayed windows"). Live only: the
+	// batch does not recompute it.
 	Decayed Kind = "decayed"
 )
 
@@ -42,8 +44,16 @@ type Mode string
 const (
 	Exact  Mode = "exact"
 	Sketch Mode = "sketch"
-	// Auto: exact for windows up to 24 hours long, sketch beyond (speed/window.Auto).
+	// Auto: exact for windows up to 24 hours long, sketch beyond (speed/window.Auto); a
+	// decayed window's length is its horizon, 10 half-lives (exact up to a 2h24m half-life).
 	Auto Mode = "auto"
+)
+
+// MinHalfLife and MaxHalfLife bound a decayed window's half-life, a whole number of minutes
+// (speed/window.MinHalfLife, MaxHalfLife).
+const (
+	MinHalfLife = 5 * time.Minute
+	MaxHalfLife = 30 * 24 * time.Hour
 )
 
 // AllName is the all-time window's name.
@@ -70,14 +80,20 @@ type Window struct {
 	Span string
 	// Mode is exact, sketch or auto (empty: auto).
 	Mode Mode
+	// HalfLife is a decayed window's half-life (MinHalfLife to MaxHalfLife, whole minutes).
+	HalfLife time.Duration
 }
 
-// Live reports whether the window is served as a live list (sliding or all time).
+// Live reports whether the window is served as a live list (sliding, all time or decayed).
 func (w Window) Live() bool { return w.Kind != Calendar }
 
-// Set is a deployment's served windows, in the order given.
+// Set is a deployment's served windows, in the order given, and the group values that get
+// lists of their own in each of them (groups.go).
 type Set struct {
 	Windows []Window
+	// Groups are the lists per group value beside each window's list of all items; the zero
+	// value (the default) keeps none.
+	Groups Groups
 }
 
 // Default is the set trending always served: the sliding hour (60 minute buckets, exact),
@@ -128,8 +144,10 @@ func Preset(name string) (Set, error) {
 //	NAME=sliding:LENGTH/BUCKET[:MODE]   a sliding window (hour=sliding:1h/1m:exact, 7d=sliding:7d/1h)
 //	calendar:SPAN[:MODE]                a calendar window, served under its span (calendar:week)
 //	all=alltime[:MODE]                  the all-time window (all[:MODE] for short)
+//	NAME=decayed:HALFLIFE[:MODE]        a decayed window (now=decayed:1h): every view counts
+//	                                    2^(-age/HALFLIFE), no edge
 //
-// LENGTH and BUCKET are Go durations or whole days (7d); BUCKET is 1m, 1h or 24h (1d);
+// LENGTH, BUCKET and HALFLIFE are Go durations or whole days (7d); BUCKET is 1m, 1h or 24h (1d);
 // SPAN is hour, day, week or month; MODE is exact, sketch or auto (default auto). The set
 // is validated (Validate).
 func Parse(spec string) (Set, error) {
@@ -207,9 +225,19 @@ func parseEntry(e string) (Window, error) {
 		}
 		return w, mode(args)
 	case Decayed:
-		return w, fmt.Errorf("decayed windows are not implemented yet: use sliding, calendar or alltime")
+		if !named {
+			return w, fmt.Errorf("a decayed window needs a name: NAME=decayed:HALFLIFE, as in now=decayed:1h")
+		}
+		if len(args) == 0 {
+			return w, fmt.Errorf("want decayed:HALFLIFE, as in now=decayed:1h")
+		}
+		var err error
+		if w.HalfLife, err = ParseDuration(args[0]); err != nil {
+			return w, fmt.Errorf("half-life: %w", err)
+		}
+		return w, mode(args[1:])
 	}
-	return w, fmt.Errorf("kind %q: use sliding (NAME=sliding:1h/1m), calendar (calendar:week) or alltime (all=alltime)", w.Kind)
+	return w, fmt.Errorf("kind %q: use sliding (NAME=sliding:1h/1m), calendar (calendar:week), alltime (all=alltime) or decayed (now=decayed:1h)", w.Kind)
 }
 
 // ParseDuration reads a Go duration or whole days ("7d", "1d12h").
@@ -240,13 +268,12 @@ func FormatDuration(d time.Duration) string {
 	if d >= 2*day && d%day == 0 {
 		return strconv.FormatInt(int64(d/day), 10) + "d"
 	}
-	s := d.String()
-	s = strings.TrimSuffix(s, "0s")
+	s := d.String() // 1h0m0s, 1m0s, 1m30s, 30s, 0s
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
 	if strings.HasSuffix(s, "h0m") {
 		s = strings.TrimSuffix(s, "0m")
-	}
-	if s == "" {
-		return "0s"
 	}
 	return s
 }
@@ -268,6 +295,8 @@ func (w Window) String() string {
 		fmt.Fprintf(&b, "%s=sliding:%s/%s", w.Name, FormatDuration(w.Length), FormatDuration(w.Bucket))
 	case Calendar:
 		b.WriteString("calendar:" + w.Span)
+	case Decayed:
+		fmt.Fprintf(&b, "%s=decayed:%s", w.Name, FormatDuration(w.HalfLife))
 	default:
 		fmt.Fprintf(&b, "%s=%s", w.Name, w.Kind)
 	}
@@ -301,6 +330,9 @@ func (s Set) Validate() error {
 			errs = append(errs, fmt.Errorf("window %q is configured twice: names must be unique", w.Name))
 		}
 		seen[w.Name] = true
+	}
+	if err := s.Groups.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -346,9 +378,20 @@ func (w Window) validate() error {
 			return fmt.Errorf("all-time window %q: the all-time window is named all", w.Name)
 		}
 	case Decayed:
-		return fmt.Errorf("window %q: decayed windows are not implemented yet", w.Name)
+		if w.Name == AllName {
+			return fmt.Errorf("window %q: the name all is the all-time window's (all=alltime): name the decayed window otherwise", w.Name)
+		}
+		if w.Span != "" || w.Length != 0 || w.Bucket != 0 {
+			return fmt.Errorf("window %q: a decayed window has a half-life only, no span, length or bucket", w.Name)
+		}
+		if w.HalfLife < MinHalfLife || w.HalfLife > MaxHalfLife || w.HalfLife%time.Minute != 0 {
+			return fmt.Errorf("window %q: half-life %s: use a whole number of minutes from %s to %s, such as 1h", w.Name, FormatDuration(w.HalfLife), FormatDuration(MinHalfLife), FormatDuration(MaxHalfLife))
+		}
 	default:
-		return fmt.Errorf("window %q: kind %q: use sliding, calendar or alltime", w.Name, w.Kind)
+		return fmt.Errorf("window %q: kind %q: use sliding, calendar, alltime or decayed", w.Name, w.Kind)
+	}
+	if w.Kind != Decayed && w.HalfLife != 0 {
+		return fmt.Errorf("window %q: only a decayed window has a half-life", w.Name)
 	}
 	return nil
 }
@@ -426,12 +469,21 @@ func (s Set) ResolveLive(name string) (string, bool) {
 }
 
 // AcceptsKey reports whether a list of key k belongs to the set: a configured live window,
-// a configured calendar span, or a key the system keeps on its own (the batch's all-time
-// base and trending-topics lists, which have their own configuration).
+// a configured calendar span, either of them for a group value that gets lists (Groups), or
+// a key the system keeps on its own (the batch's all-time base and trending-topics lists,
+// which have their own configuration).
 func (s Set) AcceptsKey(k model.Key) bool {
 	switch {
 	case k.IsTopics():
 		return true
+	case k.Group != "":
+		if k.Score != "" || k.Window == model.BaseWindow || !s.Groups.Accepts(k.Group) {
+			return false
+		}
+		k.Group = ""
+		return s.AcceptsKey(k)
+	case k.Score != "":
+		return false
 	case k.Live() && k.Window == model.BaseWindow:
 		return s.HasLive(AllName)
 	case k.Live():
@@ -463,6 +515,9 @@ func (s Set) Describe() string {
 		b.WriteString(strings.Join(c, ", "))
 	} else {
 		b.WriteString("none")
+	}
+	if s.Groups.On() {
+		b.WriteString("; lists per " + s.Groups.By + ": " + strings.TrimPrefix(s.Groups.Describe(), s.Groups.By+" "))
 	}
 	return b.String()
 }

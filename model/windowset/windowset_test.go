@@ -53,7 +53,7 @@ func TestPresetSeed004(t *testing.T) {
 }
 
 func TestParseRoundTrip(t *testing.T) {
-	for _, spec := range []string{DefaultSpec, Presets["seed-004"], "day=sliding:1d/1m:exact,calendar:week:sketch", "all=alltime"} {
+	for _, spec := range []string{DefaultSpec, Presets["seed-004"], "day=sliding:1d/1m:exact,calendar:week:sketch", "all=alltime", "now=decayed:1h:exact,slow=decayed:7d"} {
 		s, err := Parse(spec)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
@@ -85,7 +85,14 @@ func TestParseRefusesBadSpecs(t *testing.T) {
 		{"calendar:fortnight", `span "fortnight": use one of hour, day, week, month`},
 		{"lastweek=calendar:week", "served under its span's name"},
 		{"forever=alltime", "named all"},
-		{"now=decayed:1h", "not implemented"},
+		{"decayed:1h", "needs a name"},
+		{"now=decayed", "want decayed:HALFLIFE"},
+		{"now=decayed:1m", "half-life 1m: use a whole number of minutes from 5m to 30d"},
+		{"now=decayed:90s", "half-life 1m30s"},
+		{"now=decayed:31d", "half-life 31d"},
+		{"now=decayed:1h:fast", `mode "fast"`},
+		{"all=decayed:1h", "all-time window's"},
+		{"now=decayed:soon", "not a duration"},
 		{"hour=tumbling:1h", `kind "tumbling"`},
 		{"hour=sliding:1h/1m,hour=sliding:2h/1m", "configured twice"},
 		{"calendar:day,calendar:day", "configured twice"},
@@ -107,11 +114,12 @@ func TestParseYAML(t *testing.T) {
   - {name: 7d, kind: sliding, length: 7d, bucket: 1h}
   - {kind: calendar, span: week}
   - {kind: alltime, mode: sketch}
+  - {name: now, kind: decayed, half_life: 1h, mode: exact}
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.String(), "minute=sliding:1m/1m:exact,7d=sliding:7d/1h,calendar:week,all=alltime:sketch"; got != want {
+	if got, want := s.String(), "minute=sliding:1m/1m:exact,7d=sliding:7d/1h,calendar:week,all=alltime:sketch,now=decayed:1h:exact"; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
 	for _, c := range []struct{ doc, want string }{
@@ -119,6 +127,8 @@ func TestParseYAML(t *testing.T) {
 		{"windows:\n  - {kind: calendar, span: week, length: 7d}\n", "sliding windows only"},
 		{"windows:\n  - {name: x, kind: sliding, length: 1h}\n", "bucket"},
 		{"windows: []\n", "no windows"},
+		{"windows:\n  - {name: now, kind: decayed}\n", "half_life"},
+		{"windows:\n  - {name: hour, kind: sliding, length: 1h, bucket: 1m, half_life: 1h}\n", "decayed windows only"},
 	} {
 		if _, err := ParseYAML([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseYAML(%q) = %v, want %q", c.doc, err, c.want)
@@ -168,5 +178,21 @@ func TestISOWeek(t *testing.T) {
 	// Across a year end: 2027-01-01 is a Friday, its ISO week starts 2026-12-28.
 	if got := model.Align("week", time.Date(2027, 1, 1, 5, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("year end: %s", got)
+	}
+}
+
+// TestFormatDuration: what ParseDuration reads back; 90s printed "1m3" before (the trailing
+// "0s" of "1m30s" was cut), which an error message about a 90-second half-life showed.
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Minute: "1m", 90 * time.Second: "1m30s", 30 * time.Second: "30s", time.Hour: "1h",
+		90 * time.Minute: "1h30m", 24 * time.Hour: "24h", 48 * time.Hour: "2d", 0: "0s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := ParseDuration(FormatDuration(d)); err != nil || back != d {
+			t.Errorf("ParseDuration(%q) = %v, %v", FormatDuration(d), back, err)
+		}
 	}
 }

@@ -15,10 +15,22 @@ import (
 //	  - {name: 7d, kind: sliding, length: 7d, bucket: 1h}
 //	  - {kind: calendar, span: week}
 //	  - {kind: alltime, mode: sketch}
+//	  - {name: now, kind: decayed, half_life: 1h, mode: exact}
+//	groups:                    # optional: lists per group value (Groups)
+//	  by: region
+//	  values: [eu, us, apac]   # or every: true, with max: 64
 //
 // Unknown keys are refused, so a misspelt field is not silently ignored.
 type yamlFile struct {
 	Windows []yamlWindow `yaml:"windows"`
+	Groups  *yamlGroups  `yaml:"groups"`
+}
+
+type yamlGroups struct {
+	By     string   `yaml:"by"`
+	Values []string `yaml:"values"`
+	Every  bool     `yaml:"every"`
+	Max    *int     `yaml:"max"`
 }
 
 type yamlWindow struct {
@@ -28,6 +40,8 @@ type yamlWindow struct {
 	Bucket string `yaml:"bucket"`
 	Span   string `yaml:"span"`
 	Mode   string `yaml:"mode"`
+	// HalfLife is a decayed window's half-life (1h, 30m).
+	HalfLife string `yaml:"half_life"`
 }
 
 // ParseYAML reads a window set from YAML (the --windows-file format, yamlFile) and validates it.
@@ -62,6 +76,15 @@ func ParseYAML(b []byte) (Set, error) {
 			if w.Name == "" {
 				w.Name = AllName
 			}
+		case Decayed:
+			if w.HalfLife, err = ParseDuration(y.HalfLife); err != nil {
+				errs = append(errs, fmt.Errorf("windows[%d] %q: half_life: %w", i, y.Name, err))
+				continue
+			}
+		}
+		if w.Kind != Decayed && y.HalfLife != "" {
+			errs = append(errs, fmt.Errorf("windows[%d] %q: half_life is for decayed windows only", i, w.Name))
+			continue
 		}
 		if w.Kind != Sliding && (y.Length != "" || y.Bucket != "") {
 			errs = append(errs, fmt.Errorf("windows[%d] %q: length and bucket are for sliding windows only", i, w.Name))
@@ -69,8 +92,27 @@ func ParseYAML(b []byte) (Set, error) {
 		}
 		s.Windows = append(s.Windows, w)
 	}
+	if y := f.Groups; y != nil {
+		s.Groups = Groups{By: y.By, Values: y.Values, Every: y.Every}
+		if y.Every {
+			s.Groups.Max = DefaultMaxGroups
+			if y.Max != nil {
+				s.Groups.Max = *y.Max
+			}
+		} else if y.Max != nil {
+			errs = append(errs, fmt.Errorf("groups: max caps every: true only (a list of values is its own bound)"))
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return Set{}, err
 	}
 	return s, s.Validate()
+}
+
+// HasGroups reports whether a windows file sets its groups (the --groups flags then must not).
+func HasGroups(b []byte) bool {
+	var f struct {
+		Groups *yaml.Node `yaml:"groups"`
+	}
+	return yaml.Unmarshal(b, &f) == nil && f.Groups != nil
 }

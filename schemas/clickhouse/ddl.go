@@ -1,6 +1,8 @@
 // Package clickhouse holds the ClickHouse DDL of trending as numbered migrations
 // (NNN_name.sql, embedded) and applies them: the serving table (001), the batch layer's
-// rollups (002) and its trending-topics hour rollups (003). `trending migrate` runs Apply; tests run it on a fresh database.
+// rollups (002), its trending-topics hour rollups (003), the lists' status (004) and the
+// rollups' group column (005). `trending migrate` runs Apply; tests run it on a fresh
+// database.
 //
 // cluster/ holds the same migrations for a ClickHouse cluster (ON CLUSTER, replicated tables,
 // Distributed tables for reads over sharded rollups); `trending migrate --cluster NAME`
@@ -13,6 +15,7 @@ package clickhouse
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -156,10 +159,12 @@ func Apply(ctx context.Context, conn driver.Conn, db string) (Applied, error) {
 
 // ApplyOptions creates database db if it is missing and applies, in order, every migration
 // of the variant opts selects that is newer than the version recorded in db.schema_migrations,
-// recording each one after it succeeds. Every statement is CREATE TABLE IF NOT EXISTS or
+// recording each one after it succeeds. Every statement is CREATE TABLE IF NOT EXISTS,
 // ALTER TABLE ... ADD COLUMN, which Apply skips when the column is already there (18.16 has
-// no ADD COLUMN IF NOT EXISTS to rely on), so a run cut short and repeated is harmless, and
-// a rerun with nothing new is a no-op. Table names are
+// no ADD COLUMN IF NOT EXISTS to rely on), or DROP TABLE IF EXISTS of a Distributed table
+// (which holds no data: the cluster variant recreates one with a new column; Apply refuses
+// to drop any other engine), so a run cut short and repeated is harmless, and a rerun with
+// nothing new is a no-op. Table names are
 // qualified with db, so conn may be opened on any database. A database migrated with the
 // other variant is refused with ErrVariant before anything is created.
 func ApplyOptions(ctx context.Context, conn driver.Conn, db string, opts Options) (Applied, error) {
@@ -200,6 +205,16 @@ func ApplyOptions(ctx context.Context, conn driver.Conn, db string, opts Options
 			continue
 		}
 		for _, st := range m.Statements {
+			if table, ok := DropTable(st); ok {
+				var engine string
+				err := conn.QueryRow(ctx, "SELECT engine FROM system.tables WHERE database = ? AND name = ?", db, table).Scan(&engine)
+				switch {
+				case err != nil && !errors.Is(err, sql.ErrNoRows):
+					return res, fmt.Errorf("migration %s: look for table %s: %w", m.Name, table, err)
+				case err == nil && engine != "Distributed":
+					return res, fmt.Errorf("migration %s: BUG: it drops %s.%s, a %s table that holds data; migrations drop Distributed tables only", m.Name, db, table, engine)
+				}
+			}
 			if table, col, ok := AddColumn(st); ok {
 				var n uint64
 				if err := conn.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = ? AND name = ?", db, table, col).Scan(&n); err != nil {
@@ -260,10 +275,20 @@ func record(ctx context.Context, conn driver.Conn, db string, m Migration) error
 }
 
 var (
+	dropTable   = regexp.MustCompile(`(?i)^(DROP TABLE IF EXISTS\s+)([A-Za-z_][A-Za-z0-9_]*)(\s+ON CLUSTER\s+\S+)?\s*$`)
 	createTable = regexp.MustCompile(`(?i)^(CREATE TABLE IF NOT EXISTS\s+)([A-Za-z_][A-Za-z0-9_]*)(\s)`)
 	alterTable  = regexp.MustCompile(`(?i)^(ALTER TABLE\s+)([A-Za-z_][A-Za-z0-9_]*)(\s)`)
 	addColumn   = regexp.MustCompile(`(?is)^ALTER TABLE\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+ON CLUSTER\s+\S+)?\s+ADD COLUMN\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.*?)\s*$`)
 )
+
+// DropTable reports whether stmt is DROP TABLE IF EXISTS t [ON CLUSTER c] and names the table.
+func DropTable(stmt string) (table string, ok bool) {
+	m := dropTable.FindStringSubmatch(stmt)
+	if m == nil {
+		return "", false
+	}
+	return m[2], true
+}
 
 // AddColumn reports whether stmt is ALTER TABLE t [ON CLUSTER c] ADD COLUMN name ..., the one
 // kind of ALTER the migrations use, and names the table and the column.
@@ -293,6 +318,8 @@ func ColumnDecl(stmt string) (table, decl string, ok bool) {
 // stay free of a database name and the connection's default database does not matter.
 func qualify(stmt, db string) string {
 	switch {
+	case dropTable.MatchString(stmt):
+		return dropTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
 	case createTable.MatchString(stmt):
 		return createTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
 	case alterTable.MatchString(stmt):
@@ -301,7 +328,7 @@ func qualify(stmt, db string) string {
 		}
 		return alterTable.ReplaceAllString(stmt, "${1}"+db+".${2}${3}")
 	}
-	panic("BUG: ddl statement is not CREATE TABLE IF NOT EXISTS or ALTER TABLE ... ADD COLUMN: " + stmt)
+	panic("BUG: ddl statement is not CREATE TABLE IF NOT EXISTS, ALTER TABLE ... ADD COLUMN or DROP TABLE IF EXISTS: " + stmt)
 }
 
 // Version returns the schema version recorded in db, 0 if never migrated.

@@ -141,3 +141,18 @@ func TestAddColumn(t *testing.T) {
 		}
 	}
 }
+
+func TestDropTable(t *testing.T) {
+	for _, c := range []struct{ stmt, table string }{
+		{"DROP TABLE IF EXISTS rollup_hour ON CLUSTER c", "rollup_hour"},
+		{"DROP TABLE IF EXISTS rollup_hour", "rollup_hour"},
+		{"DROP TABLE rollup_hour", ""}, // a rerun must be harmless: IF EXISTS
+		{"DROP TABLE IF EXISTS a; DROP TABLE b", ""},
+		{"CREATE TABLE IF NOT EXISTS a (x UInt8) ENGINE = Log", ""},
+	} {
+		table, ok := chddl.DropTable(c.stmt)
+		if ok != (c.table != "") || table != c.table {
+			t.Errorf("DropTable(%q) = %q %v, want %q", c.stmt, table, ok, c.table)
+		}
+	}
+}

@@ -18,20 +18,26 @@ const ArrowMediaType = "application/vnd.apache.arrow.stream"
 
 // encodeArrow writes the first n items of l as an Arrow IPC stream of one record batch: columns
 // rank (int32), item_id (utf8), title (utf8), views (uint64), exact (bool) and thumbnail_url
-// (utf8, empty when unknown; last, so readers of the first five by position still work). The
+// (utf8, empty when unknown; after them, so readers of the first five by position still work),
+// and on a decayed list score (float64, what it ranks by; last). The
 // list-level fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
 // stale_partitions comma-separated), so one stream carries everything the JSON body does
 // except age_seconds, which would make the stream differ from second to second.
 func encodeArrow(l model.List, n int) ([]byte, error) {
 	md := arrowMetadata(l)
-	schema := arrow.NewSchema([]arrow.Field{
+	fields := []arrow.Field{
 		{Name: "rank", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "item_id", Type: arrow.BinaryTypes.String},
 		{Name: "title", Type: arrow.BinaryTypes.String},
 		{Name: "views", Type: arrow.PrimitiveTypes.Uint64},
 		{Name: "exact", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "thumbnail_url", Type: arrow.BinaryTypes.String},
-	}, &md)
+	}
+	decayed := l.HalfLifeSeconds != 0
+	if decayed {
+		fields = append(fields, arrow.Field{Name: "score", Type: arrow.PrimitiveTypes.Float64})
+	}
+	schema := arrow.NewSchema(fields, &md)
 
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
@@ -48,6 +54,9 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 		views.Append(it.Views)
 		exact.Append(it.Exact)
 		thumb.Append(it.Thumbnail)
+		if decayed {
+			b.Field(6).(*array.Float64Builder).Append(it.DecayedScore)
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
@@ -64,10 +73,14 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 }
 
 func arrowMetadata(l model.List) arrow.Metadata {
+	window, region := listNames(l)
 	keys := []string{"window", "as_of", "version", "source", "status", "exact", "dropped_late", "partial", "computed_at"}
-	vals := []string{l.Key().Name(), rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
+	vals := []string{window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
 		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
+	if region != "" {
+		add("region", region)
+	}
 	if !l.Start.IsZero() {
 		add("start", rfc3339(l.Start))
 		add("end", rfc3339(l.End))
@@ -94,6 +107,9 @@ func arrowMetadata(l model.List) arrow.Metadata {
 	}
 	if l.Cutoff > 0 {
 		add("cutoff", strconv.FormatUint(l.Cutoff, 10))
+	}
+	if l.HalfLifeSeconds != 0 {
+		add("half_life_seconds", strconv.FormatInt(l.HalfLifeSeconds, 10))
 	}
 	return arrow.NewMetadata(keys, vals)
 }

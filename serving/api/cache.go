@@ -296,23 +296,29 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 			return nil, fmt.Errorf("lists since %s: %w", now.Add(-c.cfg.HotSpan).UTC().Format(time.RFC3339), err)
 		}
 		out = append(out, ls...)
-		// Weeks and months start before the hot span: their open and previous windows.
+		// Weeks and months start before the hot span: their open and previous windows (of
+		// every configured group value too; with every value seen, the full refreshes load
+		// the groups' older windows).
 		for _, span := range []string{"week", "month"} {
 			if !c.cfg.Windows.HasCalendar(span) {
 				continue
 			}
 			open := model.Align(span, now)
 			for _, s := range []time.Time{open, model.Back(span, open, 1)} {
-				if err := get(model.Key{Window: span, Start: s}); err != nil {
-					return nil, err
+				for _, g := range c.groupValues() {
+					if err := get(model.Key{Window: span, Start: s, Group: g}); err != nil {
+						return nil, err
+					}
 				}
 			}
 		}
 		return out, nil
 	}
 	for _, w := range c.cfg.Windows.Live() {
-		if err := get(model.Key{Window: w}); err != nil {
-			return nil, err
+		for _, g := range c.groupValues() {
+			if err := get(model.Key{Window: w, Group: g}); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, r := range c.cfg.topicsRegions() {
@@ -332,13 +338,46 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 		from := c.oldest(w, now)
 		// Two windows past the open one, in case a writer's clock runs ahead of ours.
 		to := model.Next(w, model.Next(w, model.Align(w, now)))
-		ls, err := c.st.Range(ctx, w, from, to)
-		if err != nil {
-			return nil, fmt.Errorf("range %s windows from %s: %w", w, from.Format(time.RFC3339), err)
+		for _, g := range c.groupValues() {
+			name := model.Key{Window: w, Group: g}.Name()
+			ls, err := c.st.Range(ctx, name, from, to)
+			if err != nil {
+				return nil, fmt.Errorf("range %s windows from %s: %w", name, from.Format(time.RFC3339), err)
+			}
+			out = append(out, ls...)
 		}
-		out = append(out, ls...)
+	}
+	if g := c.cfg.Windows.Groups; g.On() && g.Every {
+		// Every value seen gets lists: which values have them only the store knows. Every
+		// list since the oldest retained calendar window (the swap keeps what the
+		// retention and the configuration allow).
+		since := now
+		for _, w := range c.cfg.Windows.Calendar() {
+			if o := c.oldest(w, now); o.Before(since) {
+				since = o
+			}
+		}
+		ls, err := c.st.Since(ctx, since)
+		if err != nil {
+			return nil, fmt.Errorf("lists since %s: %w", since.UTC().Format(time.RFC3339), err)
+		}
+		for _, l := range ls {
+			if l.Group != "" && !l.Key().IsTopics() {
+				out = append(out, l)
+			}
+		}
 	}
 	return out, nil
+}
+
+// groupValues are the group values a full refresh loads by name: "" (the lists of all items)
+// and each configured value (with every value seen, none by name: load finds them).
+func (c *Cache) groupValues() []string {
+	g := c.cfg.Windows.Groups
+	if !g.On() || g.Every {
+		return []string{""}
+	}
+	return append([]string{""}, g.Values...)
 }
 
 // oldest returns the start of the oldest retained calendar window of a kind.
@@ -369,8 +408,8 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	var gone []*entry // replaced or dropped: their superseded channels close after the swap
 	for k, e := range cur {
-		retention := k.window
-		if isTopicsName(k.window) {
+		retention := e.list.Window // a list per region keeps its window's calendar lists
+		if e.list.Key().IsTopics() {
 			retention = "hour"
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
@@ -440,10 +479,4 @@ func trimmed(l model.List, n int) model.List {
 		l.Items = l.Items[:n]
 	}
 	return l
-}
-
-// isTopicsName reports whether a list name (model.Key.Name) is a trending-topics list's.
-func isTopicsName(name string) bool {
-	k, ok := model.ParseName(name)
-	return ok && k.IsTopics()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func (s *Server) handleTrending(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	e, ok := s.cache.Get(q.window, q.start)
+	e, ok := s.cache.Get(q.name, q.start)
 	if !ok {
 		writeError(w, s.missing(q, now))
 		return
@@ -116,18 +117,26 @@ func (s *Server) missing(q trendingQuery, now time.Time) *apiError {
 	if !s.cache.Loaded() {
 		return notReady(s.cache.Ready())
 	}
+	of := q.of(&s.cfg)
 	if q.start.IsZero() {
-		return &apiError{http.StatusNotFound, codeNotFound,
-			fmt.Sprintf("no live %s list yet: the speed layer has not published one", q.window)}
+		detail := fmt.Sprintf("no live %s list%s yet: the speed layer has not published one", q.window, of)
+		if q.group != "" {
+			detail += fmt.Sprintf(" (it does once a partition counts an event of %s %s)", s.cfg.Windows.Groups.By, q.group)
+		}
+		return &apiError{http.StatusNotFound, codeNotFound, detail}
 	}
 	if oldest := s.cache.oldest(q.window, now); q.start.Before(oldest) {
 		return &apiError{http.StatusNotFound, codeNotFound,
-			fmt.Sprintf("the %s window starting %s is older than the API keeps: the last %d %s windows, from %s on",
-				q.window, q.start.Format(time.RFC3339), s.cfg.retain(q.window), q.window, oldest.Format(time.RFC3339))}
+			fmt.Sprintf("the %s window%s starting %s is older than the API keeps: the last %d %s windows, from %s on",
+				q.window, of, q.start.Format(time.RFC3339), s.cfg.retain(q.window), q.window, oldest.Format(time.RFC3339))}
+	}
+	query := "window=" + q.window
+	if q.group != "" {
+		query += "&" + s.cfg.Windows.Groups.By + "=" + url.QueryEscape(q.group)
 	}
 	return &apiError{http.StatusNotFound, codeNotFound,
-		fmt.Sprintf("nobody computed the %s window starting %s: see GET /v1/windows?window=%s for the windows that exist",
-			q.window, q.start.Format(time.RFC3339), q.window)}
+		fmt.Sprintf("nobody computed the %s window%s starting %s: see GET /v1/windows?%s for the windows that exist",
+			q.window, of, q.start.Format(time.RFC3339), query)}
 }
 
 func notReady(err error) *apiError {
@@ -150,13 +159,14 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notReady(s.cache.Ready()))
 		return
 	}
-	resp := WindowsResponse{Window: q.window, From: q.from, To: q.to, Now: now.UTC().Truncate(time.Second),
+	name := model.Key{Window: q.window, Group: q.group}.Name()
+	resp := WindowsResponse{Window: q.window, Region: q.group, From: q.from, To: q.to, Now: now.UTC().Truncate(time.Second),
 		Windows: make([]WindowStatus, 0, q.count),
 		Counts:  map[string]int{StatusLive: 0, StatusProvisional: 0, StatusExact: 0, StatusMissing: 0}}
 	for t := q.from; t.Before(q.to); t = model.Next(q.window, t) {
 		ws := WindowStatus{Start: t, End: model.Next(q.window, t), Status: StatusMissing}
 		ws.Open = !now.Before(ws.Start) && now.Before(ws.End)
-		if e, ok := s.cache.Get(q.window, t); ok {
+		if e, ok := s.cache.Get(name, t); ok {
 			l := &e.list
 			ws.Status = string(l.Status)
 			asOf, computed := l.AsOf, l.ComputedAt

@@ -286,7 +286,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 // property appears in some response.
 func TestOpenAPIResponses(t *testing.T) {
 	s := loadSpec(t)
-	f := newFixture(t, nil)
+	f := groupFixture(t, twoRegions) // the fixture's lists and lists per region
 	review := topics.NewReview(0)
 	review.Hold("#quake", "jp", topics.ReasonNewTopic, storetest.T0, 3000, 61)
 	if err := review.Approve("#quake", "alice", storetest.T0); err != nil {
@@ -311,6 +311,12 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/trending/stream?window=hour&start=2026-11-14T08:00:00Z", 404},
 		{"/v1/windows?window=hour&from=2026-11-14T06:00:00Z", 200},
 		{"/v1/windows?window=hour&from=2000-01-01T00:00:00Z", 400},
+		{"/v1/trending?window=hour&region=eu", 200},
+		{"/v1/trending?window=hour&region=eu&start=" + t0.Add(-time.Hour).Format(time.RFC3339), 200},
+		{"/v1/trending?window=hour&region=mars", 400},
+		{"/v1/trending?window=day&region=eu", 404},
+		{"/v1/windows?window=hour&region=eu", 200},
+		{"/v1/windows/config", 200},
 		{"/v1/reconciliation", 200},
 		{"/v1/topics", 200},
 		{"/v1/topics?region=eu&score=surge&limit=3", 200},
@@ -359,6 +365,16 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Fatalf("%s before loading: %d", p, w.Code)
 		}
 		v.check(t, p, w.Code, w.Body.Bytes())
+	}
+
+	// A decayed list (score, half_life_seconds) and a window set that has one.
+	df := decayedFixture(t)
+	for _, target := range []string{"/v1/trending?window=now", "/v1/windows/config"} {
+		w := df.get(target)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", target, w.Code, w.Body)
+		}
+		v.check(t, target, w.Code, w.Body.Bytes())
 	}
 
 	for _, name := range []string{"TrendingList", "Item", "TopicsList", "TopicItem", "HeldTopic", "ErrorBound", "Reconciliation", "Reconciliations", "LevelReconciliation", "Windows", "WindowStatus", "Ready", "Health", "Error"} {

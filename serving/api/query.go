@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/windowset"
 )
 
 // apiError is a response that is not a list: status, a short machine-readable code and a
@@ -41,9 +42,45 @@ const (
 // trendingQuery is a validated GET /v1/trending request.
 type trendingQuery struct {
 	window string
+	group  string    // the region of a list per region; "" for the list of all items
+	name   string    // the list's name in the cache: model.Key{Window, Group}.Name()
 	start  time.Time // zero: the live list
 	limit  int
 }
+
+// of names the list's group in an error: "" or " of region eu".
+func (q trendingQuery) of(cfg *Config) string {
+	if q.group == "" {
+		return ""
+	}
+	return " of " + cfg.Windows.Groups.By + " " + q.group
+}
+
+// parseGroup validates a group parameter (the group dimension's name: region=eu): the value
+// must be one that gets lists here (windowset.Groups.Accepts). It returns "" when the
+// parameter is absent.
+func parseGroup(p map[string]string, cfg *Config) (string, *apiError) {
+	g := cfg.Windows.Groups
+	for _, dim := range windowset.Dimensions {
+		v, ok := p[dim]
+		if !ok {
+			continue
+		}
+		switch {
+		case !g.On():
+			return "", badRequest(codeBadParameter, "%s %q: this deployment keeps no lists per %s (trending serve --groups); drop %s for the list of all items", dim, trunc(v), dim, dim)
+		case dim != g.By:
+			return "", badRequest(codeBadParameter, "%s %q: this deployment keeps lists per %s, not per %s", dim, trunc(v), g.By, dim)
+		case !g.Accepts(v):
+			return "", badRequest(codeBadParameter, "%s %q: this deployment keeps lists of %s", dim, trunc(v), g.Describe())
+		}
+		return v, nil
+	}
+	return "", nil
+}
+
+// withGroups is the parameters an endpoint takes, with the group dimensions'.
+func withGroups(names ...string) []string { return append(names, windowset.Dimensions...) }
 
 // topicsQuery is a validated GET /v1/topics request.
 type topicsQuery struct {
@@ -93,9 +130,11 @@ func parseTopics(raw string, cfg *Config, now time.Time) (topicsQuery, *apiError
 	return q, nil
 }
 
-// windowsQuery is a validated GET /v1/windows request: calendar windows starting in [from, to).
+// windowsQuery is a validated GET /v1/windows request: calendar windows starting in [from, to),
+// of all items or of one group value.
 type windowsQuery struct {
 	window   string
+	group    string
 	from, to time.Time
 	count    int
 }
@@ -132,11 +171,14 @@ func params(raw string, endpoint string, allowed ...string) (map[string]string, 
 
 // parseTrending validates a GET /v1/trending query at time now.
 func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiError) {
-	p, aerr := params(raw, "GET /v1/trending", "window", "limit", "start")
+	p, aerr := params(raw, "GET /v1/trending", withGroups("window", "limit", "start")...)
 	if aerr != nil {
 		return trendingQuery{}, aerr
 	}
 	q := trendingQuery{window: p["window"], limit: cfg.DefaultLimit}
+	if q.group, aerr = parseGroup(p, cfg); aerr != nil {
+		return q, aerr
+	}
 	_, hasStart := p["start"]
 	ws := cfg.Windows
 	if q.window == "" {
@@ -170,16 +212,20 @@ func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiE
 		}
 		q.start = t
 	}
+	q.name = model.Key{Window: q.window, Group: q.group}.Name()
 	return q, nil
 }
 
 // parseWindows validates a GET /v1/windows query at time now.
 func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiError) {
-	p, aerr := params(raw, "GET /v1/windows", "window", "from", "to")
+	p, aerr := params(raw, "GET /v1/windows", withGroups("window", "from", "to")...)
 	if aerr != nil {
 		return windowsQuery{}, aerr
 	}
 	q := windowsQuery{window: p["window"]}
+	if q.group, aerr = parseGroup(p, cfg); aerr != nil {
+		return q, aerr
+	}
 	if cal := cfg.Windows.Calendar(); q.window == "" || !slices.Contains(cal, q.window) {
 		what := "none are configured here"
 		if len(cal) > 0 {

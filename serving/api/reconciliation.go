@@ -40,12 +40,17 @@ type ReconciliationResponse struct {
 }
 
 // reconciliations returns the newest reconciliation of each level in the current snapshot:
-// per window name, the exact calendar list with the latest start that carries one.
+// per window name, the exact calendar list with the latest start that carries one. The lists
+// per group value carry theirs in their own bodies only: a level per region and span would
+// make the summary (and the metrics' label set) as long as the configured groups.
 func (c *Cache) reconciliations() []LevelReconciliation {
 	newest := map[string]*model.List{}
 	for k, e := range c.snap.Load().lists {
 		l := &e.list
 		if k.start == liveStart || l.Source != model.SourceBatch || l.Reconciliation == nil {
+			continue
+		}
+		if lk := l.Key(); lk.Group != "" && !lk.IsTopics() {
 			continue
 		}
 		if cur := newest[k.window]; cur == nil || l.Start.After(cur.Start) {

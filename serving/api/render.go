@@ -53,14 +53,16 @@ func newEntry(l model.List, maxItems int) *entry {
 	}
 	e := &entry{list: l, tag: listTag(l), superseded: make(chan struct{})}
 
+	window, region := listNames(l)
 	a := struct {
 		Window      string    `json:"window"`
+		Region      string    `json:"region,omitempty"`
 		Start       time.Time `json:"start,omitzero"`
 		End         time.Time `json:"end,omitzero"`
 		WindowStart time.Time `json:"window_start,omitzero"`
 		WindowEnd   time.Time `json:"window_end,omitzero"`
 		AsOf        time.Time `json:"as_of"`
-	}{l.Key().Name(), l.Start, l.End, l.WindowStart, l.WindowEnd, l.AsOf}
+	}{window, region, l.Start, l.End, l.WindowStart, l.WindowEnd, l.AsOf}
 	b := struct {
 		Version         int64                 `json:"version"`
 		Source          model.Source          `json:"source"`
@@ -74,7 +76,8 @@ func newEntry(l model.List, maxItems int) *entry {
 		Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
 		Boundary        time.Time             `json:"boundary,omitzero"`
 		Cutoff          uint64                `json:"cutoff,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff}
+		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {
@@ -92,7 +95,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact}
+		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact, Score: it.DecayedScore}
 		if t := it.Topic; t != nil {
 			ir.Score, ir.Expected, ir.NewShare, ir.NoHistory, ir.Review = t.Score, t.Expected, t.NewShare, t.NoHistory, t.Review
 		}
@@ -104,6 +107,16 @@ func newEntry(l model.List, maxItems int) *entry {
 	}
 	e.items = bytes.Clone(buf.Bytes())
 	return e
+}
+
+// listNames returns a list's "window" and "region" as responses show them: a list per region
+// is its window and its region (the group dimension's value); any other list is its key's
+// name (a topics list's "topics/eu/surge") without a region.
+func listNames(l model.List) (window, region string) {
+	if k := l.Key(); k.Group != "" && !k.IsTopics() {
+		return l.Window, l.Group
+	}
+	return l.Key().Name(), ""
 }
 
 // listTag hashes what identifies one version of a list. It is stable across processes, so

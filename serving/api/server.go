@@ -123,13 +123,13 @@ func (s *Server) Cache() *Cache { return s.cache }
 func (s *Server) routeTable() []*route {
 	get := []string{http.MethodGet, http.MethodHead}
 	rs := []*route{
-		{path: "/v1/trending", name: "/v1/trending", methods: get, params: []string{"window", "limit", "start"},
+		{path: "/v1/trending", name: "/v1/trending", methods: get, params: withGroups("window", "limit", "start"),
 			statuses: []int{200, 304, 400, 404, 405, 503}, h: s.handleTrending},
-		{path: "/v1/trending/stream", name: "/v1/trending/stream", methods: []string{http.MethodGet}, params: []string{"window", "limit", "start"},
+		{path: "/v1/trending/stream", name: "/v1/trending/stream", methods: []string{http.MethodGet}, params: withGroups("window", "limit", "start"),
 			statuses: []int{200, 400, 404, 405, 503}, h: s.handleStream, stream: true},
 		{path: "/v1/top-videos", name: "/v1/top-videos", methods: get, params: []string{"window", "k"},
 			statuses: []int{200, 400, 404, 405, 503}, h: s.handleTopVideos},
-		{path: "/v1/windows", name: "/v1/windows", methods: get, params: []string{"window", "from", "to"},
+		{path: "/v1/windows", name: "/v1/windows", methods: get, params: withGroups("window", "from", "to"),
 			statuses: []int{200, 304, 400, 405, 503}, h: s.handleWindows},
 		{path: "/v1/windows/config", name: "/v1/windows/config", methods: get, statuses: []int{200, 400, 405}, h: s.handleWindowsConfig},
 		{path: "/v1/reconciliation", name: "/v1/reconciliation", methods: get, statuses: []int{200, 405, 503}, h: s.handleReconciliation},

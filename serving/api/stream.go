@@ -41,7 +41,7 @@ type streamStopKey struct{}
 type connKey struct{}
 
 // handleStream serves GET /v1/trending/stream: the query of GET /v1/trending (window, limit,
-// start), the list pushed as it changes.
+// start, region), the list pushed as it changes.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	q, aerr := parseTrending(r.URL.RawQuery, &s.cfg, now)
@@ -49,7 +49,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
 		writeError(w, aerr)
 		return
 	}
-	s.stream(w, r, q.window, q.start, q.limit, func() *apiError { return s.missing(q, now) })
+	s.stream(w, r, q.name, q.start, q.limit, func() *apiError { return s.missing(q, now) })
 }
 
 // handleTopicsStream serves GET /v1/topics/stream: the query of GET /v1/topics (region,

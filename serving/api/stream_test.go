@@ -541,7 +541,8 @@ func TestStreamErrors(t *testing.T) {
 		{"GET", "/v1/trending/stream", 400, "bad_parameter"},
 		{"GET", "/v1/trending/stream?window=year", 400, "bad_parameter"},
 		{"GET", "/v1/trending/stream?window=hour&limit=0", 400, "bad_parameter"},
-		{"GET", "/v1/trending/stream?window=hour&region=eu", 400, "unknown_parameter"},
+		{"GET", "/v1/trending/stream?window=hour&region=eu", 400, "bad_parameter"}, // no lists per region here
+		{"GET", "/v1/trending/stream?window=hour&country=eu", 400, "unknown_parameter"},
 		{"GET", "/v1/trending/stream?window=hour&start=2026-11-14T08:00:00Z", 404, "not_found"},
 		{"HEAD", "/v1/trending/stream?window=hour", 405, "method_not_allowed"},
 		{"POST", "/v1/trending/stream?window=hour", 405, "method_not_allowed"},

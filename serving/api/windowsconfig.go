@@ -9,7 +9,8 @@ import (
 	"trending/model/windowset"
 )
 
-// GET /v1/windows/config: the windows this deployment serves (Config.Windows), so a client
+// GET /v1/windows/config: the windows this deployment serves (Config.Windows) and its lists per
+// group value, so a client
 // (the dashboard's pickers) builds its choices from the server instead of knowing them. The
 // body is fixed for the process's life.
 
@@ -23,6 +24,21 @@ type WindowsConfigResponse struct {
 	Aliases []WindowAlias `json:"aliases"`
 	// Windows describe every configured window.
 	Windows []WindowConfig `json:"windows"`
+	// Groups says which lists per group value every window has besides the list of all
+	// items (GET /v1/trending?window=hour&region=eu); absent when none.
+	Groups *GroupsConfig `json:"groups,omitempty"`
+}
+
+// GroupsConfig is the lists per group value as GET /v1/windows/config shows them.
+type GroupsConfig struct {
+	// By is the group dimension, also the query parameter that picks a value: region.
+	By string `json:"by"`
+	// Values are the values with lists, in configured order; empty with Every.
+	Values []string `json:"values"`
+	// Every: every value seen gets lists, up to Max per speed partition (the dashboard then
+	// asks the API which exist).
+	Every bool `json:"every"`
+	Max   int  `json:"max,omitempty"`
 }
 
 // WindowAlias is one alias of a live window.
@@ -39,6 +55,8 @@ type WindowConfig struct {
 	Length string `json:"length,omitempty"`
 	Bucket string `json:"bucket,omitempty"`
 	Span   string `json:"span,omitempty"`
+	// HalfLife is a decayed window's half-life (1h, 30m).
+	HalfLife string `json:"half_life,omitempty"`
 	// Mode is how the speed layer counts it: exact, sketch or auto (resolved by the speed
 	// layer: exact up to 24 hours, sketch beyond).
 	Mode string `json:"mode"`
@@ -64,7 +82,16 @@ func windowsConfigBody(ws windowset.Set) []byte {
 		if w.Kind == windowset.Sliding {
 			c.Length, c.Bucket = windowset.FormatDuration(w.Length), windowset.FormatDuration(w.Bucket)
 		}
+		if w.Kind == windowset.Decayed {
+			c.HalfLife = windowset.FormatDuration(w.HalfLife)
+		}
 		resp.Windows = append(resp.Windows, c)
+	}
+	if g := ws.Groups; g.On() {
+		resp.Groups = &GroupsConfig{By: g.By, Values: append([]string{}, g.Values...), Every: g.Every, Max: g.Limit()}
+		if !g.Every {
+			resp.Groups.Max = 0
+		}
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {

@@ -1,11 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"trending/model"
 	"trending/model/windowset"
@@ -124,5 +128,83 @@ func TestWindowsConfig(t *testing.T) {
 	}
 	if strings.Join(got.Live, ",") != "hour,day,month,all" || strings.Join(got.Calendar, ",") != "hour,day,month" {
 		t.Errorf("default: live %v calendar %v", got.Live, got.Calendar)
+	}
+}
+
+// decayedFixture serves the default set plus a decayed window "now" (one-hour half-life),
+// with its list in the store: the speed layer's, live, ranked by score.
+func decayedFixture(t *testing.T) *fixture {
+	t.Helper()
+	ws, err := windowset.Parse(windowset.DefaultSpec + ",now=decayed:1h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(c *Config) { c.Windows = ws })
+	at := storetest.T0.Add(29*time.Minute + 12*time.Second)
+	l := model.List{Window: "now", AsOf: at, Version: at.UnixMilli(), Source: model.SourceSpeed, Status: model.StatusLive, ComputedAt: at,
+		HalfLifeSeconds: 3600, ErrorBound: &model.Bound{MaxOvercount: 0.75, Probability: 0.993},
+		Items: []model.Item{
+			{Rank: 1, ItemID: "V9", Views: 1234, DecayedScore: 1233.5, Title: "Burst"},
+			{Rank: 2, ItemID: "V1", Views: 87, DecayedScore: 86.625},
+			{Rank: 3, ItemID: "V2", Views: 0, DecayedScore: 0.25},
+		}}
+	if err := f.st.Put(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Cache().Refresh(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestDecayedListServed: a decayed list is served like any live list, with each item's score
+// beside its views (the score rounded) and the half-life; Arrow adds a score column and the
+// half-life to its metadata; /v1/windows/config describes the window.
+func TestDecayedListServed(t *testing.T) {
+	f := decayedFixture(t)
+	w := f.get("/v1/trending?window=now&limit=2")
+	if w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	body := w.Body.String()
+	for _, want := range []string{`"half_life_seconds":3600`, `"item_id":"V9","title":"Burst","views":1234,"exact":false,"score":1233.5}`,
+		`"views":87,"exact":false,"score":86.625}`, `"status":"live"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %s:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "window_start") || strings.Contains(body, `"V2"`) {
+		t.Errorf("body has a window start or more than the limit:\n%s", body)
+	}
+	// Lists of views carry no score.
+	if body := f.get("/v1/trending?window=hour").Body.String(); strings.Contains(body, `"score"`) || strings.Contains(body, "half_life") {
+		t.Errorf("the hour's list has a score or half-life")
+	}
+	var cfg WindowsConfigResponse
+	if err := json.Unmarshal(f.get("/v1/windows/config").Body.Bytes(), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.Windows[len(cfg.Windows)-1]; c != (WindowConfig{Name: "now", Kind: "decayed", HalfLife: "1h", Mode: "auto"}) || cfg.Live[len(cfg.Live)-1] != "now" {
+		t.Errorf("windows config: %+v, live %v", c, cfg.Live)
+	}
+	e, _ := f.srv.cache.Get("now", time.Time{})
+	b, err := encodeArrow(e.list, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if hl, ok := r.Schema().Metadata().GetValue("half_life_seconds"); !ok || hl != "3600" {
+		t.Errorf("arrow metadata half_life_seconds %q", hl)
+	}
+	if !r.Next() {
+		t.Fatal("no record batch")
+	}
+	rec := r.RecordBatch()
+	if rec.Schema().Field(6).Name != "score" || rec.Column(6).(*array.Float64).Value(1) != 86.625 {
+		t.Errorf("arrow score column: %v", rec.Schema())
 	}
 }

@@ -9,7 +9,10 @@ import (
 // server writes it from pre-encoded parts (render.go); this type documents the field order and
 // lets clients and tests decode it.
 type ListResponse struct {
-	Window string    `json:"window"`
+	Window string `json:"window"`
+	// Region is the region a list per region is of (region=eu; model.List's Group of the group
+	// dimension region); absent on the list of all items.
+	Region string    `json:"region,omitempty"`
 	Start  time.Time `json:"start,omitzero"`
 	End    time.Time `json:"end,omitzero"`
 	// WindowStart and WindowEnd: live sliding and all-time lists only, the span of event time
@@ -31,9 +34,11 @@ type ListResponse struct {
 	ComputedAt      time.Time             `json:"computed_at"`
 	Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
 	// Boundary and Cutoff: the all-time list only (model.List says what each means).
-	Boundary time.Time      `json:"boundary,omitzero"`
-	Cutoff   uint64         `json:"cutoff,omitempty"`
-	Items    []ItemResponse `json:"items"`
+	Boundary time.Time `json:"boundary,omitzero"`
+	Cutoff   uint64    `json:"cutoff,omitempty"`
+	// HalfLifeSeconds: decayed lists only; their items rank by Score (model.List).
+	HalfLifeSeconds int64          `json:"half_life_seconds,omitempty"`
+	Items           []ItemResponse `json:"items"`
 }
 
 // ItemResponse is one ranked item. Title is always present (empty when unknown) so clients
@@ -46,8 +51,9 @@ type ItemResponse struct {
 	ThumbnailURL string `json:"thumbnail_url,omitempty"`
 	Views        uint64 `json:"views"`
 	Exact        bool   `json:"exact"`
-	// The topics fields, on GET /v1/topics only (model.Item says what each means); absent
-	// means zero or false.
+	// Score is what a decayed list (GET /v1/trending of a decayed window) or a topics list
+	// ranks by; the topics fields after it are on GET /v1/topics only (model.Item says what
+	// each means). Absent means zero or false.
 	Score     float64 `json:"score,omitempty"`
 	Expected  float64 `json:"expected,omitempty"`
 	NewShare  float64 `json:"new_share,omitempty"`
@@ -58,7 +64,10 @@ type ItemResponse struct {
 // WindowsResponse is the JSON body of GET /v1/windows: the status of every calendar window of
 // one kind whose start is in [from, to).
 type WindowsResponse struct {
-	Window  string         `json:"window"`
+	Window string `json:"window"`
+	// Region is the region whose lists these are (region=eu), absent for the lists of all
+	// items.
+	Region  string         `json:"region,omitempty"`
 	From    time.Time      `json:"from"`
 	To      time.Time      `json:"to"`
 	Now     time.Time      `json:"now"`

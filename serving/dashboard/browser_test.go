@@ -173,6 +173,9 @@ func TestDashboardRenders(t *testing.T) {
 	if card := cardOf(dom, `data-level="hour"`); !strings.Contains(card, "no bound") {
 		t.Errorf("hour reconciliation card lacks \"no bound\":\n%s", card)
 	}
+	if !strings.Contains(dom, `id="group-bar" class="group-bar" hidden=""`) {
+		t.Error("the group picker shows without lists per group configured")
+	}
 	if strings.Contains(dom, "Unavailable") || strings.Contains(dom, "no list") {
 		t.Errorf("dashboard shows an unavailable list:\n%s", tail(dom))
 	}
@@ -292,4 +295,83 @@ func tail(s string) string {
 		return "..." + s[len(s)-2000:]
 	}
 	return s
+}
+
+// TestDashboardRendersDecayed: a deployment with a decayed window ("now") shows it as a live
+// card titled by its half-life, its items ranked by score with the score shown (one decimal
+// under 100), and the decay explained where other cards state their counts.
+func TestDashboardRendersDecayed(t *testing.T) {
+	bin := chromium(t)
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now().UTC()
+	if err := demo.Seed(context.Background(), st, now); err != nil {
+		t.Fatal(err)
+	}
+	at := now.Add(-3 * time.Second)
+	dl := model.List{Window: "now", AsOf: at, Version: at.UnixMilli(), Source: model.SourceSpeed, Status: model.StatusLive, ComputedAt: at,
+		HalfLifeSeconds: 3600, Items: []model.Item{
+			{Rank: 1, ItemID: "viral-1", Views: 1234, DecayedScore: 1233.5, Title: "Burst"},
+			{Rank: 2, ItemID: "steady-7", Views: 87, DecayedScore: 86.625},
+		}}
+	if err := st.Put(context.Background(), dl); err != nil {
+		t.Fatal(err)
+	}
+	cfg := api.DefaultConfig()
+	if cfg.Windows, err = windowset.Parse(windowset.DefaultSpec + ",now=decayed:1h"); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(cfg, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := srv.HTTPServer()
+	hs.Handler = oneEventStreams(hs.Handler)
+	ctx, cancel := context.WithCancel(context.Background())
+	cacheDone := make(chan struct{})
+	go func() { defer close(cacheDone); srv.Cache().Run(ctx) }()
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	defer func() {
+		cancel()
+		<-cacheDone
+		_ = hs.Shutdown(context.Background())
+		<-done
+	}()
+	url := "http://" + ln.Addr().String() + "/"
+	waitReady(t, "http://"+ln.Addr().String()+"/readyz")
+	cctx, ccancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer ccancel()
+	cmd := exec.CommandContext(cctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--user-data-dir="+t.TempDir(),
+		"--window-size=1400,900", "--virtual-time-budget=4000", "--dump-dom", url)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, tail(stderr.String()))
+	}
+	dom := string(out)
+	i := strings.Index(dom, `<article class="card decayed" data-window="now"`)
+	if i < 0 {
+		t.Fatalf("no decayed card for now:\n%s", tail(dom))
+	}
+	card := dom[i:]
+	if j := strings.Index(card, "</article>"); j > 0 {
+		card = card[:j]
+	}
+	for _, want := range []string{"Trending now (half-life 1h)", "each view counts ½ per 60 min of age, no window edge",
+		`data-item="viral-1"`, `class="score num" title="score 1233.50: worth 1,234 views now">1.2k<`,
+		`class="score num" title="score 86.63: worth 87 views now">86.6<`, `aria-label="top 2 by score"`} {
+		if !strings.Contains(card, want) {
+			t.Errorf("decayed card lacks %q:\n%s", want, card)
+		}
+	}
 }

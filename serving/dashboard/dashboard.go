@@ -1,7 +1,8 @@
 // Package dashboard is the serving API's web page: plain HTML, CSS and JavaScript embedded in
 // the binary (no build step, no CDN, so it works offline). It reads only the public API:
 // /v1/trending/stream for the live lists (EventSource, falling back to polling /v1/trending),
-// /v1/trending and /v1/windows for the calendar-window browser.
+// /v1/trending and /v1/windows for the calendar-window browser, and /v1/windows/config for the
+// windows and the group picker (the lists per region: region= on each of those).
 package dashboard
 
 import (

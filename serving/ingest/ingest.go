@@ -30,8 +30,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/salting"
 	"trending/internal/setting"
 	"trending/model/event"
+	"trending/model/salt"
 )
 
 // Config configures the ingest handler. Start from DefaultConfig: New takes every field as
@@ -61,6 +63,11 @@ type Config struct {
 	Now func() time.Time
 	// Registry, when set, gets the ingest's metrics; nil registers none.
 	Registry prometheus.Registerer
+	// Salter keys the pre-summed messages of salted (hot) items by their sub-keys
+	// (docs/scale-out.md, "Hot keys"), and detects hot items when it has a threshold; nil
+	// (the default) salts nothing. Events carrying a user (trending topics' mentions) are
+	// never salted: their per-user dedupe needs all of a topic's mentions on one partition.
+	Salter *salt.Salter
 }
 
 // DefaultConfig returns the defaults.
@@ -390,6 +397,7 @@ func (in *Ingest) Flush(ctx context.Context) error {
 			msgs = append(msgs, kafka.Message{Key: []byte(k.item), Value: ev.AppendJSON(nil)})
 		}
 	}
+	salting.Key(in.cfg.Salter, msgs[len(single):], time.Now())
 	if err := in.w.WriteMessages(ctx, msgs...); err != nil {
 		in.failures.Inc()
 		in.mu.Lock()

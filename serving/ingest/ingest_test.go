@@ -19,6 +19,7 @@ import (
 	"trending/internal/itest"
 	"trending/internal/setting"
 	"trending/model/event"
+	"trending/model/salt"
 	"trending/serving/ingest"
 )
 
@@ -476,5 +477,69 @@ func TestServerClock(t *testing.T) {
 	views.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/views", nil))
 	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != http.MethodPost {
 		t.Errorf("GET /v1/views: %d", rec.Code)
+	}
+}
+
+// TestSalting: with a Salter, the pre-summed messages of a salted item take its sub-keys
+// with the salt header (a configured item, and one detected at the threshold), its event
+// unchanged; mentions (events with a user) of a salted item keep their key; an unsalted item
+// is keyed by its id.
+func TestSalting(t *testing.T) {
+	var shared []salt.Entry
+	scfg := salt.DefaultConfig()
+	scfg.Threshold, scfg.Ways = 10, 2 // a flush writes 8 messages of COLD, 24 of HOT
+	s, err := salt.NewSalter(scfg, salt.NewSet(salt.Entry{Item: "CFG", Ways: 4}), func(e salt.Entry) { shared = append(shared, e) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &memWriter{}
+	in, _ := ingest.New(config(func(c *ingest.Config) { c.Salter = s }), w)
+	var body []string
+	for sec := range 8 {
+		ts := fmt.Sprintf("2026-11-14T10:05:%02dZ", sec)
+		body = append(body, `{"item_id":"CFG","count":2,"ts":"`+ts+`"}`, `{"item_id":"COLD","count":1,"ts":"`+ts+`"}`)
+		for r := range 3 { // three regions: three pre-summed messages a second
+			body = append(body, fmt.Sprintf(`{"item_id":"HOT","count":1,"ts":"%s","region":"r%d"}`, ts, r))
+		}
+	}
+	body = append(body, `{"item_id":"CFG","count":1,"ts":"2026-11-14T10:05:00Z","user_id":"u1"}`)
+	if rec := post(in, "["+strings.Join(body, ",")+"]"); rec.Code != http.StatusAccepted {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if err := in.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]map[string]bool{}
+	views := map[string]uint64{}
+	for _, m := range w.msgs {
+		ev, err := event.Decode(m.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		views[ev.ItemID] += uint64(ev.Count)
+		if keys[ev.ItemID] == nil {
+			keys[ev.ItemID] = map[string]bool{}
+		}
+		keys[ev.ItemID][string(m.Key)] = true
+		salted := len(m.Headers) == 1 && m.Headers[0].Key == salt.Header
+		switch {
+		case ev.UserID != "" && (salted || string(m.Key) != "CFG"):
+			t.Fatalf("a mention was salted: key %s headers %v", m.Key, m.Headers)
+		case ev.ItemID == "COLD" && (salted || string(m.Key) != "COLD"):
+			t.Fatalf("an unsalted item was keyed %s with headers %v", m.Key, m.Headers)
+		case ev.ItemID == "CFG" && ev.UserID == "" && !salted:
+			t.Fatalf("a configured item's message was not salted: key %s", m.Key)
+		case salted:
+			i, _, err := salt.ParseHeader(m.Headers[0].Value)
+			if err != nil || string(m.Key) != salt.Key(ev.ItemID, i) {
+				t.Fatalf("key %s header %s (%v)", m.Key, m.Headers[0].Value, err)
+			}
+		}
+	}
+	if len(keys["CFG"]) != 4 || len(keys["HOT"]) != 2 || views["CFG"] != 17 || views["HOT"] != 24 || views["COLD"] != 8 {
+		t.Fatalf("keys %v views %v: want CFG over 4 sub-keys, HOT over 2, every view kept", keys, views)
+	}
+	if len(shared) != 1 || shared[0].Item != "HOT" || shared[0].Ways != 2 {
+		t.Fatalf("shared %v: want HOT detected once", shared)
 	}
 }

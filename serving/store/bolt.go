@@ -169,7 +169,12 @@ func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]mo
 			if err := json.Unmarshal(v, &l); err != nil {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
-			out = append(out, l.Normalize())
+			if l = l.Normalize(); l.Key().Name() != window {
+				// Another list's key that sorts between the bounds: a group value that
+				// starts like a time ("cal/hour/2026-11-14T10/...").
+				continue
+			}
+			out = append(out, l)
 		}
 		return nil
 	})

@@ -117,3 +117,33 @@ func TestNormalizeLegacy(t *testing.T) {
 		t.Errorf("a list with a status changed: %q", got.Status)
 	}
 }
+
+// TestValidateDecayed: a decayed list is the speed layer's live list, ranked by score, each
+// item's views its score rounded; a score on any other list, or a batch or calendar decayed
+// list, is invalid.
+func TestValidateDecayed(t *testing.T) {
+	decayed := func() model.List {
+		l := list("now", time.Time{}, model.SourceSpeed, model.StatusLive, false)
+		l.HalfLifeSeconds = 3600
+		l.Items = []model.Item{{Rank: 1, ItemID: "V1", Views: 3, DecayedScore: 2.5}, {Rank: 2, ItemID: "V2", Views: 0, DecayedScore: 0.4}}
+		return l
+	}
+	if err := decayed().Validate(); err != nil {
+		t.Fatalf("decayed list: %v", err)
+	}
+	for name, change := range map[string]func(*model.List){
+		"views not the rounded score": func(l *model.List) { l.Items[0].Views = 2 },
+		"not sorted by score":         func(l *model.List) { l.Items[1].DecayedScore, l.Items[1].Views = 2.6, 3 },
+		"zero score":                  func(l *model.List) { l.Items[1].DecayedScore = 0 },
+		"batch":                       func(l *model.List) { l.Source, l.Status, l.Exact = model.SourceBatch, model.StatusExact, true },
+		"calendar":                    func(l *model.List) { l.Window, l.Start, l.End = "hour", t0, t0.Add(time.Hour) },
+		"negative half-life":          func(l *model.List) { l.HalfLifeSeconds = -1 },
+		"score on a list of views":    func(l *model.List) { l.HalfLifeSeconds = 0 },
+	} {
+		l := decayed()
+		change(&l)
+		if err := l.Validate(); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: Validate = %v, want ErrInvalid", name, err)
+		}
+	}
+}

@@ -180,12 +180,22 @@ func pruneProperty(t *testing.T, obj *objstore.Store, rounds int, seed uint64) {
 	ctx := itest.Context(t, 300*time.Second)
 	r := rand.New(rand.NewPCG(seed, 7))
 	prefix := fmt.Sprintf("prop%d", seed)
-	s := checkpoint.NewStore(obj, prefix, 3, nil)
+	// One piece at a time: a crash then leaves no upload in flight. With several, the crash
+	// cancels its siblings' requests, and one whose body was already sent can still be
+	// written by the server after the next save has pruned: an orphan that exists as long
+	// as a dead process's upload can land (the save after deletes it), which this check,
+	// right after each save, cannot tell from a prune that missed one.
+	newStore := func() *checkpoint.Store {
+		s := checkpoint.NewStore(obj, prefix, 3, nil)
+		s.SetParallel(1)
+		return s
+	}
+	s := newStore()
 	var last []string // the contents of the newest saved checkpoint's pieces: stored
 	off := int64(0)
 	for round := range rounds {
 		if r.IntN(8) == 0 {
-			s = checkpoint.NewStore(obj, prefix, 3, nil) // a restart
+			s = newStore() // a restart
 		}
 		off += 10
 		var ps []checkpoint.Piece
@@ -220,7 +230,7 @@ func pruneProperty(t *testing.T, obj *objstore.Store, rounds int, seed uint64) {
 			if n >= len(ps)+1 { // crashed after the manifest: it is the newest
 				last = contents
 			}
-			s = checkpoint.NewStore(obj, prefix, 3, nil)
+			s = newStore()
 			continue
 		}
 		if err != nil {

@@ -90,38 +90,61 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	cutoff := newest - m.cfg.Staleness.Milliseconds()
 	var stale []int
 	var sinceMax uint64
+	seenPart := map[int]bool{}
 	for _, part := range parts {
 		p := byPart[part]
+		// A group partial (two-level merge) stands for its members, each with its version.
+		members := p.Members
+		if len(members) == 0 {
+			members = []model.Member{{Partition: p.Partition, Version: p.Version}}
+		}
+		for _, mb := range members {
+			seenPart[mb.Partition] = true
+		}
 		if !p.Boundary.Equal(base.Boundary) {
-			stale = append(stale, part) // counts from another boundary cannot be added
+			for _, mb := range members {
+				stale = append(stale, mb.Partition) // counts from another boundary cannot be added
+			}
 			continue
 		}
-		if p.From.After(base.Boundary) || p.BaseVersion != base.Version || p.Version < cutoff {
-			stale = append(stale, part) // lower bounds: incomplete, unchecked or old
+		for _, mb := range members {
+			if p.From.After(base.Boundary) || p.BaseVersion != base.Version || mb.Version < cutoff {
+				stale = append(stale, mb.Partition) // lower bounds: incomplete, unchecked or old
+			}
 		}
-		seen := make(map[string]bool, len(p.Items)+len(p.Base))
+		// Each list's count of an item is taken once (an item may be in Items, Base and
+		// Salted), and summed over the lists: a salted item's counts are on several
+		// partitions, every other item's on one.
+		seen := make(map[string]bool, len(p.Items)+len(p.Base)+len(p.Salted))
+		add := func(item string, n uint64) {
+			if seen[item] {
+				return
+			}
+			seen[item] = true
+			c := cands[item]
+			if c == nil {
+				c = &sides{}
+				cands[item] = c
+			}
+			c.since += n
+		}
 		for _, es := range [][]topk.Entry{p.Items, p.Base} {
 			for _, e := range es {
-				if seen[e.Item] {
-					continue
-				}
-				seen[e.Item] = true
-				c := cands[e.Item]
-				if c == nil {
-					c = &sides{}
-					cands[e.Item] = c
-				}
-				c.since += e.Count
+				add(e.Item, e.Count)
 			}
+		}
+		for _, sc := range p.Salted {
+			add(sc.Item, sc.Count)
 		}
 		sinceMax = max(sinceMax, p.Cutoff)
 	}
 	for part := 0; part < m.cfg.Partitions; part++ {
-		if _, ok := byPart[part]; !ok {
+		if !seenPart[part] {
 			stale = append(stale, part)
 		}
 	}
 	sort.Ints(stale)
+	stale = slices.Compact(stale)
 	items := make([]model.Item, 0, len(cands))
 	for id, c := range cands {
 		it := model.Item{ItemID: id, Views: c.base + c.since, Exact: true}

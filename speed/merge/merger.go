@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +64,12 @@ type Config struct {
 	// trending_merge_partials_unconfigured_total and logged once per window, so the store
 	// gets exactly the configured lists. Default windowset.Default().
 	Windows windowset.Set
+	// Group, when set, makes this a group merger of a two-level merge (group.go,
+	// docs/scale-out.md): instead of writing lists to Store it emits one partial per list
+	// that merges its group's partitions (Group.Emit), for a top merger. Store is then not
+	// used and may be nil; nor is Titles. Default nil: a merger that writes the served lists
+	// (the only one, or the top merger over group partials).
+	Group *Group
 }
 
 // DefaultConfig returns the documented defaults, without the Store New requires. It is the
@@ -75,8 +83,11 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	d := DefaultConfig()
 	var errs []error
-	if c.Store == nil {
+	if c.Store == nil && c.Group == nil {
 		errs = append(errs, setting.Invalid("Store", "no serving store"))
+	}
+	if c.Group != nil {
+		errs = append(errs, c.Group.validate()...)
 	}
 	if c.K < 1 || c.K > 1000 {
 		errs = append(errs, setting.Invalid("K", "%d: must be 1..1000 (default %d)", c.K, d.K))
@@ -125,6 +136,11 @@ type Merger struct {
 	arrived chan struct{}
 
 	unconfigured map[string]bool // windows whose partials were dropped, logged once each
+
+	// full says, per partition, whether its newest list of all items said GroupsFull: it
+	// keeps no lists for some group value it saw, so a group list it sends nothing for may
+	// miss its counts.
+	full map[int]bool
 }
 
 type metrics struct {
@@ -144,10 +160,10 @@ func New(cfg Config) (*Merger, error) {
 		return nil, err
 	}
 	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
-		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}}
+		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}, full: map[int]bool{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
-		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store."}),
+		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store (a group merger: group lists written for the top merger)."}),
 		refused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
 		unconfigured:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_unconfigured_total", Help: "Partials dropped because their window is not in the configured window set."}),
 		titleFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_title_failures_total", Help: "Title lookups that failed (previous titles reused)."}),
@@ -208,8 +224,18 @@ func (m *Merger) Offer(p model.Partial) {
 		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
 	}
 	byPart[p.Partition] = p
-	if p.Window == model.SinceWindow {
-		k = allKey
+	if k.Group == "" && !k.IsTopics() && p.Window != model.SinceWindow && (!ok || p.Version > cur.Version) {
+		// Which partitions ran out of group values, from the newest list of all items each
+		// sent (a group merger's partial says it per member).
+		if len(p.Members) == 0 {
+			m.full[p.Partition] = p.GroupsFull
+		}
+		for _, mb := range p.Members {
+			m.full[mb.Partition] = mb.GroupsFull
+		}
+	}
+	if p.Window == model.SinceWindow && m.cfg.Group == nil {
+		k = allKey // a group merger passes the counts since B on as they are
 	}
 	m.dirty[k] = true
 	if !ok || p.Version > cur.Version {
@@ -227,7 +253,14 @@ func (m *Merger) configured(p model.Partial) bool {
 	if p.Window == model.SinceWindow {
 		return m.cfg.Windows.HasLive(windowset.AllName)
 	}
-	return m.cfg.Windows.AcceptsKey(p.Key())
+	k := p.Key()
+	if w, ok := m.cfg.Windows.Lookup(k.Window, false); ok && k.Live() && !k.IsTopics() {
+		// A decayed window's partials must carry its half-life, and only its partials any.
+		if hl := int64(w.HalfLife / time.Second); (w.Kind == windowset.Decayed) != (p.HalfLifeSeconds != 0) || (p.HalfLifeSeconds != 0 && p.HalfLifeSeconds != hl) {
+			return false
+		}
+	}
+	return m.cfg.Windows.AcceptsKey(k)
 }
 
 // allFresh reports whether every partition heard from within Staleness has sent a newer
@@ -271,97 +304,399 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 			}
 		}
 	}
-	byPart := m.lists[k]
-	if len(byPart) == 0 {
+	g, ok := m.gather(k)
+	if !ok {
 		return model.List{}, nil, false
 	}
-	var newest int64
-	for _, p := range byPart {
-		newest = max(newest, p.Version)
-	}
-	cutoff := newest - m.cfg.Staleness.Milliseconds()
 	// The speed layer's counts are never claimed exact: events later than the allowed
 	// lateness are missing from them (and sketch counts are estimates). A calendar window is
 	// provisional once every partition has sent its final list, live before.
-	l := model.List{Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC()}
+	l := model.List{Source: model.SourceSpeed, Status: model.StatusLive, Version: g.newest, AsOf: time.UnixMilli(g.newest).UTC(),
+		End: g.end, WindowStart: g.windowStart}
 	l.SetKey(k)
-	final, items := !k.Live(), false
-	var stale []int
-	lists := make([][]topk.Entry, 0, len(byPart))
-	var bound *model.Bound
+	if !k.Live() {
+		l.DroppedLate = g.droppedLate
+	}
+	if g.final {
+		l.Status = model.StatusProvisional
+	}
+	if len(g.stale) > 0 {
+		l.Partial, l.StalePartitions = true, g.stale
+	}
+	if !l.WindowStart.IsZero() {
+		l.WindowEnd = l.AsOf
+	}
+	if k.IsTopics() {
+		l.ErrorBound = g.bound
+		l.Items = mergeTopics(m.cfg.K, g.ins)
+		return l, g.stale, true
+	}
+	if hl := decayedHalfLife(g.ins, g.newest); hl != 0 {
+		merged, salted := mergeDecayed(m.cfg.K, g.ins, l.AsOf, hl)
+		l.HalfLifeSeconds = hl
+		l.Items = decayedItems(merged)
+		names := make([]string, len(merged))
+		for i, e := range merged {
+			names[i] = e.Item
+		}
+		parts := make([]saltedPart, len(salted))
+		for i, s := range salted {
+			parts[i] = saltedPart{s.Item, s.Over, s.Sketches}
+		}
+		l.ErrorBound = saltedBound(g.bound, names, parts)
+		return l, g.stale, true
+	}
+	merged, salted := mergeCounts(m.cfg.K, g.ins)
+	names := make([]string, len(merged))
+	for i, e := range merged {
+		names[i] = e.Item
+	}
+	parts := make([]saltedPart, len(salted))
+	for i, s := range salted {
+		parts[i] = saltedPart{s.Item, s.Over, s.Sketches}
+	}
+	l.ErrorBound = saltedBound(g.bound, names, parts)
+	l.Items = make([]model.Item, len(merged))
+	for i, e := range merged {
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
+	}
+	return l, g.stale, true
+}
+
+// gathered is what the newest partials of one list say together, before their items are
+// merged.
+type gathered struct {
+	ins         []model.Partial // by partition (or group) number
+	newest      int64           // the newest version
+	windowStart time.Time       // the newest list's
+	end         time.Time
+	final       bool           // a calendar window whose every list is final
+	droppedLate uint64         // summed
+	stale       []int          // partitions whose list is older than newest - Staleness, or missing
+	members     []model.Member // every partition merged, with its list's version
+	bound       *model.Bound   // the worst list's bound
+	exact       bool           // every list is exact
+	total       uint64
+}
+
+// gather collects the newest partials of list k; ok is false when there are none, or only
+// late-drop counts with no list to amend yet. The staleness rule applies to partitions: a
+// group partial's members count one by one (model.Partial.Members), so two levels mark the
+// same partitions stale as one.
+func (m *Merger) gather(k model.Key) (gathered, bool) {
+	byPart := m.lists[k]
+	if len(byPart) == 0 {
+		return gathered{}, false
+	}
+	g := gathered{final: !k.Live(), exact: true}
+	for _, p := range byPart {
+		g.newest = max(g.newest, p.Version)
+	}
+	cutoff := g.newest - m.cfg.Staleness.Milliseconds()
 	parts := make([]int, 0, len(byPart))
 	for part := range byPart {
 		parts = append(parts, part)
 	}
 	sort.Ints(parts)
+	items := false
+	seen := map[int]bool{}
 	for _, part := range parts {
 		p := byPart[part]
-		if p.Version < cutoff {
-			stale = append(stale, part)
+		g.ins = append(g.ins, p)
+		members := p.Members
+		if len(members) == 0 {
+			members = []model.Member{{Partition: p.Partition, Version: p.Version, GroupsFull: p.GroupsFull}}
 		}
-		if !p.End.IsZero() {
-			l.End = p.End
-		}
-		if p.Version == newest && !p.WindowStart.IsZero() {
-			// The span of the newest partition's list, which as_of names; a partition behind
-			// it within the staleness counts a span that ends a little earlier.
-			l.WindowStart = p.WindowStart
-		}
-		final = final && p.Final
-		items = items || !p.LateOnly
-		if !k.Live() {
-			l.DroppedLate += p.DroppedLate
-		}
-		if !p.Exact {
-			if p.Bound != nil {
-				if bound == nil {
-					bound = &model.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
-				} else {
-					// Each item's count comes from one partition: the worst partition's bound holds for all.
-					bound.MaxOvercount = math.Max(bound.MaxOvercount, p.Bound.MaxOvercount)
-					bound.Probability = math.Min(bound.Probability, p.Bound.Probability)
-				}
+		for _, mb := range members {
+			seen[mb.Partition] = true
+			g.members = append(g.members, mb)
+			if mb.Version < cutoff {
+				g.stale = append(g.stale, mb.Partition)
 			}
 		}
-		lists = append(lists, p.Items)
+		if !p.End.IsZero() {
+			g.end = p.End
+		}
+		if p.Version == g.newest && !p.WindowStart.IsZero() {
+			// The span of the newest partition's list, which as_of names; a partition behind
+			// it within the staleness counts a span that ends a little earlier.
+			g.windowStart = p.WindowStart
+		}
+		g.final = g.final && p.Final
+		items = items || !p.LateOnly
+		g.droppedLate += p.DroppedLate
+		g.total += p.Total
+		g.exact = g.exact && p.Exact
+		if !p.Exact && p.Bound != nil {
+			if g.bound == nil {
+				g.bound = &model.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
+			} else {
+				// Each unsalted item's count comes from one partition: the worst partition's
+				// bound holds for all (salted items: saltedBound).
+				g.bound.MaxOvercount = math.Max(g.bound.MaxOvercount, p.Bound.MaxOvercount)
+				g.bound.Probability = math.Min(g.bound.Probability, p.Bound.Probability)
+			}
+		}
 	}
-	for part := 0; part < m.cfg.Partitions; part++ {
-		if _, ok := byPart[part]; !ok {
-			stale = append(stale, part)
+	if k.Group != "" && !k.IsTopics() {
+		g.stale = append(g.stale, m.missingFromGroup(k, seen, cutoff)...)
+	} else {
+		for part := 0; part < m.cfg.Partitions; part++ {
+			if !seen[part] {
+				g.stale = append(g.stale, part)
+			}
 		}
 	}
 	if !items {
-		return model.List{}, nil, false // only late-drop counts: no partition's list to amend yet
+		return gathered{}, false // only late-drop counts: no partition's list to amend yet
 	}
-	if final {
-		l.Status = model.StatusProvisional
+	sort.Ints(g.stale)
+	g.stale = slices.Compact(g.stale)
+	slices.SortFunc(g.members, func(a, b model.Member) int { return a.Partition - b.Partition })
+	return g, true
+}
+
+// mergeCounts merges the lists ins into the best n items. An unsalted item is counted on one
+// partition, so the lists merge as topk.Merge does; a salted item (one any list reports in
+// Salted) is counted on several, so its counts are summed over the lists first, each list's
+// count taken once (from Salted, or from Items where a list does not know the item is salted).
+// This is the one place partial counts are summed (seed 004). It also returns the salted
+// items' sums, every one, each with the sum of its parts' bounds (model.SaltedCount).
+func mergeCounts(n int, ins []model.Partial) ([]topk.Entry, []model.SaltedCount) {
+	var salted map[string]*model.SaltedCount
+	for _, p := range ins {
+		for _, s := range p.Salted {
+			if salted == nil {
+				salted = map[string]*model.SaltedCount{}
+			}
+			if salted[s.Item] == nil {
+				salted[s.Item] = &model.SaltedCount{Item: s.Item}
+			}
+		}
 	}
-	sort.Ints(stale)
-	if len(stale) > 0 {
-		l.Partial, l.StalePartitions = true, stale
+	lists := make([][]topk.Entry, 0, len(ins)+1)
+	if salted == nil {
+		for _, p := range ins {
+			lists = append(lists, p.Items)
+		}
+		return topk.Merge(n, lists...), nil
 	}
-	l.ErrorBound = bound
-	if !l.WindowStart.IsZero() {
-		l.WindowEnd = l.AsOf
+	for _, p := range ins {
+		var over float64
+		var sketches int
+		if !p.Exact && p.Bound != nil {
+			over, sketches = p.Bound.MaxOvercount, 1
+		}
+		took := make(map[string]bool, len(p.Salted))
+		for _, s := range p.Salted {
+			if took[s.Item] {
+				continue
+			}
+			took[s.Item] = true
+			sum := salted[s.Item]
+			sum.Count += s.Count
+			if s.Sketches > 0 {
+				sum.Over, sum.Sketches = sum.Over+s.Over, sum.Sketches+s.Sketches
+			} else {
+				sum.Over, sum.Sketches = sum.Over+over, sum.Sketches+sketches
+			}
+		}
+		rest := make([]topk.Entry, 0, len(p.Items))
+		for _, e := range p.Items {
+			sum := salted[e.Item]
+			if sum == nil {
+				rest = append(rest, e)
+				continue
+			}
+			if !took[e.Item] {
+				took[e.Item] = true
+				sum.Count += e.Count
+				sum.Over, sum.Sketches = sum.Over+over, sum.Sketches+sketches
+			}
+		}
+		lists = append(lists, rest)
 	}
-	if k.IsTopics() {
-		l.Items = mergeTopics(m.cfg.K, byPart, parts)
-		return l, stale, true
+	sums := make([]model.SaltedCount, 0, len(salted))
+	entries := make([]topk.Entry, 0, len(salted))
+	for _, s := range salted {
+		sums = append(sums, *s)
+		entries = append(entries, topk.Entry{Item: s.Item, Count: s.Count})
 	}
-	merged := topk.Merge(m.cfg.K, lists...)
-	l.Items = make([]model.Item, len(merged))
+	slices.SortFunc(sums, func(a, b model.SaltedCount) int { return strings.Compare(a.Item, b.Item) })
+	return topk.Merge(n, append(lists, entries)...), sums
+}
+
+// saltedPart is a salted item's sum of its parts' bounds (SaltedCount, SaltedScore).
+type saltedPart struct {
+	item     string
+	over     float64
+	sketches int
+}
+
+// saltedBound is the error bound of a merged list: the worst list's bound holds for an
+// unsalted item (counted on one partition), and a listed salted item's estimate is a sum of
+// estimates, so it may be high by the sum of their bounds, with the chance that any of them
+// fails added up (a union bound). nil when every count is exact.
+func saltedBound(b *model.Bound, items []string, salted []saltedPart) *model.Bound {
+	if b == nil || len(salted) == 0 {
+		return b
+	}
+	out := *b
+	fail := 1 - b.Probability // one sketch's chance of exceeding its bound (the worst list's)
+	listed := make(map[string]bool, len(items))
+	for _, it := range items {
+		listed[it] = true
+	}
+	for _, s := range salted {
+		if !listed[s.item] || s.sketches == 0 {
+			continue
+		}
+		out.MaxOvercount = math.Max(out.MaxOvercount, s.over)
+		out.Probability = math.Min(out.Probability, math.Max(0, 1-float64(s.sketches)*fail))
+	}
+	return &out
+}
+
+// missingFromGroup returns the partitions that sent no list for group key k (seen holds those
+// that did) although their counts of it may be missing: a partition that never saw the value
+// sends none and is not missing, but one whose list of all items for the same window is
+// missing or stale (behind cutoff) is, and so is one that ran out of group values
+// (GroupsFull: it may have dropped the value's events). A group merger's partials name their
+// partitions (Members), so two levels find the same ones.
+func (m *Merger) missingFromGroup(k model.Key, seen map[int]bool, cutoff int64) []int {
+	versions := map[int]int64{} // the partitions of the list of all items, each one's version
+	for _, p := range m.lists[model.Key{Window: k.Window, Start: k.Start}] {
+		if len(p.Members) == 0 {
+			versions[p.Partition] = p.Version
+		}
+		for _, mb := range p.Members {
+			versions[mb.Partition] = mb.Version
+		}
+	}
+	var out []int
+	consider := func(part int) {
+		if seen[part] || slices.Contains(out, part) {
+			return
+		}
+		if v, ok := versions[part]; !ok || v < cutoff || m.full[part] {
+			out = append(out, part)
+		}
+	}
+	for part := 0; part < m.cfg.Partitions; part++ {
+		consider(part)
+	}
+	for part := range versions {
+		consider(part)
+	}
+	for part := range m.full {
+		consider(part)
+	}
+	return out
+}
+
+// decayedHalfLife is the half-life of a decayed window's partials (that of the newest), or 0
+// for a list of counts.
+func decayedHalfLife(ins []model.Partial, newest int64) int64 {
+	for _, p := range ins {
+		if p.Version == newest {
+			return p.HalfLifeSeconds
+		}
+	}
+	return 0
+}
+
+// mergeDecayed joins the lists' decayed scores as of asOf: each list's scores are as of its
+// own AsOf, so they are first decayed to asOf (multiplied by 2^(-dt/half-life): what a score
+// becomes with no new views, which is all the merger knows of a partition that is behind),
+// then ranked best first, at most k. An unsalted item is scored on one partition, so the merge
+// is exact; a salted item's scores (SaltedScored, or Scored where a list does not know it is
+// salted, each list's once) are summed first, as mergeCounts sums counts: a decayed score is a
+// sum over views, so the parts add up. It also returns the salted items' sums, every one, with
+// the sum of their parts' bounds. A partial of another half-life (a worker with another window
+// set) is left out.
+func mergeDecayed(k int, ins []model.Partial, asOf time.Time, hl int64) ([]topk.Scored, []model.SaltedScore) {
+	var salted map[string]*model.SaltedScore
+	for _, p := range ins {
+		for _, s := range p.SaltedScored {
+			if p.HalfLifeSeconds != hl {
+				continue
+			}
+			if salted == nil {
+				salted = map[string]*model.SaltedScore{}
+			}
+			if salted[s.Item] == nil {
+				salted[s.Item] = &model.SaltedScore{Item: s.Item}
+			}
+		}
+	}
+	lists := make([][]topk.Scored, 0, len(ins)+1)
+	for _, p := range ins {
+		if p.HalfLifeSeconds != hl {
+			continue
+		}
+		f := math.Exp2(-float64(asOf.Sub(p.AsOf).Milliseconds()) / float64(hl*1000))
+		var over float64
+		var sketches int
+		if !p.Exact && p.Bound != nil {
+			over, sketches = p.Bound.MaxOvercount, 1
+		}
+		took := map[string]bool{}
+		for _, s := range p.SaltedScored {
+			if sum := salted[s.Item]; sum != nil && !took[s.Item] {
+				took[s.Item] = true
+				sum.Score += s.Score * f
+				if s.Sketches > 0 {
+					sum.Over, sum.Sketches = sum.Over+s.Over, sum.Sketches+s.Sketches
+				} else {
+					sum.Over, sum.Sketches = sum.Over+over, sum.Sketches+sketches
+				}
+			}
+		}
+		l := make([]topk.Scored, 0, len(p.Scored))
+		for _, e := range p.Scored {
+			if sum := salted[e.Item]; sum != nil {
+				if !took[e.Item] {
+					took[e.Item] = true
+					sum.Score += e.Score * f
+					sum.Over, sum.Sketches = sum.Over+over, sum.Sketches+sketches
+				}
+				continue
+			}
+			if s := e.Score * f; s > 0 && !math.IsInf(s, 1) {
+				l = append(l, topk.Scored{Item: e.Item, Score: s})
+			}
+		}
+		lists = append(lists, l)
+	}
+	if salted == nil {
+		return topk.MergeScored(k, lists...), nil
+	}
+	sums := make([]model.SaltedScore, 0, len(salted))
+	entries := make([]topk.Scored, 0, len(salted))
+	for _, s := range salted {
+		sums = append(sums, *s)
+		if s.Score > 0 && !math.IsInf(s.Score, 1) {
+			entries = append(entries, topk.Scored{Item: s.Item, Score: s.Score})
+		}
+	}
+	slices.SortFunc(sums, func(a, b model.SaltedScore) int { return strings.Compare(a.Item, b.Item) })
+	return topk.MergeScored(k, append(lists, entries)...), sums
+}
+
+// decayedItems is a decayed list's items.
+func decayedItems(merged []topk.Scored) []model.Item {
+	items := make([]model.Item, len(merged))
 	for i, e := range merged {
-		l.Items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Count}
+		items[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: model.DecayedViews(e.Score), DecayedScore: e.Score}
 	}
-	return l, stale, true
+	return items
 }
 
 // mergeTopics joins the partitions' topics lists: best score first (ties by topic), at most
 // k, or the smallest Limit a partition asked for.
-func mergeTopics(k int, byPart map[int]model.Partial, parts []int) []model.Item {
+func mergeTopics(k int, ins []model.Partial) []model.Item {
 	var all []model.Item
-	for _, part := range parts {
-		p := byPart[part]
+	for _, p := range ins {
 		if p.Limit > 0 {
 			k = min(k, p.Limit)
 		}
@@ -385,6 +720,12 @@ func mergeTopics(k int, byPart map[int]model.Partial, parts []int) []model.Item 
 // Publish merges every list that changed since the last call, attaches titles and writes it.
 // Store refusals (a newer list is already there) are counted and logged, not returned.
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
+	if m.cfg.Group != nil {
+		m.mu.Lock()
+		clear(m.fresh)
+		m.mu.Unlock()
+		return m.publishGroup(ctx, now)
+	}
 	m.refreshBase(ctx, now)
 	m.mu.Lock()
 	clear(m.fresh)
@@ -395,20 +736,12 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 		if !ok {
 			continue
 		}
-		if k.Live() {
+		if k.Live() && k.Group == "" {
 			m.metrics.stale.WithLabelValues(k.Window).Set(float64(len(stale)))
 		}
 		out = append(out, l)
 	}
-	// Forget calendar windows long closed.
-	for k, byPart := range m.lists {
-		for _, p := range byPart {
-			if !p.End.IsZero() && now.Sub(p.End) > m.cfg.Retention {
-				delete(m.lists, k)
-			}
-			break
-		}
-	}
+	m.forget(now)
 	m.mu.Unlock()
 
 	sort.Slice(out, func(i, j int) bool { return out[i].Key().String() < out[j].Key().String() })
@@ -427,6 +760,18 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// forget drops the calendar windows that closed longer than Retention before now.
+func (m *Merger) forget(now time.Time) {
+	for k, byPart := range m.lists {
+		for _, p := range byPart {
+			if !p.End.IsZero() && now.Sub(p.End) > m.cfg.Retention {
+				delete(m.lists, k)
+			}
+			break
+		}
+	}
 }
 
 func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
@@ -512,6 +857,15 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 	conn.Close()
 	if err != nil {
 		return fmt.Errorf("merge: partitions of %s: %w", rc.Topic, err)
+	}
+	if g := m.cfg.Group; g != nil {
+		// A group merger reads its own partials partition only.
+		i := slices.IndexFunc(parts, func(p kafka.Partition) bool { return p.ID == g.Index })
+		if i < 0 {
+			return fmt.Errorf("merge: group %d: %s has %d partitions (0..%d): give it at least %d (kafka-topics.sh --alter --partitions), or run group mergers 0..%d only",
+				g.Index, rc.Topic, len(parts), len(parts)-1, g.Index+1, len(parts)-1)
+		}
+		parts = parts[i : i+1]
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"syscall"
 	"testing"
 	"time"
@@ -141,6 +142,141 @@ func BenchmarkMergeOnly(b *testing.B) {
 					b.Fatal(len(got))
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkMergeTwoLevels is BenchmarkMergeInterval's interval merged in two levels
+// (group.go): G group mergers, each decoding, offering and merging its partitions' partials
+// (views partition p in group p mod G) and encoding one group partial per window, then the
+// top merger decoding the G group partials of each window, merging them and publishing the
+// 7 lists. groups=1 is the one-level merger of the same run, the baseline. Each level's CPU
+// is measured on its own (getrusage around it); a group merger's is the groups' total over
+// G, as they are the same size. Every merger is its own process in a deployment, so the
+// busiest one, max(group, top), is what the interval needs of one core at --publish-every
+// 1s. The lists are checked equal to the one-level merger's.
+//
+//	go test ./speed/merge -run '^$' -bench MergeTwoLevels -benchtime 3x
+func BenchmarkMergeTwoLevels(b *testing.B) {
+	const k, m = 100, 3
+	windows := []model.Key{{Window: "hour"}, {Window: "day"}, {Window: "month"}, {Window: "all"}}
+	for _, w := range []string{"hour", "day", "month"} {
+		windows = append(windows, model.Key{Window: w, Start: model.Align(w, t0)})
+	}
+	for _, c := range []struct{ parts, groups int }{{320, 1}, {320, 4}, {3200, 1}, {3200, 8}, {3200, 32}} {
+		b.Run(fmt.Sprintf("partitions=%d/groups=%d", c.parts, c.groups), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, uint64(c.parts)))
+			asOf := t0.Add(30 * time.Second)
+			wire := make([][][]byte, c.groups) // by group
+			var bytes int
+			for part := range c.parts {
+				for _, key := range windows {
+					items := make([]topk.Entry, m*k)
+					for i := range items {
+						items[i] = topk.Entry{Item: fmt.Sprintf("video-%d-%d", part, i), Count: uint64(1e6 / float64(1+i+rng.IntN(50)))}
+					}
+					p := model.Partial{Window: key.Window, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true, Items: items}
+					if !key.Live() {
+						p.Start, p.End = key.Start, model.Next(key.Window, key.Start)
+					} else {
+						p.WindowStart = asOf.Add(-time.Hour)
+					}
+					enc, err := p.Encode()
+					if err != nil {
+						b.Fatal(err)
+					}
+					wire[part%c.groups] = append(wire[part%c.groups], enc)
+					bytes += len(enc)
+				}
+			}
+			st := &discardStore{}
+			cfg := merge.DefaultConfig()
+			cfg.K, cfg.Partitions, cfg.Store = k, c.parts, st
+			top, err := merge.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var emitted [][]byte
+			gms := make([]*merge.Merger, c.groups)
+			if c.groups > 1 {
+				for g := range gms {
+					gc := merge.DefaultConfig()
+					gc.K, gc.Group = k, merge.DefaultGroup(g)
+					gc.Group.Emit = func(_ context.Context, ps []model.Partial) error {
+						for _, p := range ps {
+							enc, err := p.Encode()
+							if err != nil {
+								return err
+							}
+							emitted = append(emitted, enc)
+						}
+						return nil
+					}
+					if gms[g], err = merge.New(gc); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			ctx := context.Background()
+			decodeOffer := func(m *merge.Merger, msgs [][]byte) {
+				for _, msg := range msgs {
+					p, err := model.DecodePartial(msg)
+					if err != nil {
+						b.Fatal(err)
+					}
+					m.Offer(p)
+				}
+			}
+			b.ReportAllocs()
+			b.SetBytes(int64(bytes))
+			b.ResetTimer()
+			var groupCPU, topCPU time.Duration
+			for range b.N {
+				emitted = emitted[:0]
+				var topIn [][]byte
+				if c.groups == 1 {
+					topIn = wire[0]
+				} else {
+					cpu0 := cpuTime()
+					for g, gm := range gms {
+						decodeOffer(gm, wire[g])
+						if err := gm.Publish(ctx, asOf.Add(time.Second)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					groupCPU += cpuTime() - cpu0
+					topIn = emitted
+				}
+				cpu0 := cpuTime()
+				decodeOffer(top, topIn)
+				if err := top.Publish(ctx, asOf.Add(time.Second)); err != nil {
+					b.Fatal(err)
+				}
+				topCPU += cpuTime() - cpu0
+			}
+			b.StopTimer()
+			if st.puts != b.N*len(windows) {
+				b.Fatalf("%d lists written in %d intervals, want %d each", st.puts, b.N, len(windows))
+			}
+			if c.groups > 1 {
+				// The same lists as one merger over every partition.
+				one, _ := merge.New(cfg)
+				for g := range wire {
+					decodeOffer(one, wire[g])
+				}
+				for _, key := range windows {
+					want, _, _ := one.Build(key)
+					got, _, _ := top.Build(key)
+					if !reflect.DeepEqual(got, want) {
+						b.Fatalf("%s: two levels differ from one", key)
+					}
+				}
+			}
+			n := time.Duration(b.N)
+			perGroup := groupCPU / n / time.Duration(c.groups)
+			b.ReportMetric(float64((topCPU/n).Microseconds())/1e3, "top-cpu-ms/interval")
+			b.ReportMetric(float64(perGroup.Microseconds())/1e3, "group-cpu-ms/interval")
+			b.ReportMetric(float64(max(perGroup, topCPU/n).Microseconds())/1e3, "busiest-cpu-ms/interval")
 		})
 	}
 }

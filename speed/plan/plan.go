@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Modes a window can be counted in.
@@ -90,6 +91,22 @@ type Input struct {
 	// default) sizes the sliding hour, day and month of docs/requirements.md and lets the
 	// budgets choose each one's mode.
 	Windows []Window `json:"windows,omitempty"`
+
+	// Groups is how many group values get lists of their own (model/windowset.Groups: the
+	// values listed, or the cap of every value seen). Each keeps, in every partition that sees
+	// its events, the windows' state for those events, in the window's mode. Default 0: none.
+	Groups int `json:"groups,omitempty"`
+	// GroupPairs is how many (group, item) pairs a bucket holds per distinct item of the
+	// bucket, over all groups: 1 when each item is seen in one group only, Groups when every
+	// item is seen in every group. Exact group state grows with these pairs. 0 (the default)
+	// is Groups, the most there can be: measure it (GROUP BY bucket, region, item) to plan
+	// less.
+	GroupPairs float64 `json:"group_pairs,omitempty"`
+	// GroupSketchWidth is the columns of the groups' sketches; 0 (the default) is SketchWidth.
+	GroupSketchWidth int `json:"group_sketch_width,omitempty"`
+	// GroupShare is the largest group's share of the events, which sets its sketches' error
+	// bound. 0 (the default) is 1: one group may take every event.
+	GroupShare float64 `json:"group_share,omitempty"`
 }
 
 // Window is one configured window to size.
@@ -103,8 +120,10 @@ type Window struct {
 	// Span is a calendar window's: hour, day, week or month.
 	Span string `json:"span,omitempty"`
 	// Mode is exact, sketch or auto (empty: auto, the speed layer's rule: exact up to 24
-	// hours, sketch beyond; all time by sketch).
+	// hours, sketch beyond; all time by sketch; a decayed window by its horizon).
 	Mode string `json:"mode,omitempty"`
+	// HalfLifeMinutes is a decayed window's half-life.
+	HalfLifeMinutes int `json:"half_life_minutes,omitempty"`
 }
 
 // Window kinds.
@@ -112,7 +131,13 @@ const (
 	KindSliding  = "sliding"
 	KindCalendar = "calendar"
 	KindAllTime  = "alltime"
+	KindDecayed  = "decayed"
 )
+
+// DecayedHorizonHalfLives is how many half-lives a decayed window remembers a single view
+// (speed/window.ForgetHalfLives): its exact memory is the distinct items of that horizon,
+// and Auto counts it exactly when the horizon is at most a day, as for any window.
+const DecayedHorizonHalfLives = 10
 
 // DefaultInput returns the views scenario of docs/requirements.md: 5 billion views a
 // day, 2 million distinct videos a minute, 30 million an hour, 150 million a day, 500
@@ -181,6 +206,18 @@ func (in Input) Validate() error {
 	}
 	if !slices.Contains([]int{1, 2, 4, 8}, in.CounterBytes) {
 		bad("CounterBytes", in.CounterBytes, "must be 1, 2, 4 or 8, the size of an integer counter")
+	}
+	if in.Groups < 0 {
+		bad("Groups", in.Groups, "must be 0 (no lists per group) or the number of group values with lists")
+	}
+	if math.IsNaN(in.GroupPairs) || in.GroupPairs < 0 || (in.GroupPairs > 0 && in.GroupPairs < 1) || (in.Groups > 0 && in.GroupPairs > float64(in.Groups)) {
+		bad("GroupPairs", in.GroupPairs, "must be 0 (as many as %s) or from 1 (each item in one group) to %s (every item in every group)", "Groups", "Groups")
+	}
+	if in.GroupSketchWidth < 0 {
+		bad("GroupSketchWidth", in.GroupSketchWidth, "must be 0 (%s) or the groups' sketch columns", "SketchWidth")
+	}
+	if math.IsNaN(in.GroupShare) || in.GroupShare < 0 || in.GroupShare > 1 {
+		bad("GroupShare", in.GroupShare, "must be 0 (one group may take every event) or a fraction up to 1")
 	}
 	if in.MonthDays < 28 || in.MonthDays > 31 {
 		bad("MonthDays", in.MonthDays, "must be between 28 and 31")
@@ -253,6 +290,26 @@ type WindowPlan struct {
 	ErrorBound         *Bound  `json:"error_bound,omitempty"` // set for sketch windows
 	ChosenPerPartition float64 `json:"chosen_per_partition"`  // bytes per partition of the chosen mode
 	ChosenBytes        float64 `json:"chosen_bytes"`          // bytes over all partitions of the chosen mode
+	// Groups is the window's lists per group value (Input.Groups), in the window's mode;
+	// nil without groups. ChosenPerPartition and ChosenBytes do not include it.
+	Groups *GroupPlan `json:"groups,omitempty"`
+}
+
+// GroupPlan is the memory of one window's lists per group value: each group keeps the
+// window's state for its events, exact (growing with the (group, item) pairs) or in sketches
+// of the group sketch width (a fixed cost per group, whatever its traffic).
+type GroupPlan struct {
+	Groups int     `json:"groups"`
+	Pairs  float64 `json:"pairs"` // (group, item) pairs per distinct item of a bucket (Input.GroupPairs resolved)
+	// PerGroupPerPartition is one group's state in one partition (exact: its share of the
+	// pairs; sketch: its sketches and candidates); PerPartition every group's; Bytes over
+	// all partitions.
+	PerGroupPerPartition float64 `json:"per_group_per_partition"`
+	PerPartition         float64 `json:"per_partition"`
+	Bytes                float64 `json:"bytes"`
+	// ErrorBound is the largest group's sketch bound (its share of N, the group sketch
+	// width); set for sketch windows.
+	ErrorBound *Bound `json:"error_bound,omitempty"`
 }
 
 // Ring is the trending-topics sizing: RingMinutes one-minute sketches per partition.
@@ -274,13 +331,19 @@ type Plan struct {
 	Input       Input        `json:"input"`        // with defaults resolved (CandidateFloor)
 	SketchBytes float64      `json:"sketch_bytes"` // one sketch: depth x width x counter bytes
 	Windows     []WindowPlan `json:"windows"`
-	// PerPartitionBytes and TotalBytes add up the chosen mode of every window: what one task
-	// and the whole fleet hold.
-	PerPartitionBytes float64  `json:"per_partition_bytes"`
-	TotalBytes        float64  `json:"total_bytes"`
-	Ring              Ring     `json:"ring"`
-	Rates             Rates    `json:"rates"`
-	Warnings          []string `json:"warnings"`
+	// PerPartitionBytes and TotalBytes add up the chosen mode of every window, and of its
+	// lists per group value: what one task and the whole fleet hold.
+	PerPartitionBytes float64 `json:"per_partition_bytes"`
+	TotalBytes        float64 `json:"total_bytes"`
+	// GroupSketchBytes is one of the groups' sketches (depth x group width x counter bytes);
+	// GroupPerPartitionBytes and GroupBytes are the lists per group value's share of the
+	// totals.
+	GroupSketchBytes       float64  `json:"group_sketch_bytes,omitempty"`
+	GroupPerPartitionBytes float64  `json:"group_per_partition_bytes,omitempty"`
+	GroupBytes             float64  `json:"group_bytes,omitempty"`
+	Ring                   Ring     `json:"ring"`
+	Rates                  Rates    `json:"rates"`
+	Warnings               []string `json:"warnings"`
 }
 
 // Window returns the plan of the named window and whether there is one.
@@ -302,6 +365,17 @@ func Compute(in Input) (Plan, error) {
 	}
 	if in.CandidateFloor == 0 {
 		in.CandidateFloor = in.KthCount / 2
+	}
+	if in.Groups > 0 {
+		if in.GroupPairs == 0 {
+			in.GroupPairs = float64(in.Groups)
+		}
+		if in.GroupSketchWidth == 0 {
+			in.GroupSketchWidth = in.SketchWidth
+		}
+		if in.GroupShare == 0 {
+			in.GroupShare = 1
+		}
 	}
 	p := float64(in.Partitions)
 	sketch := float64(in.SketchDepth) * float64(in.SketchWidth) * float64(in.CounterBytes)
@@ -345,8 +419,12 @@ type spec struct {
 	windowDistinct   float64 // distinct items over the window
 	minutesPerBucket float64
 	minutes          float64 // the window's length; 0: buckets x minutesPerBucket
-	kind, mode       string  // set for a configured window; mode resolved to exact or sketch
-	configured       string
+	// massMinutes, when set, is how many minutes of views the window's N holds (a decayed
+	// window's h/ln 2: the sum of 2^(-age/h) over a steady stream), where minutes is the
+	// span its distinct items come from (its horizon).
+	massMinutes float64
+	kind, mode  string // set for a configured window; mode resolved to exact or sketch
+	configured  string
 }
 
 // specOf turns a configured window into the arithmetic's terms. A calendar window keeps
@@ -374,6 +452,11 @@ func (in Input) specOf(w Window) spec {
 	case KindCalendar:
 		s.bucket = w.Span
 		s.minutes = map[string]float64{"hour": 60, "day": 1440, "week": 7 * 1440, "month": monthMinutes}[w.Span]
+	case KindDecayed:
+		h := float64(max(1, w.HalfLifeMinutes))
+		s.bucket = "score an item"
+		s.minutes = DecayedHorizonHalfLives * h
+		s.massMinutes = h / math.Ln2
 	default:
 		s.bucket, s.minutes = "month of history", monthMinutes
 	}
@@ -421,8 +504,12 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 	w.ExactBytes = float64(s.buckets)*s.bucketDistinct*in.EntryBytes + s.windowDistinct*in.EntryBytes
 	w.ExactPerPartition = w.ExactBytes / p
 
-	scale := minutes / monthMinutes
-	n := in.EventsPerDay * minutes / 1440 / p
+	mass := minutes
+	if s.massMinutes > 0 {
+		mass = s.massMinutes
+	}
+	scale := mass / monthMinutes
+	n := in.EventsPerDay * mass / 1440 / p
 	b := &Bound{
 		N:           n,
 		Overcount:   math.E / float64(in.SketchWidth) * n,
@@ -442,7 +529,7 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 		w.Candidates = math.Min(math.Ceil(n/(floor-b.Overcount)), perPartDistinct)
 	}
 	w.Sketches = s.buckets + 2
-	if s.kind == KindCalendar || s.kind == KindAllTime {
+	if s.kind == KindCalendar || s.kind == KindAllTime || s.kind == KindDecayed {
 		w.Sketches = 1 // the running sketch: never subtracted, so no buckets
 	}
 	w.CandidateBytes = w.Candidates * in.EntryBytes
@@ -468,13 +555,57 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 	if s.kind == KindAllTime {
 		w.Why += "; sized for a month of history: exact totals grow with the catalog, a sketch's error with time"
 	}
+	if s.kind == KindDecayed {
+		w.Why += fmt.Sprintf("; one score an item of the %s horizon (%d half-lives: a single view is forgotten after it), N the decayed views (%s minutes' worth, h/ln 2)",
+			formatMinutes(minutes), DecayedHorizonHalfLives, sig3(s.massMinutes))
+	}
 	if w.Mode == ModeSketch {
 		w.ErrorBound = b
 		pl.sketchWarnings(w, floor, maxCounter)
 	}
 	pl.PerPartitionBytes += w.ChosenPerPartition
 	pl.TotalBytes += w.ChosenBytes
+	if in.Groups > 0 {
+		w.Groups = pl.groups(s, w, n, floor)
+		pl.PerPartitionBytes += w.Groups.PerPartition
+		pl.TotalBytes += w.Groups.Bytes
+		pl.GroupPerPartitionBytes += w.Groups.PerPartition
+		pl.GroupBytes += w.Groups.Bytes
+	}
 	pl.Windows = append(pl.Windows, w)
+}
+
+// groups works out the lists per group value of a window w (arithmetic s) counted in w's
+// mode: exact, the window's entries times the pairs per item (spread over the groups: one
+// group holds its share); sketch, every group the window's sketches at the group width and a
+// candidate set as large as the window's, with the largest group's error bound. n and floor
+// are the window's N per partition and candidate floor.
+func (pl *Plan) groups(s spec, w WindowPlan, n, floor float64) *GroupPlan {
+	in := pl.Input
+	p, g := float64(in.Partitions), float64(in.Groups)
+	gp := &GroupPlan{Groups: in.Groups, Pairs: in.GroupPairs}
+	if w.Mode == ModeExact {
+		gp.PerPartition = w.ExactPerPartition * in.GroupPairs
+	} else {
+		sk := float64(in.SketchDepth) * float64(in.GroupSketchWidth) * float64(in.CounterBytes)
+		pl.GroupSketchBytes = sk
+		gp.PerPartition = g * (float64(w.Sketches)*sk + w.CandidateBytes)
+		ng := n * in.GroupShare
+		b := &Bound{N: ng, Overcount: math.E / float64(in.GroupSketchWidth) * ng, Probability: 1 - math.Exp(-float64(in.SketchDepth))}
+		if w.ErrorBound != nil {
+			// The K-th count of the largest group: its share of the window's.
+			b.KthCount = w.ErrorBound.KthCount * in.GroupShare
+			b.FractionOfKth = b.Overcount / b.KthCount
+		}
+		gp.ErrorBound = b
+		if floor*in.GroupShare <= 2*b.Overcount {
+			pl.warnf("%s per group: the largest group's candidate floor (%s) is not well above its sketches' overcount (%s): widen --group-sketch-width",
+				w.Window, FormatCount(floor*in.GroupShare), FormatCount(b.Overcount))
+		}
+	}
+	gp.PerGroupPerPartition = gp.PerPartition / g
+	gp.Bytes = gp.PerPartition * p
+	return gp
 }
 
 // decide picks the mode of w and writes its one-line reason.
@@ -533,4 +664,20 @@ func (pl *Plan) sketchWarnings(w WindowPlan, floor, maxCounter float64) {
 
 func (pl *Plan) warnf(format string, args ...any) {
 	pl.Warnings = append(pl.Warnings, fmt.Sprintf(format, args...))
+}
+
+// formatMinutes prints a span of minutes as days, hours and minutes: 600 is 10h, 2160 1d12h.
+func formatMinutes(m float64) string {
+	n := int64(math.Round(m))
+	var b strings.Builder
+	if d := n / 1440; d > 0 {
+		fmt.Fprintf(&b, "%dd", d)
+	}
+	if h := n % 1440 / 60; h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if mm := n % 60; mm > 0 || b.Len() == 0 {
+		fmt.Fprintf(&b, "%dm", mm)
+	}
+	return b.String()
 }

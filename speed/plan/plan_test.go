@@ -351,3 +351,97 @@ func TestBoundShrinks(t *testing.T) {
 		})
 	}
 }
+
+// TestDecayedWindow: a decayed window is one score an item of its horizon (10 half-lives):
+// exact memory is the horizon's distinct items, Auto is exact up to a 24-hour horizon, and a
+// sketch's N is the decayed total, h/ln 2 minutes of views.
+func TestDecayedWindow(t *testing.T) {
+	in := DefaultInput()
+	in.Windows = []Window{
+		{Name: "now", Kind: KindDecayed, HalfLifeMinutes: 60},
+		{Name: "slow", Kind: KindDecayed, HalfLifeMinutes: 360},
+	}
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := p.Window("now")
+	// 10 hours: min(10 x 30M, 150M) = 150M items x 50 B.
+	if now.Mode != ModeExact || now.ExactBytes != 150e6*50 || now.Buckets != 0 || now.ErrorBound != nil {
+		t.Errorf("now: %+v", now)
+	}
+	slow, _ := p.Window("slow")
+	n := 5e9 * (360 / math.Ln2) / 1440 / 32
+	if slow.Mode != ModeSketch || slow.Sketches != 1 || slow.ErrorBound == nil || math.Abs(slow.ErrorBound.N-n) > 1e-6*n {
+		t.Errorf("slow: %+v bound %+v, want sketch with N %v", slow, slow.ErrorBound, n)
+	}
+	if !strings.Contains(slow.Why, "2d12h horizon") {
+		t.Errorf("slow why: %s", slow.Why)
+	}
+	if got := formatMinutes(90); got != "1h30m" {
+		t.Errorf("formatMinutes(90) = %q", got)
+	}
+}
+
+// TestGroups: with lists per group value every window keeps a state per group in its mode:
+// exact, GroupPairs times the window's entries (the number of groups by default, every item
+// in every group); sketch, the window's sketches at the group width per group, with the
+// largest group's bound; both in the totals.
+func TestGroups(t *testing.T) {
+	in := DefaultInput()
+	base, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Groups, in.GroupSketchWidth, in.GroupShare = 3, 1<<16, 0.5
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour, _ := p.Window("hour")
+	month, _ := p.Window("month")
+	if g := hour.Groups; g == nil || g.Pairs != 3 || g.PerPartition != 3*hour.ExactPerPartition || g.PerGroupPerPartition != hour.ExactPerPartition || g.ErrorBound != nil {
+		t.Fatalf("hour groups %+v: want 3 x the exact hour, no bound", hour.Groups)
+	}
+	sk := 5.0 * (1 << 16) * 8
+	g := month.Groups
+	if g == nil || g.PerPartition != 3*(float64(month.Sketches)*sk+month.CandidateBytes) || p.GroupSketchBytes != sk {
+		t.Fatalf("month groups %+v (group sketch %v)", g, p.GroupSketchBytes)
+	}
+	if b := g.ErrorBound; b == nil || b.N != month.ErrorBound.N/2 || math.Abs(b.Overcount-math.E/(1<<16)*b.N) > 1e-6 || b.KthCount != month.ErrorBound.KthCount/2 {
+		t.Fatalf("month group bound %+v, window bound %+v", g.ErrorBound, month.ErrorBound)
+	}
+	var groups float64
+	for _, w := range p.Windows {
+		groups += w.Groups.PerPartition
+	}
+	if math.Abs(p.PerPartitionBytes-base.PerPartitionBytes-groups) > 1 || p.GroupPerPartitionBytes != groups || p.GroupBytes != groups*32 {
+		t.Fatalf("totals: %v per partition with groups, %v without, groups %v (%v)", p.PerPartitionBytes, base.PerPartitionBytes, groups, p.GroupPerPartitionBytes)
+	}
+	in.GroupPairs = 1.5
+	p, _ = Compute(in)
+	if h, _ := p.Window("hour"); h.Groups.PerPartition != 1.5*h.ExactPerPartition {
+		t.Fatalf("1.5 pairs: %v, want %v", h.Groups.PerPartition, 1.5*h.ExactPerPartition)
+	}
+	for field, mod := range map[string]func(*Input){
+		"Groups":           func(in *Input) { in.Groups = -1 },
+		"GroupPairs":       func(in *Input) { in.GroupPairs = 4 }, // over the 3 groups
+		"GroupSketchWidth": func(in *Input) { in.GroupSketchWidth = -1 },
+		"GroupShare":       func(in *Input) { in.GroupShare = 1.5 },
+	} {
+		bad := in
+		mod(&bad)
+		var fe *FieldError
+		if _, err := Compute(bad); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: %v, want a field error naming it", field, err)
+		}
+	}
+	if p, _ := Compute(DefaultInput()); p.GroupBytes != 0 {
+		t.Fatal("groups without Groups")
+	}
+	for _, w := range base.Windows {
+		if w.Groups != nil {
+			t.Fatalf("%s has groups without Groups", w.Window)
+		}
+	}
+}

@@ -27,6 +27,11 @@ const (
 	// seen (memory grows with the catalog: for small deployments); sketch mode
 	// keeps one running count-min sketch and a candidate set.
 	AllTime Kind = "alltime"
+	// Decayed windows have no edge: every view counts 2^(-age/HalfLife), so the list
+	// ranks what is trending now and forgets smoothly (decayed.go). Exact mode keeps one
+	// score per item seen within about ForgetHalfLives half-lives; sketch mode one float
+	// count-min sketch and a candidate set. Every late event counts, at its minute's weight.
+	Decayed Kind = "decayed"
 )
 
 // Mode says how a window counts.
@@ -93,6 +98,9 @@ type WindowConfig struct {
 	// Mode is Exact, Sketch or Auto; empty means Auto, which picks from Kind
 	// and Length (see Auto).
 	Mode Mode
+	// HalfLife is a decayed window's half-life: a whole number of minutes from
+	// MinHalfLife to MaxHalfLife. Other kinds must leave it zero.
+	HalfLife time.Duration
 }
 
 // Config configures a Partition. Start from DefaultConfig, which holds every
@@ -202,12 +210,13 @@ func (c Config) normalized() Config {
 // resolved returns w with Auto (or empty) Mode resolved and the fields its
 // Kind ignores zeroed.
 func (w WindowConfig) resolved() WindowConfig {
-	if w.Kind == Calendar || w.Kind == AllTime {
+	if w.Kind == Calendar || w.Kind == AllTime || w.Kind == Decayed {
 		w.Length, w.Bucket = 0, 0
 	}
 	if w.Mode == "" || w.Mode == Auto {
 		w.Mode = Exact
-		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && (w.Span == SpanWeek || w.Span == SpanMonth)) || w.Kind == AllTime {
+		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && (w.Span == SpanWeek || w.Span == SpanMonth)) || w.Kind == AllTime ||
+			(w.Kind == Decayed && Horizon(w.HalfLife) > 24*time.Hour) {
 			w.Mode = Sketch
 		}
 	}
@@ -284,6 +293,9 @@ func (w WindowConfig) validate() error {
 	if w.Mode != Exact && w.Mode != Sketch {
 		return invalid("Windows", "window %q: mode %q: use %q, %q or %q", w.Name, w.Mode, Exact, Sketch, Auto)
 	}
+	if w.HalfLife != 0 && w.Kind != Decayed {
+		return invalid("Windows", "window %q: a %s window has no half-life (%s): remove it or make the window decayed", w.Name, w.Kind, w.HalfLife)
+	}
 	switch w.Kind {
 	case Sliding:
 		if w.Span != "" {
@@ -306,8 +318,15 @@ func (w WindowConfig) validate() error {
 		if w.Span != "" {
 			return invalid("Windows", "window %q: an all-time window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
 		}
+	case Decayed:
+		if w.Span != "" {
+			return invalid("Windows", "window %q: a decayed window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
+		}
+		if w.HalfLife < MinHalfLife || w.HalfLife > MaxHalfLife || w.HalfLife%time.Minute != 0 {
+			return invalid("Windows", "window %q: half-life %s: use a whole number of minutes from %s to %s, such as 1h", w.Name, w.HalfLife, MinHalfLife, MaxHalfLife)
+		}
 	default:
-		return invalid("Windows", "window %q: kind %q: use %q, %q or %q", w.Name, w.Kind, Sliding, Calendar, AllTime)
+		return invalid("Windows", "window %q: kind %q: use %q, %q, %q or %q", w.Name, w.Kind, Sliding, Calendar, AllTime, Decayed)
 	}
 	return nil
 }
@@ -328,6 +347,8 @@ func (c Config) fingerprint() string {
 			fmt.Fprintf(&b, "%s:%s:%dm/%dm:%s", w.Name, w.Kind, w.Length/time.Minute, w.Bucket/time.Minute, w.Mode)
 		case AllTime:
 			fmt.Fprintf(&b, "%s:%s:%s", w.Name, w.Kind, w.Mode)
+		case Decayed:
+			fmt.Fprintf(&b, "%s:%s:%dm:%s", w.Name, w.Kind, w.HalfLife/time.Minute, w.Mode)
 		default:
 			fmt.Fprintf(&b, "%s:%s:%s:%s", w.Name, w.Kind, w.Span, w.Mode)
 		}

@@ -106,6 +106,14 @@
 // partition lists is exact for exact windows (items are partitioned by id)
 // and robust to sketch noise for sketch windows (docs/requirements.md, "The exact merge").
 //
+// # Tracked items
+//
+// A salted item's events are spread over several partitions (docs/scale-out.md, "Hot
+// keys"), so each holds part of its count and the merger sums the parts. The runtime calls
+// Track for every salted event; from then on every list also carries, in Tracked, the item's
+// count in that window however it ranks, so every part reaches the sum (tracked.go). The
+// tracked set is stored beside the snapshot by the runtime (TrackedItems, SetTracked).
+//
 // # Snapshots
 //
 // MarshalBinary encodes the whole state (docs/format/snapshot.md): open

@@ -208,7 +208,9 @@ func (w *exactCalendar) conf() WindowConfig { return w.cfg }
 
 func (w *exactCalendar) advance(p *Partition) {
 	if w.opened && p.asOf >= w.pend {
-		p.closed = append(p.closed, w.list(p, true))
+		l := w.list(p, true)
+		l.Tracked = p.closedTracked(w, l.Start)
+		p.closed = append(p.closed, l)
 		for id, c := range w.totals {
 			if c != 0 {
 				w.totals[id] = 0

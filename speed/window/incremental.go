@@ -83,6 +83,8 @@ type pendingPiece struct {
 	jepoch uint64
 	jops   int
 	exact  bool
+	// or a decayed window's state (decayed_snap.go)
+	decayed *decayedPiece
 }
 
 // incEncoder is the encoder's incremental mode.
@@ -169,6 +171,15 @@ func (s *IncrementalSnapshot) Encode() (state []byte, pieces []Piece, err error)
 
 func (pp *pendingPiece) encode() error {
 	b := append([]byte(pieceMagic), pieceV1)
+	if pp.decayed != nil {
+		var err error
+		if b, err = pp.decayed.encode(b); err != nil {
+			return err
+		}
+		pp.decayed.release()
+		pp.data, pp.name = b, pieceName(b)
+		return nil
+	}
 	if pp.exact {
 		b = append(b, pieceExact)
 		b = binary.AppendVarint(b, pp.start)
@@ -204,6 +215,8 @@ func (p *Partition) Stored(s *IncrementalSnapshot) {
 			pp.f.piece = pp.name
 		case pp.j != nil:
 			pp.j.stored(p, pp.name, pp.jepoch, pp.jops)
+		case pp.decayed != nil:
+			pp.decayed.stored(pp.name)
 		case pp.sw != nil:
 			for j := range pp.sw.buckets {
 				if b := &pp.sw.buckets[j]; b.ver == pp.sver && b.start == pp.start {
@@ -259,6 +272,8 @@ func (p *Partition) ForgetStored() {
 			for j := range w.buckets {
 				w.buckets[j].piece = ""
 			}
+		case *decayedExact:
+			w.ck.base = ""
 		}
 	}
 	if p.since != nil {
@@ -414,8 +429,10 @@ type parsedPiece struct {
 	kind  byte
 	start int64
 	data  []byte
-	ents  []pieceEnt // exact
+	ents  []pieceEnt // exact; a decayed window's values (c the float64 bits)
+	gone  []pieceEnt // a decayed delta's forgotten items (c unused)
 	sk    *sketch.Sketch
+	fsk   *sketch.Float // a decayed sketch window's
 	err   error
 }
 
@@ -473,6 +490,8 @@ func (pp *parsedPiece) parse(want sketch.Config) {
 			d.fail("sketch: %v", err)
 		}
 		pp.sk = &s
+	case pieceFloat, pieceDecayed, pieceDecayedDelta:
+		pp.parseDecayed(d, want)
 	default:
 		d.fail("piece kind %d", pp.kind)
 	}

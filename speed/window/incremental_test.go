@@ -75,6 +75,7 @@ func incConfigs() []struct {
 	}{
 		{"windows", snapTestConfig},
 		{"with-all-time", snapAllConfig},
+		{"with-decayed", decayedTestConfig},
 		{"since", func() Config { c := snapAllConfig(); c.SinceDays = 2; return c }},
 		{"defaults", func() Config {
 			c := DefaultConfig()

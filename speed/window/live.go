@@ -85,6 +85,9 @@ func (p *Partition) Live(name string) (List, error) {
 		return w.top(p), nil
 	}
 	ov := p.overlay()
+	if dw, ok := w.(decayedWindow); ok {
+		return dw.live(p, &ov), nil
+	}
 	spec := w.liveSpec(p, &ov)
 	d := make(map[uint32]int64)
 	dsum := p.openCounts(d, spec.lo, spec.hi)
@@ -98,6 +101,8 @@ func (p *Partition) Live(name string) (List, error) {
 			dsum -= int64(c)
 		}
 		l.Total, l.Items = addSum(spec.sum, dsum), p.topChanged(spec.totals, d)
+		xs := p.expiringCounts(&spec)
+		l.Tracked = p.liveTracked(&spec, func(id uint32) uint64 { return xs[id] })
 		return l, nil
 	}
 	for _, o := range spec.without {
@@ -113,6 +118,7 @@ func (p *Partition) Live(name string) (List, error) {
 			}
 		}
 	}, p.in.strs)
+	l.Tracked = p.liveTracked(&spec, nil)
 	return l, nil
 }
 
@@ -402,6 +408,10 @@ func (p *Partition) LiveAll() []List {
 	}
 	r := &liveRound{p: p, distinct: ls.distinct, aggs: map[[2]int64]*openAgg{}}
 	for i, w := range p.wins {
+		if dw, ok := w.(decayedWindow); ok {
+			out[i] = dw.liveAll(p, &ov, ls.touches, ls.distinct, ls.overflow)
+			continue
+		}
 		c := &ls.caches[i]
 		spec := w.liveSpec(p, &ov)
 		switch {
@@ -691,7 +701,7 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 				h.Offer(p.in.strs[id], v)
 			}
 		}
-		return c.sorted(h, &l)
+		return c.sorted(p, h, &l)
 	}
 	var without uint64
 	for _, o := range spec.without {
@@ -705,14 +715,16 @@ func (c *liveCache) list(p *Partition, spec liveSpec) List {
 			h.Offer(p.in.strs[id], v)
 		}
 	}
-	return c.sorted(h, &l)
+	return c.sorted(p, h, &l)
 }
 
-// sorted sets l's items from h and remembers their n-th count.
-func (c *liveCache) sorted(h *topk.Heap, l *List) List {
+// sorted sets l's items from h and remembers their n-th count, and adds the tracked items'
+// counts (an exact window's expiring counts are in the cache).
+func (c *liveCache) sorted(p *Partition, h *topk.Heap, l *List) List {
 	if m, ok := h.Min(); ok && h.Full() {
 		c.lastMin = m.Count
 	}
 	l.Items = h.Sorted()
+	l.Tracked = p.liveTracked(&c.spec, func(id uint32) uint64 { return c.xs[id] })
 	return *l
 }

@@ -86,8 +86,19 @@ type List struct {
 	Exact bool
 	// Bound is the sketch's error bound at Total, nil when Exact.
 	Bound *sketch.Bound
-	// Items are the top M*K items.
+	// Items are the top M*K items (empty on a decayed list: Scored).
 	Items []topk.Entry
+	// Tracked are the counts of the tracked (salted) items in the window, however they rank
+	// (Track, tracked.go), best first; an item may be in Items too, with the same count.
+	Tracked []topk.Entry
+	// HalfLife is set on a decayed window's list, whose Scored hold its top M*K items by
+	// score as of AsOf (decayed.go); Total is then the window's decayed views, rounded, and
+	// Bound is at that total. Start is zero: a decayed list has no edge.
+	HalfLife time.Duration
+	Scored   []topk.Scored
+	// TrackedScored are a decayed list's tracked (salted) items' scores, however they rank
+	// (Track, tracked.go), best first.
+	TrackedScored []topk.Scored
 	// Total is the sum of all counts in the window (the sketch's N).
 	Total uint64
 }
@@ -135,6 +146,11 @@ type window interface {
 	liveSpec(p *Partition, ov *overlay) liveSpec
 	// stats adds the window's entries, sketches and bytes to s.
 	stats(s *Stats)
+	// count is an item's count (an estimate in a sketch window) as of p.asOf: found says
+	// the item is interned as id, h is its sketch hash (tracked.go).
+	count(p *Partition, id uint32, found bool, h uint64) uint64
+	// reach is the first minute whose counts the window still holds (tracked.go).
+	reach(p *Partition) int64
 	// snapState writes and reads the window's part of a snapshot (snapshot.go).
 	snapState
 }
@@ -178,6 +194,10 @@ type Partition struct {
 	st   Stats
 
 	since *since // counts since the time boundary; nil unless Config.SinceDays
+
+	// tracked are the salted items reported in full, each with the minute of its last salted
+	// event (Track, tracked.go); nil when none.
+	tracked map[string]int64
 
 	incIdx []uint32 // scratch for incremental snapshots, indexed by handle, kept zero
 	skVer  uint64   // bumped by every change to a sliding-window bucket sketch (sbucket.ver)
@@ -232,6 +252,14 @@ func New(cfg Config) (*Partition, error) {
 	for _, wc := range cfg.Windows {
 		var w window
 		switch {
+		case wc.Kind == Decayed && wc.Mode == Exact:
+			w = newDecayedExact(p, wc)
+		case wc.Kind == Decayed:
+			w = newDecayedSketch(p, wc)
+			p.nSketch++
+			// Float additions round by their order: a closed minute reaches the sketch
+			// sorted by hash, the same after a restore (as for conservative update).
+			p.byHash = true
 		case wc.Kind == AllTime && wc.Mode == Exact:
 			w = newExactAll(p, wc)
 		case wc.Kind == AllTime:
@@ -395,6 +423,7 @@ func (p *Partition) setAsOf(x int64) {
 	if p.since != nil {
 		p.since.advance(p)
 	}
+	p.expireTracked()
 	n := 0
 	for n < len(p.minutes) && p.minutes[n].start < x-p.keep {
 		p.minutes[n].release(p.in)
@@ -525,7 +554,9 @@ func (p *Partition) Top(name string) (List, error) {
 	if !ok {
 		return List{}, fmt.Errorf("top %q: %w", name, ErrUnknownWindow)
 	}
-	return w.top(p), nil
+	l := w.top(p)
+	l.Tracked = p.closedTracked(w, l.Start)
+	return l, nil
 }
 
 // TakeClosed returns the final lists of the calendar windows that closed

@@ -180,9 +180,13 @@ type SinceList struct {
 	AsOf time.Time
 	// Items are the top M*K items since B.
 	Items []topk.Entry
-	// Base are the counts since B of the asked-for items this partition holds that are not
-	// in Items (nonzero only): an asked-for item in neither has no views since B here.
+	// Base are the counts since B of every asked-for item this partition holds (nonzero
+	// only), whether or not it is in Items too: an asked-for item not in Base has no views
+	// since B here.
 	Base []topk.Entry
+	// Tracked are the counts since B of the tracked (salted) items (Partition.Track) this
+	// partition holds, nonzero only, however they rank.
+	Tracked []topk.Entry
 	// Cutoff is the most views since B an item in neither Items nor Base can have: the last
 	// item's count when Items is full, else 0.
 	Cutoff uint64
@@ -237,10 +241,7 @@ func (p *Partition) Since(items []string) (l SinceList, ok bool) {
 	if len(l.Items) == n {
 		l.Cutoff = l.Items[n-1].Count
 	}
-	listed := make(map[string]bool, len(l.Items))
-	for _, e := range l.Items {
-		listed[e.Item] = true
-	}
+	listed := make(map[string]bool, len(items))
 	for _, it := range items {
 		if listed[it] {
 			continue
@@ -252,6 +253,7 @@ func (p *Partition) Since(items []string) (l SinceList, ok bool) {
 		listed[it] = true
 		l.Base = append(l.Base, topk.Entry{Item: it, Count: s.totals[id]})
 	}
+	l.Tracked = p.trackedCounts(false, time.Time{}, func(id uint32, _ bool, _ uint64) uint64 { return at(s.totals, id) })
 	return l, true
 }
 

@@ -328,7 +328,9 @@ func (w *sketchCalendar) conf() WindowConfig { return w.cfg }
 
 func (w *sketchCalendar) advance(p *Partition) {
 	if w.opened && p.asOf >= w.pend {
-		p.closed = append(p.closed, w.list(p, true))
+		l := w.list(p, true)
+		l.Tracked = p.closedTracked(w, l.Start)
+		p.closed = append(p.closed, l)
 		w.sk.Reset()
 		w.j.reset(p)
 		w.cands.clear(p)

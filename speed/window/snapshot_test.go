@@ -70,7 +70,7 @@ func TestSnapshotReplayProperty(t *testing.T) {
 	for _, cc := range []struct {
 		name string
 		cfg  func() Config
-	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}} {
+	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
 		for seed := uint64(1); seed <= 12; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", cc.name, seed), func(t *testing.T) { snapshotReplay(t, cc.cfg(), seed) })
 		}
@@ -339,7 +339,15 @@ func FuzzRestore(f *testing.F) {
 // re-encodes to exactly those bytes. The deterministic companion of
 // FuzzRestore.
 func TestRestoreEveryByteFlip(t *testing.T) {
-	cfg := snapAllConfig()
+	for _, cc := range []struct {
+		name string
+		cfg  func() Config
+	}{{"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
+		t.Run(cc.name, func(t *testing.T) { restoreEveryByteFlip(t, cc.cfg()) })
+	}
+}
+
+func restoreEveryByteFlip(t *testing.T, cfg Config) {
 	cfg.Sketch.Width = 1 << 4 // small sketches keep the snapshot short
 	p, _ := New(cfg)
 	for _, ev := range genStream(streamOpts{seed: 8, n: 60, items: 6, step: 30 * time.Minute, counts: 2, late: true}) {

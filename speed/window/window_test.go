@@ -113,7 +113,7 @@ func (md *model) add(ev event.Event) Outcome {
 		for _, wc := range md.cfg.Windows {
 			if wc.Kind == Sliding && m >= md.windowStart(wc, md.asOf) ||
 				wc.Kind == Calendar && spanEnd(wc.Span, spanStart(wc.Span, m)) > md.asOf ||
-				wc.Kind == AllTime {
+				wc.Kind == AllTime || wc.Kind == Decayed {
 				o = Late
 			}
 		}
@@ -530,6 +530,25 @@ func checkInvariants(t *testing.T, p *Partition) {
 			}
 			if len(w.cands.set) > 0 && w.sk.Total() == 0 {
 				t.Fatalf("%s: candidates without counts", w.cfg.Name)
+			}
+		case *decayedExact:
+			for id, b := range w.values {
+				if b != 0 {
+					refs[id]++
+					if !validValue(math.Float64frombits(b)) {
+						t.Fatalf("%s: %q has value %v", w.cfg.Name, p.in.strs[id], math.Float64frombits(b))
+					}
+				}
+			}
+			if p.started && (w.d.epoch != floorTo(p.asOf, epochHalfLives*w.d.h) || w.at != floorDiv(p.asOf, 60)) {
+				t.Fatalf("%s: epoch %d and sweep hour %d as of minute %d", w.cfg.Name, w.d.epoch, w.at, p.asOf)
+			}
+		case *decayedSketch:
+			for id := range w.cands {
+				refs[id]++
+			}
+			if p.started && (w.d.epoch != floorTo(p.asOf, epochHalfLives*w.d.h) || w.at != floorDiv(p.asOf, 60)) {
+				t.Fatalf("%s: epoch %d and re-estimation hour %d as of minute %d", w.cfg.Name, w.d.epoch, w.at, p.asOf)
 			}
 		}
 	}

@@ -80,5 +80,6 @@ func (p *partition) sincePartial() (model.Partial, bool) {
 		return model.Partial{}, false
 	}
 	return model.Partial{Window: model.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: sl.AsOf.UnixMilli(), Exact: true,
-		Total: sl.Total, Items: sl.Items, Boundary: sl.Boundary, From: sl.From, BaseVersion: b.version, Base: sl.Base, Cutoff: sl.Cutoff}, true
+		Total: sl.Total, Items: sl.Items, Boundary: sl.Boundary, From: sl.From, BaseVersion: b.version, Base: sl.Base, Cutoff: sl.Cutoff,
+		Salted: saltedCounts(sl.Tracked)}, true
 }

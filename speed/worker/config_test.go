@@ -10,6 +10,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
 	"trending/internal/setting"
+	"trending/model/windowset"
 	"trending/speed/topics"
 )
 
@@ -45,6 +46,7 @@ func TestZeroMeansZero(t *testing.T) {
 		{"Group", func(c *Config) { c.Group = "" }},
 		{"CheckpointPrefix", func(c *Config) { c.CheckpointPrefix = "" }},
 		{"Partitions", func(c *Config) { c.Partitions = 0 }},
+		{"PartialsPartitions", func(c *Config) { c.PartialsPartitions = 0 }},
 		{"PublishEvery", func(c *Config) { c.PublishEvery = 0 }},
 		{"CheckpointEvery", func(c *Config) { c.CheckpointEvery = 0 }},
 		{"KeepCheckpoints", func(c *Config) { c.KeepCheckpoints = 0 }},
@@ -56,6 +58,11 @@ func TestZeroMeansZero(t *testing.T) {
 			tc := topics.DefaultConfig()
 			tc.Width = 0
 			c.TrendingTopics = &tc
+		}},
+		{"Groups", func(c *Config) { c.Groups = windowset.Groups{By: windowset.ByRegion, Every: true, Max: 0} }},
+		{"GroupSketchWidth", func(c *Config) { c.GroupSketchWidth = -1 }},
+		{"GroupSketchWidth", func(c *Config) {
+			c.Groups, c.GroupSketchWidth = windowset.Groups{By: windowset.ByRegion, Values: []string{"eu"}}, 1000 // not a power of two
 		}},
 	} {
 		t.Run(tc.field, func(t *testing.T) {
@@ -86,5 +93,20 @@ func TestZeroMeansZero(t *testing.T) {
 	}
 	if w.cfg.Log == nil {
 		t.Error("a nil Log must become a discarding logger")
+	}
+}
+
+// TestGroupWindow: every group state counts the partition's windows, with the group sketch
+// width (0: the partition's) and no counts since the all-time boundary.
+func TestGroupWindow(t *testing.T) {
+	c := DefaultConfig()
+	c.Window.SinceDays = 7
+	g := c.groupWindow()
+	if g.Sketch.Width != c.Window.Sketch.Width || g.SinceDays != 0 || len(g.Windows) != len(c.Window.Windows) {
+		t.Fatalf("GroupSketchWidth 0: %+v", g)
+	}
+	c.GroupSketchWidth = 1 << 12
+	if g := c.groupWindow(); g.Sketch.Width != 1<<12 || c.Window.Sketch.Width == 1<<12 {
+		t.Fatalf("GroupSketchWidth 4096: group %d, partition %d", g.Sketch.Width, c.Window.Sketch.Width)
 	}
 }

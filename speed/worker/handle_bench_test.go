@@ -11,6 +11,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/speed/window"
 )
 
@@ -62,4 +63,63 @@ func BenchmarkHandle(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkHandleGroups is BenchmarkHandle's per-event cost with every event carrying a
+// region (eu, eu, us, apac in turn), without lists per region ("off") and with lists of the
+// three ("3-regions": each event is counted in its region's state too, after that state's
+// watermark is moved to the partition's), so the cost of the lists per group is a ratio
+// measured in one run.
+func BenchmarkHandleGroups(b *testing.B) {
+	const n, items = 300_000, 100_000
+	rng := rand.New(rand.NewPCG(1, 1))
+	t0 := time.Now().UTC().Add(-30 * time.Minute).Truncate(time.Minute)
+	regions := []string{"eu", "eu", "us", "apac"}
+	msgs := make([]kafka.Message, n)
+	for i := range msgs {
+		ev := event.Event{ItemID: fmt.Sprintf("item-%07d", int(rng.ExpFloat64()*float64(items)/8)%items), Count: 1 + uint32(rng.IntN(3)),
+			TS: t0.Add(time.Duration(i) * 20 * time.Minute / time.Duration(n)).Truncate(time.Millisecond), Region: regions[i%len(regions)]}
+		msgs[i] = kafka.Message{Key: []byte(ev.ItemID), Value: ev.AppendJSON(nil), Offset: int64(i), Time: time.Now()}
+	}
+	wc := window.DefaultConfig()
+	wc.K, wc.M = 10, 3
+	wc.Windows = []window.WindowConfig{
+		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
+		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
+	}
+	for _, c := range []struct {
+		name   string
+		groups windowset.Groups
+	}{{"off", windowset.Groups{}}, {"3-regions", windowset.Groups{By: windowset.ByRegion, Values: []string{"eu", "us", "apac"}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			m, err := newMetrics(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := DefaultConfig()
+			cfg.Window, cfg.Log, cfg.Groups = wc, slog.New(slog.DiscardHandler), c.groups
+			w := &Worker{cfg: cfg, m: m}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				st, err := window.New(wc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p := &partition{w: w, state: st}
+				if c.groups.On() {
+					p.groups = newGroupStates(c.groups, cfg.groupWindow())
+				}
+				b.StartTimer()
+				for _, msg := range msgs {
+					if err := p.handle(ctx, msg); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

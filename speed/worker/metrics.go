@@ -26,6 +26,11 @@ type metrics struct {
 	watermark      *prometheus.GaugeVec
 	lag            *prometheus.GaugeVec // partition
 	ckptTime       *prometheus.GaugeVec // partition
+	salted         prometheus.Counter
+	// groupDropped counts events of a group value that got no list, by reason (resolved once);
+	// groupLists is each owned partition's number of group values with lists.
+	groupDropped map[string]prometheus.Counter
+	groupLists   *prometheus.GaugeVec // partition
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -40,13 +45,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		ckptSeconds:    prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trending_speed_checkpoint_seconds", Help: "Time to snapshot and upload a checkpoint.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		ckptLocked:     prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trending_speed_checkpoint_lock_seconds", Help: "Time a checkpoint holds the partition's lock (counting and publishing wait that long): the copy of the open state.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
 		restores:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_restores_total", Help: "Partitions restored from a checkpoint."}),
-		assigned:       prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_partitions_assigned", Help: "Partitions this worker owns."}),
-		watermark:      prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_watermark_seconds", Help: "Event-time watermark per partition (Unix seconds)."}, []string{"partition"}),
+		salted: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_salted_events_total",
+			Help: "Events that came as one share of a salted (hot) item: counted like any other, the item's count then reported in full for the merger to sum."}),
+		assigned:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "trending_speed_partitions_assigned", Help: "Partitions this worker owns."}),
+		watermark: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_watermark_seconds", Help: "Event-time watermark per partition (Unix seconds)."}, []string{"partition"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_consumer_lag",
 			Help: "Messages of each owned partition not yet counted: its high watermark minus the next offset to process, set at every publish tick (Kafka's high watermark read at most every 5s, else the one the fetches carried)."}, []string{"partition"}),
 		ckptTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_checkpoint_timestamp_seconds",
 			Help: "Unix time of each owned partition's last saved checkpoint (its age is time() minus this)."}, []string{"partition"}),
 	}
+	groupDropped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_group_events_dropped_total",
+		Help: "Events of a group value (region) counted in the lists of all items but in no list of their value, by reason: cap (every value seen gets lists, and the partition holds its cap of values, or refused one before) or name (the value cannot name a list)."}, []string{"reason"})
+	m.groupLists = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_group_lists",
+		Help: "Group values (regions) each owned partition keeps lists of: one window state each."}, []string{"partition"})
+	m.groupDropped = map[string]prometheus.Counter{DropCap: groupDropped.WithLabelValues(DropCap), DropName: groupDropped.WithLabelValues(DropName)}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
 	}
@@ -57,7 +69,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

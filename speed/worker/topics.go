@@ -1,9 +1,6 @@
 package worker
 
 import (
-	"encoding/binary"
-	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -17,66 +14,7 @@ import (
 // a topics.State. Every decoded event is a mention of the topic item_id (with its region,
 // user and account age); every publish tick refreshes the lists and publishes one partial
 // per list, window model.TopicsKey(list, score).Name(); the checkpoint bundles the topics
-// snapshot with the window snapshot.
-
-// bundleMagic starts a checkpoint state that holds more than the window snapshot. A window
-// snapshot starts with "TWIN", so the two never confuse.
-const bundleMagic = "TBND"
-
-// bundleVersion is the bundle layout's version.
-const bundleVersion = 1
-
-// bundle encodes the window and topics snapshots as one checkpoint state (docs/format/
-// checkpoint.md): "TBND", version byte 1, uvarint length + window snapshot, uvarint length +
-// topics snapshot. Each part carries its own checksum; the checkpoint's CRC covers all.
-// With no topics part the window snapshot is stored bare, as before topics existed.
-func bundle(win, top []byte) []byte {
-	if top == nil {
-		return win
-	}
-	b := make([]byte, 0, len(bundleMagic)+1+2*binary.MaxVarintLen64+len(win)+len(top))
-	b = append(b, bundleMagic...)
-	b = append(b, bundleVersion)
-	b = binary.AppendUvarint(b, uint64(len(win)))
-	b = append(b, win...)
-	b = binary.AppendUvarint(b, uint64(len(top)))
-	return append(b, top...)
-}
-
-// errBundle is wrapped by unbundle's errors.
-var errBundle = errors.New("bad checkpoint state bundle")
-
-// unbundle splits a checkpoint state into the window and topics snapshots; top is nil for a
-// bare window snapshot.
-func unbundle(b []byte) (win, top []byte, err error) {
-	if len(b) < len(bundleMagic) || string(b[:len(bundleMagic)]) != bundleMagic {
-		return b, nil, nil
-	}
-	b = b[len(bundleMagic):]
-	if len(b) < 1 || b[0] != bundleVersion {
-		return nil, nil, fmt.Errorf("%w: version %v, this build reads %d", errBundle, b[:min(1, len(b))], bundleVersion)
-	}
-	b = b[1:]
-	part := func() ([]byte, error) {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || n > uint64(len(b)-k) {
-			return nil, fmt.Errorf("%w: part length does not fit", errBundle)
-		}
-		p := b[k : k+int(n)]
-		b = b[k+int(n):]
-		return p, nil
-	}
-	if win, err = part(); err != nil {
-		return nil, nil, err
-	}
-	if top, err = part(); err != nil {
-		return nil, nil, err
-	}
-	if len(b) != 0 {
-		return nil, nil, fmt.Errorf("%w: %d bytes after the parts", errBundle, len(b))
-	}
-	return win, top, nil
-}
+// snapshot with the window snapshot (bundle.go).
 
 // mention turns a decoded event into a topics mention.
 func mention(ev event.Event, w rules.WeightConfig) topics.Mention {

@@ -36,6 +36,7 @@ import (
 	"trending/model"
 	"trending/model/event"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/speed/checkpoint"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -72,6 +73,9 @@ type Config struct {
 	Group string
 	// Partitions is used when the input topic must be created, at least 1 (default 8).
 	Partitions int
+	// PartialsPartitions is used when the partials topic must be created: G, the group
+	// mergers of a two-level merge (docs/scale-out.md), at least 1 (default 1: one merger).
+	PartialsPartitions int
 	// Window configures every partition's state. Default window.DefaultConfig().
 	Window window.Config
 	// PublishEvery: how often each partition publishes its top lists, positive (default 1s:
@@ -131,24 +135,50 @@ type Config struct {
 	// BaseRefresh is how often Base is read again (default 30s); 0 reads it at every publish
 	// tick. Negative is refused.
 	BaseRefresh time.Duration
+
+	// Groups are the group values that get lists of their own (model/windowset.Groups: the
+	// event's region): each partition keeps one more window state per value it sees events
+	// of (groups.go) and publishes its lists under model.Key{Window, Group}. Default: none.
+	// The checkpoint carries the group states; one counted under other groups is refused
+	// (the partition replays from an earlier one or the start of the log), so turning group
+	// lists on or changing the values costs a replay, and turning them off does not.
+	Groups windowset.Groups
+	// GroupSketchWidth is the width of the group states' sketches (their sketch windows'
+	// memory: a group counts a share of the traffic, so a narrower sketch keeps about the
+	// same error bound relative to it). 0 (the default) is Window.Sketch.Width; else a power
+	// of two, as that width.
+	GroupSketchWidth int
+}
+
+// groupWindow is every group state's window configuration: the partition's windows, the
+// group sketch width, and no counts since the all-time boundary (the exact all-time hybrid is
+// of the list of all items only).
+func (c Config) groupWindow() window.Config {
+	g := c.Window
+	g.SinceDays = 0
+	if c.GroupSketchWidth > 0 {
+		g.Sketch.Width = c.GroupSketchWidth
+	}
+	return g
 }
 
 // DefaultConfig returns the documented defaults, without the collaborators (Kafka,
 // Objects) New requires. It is the one place the defaults live.
 func DefaultConfig() Config {
 	return Config{
-		Topic:            eventlog.TopicViews,
-		DLQTopic:         eventlog.TopicDLQ,
-		PartialsTopic:    eventlog.TopicPartials,
-		Group:            "trending-speed",
-		Partitions:       8,
-		Window:           window.DefaultConfig(),
-		PublishEvery:     time.Second,
-		CheckpointEvery:  time.Minute,
-		KeepCheckpoints:  5,
-		CheckpointPrefix: "checkpoints",
-		MaxFuture:        DefaultMaxFuture,
-		BaseRefresh:      30 * time.Second,
+		Topic:              eventlog.TopicViews,
+		DLQTopic:           eventlog.TopicDLQ,
+		PartialsTopic:      eventlog.TopicPartials,
+		Group:              "trending-speed",
+		Partitions:         8,
+		PartialsPartitions: 1,
+		Window:             window.DefaultConfig(),
+		PublishEvery:       time.Second,
+		CheckpointEvery:    time.Minute,
+		KeepCheckpoints:    5,
+		CheckpointPrefix:   "checkpoints",
+		MaxFuture:          DefaultMaxFuture,
+		BaseRefresh:        30 * time.Second,
 	}
 }
 
@@ -188,6 +218,9 @@ func (c Config) Validate() error {
 	if c.Partitions < 1 {
 		errs = append(errs, setting.Invalid("Partitions", "%d: must be positive (default %v)", c.Partitions, d.Partitions))
 	}
+	if c.PartialsPartitions < 1 {
+		errs = append(errs, setting.Invalid("PartialsPartitions", "%d: must be positive (default %v)", c.PartialsPartitions, d.PartialsPartitions))
+	}
 	if c.PublishEvery <= 0 {
 		errs = append(errs, setting.Invalid("PublishEvery", "%s: must be positive (default %v)", c.PublishEvery, d.PublishEvery))
 	}
@@ -210,6 +243,20 @@ func (c Config) Validate() error {
 	}
 	if err := c.Window.Validate(); err != nil {
 		errs = append(errs, nest("Window", err))
+	}
+	if err := c.Groups.Validate(); err != nil {
+		errs = append(errs, setting.Invalid("Groups", "%v", err))
+	}
+	if c.GroupSketchWidth < 0 {
+		errs = append(errs, setting.Invalid("GroupSketchWidth", "%d: must not be negative (0: Window.Sketch.Width)", c.GroupSketchWidth))
+	} else if c.Groups.On() && c.GroupSketchWidth > 0 {
+		if err := c.groupWindow().Validate(); err != nil {
+			for _, e := range setting.Errors(err) {
+				if e.Field == "Sketch.Width" {
+					errs = append(errs, setting.Invalid("GroupSketchWidth", "%s", e.Problem))
+				}
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -252,13 +299,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if _, err := c.Kafka.EnsureTopics(ctx,
 		eventlog.Spec{Name: c.Topic, Partitions: c.Partitions},
 		eventlog.Spec{Name: c.DLQTopic, Partitions: 1},
-		eventlog.Spec{Name: c.PartialsTopic, Partitions: 1}); err != nil {
+		eventlog.Spec{Name: c.PartialsTopic, Partitions: c.PartialsPartitions}); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	if err := c.Objects.EnsureBucket(ctx); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
 	out := c.Kafka.NewWriter("")
+	out.Balancer = &eventlog.SourceBalancer{}
 	// Every partition publishes every window's top m x K about every second, mostly the same
 	// items with new counts: zstd takes the JSON to a fraction (BENCHMARKS.md).
 	out.Compression = kafka.Zstd
@@ -335,6 +383,7 @@ type partition struct {
 	id     int
 	state  *window.Partition
 	topics *topics.State // nil when topics are off
+	groups *groupStates  // nil when group lists are off
 	next   int64         // first offset not yet in state
 	seenHW int64         // the newest high watermark a fetched message carried
 	dlq    []kafka.Message
@@ -363,17 +412,17 @@ func served(wc window.WindowConfig) servingName {
 
 func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *kafka.Writer, id int) error {
 	c := w.cfg
-	st, top, next, err := w.restore(gctx, id)
+	rs, err := w.restore(gctx, id)
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: st, topics: top, next: next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
-	for _, wc := range st.Config().Windows {
+	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	for _, wc := range p.state.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
 	rc := eventlog.DefaultPartitionReaderConfig()
 	rc.Topic, rc.Partition, rc.Log = c.Topic, id, c.Log
-	r, err := c.Kafka.PartitionReader(rc, next)
+	r, err := c.Kafka.PartitionReader(rc, p.next)
 	if err != nil {
 		return err
 	}
@@ -448,6 +497,7 @@ fetch:
 	<-ticksDone
 	// Another worker reports the partition from now on.
 	defer w.m.lag.DeleteLabelValues(p.lblP)
+	defer w.m.groupLists.DeleteLabelValues(p.lblP)
 	defer w.m.ckptTime.DeleteLabelValues(p.lblP)
 	if loopErr != nil || errors.Is(context.Cause(runCtx), ErrKilled) {
 		return loopErr // an error, or a crash: drop everything, the checkpoint has the truth
@@ -470,44 +520,84 @@ func (w *Worker) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {
 	return w.cfg.Kafka.TopicOffsets(ctx, w.cfg.Topic)
 }
 
+// restored is a partition's state as restore found it.
+type restored struct {
+	state  *window.Partition
+	topics *topics.State // nil when topics are off
+	groups *groupStates  // nil when group lists are off
+	next   int64
+}
+
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
 // The topics state (nil when topics are off) comes from the same checkpoint; one taken
-// without topics, or under other topics settings, gives an empty topics state.
-func (w *Worker) restore(ctx context.Context, id int) (*window.Partition, *topics.State, int64, error) {
+// without topics, or under other topics settings, gives an empty topics state. With group
+// lists on, a checkpoint must hold the group states counted under the same groups (else the
+// previous one is tried).
+func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 	c := w.cfg
 	var st *window.Partition
 	var topSnap []byte
+	var gs *groupStates
 	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
-		win, top, err := unbundle(cp.State)
+		b, err := unbundle(cp.State)
 		if err != nil {
 			return err
+		}
+		var tracked []window.TrackedItem
+		if b.tracked != nil {
+			if tracked, err = decodeTracked(b.tracked); err != nil {
+				return err
+			}
 		}
 		pieces := make([]window.Piece, len(cp.Pieces))
 		for i, pc := range cp.Pieces {
 			pieces[i] = window.Piece{Name: pc.Name, Data: pc.Data}
 		}
-		s, err := window.RestoreIncremental(c.Window, win, pieces)
-		st, topSnap = s, top
-		return err
+		winPieces := pieces
+		if b.groups != nil {
+			if b.groups.winPieces > len(pieces) {
+				return fmt.Errorf("%w: the window state lists %d pieces of %d", errBundle, b.groups.winPieces, len(pieces))
+			}
+			winPieces = pieces[:b.groups.winPieces]
+		}
+		var g *groupStates
+		if c.Groups.On() {
+			if g, err = restoreGroups(c.Groups, c.groupWindow(), b.groups, pieces); err != nil {
+				return err
+			}
+		}
+		s, err := window.RestoreIncremental(c.Window, b.win, winPieces)
+		if err != nil {
+			return err
+		}
+		s.SetTracked(tracked)
+		st, topSnap, gs = s, b.top, g
+		return nil
 	})
 	if err != nil {
-		return nil, nil, 0, err
+		return restored{}, err
+	}
+	if !found {
+		topSnap = nil
 	}
 	top, err := w.restoreTopics(id, topSnap)
 	if err != nil {
-		return nil, nil, 0, err
+		return restored{}, err
 	}
 	if !found {
 		s, err := window.New(c.Window)
 		if err != nil {
-			return nil, nil, 0, err
+			return restored{}, err
+		}
+		if c.Groups.On() {
+			gs = newGroupStates(c.Groups, c.groupWindow())
 		}
 		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
-		return s, top, kafka.FirstOffset, nil
+		return restored{s, top, gs, kafka.FirstOffset}, nil
 	}
 	w.m.restores.Inc()
 	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
-	return st, top, cp.Offset, nil
+	return restored{st, top, gs, cp.Offset}, nil
 }
 
 // restoreTopics builds the partition's topics state from its snapshot (nil: none), sharing
@@ -557,6 +647,16 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 	// AddBytes interns the item from the message's bytes: no allocation for a known item.
 	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
 		p.w.m.outcomes[o].Inc()
+	}
+	salt := len(m.Headers) > 0 && salted(&m)
+	if salt {
+		p.state.Track(f.ItemID, f.TSMilli)
+		p.w.m.salted.Inc()
+	}
+	if p.groups != nil && len(f.Region) > 0 {
+		if why := p.groups.add(p.state, f.Region, f.ItemID, f.Count, f.TSMilli, salt); why != "" {
+			p.w.m.groupDropped[why].Inc()
+		}
 	}
 	if p.topics != nil {
 		p.topics.Add(mention(f.Event(), p.topics.Config().Weight))
@@ -630,40 +730,15 @@ func (p *partition) flushDLQ(ctx context.Context) error {
 
 // publish sends the partition's top m*K of every window, the final lists of calendar
 // windows that closed and the late-drop counts of closed ones that changed, to the partials
-// topic.
+// topic: for all items, and for each group value it keeps lists of.
 func (p *partition) publish(ctx context.Context) error {
 	asOf := p.state.AsOf()
 	if asOf.IsZero() {
 		return nil // nothing seen yet
 	}
 	var msgs []kafka.Message
-	add := func(l window.List) error {
-		sn := p.served[l.Window]
-		pt := model.Partial{Window: sn.window, Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact, Total: l.Total, Items: l.Items, Final: l.Final,
-			DroppedLate: l.DroppedLate, LateOnly: l.LateOnly}
-		if sn.live {
-			pt.WindowStart = l.Start
-		} else {
-			pt.Start, pt.End = l.Start, l.End
-		}
-		if l.Bound != nil {
-			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
-		}
-		if pt.Version <= 0 {
-			return nil
-		}
-		b, err := pt.Encode()
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
-		return nil
-	}
-	// Final lists first, then the late-drop counts that amend them (and earlier ones).
-	for _, l := range append(p.state.TakeClosed(), p.state.TakeLate()...) {
-		if err := add(l); err != nil {
-			return err
-		}
+	if err := p.windowPartials(&msgs, p.state, ""); err != nil {
+		return err
 	}
 	if p.topics != nil && p.topics.Minute() >= 0 {
 		for _, pt := range topicsPartials(p.topics, p.id, asOf, time.Now()) {
@@ -674,33 +749,21 @@ func (p *partition) publish(ctx context.Context) error {
 			msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
 		}
 	}
-	var lives []window.List
-	if !p.w.cfg.ClosedMinutesOnly {
-		lives = p.state.LiveAll()
-	}
-	for i, wc := range p.state.Config().Windows {
-		var l window.List
-		if lives != nil {
-			l = lives[i]
-		} else {
-			var err error
-			if l, err = p.state.Top(wc.Name); err != nil {
-				return err
-			}
-		}
-		if wc.Kind == window.Calendar && l.Start.IsZero() {
-			continue // no open period yet
-		}
-		if err := add(l); err != nil {
-			return err
-		}
-	}
 	if pt, ok := p.sincePartial(); ok {
 		b, err := pt.Encode()
 		if err != nil {
 			return err
 		}
 		msgs = append(msgs, kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: pt.MessageKey(), Value: b})
+	}
+	if p.groups != nil {
+		p.groups.sync(p.state)
+		for _, v := range p.groups.values {
+			if err := p.windowPartials(&msgs, p.groups.states[v], v); err != nil {
+				return err
+			}
+		}
+		p.w.m.groupLists.WithLabelValues(p.lblP).Set(float64(len(p.groups.values)))
 	}
 	if err := p.out.WriteMessages(ctx, msgs...); err != nil {
 		return fmt.Errorf("publish %d partials: %w", len(msgs), err)
@@ -711,6 +774,75 @@ func (p *partition) publish(ctx context.Context) error {
 	}
 	p.w.m.watermark.WithLabelValues(p.lblP).Set(float64(p.state.Watermark().Unix()))
 	return nil
+}
+
+// windowPartials appends the partials of one window state, st: the partition's (group "") or
+// one group value's: final lists first, then the late-drop counts that amend them (and
+// earlier ones), then every window's current list.
+func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, group string) error {
+	full := p.groups != nil && p.groups.closed
+	add := func(l window.List) error {
+		sn := p.served[l.Window]
+		pt := model.Partial{Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
+			Total: l.Total, Items: l.Items, Final: l.Final, DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked), GroupsFull: full}
+		if sn.live {
+			pt.WindowStart = l.Start
+		} else {
+			pt.Start, pt.End = l.Start, l.End
+		}
+		if l.Bound != nil {
+			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
+		}
+		if l.HalfLife != 0 {
+			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+			for _, e := range l.TrackedScored {
+				pt.SaltedScored = append(pt.SaltedScored, model.SaltedScore{Item: e.Item, Score: e.Score})
+			}
+		}
+		if pt.Version <= 0 {
+			return nil
+		}
+		b, err := pt.Encode()
+		if err != nil {
+			return err
+		}
+		*msgs = append(*msgs, p.partialMessage(pt.MessageKey(), b))
+		return nil
+	}
+	for _, l := range append(st.TakeClosed(), st.TakeLate()...) {
+		if err := add(l); err != nil {
+			return err
+		}
+	}
+	var lives []window.List
+	if !p.w.cfg.ClosedMinutesOnly {
+		lives = st.LiveAll()
+	}
+	for i, wc := range st.Config().Windows {
+		var l window.List
+		if lives != nil {
+			l = lives[i]
+		} else {
+			var err error
+			if l, err = st.Top(wc.Name); err != nil {
+				return err
+			}
+		}
+		if wc.Kind == window.Calendar && l.Start.IsZero() {
+			continue // no open period yet
+		}
+		if err := add(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// partialMessage is a partial on the wire: with the partition's number in the
+// eventlog.SourceHeader, so a partials topic of G partitions takes the lists of partition p on
+// partition p mod G (eventlog.SourceBalancer: the group mergers of a two-level merge).
+func (p *partition) partialMessage(key, value []byte) kafka.Message {
+	return kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: key, Value: value, Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: []byte(p.lblP)}}}
 }
 
 // checkpoint makes the DLQ durable and captures state + offset under mu (a copy of the open
@@ -729,9 +861,14 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	}
 	start := time.Now()
 	snap, err := p.state.SnapshotIncremental()
+	tracked := encodeTracked(p.state.TrackedItems())
 	var top []byte
 	if err == nil && p.topics != nil {
 		top, err = p.topics.Snapshot()
+	}
+	var gsnaps []groupSnap
+	if err == nil && p.groups != nil {
+		gsnaps, err = p.groups.snapshot()
 	}
 	next := p.next
 	if err != nil && snap != nil {
@@ -742,30 +879,47 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	if err != nil {
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	state, pieces, err := snap.Encode()
-	if err != nil {
+	abandon := func() {
 		mu.Lock()
 		p.state.Abandon(snap)
+		if p.groups != nil {
+			p.groups.abandon(gsnaps)
+		}
 		mu.Unlock()
+	}
+	b := bundled{top: top, tracked: tracked}
+	var pieces []window.Piece
+	b.win, pieces, err = snap.Encode()
+	if err == nil && p.groups != nil {
+		b.groups, pieces, err = p.groups.encode(gsnaps, len(pieces), pieces)
+	}
+	if err != nil {
+		abandon()
 		return fmt.Errorf("snapshot partition %d: %w", p.id, err)
 	}
-	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(state, top), Pieces: make([]checkpoint.Piece, len(pieces))}
+	cp := checkpoint.Checkpoint{Topic: p.w.cfg.Topic, Partition: p.id, Offset: next, CreatedAt: time.Now(), State: bundle(b), Pieces: make([]checkpoint.Piece, len(pieces))}
 	for i, pc := range pieces {
 		cp.Pieces[i] = checkpoint.Piece{Name: pc.Name, Data: pc.Data}
 	}
 	_, st, err := p.w.ckpts.SaveWithStats(ctx, cp)
 	if err != nil {
 		p.w.m.ckptFailures.Inc()
-		mu.Lock()
-		p.state.Abandon(snap)
+		abandon()
 		if errors.Is(err, checkpoint.ErrMissingPiece) {
+			mu.Lock()
 			p.state.ForgetStored() // the next checkpoint writes every piece
+			if p.groups != nil {
+				p.groups.forgetStored()
+			}
+			mu.Unlock()
 		}
-		mu.Unlock()
 		return err
 	}
 	mu.Lock()
 	p.state.Stored(snap)
+	if p.groups != nil {
+		p.groups.stored(gsnaps)
+	}
 	mu.Unlock()
 	p.w.m.ckpts.Inc()
 	p.w.m.ckptBytes.Set(float64(st.ManifestBytes + st.PieceBytes))

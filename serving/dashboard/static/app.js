@@ -17,6 +17,9 @@ let LIVE = [
   ["all", "All time"],
 ];
 let CAL = ["hour", "day", "month"];
+// GROUPS is the lists per group value ({by, values, every, max} from /v1/windows/config), or
+// null when the deployment keeps none; state.group is the value shown ("" for every item).
+let GROUPS = null;
 const LIVE_TITLE = { hour: "Last hour", day: "Last 24 hours", month: "Last 30 days", all: "All time" };
 const LIST_ROWS = 20;
 const BARS = 10;
@@ -26,6 +29,7 @@ const CAL_LABEL = { hour: "hours", day: "days", week: "weeks", month: "months" }
 function liveTitle(w) {
   if (LIVE_TITLE[w.name]) return LIVE_TITLE[w.name];
   if (w.kind === "alltime") return "All time";
+  if (w.kind === "decayed") return `Trending now (half-life ${w.half_life})`;
   const m = /^(\d+)([mhd])$/.exec(w.length || "");
   if (!m) return w.name;
   const n = Number(m[1]), unit = { m: "minute", h: "hour", d: "day" }[m[2]];
@@ -40,6 +44,7 @@ async function loadWindows() {
     if (r.status !== 200 || !r.body) return;
     LIVE = r.body.windows.filter((w) => w.kind !== "calendar").map((w) => [w.name, liveTitle(w)]);
     CAL = r.body.calendar;
+    GROUPS = r.body.groups || null;
     state.slow = {};
     for (const w of r.body.windows) {
       const m = /^(\d+)d$/.exec(w.length || "");
@@ -50,7 +55,17 @@ async function loadWindows() {
 
 const $ = (id) => document.getElementById(id);
 // slow: the live windows that move hourly or slower (longer than a day, or all time).
-const state = { live: {}, streams: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {}, slow: { month: true, all: true } };
+// gen counts group switches: a stream opened for another group does not reopen itself.
+const state = { live: {}, streams: {}, calWindow: "hour", calSelected: null, calPrev: {}, fetchedAt: {}, slow: { month: true, all: true },
+  group: "", gen: 0 };
+
+// groupParam is the query parameter of the group shown: "&region=eu", or "" for every item.
+function groupParam() {
+  return GROUPS && state.group ? `&${GROUPS.by}=${encodeURIComponent(state.group)}` : "";
+}
+
+// cardTitle is a live card's title with the group shown: "Last hour · eu".
+function cardTitle(title) { return state.group ? `${title} · ${state.group}` : title; }
 
 // el builds an element: el("td", {class: "x"}, "text", child...). Text is always textContent.
 function el(tag, attrs, ...kids) {
@@ -99,7 +114,7 @@ function liveCard(win, title) {
   let card = document.querySelector(`.card[data-window="${win}"]`);
   if (!card) {
     card = el("article", { class: "card", "data-window": win },
-      el("div", { class: "card-head" }, el("span", { class: "card-title" }, title),
+      el("div", { class: "card-head" }, el("span", { class: "card-title" }, cardTitle(title)),
         el("span", { class: "fresh muted num" }, el("span", { class: "age" }), el("span", { class: "via" }))),
       el("div", { class: "card-meta" }),
       el("div", { class: "bound" }),
@@ -137,6 +152,11 @@ function badges(l) {
 }
 
 function boundText(l) {
+  if (l.half_life_seconds) {
+    const hl = ago(l.half_life_seconds);
+    const est = l.error_bound ? `; each score at most +${compact(Math.ceil(l.error_bound.max_overcount))} high, with probability ${pct(l.error_bound.probability)}` : "";
+    return `score: each view counts ½ per ${hl} of age, no window edge${est}`;
+  }
   if (l.error_bound) {
     return `each count at most +${compact(Math.ceil(l.error_bound.max_overcount))} high, with probability ${pct(l.error_bound.probability)}`;
   }
@@ -147,20 +167,26 @@ function boundText(l) {
   return "live counts: events later than the allowed lateness are not in them";
 }
 
-function barChart(items, sketch) {
+// value is what a list ranks by: a decayed list's score, else the views.
+const value = (it, decayed) => (decayed ? it.score : it.views);
+// scoreText shows a score: one decimal under 100, else as views are shown.
+const scoreText = (s) => (s < 100 ? s.toFixed(1) : compact(Math.round(s)));
+
+function barChart(items, sketch, decayed) {
   const top = items.slice(0, BARS);
   const W = 320, rowH = 19, labelW = 92, valW = 44;
-  const max = Math.max(1, ...top.map((i) => i.views));
+  const max = Math.max(decayed ? 0 : 1, ...top.map((i) => value(i, decayed)));
+  const what = decayed ? "score" : "views";
   const g = svg("svg", { class: "bars", viewBox: `0 0 ${W} ${Math.max(1, top.length) * rowH}`, role: "img",
-    "aria-label": `top ${top.length} by views` });
+    "aria-label": `top ${top.length} by ${what}` });
   top.forEach((it, i) => {
-    const y = i * rowH, bw = W - labelW - valW;
+    const y = i * rowH, bw = W - labelW - valW, v = value(it, decayed);
     const label = svg("text", { x: 0, y: y + 13 }, it.item_id.length > 14 ? it.item_id.slice(0, 13) + "…" : it.item_id);
-    label.append(svg("title", {}, `${it.item_id}${it.title ? " · " + it.title : ""}: ${full(it.views)} views`));
+    label.append(svg("title", {}, `${it.item_id}${it.title ? " · " + it.title : ""}: ${decayed ? "score " + v.toFixed(2) : full(v) + " views"}`));
     g.append(label,
       svg("rect", { class: "track", x: labelW, y: y + 3, width: bw, height: rowH - 7, rx: 3 }),
-      svg("rect", { class: "bar" + (sketch ? " approx" : ""), x: labelW, y: y + 3, width: Math.max(2, (bw * it.views) / max), height: rowH - 7, rx: 3 }),
-      svg("text", { class: "val", x: W, y: y + 13, "text-anchor": "end" }, compact(it.views)));
+      svg("rect", { class: "bar" + (sketch ? " approx" : ""), x: labelW, y: y + 3, width: Math.max(2, max > 0 ? (bw * v) / max : 0), height: rowH - 7, rx: 3 }),
+      svg("text", { class: "val", x: W, y: y + 13, "text-anchor": "end" }, decayed ? scoreText(v) : compact(v)));
   });
   return g;
 }
@@ -176,16 +202,19 @@ function thumbnail(it) {
 }
 
 // listTable shows "≈" on sketch estimates (never low); other speed counts are counted, but may
-// miss late events, which the list's status says.
-function listTable(items, rows, sketch) {
+// miss late events, which the list's status says. A decayed list shows each item's score
+// (its views, each weighted by age), the views it is worth, rounded, in the tooltip.
+function listTable(items, rows, sketch, decayed) {
   const t = el("table", { class: "list" });
   for (const it of items.slice(0, rows)) {
+    const tip = decayed ? `score ${it.score.toFixed(2)}: worth ${full(it.views)} views now${sketch ? " (estimate: never low)" : ""}`
+      : `${full(it.views)} views${sketch ? " (estimate: never low)" : ""}`;
     t.append(el("tr", { "data-item": it.item_id },
       el("td", { class: "rank num" }, it.rank),
       el("td", { title: it.title ? `${it.item_id} · ${it.title}` : it.item_id },
         thumbnail(it), el("span", { class: "id" }, it.item_id), it.title ? el("span", { class: "title" }, it.title) : null),
-      el("td", { class: "views num", title: `${full(it.views)} views${sketch ? " (estimate: never low)" : ""}` },
-        sketch ? el("span", { class: "est" }, "≈") : null, compact(it.views))));
+      el("td", { class: decayed ? "score num" : "views num", title: tip },
+        sketch ? el("span", { class: "est" }, "≈") : null, decayed ? scoreText(it.score) : compact(it.views))));
   }
   return t;
 }
@@ -204,7 +233,8 @@ function renderLive(win, title, res, via) {
     bound.textContent = "";
     chart.replaceChildren();
     scroll.replaceChildren(el("div", { class: "empty" },
-      res.status === 404 ? "No list yet: the speed layer has not published this window." : `Unavailable (${res.status}): ${(res.body && res.body.detail) || "no answer"}`));
+      res.status === 404 ? (state.group ? `No list yet: no partition has counted an event of ${state.group} in this window.` : "No list yet: the speed layer has not published this window.")
+        : `Unavailable (${res.status}): ${(res.body && res.body.detail) || "no answer"}`));
     state.live[win] = null;
     return;
   }
@@ -213,8 +243,10 @@ function renderLive(win, title, res, via) {
   card.dataset.version = l.version;
   meta.replaceChildren(...badges(l));
   bound.textContent = boundText(l);
-  chart.replaceChildren(l.items.length ? barChart(l.items, !!l.error_bound) : el("div", { class: "empty" }, "The list is empty."));
-  scroll.replaceChildren(listTable(l.items, LIST_ROWS, !!l.error_bound));
+  const decayed = !!l.half_life_seconds;
+  card.classList.toggle("decayed", decayed);
+  chart.replaceChildren(l.items.length ? barChart(l.items, !!l.error_bound, decayed) : el("div", { class: "empty" }, "The list is empty."));
+  scroll.replaceChildren(listTable(l.items, LIST_ROWS, !!l.error_bound, decayed));
   tickAges();
 }
 
@@ -243,7 +275,8 @@ function tickAges() {
 // STREAM_ERRORS failures without an event, or a refusal (no reconnect), the list is polled.
 function openStream(win, title) {
   if (typeof EventSource !== "function") return;
-  const es = new EventSource(`/v1/trending/stream?window=${win}&limit=${LIST_ROWS}`);
+  const gen = state.gen;
+  const es = new EventSource(`/v1/trending/stream?window=${win}&limit=${LIST_ROWS}${groupParam()}`);
   const s = { es, open: false, errors: 0 };
   state.streams[win] = s;
   es.onopen = () => { s.open = true; };
@@ -259,8 +292,8 @@ function openStream(win, title) {
     s.errors++;
     if (es.readyState === EventSource.CLOSED || s.errors >= STREAM_ERRORS) {
       es.close();
-      delete state.streams[win];
-      setTimeout(() => openStream(win, title), STREAM_RETRY_MS);
+      if (state.streams[win] === s) delete state.streams[win];
+      setTimeout(() => { if (gen === state.gen) openStream(win, title); }, STREAM_RETRY_MS);
     }
   };
 }
@@ -268,11 +301,14 @@ function openStream(win, title) {
 async function pollLive() {
   await Promise.all(LIVE.map(async ([win, title]) => {
     if (state.streams[win] && state.streams[win].open) return; // pushed
+    const gen = state.gen;
+    let res;
     try {
-      renderLive(win, title, await getJSON(`/v1/trending?window=${win}&limit=${LIST_ROWS}`), "poll");
+      res = await getJSON(`/v1/trending?window=${win}&limit=${LIST_ROWS}${groupParam()}`);
     } catch (e) {
-      renderLive(win, title, { status: 0, body: { detail: String(e) } }, "poll");
+      res = { status: 0, body: { detail: String(e) } };
     }
+    if (gen === state.gen) renderLive(win, title, res, "poll"); // not another group's
   }));
 }
 
@@ -321,10 +357,10 @@ function legend(counts) {
 }
 
 async function pollCalendar() {
-  const win = state.calWindow;
+  const win = state.calWindow, gen = state.gen;
   let r;
-  try { r = await getJSON(`/v1/windows?window=${win}`); } catch (e) { return; }
-  if (win !== state.calWindow) return; // the user switched tabs meanwhile
+  try { r = await getJSON(`/v1/windows?window=${win}${groupParam()}`); } catch (e) { return; }
+  if (win !== state.calWindow || gen !== state.gen) return; // the user switched tabs or groups meanwhile
   const grid = $("cal-grid");
   if (r.status !== 200 || !r.body) {
     grid.replaceChildren(el("div", { class: "empty" }, `Unavailable (${r.status}): ${(r.body && r.body.detail) || ""}`));
@@ -365,13 +401,14 @@ async function renderDetail(w) {
   const box = $("cal-detail");
   if (!w) { box.replaceChildren(el("div", { class: "empty" }, "No computed windows in this range yet.")); return; }
   const win = state.calWindow;
-  const head = el("h3", {}, `${CAL_LABEL[win].replace(/s$/, "")} from ${w.start.replace("T", " ").replace(":00Z", " UTC")}`);
+  const head = el("h3", {}, `${CAL_LABEL[win].replace(/s$/, "")} from ${w.start.replace("T", " ").replace(":00Z", " UTC")}` +
+    (state.group ? ` · ${state.group}` : ""));
   if (w.status === "missing") {
     box.replaceChildren(el("div", {}, head, el("div", { class: "empty" }, "Nobody computed this window.")));
     return;
   }
   let r;
-  try { r = await getJSON(`/v1/trending?window=${win}&start=${encodeURIComponent(w.start)}&limit=10`); } catch (e) { return; }
+  try { r = await getJSON(`/v1/trending?window=${win}&start=${encodeURIComponent(w.start)}&limit=10${groupParam()}`); } catch (e) { return; }
   if (state.calSelected !== w.start) return;
   if (r.status !== 200) { box.replaceChildren(el("div", { class: "empty" }, (r.body && r.body.detail) || String(r.status))); return; }
   const l = r.body;
@@ -405,6 +442,60 @@ function setupTabs() {
       pollCalendar();
     });
   }
+}
+
+// ---- the group picker ----------------------------------------------------------------------
+
+// setupGroups shows the picker when the deployment keeps lists per group value: "all" and
+// each configured value, or a field for any value when every value seen gets lists. The
+// group shown is in the page's address (#region=eu), so a view can be shared or bookmarked.
+function setupGroups() {
+  if (!GROUPS) return;
+  const bar = $("group-bar");
+  bar.hidden = false;
+  $("group-label").textContent = `Lists of ${GROUPS.by}`;
+  const want = new URLSearchParams(location.hash.slice(1)).get(GROUPS.by) || "";
+  if (GROUPS.every || GROUPS.values.includes(want)) state.group = want;
+  const values = GROUPS.every ? [] : GROUPS.values;
+  $("groups").replaceChildren(...["", ...values].map((v) => {
+    const b = el("button", { class: "tab", role: "tab", type: "button", "data-group": v,
+      title: v ? `the lists of ${GROUPS.by} ${v}'s events` : "the lists of every event" }, v || `every ${GROUPS.by}`);
+    b.addEventListener("click", () => setGroup(v));
+    return b;
+  }));
+  if (GROUPS.every) {
+    const form = $("group-any"), input = $("group-input");
+    form.hidden = false;
+    input.placeholder = `any ${GROUPS.by} (up to ${GROUPS.max} have lists)`;
+    input.value = state.group;
+    form.addEventListener("submit", (ev) => { ev.preventDefault(); setGroup(input.value.trim()); });
+  }
+  markGroup();
+}
+
+function markGroup() {
+  for (const b of document.querySelectorAll("#groups .tab")) b.setAttribute("aria-selected", String(b.dataset.group === state.group));
+  document.body.dataset.group = state.group;
+}
+
+// setGroup shows the lists of group value v ("" for every item): the streams reopen for it,
+// and every list, calendar window and detail is read again.
+function setGroup(v) {
+  if (v === state.group) return;
+  state.group = v;
+  state.gen++;
+  history.replaceState(null, "", v ? `#${GROUPS.by}=${encodeURIComponent(v)}` : location.pathname + location.search);
+  markGroup();
+  for (const s of Object.values(state.streams)) s.es.close();
+  state.streams = {};
+  state.live = {};
+  state.calSelected = null;
+  state.calPrev = {};
+  for (const [win, title] of LIVE) {
+    liveCard(win, title).querySelector(".card-title").textContent = cardTitle(title);
+    openStream(win, title);
+  }
+  pollAll();
 }
 
 // ---- reconciliation: the speed layer against the exact lists ---------------------------
@@ -480,6 +571,7 @@ function pollAll() {
 document.addEventListener("DOMContentLoaded", async () => {
   try { setupTheme(); } catch (e) { /* storage disabled */ }
   await loadWindows();
+  setupGroups();
   for (const [win, title] of LIVE) { liveCard(win, title); openStream(win, title); }
   setupTabs();
   pollAll();

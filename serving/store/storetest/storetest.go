@@ -53,6 +53,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"round trip", testRoundTrip},
 		{"all-time base", testAllTimeBase},
 		{"topics lists", testTopicsLists},
+		{"group lists", testGroupLists},
+		{"decayed list", testDecayedList},
 		{"status and dropped late", testStatusAndDroppedLate},
 		{"stale version refused", testStaleVersionRefused},
 		{"batch never replaced by speed", testBatchNeverReplacedBySpeed},
@@ -117,6 +119,43 @@ func testAllTimeBase(t *testing.T, ctx context.Context, open func(t *testing.T) 
 	}
 	if _, err := s.Get(ctx, model.Key{Window: "all"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the base must not be the live all list: %v", err)
+	}
+}
+
+// testGroupLists: a group value's lists (live and calendar) are keys of their own beside the
+// list of all items, each a single read; a range of the lists of all items never returns a
+// group's, even one whose value sorts like a time, and a group's range returns only its own.
+func testGroupLists(t *testing.T, ctx context.Context, open func(t *testing.T) store.Store) {
+	s := open(t)
+	groups := []string{"eu", "2026-11-14T10:30:00Z.x", "us west"}
+	for i, g := range append([]string{""}, groups...) {
+		for _, start := range []time.Time{{}, T0, T0.Add(time.Hour)} {
+			l := MakeList("hour", start, int64(10+i), model.SourceSpeed, 2, uint64(100*(i+1)))
+			l.Group = g
+			if err := s.Put(ctx, l); err != nil {
+				t.Fatalf("put %q %s: %v", g, start, err)
+			}
+		}
+	}
+	for i, g := range append([]string{""}, groups...) {
+		got, err := s.Get(ctx, model.Key{Window: "hour", Group: g})
+		if err != nil || got.Group != g || got.Window != "hour" || got.Items[0].Views != uint64(100*(i+1)) {
+			t.Fatalf("get %q: %+v, %v", g, got, err)
+		}
+		name := model.Key{Window: "hour", Group: g}.Name()
+		r, err := s.Range(ctx, name, T0.Add(-time.Hour), T0.Add(3*time.Hour))
+		if err != nil || len(r) != 2 {
+			t.Fatalf("range %s: %d lists, %v; want its 2", name, len(r), err)
+		}
+		for _, l := range r {
+			if l.Group != g || l.Items[0].Views != uint64(100*(i+1)) {
+				t.Fatalf("range %s returned %s's list", name, l.Key())
+			}
+		}
+	}
+	since, err := s.Since(ctx, T0)
+	if err != nil || len(since) != 3*(len(groups)+1) {
+		t.Fatalf("since: %d lists, %v", len(since), err)
 	}
 }
 
@@ -512,4 +551,30 @@ func starts(ls []model.List) []string {
 		out = append(out, l.Key().String())
 	}
 	return out
+}
+
+// testDecayedList: a decayed list (half-life, each item's score beside its views) comes back
+// as written, scores bit for bit; a decayed list the batch claims is refused.
+func testDecayedList(t *testing.T, ctx context.Context, open func(t *testing.T) store.Store) {
+	s := open(t)
+	want := MakeList("now", time.Time{}, 5, model.SourceSpeed, 0, 0)
+	want.HalfLifeSeconds = 3600
+	for i, sc := range []float64{1233.5000000000002, 86.625, 0.1 + 0.2, 1e-3} {
+		want.Items = append(want.Items, model.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: model.DecayedViews(sc), DecayedScore: sc})
+	}
+	if err := s.Put(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, model.Key{Window: "now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Items, want.Items) || got.HalfLifeSeconds != 3600 {
+		t.Fatalf("decayed list:\n got %+v\nwant %+v", got, want)
+	}
+	bad := want
+	bad.Version, bad.Source, bad.Status, bad.Exact = 6, model.SourceBatch, model.StatusExact, true
+	if err := s.Put(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a batch decayed list: %v, want ErrInvalid", err)
+	}
 }
