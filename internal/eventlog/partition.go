@@ -218,11 +218,15 @@ func (r *PartitionReader) open(ctx context.Context) error {
 func (r *PartitionReader) HighWaterMark() int64 { return r.hw }
 
 // closeBatch ends the open fetch response at err from its ReadMessage: io.EOF is its normal
-// end; anything else drops the connection so the next fetch dials again.
+// end, and so is RequestTimedOut: kafka-go reports it instead of io.EOF at the end of a
+// response the broker cut at MaxBytes when it is read after the deadline the request was
+// sent with (a caller that works on each slice for a while reads a large response for
+// longer than that), the connection still good. Anything else drops the connection so the
+// next fetch dials again.
 func (r *PartitionReader) closeBatch(ctx context.Context, err error) {
 	cerr := r.batch.Close()
 	r.batch = nil
-	if errors.Is(err, io.EOF) && cerr == nil {
+	if (errors.Is(err, io.EOF) || errors.Is(err, kafka.RequestTimedOut)) && (cerr == nil || errors.Is(cerr, kafka.RequestTimedOut)) {
 		return
 	}
 	if ctx.Err() == nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -311,4 +313,55 @@ func TestPartitionReaderSkipsDeletedKafka(t *testing.T) {
 	}
 	defer r.Close()
 	readN(t, ctx, r, 120, 80, 512)
+}
+
+// warnings counts the records at warning level and above a logger gets.
+type warnings struct{ n atomic.Int64 }
+
+func (w *warnings) Enabled(context.Context, slog.Level) bool { return true }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelWarn {
+		w.n.Add(1)
+	}
+	return nil
+}
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+
+// TestPartitionReaderSlowCaller: a caller that works on each slice for longer than the
+// reader's timeouts still gets every message in order, on one connection: the end of a
+// response read after its request's deadline is the response's end, not a failure
+// (kafka-go reports it as RequestTimedOut), so there is nothing to retry or warn about.
+func TestPartitionReaderSlowCaller(t *testing.T) {
+	addr := itest.Kafka(t)
+	ctx := itest.Context(t, 60*time.Second)
+	topic := itest.Name(t, "slow")
+	if _, err := eventlog.EnsureTopics(ctx, []string{addr}, eventlog.Spec{Name: topic, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	produce(t, ctx, addr, topic, 0, 300, 10)
+	warn := &warnings{}
+	cfg := eventlog.DefaultPartitionReaderConfig()
+	cfg.Topic, cfg.MaxBytes, cfg.MaxWait, cfg.ReadTimeout, cfg.Log = topic, 2<<10, 10*time.Millisecond, 100*time.Millisecond, slog.New(warn)
+	r, err := eventlog.Plain(addr).PartitionReader(cfg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	msgs := make([]kafka.Message, 0, 20)
+	for want := int64(0); want < 300; {
+		if msgs, err = r.Fetch(ctx, msgs[:0]); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			if m.Offset != want {
+				t.Fatalf("offset %d, want %d", m.Offset, want)
+			}
+			want++
+		}
+		time.Sleep(40 * time.Millisecond) // the caller's work: a response outlives its request's deadline
+	}
+	if n := warn.n.Load(); n != 0 {
+		t.Fatalf("%d warnings (reconnects) reading at a slow caller's pace, want none", n)
+	}
 }
