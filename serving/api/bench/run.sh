@@ -177,4 +177,4 @@ for r in $(seq "$ROUNDS"); do
   printf '%-6s %-10s %12s %10s %10s %12s %10s %10s %12s\n' "$r" trending "$t_rps" "$t_p50" "$t_p99" "$t_cpu" "$(ratio "$t_rps" "$n_rps")" "$(ratio "$t_rps" "$b_rps")" "$(ratio "$n_cpu" "$t_cpu")"
 done
 printf '\nload average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf 'goal: trending >= 0.70x nginx requests/s and p99 <= 5 ms\n'
+printf 'goal: trending >= 0.70x nginx requests/s on a core of its own (the CPU vs nginx column; requests/s on a shared core move with other work) and p99 <= 5 ms\n'
