@@ -7,10 +7,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # Integration and end-to-end tests against real Kafka, MinIO and ClickHouse take minutes.
 TEST_TIMEOUT ?= 30m
 BENCH ?= .
-BENCHTIME ?= 1s
-BENCHCOUNT ?= 3
 
-.PHONY: all build run test test-short bench soak services-up services-down services-status lint fmt clean
+.PHONY: all build run test test-short bench bench-api soak services-up services-down services-status lint fmt clean
 
 all: build
 
@@ -38,9 +36,19 @@ test:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## bench: every benchmark; results go to bench.out (compare runs with benchstat).
+## bench: every benchmark BENCHMARKS.md cites, each with the flags of its rows, into bench.out
+## (the Go benchmark format: compare two runs with benchstat old.out new.out), with the command
+## and load average before each; then the table of the goals, into bench-summary.md. A subset:
+## make bench BENCH=sketch (a regexp over package and benchmark pattern). Benchmarks on the
+## real servers need them: make services-up; eval "$$(infra/local/services.sh env)".
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) ./... | tee bench.out
+	$(GO) run ./internal/benchsum run -out bench.out -summary bench-summary.md -bench '$(BENCH)'
+
+## bench-api: the serving API against nginx and bare net/http over HTTP (wrk, pinned cores;
+## needs nginx and wrk), 3 rounds, into bench-api.out; then the summary of it and bench.out.
+bench-api:
+	set -o pipefail; ROUNDS=3 serving/api/bench/run.sh 2>&1 | tee bench-api.out
+	$(GO) run ./internal/benchsum summary -summary bench-summary.md $$(ls bench.out 2>/dev/null) bench-api.out
 
 ## soak: the real stack at a sustained rate for SOAK_DURATION (default 30m): throughput,
 ## freshness and memory over time, and the exact batch against the truth. Not part of test.
@@ -72,4 +80,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin bench.out
+	rm -rf bin bench.out bench-summary.md bench-api.out

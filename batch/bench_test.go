@@ -1,10 +1,18 @@
 package batch_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,4 +147,118 @@ func BenchmarkMonth(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoadRatio: the load of one archive hour of 2M rows into a raw staging table
+// (Load, what every build does first) against the server's own bulk rate on the same rows:
+// clickhouse-client inserting them as one Native stream from a file (what the server can take
+// with no client of ours in the way), less the client's own start (`SELECT 1`, timed in the
+// same iteration). Every iteration runs the arms in turn, each insert into a new table, so
+// the ratios (the baseline's wall time over ours: ours/server, above 0.7 is the goal; and
+// ours/client, with the client's start left in) hold while other work loads the machine.
+// Needs clickhouse-client on PATH.
+//
+//	go test ./batch -run XXX -bench LoadRatio -benchtime 5x
+func BenchmarkLoadRatio(b *testing.B) {
+	const n = 2_000_000
+	client, err := exec.LookPath("clickhouse-client")
+	if err != nil {
+		b.Skip("clickhouse-client not on PATH: it is the baseline (apt-get install clickhouse-client)")
+	}
+	src := memArchive{genRows(n, day0)}
+	e, o, _ := openCHB(b, false)
+	ctx := context.Background()
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cli := func(stdin io.Reader, stdout io.Writer, query string) {
+		cmd := exec.Command(client, "--host", host, "--port", port, "--user", o.Username, "--query", query)
+		if o.Password != "" {
+			cmd.Env = append(os.Environ(), "CLICKHOUSE_PASSWORD="+o.Password)
+			cmd.Args = append(cmd.Args, "--password", o.Password)
+		}
+		var stderr bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("clickhouse-client %q: %v: %s", query, err, stderr.String())
+		}
+	}
+	// The baseline's input: the same rows in the same order (offset = generation index) as
+	// ClickHouse's own Native format, made once.
+	seed, err := e.CreateRawTable(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.Load(ctx, src, day0, seed, windowset.Groups{}); err != nil {
+		b.Fatal(err)
+	}
+	native := filepath.Join(b.TempDir(), "rows.native")
+	f, err := os.Create(native)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cli(nil, f, "SELECT kafka_partition, kafka_offset, item_id, count, ts, region FROM "+seed+" ORDER BY kafka_offset FORMAT Native")
+	f.Close()
+	e.DropTable(seed)
+	count := func(table string) uint64 {
+		var out bytes.Buffer
+		cli(nil, &out, "SELECT count() FROM "+table)
+		v, err := strconv.ParseUint(strings.TrimSpace(out.String()), 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return v
+	}
+	arms := []struct {
+		name string
+		run  func(table string)
+	}{
+		{"ours", func(table string) {
+			if _, err := e.Load(ctx, src, day0, table, windowset.Groups{}); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{"client", func(table string) {
+			in, err := os.Open(native)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer in.Close()
+			cli(in, io.Discard, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region) FORMAT Native")
+		}},
+		// The client's own start and connection, which the server's rate does not include.
+		{"client_start", func(string) { cli(nil, io.Discard, "SELECT 1") }},
+	}
+	wall := make([]time.Duration, len(arms))
+	b.ResetTimer()
+	for it := 0; b.Loop(); it++ {
+		for r := range arms {
+			a := (it + r) % len(arms)
+			b.StopTimer()
+			table, err := e.CreateRawTable(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			b.StartTimer()
+			t0 := time.Now()
+			arms[a].run(table)
+			wall[a] += time.Since(t0)
+			b.StopTimer()
+			if got := count(table); got != n && arms[a].name != "client_start" {
+				b.Fatalf("%s loaded %d rows, want %d", arms[a].name, got, n)
+			}
+			e.DropTable(table)
+			b.StartTimer()
+		}
+	}
+	server := wall[1] - wall[2] // the client's insert less its start
+	b.ReportMetric(float64(n)*float64(b.N)/wall[0].Seconds(), "ours_rows/s")
+	b.ReportMetric(float64(n)*float64(b.N)/wall[1].Seconds(), "client_rows/s")
+	b.ReportMetric(float64(n)*float64(b.N)/server.Seconds(), "server_rows/s")
+	b.ReportMetric(wall[2].Seconds()*1e3/float64(b.N), "client_start_ms")
+	b.ReportMetric(wall[1].Seconds()/wall[0].Seconds(), "ours/client")
+	b.ReportMetric(server.Seconds()/wall[0].Seconds(), "ours/server")
+	b.ReportMetric(0, "ns/op")
 }

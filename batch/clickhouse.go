@@ -25,8 +25,8 @@ type ClickHouseConfig struct {
 	// Database holds the rollup tables (schemas/clickhouse/002_batch.sql, `trending
 	// migrate`); default "trending".
 	Database string
-	// ChunkRows is how many archive rows one INSERT carries; default 262,144 (a few MB of
-	// columns), which bounds the loader's memory however large an hour is.
+	// ChunkRows is how many archive rows one block of an hour's INSERT carries; default
+	// 262,144 (a few MB of columns), which bounds the loader's memory however large an hour is.
 	ChunkRows int
 	// RowByRow appends raw rows one at a time instead of a column slice at a time: only the
 	// load benchmark sets it, to measure what the columnar path saves.
@@ -418,17 +418,33 @@ func dateList(level string, bs []Built) string {
 }
 
 // Load appends the deduplicated events of one archive hour to table (the raw staging
-// layout), ChunkRows at a time, one column slice per column per INSERT, each event's region
-// kept where groups accepts it. It returns the rows sent.
+// layout), each event's region kept where groups accepts it, as one INSERT: ChunkRows at a
+// time become one block, one column slice per column, sent as soon as it is full while the
+// INSERT stays open. The server writes each block while the next one is read from the
+// archive and built, as it does for clickhouse-client's blocks; an INSERT per chunk left the
+// server idle while the client built the next, and the client idle while the server wrote
+// (BENCHMARKS.md, "Batch layer"). An hour without events sends nothing. It returns the rows
+// sent. On an error, blocks already sent stay in table: staging tables are dropped with
+// their build.
 func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, table string, groups windowset.Groups) (int, error) {
 	var c archive.Columns
+	var b driver.Batch
 	total := 0
 	flush := func() error {
 		if c.Len() == 0 {
 			return nil
 		}
-		if err := e.insertChunk(ctx, table, &c); err != nil {
-			return fmt.Errorf("load hour %s: %w", hour.UTC().Format(time.RFC3339), err)
+		if b == nil {
+			var err error
+			if b, err = e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region)"); err != nil {
+				return err
+			}
+		}
+		if err := e.appendChunk(b, &c); err != nil {
+			return err
+		}
+		if err := b.Flush(); err != nil {
+			return err
 		}
 		total += c.Len()
 		c = archive.Columns{ItemID: c.ItemID[:0], Count: c.Count[:0], TS: c.TS[:0], Partition: c.Partition[:0], Offset: c.Offset[:0], Region: c.Region[:0]}
@@ -450,32 +466,39 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 		}
 		return nil
 	})
-	if err != nil {
-		return total, err
+	if err == nil {
+		err = flush()
 	}
-	return total, flush()
+	if err != nil {
+		if b != nil {
+			b.Abort() // closes the connection mid-INSERT rather than returning it to the pool
+		}
+		return total, fmt.Errorf("load hour %s: %w", hour.UTC().Format(time.RFC3339), err)
+	}
+	if b != nil {
+		if err := b.Send(); err != nil {
+			return total, fmt.Errorf("load hour %s: %w", hour.UTC().Format(time.RFC3339), err)
+		}
+	}
+	return total, nil
 }
 
-// insertChunk sends one INSERT of the raw staging columns.
-func (e *ClickHouse) insertChunk(ctx context.Context, table string, c *archive.Columns) error {
-	b, err := e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region)")
-	if err != nil {
-		return err
-	}
+// appendChunk adds the raw staging columns of c to b's block.
+func (e *ClickHouse) appendChunk(b driver.Batch, c *archive.Columns) error {
 	if e.cfg.RowByRow {
 		for i := range c.Len() {
 			if err := b.Append(c.Partition[i], c.Offset[i], c.ItemID[i], c.Count[i], c.TS[i], c.Region[i]); err != nil {
-				return errors.Join(err, b.Abort())
+				return err
 			}
 		}
-		return b.Send()
+		return nil
 	}
 	for i, col := range []any{c.Partition, c.Offset, c.ItemID, c.Count, c.TS, c.Region} {
 		if err := b.Column(i).Append(col); err != nil {
-			return errors.Join(fmt.Errorf("column %d: %w", i, err), b.Abort())
+			return fmt.Errorf("column %d: %w", i, err)
 		}
 	}
-	return b.Send()
+	return nil
 }
 
 // CreateRawTable creates a raw staging table for Load (benchmarks use it directly).

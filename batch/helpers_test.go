@@ -236,7 +236,7 @@ func engines(t *testing.T, fn func(t *testing.T, open func(t *testing.T) batch.E
 // openCH migrates a fresh database and returns the ClickHouse engine on it.
 func openCH(t *testing.T) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
 	t.Helper()
-	return openCHWith(t, 97, false) // several INSERTs per hour, so chunking is exercised
+	return openCHWith(t, 97, false) // several blocks per hour, so chunking is exercised
 }
 
 // openCHB is openCH for benchmarks: default chunks.
