@@ -38,8 +38,11 @@ BACKFILL_ARGS = [
     "--log-format", "json",
 ]
 
-# Variables the tasks read from the worker's environment.
-ENV = ["TRENDING_CLICKHOUSE_PASSWORD", "TRENDING_CLICKHOUSE_USER"]
+# Variables the tasks read from the worker's environment. TRENDING_WINDOWS_FILE is the window
+# set (and lists per group) the speed layer and the API serve: the batch must recompute the
+# same windows, so point it at the same file (infra/k8s/windows/windows.yaml); unset, the batch
+# recomputes the default set.
+ENV = ["TRENDING_CLICKHOUSE_PASSWORD", "TRENDING_CLICKHOUSE_USER", "TRENDING_WINDOWS_FILE"]
 
 
 def command(args, *extra):

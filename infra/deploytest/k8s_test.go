@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"trending/model/windowset"
 )
 
 // object is one Kubernetes manifest, decoded loosely: the checks walk the fields they need.
@@ -111,7 +113,8 @@ func quantity(t *testing.T, v any) float64 {
 	return f
 }
 
-// TestK8sManifests checks infra/k8s: every role is deployed as the issue asks, each container
+// TestK8sManifests checks infra/k8s: every role is deployed as the issue asks and reads the one
+// window set (ConfigMap trending-windows, generated from windows/windows.yaml), each container
 // runs a real subcommand with existing flags and variables, credentials come only from
 // Secrets (never a value in a file), ConfigMap references resolve, pods run as non-root,
 // and the speed workers' resources match `trending plan` for the partitions configured.
@@ -225,8 +228,7 @@ func TestK8sManifests(t *testing.T) {
 	if replicas < 1 || replicas > partitions {
 		t.Fatalf("speed replicas %d: want 1..%d (the partitions); more would sit idle", replicas, partitions)
 	}
-	args := strs(get(asList(podSpec(speed)["containers"])[0], "args"))
-	perPartition := planPerPartition(t, partitions, args)
+	perPartition := planPerPartition(t, partitions, checkWindowsConfigMap(t, byName))
 	c := asList(podSpec(speed)["containers"])[0]
 	owned := (partitions + replicas - 1) / replicas
 	req, limit := quantity(t, get(c, "resources", "requests", "memory")), quantity(t, get(c, "resources", "limits", "memory"))
@@ -241,39 +243,24 @@ func TestK8sManifests(t *testing.T) {
 }
 
 // planPerPartition runs `trending plan` for the 10x case of docs/scale-out.md with the
-// partitions configured and the modes the speed workers are given, and returns the window
-// state per partition in bytes: the sum of the chosen column of each window.
-func planPerPartition(t *testing.T, partitions int, speedArgs []string) float64 {
+// partitions configured and the window set of windowsFile, and returns the window state per
+// partition in bytes (its "all windows as chosen" line). Where a window's configured mode is
+// not what the memory budgets choose, the plan says "the budgets say": the ConfigMap must say
+// what the plan says for this many partitions.
+func planPerPartition(t *testing.T, partitions int, windowsFile string) float64 {
 	t.Helper()
-	out := runBin(t, "plan", "--events-per-day", "5e10", "--distinct-per-minute", "2e7", "--distinct-per-hour", "3e8",
-		"--distinct-per-day", "1.5e9", "--distinct-per-month", "5e9", "--partitions", strconv.Itoa(partitions))
-	mode := map[string]string{}
-	for i := 0; i+1 < len(speedArgs); i++ {
-		for _, w := range []string{"hour", "day", "month"} {
-			if speedArgs[i] == "--"+w+"-mode" {
-				mode[w] = speedArgs[i+1]
-			}
+	out := runBin(t, "plan", "--windows-file", windowsFile, "--events-per-day", "5e10", "--distinct-per-minute", "2e7",
+		"--distinct-per-hour", "3e8", "--distinct-per-day", "1.5e9", "--distinct-per-month", "5e9", "--partitions", strconv.Itoa(partitions))
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "the budgets say") {
+			t.Errorf("ConfigMap trending-windows gives a window a mode the plan does not choose for %d partitions:\n%s", partitions, line)
 		}
 	}
-	row := regexp.MustCompile(`(?m)^(hour|day|month)\s+\d+ \w+\s+[\d.]+ [KMGT]?B\s+([\d.]+ [KMGT]?B)\s+[\d.]+ [KMGT]?B\s+([\d.]+ [KMGT]?B)\s+(exact|sketch)`)
-	var total float64
-	seen := 0
-	for _, m := range row.FindAllStringSubmatch(out, -1) {
-		w, chosen := m[1], m[4]
-		if mode[w] != "" && mode[w] != chosen {
-			t.Errorf("speed runs the %s window as %s, but trending plan chooses %s for %d partitions", w, mode[w], chosen, partitions)
-		}
-		col := m[2]
-		if chosen == "sketch" {
-			col = m[3]
-		}
-		total += decimalBytes(t, col)
-		seen++
+	total := regexp.MustCompile(`all windows as chosen: ([\d.]+ [KMGT]?B) per partition`).FindStringSubmatch(out)
+	if total == nil {
+		t.Fatalf("no \"all windows as chosen\" line in trending plan:\n%s", out)
 	}
-	if seen != 3 {
-		t.Fatalf("could not read the hour, day and month rows of trending plan:\n%s", out)
-	}
-	return total
+	return decimalBytes(t, total[1])
 }
 
 func decimalBytes(t *testing.T, s string) float64 {
@@ -291,4 +278,91 @@ func decimalBytes(t *testing.T, s string) float64 {
 		f *= 1000
 	}
 	return f
+}
+
+// windowRoles are the subcommands that read the window set; each must read the one in
+// ConfigMap trending-windows, or the API would accept names the workers never count.
+var windowRoles = map[string]string{"speed": "Deployment/trending-speed", "merge": "Deployment/trending-merge",
+	"serve": "Deployment/trending-api", "batch nightly": "CronJob/trending-nightly"}
+
+// checkWindowsConfigMap checks that kustomization.yaml generates ConfigMap trending-windows
+// from a window set the binary parses, with the key windows.yaml, and that every role reading
+// windows mounts it and points TRENDING_WINDOWS_FILE at it. It returns the set's file, for
+// `trending plan`.
+func checkWindowsConfigMap(t *testing.T, byName map[string]object) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root(t), "infra", "k8s", "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Resources []string `yaml:"resources"`
+		Generate  []struct {
+			Name  string   `yaml:"name"`
+			Files []string `yaml:"files"`
+		} `yaml:"configMapGenerator"`
+	}
+	if err := yaml.Unmarshal(raw, &k); err != nil {
+		t.Fatalf("kustomization.yaml: %v", err)
+	}
+	var file string
+	for _, g := range k.Generate {
+		for _, f := range g.Files {
+			if key, path, _ := strings.Cut(f, "="); g.Name == "trending-windows" && key == "windows.yaml" {
+				file = filepath.Join(root(t), "infra", "k8s", path)
+			}
+		}
+	}
+	if file == "" {
+		t.Fatal("kustomization.yaml generates no ConfigMap trending-windows with key windows.yaml: the roles would each fall back to their own default window set")
+	}
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := windowset.ParseYAML(doc); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	// Every manifest is applied: one left out of resources would not run.
+	for _, o := range byName {
+		if o.kind() != "Kustomization" && !slices.Contains(k.Resources, o.file) {
+			t.Errorf("kustomization.yaml: %s (%s/%s) is not in resources", o.file, o.kind(), o.name())
+		}
+	}
+	for role, name := range windowRoles {
+		spec := podSpec(byName[name])
+		if spec == nil {
+			continue // reported as missing above
+		}
+		c := asList(spec["containers"])[0]
+		var path string
+		for _, e := range asList(get(c, "env")) {
+			if get(e, "name") == "TRENDING_WINDOWS_FILE" {
+				path, _ = get(e, "value").(string)
+			}
+		}
+		if path == "" {
+			t.Errorf("%s (trending %s): no TRENDING_WINDOWS_FILE: it would serve its default windows, not trending-windows", name, role)
+			continue
+		}
+		dir, key := filepath.Split(path)
+		mounted := false
+		for _, m := range asList(get(c, "volumeMounts")) {
+			if strings.TrimSuffix(get(m, "mountPath").(string), "/")+"/" != dir {
+				continue
+			}
+			for _, v := range asList(spec["volumes"]) {
+				if get(v, "name") == get(m, "name") && get(v, "configMap", "name") == "trending-windows" {
+					mounted = true
+				}
+			}
+		}
+		if !mounted {
+			t.Errorf("%s: TRENDING_WINDOWS_FILE %s is not in a mount of ConfigMap trending-windows", name, path)
+		}
+		if key != "windows.yaml" {
+			t.Errorf("%s: TRENDING_WINDOWS_FILE %s: the ConfigMap's key is windows.yaml", name, path)
+		}
+	}
+	return file
 }
