@@ -14,7 +14,7 @@ func init() { subcommands = append(subcommands, newArchiveCommand) }
 
 // archiveFieldFlags are the flags of the archive.Config fields `archive` sets.
 var archiveFieldFlags = map[string]string{
-	"GroupID": "--group", "Root": "--archive-root", "RollBytes": "--roll-bytes", "RollAge": "--roll-age",
+	"GroupID": "--consumer-group", "Root": "--archive-root", "RollBytes": "--roll-bytes", "RollAge": "--roll-age",
 	"MaxBufferBytes": "--max-buffer", "RowGroupRows": "--row-group-rows", "RetryMax": "--retry-max",
 	"StopTimeout": "--stop-timeout", "MaxFuture": "--max-future",
 }

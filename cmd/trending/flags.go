@@ -14,7 +14,7 @@ import (
 // another default passes it, never redefines the flag. The groups:
 //
 //	addKafkaFlags       --kafka, --views-topic and the Kafka TLS and SASL flags: one eventlog.Client
-//	addGroupFlag        --group (a role's consumer group, derived from --views-topic by default)
+//	addGroupFlag        --consumer-group (a role's consumer group, derived from --views-topic by default)
 //	addPartitionsFlag   --partitions
 //	addStoreFlag        --store (storeopen.go opens it)
 //	addS3Settings       --s3-* (speed.go)
@@ -83,10 +83,13 @@ func (k *kafkaFlags) check() error {
 	return nil
 }
 
-// addGroupFlag adds --group, the consumer group of role ("speed" or "archive"); empty (the
-// default) derives it from --views-topic.
+// addGroupFlag adds --consumer-group, the consumer group of role ("speed" or "archive");
+// empty (the default) derives it from --views-topic. --group, its name before the lists per
+// region (--groups), still works and says it is deprecated: beside --groups it read as one.
 func addGroupFlag(fs *pflag.FlagSet, group *string, role string) {
-	fs.StringVar(group, "group", "", "consumer group of the "+role+" role (default trending-"+role+", or trending-"+role+"-TOPIC for another --views-topic); must differ between roles: each group gets every event")
+	fs.StringVar(group, "consumer-group", "", "Kafka consumer group of the "+role+" role (default trending-"+role+", or trending-"+role+"-TOPIC for another --views-topic); must differ between roles: each group gets every event")
+	fs.StringVar(group, "group", "", "")
+	_ = fs.MarkDeprecated("group", "use --consumer-group (--groups is the regions with lists of their own)")
 }
 
 // addPartitionsFlag adds --partitions with this command's default and meaning.
@@ -97,7 +100,7 @@ func addPartitionsFlag(fs *pflag.FlagSet, p *int, def int, usage string) {
 // addPartialsPartitionsFlag adds --partials-partitions: the partials topic's partitions when a
 // role creates it (speed, merge).
 func addPartialsPartitionsFlag(fs *pflag.FlagSet, n *int) {
-	fs.IntVar(n, "partials-partitions", 1, "partitions of the partials topic when it is created: G, the group mergers of a two-level merge (1: one merger; give the speed workers and the mergers the same)")
+	fs.IntVar(n, "partials-partitions", 1, "partitions of the partials topic when it is created: G, the shard mergers of a two-level merge (1: one merger; give the speed workers and the mergers the same)")
 }
 
 // addStoreFlag adds --store, the serving store: def is this command's default ("" for up:

@@ -36,7 +36,7 @@ func TestEachFlagDefinedOnce(t *testing.T) {
 		srcs[file] = string(b)
 	}
 	owners := flagOwners(t, srcs)
-	for _, must := range []string{"kafka", "kafka-tls", "kafka-password", "views-topic", "group", "store", "s3-endpoint", "clickhouse", "clickhouse-user", "k", "lateness", "partitions", "publish-every", "token", "listen"} {
+	for _, must := range []string{"kafka", "kafka-tls", "kafka-password", "views-topic", "consumer-group", "store", "s3-endpoint", "clickhouse", "clickhouse-user", "k", "lateness", "partitions", "publish-every", "token", "listen"} {
 		if len(owners[must]) == 0 {
 			t.Errorf("--%s: no registration found; the scan is broken", must)
 		}

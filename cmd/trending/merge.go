@@ -19,7 +19,7 @@ func newMergeCommand() *cobra.Command {
 	var (
 		topic, storeSpec, titles, metricsAddr string
 		level, topTopic                       string
-		k, partitions, groupIndex, partialsN  int
+		k, partitions, shard, partialsN       int
 		staleness, publishEvery               time.Duration
 	)
 	cmd := &cobra.Command{
@@ -45,15 +45,15 @@ Two levels, for thousands of partitions (docs/scale-out.md, "How many mergers"):
 partials topic G partitions (--partials-partitions, on the speed workers too, when it is
 created; or kafka-topics.sh --alter); the workers put partition p's lists on partials
 partition p mod G. Run G
-group mergers, '--level group --group-index g' for g in 0..G-1, each merging its partitions
+shard mergers, '--level shard --shard g' for g in 0..G-1, each merging its partitions
 into one list per window (its best 3 x k, every salted item summed, every member's version)
 on --top-topic, and one '--level top' merger that writes the served lists from them, as one
 merger would. A salted item's counts are summed at each level; versions only move forward
 and the staleness rule applies to partitions at both. Standbys work at both levels.`,
 		Example: `  trending merge --kafka 127.0.0.1:39092 --store clickhouse://127.0.0.1:39100/trending --titles titles.csv
 
-  # 3,200 partitions: 32 group mergers (g = 0..31) and one top merger
-  trending merge --level group --group-index 7 --partials-partitions 32 --kafka kafka:9092
+  # 3,200 partitions: 32 shard mergers (g = 0..31) and one top merger
+  trending merge --level shard --shard 7 --partials-partitions 32 --kafka kafka:9092
   trending merge --level top --partitions 3200 --kafka kafka:9092 --store clickhouse://ch:9000/trending`,
 		Args: cobra.NoArgs,
 	}
@@ -68,10 +68,13 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
 	addPublishEveryFlag(fs, &publishEvery, time.Second, "the longest a newer list waits to be merged and written (sooner once every live partition has sent one)")
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
-	fs.StringVar(&level, "level", "one", "one: merge every partials partition into the served lists; group: merge partials partition --group-index into group lists on --top-topic; top: merge the group lists of --top-topic into the served lists")
-	fs.IntVar(&groupIndex, "group-index", -1, "with --level group: the partials partition this group merger merges (0 to the partials topic's partitions - 1)")
+	fs.StringVar(&level, "level", "one", "one: merge every partials partition into the served lists; shard: merge partials partition --shard into shard lists on --top-topic; top: merge the shard lists of --top-topic into the served lists")
+	fs.IntVar(&shard, "shard", -1, "with --level shard: the partials partition this shard merger merges (0 to the partials topic's partitions - 1)")
+	// The names before lists per region were "groups" too (--level group, --group-index).
+	fs.IntVar(&shard, "group-index", -1, "")
+	_ = fs.MarkDeprecated("group-index", "use --shard")
 	addPartialsPartitionsFlag(fs, &partialsN)
-	fs.StringVar(&topTopic, "top-topic", "", "topic of the group mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
+	fs.StringVar(&topTopic, "top-topic", "", "topic of the shard mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
@@ -81,13 +84,17 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		if staleness <= 0 || publishEvery <= 0 {
 			return usagef("--staleness and --publish-every must be positive durations such as 3m or 5s")
 		}
+		if level == "group" {
+			a.log.Warn("--level group is deprecated: use --level shard")
+			level = "shard"
+		}
 		switch {
-		case level != "one" && level != "group" && level != "top":
-			return usagef("--level %q: one, group or top", level)
-		case level == "group" && groupIndex < 0:
-			return usagef("--level group needs --group-index: the partials partition this merger merges (0 to G-1)")
-		case level != "group" && groupIndex >= 0:
-			return usagef("--group-index is for --level group")
+		case level != "one" && level != "shard" && level != "top":
+			return usagef("--level %q: one, shard or top", level)
+		case level == "shard" && shard < 0:
+			return usagef("--level shard needs --shard: the partials partition this merger merges (0 to G-1)")
+		case level != "shard" && shard >= 0:
+			return usagef("--shard is for --level shard")
 		case partialsN < 1:
 			return usagef("--partials-partitions %d: at least 1", partialsN)
 		}
@@ -116,9 +123,9 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		if level == "group" && groupIndex >= got[topic] {
-			return usagef("--group-index %d: %s has %d partitions (0..%d): raise them (kafka-topics.sh --alter --partitions %d), or run group mergers 0..%d only",
-				groupIndex, topic, got[topic], got[topic]-1, groupIndex+1, got[topic]-1)
+		if level == "shard" && shard >= got[topic] {
+			return usagef("--shard %d: %s has %d partitions (0..%d): raise them (kafka-topics.sh --alter --partitions %d), or run shard mergers 0..%d only",
+				shard, topic, got[topic], got[topic]-1, shard+1, got[topic]-1)
 		}
 		ws, err := wsf.set()
 		if err != nil {
@@ -129,12 +136,12 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Log, mcfg.Registry = k, partitions, staleness, src, a.log, a.registry
 		readTopic := topic
 		switch level {
-		case "group":
-			// A group merger writes no list: its partials go to the top merger.
+		case "shard":
+			// A shard merger writes no list: its partials go to the top merger.
 			gw := kc.NewWriter(topTopic)
 			gw.Compression = kafka.Zstd
 			defer gw.Close()
-			mcfg.Group = merge.DefaultGroup(groupIndex)
+			mcfg.Group = merge.DefaultGroup(shard)
 			mcfg.Group.Emit = merge.GroupWriter(gw, topTopic)
 			mcfg.Partitions = 0 // the top merger names the missing partitions
 		default:
@@ -156,8 +163,8 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		if err != nil {
 			return err
 		}
-		if level == "group" {
-			a.log.Info("group merger starting", "kafka", kc.Brokers(), "reads", readTopic, "partition", groupIndex, "writes", topTopic)
+		if level == "shard" {
+			a.log.Info("shard merger starting", "kafka", kc.Brokers(), "reads", readTopic, "partition", shard, "writes", topTopic)
 		} else {
 			a.log.Info("merger starting", "level", level, "kafka", kc.Brokers(), "reads", readTopic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
 		}

@@ -205,8 +205,8 @@ partition's state with the offset it includes to S3 as one object; a restarted o
 loads it and replays from that offset, so nothing is lost and nothing counted twice.
 
 Each partition's lists go to partials partition p mod G of the G the topic has
-(--partials-partitions when it is created): a two-level merge's group mergers each read one
-('trending merge --level group'). A message with the trending-salt header is one share of a
+(--partials-partitions when it is created): a two-level merge's shard mergers each read one
+('trending merge --level shard'). A message with the trending-salt header is one share of a
 salted (hot) item: it is counted like any other, and the item's count is then published in
 full for the merger to sum (docs/scale-out.md, "Hot keys").
 
@@ -217,7 +217,7 @@ GET /v1/trending?window=hour&region=eu. --groups '*' does so for every region se
 under other groups is not used: the partition replays its log so the region lists are whole.
 
 Invalid events go to views.dlq with their original bytes and the reason in a header.
-Run more workers with the same --group to spread partitions; stop one with Ctrl-C and its
+Run more workers with the same --consumer-group to spread partitions; stop one with Ctrl-C and its
 partitions move, with their checkpoints, to the others.`,
 		Example: `  # against the local services (make services-up)
   trending speed --kafka 127.0.0.1:39092 --s3-endpoint http://127.0.0.1:39000
