@@ -62,8 +62,13 @@ type liveSpec struct {
 	sum      uint64
 	expiring []*frozen
 	partial  map[uint32]uint64
-	// inX reports whether a late event of minute m lands in an expiring bucket.
-	inX func(m int64) bool
+	// Exact sliding windows: the window's start once the open minutes closed (ws: buckets
+	// starting before it expire) and now (sws: the state holds nothing before it), and the
+	// bucket length in minutes.
+	ws, sws, b int64
+	sliding    bool
+	// cal: a calendar window, whose period is meta.Start.
+	cal bool
 
 	// Sketch windows: the sketch, its candidates and the expiring bucket sketches.
 	sk      *sketch.Sketch
@@ -227,7 +232,8 @@ func addSum(sum uint64, d int64) uint64 {
 func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	ws := w.start(ov.upTo)
 	s := liveSpec{lo: p.asOf, hi: ov.upTo, totals: w.totals, sum: w.sum,
-		meta: List{Window: w.cfg.Name, Exact: true, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf}}
+		meta:    List{Window: w.cfg.Name, Exact: true, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf},
+		sliding: true, ws: ws, sws: w.start(p.asOf), b: w.b}
 	if ov.upTo == p.asOf {
 		return s
 	}
@@ -240,8 +246,6 @@ func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 				s.expiring = append(s.expiring, f)
 			}
 		}
-		lo := w.lo
-		s.inX = func(m int64) bool { return m >= lo && m < ws }
 		return s
 	}
 	for _, f := range w.ring {
@@ -253,8 +257,6 @@ func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	if w.hasPartial && w.pstart < ws {
 		s.partial = w.partial
 	}
-	b, start := w.b, w.start(p.asOf)
-	s.inX = func(m int64) bool { return m >= start && floorTo(m, b) < ws }
 	return s
 }
 
@@ -285,7 +287,7 @@ func calendarMeta(name string, start, end int64, ov *overlay) List {
 
 func (w *exactCalendar) liveSpec(p *Partition, ov *overlay) liveSpec {
 	start, end := p.livePeriod(w.cfg.Span, w.opened, w.pstart)
-	s := liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo)}
+	s := liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), cal: true}
 	s.meta.Exact = true
 	if w.opened {
 		s.totals, s.sum = w.totals, w.sum
@@ -311,7 +313,7 @@ func (w *sketchSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 
 func (w *sketchCalendar) liveSpec(p *Partition, ov *overlay) liveSpec {
 	start, end := p.livePeriod(w.cfg.Span, w.opened, w.pstart)
-	return liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), sk: w.sk, cands: &w.cands}
+	return liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), sk: w.sk, cands: &w.cands, cal: true}
 }
 
 func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
@@ -319,13 +321,37 @@ func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
 }
 
 // Incremental live lists (LiveAll).
+//
+// Each window keeps a cache (liveCache): a set C of items with their live counts and a floor
+// such that every item outside C has a live count at most the floor and every item in C one
+// above it, plus the last list (the best n of C, best first). Between two calls live counts
+// change only by
+//
+//   - the events counted since (the touches): an item of C rises by its open events; any
+//     other touched item is looked up (its totals plus its open count) and joins C when above
+//     the floor;
+//   - a minute closing: it moves counts from the open minutes into the windows' state and
+//     changes no live count (closing every open minute now is what the overlay shows
+//     already), so nothing is done;
+//   - the open minutes reaching a new minute, which makes a sliding window's next bucket
+//     expire: only the items of that bucket fall, those of C are lowered (and leave C when
+//     they fall to the floor); items outside C only fall, so the floor holds;
+//   - a calendar period opening: the list starts over (rebuild).
+//
+// The list moves by merging the risen items into it (kept sorted); it is re-ranked from C
+// only when one of its items fell. When C holds fewer than n items above the floor, an item
+// outside it might belong in the list: only then is the window rebuilt from scratch (every
+// total and open item looked at). An exact sliding window whose buckets are expiring does
+// not look up an item's count in them when it joins C: its count there is an upper bound,
+// resolved (a scan of the expiring buckets for those items) only when it reaches the list.
 
-// touch is one counted event since the last LiveAll: its item, count and minute (an open
-// minute, or a closed one for a late event).
+// touch is one counted event since the last LiveAll: its item, count and minute, and whether
+// that minute had closed when it came (a late event).
 type touch struct {
-	id uint32
-	c  uint32
-	m  int64
+	id   uint32
+	c    uint32
+	m    int64
+	late bool
 }
 
 // maxTouches bounds the events remembered between two LiveAll calls; past it the next call
@@ -333,7 +359,7 @@ type touch struct {
 const maxTouches = 1 << 20
 
 // logTouch remembers a counted event for LiveAll, once LiveAll has been called.
-func (p *Partition) logTouch(id uint32, c uint64, m int64) {
+func (p *Partition) logTouch(id uint32, c uint64, m int64, late bool) {
 	if p.live == nil || p.live.overflow {
 		return
 	}
@@ -341,7 +367,7 @@ func (p *Partition) logTouch(id uint32, c uint64, m int64) {
 		p.live.overflow, p.live.touches = true, nil
 		return
 	}
-	p.live.touches = append(p.live.touches, touch{id, uint32(min(c, math.MaxUint32)), m})
+	p.live.touches = append(p.live.touches, touch{id, uint32(min(c, math.MaxUint32)), m, late})
 }
 
 // liveState is LiveAll's memory: the events since its last call and one cache per window.
@@ -350,34 +376,53 @@ type liveState struct {
 	touches  []touch
 	overflow bool
 	caches   []liveCache
-	marked   map[uint32]bool // scratch: the items touched since the last call
-	distinct []uint32        // scratch: the same, in first-touch order
-	bits     bitset          // scratch of rebuild: the items the overlay changes
-	rebuilds int             // caches rebuilt, for benchmarks
-	vals     []idCount       // scratch of rebuild
+	marked   map[uint32]int32 // scratch: the items touched since the last call, index in distinct
+	distinct []uint32         // scratch: the same, in first-touch order
+	aggs     []touchAgg       // scratch: their events, by index in distinct
+	minSum   map[int64]uint64 // each open minute's total count, kept from the touches
+	bits     bitset           // scratch of rebuild: the items the overlay changes
+	heap     []idCount        // scratch of rebuild
+	// What the caches did, for tests and benchmarks: lists rebuilt from scratch (breaches of
+	// them because C ran short of the floor), buckets expired into a cache, scans resolving
+	// upper bounds, floors raised.
+	rebuilds, breaches, expiries, resolves, raises int
 }
 
-// liveCache is one window's live list at its last rebuild plus what happened since: valid
-// while the partition's closings (gen), the open minutes' reach (upTo) and, for sketch
-// windows, the candidate set's epoch are those it was built at.
+// touchAgg is what one item's events since the last call add up to.
+type touchAgg struct {
+	open uint64 // the counts of its events in open minutes
+	late bool   // one of them was late
+}
+
+// liveCache is one window's live list and what it is made of (see above). A sketch window's
+// C is its candidates, rebuilt at every closing (their estimates change) and epoch.
 type liveCache struct {
-	built      bool
-	gen, upTo  int64
-	epoch      uint64
-	calOpened  bool // a calendar window was open at the rebuild
-	spec       liveSpec
-	floor      uint64            // exact: the n-th best live count at the rebuild
-	raw        []topk.Entry      // exact: best totals unchanged by the overlay, best first
-	rawAt      map[uint32]int    // exact: index in raw
-	gone       []bool            // exact: raw entries changed since the rebuild
-	vals       map[uint32]uint64 // live counts: exact, of changed items at or above floor; sketch, every candidate's
-	xs         map[uint32]uint64 // exact: the expiring buckets' counts
-	est        map[uint32]uint64 // sketch: candidates' estimates without the expiring buckets
-	oSum, xSum uint64
-	nGone      int
-	// lastMin is the n-th count of the last list: counts only grow between rebuilds, so
-	// nothing under it can be in the next list.
-	lastMin uint64
+	built     bool
+	gen, upTo int64  // sketch: the closings and the open minutes' reach at the rebuild
+	epoch     uint64 // sketch: the candidates' epoch at the rebuild
+	calOpened bool   // calendar: the period was open at the last call
+	fragile   bool   // exact: the last call's overlay changes as minutes close (see fragile)
+	start     time.Time
+	ws        int64 // exact sliding: buckets starting before ws are subtracted from C
+	spec      liveSpec
+	floor     uint64
+	at        map[uint32]int32 // item -> index in ents
+	ents      []centry
+	free      []int32 // unused indexes in ents
+	top       []int32 // the list, best first: indexes in ents
+	dirty     bool    // an item of the list fell or left: rank C again
+	changed   []int32 // entries that rose since the last ranking
+	bsum      map[*frozen]uint64
+}
+
+// centry is an item of C.
+type centry struct {
+	id      uint32
+	used    bool
+	inTop   bool
+	inexact bool   // exact: v is an upper bound (the expiring buckets not looked up)
+	v       uint64 // the live count (an estimate in a sketch window)
+	e       uint64 // sketch: the estimate without the expiring buckets
 }
 
 // LiveAll returns Live of every window, in configuration order, with the work of each call
@@ -394,18 +439,27 @@ func (p *Partition) LiveAll() []List {
 		return out
 	}
 	if p.live == nil {
-		p.live = &liveState{caches: make([]liveCache, len(p.wins)), marked: map[uint32]bool{}}
+		p.live = &liveState{caches: make([]liveCache, len(p.wins)), marked: map[uint32]int32{}}
 	}
 	ls := p.live
 	ov := p.overlay()
 	clear(ls.marked)
-	ls.distinct = ls.distinct[:0]
+	ls.distinct, ls.aggs = ls.distinct[:0], ls.aggs[:0]
 	for _, t := range ls.touches {
-		if !ls.marked[t.id] {
-			ls.marked[t.id] = true
+		i, ok := ls.marked[t.id]
+		if !ok {
+			i = int32(len(ls.distinct))
+			ls.marked[t.id] = i
 			ls.distinct = append(ls.distinct, t.id)
+			ls.aggs = append(ls.aggs, touchAgg{})
+		}
+		if t.late {
+			ls.aggs[i].late = true
+		} else {
+			ls.aggs[i].open += uint64(t.c)
 		}
 	}
+	ls.openSums(p)
 	r := &liveRound{p: p, distinct: ls.distinct, aggs: map[[2]int64]*openAgg{}}
 	for i, w := range p.wins {
 		if dw, ok := w.(decayedWindow); ok {
@@ -414,22 +468,48 @@ func (p *Partition) LiveAll() []List {
 		}
 		c := &ls.caches[i]
 		spec := w.liveSpec(p, &ov)
-		switch {
-		case !c.built || ls.overflow || c.gen != p.gen || (c.upTo != ov.upTo && !sameExpiry(&c.spec, &spec)) || (spec.cands != nil && spec.cands.epoch != c.epoch):
-			c.rebuild(p, spec, r)
-		case spec.exact() && !c.calOpened && spec.totals != nil:
-			c.rebuild(p, spec, r) // a late event opened the calendar period
-		default:
-			c.spec = spec // the totals' slice may have grown
-			if !c.apply(p, ls.touches, r) {
-				c.rebuild(p, spec, r)
-			}
+		if spec.exact() {
+			out[i] = c.exactList(p, ls, spec, r)
+		} else {
+			out[i] = c.sketchList(p, ls, spec, &ov, r)
 		}
-		c.gen, c.upTo = p.gen, ov.upTo
-		out[i] = c.list(p, spec)
 	}
 	ls.touches, ls.overflow = ls.touches[:0], false
 	return out
+}
+
+// openSums brings minSum to the open minutes: closed ones leave, the touches add.
+func (ls *liveState) openSums(p *Partition) {
+	if ls.minSum == nil || ls.overflow {
+		ls.minSum = make(map[int64]uint64, len(p.open))
+		for i := range p.open {
+			var s uint64
+			p.open[i].each(func(_ uint32, c uint64) { s += c })
+			ls.minSum[p.open[i].minute] = s
+		}
+		return
+	}
+	for m := range ls.minSum {
+		if m < p.asOf {
+			delete(ls.minSum, m)
+		}
+	}
+	for _, t := range ls.touches {
+		if !t.late && t.m >= p.asOf {
+			ls.minSum[t.m] += uint64(t.c)
+		}
+	}
+}
+
+// oSum is the sum of the open minutes' counts in [lo, hi).
+func (ls *liveState) oSum(p *Partition, lo, hi int64) uint64 {
+	var s uint64
+	for i := range p.open {
+		if m := p.open[i].minute; m >= lo && m < hi {
+			s += ls.minSum[m]
+		}
+	}
+	return s
 }
 
 // liveRound is what the windows of one LiveAll call share: the open minutes' counts over a
@@ -442,9 +522,7 @@ type liveRound struct {
 
 type openAgg struct {
 	o      map[uint32]int64 // every open item's count; built on the first rebuild that needs it
-	sum    int64
-	summed bool     // sum is set (it is whenever o is)
-	counts []uint64 // the count of each of distinct; built on the first apply that needs it
+	counts []uint64         // the count of each of distinct; built on the first call that needs it
 }
 
 func (r *liveRound) agg(lo, hi int64) *openAgg {
@@ -457,29 +535,14 @@ func (r *liveRound) agg(lo, hi int64) *openAgg {
 	return a
 }
 
-// open is every open item's count in [lo, hi), and their sum. Callers must not change it.
-func (r *liveRound) open(lo, hi int64) (map[uint32]int64, int64) {
+// open is every open item's count in [lo, hi). Callers must not change it.
+func (r *liveRound) open(lo, hi int64) map[uint32]int64 {
 	a := r.agg(lo, hi)
 	if a.o == nil {
 		a.o = make(map[uint32]int64)
-		a.sum, a.summed = r.p.openCounts(a.o, lo, hi), true
+		r.p.openCounts(a.o, lo, hi)
 	}
-	return a.o, a.sum
-}
-
-// sum is the sum of the open minutes' counts in [lo, hi).
-func (r *liveRound) sum(lo, hi int64) uint64 {
-	a := r.agg(lo, hi)
-	if a.o == nil && !a.summed {
-		for i := range r.p.open {
-			o := &r.p.open[i]
-			if o.minute >= lo && o.minute < hi {
-				o.each(func(_ uint32, c uint64) { a.sum += int64(c) })
-			}
-		}
-		a.summed = true
-	}
-	return uint64(a.sum)
+	return a.o
 }
 
 // counts is the count in [lo, hi) of each item of r.distinct.
@@ -494,102 +557,523 @@ func (r *liveRound) counts(lo, hi int64) []uint64 {
 	return a.counts
 }
 
-// sameExpiry reports whether two specs of one window expire the same buckets: then the open
-// minutes reaching a new minute only adds counts (its events are all among the touches
-// since the last call, as the minute is newer than that call), and the cache holds.
-func sameExpiry(a, b *liveSpec) bool {
-	return slices.Equal(a.expiring, b.expiring) && slices.Equal(a.without, b.without) && (a.partial == nil) == (b.partial == nil) && a.lo == b.lo
+// fragile reports whether an exact sliding window's live counts change as a minute closes:
+// when an expiring bucket is still being filled (a partial bucket, or an open minute older
+// than the window's start once they closed). It takes a lateness about the window's length;
+// such a window is rebuilt at every call.
+func fragile(p *Partition, spec *liveSpec) bool {
+	return spec.partial != nil || (spec.sliding && len(p.open) > 0 && floorTo(p.open[0].minute, spec.b) < spec.ws)
 }
 
-func (c *liveCache) rebuild(p *Partition, spec liveSpec, r *liveRound) {
-	p.live.rebuilds++
-	*c = liveCache{built: true, spec: spec, vals: map[uint32]uint64{}, calOpened: spec.totals != nil}
-	if !spec.exact() {
-		c.oSum = r.sum(spec.lo, spec.hi)
-		c.epoch = spec.cands.epoch
-		c.est = make(map[uint32]uint64, len(spec.cands.set))
-		for id := range spec.cands.set {
-			e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
-			c.est[id] = e
-			c.vals[id] = e + p.openCount(id, spec.lo, spec.hi)
-		}
-		return
+// exactList is an exact window's live list.
+func (c *liveCache) exactList(p *Partition, ls *liveState, spec liveSpec, r *liveRound) List {
+	fr := fragile(p, &spec)
+	switch {
+	case !c.built || ls.overflow || fr || c.fragile,
+		spec.cal && (!spec.meta.Start.Equal(c.start) || c.calOpened != (spec.totals != nil)),
+		spec.sliding && spec.sws > c.ws: // the state dropped buckets never subtracted here
+		c.rebuildExact(p, ls, spec, r)
+	default:
+		c.expire(ls, &spec)
+		c.applyExact(p, ls, &spec, r)
 	}
-	o, osum := r.open(spec.lo, spec.hi)
-	c.oSum = uint64(osum)
-	c.xs = make(map[uint32]uint64)
+	c.spec, c.fragile, c.calOpened = spec, fr, spec.totals != nil
+	c.rank(p)
+	for c.resolve(p, ls, &spec) {
+		c.rank(p)
+	}
+	if c.floor > 0 && len(c.top) < p.mk() {
+		// Too few items above the floor: one outside C might belong in the list.
+		ls.breaches++
+		c.rebuildExact(p, ls, spec, r)
+		c.rank(p)
+	}
+	c.raise(p, ls)
+	l := spec.meta
+	var xSum uint64
 	for _, f := range spec.expiring {
-		f.each(func(id uint32, n uint64) { c.xs[id] += n; c.xSum += n })
+		xSum += c.bucketSum(f)
+	}
+	for _, n := range spec.partial {
+		xSum += n
+	}
+	l.Total = spec.sum + ls.oSum(p, spec.lo, spec.hi) - xSum
+	l.Items = c.items(p)
+	var xs map[uint32]uint64
+	if len(p.tracked) > 0 && (len(spec.expiring) > 0 || spec.partial != nil) {
+		xs = p.expiringCounts(&spec)
+	}
+	l.Tracked = p.liveTracked(&spec, func(id uint32) uint64 { return xs[id] })
+	return l
+}
+
+// bucketSum is an expiring bucket's sum, cached (a late event into the bucket forgets it).
+func (c *liveCache) bucketSum(f *frozen) uint64 {
+	if s, ok := c.bsum[f]; ok {
+		return s
+	}
+	var s uint64
+	f.each(func(_ uint32, n uint64) { s += n })
+	c.bsum[f] = s
+	return s
+}
+
+// rebuildExact computes every live count of an exact window and keeps the best liveSlack*n
+// above a floor (more when counts tie at the n-th).
+func (c *liveCache) rebuildExact(p *Partition, ls *liveState, spec liveSpec, r *liveRound) {
+	ls.rebuilds++
+	c.reset(spec)
+	o := r.open(spec.lo, spec.hi)
+	xs := make(map[uint32]uint64)
+	for _, f := range spec.expiring {
+		var s uint64
+		f.each(func(id uint32, n uint64) { xs[id] += n; s += n })
+		c.bsum[f] = s
 	}
 	for id, n := range spec.partial {
-		c.xs[id] += n
-		c.xSum += n
+		xs[id] += n
 	}
-	// The best totals of items the overlay leaves alone, with room for some to be touched
-	// before the next rebuild (list rebuilds when too many were).
-	n := p.mk()
 	bits := p.changedBits(len(spec.totals))
 	for id := range o {
 		bits.set(id)
 	}
-	for id := range c.xs {
+	for id := range xs {
 		bits.set(id)
 	}
-	c.raw = topOf(rawSlack*n, func(offer func(uint32, uint64)) {
+	defer bits.reset(o, xs)
+	each := func(fn func(id uint32, v uint64)) {
 		for id, t := range spec.totals {
 			if t != 0 && !bits.has(uint32(id)) {
-				offer(uint32(id), t)
+				fn(uint32(id), t)
 			}
 		}
-	}, p.in.strs)
-	bits.reset(o, c.xs)
-	// Every changed item's live count, once; the n-th best of those and the untouched best
-	// is the floor.
-	h := topk.NewHeap(n)
-	for _, e := range c.raw[:min(n, len(c.raw))] {
-		h.Offer(e.Item, e.Count)
-	}
-	vals := p.live.vals[:0]
-	offer := func(id uint32, v uint64) {
-		vals = append(vals, idCount{id, v})
-		if m, ok := h.Min(); !h.Full() || !ok || v >= m.Count {
-			h.Offer(p.in.strs[id], v)
+		for id, oc := range o {
+			if v := int64(at(spec.totals, id)) + oc - int64(xs[id]); v > 0 {
+				fn(id, uint64(v))
+			}
+		}
+		for id, x := range xs {
+			if _, ok := o[id]; !ok {
+				if v := int64(at(spec.totals, id)) - int64(x); v > 0 {
+					fn(id, uint64(v))
+				}
+			}
 		}
 	}
-	for id, oc := range o {
-		var x uint64
-		if len(c.xs) > 0 {
-			x = c.xs[id]
+	n := p.mk()
+	k := liveSlack * n
+	h := ls.heap[:0] // the best k counts, the least at the root
+	each(func(id uint32, v uint64) {
+		if len(h) < k {
+			h = append(h, idCount{id, v})
+			for i := len(h) - 1; i > 0 && h[(i-1)/2].c > h[i].c; i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+			return
 		}
-		offer(id, uint64(max(int64(at(spec.totals, id))+oc-int64(x), 0)))
-	}
-	for id, x := range c.xs {
-		if _, ok := o[id]; !ok {
-			offer(id, uint64(max(int64(at(spec.totals, id))-int64(x), 0)))
+		if v <= h[0].c {
+			return
 		}
-	}
-	if h.Full() {
-		m, _ := h.Min()
-		c.floor = m.Count
-	}
-	for _, e := range vals {
-		if e.c >= c.floor && e.c > 0 {
-			c.vals[e.id] = e.c
+		h[0] = idCount{id, v}
+		for i := 0; ; {
+			m, l, rr := i, 2*i+1, 2*i+2
+			if l < k && h[l].c < h[m].c {
+				m = l
+			}
+			if rr < k && h[rr].c < h[m].c {
+				m = rr
+			}
+			if m == i {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
 		}
+	})
+	ls.heap = h
+	if len(h) < k {
+		c.floor = 0
+		for _, e := range h {
+			c.put(e.id, e.c, false)
+		}
+		return
 	}
-	p.live.vals = vals
-	c.rawAt = make(map[uint32]int, len(c.raw))
-	for i, e := range c.raw {
-		id, _ := p.in.lookup(e.Item)
-		c.rawAt[id] = i
+	slices.SortFunc(h, func(a, b idCount) int { return cmpDesc(a.c, b.c) })
+	vk, vn := h[k-1].c, h[n-1].c
+	if vk < vn {
+		c.floor = vk
+		for _, e := range h {
+			if e.c > vk {
+				c.put(e.id, e.c, false)
+			}
+		}
+		return
 	}
-	c.gone = make([]bool, len(c.raw))
+	// The n-th count ties down to the k-th: keep every item at it or above.
+	c.floor = vn - 1
+	each(func(id uint32, v uint64) {
+		if v >= vn {
+			c.put(id, v, false)
+		}
+	})
 }
 
-// rawSlack is how many times n of the best untouched totals a rebuild keeps: the items of
-// the open minute are mostly the popular ones, so the best untouched items are touched soon
-// after, and each one touched leaves one fewer for the list.
-const rawSlack = 16
+func cmpDesc(a, b uint64) int {
+	switch {
+	case a > b:
+		return -1
+	case a < b:
+		return 1
+	}
+	return 0
+}
+
+// liveSlack is how many times n items a rebuild keeps in C, liveCap how many C may grow to
+// before its floor is raised.
+const (
+	liveSlack = 4
+	liveCap   = 32
+)
+
+// expire subtracts the buckets that started expiring since the last call.
+func (c *liveCache) expire(ls *liveState, spec *liveSpec) {
+	if !spec.sliding || spec.ws <= c.ws {
+		return
+	}
+	for _, f := range spec.expiring {
+		if f.start < c.ws {
+			continue
+		}
+		ls.expiries++
+		var s uint64
+		f.each(func(id uint32, n uint64) {
+			s += n
+			if j, ok := c.at[id]; ok {
+				e := &c.ents[j]
+				c.update(j, e.v-min(n, e.v), e.inexact)
+			}
+		})
+		c.bsum[f] = s
+	}
+	c.ws = spec.ws
+}
+
+// applyExact takes the events since the last call into an exact window's C.
+func (c *liveCache) applyExact(p *Partition, ls *liveState, spec *liveSpec, r *liveRound) {
+	noX := len(spec.expiring) == 0 && spec.partial == nil
+	if !noX && len(c.bsum) > 0 {
+		for _, t := range ls.touches {
+			if !t.late {
+				continue
+			}
+			for f := range c.bsum {
+				if t.m >= f.start && t.m < f.start+max(spec.b, 1) {
+					delete(c.bsum, f)
+				}
+			}
+		}
+	}
+	var counts []uint64
+	for i, id := range ls.distinct {
+		a := &ls.aggs[i]
+		j, in := c.at[id]
+		if in && !noX && !a.late {
+			// Its open events raise it; its count in the expiring buckets is unchanged.
+			if a.open > 0 {
+				e := &c.ents[j]
+				c.update(j, e.v+a.open, e.inexact)
+			}
+			continue
+		}
+		if counts == nil {
+			counts = r.counts(spec.lo, spec.hi)
+		}
+		v := at(spec.totals, id) + counts[i]
+		switch {
+		case in:
+			c.update(j, v, !noX)
+		case v > c.floor:
+			c.put(id, v, !noX)
+		}
+	}
+}
+
+// resolve replaces the upper bounds in the list by counts, looking the items up in the
+// expiring buckets; it reports whether there were any.
+func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
+	need := map[uint32]int32{}
+	for _, j := range c.top {
+		if e := &c.ents[j]; e.inexact {
+			need[e.id] = j
+		}
+	}
+	if len(need) == 0 {
+		return false
+	}
+	ls.resolves++
+	xs := make(map[uint32]uint64, len(need))
+	add := func(id uint32, n uint64) {
+		if _, ok := need[id]; ok {
+			xs[id] += n
+		}
+	}
+	for _, f := range spec.expiring {
+		f.each(add)
+	}
+	for id, n := range spec.partial {
+		add(id, n)
+	}
+	for id, j := range need {
+		v := max(int64(at(spec.totals, id)+p.openCount(id, spec.lo, spec.hi))-int64(xs[id]), 0)
+		c.update(j, uint64(v), false)
+	}
+	c.dirty = true
+	return true
+}
+
+// raise lifts the floor of an exact window whose C outgrew liveCap*n to the liveSlack*n-th
+// count (below the list's last), dropping the items under it.
+func (c *liveCache) raise(p *Partition, ls *liveState) {
+	n := p.mk()
+	if len(c.at) <= liveCap*n || len(c.top) < n {
+		return
+	}
+	vs := make([]uint64, 0, len(c.at))
+	for _, e := range c.ents {
+		if e.used {
+			vs = append(vs, e.v)
+		}
+	}
+	slices.SortFunc(vs, cmpDesc)
+	f := min(vs[liveSlack*n-1], c.ents[c.top[n-1]].v-1)
+	if f <= c.floor {
+		return
+	}
+	ls.raises++
+	c.floor = f
+	for j := range c.ents {
+		if e := &c.ents[j]; e.used && e.v <= f {
+			c.del(int32(j))
+		}
+	}
+}
+
+// sketchList is a sketch window's live list.
+func (c *liveCache) sketchList(p *Partition, ls *liveState, spec liveSpec, ov *overlay, r *liveRound) List {
+	if !c.built || ls.overflow || c.gen != p.gen || (c.upTo != ov.upTo && !sameExpiry(&c.spec, &spec)) || spec.cands.epoch != c.epoch {
+		ls.rebuilds++
+		c.reset(spec)
+		c.epoch = spec.cands.epoch
+		for id := range spec.cands.set {
+			e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
+			j := c.put(id, e+p.openCount(id, spec.lo, spec.hi), false)
+			c.ents[j].e = e
+		}
+	} else if len(ls.distinct) > 0 {
+		counts := r.counts(spec.lo, spec.hi)
+		for i, id := range ls.distinct {
+			j, ok := c.at[id]
+			if !ok {
+				continue
+			}
+			e := &c.ents[j]
+			if ls.aggs[i].late { // the sketch has it now
+				e.e = spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
+			}
+			c.set(j, e.e+counts[i])
+		}
+	}
+	c.gen, c.upTo, c.spec = p.gen, ov.upTo, spec
+	c.rank(p)
+	l := spec.meta
+	var without uint64
+	for _, o := range spec.without {
+		without += o.Total()
+	}
+	l.Total = spec.sk.Total() - without + ls.oSum(p, spec.lo, spec.hi)
+	b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, l.Total)
+	l.Bound = &b
+	l.Items = c.items(p)
+	l.Tracked = p.liveTracked(&spec, nil)
+	return l
+}
+
+// sameExpiry reports whether two specs of a sketch window expire the same buckets: then the
+// open minutes reaching a new minute only adds counts (its events are all among the touches
+// since the last call, as the minute is newer than that call), and the cache holds.
+func sameExpiry(a, b *liveSpec) bool {
+	return slices.Equal(a.without, b.without) && a.lo == b.lo
+}
+
+// reset empties the cache for a rebuild.
+func (c *liveCache) reset(spec liveSpec) {
+	c.built, c.spec, c.floor, c.dirty = true, spec, 0, true
+	if c.at == nil {
+		c.at = map[uint32]int32{}
+	} else {
+		clear(c.at)
+	}
+	c.bsum = map[*frozen]uint64{}
+	c.ents, c.free, c.top, c.changed = c.ents[:0], c.free[:0], c.top[:0], c.changed[:0]
+	c.ws, c.start = spec.ws, spec.meta.Start
+}
+
+// put adds an item to C (or sets it) and returns its index.
+func (c *liveCache) put(id uint32, v uint64, inexact bool) int32 {
+	if j, ok := c.at[id]; ok {
+		c.set(j, v)
+		c.ents[j].inexact = inexact
+		return j
+	}
+	var j int32
+	if n := len(c.free); n > 0 {
+		j, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		j = int32(len(c.ents))
+		c.ents = append(c.ents, centry{})
+	}
+	c.ents[j] = centry{id: id, used: true, v: v, inexact: inexact}
+	c.at[id] = j
+	c.changed = append(c.changed, j)
+	return j
+}
+
+// set changes entry j's count: a rise is merged into the list at the next ranking, a fall
+// of an item in the list makes it rank C again.
+func (c *liveCache) set(j int32, v uint64) {
+	e := &c.ents[j]
+	switch {
+	case v > e.v:
+		c.changed = append(c.changed, j)
+	case v < e.v && e.inTop:
+		c.dirty = true
+	}
+	e.v = v
+}
+
+// update sets an exact window's entry, dropping it from C at the floor or under.
+func (c *liveCache) update(j int32, v uint64, inexact bool) {
+	if v <= c.floor {
+		c.del(j)
+		return
+	}
+	c.set(j, v)
+	c.ents[j].inexact = inexact
+}
+
+func (c *liveCache) del(j int32) {
+	e := &c.ents[j]
+	if e.inTop {
+		c.dirty = true
+	}
+	delete(c.at, e.id)
+	*e = centry{}
+	c.free = append(c.free, j)
+}
+
+// before reports whether entry a ranks before entry b: count descending, then item.
+func (c *liveCache) before(p *Partition, a, b int32) bool {
+	x, y := &c.ents[a], &c.ents[b]
+	if x.v != y.v {
+		return x.v > y.v
+	}
+	return p.in.strs[x.id] < p.in.strs[y.id]
+}
+
+// rank brings the list up to date: the best n of C with a count above zero. Risen entries
+// merge into the last list (nothing else can have passed its last item); a fall in the
+// list ranks all of C.
+func (c *liveCache) rank(p *Partition) {
+	n := p.mk()
+	if c.dirty {
+		for _, j := range c.top {
+			c.ents[j].inTop = false
+		}
+		h := c.top[:0] // the best n so far, the worst at the root
+		for j := range c.ents {
+			e := &c.ents[j]
+			if !e.used || e.v == 0 {
+				continue
+			}
+			if len(h) < n {
+				h = append(h, int32(j))
+				for i := len(h) - 1; i > 0 && c.before(p, h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+					h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+				}
+				continue
+			}
+			if !c.before(p, int32(j), h[0]) {
+				continue
+			}
+			h[0] = int32(j)
+			for i := 0; ; {
+				m, l, r := i, 2*i+1, 2*i+2
+				if l < n && c.before(p, h[m], h[l]) {
+					m = l
+				}
+				if r < n && c.before(p, h[m], h[r]) {
+					m = r
+				}
+				if m == i {
+					break
+				}
+				h[i], h[m] = h[m], h[i]
+				i = m
+			}
+		}
+		slices.SortFunc(h, func(a, b int32) int {
+			if c.before(p, a, b) {
+				return -1
+			}
+			return 1
+		})
+		for _, j := range h {
+			c.ents[j].inTop = true
+		}
+		c.top, c.dirty, c.changed = h, false, c.changed[:0]
+		return
+	}
+	if len(c.changed) == 0 {
+		return
+	}
+	// The list's own items may have risen past each other: sort it again (nearly sorted),
+	// then its last is the bar a risen item outside it must pass.
+	top := c.top
+	for i := 1; i < len(top); i++ {
+		for k := i; k > 0 && c.before(p, top[k], top[k-1]); k-- {
+			top[k], top[k-1] = top[k-1], top[k]
+		}
+	}
+	for _, j := range c.changed {
+		e := &c.ents[j]
+		if !e.used || e.inTop || e.v == 0 || (len(top) == n && !c.before(p, j, top[n-1])) {
+			continue
+		}
+		e.inTop = true
+		top = append(top, j)
+		for k := len(top) - 1; k > 0 && c.before(p, top[k], top[k-1]); k-- {
+			top[k], top[k-1] = top[k-1], top[k]
+		}
+		if len(top) > n {
+			c.ents[top[n]].inTop = false
+			top = top[:n]
+		}
+	}
+	c.top, c.changed = top, c.changed[:0]
+}
+
+// items is the list as entries.
+func (c *liveCache) items(p *Partition) []topk.Entry {
+	if len(c.top) == 0 {
+		return nil
+	}
+	out := make([]topk.Entry, len(c.top))
+	for i, j := range c.top {
+		e := &c.ents[j]
+		out[i] = topk.Entry{Item: p.in.strs[e.id], Count: e.v}
+	}
+	return out
+}
 
 // bitset marks item handles.
 type bitset []uint64
@@ -628,103 +1112,4 @@ func (p *Partition) changedBits(n int) bitset {
 		p.live.bits = make(bitset, words)
 	}
 	return p.live.bits[:words]
-}
-
-// apply takes the events since the last call (ts; r.distinct are their items) into the
-// cache. It reports false when too many of the cached best totals were touched for the list
-// to be sure of its last entries: the cache must be rebuilt.
-func (c *liveCache) apply(p *Partition, ts []touch, r *liveRound) bool {
-	s := &c.spec
-	for _, t := range ts {
-		if t.m >= p.asOf {
-			if t.m >= s.lo && t.m < s.hi {
-				c.oSum += uint64(t.c)
-			}
-			continue
-		}
-		// A late event: it is in the totals (or the sketch) already.
-		if s.exact() && s.inX != nil && s.inX(t.m) {
-			c.xs[t.id] += uint64(t.c)
-			c.xSum += uint64(t.c)
-		}
-		if !s.exact() {
-			if _, ok := s.cands.set[t.id]; ok {
-				c.est[t.id] = s.sk.EstimateHashWithout(p.hash(t.id), s.without...)
-			}
-		}
-	}
-	counts := r.counts(s.lo, s.hi)
-	for i, id := range r.distinct {
-		if !s.exact() {
-			e, ok := c.est[id]
-			if !ok {
-				continue
-			}
-			c.vals[id] = e + counts[i]
-			continue
-		}
-		v := uint64(max(int64(at(s.totals, id)+counts[i])-int64(c.xs[id]), 0))
-		if v >= c.floor && v > 0 {
-			c.vals[id] = v
-		}
-		if j, ok := c.rawAt[id]; ok && !c.gone[j] {
-			c.gone[j] = true
-			c.nGone++
-		}
-	}
-	// The list takes the first n untouched raw entries: if raw was cut at rawSlack*n and fewer are
-	// left, an item past the cut might belong in the list.
-	n := p.mk()
-	return len(c.raw) < rawSlack*n || len(c.raw)-c.nGone >= n
-}
-
-// list is the cache's current list; spec is the window's spec now (its totals' sum moves
-// with late events).
-func (c *liveCache) list(p *Partition, spec liveSpec) List {
-	l := spec.meta
-	n := p.mk()
-	h := topk.NewHeap(n)
-	if spec.exact() {
-		l.Total = spec.sum + c.oSum - c.xSum
-		taken := 0
-		for i, e := range c.raw {
-			if taken == n || e.Count < c.lastMin {
-				break
-			}
-			if !c.gone[i] {
-				h.Offer(e.Item, e.Count)
-				taken++
-			}
-		}
-		for id, v := range c.vals {
-			if v >= c.lastMin {
-				h.Offer(p.in.strs[id], v)
-			}
-		}
-		return c.sorted(p, h, &l)
-	}
-	var without uint64
-	for _, o := range spec.without {
-		without += o.Total()
-	}
-	l.Total = spec.sk.Total() - without + c.oSum
-	b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, l.Total)
-	l.Bound = &b
-	for id, v := range c.vals {
-		if v > 0 && v >= c.lastMin {
-			h.Offer(p.in.strs[id], v)
-		}
-	}
-	return c.sorted(p, h, &l)
-}
-
-// sorted sets l's items from h and remembers their n-th count, and adds the tracked items'
-// counts (an exact window's expiring counts are in the cache).
-func (c *liveCache) sorted(p *Partition, h *topk.Heap, l *List) List {
-	if m, ok := h.Min(); ok && h.Full() {
-		c.lastMin = m.Count
-	}
-	l.Items = h.Sorted()
-	l.Tracked = p.liveTracked(&c.spec, func(id uint32) uint64 { return c.xs[id] })
-	return *l
 }
