@@ -365,6 +365,8 @@ func BenchmarkPublishCost(b *testing.B) {
 				b.ReportMetric(float64(publishes), "publishes")
 				if p.live != nil {
 					b.ReportMetric(float64(p.live.rebuilds)/float64(publishes), "rebuilds/publish")
+					b.ReportMetric(float64(p.live.nDistinct)/float64(publishes), "distinct/publish")
+					b.ReportMetric(float64(p.live.nMember)/float64(publishes), "held/publish")
 				}
 			}
 		})

@@ -67,8 +67,9 @@ type liveSpec struct {
 	// bucket length in minutes.
 	ws, sws, b int64
 	sliding    bool
-	// cal: a calendar window, whose period is meta.Start.
-	cal bool
+	// cal: a calendar window, whose period is [from, to) (meta.Start, meta.End).
+	cal      bool
+	from, to int64
 
 	// Sketch windows: the sketch, its candidates and the expiring bucket sketches.
 	sk      *sketch.Sketch
@@ -287,7 +288,7 @@ func calendarMeta(name string, start, end int64, ov *overlay) List {
 
 func (w *exactCalendar) liveSpec(p *Partition, ov *overlay) liveSpec {
 	start, end := p.livePeriod(w.cfg.Span, w.opened, w.pstart)
-	s := liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), cal: true}
+	s := liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), cal: true, from: start, to: end}
 	s.meta.Exact = true
 	if w.opened {
 		s.totals, s.sum = w.totals, w.sum
@@ -382,16 +383,36 @@ type liveState struct {
 	minSum   map[int64]uint64 // each open minute's total count, kept from the touches
 	bits     bitset           // scratch of rebuild: the items the overlay changes
 	heap     []idCount        // scratch of rebuild
+	// The items in some cache (an exact window's C, a sketch window's candidates) have a row:
+	// an index into each cache's ents, -1 where not in it. member marks them, so that the
+	// others cost no map lookup, and one lookup serves every window.
+	member bitset
+	rec    []int32  // item -> row, -1 if none (valid where member is set)
+	cells  []cell   // nw a row: the item in each cache, side by side (one cache line for the counts)
+	rowN   []int32  // per row: the caches holding its item; -1 for a free row
+	rowID  []uint32 // per row: its item
+	free   []int32  // free rows
+	unheld []int32  // rows whose count fell to 0 in this call, freed at its end
+	nw     int
+	// bound holds, for each item and exact window (column gcol of its cache), an upper bound
+	// of the item's live count while it is not in C (maxBound: none known), so that an item
+	// with a few events far under the floor costs no lookup of its totals.
+	bound  []uint16
+	nBound int
 	// What the caches did, for tests and benchmarks: lists rebuilt from scratch (breaches of
 	// them because C ran short of the floor), buckets expired into a cache, scans resolving
 	// upper bounds, floors raised.
 	rebuilds, breaches, expiries, resolves, raises int
+	// The items touched, and those of them in some cache, over all calls.
+	nDistinct, nMember int
 }
 
 // touchAgg is what one item's events since the last call add up to.
 type touchAgg struct {
-	open uint64 // the counts of its events in open minutes
-	late bool   // one of them was late
+	open     uint64 // the counts of its events in open minutes
+	mlo, mhi int64  // the least and greatest of their minutes
+	late     bool   // one of them was late
+	row      int32  // its row, -1 if none (yet)
 }
 
 // liveCache is one window's live list and what it is made of (see above). A sketch window's
@@ -406,24 +427,27 @@ type liveCache struct {
 	ws        int64 // exact sliding: buckets starting before ws are subtracted from C
 	spec      liveSpec
 	floor     uint64
-	at        map[uint32]int32 // item -> index in ents
-	ents      []centry
-	free      []int32 // unused indexes in ents
-	top       []int32 // the list, best first: indexes in ents
+	top       []int32 // the list, best first: rows
 	dirty     bool    // an item of the list fell or left: rank C again
-	changed   []int32 // entries that rose since the last ranking
+	changed   []int32 // rows that rose since the last ranking
 	bsum      map[*frozen]uint64
+	ls        *liveState
+	gcol      int // exact: its column in ls.bound; -1 for a sketch window
+	wi        int // its column in ls.cells
+	n         int // items in C
 }
 
-// centry is an item of C.
-type centry struct {
-	id      uint32
-	used    bool
-	inTop   bool
-	inexact bool   // exact: v is an upper bound (the expiring buckets not looked up)
+// cell is an item of C (one row of ls.cells, one column).
+type cell struct {
 	v       uint64 // the live count (an estimate in a sketch window)
 	e       uint64 // sketch: the estimate without the expiring buckets
+	used    bool
+	inTop   bool
+	inexact bool // exact: v is an upper bound (the expiring buckets not looked up)
 }
+
+// ent is the cache's cell of row j.
+func (c *liveCache) ent(j int32) *cell { return &c.ls.cells[int(j)*c.ls.nw+c.wi] }
 
 // LiveAll returns Live of every window, in configuration order, with the work of each call
 // proportional to the events counted since the previous one (see above). The lists are those
@@ -439,9 +463,10 @@ func (p *Partition) LiveAll() []List {
 		return out
 	}
 	if p.live == nil {
-		p.live = &liveState{caches: make([]liveCache, len(p.wins)), marked: map[uint32]int32{}}
+		p.live = newLiveState(p)
 	}
 	ls := p.live
+	ls.grow(len(p.in.strs))
 	ov := p.overlay()
 	clear(ls.marked)
 	ls.distinct, ls.aggs = ls.distinct[:0], ls.aggs[:0]
@@ -451,15 +476,26 @@ func (p *Partition) LiveAll() []List {
 			i = int32(len(ls.distinct))
 			ls.marked[t.id] = i
 			ls.distinct = append(ls.distinct, t.id)
-			ls.aggs = append(ls.aggs, touchAgg{})
+			ls.aggs = append(ls.aggs, touchAgg{row: ls.rowOf(t.id)})
 		}
-		if t.late {
-			ls.aggs[i].late = true
-		} else {
-			ls.aggs[i].open += uint64(t.c)
+		a := &ls.aggs[i]
+		switch {
+		case t.late:
+			a.late = true
+		case a.open == 0:
+			a.open, a.mlo, a.mhi = uint64(t.c), t.m, t.m
+		default:
+			a.open += uint64(t.c)
+			a.mlo, a.mhi = min(a.mlo, t.m), max(a.mhi, t.m)
 		}
 	}
 	ls.openSums(p)
+	ls.nDistinct += len(ls.distinct)
+	for i := range ls.aggs {
+		if ls.aggs[i].row >= 0 {
+			ls.nMember++
+		}
+	}
 	r := &liveRound{p: p, distinct: ls.distinct, aggs: map[[2]int64]*openAgg{}}
 	for i, w := range p.wins {
 		if dw, ok := w.(decayedWindow); ok {
@@ -475,7 +511,75 @@ func (p *Partition) LiveAll() []List {
 		}
 	}
 	ls.touches, ls.overflow = ls.touches[:0], false
+	for _, r := range ls.unheld {
+		if ls.rowN[r] == 0 {
+			id := ls.rowID[r]
+			ls.rec[id] = -1
+			ls.member[id>>6] &^= 1 << (id & 63)
+			ls.rowN[r] = -1
+			ls.free = append(ls.free, r)
+		}
+	}
+	ls.unheld = ls.unheld[:0]
 	return out
+}
+
+// rowOf is an item's row, -1 if none.
+func (ls *liveState) rowOf(id uint32) int32 {
+	if !ls.member.has(id) {
+		return -1
+	}
+	return ls.rec[id]
+}
+
+// rowFor is the row of the i-th touched item, found once per call.
+func (ls *liveState) rowFor(i int) int32 {
+	a := &ls.aggs[i]
+	if a.row < 0 {
+		a.row = ls.rowOf(ls.distinct[i])
+	}
+	return a.row
+}
+
+// find is the row of the i-th touched item, if in C.
+func (c *liveCache) find(i int) (int32, bool) {
+	r := c.ls.rowFor(i)
+	return r, r >= 0 && c.ent(r).used
+}
+
+func newLiveState(p *Partition) *liveState {
+	ls := &liveState{caches: make([]liveCache, len(p.wins)), marked: map[uint32]int32{}, nw: len(p.wins)}
+	for i, w := range p.wins {
+		c := &ls.caches[i]
+		c.ls, c.gcol, c.wi = ls, -1, i
+		switch w.(type) {
+		case *exactSliding, *exactCalendar, *exactAll:
+			c.gcol = ls.nBound
+			ls.nBound++
+		}
+	}
+	return ls
+}
+
+// grow makes room in member and bound for n item handles (the new ones' bound is 0: an item
+// new since the last call has counted only the events since).
+func (ls *liveState) grow(n int) {
+	if w := (n + 63) / 64; w > len(ls.member) {
+		ls.member = append(ls.member, make(bitset, w-len(ls.member))...)
+	}
+	for len(ls.rec) < n {
+		ls.rec = append(ls.rec, -1)
+	}
+	if m := n * ls.nBound; m > len(ls.bound) {
+		ls.bound = append(ls.bound, make([]uint16, m-len(ls.bound))...)
+	}
+}
+
+const maxBound = math.MaxUint16
+
+// setBound records an upper bound of an item's live count in the exact window of column col.
+func (ls *liveState) setBound(id uint32, col int, v uint64) {
+	ls.bound[int(id)*ls.nBound+col] = uint16(min(v, maxBound))
 }
 
 // openSums brings minSum to the open minutes: closed ones leave, the touches add.
@@ -522,8 +626,10 @@ type liveRound struct {
 
 type openAgg struct {
 	o      map[uint32]int64 // every open item's count; built on the first rebuild that needs it
-	counts []uint64         // the count of each of distinct; built on the first call that needs it
+	counts []uint64         // the count of each of distinct, noCount until looked up
 }
+
+const noCount = math.MaxUint64
 
 func (r *liveRound) agg(lo, hi int64) *openAgg {
 	k := [2]int64{lo, hi}
@@ -545,16 +651,19 @@ func (r *liveRound) open(lo, hi int64) map[uint32]int64 {
 	return a.o
 }
 
-// counts is the count in [lo, hi) of each item of r.distinct.
-func (r *liveRound) counts(lo, hi int64) []uint64 {
+// count is the count in [lo, hi) of the i-th item of r.distinct.
+func (r *liveRound) count(i int, lo, hi int64) uint64 {
 	a := r.agg(lo, hi)
 	if a.counts == nil {
 		a.counts = make([]uint64, len(r.distinct))
-		for i, id := range r.distinct {
-			a.counts[i] = r.p.openCount(id, lo, hi)
+		for k := range a.counts {
+			a.counts[k] = noCount
 		}
 	}
-	return a.counts
+	if a.counts[i] == noCount {
+		a.counts[i] = r.p.openCount(r.distinct[i], lo, hi)
+	}
+	return a.counts[i]
 }
 
 // fragile reports whether an exact sliding window's live counts change as a minute closes:
@@ -641,6 +750,18 @@ func (c *liveCache) rebuildExact(p *Partition, ls *liveState, spec liveSpec, r *
 		bits.set(id)
 	}
 	defer bits.reset(o, xs)
+	// Every item's bound is its live count now.
+	for id := range len(p.in.strs) {
+		ls.setBound(uint32(id), c.gcol, at(spec.totals, uint32(id)))
+	}
+	for id, oc := range o {
+		ls.setBound(id, c.gcol, uint64(max(int64(at(spec.totals, id))+oc-int64(xs[id]), 0)))
+	}
+	for id, x := range xs {
+		if _, ok := o[id]; !ok {
+			ls.setBound(id, c.gcol, uint64(max(int64(at(spec.totals, id))-int64(x), 0)))
+		}
+	}
 	each := func(fn func(id uint32, v uint64)) {
 		for id, t := range spec.totals {
 			if t != 0 && !bits.has(uint32(id)) {
@@ -748,9 +869,10 @@ func (c *liveCache) expire(ls *liveState, spec *liveSpec) {
 		var s uint64
 		f.each(func(id uint32, n uint64) {
 			s += n
-			if j, ok := c.at[id]; ok {
-				e := &c.ents[j]
-				c.update(j, e.v-min(n, e.v), e.inexact)
+			if j := c.ls.rowOf(id); j >= 0 {
+				if e := c.ent(j); e.used {
+					c.update(j, e.v-min(n, e.v), e.inexact)
+				}
 			}
 		})
 		c.bsum[f] = s
@@ -773,27 +895,32 @@ func (c *liveCache) applyExact(p *Partition, ls *liveState, spec *liveSpec, r *l
 			}
 		}
 	}
-	var counts []uint64
 	for i, id := range ls.distinct {
 		a := &ls.aggs[i]
-		j, in := c.at[id]
-		if in && !noX && !a.late {
-			// Its open events raise it; its count in the expiring buckets is unchanged.
-			if a.open > 0 {
-				e := &c.ents[j]
-				c.update(j, e.v+a.open, e.inexact)
+		j, in := c.find(i)
+		if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+			// Its open events (all in the period, for a calendar window) raise it by their
+			// counts: its totals and expiring counts are as they were.
+			if in {
+				if a.open > 0 {
+					e := c.ent(j)
+					c.update(j, e.v+a.open, e.inexact)
+				}
+				continue
 			}
-			continue
+			if b := uint64(ls.bound[int(id)*ls.nBound+c.gcol]); b != maxBound && b+a.open <= c.floor {
+				ls.setBound(id, c.gcol, b+a.open)
+				continue
+			}
 		}
-		if counts == nil {
-			counts = r.counts(spec.lo, spec.hi)
-		}
-		v := at(spec.totals, id) + counts[i]
+		v := at(spec.totals, id) + r.count(i, spec.lo, spec.hi)
 		switch {
 		case in:
 			c.update(j, v, !noX)
 		case v > c.floor:
 			c.put(id, v, !noX)
+		default:
+			ls.setBound(id, c.gcol, v)
 		}
 	}
 }
@@ -803,8 +930,8 @@ func (c *liveCache) applyExact(p *Partition, ls *liveState, spec *liveSpec, r *l
 func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
 	need := map[uint32]int32{}
 	for _, j := range c.top {
-		if e := &c.ents[j]; e.inexact {
-			need[e.id] = j
+		if c.ent(j).inexact {
+			need[c.ls.rowID[j]] = j
 		}
 	}
 	if len(need) == 0 {
@@ -835,24 +962,24 @@ func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
 // count (below the list's last), dropping the items under it.
 func (c *liveCache) raise(p *Partition, ls *liveState) {
 	n := p.mk()
-	if len(c.at) <= liveCap*n || len(c.top) < n {
+	if c.n <= liveCap*n || len(c.top) < n {
 		return
 	}
-	vs := make([]uint64, 0, len(c.at))
-	for _, e := range c.ents {
-		if e.used {
+	vs := make([]uint64, 0, c.n)
+	for j := range c.ls.rowN {
+		if e := c.ent(int32(j)); e.used {
 			vs = append(vs, e.v)
 		}
 	}
 	slices.SortFunc(vs, cmpDesc)
-	f := min(vs[liveSlack*n-1], c.ents[c.top[n-1]].v-1)
+	f := min(vs[liveSlack*n-1], c.ent(c.top[n-1]).v-1)
 	if f <= c.floor {
 		return
 	}
 	ls.raises++
 	c.floor = f
-	for j := range c.ents {
-		if e := &c.ents[j]; e.used && e.v <= f {
+	for j := range c.ls.rowN {
+		if e := c.ent(int32(j)); e.used && e.v <= f {
 			c.del(int32(j))
 		}
 	}
@@ -867,20 +994,19 @@ func (c *liveCache) sketchList(p *Partition, ls *liveState, spec liveSpec, ov *o
 		for id := range spec.cands.set {
 			e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
 			j := c.put(id, e+p.openCount(id, spec.lo, spec.hi), false)
-			c.ents[j].e = e
+			c.ent(j).e = e
 		}
-	} else if len(ls.distinct) > 0 {
-		counts := r.counts(spec.lo, spec.hi)
+	} else {
 		for i, id := range ls.distinct {
-			j, ok := c.at[id]
+			j, ok := c.find(i)
 			if !ok {
 				continue
 			}
-			e := &c.ents[j]
+			e := c.ent(j)
 			if ls.aggs[i].late { // the sketch has it now
 				e.e = spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
 			}
-			c.set(j, e.e+counts[i])
+			c.set(j, e.e+r.count(i, spec.lo, spec.hi))
 		}
 	}
 	c.gen, c.upTo, c.spec = p.gen, ov.upTo, spec
@@ -908,32 +1034,43 @@ func sameExpiry(a, b *liveSpec) bool {
 // reset empties the cache for a rebuild.
 func (c *liveCache) reset(spec liveSpec) {
 	c.built, c.spec, c.floor, c.dirty = true, spec, 0, true
-	if c.at == nil {
-		c.at = map[uint32]int32{}
-	} else {
-		clear(c.at)
+	if c.n > 0 {
+		for j := range c.ls.rowN {
+			if c.ent(int32(j)).used {
+				c.unhold(int32(j))
+			}
+		}
 	}
+	c.n = 0
 	c.bsum = map[*frozen]uint64{}
-	c.ents, c.free, c.top, c.changed = c.ents[:0], c.free[:0], c.top[:0], c.changed[:0]
+	c.top, c.changed = c.top[:0], c.changed[:0]
 	c.ws, c.start = spec.ws, spec.meta.Start
 }
 
 // put adds an item to C (or sets it) and returns its index.
 func (c *liveCache) put(id uint32, v uint64, inexact bool) int32 {
-	if j, ok := c.at[id]; ok {
-		c.set(j, v)
-		c.ents[j].inexact = inexact
-		return j
+	ls := c.ls
+	r := ls.rowOf(id)
+	if r < 0 {
+		if n := len(ls.free); n > 0 {
+			r, ls.free = ls.free[n-1], ls.free[:n-1]
+		} else {
+			r = int32(len(ls.rowN))
+			ls.rowN, ls.rowID = append(ls.rowN, 0), append(ls.rowID, 0)
+			ls.cells = append(ls.cells, make([]cell, ls.nw)...)
+		}
+		ls.rec[id], ls.rowN[r], ls.rowID[r] = r, 0, id
+		ls.member.set(id)
 	}
-	var j int32
-	if n := len(c.free); n > 0 {
-		j, c.free = c.free[n-1], c.free[:n-1]
-	} else {
-		j = int32(len(c.ents))
-		c.ents = append(c.ents, centry{})
+	if e := c.ent(r); e.used {
+		c.set(r, v)
+		e.inexact = inexact
+		return r
 	}
-	c.ents[j] = centry{id: id, used: true, v: v, inexact: inexact}
-	c.at[id] = j
+	*c.ent(r) = cell{used: true, v: v, inexact: inexact}
+	ls.rowN[r]++
+	c.n++
+	j := r
 	c.changed = append(c.changed, j)
 	return j
 }
@@ -941,7 +1078,7 @@ func (c *liveCache) put(id uint32, v uint64, inexact bool) int32 {
 // set changes entry j's count: a rise is merged into the list at the next ranking, a fall
 // of an item in the list makes it rank C again.
 func (c *liveCache) set(j int32, v uint64) {
-	e := &c.ents[j]
+	e := c.ent(j)
 	switch {
 	case v > e.v:
 		c.changed = append(c.changed, j)
@@ -954,30 +1091,43 @@ func (c *liveCache) set(j int32, v uint64) {
 // update sets an exact window's entry, dropping it from C at the floor or under.
 func (c *liveCache) update(j int32, v uint64, inexact bool) {
 	if v <= c.floor {
+		c.ent(j).v = v
 		c.del(j)
 		return
 	}
 	c.set(j, v)
-	c.ents[j].inexact = inexact
+	c.ent(j).inexact = inexact
 }
 
+// del drops an item from C, keeping its count as its bound (an exact window's).
 func (c *liveCache) del(j int32) {
-	e := &c.ents[j]
+	e := c.ent(j)
 	if e.inTop {
 		c.dirty = true
 	}
-	delete(c.at, e.id)
-	*e = centry{}
-	c.free = append(c.free, j)
+	if c.gcol >= 0 {
+		c.ls.setBound(c.ls.rowID[j], c.gcol, e.v)
+	}
+	c.unhold(j)
+	c.n--
+}
+
+// unhold takes row j out of the cache.
+func (c *liveCache) unhold(j int32) {
+	ls := c.ls
+	*c.ent(j) = cell{}
+	if ls.rowN[j]--; ls.rowN[j] == 0 {
+		ls.unheld = append(ls.unheld, j)
+	}
 }
 
 // before reports whether entry a ranks before entry b: count descending, then item.
 func (c *liveCache) before(p *Partition, a, b int32) bool {
-	x, y := &c.ents[a], &c.ents[b]
+	x, y := c.ent(a), c.ent(b)
 	if x.v != y.v {
 		return x.v > y.v
 	}
-	return p.in.strs[x.id] < p.in.strs[y.id]
+	return p.in.strs[c.ls.rowID[a]] < p.in.strs[c.ls.rowID[b]]
 }
 
 // rank brings the list up to date: the best n of C with a count above zero. Risen entries
@@ -987,11 +1137,11 @@ func (c *liveCache) rank(p *Partition) {
 	n := p.mk()
 	if c.dirty {
 		for _, j := range c.top {
-			c.ents[j].inTop = false
+			c.ent(j).inTop = false
 		}
 		h := c.top[:0] // the best n so far, the worst at the root
-		for j := range c.ents {
-			e := &c.ents[j]
+		for j := range c.ls.rowN {
+			e := c.ent(int32(j))
 			if !e.used || e.v == 0 {
 				continue
 			}
@@ -1028,7 +1178,7 @@ func (c *liveCache) rank(p *Partition) {
 			return 1
 		})
 		for _, j := range h {
-			c.ents[j].inTop = true
+			c.ent(j).inTop = true
 		}
 		c.top, c.dirty, c.changed = h, false, c.changed[:0]
 		return
@@ -1045,7 +1195,7 @@ func (c *liveCache) rank(p *Partition) {
 		}
 	}
 	for _, j := range c.changed {
-		e := &c.ents[j]
+		e := c.ent(j)
 		if !e.used || e.inTop || e.v == 0 || (len(top) == n && !c.before(p, j, top[n-1])) {
 			continue
 		}
@@ -1055,7 +1205,7 @@ func (c *liveCache) rank(p *Partition) {
 			top[k], top[k-1] = top[k-1], top[k]
 		}
 		if len(top) > n {
-			c.ents[top[n]].inTop = false
+			c.ent(top[n]).inTop = false
 			top = top[:n]
 		}
 	}
@@ -1069,8 +1219,7 @@ func (c *liveCache) items(p *Partition) []topk.Entry {
 	}
 	out := make([]topk.Entry, len(c.top))
 	for i, j := range c.top {
-		e := &c.ents[j]
-		out[i] = topk.Entry{Item: p.in.strs[e.id], Count: e.v}
+		out[i] = topk.Entry{Item: p.in.strs[c.ls.rowID[j]], Count: c.ent(j).v}
 	}
 	return out
 }
