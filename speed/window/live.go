@@ -314,7 +314,7 @@ func (w *sketchSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 
 func (w *sketchCalendar) liveSpec(p *Partition, ov *overlay) liveSpec {
 	start, end := p.livePeriod(w.cfg.Span, w.opened, w.pstart)
-	return liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), sk: w.sk, cands: &w.cands, cal: true}
+	return liveSpec{meta: calendarMeta(w.cfg.Name, start, end, ov), lo: max(start, p.asOf), hi: min(end, ov.upTo), sk: w.sk, cands: &w.cands, cal: true, from: start, to: end}
 }
 
 func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
@@ -377,10 +377,12 @@ type liveState struct {
 	touches  []touch
 	overflow bool
 	caches   []liveCache
-	marked   map[uint32]int32 // scratch: the items touched since the last call, index in distinct
-	distinct []uint32         // scratch: the same, in first-touch order
+	sorted   []touch          // scratch of sortTouches
+	distinct []uint32         // scratch: the items touched since the last call, in order
 	aggs     []touchAgg       // scratch: their events, by index in distinct
 	minSum   map[int64]uint64 // each open minute's total count, kept from the touches
+	apply    []*liveCache     // scratch: the caches taking the touches in
+	sink     uint64           // gather's loads land here
 	bits     bitset           // scratch of rebuild: the items the overlay changes
 	heap     []idCount        // scratch of rebuild
 	// The items in some cache (an exact window's C, a sketch window's candidates) have a row:
@@ -427,14 +429,17 @@ type liveCache struct {
 	ws        int64 // exact sliding: buckets starting before ws are subtracted from C
 	spec      liveSpec
 	floor     uint64
-	top       []int32 // the list, best first: rows
-	dirty     bool    // an item of the list fell or left: rank C again
-	changed   []int32 // rows that rose since the last ranking
+	top       []topEnt // the list, best first
+	heap      []int32  // scratch of rank
+	pos       []int32  // row -> index in top, valid while its cell is inTop
+	dirty     bool     // an item of the list fell or left: rank C again
+	changed   []int32  // rows that rose since the last ranking
 	bsum      map[*frozen]uint64
 	ls        *liveState
-	gcol      int // exact: its column in ls.bound; -1 for a sketch window
-	wi        int // its column in ls.cells
-	n         int // items in C
+	gcol      int  // exact: its column in ls.bound; -1 for a sketch window
+	wi        int  // its column in ls.cells
+	noX       bool // exact: no bucket expiring
+	n         int  // items in C
 }
 
 // cell is an item of C (one row of ls.cells, one column).
@@ -445,6 +450,16 @@ type cell struct {
 	inTop   bool
 	inexact bool // exact: v is an upper bound (the expiring buckets not looked up)
 }
+
+// topEnt is an item of a list: its row, count and name (ranking and copying the list out
+// read no row).
+type topEnt struct {
+	row  int32
+	v    uint64
+	item string
+}
+
+func (x *topEnt) before(y *topEnt) bool { return x.v > y.v || (x.v == y.v && x.item < y.item) }
 
 // ent is the cache's cell of row j.
 func (c *liveCache) ent(j int32) *cell { return &c.ls.cells[int(j)*c.ls.nw+c.wi] }
@@ -468,17 +483,16 @@ func (p *Partition) LiveAll() []List {
 	ls := p.live
 	ls.grow(len(p.in.strs))
 	ov := p.overlay()
-	clear(ls.marked)
+	// The touched items, each once: the touches sorted by item (a radix sort: no map, and
+	// the items' rows and bounds are then read in address order).
+	ls.touches = ls.sortTouches(ls.touches, len(p.in.strs))
 	ls.distinct, ls.aggs = ls.distinct[:0], ls.aggs[:0]
-	for _, t := range ls.touches {
-		i, ok := ls.marked[t.id]
-		if !ok {
-			i = int32(len(ls.distinct))
-			ls.marked[t.id] = i
+	for k, t := range ls.touches {
+		if k == 0 || t.id != ls.touches[k-1].id {
 			ls.distinct = append(ls.distinct, t.id)
-			ls.aggs = append(ls.aggs, touchAgg{row: ls.rowOf(t.id)})
+			ls.aggs = append(ls.aggs, touchAgg{row: -1})
 		}
-		a := &ls.aggs[i]
+		a := &ls.aggs[len(ls.aggs)-1]
 		switch {
 		case t.late:
 			a.late = true
@@ -490,6 +504,7 @@ func (p *Partition) LiveAll() []List {
 		}
 	}
 	ls.openSums(p)
+	ls.gather()
 	ls.nDistinct += len(ls.distinct)
 	for i := range ls.aggs {
 		if ls.aggs[i].row >= 0 {
@@ -497,6 +512,10 @@ func (p *Partition) LiveAll() []List {
 		}
 	}
 	r := &liveRound{p: p, distinct: ls.distinct, aggs: map[[2]int64]*openAgg{}}
+	// Each cache is rebuilt or brought to the touches' eve (expiring buckets), then the
+	// touched items are taken in, item by item across the caches (an item's row is read
+	// once), then each list is ranked.
+	apply := ls.apply[:0]
 	for i, w := range p.wins {
 		if dw, ok := w.(decayedWindow); ok {
 			out[i] = dw.liveAll(p, &ov, ls.touches, ls.distinct, ls.overflow)
@@ -504,10 +523,34 @@ func (p *Partition) LiveAll() []List {
 		}
 		c := &ls.caches[i]
 		spec := w.liveSpec(p, &ov)
+		var ok bool
 		if spec.exact() {
-			out[i] = c.exactList(p, ls, spec, r)
+			ok = c.exactPrepare(p, ls, spec, r)
 		} else {
-			out[i] = c.sketchList(p, ls, spec, &ov, r)
+			ok = c.sketchPrepare(p, ls, spec, &ov)
+		}
+		if ok && len(ls.distinct) > 0 {
+			apply = append(apply, c)
+		}
+	}
+	ls.apply = apply
+	for i := range ls.distinct {
+		for _, c := range apply {
+			if c.gcol >= 0 {
+				c.applyExact(p, ls, r, i)
+			} else {
+				c.applySketch(p, ls, r, i)
+			}
+		}
+	}
+	for i, w := range p.wins {
+		if _, ok := w.(decayedWindow); ok {
+			continue
+		}
+		if c := &ls.caches[i]; c.gcol >= 0 {
+			out[i] = c.exactList(p, ls, r)
+		} else {
+			out[i] = c.sketchList(p, ls)
 		}
 	}
 	ls.touches, ls.overflow = ls.touches[:0], false
@@ -522,6 +565,29 @@ func (p *Partition) LiveAll() []List {
 	}
 	ls.unheld = ls.unheld[:0]
 	return out
+}
+
+// gather finds the touched items' rows and brings their rows and bounds into the cache in
+// loops of independent loads, which the processor overlaps (one item after another, each
+// would wait for its own misses).
+func (ls *liveState) gather() {
+	for i, id := range ls.distinct {
+		if ls.member.has(id) {
+			ls.aggs[i].row = ls.rec[id]
+		}
+	}
+	var sink uint64
+	nb := ls.nBound
+	for i, id := range ls.distinct {
+		if r := ls.aggs[i].row; r >= 0 {
+			for k := int(r) * ls.nw; k < int(r+1)*ls.nw; k += 2 { // a cell is 24 bytes
+				sink += ls.cells[k].v
+			}
+		} else if nb > 0 {
+			sink += uint64(ls.bound[int(id)*nb])
+		}
+	}
+	ls.sink = sink
 }
 
 // rowOf is an item's row, -1 if none.
@@ -548,7 +614,7 @@ func (c *liveCache) find(i int) (int32, bool) {
 }
 
 func newLiveState(p *Partition) *liveState {
-	ls := &liveState{caches: make([]liveCache, len(p.wins)), marked: map[uint32]int32{}, nw: len(p.wins)}
+	ls := &liveState{caches: make([]liveCache, len(p.wins)), nw: len(p.wins)}
 	for i, w := range p.wins {
 		c := &ls.caches[i]
 		c.ls, c.gcol, c.wi = ls, -1, i
@@ -598,11 +664,53 @@ func (ls *liveState) openSums(p *Partition) {
 			delete(ls.minSum, m)
 		}
 	}
+	m, sum := int64(noMinute), uint64(0)
 	for _, t := range ls.touches {
-		if !t.late && t.m >= p.asOf {
-			ls.minSum[t.m] += uint64(t.c)
+		if t.late || t.m < p.asOf {
+			continue
 		}
+		if t.m != m {
+			if sum > 0 {
+				ls.minSum[m] += sum
+			}
+			m, sum = t.m, 0
+		}
+		sum += uint64(t.c)
 	}
+	if sum > 0 {
+		ls.minSum[m] += sum
+	}
+}
+
+// sortTouches sorts ts by item, stably (a radix sort of 11 bits a pass on handles under n),
+// and returns the sorted slice (ts or the scratch, the other becoming the scratch).
+func (ls *liveState) sortTouches(ts []touch, n int) []touch {
+	if len(ts) < 2 {
+		return ts
+	}
+	var cnt [1 << 11]int
+	for shift := 0; n > 1<<shift; shift += 11 {
+		if cap(ls.sorted) < len(ts) {
+			ls.sorted = make([]touch, len(ts))
+		}
+		out := ls.sorted[:len(ts)]
+		clear(cnt[:])
+		for _, t := range ts {
+			cnt[(t.id>>shift)&(1<<11-1)]++
+		}
+		pos := 0
+		for d, c := range cnt {
+			cnt[d] = pos
+			pos += c
+		}
+		for _, t := range ts {
+			d := (t.id >> shift) & (1<<11 - 1)
+			out[cnt[d]] = t
+			cnt[d]++
+		}
+		ls.sorted, ts = ts, out
+	}
+	return ts
 }
 
 // oSum is the sum of the open minutes' counts in [lo, hi).
@@ -675,18 +783,40 @@ func fragile(p *Partition, spec *liveSpec) bool {
 }
 
 // exactList is an exact window's live list.
-func (c *liveCache) exactList(p *Partition, ls *liveState, spec liveSpec, r *liveRound) List {
+// exactPrepare rebuilds an exact window's cache or subtracts the buckets that started
+// expiring since the last call; it reports whether the touches are to be taken in.
+func (c *liveCache) exactPrepare(p *Partition, ls *liveState, spec liveSpec, r *liveRound) bool {
 	fr := fragile(p, &spec)
-	switch {
-	case !c.built || ls.overflow || fr || c.fragile,
-		spec.cal && (!spec.meta.Start.Equal(c.start) || c.calOpened != (spec.totals != nil)),
-		spec.sliding && spec.sws > c.ws: // the state dropped buckets never subtracted here
+	rebuild := !c.built || ls.overflow || fr || c.fragile ||
+		spec.cal && (!spec.meta.Start.Equal(c.start) || c.calOpened != (spec.totals != nil)) ||
+		spec.sliding && spec.sws > c.ws // the state dropped buckets never subtracted here
+	c.fragile, c.calOpened = fr, spec.totals != nil
+	if rebuild {
 		c.rebuildExact(p, ls, spec, r)
-	default:
-		c.expire(ls, &spec)
-		c.applyExact(p, ls, &spec, r)
+		return false
 	}
-	c.spec, c.fragile, c.calOpened = spec, fr, spec.totals != nil
+	c.spec = spec
+	c.expire(ls, &c.spec)
+	c.noX = len(spec.expiring) == 0 && spec.partial == nil
+	if !c.noX && len(c.bsum) > 0 {
+		// A late event in an expiring bucket changes its sum.
+		for _, t := range ls.touches {
+			if !t.late {
+				continue
+			}
+			for f := range c.bsum {
+				if t.m >= f.start && t.m < f.start+max(spec.b, 1) {
+					delete(c.bsum, f)
+				}
+			}
+		}
+	}
+	return true
+}
+
+// exactList is an exact window's live list, once the touches are in.
+func (c *liveCache) exactList(p *Partition, ls *liveState, r *liveRound) List {
+	spec := c.spec
 	c.rank(p)
 	for c.resolve(p, ls, &spec) {
 		c.rank(p)
@@ -880,48 +1010,35 @@ func (c *liveCache) expire(ls *liveState, spec *liveSpec) {
 	c.ws = spec.ws
 }
 
-// applyExact takes the events since the last call into an exact window's C.
-func (c *liveCache) applyExact(p *Partition, ls *liveState, spec *liveSpec, r *liveRound) {
-	noX := len(spec.expiring) == 0 && spec.partial == nil
-	if !noX && len(c.bsum) > 0 {
-		for _, t := range ls.touches {
-			if !t.late {
-				continue
+// applyExact takes the events of the i-th touched item since the last call into an exact
+// window's C.
+func (c *liveCache) applyExact(p *Partition, ls *liveState, r *liveRound, i int) {
+	spec, noX := &c.spec, c.noX
+	id, a := ls.distinct[i], &ls.aggs[i]
+	j, in := c.find(i)
+	if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+		// Its open events (all in the period, for a calendar window) raise it by their
+		// counts: its totals and expiring counts are as they were.
+		if in {
+			if a.open > 0 {
+				e := c.ent(j)
+				c.update(j, e.v+a.open, e.inexact)
 			}
-			for f := range c.bsum {
-				if t.m >= f.start && t.m < f.start+max(spec.b, 1) {
-					delete(c.bsum, f)
-				}
-			}
+			return
+		}
+		if b := uint64(ls.bound[int(id)*ls.nBound+c.gcol]); b != maxBound && b+a.open <= c.floor {
+			ls.setBound(id, c.gcol, b+a.open)
+			return
 		}
 	}
-	for i, id := range ls.distinct {
-		a := &ls.aggs[i]
-		j, in := c.find(i)
-		if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
-			// Its open events (all in the period, for a calendar window) raise it by their
-			// counts: its totals and expiring counts are as they were.
-			if in {
-				if a.open > 0 {
-					e := c.ent(j)
-					c.update(j, e.v+a.open, e.inexact)
-				}
-				continue
-			}
-			if b := uint64(ls.bound[int(id)*ls.nBound+c.gcol]); b != maxBound && b+a.open <= c.floor {
-				ls.setBound(id, c.gcol, b+a.open)
-				continue
-			}
-		}
-		v := at(spec.totals, id) + r.count(i, spec.lo, spec.hi)
-		switch {
-		case in:
-			c.update(j, v, !noX)
-		case v > c.floor:
-			c.put(id, v, !noX)
-		default:
-			ls.setBound(id, c.gcol, v)
-		}
+	v := at(spec.totals, id) + r.count(i, spec.lo, spec.hi)
+	switch {
+	case in:
+		c.update(j, v, !noX)
+	case v > c.floor:
+		c.put(id, v, !noX)
+	default:
+		ls.setBound(id, c.gcol, v)
 	}
 }
 
@@ -929,9 +1046,9 @@ func (c *liveCache) applyExact(p *Partition, ls *liveState, spec *liveSpec, r *l
 // expiring buckets; it reports whether there were any.
 func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
 	need := map[uint32]int32{}
-	for _, j := range c.top {
-		if c.ent(j).inexact {
-			need[c.ls.rowID[j]] = j
+	for _, t := range c.top {
+		if c.ent(t.row).inexact {
+			need[c.ls.rowID[t.row]] = t.row
 		}
 	}
 	if len(need) == 0 {
@@ -972,7 +1089,7 @@ func (c *liveCache) raise(p *Partition, ls *liveState) {
 		}
 	}
 	slices.SortFunc(vs, cmpDesc)
-	f := min(vs[liveSlack*n-1], c.ent(c.top[n-1]).v-1)
+	f := min(vs[liveSlack*n-1], c.top[n-1].v-1)
 	if f <= c.floor {
 		return
 	}
@@ -986,30 +1103,46 @@ func (c *liveCache) raise(p *Partition, ls *liveState) {
 }
 
 // sketchList is a sketch window's live list.
-func (c *liveCache) sketchList(p *Partition, ls *liveState, spec liveSpec, ov *overlay, r *liveRound) List {
-	if !c.built || ls.overflow || c.gen != p.gen || (c.upTo != ov.upTo && !sameExpiry(&c.spec, &spec)) || spec.cands.epoch != c.epoch {
-		ls.rebuilds++
-		c.reset(spec)
-		c.epoch = spec.cands.epoch
-		for id := range spec.cands.set {
-			e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
-			j := c.put(id, e+p.openCount(id, spec.lo, spec.hi), false)
-			c.ent(j).e = e
-		}
-	} else {
-		for i, id := range ls.distinct {
-			j, ok := c.find(i)
-			if !ok {
-				continue
-			}
-			e := c.ent(j)
-			if ls.aggs[i].late { // the sketch has it now
-				e.e = spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
-			}
-			c.set(j, e.e+r.count(i, spec.lo, spec.hi))
-		}
+// sketchPrepare rebuilds a sketch window's cache if its candidates or their estimates
+// changed; it reports whether the touches are to be taken in.
+func (c *liveCache) sketchPrepare(p *Partition, ls *liveState, spec liveSpec, ov *overlay) bool {
+	rebuild := !c.built || ls.overflow || c.gen != p.gen || (c.upTo != ov.upTo && !sameExpiry(&c.spec, &spec)) || spec.cands.epoch != c.epoch
+	c.gen, c.upTo = p.gen, ov.upTo
+	if !rebuild {
+		c.spec = spec
+		return true
 	}
-	c.gen, c.upTo, c.spec = p.gen, ov.upTo, spec
+	ls.rebuilds++
+	c.reset(spec)
+	c.epoch = spec.cands.epoch
+	for id := range spec.cands.set {
+		e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
+		j := c.put(id, e+p.openCount(id, spec.lo, spec.hi), false)
+		c.ent(j).e = e
+	}
+	return false
+}
+
+// applySketch takes the events of the i-th touched item into a sketch window's cache.
+func (c *liveCache) applySketch(p *Partition, ls *liveState, r *liveRound, i int) {
+	j, ok := c.find(i)
+	if !ok {
+		return
+	}
+	e, a, spec := c.ent(j), &ls.aggs[i], &c.spec
+	if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+		c.set(j, e.v+a.open)
+		return
+	}
+	if a.late { // the sketch has it now
+		e.e = spec.sk.EstimateHashWithout(p.hash(ls.distinct[i]), spec.without...)
+	}
+	c.set(j, e.e+r.count(i, spec.lo, spec.hi))
+}
+
+// sketchList is a sketch window's live list, once the touches are in.
+func (c *liveCache) sketchList(p *Partition, ls *liveState) List {
+	spec := c.spec
 	c.rank(p)
 	l := spec.meta
 	var without uint64
@@ -1136,10 +1269,10 @@ func (c *liveCache) before(p *Partition, a, b int32) bool {
 func (c *liveCache) rank(p *Partition) {
 	n := p.mk()
 	if c.dirty {
-		for _, j := range c.top {
-			c.ent(j).inTop = false
+		for _, t := range c.top {
+			c.ent(t.row).inTop = false
 		}
-		h := c.top[:0] // the best n so far, the worst at the root
+		h := c.heap[:0] // the best n so far, the worst at the root
 		for j := range c.ls.rowN {
 			e := c.ent(int32(j))
 			if !e.used || e.v == 0 {
@@ -1171,45 +1304,71 @@ func (c *liveCache) rank(p *Partition) {
 				i = m
 			}
 		}
-		slices.SortFunc(h, func(a, b int32) int {
-			if c.before(p, a, b) {
+		c.heap = h
+		top := c.top[:0]
+		for _, j := range h {
+			c.ent(j).inTop = true
+			top = append(top, topEnt{j, c.ent(j).v, p.in.strs[c.ls.rowID[j]]})
+		}
+		slices.SortFunc(top, func(a, b topEnt) int {
+			if a.before(&b) {
 				return -1
 			}
 			return 1
 		})
-		for _, j := range h {
-			c.ent(j).inTop = true
-		}
-		c.top, c.dirty, c.changed = h, false, c.changed[:0]
+		c.top, c.dirty, c.changed = top, false, c.changed[:0]
+		c.place(0)
 		return
 	}
 	if len(c.changed) == 0 {
 		return
 	}
-	// The list's own items may have risen past each other: sort it again (nearly sorted),
-	// then its last is the bar a risen item outside it must pass.
+	// The list's own items that rose take their counts, and may have passed each other:
+	// sort it again (nearly sorted), then its last is the bar a risen item outside it must
+	// pass.
 	top := c.top
+	for _, j := range c.changed {
+		if e := c.ent(j); e.inTop {
+			top[c.pos[j]].v = e.v
+		}
+	}
 	for i := 1; i < len(top); i++ {
-		for k := i; k > 0 && c.before(p, top[k], top[k-1]); k-- {
+		for k := i; k > 0 && top[k].before(&top[k-1]); k-- {
 			top[k], top[k-1] = top[k-1], top[k]
 		}
 	}
 	for _, j := range c.changed {
 		e := c.ent(j)
-		if !e.used || e.inTop || e.v == 0 || (len(top) == n && !c.before(p, j, top[n-1])) {
+		if !e.used || e.inTop || e.v == 0 {
 			continue
 		}
+		t := topEnt{j, e.v, ""}
+		if len(top) == n && (t.v < top[n-1].v || t.v == top[n-1].v && p.in.strs[c.ls.rowID[j]] > top[n-1].item) {
+			continue
+		}
+		t.item = p.in.strs[c.ls.rowID[j]]
 		e.inTop = true
-		top = append(top, j)
-		for k := len(top) - 1; k > 0 && c.before(p, top[k], top[k-1]); k-- {
+		top = append(top, t)
+		for k := len(top) - 1; k > 0 && top[k].before(&top[k-1]); k-- {
 			top[k], top[k-1] = top[k-1], top[k]
 		}
 		if len(top) > n {
-			c.ent(top[n]).inTop = false
+			c.ent(top[n].row).inTop = false
 			top = top[:n]
 		}
 	}
 	c.top, c.changed = top, c.changed[:0]
+	c.place(0)
+}
+
+// place records the list's positions from index i on.
+func (c *liveCache) place(i int) {
+	if n := len(c.ls.rowN); len(c.pos) < n {
+		c.pos = append(c.pos, make([]int32, n-len(c.pos))...)
+	}
+	for ; i < len(c.top); i++ {
+		c.pos[c.top[i].row] = int32(i)
+	}
 }
 
 // items is the list as entries.
@@ -1218,8 +1377,8 @@ func (c *liveCache) items(p *Partition) []topk.Entry {
 		return nil
 	}
 	out := make([]topk.Entry, len(c.top))
-	for i, j := range c.top {
-		out[i] = topk.Entry{Item: p.in.strs[c.ls.rowID[j]], Count: c.ent(j).v}
+	for i, t := range c.top {
+		out[i] = topk.Entry{Item: t.item, Count: t.v}
 	}
 	return out
 }
