@@ -374,17 +374,19 @@ func (p *Partition) logTouch(id uint32, c uint64, m int64, late bool) {
 // liveState is LiveAll's memory: the events since its last call and one cache per window.
 // None of it is in a snapshot: it is rebuilt from the state.
 type liveState struct {
-	touches  []touch
-	overflow bool
-	caches   []liveCache
-	sorted   []touch          // scratch of sortTouches
-	distinct []uint32         // scratch: the items touched since the last call, in order
-	aggs     []touchAgg       // scratch: their events, by index in distinct
-	minSum   map[int64]uint64 // each open minute's total count, kept from the touches
-	apply    []*liveCache     // scratch: the caches taking the touches in
-	sink     uint64           // gather's loads land here
-	bits     bitset           // scratch of rebuild: the items the overlay changes
-	heap     []idCount        // scratch of rebuild
+	touches   []touch
+	overflow  bool
+	caches    []liveCache
+	sorted    []touch          // scratch of sortTouches
+	distinct  []uint32         // scratch: the items touched since the last call, in order
+	aggs      []touchAgg       // scratch: their events, by index in distinct
+	minSum    map[int64]uint64 // each open minute's total count, kept from the touches
+	apply     []*liveCache     // scratch: the caches taking the touches in
+	round     liveRound        // scratch: the call's
+	countBufs [][]uint64       // scratch of liveRound.count
+	sink      uint64           // gather's loads land here
+	bits      bitset           // scratch of rebuild: the items the overlay changes
+	heap      []idCount        // scratch of rebuild
 	// The items in some cache (an exact window's C, a sketch window's candidates) have a row:
 	// an index into each cache's ents, -1 where not in it. member marks them, so that the
 	// others cost no map lookup, and one lookup serves every window.
@@ -429,11 +431,12 @@ type liveCache struct {
 	ws        int64 // exact sliding: buckets starting before ws are subtracted from C
 	spec      liveSpec
 	floor     uint64
-	top       []topEnt // the list, best first
-	heap      []int32  // scratch of rank
-	pos       []int32  // row -> index in top, valid while its cell is inTop
-	dirty     bool     // an item of the list fell or left: rank C again
-	changed   []int32  // rows that rose since the last ranking
+	top       []topEnt     // the list, best first
+	heap      []int32      // scratch of rank
+	out       []topk.Entry // the last list's Items, reused by the next call
+	pos       []int32      // row -> index in top, valid while its cell is inTop
+	dirty     bool         // an item of the list fell or left: rank C again
+	changed   []int32      // rows that rose since the last ranking
 	bsum      map[*frozen]uint64
 	ls        *liveState
 	gcol      int  // exact: its column in ls.bound; -1 for a sketch window
@@ -468,7 +471,9 @@ func (c *liveCache) ent(j int32) *cell { return &c.ls.cells[int(j)*c.ls.nw+c.wi]
 // proportional to the events counted since the previous one (see above). The lists are those
 // Live gives for exact windows; a sketch window's estimates for candidates untouched since
 // the last closing are those of that moment (still upper bounds of the true counts, within
-// the window's bound).
+// the window's bound). The Items of an exact or sketch window's list are the partition's
+// memory until the next LiveAll call, which overwrites them: a caller keeping a list longer
+// (the worker encodes it at once) copies its Items.
 func (p *Partition) LiveAll() []List {
 	out := make([]List, len(p.wins))
 	if !p.started {
@@ -511,7 +516,17 @@ func (p *Partition) LiveAll() []List {
 			ls.nMember++
 		}
 	}
-	r := &liveRound{p: p, distinct: ls.distinct, aggs: map[[2]int64]*openAgg{}}
+	r := &ls.round
+	for _, a := range r.aggs {
+		if a.counts != nil {
+			ls.countBufs = append(ls.countBufs, a.counts)
+		}
+	}
+	if r.aggs == nil {
+		r.aggs = map[[2]int64]*openAgg{}
+	}
+	clear(r.aggs)
+	r.p, r.distinct = p, ls.distinct
 	// Each cache is rebuilt or brought to the touches' eve (expiring buckets), then the
 	// touched items are taken in, item by item across the caches (an item's row is read
 	// once), then each list is ranked.
@@ -744,6 +759,9 @@ func (r *liveRound) agg(lo, hi int64) *openAgg {
 	a := r.aggs[k]
 	if a == nil {
 		a = &openAgg{}
+		if n := len(r.p.live.countBufs); n > 0 {
+			a.counts, r.p.live.countBufs = r.p.live.countBufs[n-1][:0], r.p.live.countBufs[:n-1]
+		}
 		r.aggs[k] = a
 	}
 	return a
@@ -762,8 +780,8 @@ func (r *liveRound) open(lo, hi int64) map[uint32]int64 {
 // count is the count in [lo, hi) of the i-th item of r.distinct.
 func (r *liveRound) count(i int, lo, hi int64) uint64 {
 	a := r.agg(lo, hi)
-	if a.counts == nil {
-		a.counts = make([]uint64, len(r.distinct))
+	if len(a.counts) != len(r.distinct) {
+		a.counts = slices.Grow(a.counts[:0], len(r.distinct))[:len(r.distinct)]
 		for k := range a.counts {
 			a.counts[k] = noCount
 		}
@@ -983,7 +1001,7 @@ func cmpDesc(a, b uint64) int {
 // before its floor is raised.
 const (
 	liveSlack = 4
-	liveCap   = 32
+	liveCap   = 8
 )
 
 // expire subtracts the buckets that started expiring since the last call.
@@ -1376,7 +1394,12 @@ func (c *liveCache) items(p *Partition) []topk.Entry {
 	if len(c.top) == 0 {
 		return nil
 	}
-	out := make([]topk.Entry, len(c.top))
+	out := c.out[:0]
+	if cap(out) < len(c.top) {
+		out = make([]topk.Entry, len(c.top), max(len(c.top), p.mk()))
+	}
+	out = out[:len(c.top)]
+	c.out = out
 	for i, t := range c.top {
 		out[i] = topk.Entry{Item: t.item, Count: t.v}
 	}
