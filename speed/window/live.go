@@ -645,15 +645,25 @@ func newLiveState(p *Partition) *liveState {
 // grow makes room in member and bound for n item handles (the new ones' bound is 0: an item
 // new since the last call has counted only the events since).
 func (ls *liveState) grow(n int) {
-	if w := (n + 63) / 64; w > len(ls.member) {
-		ls.member = append(ls.member, make(bitset, w-len(ls.member))...)
+	ls.member = extend(ls.member, (n+63)/64, 0)
+	ls.rec = extend(ls.rec, n, -1)
+	ls.bound = extend(ls.bound, n*ls.nBound, 0)
+}
+
+// extend lengthens s to n, filling with v, doubling its capacity when it grows.
+func extend[T any](s []T, n int, v T) []T {
+	if n <= len(s) {
+		return s
 	}
-	for len(ls.rec) < n {
-		ls.rec = append(ls.rec, -1)
+	if n > cap(s) {
+		s = slices.Grow(s, max(n, 2*cap(s))-len(s))
 	}
-	if m := n * ls.nBound; m > len(ls.bound) {
-		ls.bound = append(ls.bound, make([]uint16, m-len(ls.bound))...)
+	k := len(s)
+	s = s[:n]
+	for i := k; i < n; i++ {
+		s[i] = v
 	}
+	return s
 }
 
 const maxBound = math.MaxUint16
