@@ -302,7 +302,7 @@ func (w *exactAll) liveSpec(p *Partition, ov *overlay) liveSpec {
 
 func (w *sketchSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	ws := w.start(ov.upTo)
-	s := liveSpec{meta: List{Window: w.cfg.Name, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, sk: w.running, cands: &w.cands}
+	s := liveSpec{meta: List{Window: w.cfg.Name, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, sk: w.running, cands: &w.cands, sws: w.start(p.asOf)}
 	for _, b := range w.buckets {
 		if b.start >= ws || ov.upTo == p.asOf {
 			break
@@ -420,7 +420,7 @@ type touchAgg struct {
 }
 
 // liveCache is one window's live list and what it is made of (see above). A sketch window's
-// C is its candidates, rebuilt at every closing (their estimates change) and epoch.
+// C is its candidates (sketchPrepare).
 type liveCache struct {
 	built     bool
 	gen, upTo int64  // sketch: the closings and the open minutes' reach at the rebuild
@@ -469,9 +469,11 @@ func (c *liveCache) ent(j int32) *cell { return &c.ls.cells[int(j)*c.ls.nw+c.wi]
 
 // LiveAll returns Live of every window, in configuration order, with the work of each call
 // proportional to the events counted since the previous one (see above). The lists are those
-// Live gives for exact windows; a sketch window's estimates for candidates untouched since
-// the last closing are those of that moment (still upper bounds of the true counts, within
-// the window's bound). The Items of an exact or sketch window's list are the partition's
+// Live gives for exact windows; a sketch window's estimate of a candidate is the one it had
+// when its cache was last rebuilt (a new epoch of candidates, a bucket expiring) or it was
+// last counted late, plus its open count then and its events since: never above Live's
+// (the closed minutes since added at least their count to the sketch), still an upper bound
+// of its true count within the window's bound. The Items of an exact or sketch window's list are the partition's
 // memory until the next LiveAll call, which overwrites them: a caller keeping a list longer
 // (the worker encodes it at once) copies its Items.
 func (p *Partition) LiveAll() []List {
@@ -1131,24 +1133,54 @@ func (c *liveCache) raise(p *Partition, ls *liveState) {
 }
 
 // sketchList is a sketch window's live list.
-// sketchPrepare rebuilds a sketch window's cache if its candidates or their estimates
-// changed; it reports whether the touches are to be taken in.
+// sketchPrepare rebuilds a sketch window's cache if its candidates were re-estimated or
+// dropped (a new epoch), its buckets expired or started expiring, or its period changed, and
+// otherwise adds the candidates new since (a closed minute's); it reports whether the
+// touches are to be taken in. A closed minute adds its items to the sketch: a candidate's
+// cached estimate plus its open count, which counted that minute, is still at least its
+// true count and at most the estimate Live gives (which went up by at least that minute's
+// count), so the cache holds across closings.
 func (c *liveCache) sketchPrepare(p *Partition, ls *liveState, spec liveSpec, ov *overlay) bool {
-	rebuild := !c.built || ls.overflow || c.gen != p.gen || (c.upTo != ov.upTo && !sameExpiry(&c.spec, &spec)) || spec.cands.epoch != c.epoch
-	c.gen, c.upTo = p.gen, ov.upTo
+	rebuild := !c.built || ls.overflow || spec.cands.epoch != c.epoch || spec.sws != c.ws ||
+		(c.upTo != ov.upTo && !slices.Equal(c.spec.without, spec.without)) ||
+		(spec.cal && !spec.meta.Start.Equal(c.start))
 	if !rebuild {
 		c.spec = spec
+		if c.gen != p.gen {
+			for id := range spec.cands.set {
+				if r := ls.rowOf(id); r < 0 || !c.ent(r).used {
+					// Its open count has the touches' events, which applySketch adds.
+					e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
+					j := c.put(id, e+p.openCount(id, spec.lo, spec.hi)-c.raiseOf(ls, id), false)
+					c.ent(j).e = e
+				}
+			}
+		}
+		c.gen, c.upTo, c.spec = p.gen, ov.upTo, spec
 		return true
 	}
 	ls.rebuilds++
 	c.reset(spec)
-	c.epoch = spec.cands.epoch
+	c.gen, c.upTo, c.epoch, c.ws = p.gen, ov.upTo, spec.cands.epoch, spec.sws
 	for id := range spec.cands.set {
 		e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
 		j := c.put(id, e+p.openCount(id, spec.lo, spec.hi), false)
 		c.ent(j).e = e
 	}
 	return false
+}
+
+// raiseOf is what applySketch will add to a candidate for its events since the last call.
+func (c *liveCache) raiseOf(ls *liveState, id uint32) uint64 {
+	i, ok := slices.BinarySearch(ls.distinct, id)
+	if !ok {
+		return 0
+	}
+	a, spec := &ls.aggs[i], &c.spec
+	if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+		return a.open
+	}
+	return 0
 }
 
 // applySketch takes the events of the i-th touched item into a sketch window's cache.
@@ -1183,13 +1215,6 @@ func (c *liveCache) sketchList(p *Partition, ls *liveState) List {
 	l.Items = c.items(p)
 	l.Tracked = p.liveTracked(&spec, nil)
 	return l
-}
-
-// sameExpiry reports whether two specs of a sketch window expire the same buckets: then the
-// open minutes reaching a new minute only adds counts (its events are all among the touches
-// since the last call, as the minute is newer than that call), and the cache holds.
-func sameExpiry(a, b *liveSpec) bool {
-	return slices.Equal(a.without, b.without) && a.lo == b.lo
 }
 
 // reset empties the cache for a rebuild.
