@@ -351,7 +351,7 @@ func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
 type touch struct {
 	id   uint32
 	c    uint32
-	m    int64
+	m    int32 // Unix minutes: event times are before 2100
 	late bool
 }
 
@@ -368,7 +368,7 @@ func (p *Partition) logTouch(id uint32, c uint64, m int64, late bool) {
 		p.live.overflow, p.live.touches = true, nil
 		return
 	}
-	p.live.touches = append(p.live.touches, touch{id, uint32(min(c, math.MaxUint32)), m, late})
+	p.live.touches = append(p.live.touches, touch{id, uint32(min(c, math.MaxUint32)), int32(m), late})
 }
 
 // liveState is LiveAll's memory: the events since its last call and one cache per window.
@@ -414,7 +414,7 @@ type liveState struct {
 // touchAgg is what one item's events since the last call add up to.
 type touchAgg struct {
 	open     uint64 // the counts of its events in open minutes
-	mlo, mhi int64  // the least and greatest of their minutes
+	mlo, mhi int32  // the least and greatest of their minutes
 	late     bool   // one of them was late
 	row      int32  // its row, -1 if none (yet)
 }
@@ -693,14 +693,14 @@ func (ls *liveState) openSums(p *Partition) {
 	}
 	m, sum := int64(noMinute), uint64(0)
 	for _, t := range ls.touches {
-		if t.late || t.m < p.asOf {
+		if t.late || int64(t.m) < p.asOf {
 			continue
 		}
-		if t.m != m {
+		if int64(t.m) != m {
 			if sum > 0 {
 				ls.minSum[m] += sum
 			}
-			m, sum = t.m, 0
+			m, sum = int64(t.m), 0
 		}
 		sum += uint64(t.c)
 	}
@@ -835,7 +835,7 @@ func (c *liveCache) exactPrepare(p *Partition, ls *liveState, spec liveSpec, r *
 				continue
 			}
 			for f := range c.bsum {
-				if t.m >= f.start && t.m < f.start+max(spec.b, 1) {
+				if m := int64(t.m); m >= f.start && m < f.start+max(spec.b, 1) {
 					delete(c.bsum, f)
 				}
 			}
@@ -1046,7 +1046,7 @@ func (c *liveCache) applyExact(p *Partition, ls *liveState, r *liveRound, i int)
 	spec, noX := &c.spec, c.noX
 	id, a := ls.distinct[i], &ls.aggs[i]
 	j, in := c.find(i)
-	if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+	if !a.late && (!spec.cal || (int64(a.mlo) >= spec.from && int64(a.mhi) < spec.to)) {
 		// Its open events (all in the period, for a calendar window) raise it by their
 		// counts: its totals and expiring counts are as they were.
 		if in {
@@ -1177,7 +1177,7 @@ func (c *liveCache) raiseOf(ls *liveState, id uint32) uint64 {
 		return 0
 	}
 	a, spec := &ls.aggs[i], &c.spec
-	if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+	if !a.late && (!spec.cal || (int64(a.mlo) >= spec.from && int64(a.mhi) < spec.to)) {
 		return a.open
 	}
 	return 0
@@ -1190,7 +1190,7 @@ func (c *liveCache) applySketch(p *Partition, ls *liveState, r *liveRound, i int
 		return
 	}
 	e, a, spec := c.ent(j), &ls.aggs[i], &c.spec
-	if !a.late && (!spec.cal || (a.mlo >= spec.from && a.mhi < spec.to)) {
+	if !a.late && (!spec.cal || (int64(a.mlo) >= spec.from && int64(a.mhi) < spec.to)) {
 		c.set(j, e.v+a.open)
 		return
 	}
