@@ -551,13 +551,24 @@ func (p *Partition) LiveAll() []List {
 		}
 	}
 	ls.apply = apply
-	for i := range ls.distinct {
+	for i, id := range ls.distinct {
+		a := &ls.aggs[i]
 		for _, c := range apply {
-			if c.gcol >= 0 {
-				c.applyExact(p, ls, r, i)
-			} else {
-				c.applySketch(p, ls, r, i)
+			if c.gcol < 0 {
+				if ls.member.has(id) { // else no candidate
+					c.applySketch(p, ls, r, i)
+				}
+				continue
 			}
+			if a.row < 0 && !a.late && (!c.spec.cal || (int64(a.mlo) >= c.spec.from && int64(a.mhi) < c.spec.to)) {
+				// Not in C (not even in another cache's): its bound may keep it out.
+				k := int(id)*ls.nBound + c.gcol
+				if b := uint64(ls.bound[k]); b != maxBound && b+a.open <= c.floor {
+					ls.bound[k] = uint16(min(b+a.open, maxBound))
+					continue
+				}
+			}
+			c.applyExact(p, ls, r, i)
 		}
 	}
 	for i, w := range p.wins {
