@@ -433,6 +433,7 @@ type liveCache struct {
 	floor     uint64
 	top       []topEnt     // the list, best first
 	heap      []int32      // scratch of rank
+	cand      []topEnt     // scratch of rank
 	out       []topk.Entry // the last list's Items, reused by the next call
 	pos       []int32      // row -> index in top, valid while its cell is inTop
 	dirty     bool         // an item of the list fell or left: rank C again
@@ -1388,41 +1389,50 @@ func (c *liveCache) rank(p *Partition) {
 		return
 	}
 	// The list's own items that rose take their counts, and may have passed each other:
-	// sort it again (nearly sorted), then its last is the bar a risen item outside it must
-	// pass.
-	top := c.top
+	// sort it again from the first that rose (insertion: nearly sorted), then its last is the
+	// bar a risen item outside it must pass.
+	top, cand, lo := c.top, c.cand[:0], len(c.top)
 	for _, j := range c.changed {
-		if e := c.ent(j); e.inTop {
-			top[c.pos[j]].v = e.v
+		switch e := c.ent(j); {
+		case !e.used || e.v == 0:
+		case e.inTop:
+			k := int(c.pos[j])
+			top[k].v = e.v
+			lo = min(lo, k)
+		default:
+			cand = append(cand, topEnt{row: j, v: e.v})
 		}
 	}
-	for i := 1; i < len(top); i++ {
+	moved := len(top)
+	for i := max(lo, 1); i < len(top); i++ {
 		for k := i; k > 0 && top[k].before(&top[k-1]); k-- {
 			top[k], top[k-1] = top[k-1], top[k]
+			moved = min(moved, k-1)
 		}
 	}
-	for _, j := range c.changed {
-		e := c.ent(j)
-		if !e.used || e.inTop || e.v == 0 {
+	for _, t := range cand {
+		e := c.ent(t.row)
+		if e.inTop { // a duplicate in changed
 			continue
 		}
-		t := topEnt{j, e.v, ""}
-		if len(top) == n && (t.v < top[n-1].v || t.v == top[n-1].v && p.in.strs[c.ls.rowID[j]] > top[n-1].item) {
+		if len(top) == n && (t.v < top[n-1].v || t.v == top[n-1].v && p.in.strs[c.ls.rowID[t.row]] > top[n-1].item) {
 			continue
 		}
-		t.item = p.in.strs[c.ls.rowID[j]]
+		t.item = p.in.strs[c.ls.rowID[t.row]]
 		e.inTop = true
 		top = append(top, t)
-		for k := len(top) - 1; k > 0 && top[k].before(&top[k-1]); k-- {
+		k := len(top) - 1
+		for ; k > 0 && top[k].before(&top[k-1]); k-- {
 			top[k], top[k-1] = top[k-1], top[k]
 		}
+		moved = min(moved, k)
 		if len(top) > n {
 			c.ent(top[n].row).inTop = false
 			top = top[:n]
 		}
 	}
-	c.top, c.changed = top, c.changed[:0]
-	c.place(0)
+	c.top, c.changed, c.cand = top, c.changed[:0], cand[:0]
+	c.place(moved)
 }
 
 // place records the list's positions from index i on.
