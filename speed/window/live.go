@@ -458,9 +458,10 @@ type cell struct {
 // topEnt is an item of a list: its row, count and name (ranking and copying the list out
 // read no row).
 type topEnt struct {
-	row  int32
-	v    uint64
-	item string
+	row     int32
+	inexact bool // its cell's, kept in step (a change of it in the list ranks C again)
+	v       uint64
+	item    string
 }
 
 func (x *topEnt) before(y *topEnt) bool { return x.v > y.v || (x.v == y.v && x.item < y.item) }
@@ -1087,9 +1088,12 @@ func (c *liveCache) applyExact(p *Partition, ls *liveState, r *liveRound, i int)
 // resolve replaces the upper bounds in the list by counts, looking the items up in the
 // expiring buckets; it reports whether there were any.
 func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
-	need := map[uint32]int32{}
+	var need map[uint32]int32
 	for _, t := range c.top {
-		if c.ent(t.row).inexact {
+		if t.inexact {
+			if need == nil {
+				need = map[uint32]int32{}
+			}
 			need[c.ls.rowID[t.row]] = t.row
 		}
 	}
@@ -1262,7 +1266,7 @@ func (c *liveCache) put(id uint32, v uint64, inexact bool) int32 {
 	}
 	if e := c.ent(r); e.used {
 		c.set(r, v)
-		e.inexact = inexact
+		c.setInexact(e, inexact)
 		return r
 	}
 	*c.ent(r) = cell{used: true, v: v, inexact: inexact}
@@ -1294,7 +1298,15 @@ func (c *liveCache) update(j int32, v uint64, inexact bool) {
 		return
 	}
 	c.set(j, v)
-	c.ent(j).inexact = inexact
+	c.setInexact(c.ent(j), inexact)
+}
+
+// setInexact sets whether a cell's count is an upper bound; the list keeps a copy.
+func (c *liveCache) setInexact(e *cell, inexact bool) {
+	if e.inexact != inexact && e.inTop {
+		c.dirty = true
+	}
+	e.inexact = inexact
 }
 
 // del drops an item from C, keeping its count as its bound (an exact window's).
@@ -1373,7 +1385,8 @@ func (c *liveCache) rank(p *Partition) {
 		top := c.top[:0]
 		for _, j := range h {
 			c.ent(j).inTop = true
-			top = append(top, topEnt{j, c.ent(j).v, p.in.strs[c.ls.rowID[j]]})
+			e := c.ent(j)
+			top = append(top, topEnt{row: j, inexact: e.inexact, v: e.v, item: p.in.strs[c.ls.rowID[j]]})
 		}
 		slices.SortFunc(top, func(a, b topEnt) int {
 			if a.before(&b) {
@@ -1400,7 +1413,7 @@ func (c *liveCache) rank(p *Partition) {
 			top[k].v = e.v
 			lo = min(lo, k)
 		default:
-			cand = append(cand, topEnt{row: j, v: e.v})
+			cand = append(cand, topEnt{row: j, inexact: e.inexact, v: e.v})
 		}
 	}
 	moved := len(top)
