@@ -3,6 +3,7 @@ package window
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -377,7 +378,7 @@ type liveState struct {
 	touches   []touch
 	overflow  bool
 	caches    []liveCache
-	sorted    []touch          // scratch of sortTouches
+	dedupe    idTable          // scratch: the touched items' indexes in distinct
 	distinct  []uint32         // scratch: the items touched since the last call, in order
 	aggs      []touchAgg       // scratch: their events, by index in distinct
 	minSum    map[int64]uint64 // each open minute's total count, kept from the touches
@@ -492,16 +493,18 @@ func (p *Partition) LiveAll() []List {
 	ls := p.live
 	ls.grow(len(p.in.strs))
 	ov := p.overlay()
-	// The touched items, each once: the touches sorted by item (a radix sort: no map, and
-	// the items' rows and bounds are then read in address order).
-	ls.touches = ls.sortTouches(ls.touches, len(p.in.strs))
+	// The touched items, each once, in first-touch order.
 	ls.distinct, ls.aggs = ls.distinct[:0], ls.aggs[:0]
-	for k, t := range ls.touches {
-		if k == 0 || t.id != ls.touches[k-1].id {
+	ls.dedupe.reset(len(ls.touches))
+	for _, t := range ls.touches {
+		i, ok := ls.dedupe.find(t.id)
+		if !ok {
+			i = int32(len(ls.distinct))
+			ls.dedupe.put(t.id, i)
 			ls.distinct = append(ls.distinct, t.id)
 			ls.aggs = append(ls.aggs, touchAgg{row: -1})
 		}
-		a := &ls.aggs[len(ls.aggs)-1]
+		a := &ls.aggs[i]
 		switch {
 		case t.late:
 			a.late = true
@@ -722,35 +725,60 @@ func (ls *liveState) openSums(p *Partition) {
 	}
 }
 
-// sortTouches sorts ts by item, stably (a radix sort of 11 bits a pass on handles under n),
-// and returns the sorted slice (ts or the scratch, the other becoming the scratch).
-func (ls *liveState) sortTouches(ts []touch, n int) []touch {
-	if len(ts) < 2 {
-		return ts
+// idTable maps item handles to indexes: open addressing over a power-of-two table whose
+// slots belong to the current round by their stamp, so that starting a round clears
+// nothing.
+type idTable struct {
+	slots []idSlot
+	shift uint32
+	stamp uint32
+}
+
+type idSlot struct {
+	id, stamp uint32
+	i         int32
+}
+
+// reset starts a round for up to n items.
+func (t *idTable) reset(n int) {
+	size := 64
+	for size < 2*n {
+		size *= 2
 	}
-	var cnt [1 << 11]int
-	for shift := 0; n > 1<<shift; shift += 11 {
-		if cap(ls.sorted) < len(ts) {
-			ls.sorted = make([]touch, len(ts))
-		}
-		out := ls.sorted[:len(ts)]
-		clear(cnt[:])
-		for _, t := range ts {
-			cnt[(t.id>>shift)&(1<<11-1)]++
-		}
-		pos := 0
-		for d, c := range cnt {
-			cnt[d] = pos
-			pos += c
-		}
-		for _, t := range ts {
-			d := (t.id >> shift) & (1<<11 - 1)
-			out[cnt[d]] = t
-			cnt[d]++
-		}
-		ls.sorted, ts = ts, out
+	t.stamp++
+	if len(t.slots) < size || t.stamp == 0 {
+		t.slots = make([]idSlot, max(size, len(t.slots)))
+		t.stamp = 1
 	}
-	return ts
+	t.shift = uint32(64 - bits.Len(uint(len(t.slots)-1)))
+}
+
+func (t *idTable) slot(id uint32) int {
+	return int((uint64(id) * 0x9E3779B97F4A7C15) >> t.shift)
+}
+
+// find is id's index, if put in this round.
+func (t *idTable) find(id uint32) (int32, bool) {
+	mask := len(t.slots) - 1
+	for k := t.slot(id); ; k = (k + 1) & mask {
+		s := &t.slots[k]
+		if s.stamp != t.stamp {
+			return 0, false
+		}
+		if s.id == id {
+			return s.i, true
+		}
+	}
+}
+
+// put records id's index (id not yet put in this round).
+func (t *idTable) put(id uint32, i int32) {
+	mask := len(t.slots) - 1
+	k := t.slot(id)
+	for t.slots[k].stamp == t.stamp {
+		k = (k + 1) & mask
+	}
+	t.slots[k] = idSlot{id, t.stamp, i}
 }
 
 // oSum is the sum of the open minutes' counts in [lo, hi).
@@ -1188,7 +1216,7 @@ func (c *liveCache) sketchPrepare(p *Partition, ls *liveState, spec liveSpec, ov
 
 // raiseOf is what applySketch will add to a candidate for its events since the last call.
 func (c *liveCache) raiseOf(ls *liveState, id uint32) uint64 {
-	i, ok := slices.BinarySearch(ls.distinct, id)
+	i, ok := ls.dedupe.find(id)
 	if !ok {
 		return 0
 	}
