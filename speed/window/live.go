@@ -393,7 +393,8 @@ type liveState struct {
 	// others cost no map lookup, and one lookup serves every window.
 	member bitset
 	rec    []int32  // item -> row, -1 if none (valid where member is set)
-	cells  []cell   // nw a row: the item in each cache, side by side (one cache line for the counts)
+	cells  []cell   // nw a row: the item in each cache, side by side (16 bytes each)
+	ests   []uint64 // nw a row: sketch windows' estimates (est)
 	rowN   []int32  // per row: the caches holding its item; -1 for a free row
 	rowID  []uint32 // per row: its item
 	free   []int32  // free rows
@@ -450,7 +451,6 @@ type liveCache struct {
 // cell is an item of C (one row of ls.cells, one column).
 type cell struct {
 	v       uint64 // the live count (an estimate in a sketch window)
-	e       uint64 // sketch: the estimate without the expiring buckets
 	used    bool
 	inTop   bool
 	inexact bool // exact: v is an upper bound (the expiring buckets not looked up)
@@ -469,6 +469,9 @@ func (x *topEnt) before(y *topEnt) bool { return x.v > y.v || (x.v == y.v && x.i
 
 // ent is the cache's cell of row j.
 func (c *liveCache) ent(j int32) *cell { return &c.ls.cells[int(j)*c.ls.nw+c.wi] }
+
+// est is a sketch window's estimate of row j's item without the expiring buckets.
+func (c *liveCache) est(j int32) *uint64 { return &c.ls.ests[int(j)*c.ls.nw+c.wi] }
 
 // LiveAll returns Live of every window, in configuration order, with the work of each call
 // proportional to the events counted since the previous one (see above). The lists are those
@@ -494,8 +497,8 @@ func (p *Partition) LiveAll() []List {
 	ls.grow(len(p.in.strs))
 	ov := p.overlay()
 	// The touched items, each once, in first-touch order.
+	ls.dedupe.reset(min(len(ls.touches), 2*len(ls.distinct)+64)) // sized by the last call's
 	ls.distinct, ls.aggs = ls.distinct[:0], ls.aggs[:0]
-	ls.dedupe.reset(len(ls.touches))
 	for _, t := range ls.touches {
 		i, ok := ls.dedupe.find(t.id)
 		if !ok {
@@ -613,7 +616,7 @@ func (ls *liveState) gather() {
 	nb := ls.nBound
 	for i, id := range ls.distinct {
 		if r := ls.aggs[i].row; r >= 0 {
-			for k := int(r) * ls.nw; k < int(r+1)*ls.nw; k += 2 { // a cell is 24 bytes
+			for k := int(r) * ls.nw; k < int(r+1)*ls.nw; k += 4 { // a cell is 16 bytes
 				sink += ls.cells[k].v
 			}
 		} else if nb > 0 {
@@ -732,6 +735,7 @@ type idTable struct {
 	slots []idSlot
 	shift uint32
 	stamp uint32
+	n     int // put in this round
 }
 
 type idSlot struct {
@@ -739,18 +743,19 @@ type idSlot struct {
 	i         int32
 }
 
-// reset starts a round for up to n items.
+// reset starts a round for about n items (it grows past them).
 func (t *idTable) reset(n int) {
 	size := 64
 	for size < 2*n {
 		size *= 2
 	}
 	t.stamp++
-	if len(t.slots) < size || t.stamp == 0 {
-		t.slots = make([]idSlot, max(size, len(t.slots)))
+	if len(t.slots) != size || t.stamp == 0 {
+		t.slots = make([]idSlot, size)
 		t.stamp = 1
 	}
 	t.shift = uint32(64 - bits.Len(uint(len(t.slots)-1)))
+	t.n = 0
 }
 
 func (t *idTable) slot(id uint32) int {
@@ -773,6 +778,20 @@ func (t *idTable) find(id uint32) (int32, bool) {
 
 // put records id's index (id not yet put in this round).
 func (t *idTable) put(id uint32, i int32) {
+	if t.n++; 2*t.n > len(t.slots) {
+		old, stamp := t.slots, t.stamp
+		t.slots, t.stamp = make([]idSlot, 2*len(old)), 1
+		t.shift--
+		for _, s := range old {
+			if s.stamp == stamp {
+				t.insert(s.id, s.i)
+			}
+		}
+	}
+	t.insert(id, i)
+}
+
+func (t *idTable) insert(id uint32, i int32) {
 	mask := len(t.slots) - 1
 	k := t.slot(id)
 	for t.slots[k].stamp == t.stamp {
@@ -1196,7 +1215,7 @@ func (c *liveCache) sketchPrepare(p *Partition, ls *liveState, spec liveSpec, ov
 					// Its open count has the touches' events, which applySketch adds.
 					e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
 					j := c.put(id, e+p.openCount(id, spec.lo, spec.hi)-c.raiseOf(ls, id), false)
-					c.ent(j).e = e
+					*c.est(j) = e
 				}
 			}
 		}
@@ -1209,7 +1228,7 @@ func (c *liveCache) sketchPrepare(p *Partition, ls *liveState, spec liveSpec, ov
 	for id := range spec.cands.set {
 		e := spec.sk.EstimateHashWithout(p.hash(id), spec.without...)
 		j := c.put(id, e+p.openCount(id, spec.lo, spec.hi), false)
-		c.ent(j).e = e
+		*c.est(j) = e
 	}
 	return false
 }
@@ -1239,9 +1258,9 @@ func (c *liveCache) applySketch(p *Partition, ls *liveState, r *liveRound, i int
 		return
 	}
 	if a.late { // the sketch has it now
-		e.e = spec.sk.EstimateHashWithout(p.hash(ls.distinct[i]), spec.without...)
+		*c.est(j) = spec.sk.EstimateHashWithout(p.hash(ls.distinct[i]), spec.without...)
 	}
-	c.set(j, e.e+r.count(i, spec.lo, spec.hi))
+	c.set(j, *c.est(j)+r.count(i, spec.lo, spec.hi))
 }
 
 // sketchList is a sketch window's live list, once the touches are in.
@@ -1288,6 +1307,7 @@ func (c *liveCache) put(id uint32, v uint64, inexact bool) int32 {
 			r = int32(len(ls.rowN))
 			ls.rowN, ls.rowID = append(ls.rowN, 0), append(ls.rowID, 0)
 			ls.cells = append(ls.cells, make([]cell, ls.nw)...)
+			ls.ests = append(ls.ests, make([]uint64, ls.nw)...)
 		}
 		ls.rec[id], ls.rowN[r], ls.rowID[r] = r, 0, id
 		ls.member.set(id)
