@@ -31,12 +31,10 @@ import (
 // the open minutes of its current period only.
 //
 // Live computes a list from scratch: a scan of the window's totals and of every open item.
-// LiveAll, which the speed worker calls every publish (every second or so), does that once
-// per closed minute and otherwise only looks at the events counted since its last call
-// (liveCache): between two closings an exact window's live counts only grow (an open or a
-// late event adds; what expires is fixed by the minute the open minutes reach), so the
-// n-th best count at the last rebuild is a floor no item under it can rise past without an
-// event of its own.
+// LiveAll, which the speed worker calls every publish (every second or so), only looks at
+// the events counted since its last call and at the buckets that started to expire
+// (liveCache, below); it computes a list from scratch only when a window's cache runs short
+// of its floor, a calendar period opens, or a sketch window's candidates or buckets change.
 
 // overlay is what closing every open minute now would do, shared by the windows of one call.
 type overlay struct {
@@ -331,7 +329,8 @@ func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
 //
 //   - the events counted since (the touches): an item of C rises by its open events; any
 //     other touched item is looked up (its totals plus its open count) and joins C when above
-//     the floor;
+//     the floor, unless its bound (below) keeps it under; a late event has its item looked
+//     up;
 //   - a minute closing: it moves counts from the open minutes into the windows' state and
 //     changes no live count (closing every open minute now is what the overlay shows
 //     already), so nothing is done;
@@ -346,6 +345,17 @@ func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
 // total and open item looked at). An exact sliding window whose buckets are expiring does
 // not look up an item's count in them when it joins C: its count there is an upper bound,
 // resolved (a scan of the expiring buckets for those items) only when it reaches the list.
+//
+// Every item outside C has, per exact window, a bound (liveState.bound): its live count when
+// it was last looked at (or left C) plus its open events since, so that an item seen now
+// and then stays far under the floor without a lookup of its totals. Live counts outside C
+// only fall between rebuilds, which set every bound again.
+//
+// The caches' items share rows (liveState.cells: one per item in any cache, its cell in each
+// cache side by side), so that the touched items cost one lookup for all the windows and
+// their counts sit in one or two cache lines; the touched items are taken in item by item
+// across the windows, after a pass that loads their rows and bounds (independent loads the
+// processor overlaps).
 
 // touch is one counted event since the last LiveAll: its item, count and minute, and whether
 // that minute had closed when it came (a late event).
