@@ -20,7 +20,7 @@ var suites = []suite{
 	{Pkg: "./speed/window", Bench: "^BenchmarkUpdate$", Args: []string{"-benchtime", "1s", "-count", "3"}},
 	{Pkg: "./speed/window", Bench: "^BenchmarkBytesPerEntry$", Args: []string{"-benchtime", "1x"}},
 	{Pkg: "./speed/window", Bench: "^Benchmark(Slide|SlideSketch|Snapshot|Top)$", Args: []string{"-benchtime", "5x", "-count", "3"}},
-	{Pkg: "./speed/window", Bench: "^BenchmarkPublishCost$", Args: []string{"-benchtime", "1x"}},
+	{Pkg: "./speed/window", Bench: "^BenchmarkPublishCost$", Args: []string{"-benchtime", "1x", "-count", "3"}},
 	{Pkg: "./speed/window", Bench: "^BenchmarkDecayedVsHour$", Args: []string{"-benchtime", "1x", "-count", "3"}},
 	// Checkpoints at the seed's scale (MinIO), 1/8 of it.
 	{Pkg: "./speed/window", Bench: "^BenchmarkSeedScaleCheckpoint$", Args: []string{"-benchtime", "60x", "-count", "1", "-timeout", "60m"}, Env: []string{"TRENDING_BENCH_SCALE=8"}},
@@ -89,6 +89,7 @@ var goals = []goal{
 	{What: "count-min bulk add of a closed minute, 2^18 x 5, vs BoomFilters (wall clock)", Pkg: "trending/speed/sketch", Bench: "BenchmarkAddMinute/w=2^18/boom", Over: "BenchmarkAddMinute/w=2^18/bulk", Metric: "ns/key", AtLeast: 2, Unit: "x"},
 	{What: "count-min Add, 2^18 x 5, vs BoomFilters", Pkg: "trending/speed/sketch", Bench: "BenchmarkAdd/w=2^18/boom", Over: "BenchmarkAdd/w=2^18/ours", Metric: "sec/op", AtLeast: 2, Unit: "x"},
 	{What: "count-min Estimate, 2^18 x 5, vs BoomFilters", Pkg: "trending/speed/sketch", Bench: "BenchmarkEstimate/w=2^18/boom", Over: "BenchmarkEstimate/w=2^18/ours", Metric: "sec/op", AtLeast: 2, Unit: "x"},
+	{What: "live lists: count + LiveAll every second vs count + Top every minute (CPU per event, paired runs)", Pkg: "trending/speed/window", Bench: "BenchmarkPublishCost/pair-1m-1s", Metric: "cpu-ratio", AtMost: 1.1, Unit: "x"},
 	{What: "window updates, exact hour window, vs a bare map increment", Pkg: "trending/speed/window", Bench: "BenchmarkUpdate/exact-hour", Metric: "vs-map", AtLeast: 0.5, Unit: "x"},
 	{What: "bytes per (minute, item) entry, exact hour ring", Pkg: "trending/speed/window", Bench: "BenchmarkBytesPerEntry/hour", Metric: "B/entry", AtMost: 40, Unit: " B"},
 	{What: "checkpoint bytes against a minute's new data (S=8)", Pkg: "trending/speed/window", Bench: "BenchmarkSeedScaleCheckpoint", Metric: "x-minute-data", AtMost: 2, Unit: "x"},

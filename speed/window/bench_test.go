@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -321,52 +322,102 @@ func BenchmarkTop(b *testing.B) {
 // does both on one goroutine: "closed-every-1m" asks every default window for Top once a
 // minute of event time (the worker before live lists: closed minutes only, published every
 // minute); "live-every-1s" and "-5s" call LiveAll every second or five (open minutes
-// included: the worker now). Same events, same run: the default scenario's shape for one
-// partition (150,000 events a minute over a million items, Zipf 1.1), 40 minutes of event
-// time. ns/event is the whole loop divided by the events. (Live, which recomputes every
-// list from scratch, cost about 230 ms a call here: 91 us an event at one call a second.)
+// included: the worker now); "pair-1m-1s" runs the first two one after the other (in turn
+// first) and reports their ratio, so that each ratio is of two runs under the same load. Same events: the
+// default scenario's shape for one partition (150,000 events a minute over a million items,
+// Zipf 1.1), 40 minutes of event time. ns/event is the whole loop divided by the events;
+// cpu-ns/event the process's CPU time over it (user + system, the garbage collector's too),
+// which other load on the machine does not inflate. (Live, which recomputes every list from
+// scratch, cost about 230 ms a call here: 91 us an event at one call a second.)
 // Run: go test ./speed/window -run '^$' -bench PublishCost -benchtime 1x
 func BenchmarkPublishCost(b *testing.B) {
 	const perMinute, catalog = 150_000, 1 << 20
 	evs, _ := benchEvents(40*perMinute, catalog, perMinute)
+	cfg := DefaultConfig()
 	for _, v := range []struct {
 		name  string
 		every time.Duration
 		live  bool
 	}{{"closed-every-1m", time.Minute, false}, {"live-every-1s", time.Second, true}, {"live-every-5s", 5 * time.Second, true}} {
 		b.Run(v.name, func(b *testing.B) {
-			cfg := DefaultConfig()
 			for range b.N {
-				p, err := New(cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				next, publishes := evs[0].TS.Add(v.every), 0
 				b.StartTimer()
-				for i := range evs {
-					p.Add(evs[i])
-					if evs[i].TS.Before(next) {
-						continue
-					}
-					next = next.Add(v.every)
-					publishes++
-					if v.live {
-						p.LiveAll()
-						continue
-					}
-					for _, wc := range cfg.Windows {
-						if _, err := p.Top(wc.Name); err != nil {
-							b.Fatal(err)
-						}
-					}
-				}
+				r := runPublish(b, cfg, evs, v.every, v.live)
 				b.StopTimer()
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(len(evs)*b.N), "ns/event")
-				b.ReportMetric(float64(publishes), "publishes")
-				if p.live != nil {
-					b.ReportMetric(float64(p.live.rebuilds)/float64(publishes), "rebuilds/publish")
+				n := float64(len(evs))
+				b.ReportMetric(float64(r.wall.Nanoseconds())/n, "ns/event")
+				b.ReportMetric(float64(r.cpu.Nanoseconds())/n, "cpu-ns/event")
+				b.ReportMetric(float64(r.publishes), "publishes")
+				if ls := r.p.live; ls != nil {
+					b.ReportMetric(float64(ls.rebuilds)/float64(r.publishes), "rebuilds/publish")
+					b.ReportMetric(float64(ls.nDistinct)/float64(r.publishes), "distinct/publish")
+					b.ReportMetric(float64(ls.nMember)/float64(r.publishes), "held/publish")
 				}
 			}
 		})
 	}
+	b.Run("pair-1m-1s", func(b *testing.B) {
+		for range b.N {
+			// Which runs first alternates from pair to pair: the second runs on the heap the
+			// first left (collected, but grown).
+			b.StartTimer()
+			var closed, live publishRun
+			if pairs++; pairs%2 == 1 {
+				closed = runPublish(b, cfg, evs, time.Minute, false)
+				live = runPublish(b, cfg, evs, time.Second, true)
+			} else {
+				live = runPublish(b, cfg, evs, time.Second, true)
+				closed = runPublish(b, cfg, evs, time.Minute, false)
+			}
+			b.StopTimer()
+			n := float64(len(evs))
+			b.ReportMetric(float64(closed.cpu.Nanoseconds())/n, "closed-cpu-ns/event")
+			b.ReportMetric(float64(live.cpu.Nanoseconds())/n, "live-cpu-ns/event")
+			b.ReportMetric(float64(live.cpu)/float64(closed.cpu), "cpu-ratio")
+			b.ReportMetric(float64(live.wall)/float64(closed.wall), "wall-ratio")
+		}
+	})
+}
+
+// pairs counts BenchmarkPublishCost's pairs, whose order alternates.
+var pairs int
+
+// publishRun is one run of BenchmarkPublishCost's loop.
+type publishRun struct {
+	wall, cpu time.Duration
+	publishes int
+	p         *Partition
+}
+
+// runPublish counts evs into a new partition, publishing every so often of event time: every
+// window's Top, or LiveAll when live.
+func runPublish(b *testing.B, cfg Config, evs []event.Event, every time.Duration, live bool) publishRun {
+	p, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	next, publishes := evs[0].TS.Add(every), 0
+	// Every run starts from a heap handed back to the system, so that each pays the same page
+	// faults growing it (counted in its CPU): a run right after another would reuse the
+	// memory the first faulted in, and a pair's ratio would depend on its order.
+	debug.FreeOSMemory()
+	t0, cpu0 := time.Now(), cpuTime()
+	for i := range evs {
+		p.Add(evs[i])
+		if evs[i].TS.Before(next) {
+			continue
+		}
+		next = next.Add(every)
+		publishes++
+		if live {
+			p.LiveAll()
+			continue
+		}
+		for _, wc := range cfg.Windows {
+			if _, err := p.Top(wc.Name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return publishRun{time.Since(t0), cpuTime() - cpu0, publishes, p}
 }

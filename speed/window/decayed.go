@@ -253,10 +253,10 @@ func (c *decayedLive) refresh(p *Partition, d *decay, ts []touch, rescan bool) {
 		c.tots = p.openTotals(c.tots)
 	} else {
 		for _, t := range ts {
-			if t.m < p.asOf {
+			if int64(t.m) < p.asOf {
 				continue
 			}
-			if i, ok := slices.BinarySearchFunc(p.open, t.m, func(o openMinute, m int64) int { return int64cmp(o.minute, m) }); ok {
+			if i, ok := slices.BinarySearchFunc(p.open, int64(t.m), func(o openMinute, m int64) int { return int64cmp(o.minute, m) }); ok {
 				c.tots[i] += uint64(t.c)
 			}
 		}

@@ -329,7 +329,7 @@ func add[S string | []byte](p *Partition, item S, count uint32, ms int64) Outcom
 		p.curGen.add(p, id, uint64(count))
 		p.st.Counted++
 		if p.live != nil {
-			p.logTouch(id, uint64(count), m)
+			p.logTouch(id, uint64(count), m, false)
 		}
 		return Counted
 	}
@@ -337,7 +337,7 @@ func add[S string | []byte](p *Partition, item S, count uint32, ms int64) Outcom
 		id := intern(p.in, item)
 		p.addOpen(m, id, uint64(count))
 		p.st.Counted++
-		p.logTouch(id, uint64(count), m)
+		p.logTouch(id, uint64(count), m, false)
 		return Counted
 	}
 	return addLate(p, m, item, uint64(count))
@@ -523,7 +523,7 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 	if inSince {
 		p.since.addLate(p, m, id, c)
 	}
-	p.logTouch(id, c, m)
+	p.logTouch(id, c, m, true)
 	p.in.releaseIfUnused(id)
 	p.st.Late++
 	return Late
