@@ -434,6 +434,7 @@ type parsedPiece struct {
 	sk    *sketch.Sketch
 	fsk   *sketch.Float // a decayed sketch window's
 	err   error
+	ids   []uint32 // exact: each entry's handle, once interned (nil: intern when read)
 }
 
 type pieceEnt struct {
@@ -524,8 +525,13 @@ func (d *decoder) incFrozen(p *Partition, start int64) *frozen {
 			return f
 		}
 		f.ents = make([]uint64, 0, len(pp.ents))
-		for _, x := range pp.ents {
-			id := intern(p.in, pp.data[x.off:x.off+x.n])
+		for i, x := range pp.ents {
+			var id uint32
+			if pp.ids != nil {
+				id = pp.ids[i]
+			} else {
+				id = intern(p.in, pp.data[x.off:x.off+x.n])
+			}
 			p.in.ref(id)
 			f.ents = append(f.ents, pack(id, x.c))
 		}
@@ -693,16 +699,29 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 	for _, w := range inc.openSk {
 		nb := floorTo(p.asOf-1, w.b)
 		src, _ := p.source(nb)
-		// Sum per item first: the sketch then takes each item once.
-		sums := make(map[uint32]uint64)
-		src(func(id uint32, c uint64) { sums[id] += c })
-		if len(sums) == 0 {
+		// Sum per item first (in a dense slice by handle: a map of a million items was a
+		// third of the restore's derive time): the sketch then takes each item once, in any
+		// order (standard update adds). The hashes are computed on every core.
+		sums := make([]uint64, len(p.in.strs))
+		var ids []uint32
+		src(func(id uint32, c uint64) {
+			if c == 0 {
+				return
+			}
+			if sums[id] == 0 {
+				ids = append(ids, id)
+			}
+			sums[id] += c
+		})
+		if len(ids) == 0 {
 			return fmt.Errorf("%w: %s: derived open bucket is empty", ErrCorrupt, w.cfg.Name)
 		}
-		hs, ns := make([]uint64, 0, len(sums)), make([]uint64, 0, len(sums))
-		for id, c := range sums {
-			hs, ns = append(hs, p.hash(id)), append(ns, c)
-		}
+		hs, ns := make([]uint64, len(ids)), make([]uint64, len(ids))
+		parallel(len(ids), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hs[i], ns[i] = p.hash(ids[i]), sums[ids[i]]
+			}
+		})
 		bk := w.bucket(p, nb)
 		addMany(bk, hs, ns)
 	}

@@ -831,6 +831,9 @@ func (d *decoder) items(p *Partition) {
 	if d.n > 0 && !p.started {
 		d.fail("a partition that saw no event holds items")
 	}
+	if d.inc != nil && d.err == nil {
+		d.inc.internPieces(p)
+	}
 }
 
 // openMinutes reads the minutes not yet closed: at or after the watermark
