@@ -33,7 +33,8 @@ import (
 // sketches to store; Encode (the pieces' bytes and hashes) runs outside it.
 
 const (
-	snapV4      = 4
+	snapV4      = 4 // the item table names every item by string
+	snapV5      = 5 // the item table may name an item by its entry in a minute piece
 	pieceMagic  = "TPCE"
 	pieceV1     = 1
 	pieceExact  = 1
@@ -56,10 +57,23 @@ func pieceName(b []byte) string {
 // IncrementalSnapshot is a partition's state captured by SnapshotIncremental, to be encoded
 // by Encode without the partition's lock.
 type IncrementalSnapshot struct {
-	state    []byte
-	pending  []pendingPiece
-	encoded  bool
-	unpinned bool
+	head, body []byte // the state before and after the item table
+	pending    []pendingPiece
+	encoded    bool
+	unpinned   bool
+	// the item table (written by Encode): the items' handles and names as captured, and
+	// the exact pieces (position, entries) that can name them by reference
+	alive int
+	order []uint32
+	names []string
+	refs  []refPiece
+}
+
+// refPiece is an exact piece, at position pos (1-based) in the
+// snapshot's piece list, whose entries (immutable once the bucket closed) are ents.
+type refPiece struct {
+	pos  int
+	ents []uint64
 }
 
 // pendingPiece is a piece of a snapshot: one already stored (name set), or the data to
@@ -105,6 +119,7 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 	e := &encoder{idx: p.incIdx, inc: &incEncoder{p: p}}
 	e.openMinutes(p.open)
 	e.ring(p.minutes)
+	nMin := len(e.inc.pending) // the minute ring's pieces come first
 	for _, w := range p.wins {
 		if err := w.encodeState(e); err != nil {
 			p.unpin(&IncrementalSnapshot{pending: e.inc.pending})
@@ -115,20 +130,76 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 	e.closedLists(p)
 	e.late(p.late)
 	e.since(p.since)
-	body := e.b
-
 	h := &encoder{}
 	h.header(p)
-	h.b[len(snapMagic)] = snapV4
-	h.uv(uint64(p.in.live()))
-	h.uv(uint64(len(e.inc.order)))
-	for _, id := range e.inc.order {
-		h.str(p.in.strs[id])
+	h.b[len(snapMagic)] = snapV5
+	s := &IncrementalSnapshot{head: h.b, body: e.b, pending: e.inc.pending, alive: p.in.live(),
+		order: e.inc.order, names: make([]string, len(e.inc.order))}
+	for i, id := range e.inc.order {
+		s.names[i] = p.in.strs[id]
 		p.incIdx[id] = 0 // leave the index clear for the next snapshot
 	}
-	out := append(h.b, body...)
-	out = binary.LittleEndian.AppendUint32(out, crc32Checksum(out))
-	return &IncrementalSnapshot{state: out, pending: e.inc.pending}, nil
+	// The exact pieces, searched in this order: the minute ring's newest first, then the
+	// other rings' (hourly, daily), newest first.
+	add := func(lo, hi int) {
+		for i := hi - 1; i >= lo; i-- {
+			if pp := &s.pending[i]; pp.exact && pp.f != nil && len(pp.f.ents) > 0 {
+				s.refs = append(s.refs, refPiece{pos: i + 1, ents: pp.f.ents})
+			}
+		}
+	}
+	add(0, nMin)
+	add(nMin, len(s.pending))
+	return s, nil
+}
+
+// itemTable writes the manifest's item table (version 5): uv(alive) uv(n) then per item
+// either uv(piece) uv(entry), the item of an entry of one of the snapshot's exact pieces
+// (three or four bytes where the name takes about ten: most items the manifest names, those
+// of the open minutes and the candidates, were counted in an earlier minute of the ring or
+// hour of the day), or uv(0) and the name. It runs outside the partition's lock: the
+// handles and pieces' entries are as captured (a closed bucket's entries never change).
+func (s *IncrementalSnapshot) itemTable(h *encoder) {
+	h.uv(uint64(s.alive))
+	h.uv(uint64(len(s.order)))
+	type ref struct{ pos, entry uint32 }
+	found := make([]ref, len(s.order))
+	if len(s.refs) > 0 && len(s.order) > 0 {
+		// A bitset of the wanted handles' low bits rejects most entries before the map.
+		const setBits = 1 << 20
+		set := make([]uint64, setBits/64)
+		want := make(map[uint32]int32, len(s.order))
+		for i, id := range s.order {
+			set[id%setBits/64] |= 1 << (id % 64)
+			want[id] = int32(i)
+		}
+		left := len(s.order)
+		for _, rp := range s.refs {
+			if left == 0 {
+				break
+			}
+			for j, x := range rp.ents {
+				id := uint32(x >> 32)
+				if set[id%setBits/64]&(1<<(id%64)) == 0 {
+					continue
+				}
+				if i, ok := want[id]; ok && found[i].pos == 0 {
+					found[i] = ref{uint32(rp.pos), uint32(j)}
+					left--
+				}
+			}
+		}
+	}
+	for i, r := range found {
+		if r.pos != 0 {
+			h.uv(uint64(r.pos))
+			h.uv(uint64(r.entry))
+		} else {
+			h.uv(0)
+			h.str(s.names[i])
+		}
+	}
+	s.order, s.names, s.refs = nil, nil, nil
 }
 
 // Encode returns the manifest state and the pieces it references, in the order its
@@ -166,7 +237,12 @@ func (s *IncrementalSnapshot) Encode() (state []byte, pieces []Piece, err error)
 		pp := &s.pending[i]
 		pieces[i] = Piece{Name: pp.name, Data: pp.data}
 	}
-	return s.state, pieces, nil
+	h := &encoder{b: s.head}
+	s.itemTable(h)
+	state = append(h.b, s.body...)
+	state = binary.LittleEndian.AppendUint32(state, crc32Checksum(state))
+	s.head, s.body = nil, nil
+	return state, pieces, nil
 }
 
 func (pp *pendingPiece) encode() error {
@@ -733,7 +809,7 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 // nil). The checks are Restore's; a piece that is malformed, missing, unused or referenced
 // twice is an ErrCorrupt.
 func RestoreIncremental(cfg Config, state []byte, pieces []Piece) (*Partition, error) {
-	if len(state) <= len(snapMagic) || state[len(snapMagic)] != snapV4 {
+	if len(state) <= len(snapMagic) || (state[len(snapMagic)] != snapV4 && state[len(snapMagic)] != snapV5) {
 		if len(pieces) > 0 {
 			return nil, fmt.Errorf("%w: a whole snapshot with %d pieces", ErrCorrupt, len(pieces))
 		}

@@ -3,6 +3,7 @@ package window
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -171,6 +172,114 @@ func TestRestoreIncrementalLongItems(t *testing.T) {
 				t.Fatalf("after event %d: restored state differs (%d vs %d bytes)", i, len(b), len(a))
 			}
 			checkInvariants(t, q)
+		}
+	}
+}
+
+// TestIncrementalItemRefs: a version-5 manifest names the items of its open minute that an
+// earlier minute of the ring holds by reference into that minute's piece, the others by
+// name, and restores to the same state.
+func TestIncrementalItemRefs(t *testing.T) {
+	cfg := snapTestConfig()
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := pieceStore{}
+	// Items 0-99 every minute; in the last minute also 100-119, new.
+	for m := range 30 {
+		for i := range 100 {
+			p.Add(event.Event{ItemID: fmt.Sprintf("item-%03d", i), Count: 1, TS: t0.Add(time.Duration(m)*time.Minute + time.Duration(i)*100*time.Millisecond)})
+		}
+		if m == 20 {
+			ps.save(t, p)
+		}
+	}
+	for i := 100; i < 120; i++ {
+		p.Add(event.Event{ItemID: fmt.Sprintf("item-%03d", i), Count: 2, TS: t0.Add(29*time.Minute + 30*time.Second)})
+	}
+	state, pieces, _ := ps.save(t, p)
+	if v := state[len(snapMagic)]; v != snapV5 {
+		t.Fatalf("version %d, want %d", v, snapV5)
+	}
+	inc := &incDecoder{pieces: make([]parsedPiece, len(pieces)), used: make([]bool, len(pieces))}
+	for i, pc := range pieces {
+		inc.pieces[i] = parsedPiece{name: pc.Name, data: pc.Data}
+		inc.pieces[i].parse(cfg.Sketch)
+	}
+	d := &decoder{b: state[:len(state)-crcLen], off: len(snapMagic) + 1, version: snapV5, inc: inc}
+	d.str()
+	d.header(&Partition{})
+	d.uv() // alive
+	n := d.count(2)
+	byRef, byName := 0, 0
+	names := map[string]bool{}
+	for range n {
+		at := d.off
+		if d.uv() == 0 {
+			byName++
+		} else {
+			byRef++
+		}
+		d.off = at
+		names[d.itemRef()] = true
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	if byRef < 100 || byName < 20 || len(names) != n {
+		t.Fatalf("%d items by reference, %d by name (%d distinct of %d): want the 100 recurring by reference and the 20 new by name", byRef, byName, len(names), n)
+	}
+	q, err := RestoreIncremental(cfg, state, pieces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mustMarshal(t, q), mustMarshal(t, p)) {
+		t.Fatal("restored state differs")
+	}
+
+	// A reference past a piece's entries, to a piece that is not an exact bucket's or past
+	// the list, or naming an item the table already holds, is corrupt: an error, never a
+	// panic. The first item by reference is replaced by each.
+	d = &decoder{b: state[:len(state)-crcLen], off: len(snapMagic) + 1, version: snapV5, inc: inc}
+	d.str()
+	d.header(&Partition{})
+	d.uv()
+	d.count(2)
+	// the first two items by reference: the second is replaced
+	var at, end int
+	var refs [][2]uint64
+	for len(refs) < 2 {
+		at = d.off
+		if pos := d.uv(); pos != 0 {
+			refs = append(refs, [2]uint64{pos, d.uv()})
+			end = d.off
+			continue
+		}
+		d.str()
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	pos := refs[1][0]
+	sketchPos := 0
+	for i := range inc.pieces {
+		if inc.pieces[i].kind != pieceExact {
+			sketchPos = i + 1
+		}
+	}
+	for name, ref := range map[string][2]uint64{
+		"entry past the piece": {pos, uint64(len(inc.pieces[pos-1].ents))},
+		"huge entry":           {pos, 1 << 40},
+		"a sketch piece":       {uint64(sketchPos), 0},
+		"piece past the list":  {uint64(len(pieces) + 1), 0},
+		"an item named before": refs[0],
+	} {
+		mid := binary.AppendUvarint(binary.AppendUvarint(nil, ref[0]), ref[1])
+		bad := append(append(append([]byte(nil), state[:at]...), mid...), state[end:]...)
+		bad = reseal(bad)
+		if _, err := RestoreIncremental(cfg, bad, pieces); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
 }

@@ -455,10 +455,10 @@ func restore(cfg Config, b []byte, inc *incDecoder) (*Partition, error) {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
 	v := b[len(snapMagic)]
-	if inc != nil && v != snapV4 {
+	if inc != nil && v != snapV4 && v != snapV5 {
 		return nil, fmt.Errorf("%w: format version %d with pieces", ErrCorrupt, v)
 	}
-	if v != snapVersion && v != snapV2 && v != snapV1 && (v != snapV4 || inc == nil) {
+	if v != snapVersion && v != snapV2 && v != snapV1 && ((v != snapV4 && v != snapV5) || inc == nil) {
 		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrCorrupt, v, snapV1, snapVersion)
 	}
 	body := b[:len(b)-crcLen]
@@ -814,7 +814,12 @@ func (d *decoder) items(p *Partition) {
 	d.n = d.count(2)
 	prev := ""
 	for i := range d.n {
-		s := d.str()
+		var s string
+		if d.version == snapV5 {
+			s = d.itemRef()
+		} else {
+			s = d.str()
+		}
 		// An incremental snapshot's table is in order of first use: unique, not sorted.
 		if d.err == nil && (s == "" || (d.inc == nil && i > 0 && s <= prev)) {
 			d.fail("item %d not in strictly increasing order", i)
@@ -834,6 +839,26 @@ func (d *decoder) items(p *Partition) {
 	if d.inc != nil && d.err == nil {
 		d.inc.internPieces(p)
 	}
+}
+
+// itemRef reads an item of a version-5 table: uv(0) and the name, or uv(piece) uv(entry),
+// the item of an entry of an exact piece of the snapshot.
+func (d *decoder) itemRef() string {
+	r := d.uv()
+	if r == 0 {
+		return d.str()
+	}
+	j := d.uv()
+	if d.err != nil {
+		return ""
+	}
+	if r > uint64(len(d.inc.pieces)) || d.inc.pieces[r-1].kind != pieceExact || j >= uint64(len(d.inc.pieces[r-1].ents)) {
+		d.fail("item reference to entry %d of piece %d: no such exact piece entry", j, r)
+		return ""
+	}
+	pp := &d.inc.pieces[r-1]
+	x := pp.ents[j]
+	return string(pp.data[x.off : x.off+x.n])
 }
 
 // openMinutes reads the minutes not yet closed: at or after the watermark
