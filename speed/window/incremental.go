@@ -154,10 +154,13 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 }
 
 // itemTable writes the manifest's item table (version 5): uv(alive) uv(n) then per item
-// either uv(piece) uv(entry), the item of an entry of one of the snapshot's exact pieces
-// (three or four bytes where the name takes about ten: most items the manifest names, those
-// of the open minutes and the candidates, were counted in an earlier minute of the ring or
-// hour of the day), or uv(0) and the name. It runs outside the partition's lock: the
+// either a reference to an entry of one of the snapshot's exact pieces: uv(2+piece)
+// uv(entry); uv(1) for the entry after the previous reference's in the same piece, uv(2)
+// uv(gap) for the entry gap+2 after it (the open minutes' items come first, in hash order,
+// the order of the minute pieces, so most take one or two bytes where the name takes about
+// ten: most items the manifest names,
+// those of the open minutes and the candidates, were counted in an earlier minute of the
+// ring or hour of the day); or uv(0) and the name. It runs outside the partition's lock: the
 // handles and pieces' entries are as captured (a closed bucket's entries never change).
 func (s *IncrementalSnapshot) itemTable(h *encoder) {
 	h.uv(uint64(s.alive))
@@ -190,10 +193,20 @@ func (s *IncrementalSnapshot) itemTable(h *encoder) {
 			}
 		}
 	}
+	var prev ref
 	for i, r := range found {
 		if r.pos != 0 {
-			h.uv(uint64(r.pos))
-			h.uv(uint64(r.entry))
+			switch {
+			case r.pos == prev.pos && r.entry == prev.entry+1:
+				h.uv(1)
+			case r.pos == prev.pos && r.entry > prev.entry:
+				h.uv(2)
+				h.uv(uint64(r.entry - prev.entry - 2))
+			default:
+				h.uv(2 + uint64(r.pos))
+				h.uv(uint64(r.entry))
+			}
+			prev = r
 		} else {
 			h.uv(0)
 			h.str(s.names[i])

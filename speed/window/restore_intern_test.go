@@ -246,17 +246,21 @@ func TestIncrementalItemRefs(t *testing.T) {
 	d.header(&Partition{})
 	d.uv()
 	d.count(2)
-	// the first two items by reference: the second is replaced
-	var at, end int
+	// The first two items by reference (piece, entry), where each is in the table: the
+	// second is replaced by each bad reference (a tag and a number), the first by a
+	// relative reference with none before it.
+	var ats, ends []int
 	var refs [][2]uint64
 	for len(refs) < 2 {
-		at = d.off
-		if pos := d.uv(); pos != 0 {
-			refs = append(refs, [2]uint64{pos, d.uv()})
-			end = d.off
+		at := d.off
+		if d.uv() == 0 {
+			d.str()
 			continue
 		}
-		d.str()
+		d.off = at
+		d.itemRef()
+		ats, ends = append(ats, at), append(ends, d.off)
+		refs = append(refs, [2]uint64{d.refPiece, d.refEntry})
 	}
 	if d.err != nil {
 		t.Fatal(d.err)
@@ -268,14 +272,29 @@ func TestIncrementalItemRefs(t *testing.T) {
 			sketchPos = i + 1
 		}
 	}
-	for name, ref := range map[string][2]uint64{
-		"entry past the piece": {pos, uint64(len(inc.pieces[pos-1].ents))},
-		"huge entry":           {pos, 1 << 40},
-		"a sketch piece":       {uint64(sketchPos), 0},
-		"piece past the list":  {uint64(len(pieces) + 1), 0},
-		"an item named before": refs[0],
+	type bad struct {
+		first    bool // replace the first reference, not the second
+		tag, num uint64
+	}
+	for name, ref := range map[string]bad{
+		"entry past the piece":           {false, 2 + pos, uint64(len(inc.pieces[pos-1].ents))},
+		"huge entry":                     {false, 2 + pos, 1 << 40},
+		"a sketch piece":                 {false, 2 + uint64(sketchPos), 0},
+		"piece past the list":            {false, 2 + uint64(len(pieces)+1), 0},
+		"an item named before":           {false, 2 + refs[0][0], refs[0][1]},
+		"relative past the piece":        {false, 2, uint64(len(inc.pieces[refs[0][0]-1].ents))},
+		"relative huge gap":              {false, 2, 1 << 40},
+		"relative with no reference yet": {true, 2, 0},
+		"next with no reference yet":     {true, 1, 0},
 	} {
-		mid := binary.AppendUvarint(binary.AppendUvarint(nil, ref[0]), ref[1])
+		at, end := ats[1], ends[1]
+		if ref.first {
+			at, end = ats[0], ends[0]
+		}
+		mid := binary.AppendUvarint(binary.AppendUvarint(nil, ref.tag), ref.num)
+		if ref.tag == 1 {
+			mid = binary.AppendUvarint(nil, 1)
+		}
 		bad := append(append(append([]byte(nil), state[:at]...), mid...), state[end:]...)
 		bad = reseal(bad)
 		if _, err := RestoreIncremental(cfg, bad, pieces); !errors.Is(err, ErrCorrupt) {

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -112,6 +113,20 @@ func (e *encoder) items(in *interner) {
 }
 
 func (e *encoder) openMinutes(open []openMinute) {
+	if e.inc != nil && e.inc.p.byHash {
+		// An incremental snapshot's table names the open minutes' items first: in the
+		// order of their hash, which is the order of the closed minutes' pieces, so that
+		// the references to those pieces' entries mostly increase (itemTable).
+		hs := e.inc.p.sortBuf[:0]
+		for _, o := range open {
+			o.each(func(id uint32, _ uint64) { hs = append(hs, hashEnt{e.inc.p.hash(id), uint64(id)}) })
+		}
+		slices.SortFunc(hs, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
+		for _, x := range hs {
+			e.ix(uint32(x.v))
+		}
+		e.inc.p.sortBuf = hs[:0]
+	}
 	e.uv(uint64(len(open)))
 	for _, o := range open {
 		e.sv(o.minute)
@@ -506,6 +521,8 @@ type decoder struct {
 	// version is the snapshot's format version.
 	version byte
 	inc     *incDecoder // the pieces of an incremental snapshot; nil for a whole one
+	// the previous item reference of a version-5 table (piece 0: none yet)
+	refPiece, refEntry uint64
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -841,17 +858,31 @@ func (d *decoder) items(p *Partition) {
 	}
 }
 
-// itemRef reads an item of a version-5 table: uv(0) and the name, or uv(piece) uv(entry),
-// the item of an entry of an exact piece of the snapshot.
+// itemRef reads an item of a version-5 table: uv(0) and the name; uv(1), the entry after
+// the previous reference's in the same piece; uv(2) uv(gap), the entry gap+2 after it; or
+// uv(2+piece) uv(entry), the item of an entry of an exact piece of the snapshot.
 func (d *decoder) itemRef() string {
-	r := d.uv()
-	if r == 0 {
+	tag := d.uv()
+	if tag == 0 {
 		return d.str()
 	}
-	j := d.uv()
+	var r, j uint64
+	if tag <= 2 {
+		var gap uint64
+		if tag == 2 {
+			gap = 1 + d.uv()
+		}
+		if d.err == nil && (d.refPiece == 0 || gap >= 1<<32) {
+			d.fail("item reference relative to no previous one")
+		}
+		r, j = d.refPiece, d.refEntry+1+gap
+	} else {
+		r, j = tag-2, d.uv()
+	}
 	if d.err != nil {
 		return ""
 	}
+	d.refPiece, d.refEntry = r, j
 	if r > uint64(len(d.inc.pieces)) || d.inc.pieces[r-1].kind != pieceExact || j >= uint64(len(d.inc.pieces[r-1].ents)) {
 		d.fail("item reference to entry %d of piece %d: no such exact piece entry", j, r)
 		return ""
