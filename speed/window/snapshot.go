@@ -115,15 +115,17 @@ func (e *encoder) items(in *interner) {
 func (e *encoder) openMinutes(open []openMinute) {
 	if e.inc != nil && e.inc.p.byHash {
 		// An incremental snapshot's table names the open minutes' items first: in the
-		// order of their hash, which is the order of the closed minutes' pieces, so that
-		// the references to those pieces' entries mostly increase (itemTable).
+		// minute by minute in the order of their hash, which is the order of the closed
+		// minutes' pieces, so that the references to those pieces' entries mostly
+		// increase (itemTable).
 		hs := e.inc.p.sortBuf[:0]
 		for _, o := range open {
+			hs = hs[:0]
 			o.each(func(id uint32, _ uint64) { hs = append(hs, hashEnt{e.inc.p.hash(id), uint64(id)}) })
-		}
-		slices.SortFunc(hs, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
-		for _, x := range hs {
-			e.ix(uint32(x.v))
+			slices.SortFunc(hs, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
+			for _, x := range hs {
+				e.ix(uint32(x.v))
+			}
 		}
 		e.inc.p.sortBuf = hs[:0]
 	}
