@@ -227,6 +227,26 @@ func TestIncrementalItemRefs(t *testing.T) {
 	if d.err != nil {
 		t.Fatal(d.err)
 	}
+	// The first open minute: its items are the table's first, written as a run of counts.
+	openAt := d.off
+	if nOpen := d.uv(); nOpen == 0 {
+		t.Fatal("no open minute")
+	}
+	d.sv()
+	nEnt := d.uv()
+	runAt := d.off
+	run := d.uv()
+	runEnd := d.off
+	if run == 0 || run > nEnt {
+		t.Fatalf("open minute of %d entries has a run of %d", nEnt, run)
+	}
+	_ = openAt
+	for name, bad := range map[string]uint64{"run past the entries": nEnt + 1, "run past the table": uint64(n) + 1, "huge run": 1 << 40} {
+		b := append(append(append([]byte(nil), state[:runAt]...), binary.AppendUvarint(nil, bad)...), state[runEnd:]...)
+		if _, err := RestoreIncremental(cfg, reseal(b), pieces); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
 	if byRef < 100 || byName < 20 || len(names) != n {
 		t.Fatalf("%d items by reference, %d by name (%d distinct of %d): want the 100 recurring by reference and the 20 new by name", byRef, byName, len(names), n)
 	}

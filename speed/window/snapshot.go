@@ -134,7 +134,11 @@ func (e *encoder) openMinutes(open []openMinute) {
 		e.sv(o.minute)
 		e.pairs = e.pairs[:0]
 		o.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.ix(id), c}) })
-		e.entries()
+		if e.inc != nil {
+			e.runEntries()
+		} else {
+			e.entries()
+		}
 	}
 }
 
@@ -324,6 +328,13 @@ func (e *encoder) bool(v bool) {
 // frozen bucket's array and its side map is one entry): a count, then per
 // entry the gap to the previous item index minus one and the count.
 func (e *encoder) entries() {
+	ps := e.sortedPairs()
+	e.uv(uint64(len(ps)))
+	e.gapEntries(ps, -1)
+}
+
+// sortedPairs sorts e.pairs by item, summing duplicates.
+func (e *encoder) sortedPairs() []pair {
 	ps := e.pairs
 	e.sortPairs(ps)
 	n := 0
@@ -335,9 +346,29 @@ func (e *encoder) entries() {
 		ps[n] = ps[i]
 		n++
 	}
-	ps = ps[:n]
-	e.uv(uint64(n))
-	prev := int64(-1)
+	return ps[:n]
+}
+
+// runEntries writes e.pairs as entries does, but as uv(n) uv(run), the counts of the first
+// run entries, which are the items 0 to run-1, then the rest as entries: an incremental
+// snapshot's first open minute names the first items of its table (version 5).
+func (e *encoder) runEntries() {
+	ps := e.sortedPairs()
+	run := 0
+	for run < len(ps) && ps[run].idx == uint32(run) {
+		run++
+	}
+	e.uv(uint64(len(ps)))
+	e.uv(uint64(run))
+	for _, x := range ps[:run] {
+		e.uv(x.c)
+	}
+	e.gapEntries(ps[run:], int64(run)-1)
+}
+
+// gapEntries writes each entry as the gap to the previous item index minus one and the
+// count.
+func (e *encoder) gapEntries(ps []pair, prev int64) {
 	for _, x := range ps {
 		e.uv(uint64(int64(x.idx) - prev - 1))
 		e.uv(x.c)
@@ -602,7 +633,41 @@ func (d *decoder) bool() bool {
 // entries reads item-index entries and calls fn for each; counts are >= 1.
 func (d *decoder) entries(fn func(idx uint32, c uint64)) {
 	n := d.count(2)
-	prev := int64(-1)
+	d.gapEntries(n, -1, fn)
+	if n == 0 {
+		d.fail("empty bucket")
+	}
+}
+
+// runEntries reads what encoder.runEntries wrote.
+func (d *decoder) runEntries(fn func(idx uint32, c uint64)) {
+	n := d.count(1)
+	run := d.uv()
+	if d.err == nil && (run > uint64(n) || run > uint64(d.n)) {
+		d.fail("a run of %d entries of %d, in a table of %d", run, n, d.n)
+	}
+	if d.err != nil {
+		return
+	}
+	for i := range int(run) {
+		c := d.uv()
+		if d.err != nil {
+			return
+		}
+		if c == 0 || c > maxSnapCount {
+			d.fail("count %d out of range", c)
+			return
+		}
+		fn(uint32(i), c)
+	}
+	d.gapEntries(n-int(run), int64(run)-1, fn)
+	if n == 0 {
+		d.fail("empty bucket")
+	}
+}
+
+// gapEntries reads n entries of gap and count after item index prev.
+func (d *decoder) gapEntries(n int, prev int64, fn func(idx uint32, c uint64)) {
 	for range n {
 		gap, c := d.uv(), d.uv()
 		if d.err != nil {
@@ -618,9 +683,6 @@ func (d *decoder) entries(fn func(idx uint32, c uint64)) {
 		}
 		prev += 1 + int64(gap)
 		fn(uint32(prev), c)
-	}
-	if n == 0 {
-		d.fail("empty bucket")
 	}
 }
 
@@ -908,7 +970,14 @@ func (d *decoder) openMinutes(p *Partition) {
 		}
 		// Restored open minutes count in map form; new minutes get gens.
 		counts := make(map[uint32]uint64)
-		d.counts(p, counts)
+		if d.version == snapV5 {
+			d.runEntries(func(id uint32, c uint64) {
+				p.in.ref(id)
+				counts[id] = c
+			})
+		} else {
+			d.counts(p, counts)
+		}
 		p.open = append(p.open, openMinute{minute: m, counts: counts})
 	}
 }
