@@ -772,6 +772,12 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 		}
 		w.hasPartial = true
 	}
+	// The calendar totals (which reference their items) and the open sketch buckets (which
+	// only read the buckets and the item names) on two cores.
+	return runAll(func() error { return p.deriveCalendars(inc) }, func() error { return p.deriveOpenSketches(inc) })
+}
+
+func (p *Partition) deriveCalendars(inc *incDecoder) error {
 	for _, w := range inc.derive {
 		src, ok := p.source(w.pstart)
 		if !ok {
@@ -785,6 +791,10 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 			return fmt.Errorf("%w: %s: total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
 		}
 	}
+	return nil
+}
+
+func (p *Partition) deriveOpenSketches(inc *incDecoder) error {
 	for _, w := range inc.openSk {
 		nb := floorTo(p.asOf-1, w.b)
 		src, _ := p.source(nb)

@@ -146,3 +146,29 @@ func parallel(n int, fn func(lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// runAll runs fns on up to one goroutine per core and returns the error of the first (in
+// order) that failed.
+func runAll(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var next int
+	var mu sync.Mutex
+	parallel(min(runtime.GOMAXPROCS(0), len(fns)), func(int, int) {
+		for {
+			mu.Lock()
+			i := next
+			next++
+			mu.Unlock()
+			if i >= len(fns) {
+				return
+			}
+			errs[i] = fns[i]()
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1210,25 +1210,24 @@ func (s *since) decodeState(d *decoder, p *Partition) {
 // totals and the sketch windows' running sketches, summed from their
 // buckets.
 func (p *Partition) derive() error {
+	// Each window sums into its own totals or sketch, reading the buckets: on every core.
+	var fns []func() error
 	for _, w := range p.wins {
 		switch w := w.(type) {
 		case *exactSliding:
-			if err := w.derive(p); err != nil {
-				return err
-			}
+			fns = append(fns, func() error { return w.derive(p) })
 		case *sketchSliding:
-			if err := w.derive(); err != nil {
-				return err
-			}
+			fns = append(fns, w.derive)
 		}
 	}
 	if s := p.since; s != nil {
-		if err := s.derive(); err != nil {
-			return err
-		}
-		if p.started {
-			s.advance(p) // SinceDays may have shrunk
-		}
+		fns = append(fns, s.derive)
+	}
+	if err := runAll(fns...); err != nil {
+		return err
+	}
+	if s := p.since; s != nil && p.started {
+		s.advance(p) // SinceDays may have shrunk
 	}
 	return nil
 }
