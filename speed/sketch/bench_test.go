@@ -194,6 +194,17 @@ func BenchmarkMarshal(b *testing.B) {
 			// After the loop: b.Loop resets the timer, which drops metrics.
 			b.ReportMetric(float64(len(buf)), "encoded-bytes")
 		})
+		b.Run(name+"/unmarshal-new", func(b *testing.B) {
+			buf, _ := s.MarshalBinary()
+			b.SetBytes(int64(s.Config().Bytes()))
+			b.ReportAllocs()
+			for b.Loop() {
+				var dst Sketch
+				if err := dst.UnmarshalBinary(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 		b.Run(name+"/unmarshal", func(b *testing.B) {
 			buf, _ := s.MarshalBinary()
 			dst := mustNew(b, s.Config())

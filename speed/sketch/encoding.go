@@ -107,8 +107,10 @@ func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // UnmarshalBinary replaces s with the sketch encoded in b. Any malformed
 // input returns an error wrapping ErrCorrupt and leaves s unchanged; it never
-// panics, and it allocates the counters only after the whole input has been
-// checked. When s already has the encoded shape its memory is reused.
+// panics, and it allocates the counters before the whole input has been
+// checked only when they take at most maxCellsPerByte cells per input byte
+// (then it decodes in one pass). When s already has the encoded shape its
+// memory is reused.
 func (s *Sketch) UnmarshalBinary(b []byte) error {
 	if len(b) < headerSize+crcSize {
 		return fmt.Errorf("%w: %d bytes is shorter than the %d-byte header and checksum", ErrCorrupt, len(b), headerSize+crcSize)
@@ -144,19 +146,33 @@ func (s *Sketch) UnmarshalBinary(b []byte) error {
 	}
 	total := binary.LittleEndian.Uint64(b[16:])
 	body := payload[headerSize:]
-	if err := decodeCounters(body, cfg.Width, cfg.Depth, total, nil); err != nil {
-		return err
-	}
 	counters := s.counters
-	if len(counters) != cfg.Width*cfg.Depth {
-		counters = make([]uint64, cfg.Width*cfg.Depth)
-	}
-	if err := decodeCounters(body, cfg.Width, cfg.Depth, total, counters); err != nil {
-		panic("BUG: sketch body passed validation but failed to decode: " + err.Error())
+	if cells := cfg.Width * cfg.Depth; len(counters) != cells && cells <= len(body)*maxCellsPerByte {
+		// New memory, no larger than a bounded multiple of the input: decode in one pass
+		// (a failure leaves s unchanged and drops the memory).
+		counters = make([]uint64, cells)
+		if err := decodeCounters(body, cfg.Width, cfg.Depth, total, counters); err != nil {
+			return err
+		}
+	} else {
+		if err := decodeCounters(body, cfg.Width, cfg.Depth, total, nil); err != nil {
+			return err
+		}
+		if len(counters) != cells {
+			counters = make([]uint64, cells)
+		}
+		if err := decodeCounters(body, cfg.Width, cfg.Depth, total, counters); err != nil {
+			panic("BUG: sketch body passed validation but failed to decode: " + err.Error())
+		}
 	}
 	*s = Sketch{cfg: cfg, counters: counters, mask: uint32(cfg.Width - 1), width: cfg.Width, depth: cfg.Depth, total: total}
 	return nil
 }
+
+// maxCellsPerByte bounds the counters UnmarshalBinary allocates before it has checked the
+// whole input: at most this many cells (8 bytes each) per input byte, so a small hostile
+// input cannot ask for much memory; a sparser sketch (long zero runs) is checked first.
+const maxCellsPerByte = 8
 
 // decodeCounters parses the counter tokens of a width x depth sketch. With
 // out == nil it only checks them: canonical tokens, exactly width*depth
@@ -165,12 +181,18 @@ func (s *Sketch) UnmarshalBinary(b []byte) error {
 // width*depth) it writes every cell.
 func decodeCounters(body []byte, width, depth int, total uint64, out []uint64) error {
 	cells := width * depth
-	cell, row := 0, 0
+	cell, row, rowEnd := 0, 0, width
 	var rowSum uint64
 	prevRun := false
 	for p := 0; p < len(body); {
-		v, next, err := uvarint(body, p)
-		if err != nil {
+		// Read a one-byte token inline, a longer one without building an error unless it
+		// is bad.
+		var v uint64
+		var next int
+		if c := body[p]; c < 0x80 {
+			v, next = uint64(c), p+1
+		} else if v, next = uvarintFast(body, p); next < 0 {
+			_, _, err := uvarint(body, p)
 			return fmt.Errorf("%w: counter token at body offset %d: %v", ErrCorrupt, p, err)
 		}
 		n := 1
@@ -178,8 +200,9 @@ func decodeCounters(body []byte, width, depth int, total uint64, out []uint64) e
 			if prevRun {
 				return fmt.Errorf("%w: two zero runs in a row at body offset %d", ErrCorrupt, p)
 			}
-			r, after, err := uvarint(body, next)
-			if err != nil {
+			r, after := uvarintFast(body, next)
+			if after < 0 {
+				_, _, err := uvarint(body, next)
 				return fmt.Errorf("%w: zero run at body offset %d: %v", ErrCorrupt, p, err)
 			}
 			if r >= uint64(cells-cell) {
@@ -205,8 +228,9 @@ func decodeCounters(body []byte, width, depth int, total uint64, out []uint64) e
 			clear(out[cell : cell+n])
 		}
 		cell += n
-		for row < depth && cell >= (row+1)*width {
+		for row < depth && cell >= rowEnd {
 			row++
+			rowEnd += width
 			rowSum = 0
 		}
 		p = next
@@ -215,6 +239,21 @@ func decodeCounters(body []byte, width, depth int, total uint64, out []uint64) e
 		return fmt.Errorf("%w: %d counters, want %d x %d = %d", ErrCorrupt, cell, depth, width, cells)
 	}
 	return nil
+}
+
+// uvarintFast is uvarint returning next -1 where uvarint returns an error.
+func uvarintFast(b []byte, p int) (v uint64, next int) {
+	for shift, i := uint(0), p; i < len(b) && shift < 64; shift, i = shift+7, i+1 {
+		c := b[i]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			if (c == 0 && i > p) || (shift == 63 && c > 1) {
+				return 0, -1
+			}
+			return v, i + 1
+		}
+	}
+	return 0, -1
 }
 
 // uvarint reads a minimal LEB128 varint at b[p:], returning the value and the

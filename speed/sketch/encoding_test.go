@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -254,5 +255,54 @@ func TestEncodingGolden(t *testing.T) {
 	got, _ := s.MarshalBinary()
 	if !bytes.Equal(got, want) {
 		t.Fatalf("encoding\n got % x\nwant % x", got, want)
+	}
+}
+
+// TestUnmarshalOnePass: a dense sketch decoded into new memory (one pass, no check first)
+// decodes to the same cells as into memory of its shape (checked, then decoded), and a
+// corruption anywhere in its body fails the one-pass decode with the receiver unchanged.
+func TestUnmarshalOnePass(t *testing.T) {
+	s := mustNew(t, Config{Width: 1 << 10, Depth: 4, Seed: 3})
+	for i := range 20000 {
+		s.AddString(fmt.Sprint("k", i%3000), uint64(1+i%200))
+	}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := 1 << 10 * 4; cells > (len(b)-headerSize-crcSize)*maxCellsPerByte {
+		t.Fatalf("the sample is too sparse for the one-pass path (%d bytes)", len(b))
+	}
+	var fresh Sketch
+	if err := fresh.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	reused := mustNew(t, s.Config())
+	if err := reused.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !fresh.Equal(s) || !reused.Equal(s) {
+		t.Fatal("decoded sketch differs from the encoded one")
+	}
+	r := rand.New(rand.NewPCG(4, 5))
+	for range 300 {
+		bad := bytes.Clone(b)
+		at := headerSize + r.IntN(len(b)-headerSize-crcSize)
+		bad[at] ^= byte(1 + r.IntN(255))
+		bad = withCRC(bad)
+		other := mustNew(t, Config{Width: 8, Depth: 2})
+		other.AddString("before", 3)
+		before := other.Clone()
+		if err := other.UnmarshalBinary(bad); err == nil {
+			if again, _ := other.MarshalBinary(); !bytes.Equal(again, bad) {
+				t.Fatalf("byte %d changed: accepted input does not re-encode to itself", at)
+			}
+			continue // a change that is still a valid sketch (a cell's count)
+		} else if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("byte %d changed: %v does not wrap ErrCorrupt", at, err)
+		}
+		if !other.Equal(before) {
+			t.Fatalf("byte %d changed: a failed UnmarshalBinary changed the receiver", at)
+		}
 	}
 }

@@ -33,7 +33,8 @@ import (
 // sketches to store; Encode (the pieces' bytes and hashes) runs outside it.
 
 const (
-	snapV4      = 4
+	snapV4      = 4 // the item table names every item by string
+	snapV5      = 5 // the item table may name an item by its entry in a minute piece
 	pieceMagic  = "TPCE"
 	pieceV1     = 1
 	pieceExact  = 1
@@ -56,10 +57,23 @@ func pieceName(b []byte) string {
 // IncrementalSnapshot is a partition's state captured by SnapshotIncremental, to be encoded
 // by Encode without the partition's lock.
 type IncrementalSnapshot struct {
-	state    []byte
-	pending  []pendingPiece
-	encoded  bool
-	unpinned bool
+	head, body []byte // the state before and after the item table
+	pending    []pendingPiece
+	encoded    bool
+	unpinned   bool
+	// the item table (written by Encode): the items' handles and names as captured, and
+	// the exact pieces (position, entries) that can name them by reference
+	alive int
+	order []uint32
+	names []string
+	refs  []refPiece
+}
+
+// refPiece is an exact piece, at position pos (1-based) in the
+// snapshot's piece list, whose entries (immutable once the bucket closed) are ents.
+type refPiece struct {
+	pos  int
+	ents []uint64
 }
 
 // pendingPiece is a piece of a snapshot: one already stored (name set), or the data to
@@ -105,6 +119,7 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 	e := &encoder{idx: p.incIdx, inc: &incEncoder{p: p}}
 	e.openMinutes(p.open)
 	e.ring(p.minutes)
+	nMin := len(e.inc.pending) // the minute ring's pieces come first
 	for _, w := range p.wins {
 		if err := w.encodeState(e); err != nil {
 			p.unpin(&IncrementalSnapshot{pending: e.inc.pending})
@@ -115,20 +130,89 @@ func (p *Partition) SnapshotIncremental() (*IncrementalSnapshot, error) {
 	e.closedLists(p)
 	e.late(p.late)
 	e.since(p.since)
-	body := e.b
-
 	h := &encoder{}
 	h.header(p)
-	h.b[len(snapMagic)] = snapV4
-	h.uv(uint64(p.in.live()))
-	h.uv(uint64(len(e.inc.order)))
-	for _, id := range e.inc.order {
-		h.str(p.in.strs[id])
+	h.b[len(snapMagic)] = snapV5
+	s := &IncrementalSnapshot{head: h.b, body: e.b, pending: e.inc.pending, alive: p.in.live(),
+		order: e.inc.order, names: make([]string, len(e.inc.order))}
+	for i, id := range e.inc.order {
+		s.names[i] = p.in.strs[id]
 		p.incIdx[id] = 0 // leave the index clear for the next snapshot
 	}
-	out := append(h.b, body...)
-	out = binary.LittleEndian.AppendUint32(out, crc32Checksum(out))
-	return &IncrementalSnapshot{state: out, pending: e.inc.pending}, nil
+	// The exact pieces, searched in this order: the minute ring's newest first, then the
+	// other rings' (hourly, daily), newest first.
+	add := func(lo, hi int) {
+		for i := hi - 1; i >= lo; i-- {
+			if pp := &s.pending[i]; pp.exact && pp.f != nil && len(pp.f.ents) > 0 {
+				s.refs = append(s.refs, refPiece{pos: i + 1, ents: pp.f.ents})
+			}
+		}
+	}
+	add(0, nMin)
+	add(nMin, len(s.pending))
+	return s, nil
+}
+
+// itemTable writes the manifest's item table (version 5): uv(alive) uv(n) then per item
+// either a reference to an entry of one of the snapshot's exact pieces: uv(2+piece)
+// uv(entry); uv(1) for the entry after the previous reference's in the same piece, uv(2)
+// uv(gap) for the entry gap+2 after it (the open minutes' items come first, in hash order,
+// the order of the minute pieces, so most take one or two bytes where the name takes about
+// ten: most items the manifest names,
+// those of the open minutes and the candidates, were counted in an earlier minute of the
+// ring or hour of the day); or uv(0) and the name. It runs outside the partition's lock: the
+// handles and pieces' entries are as captured (a closed bucket's entries never change).
+func (s *IncrementalSnapshot) itemTable(h *encoder) {
+	h.uv(uint64(s.alive))
+	h.uv(uint64(len(s.order)))
+	type ref struct{ pos, entry uint32 }
+	found := make([]ref, len(s.order))
+	if len(s.refs) > 0 && len(s.order) > 0 {
+		// A bitset of the wanted handles' low bits rejects most entries before the map.
+		const setBits = 1 << 20
+		set := make([]uint64, setBits/64)
+		want := make(map[uint32]int32, len(s.order))
+		for i, id := range s.order {
+			set[id%setBits/64] |= 1 << (id % 64)
+			want[id] = int32(i)
+		}
+		left := len(s.order)
+		for _, rp := range s.refs {
+			if left == 0 {
+				break
+			}
+			for j, x := range rp.ents {
+				id := uint32(x >> 32)
+				if set[id%setBits/64]&(1<<(id%64)) == 0 {
+					continue
+				}
+				if i, ok := want[id]; ok && found[i].pos == 0 {
+					found[i] = ref{uint32(rp.pos), uint32(j)}
+					left--
+				}
+			}
+		}
+	}
+	var prev ref
+	for i, r := range found {
+		if r.pos != 0 {
+			switch {
+			case r.pos == prev.pos && r.entry == prev.entry+1:
+				h.uv(1)
+			case r.pos == prev.pos && r.entry > prev.entry:
+				h.uv(2)
+				h.uv(uint64(r.entry - prev.entry - 2))
+			default:
+				h.uv(2 + uint64(r.pos))
+				h.uv(uint64(r.entry))
+			}
+			prev = r
+		} else {
+			h.uv(0)
+			h.str(s.names[i])
+		}
+	}
+	s.order, s.names, s.refs = nil, nil, nil
 }
 
 // Encode returns the manifest state and the pieces it references, in the order its
@@ -166,7 +250,12 @@ func (s *IncrementalSnapshot) Encode() (state []byte, pieces []Piece, err error)
 		pp := &s.pending[i]
 		pieces[i] = Piece{Name: pp.name, Data: pp.data}
 	}
-	return s.state, pieces, nil
+	h := &encoder{b: s.head}
+	s.itemTable(h)
+	state = append(h.b, s.body...)
+	state = binary.LittleEndian.AppendUint32(state, crc32Checksum(state))
+	s.head, s.body = nil, nil
+	return state, pieces, nil
 }
 
 func (pp *pendingPiece) encode() error {
@@ -434,6 +523,7 @@ type parsedPiece struct {
 	sk    *sketch.Sketch
 	fsk   *sketch.Float // a decayed sketch window's
 	err   error
+	ids   []uint32 // exact: each entry's handle, once interned (nil: intern when read)
 }
 
 type pieceEnt struct {
@@ -524,8 +614,13 @@ func (d *decoder) incFrozen(p *Partition, start int64) *frozen {
 			return f
 		}
 		f.ents = make([]uint64, 0, len(pp.ents))
-		for _, x := range pp.ents {
-			id := intern(p.in, pp.data[x.off:x.off+x.n])
+		for i, x := range pp.ents {
+			var id uint32
+			if pp.ids != nil {
+				id = pp.ids[i]
+			} else {
+				id = intern(p.in, pp.data[x.off:x.off+x.n])
+			}
 			p.in.ref(id)
 			f.ents = append(f.ents, pack(id, x.c))
 		}
@@ -677,6 +772,12 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 		}
 		w.hasPartial = true
 	}
+	// The calendar totals (which reference their items) and the open sketch buckets (which
+	// only read the buckets and the item names) on two cores.
+	return runAll(func() error { return p.deriveCalendars(inc) }, func() error { return p.deriveOpenSketches(inc) })
+}
+
+func (p *Partition) deriveCalendars(inc *incDecoder) error {
 	for _, w := range inc.derive {
 		src, ok := p.source(w.pstart)
 		if !ok {
@@ -690,19 +791,36 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 			return fmt.Errorf("%w: %s: total over %d", ErrCorrupt, w.cfg.Name, uint64(maxSnapCount))
 		}
 	}
+	return nil
+}
+
+func (p *Partition) deriveOpenSketches(inc *incDecoder) error {
 	for _, w := range inc.openSk {
 		nb := floorTo(p.asOf-1, w.b)
 		src, _ := p.source(nb)
-		// Sum per item first: the sketch then takes each item once.
-		sums := make(map[uint32]uint64)
-		src(func(id uint32, c uint64) { sums[id] += c })
-		if len(sums) == 0 {
+		// Sum per item first (in a dense slice by handle: a map of a million items was a
+		// third of the restore's derive time): the sketch then takes each item once, in any
+		// order (standard update adds). The hashes are computed on every core.
+		sums := make([]uint64, len(p.in.strs))
+		var ids []uint32
+		src(func(id uint32, c uint64) {
+			if c == 0 {
+				return
+			}
+			if sums[id] == 0 {
+				ids = append(ids, id)
+			}
+			sums[id] += c
+		})
+		if len(ids) == 0 {
 			return fmt.Errorf("%w: %s: derived open bucket is empty", ErrCorrupt, w.cfg.Name)
 		}
-		hs, ns := make([]uint64, 0, len(sums)), make([]uint64, 0, len(sums))
-		for id, c := range sums {
-			hs, ns = append(hs, p.hash(id)), append(ns, c)
-		}
+		hs, ns := make([]uint64, len(ids)), make([]uint64, len(ids))
+		parallel(len(ids), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				hs[i], ns[i] = p.hash(ids[i]), sums[ids[i]]
+			}
+		})
 		bk := w.bucket(p, nb)
 		addMany(bk, hs, ns)
 	}
@@ -714,7 +832,7 @@ func (p *Partition) deriveIncremental(inc *incDecoder) error {
 // nil). The checks are Restore's; a piece that is malformed, missing, unused or referenced
 // twice is an ErrCorrupt.
 func RestoreIncremental(cfg Config, state []byte, pieces []Piece) (*Partition, error) {
-	if len(state) <= len(snapMagic) || state[len(snapMagic)] != snapV4 {
+	if len(state) <= len(snapMagic) || (state[len(snapMagic)] != snapV4 && state[len(snapMagic)] != snapV5) {
 		if len(pieces) > 0 {
 			return nil, fmt.Errorf("%w: a whole snapshot with %d pieces", ErrCorrupt, len(pieces))
 		}

@@ -100,6 +100,30 @@ func intern[S string | []byte](in *interner, item S) uint32 {
 	case []byte:
 		s = string(v)
 	}
+	id := in.newHandle(s)
+	if short {
+		in.short.put(&k, h, id)
+	} else {
+		in.ids[s] = id
+	}
+	return id
+}
+
+// internShortKey is intern for an item of at most shortMax bytes, given as its key and the
+// key's hash (in.short.hash; only the low 32 bits are used): Restore hashes a snapshot's
+// items on every core, then interns them in the order of their home slots, so that the
+// table is read and filled front to back instead of at random (restore_intern.go).
+func (in *interner) internShortKey(k *shortKey, h uint64) uint32 {
+	if id, ok := in.short.get(k, h); ok {
+		return id
+	}
+	id := in.newHandle(string(k[:k[shortMax]]))
+	in.short.put(k, h, id)
+	return id
+}
+
+// newHandle allocates a handle (a free one first) named s, with no references.
+func (in *interner) newHandle(s string) uint32 {
 	var id uint32
 	if n := len(in.free); n > 0 {
 		id = in.free[n-1]
@@ -115,11 +139,6 @@ func intern[S string | []byte](in *interner, item S) uint32 {
 		for _, d := range in.dense32 {
 			*d = append(*d, 0)
 		}
-	}
-	if short {
-		in.short.put(&k, h, id)
-	} else {
-		in.ids[s] = id
 	}
 	return id
 }

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
@@ -112,12 +113,32 @@ func (e *encoder) items(in *interner) {
 }
 
 func (e *encoder) openMinutes(open []openMinute) {
+	if e.inc != nil && e.inc.p.byHash {
+		// An incremental snapshot's table names the open minutes' items first: in the
+		// minute by minute in the order of their hash, which is the order of the closed
+		// minutes' pieces, so that the references to those pieces' entries mostly
+		// increase (itemTable).
+		hs := e.inc.p.sortBuf[:0]
+		for _, o := range open {
+			hs = hs[:0]
+			o.each(func(id uint32, _ uint64) { hs = append(hs, hashEnt{e.inc.p.hash(id), uint64(id)}) })
+			slices.SortFunc(hs, func(a, b hashEnt) int { return cmp.Compare(a.h, b.h) })
+			for _, x := range hs {
+				e.ix(uint32(x.v))
+			}
+		}
+		e.inc.p.sortBuf = hs[:0]
+	}
 	e.uv(uint64(len(open)))
 	for _, o := range open {
 		e.sv(o.minute)
 		e.pairs = e.pairs[:0]
 		o.each(func(id uint32, c uint64) { e.pairs = append(e.pairs, pair{e.ix(id), c}) })
-		e.entries()
+		if e.inc != nil {
+			e.runEntries()
+		} else {
+			e.entries()
+		}
 	}
 }
 
@@ -307,6 +328,13 @@ func (e *encoder) bool(v bool) {
 // frozen bucket's array and its side map is one entry): a count, then per
 // entry the gap to the previous item index minus one and the count.
 func (e *encoder) entries() {
+	ps := e.sortedPairs()
+	e.uv(uint64(len(ps)))
+	e.gapEntries(ps, -1)
+}
+
+// sortedPairs sorts e.pairs by item, summing duplicates.
+func (e *encoder) sortedPairs() []pair {
 	ps := e.pairs
 	e.sortPairs(ps)
 	n := 0
@@ -318,9 +346,29 @@ func (e *encoder) entries() {
 		ps[n] = ps[i]
 		n++
 	}
-	ps = ps[:n]
-	e.uv(uint64(n))
-	prev := int64(-1)
+	return ps[:n]
+}
+
+// runEntries writes e.pairs as entries does, but as uv(n) uv(run), the counts of the first
+// run entries, which are the items 0 to run-1, then the rest as entries: an incremental
+// snapshot's first open minute names the first items of its table (version 5).
+func (e *encoder) runEntries() {
+	ps := e.sortedPairs()
+	run := 0
+	for run < len(ps) && ps[run].idx == uint32(run) {
+		run++
+	}
+	e.uv(uint64(len(ps)))
+	e.uv(uint64(run))
+	for _, x := range ps[:run] {
+		e.uv(x.c)
+	}
+	e.gapEntries(ps[run:], int64(run)-1)
+}
+
+// gapEntries writes each entry as the gap to the previous item index minus one and the
+// count.
+func (e *encoder) gapEntries(ps []pair, prev int64) {
 	for _, x := range ps {
 		e.uv(uint64(int64(x.idx) - prev - 1))
 		e.uv(x.c)
@@ -455,10 +503,10 @@ func restore(cfg Config, b []byte, inc *incDecoder) (*Partition, error) {
 		return nil, fmt.Errorf("%w: magic %q, want %q", ErrCorrupt, b[:len(snapMagic)], snapMagic)
 	}
 	v := b[len(snapMagic)]
-	if inc != nil && v != snapV4 {
+	if inc != nil && v != snapV4 && v != snapV5 {
 		return nil, fmt.Errorf("%w: format version %d with pieces", ErrCorrupt, v)
 	}
-	if v != snapVersion && v != snapV2 && v != snapV1 && (v != snapV4 || inc == nil) {
+	if v != snapVersion && v != snapV2 && v != snapV1 && ((v != snapV4 && v != snapV5) || inc == nil) {
 		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrCorrupt, v, snapV1, snapVersion)
 	}
 	body := b[:len(b)-crcLen]
@@ -506,6 +554,8 @@ type decoder struct {
 	// version is the snapshot's format version.
 	version byte
 	inc     *incDecoder // the pieces of an incremental snapshot; nil for a whole one
+	// the previous item reference of a version-5 table (piece 0: none yet)
+	refPiece, refEntry uint64
 }
 
 func (d *decoder) fail(format string, args ...any) {
@@ -583,7 +633,41 @@ func (d *decoder) bool() bool {
 // entries reads item-index entries and calls fn for each; counts are >= 1.
 func (d *decoder) entries(fn func(idx uint32, c uint64)) {
 	n := d.count(2)
-	prev := int64(-1)
+	d.gapEntries(n, -1, fn)
+	if n == 0 {
+		d.fail("empty bucket")
+	}
+}
+
+// runEntries reads what encoder.runEntries wrote.
+func (d *decoder) runEntries(fn func(idx uint32, c uint64)) {
+	n := d.count(1)
+	run := d.uv()
+	if d.err == nil && (run > uint64(n) || run > uint64(d.n)) {
+		d.fail("a run of %d entries of %d, in a table of %d", run, n, d.n)
+	}
+	if d.err != nil {
+		return
+	}
+	for i := range int(run) {
+		c := d.uv()
+		if d.err != nil {
+			return
+		}
+		if c == 0 || c > maxSnapCount {
+			d.fail("count %d out of range", c)
+			return
+		}
+		fn(uint32(i), c)
+	}
+	d.gapEntries(n-int(run), int64(run)-1, fn)
+	if n == 0 {
+		d.fail("empty bucket")
+	}
+}
+
+// gapEntries reads n entries of gap and count after item index prev.
+func (d *decoder) gapEntries(n int, prev int64, fn func(idx uint32, c uint64)) {
 	for range n {
 		gap, c := d.uv(), d.uv()
 		if d.err != nil {
@@ -599,9 +683,6 @@ func (d *decoder) entries(fn func(idx uint32, c uint64)) {
 		}
 		prev += 1 + int64(gap)
 		fn(uint32(prev), c)
-	}
-	if n == 0 {
-		d.fail("empty bucket")
 	}
 }
 
@@ -814,7 +895,12 @@ func (d *decoder) items(p *Partition) {
 	d.n = d.count(2)
 	prev := ""
 	for i := range d.n {
-		s := d.str()
+		var s string
+		if d.version == snapV5 {
+			s = d.itemRef()
+		} else {
+			s = d.str()
+		}
 		// An incremental snapshot's table is in order of first use: unique, not sorted.
 		if d.err == nil && (s == "" || (d.inc == nil && i > 0 && s <= prev)) {
 			d.fail("item %d not in strictly increasing order", i)
@@ -831,6 +917,43 @@ func (d *decoder) items(p *Partition) {
 	if d.n > 0 && !p.started {
 		d.fail("a partition that saw no event holds items")
 	}
+	if d.inc != nil && d.err == nil {
+		d.inc.internPieces(p)
+	}
+}
+
+// itemRef reads an item of a version-5 table: uv(0) and the name; uv(1), the entry after
+// the previous reference's in the same piece; uv(2) uv(gap), the entry gap+2 after it; or
+// uv(2+piece) uv(entry), the item of an entry of an exact piece of the snapshot.
+func (d *decoder) itemRef() string {
+	tag := d.uv()
+	if tag == 0 {
+		return d.str()
+	}
+	var r, j uint64
+	if tag <= 2 {
+		var gap uint64
+		if tag == 2 {
+			gap = 1 + d.uv()
+		}
+		if d.err == nil && (d.refPiece == 0 || gap >= 1<<32) {
+			d.fail("item reference relative to no previous one")
+		}
+		r, j = d.refPiece, d.refEntry+1+gap
+	} else {
+		r, j = tag-2, d.uv()
+	}
+	if d.err != nil {
+		return ""
+	}
+	d.refPiece, d.refEntry = r, j
+	if r > uint64(len(d.inc.pieces)) || d.inc.pieces[r-1].kind != pieceExact || j >= uint64(len(d.inc.pieces[r-1].ents)) {
+		d.fail("item reference to entry %d of piece %d: no such exact piece entry", j, r)
+		return ""
+	}
+	pp := &d.inc.pieces[r-1]
+	x := pp.ents[j]
+	return string(pp.data[x.off : x.off+x.n])
 }
 
 // openMinutes reads the minutes not yet closed: at or after the watermark
@@ -847,7 +970,14 @@ func (d *decoder) openMinutes(p *Partition) {
 		}
 		// Restored open minutes count in map form; new minutes get gens.
 		counts := make(map[uint32]uint64)
-		d.counts(p, counts)
+		if d.version == snapV5 {
+			d.runEntries(func(id uint32, c uint64) {
+				p.in.ref(id)
+				counts[id] = c
+			})
+		} else {
+			d.counts(p, counts)
+		}
 		p.open = append(p.open, openMinute{minute: m, counts: counts})
 	}
 }
@@ -1080,25 +1210,24 @@ func (s *since) decodeState(d *decoder, p *Partition) {
 // totals and the sketch windows' running sketches, summed from their
 // buckets.
 func (p *Partition) derive() error {
+	// Each window sums into its own totals or sketch, reading the buckets: on every core.
+	var fns []func() error
 	for _, w := range p.wins {
 		switch w := w.(type) {
 		case *exactSliding:
-			if err := w.derive(p); err != nil {
-				return err
-			}
+			fns = append(fns, func() error { return w.derive(p) })
 		case *sketchSliding:
-			if err := w.derive(); err != nil {
-				return err
-			}
+			fns = append(fns, w.derive)
 		}
 	}
 	if s := p.since; s != nil {
-		if err := s.derive(); err != nil {
-			return err
-		}
-		if p.started {
-			s.advance(p) // SinceDays may have shrunk
-		}
+		fns = append(fns, s.derive)
+	}
+	if err := runAll(fns...); err != nil {
+		return err
+	}
+	if s := p.since; s != nil && p.started {
+		s.advance(p) // SinceDays may have shrunk
 	}
 	return nil
 }
