@@ -1159,17 +1159,7 @@ func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
 	}
 	ls.resolves++
 	xs := make(map[uint32]uint64, len(need))
-	add := func(id uint32, n uint64) {
-		if _, ok := need[id]; ok {
-			xs[id] += n
-		}
-	}
-	for _, f := range spec.expiring {
-		f.each(add)
-	}
-	for id, n := range spec.partial {
-		add(id, n)
-	}
+	spec.expiringOf(func(id uint32) bool { _, ok := need[id]; return ok }, xs)
 	for id, j := range need {
 		v := max(int64(at(spec.totals, id)+p.openCount(id, spec.lo, spec.hi))-int64(xs[id]), 0)
 		c.update(j, uint64(v), false)

@@ -163,18 +163,24 @@ func (p *Partition) expiringCounts(spec *liveSpec) map[uint32]uint64 {
 			ids[id] = 0
 		}
 	}
-	add := func(id uint32, c uint64) {
-		if _, ok := ids[id]; ok {
-			ids[id] += c
+	spec.expiringOf(func(id uint32) bool { _, ok := ids[id]; return ok }, ids)
+	return ids
+}
+
+// expiringOf adds to into[id], for each item wanted, its count in the buckets spec expires
+// (whole buckets and the partly expired one).
+func (spec *liveSpec) expiringOf(wanted func(id uint32) bool, into map[uint32]uint64) {
+	add := func(id uint32, n uint64) {
+		if wanted(id) {
+			into[id] += n
 		}
 	}
 	for _, f := range spec.expiring {
 		f.each(add)
 	}
-	for id, c := range spec.partial {
-		add(id, c)
+	for id, n := range spec.partial {
+		add(id, n)
 	}
-	return ids
 }
 
 // The count of an item in each window kind as of AsOf (id is its handle when found).
