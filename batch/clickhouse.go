@@ -93,7 +93,8 @@ type ClickHouse struct {
 	conn   driver.Conn
 	cfg    ClickHouseConfig
 	seq    atomic.Int64
-	shards []shard // the one server (conn) or, on a cluster, one replica of each shard
+	shards []shard  // the one server (conn) or, on a cluster, one replica of each shard
+	keys   sync.Map // shard addr + "/" + table -> [2]string: a local table's partition and sorting keys
 }
 
 // shard is where the engine builds rollups: a server holding one shard's local tables.
@@ -212,11 +213,37 @@ func (e *ClickHouse) createStage(ctx context.Context, s shard, table, stage stri
 	if e.cfg.Cluster == "" {
 		return s.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.t(table))
 	}
-	var pk, sk string
-	if err := s.conn.QueryRow(ctx, "SELECT partition_key, sorting_key FROM system.tables WHERE database = ? AND name = ?", e.cfg.Database, table+"_local").Scan(&pk, &sk); err != nil {
-		return fmt.Errorf("keys of %s: %w", e.local(table), err)
+	keys, err := e.localKeys(ctx, s, table)
+	if err != nil {
+		return err
 	}
-	return s.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.local(table)+" ENGINE = MergeTree() PARTITION BY "+pk+" ORDER BY ("+sk+")")
+	return s.conn.Exec(ctx, "CREATE TABLE "+stage+" AS "+e.local(table)+" ENGINE = MergeTree() PARTITION BY "+keys[0]+" ORDER BY ("+keys[1]+")")
+}
+
+// localKeys returns the partition and sorting keys of table's local table on shard s, read
+// once from system.tables. ClickHouse 18.16 reads every table of the database to answer
+// that query, and fails it with UNKNOWN_TABLE (60) when another build drops its staging
+// table meanwhile: that is retried, a few times, since the table asked for does exist.
+func (e *ClickHouse) localKeys(ctx context.Context, s shard, table string) ([2]string, error) {
+	id := s.addr + "/" + table
+	if k, ok := e.keys.Load(id); ok {
+		return k.([2]string), nil
+	}
+	var k [2]string
+	var err error
+	for try := 0; try < 5; try++ {
+		err = s.conn.QueryRow(ctx, "SELECT partition_key, sorting_key FROM system.tables WHERE database = ? AND name = ?", e.cfg.Database, table+"_local").Scan(&k[0], &k[1])
+		var ex *clickhouse.Exception
+		if err == nil || !errors.As(err, &ex) || ex.Code != 60 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(try+1) * 20 * time.Millisecond)
+	}
+	if err != nil {
+		return k, fmt.Errorf("keys of %s: %w", e.local(table), err)
+	}
+	e.keys.Store(id, k)
+	return k, nil
 }
 
 // tmpName returns a staging table name unique to this process and call.
