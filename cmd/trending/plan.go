@@ -149,8 +149,22 @@ inputs as flags.`,
 				}
 				return enc.Encode(p)
 			}
-			if err := writePlan(out, p); err != nil || !withTopics {
+			if err := writePlan(out, p); err != nil {
 				return err
+			}
+			if in.Windows == nil {
+				// The requirements' three windows: say what the served default set costs.
+				served := in
+				served.Windows = planWindows(windowset.Default())
+				if sp, err := plan.Compute(served); err == nil {
+					if _, err := fmt.Fprintf(out, "this plan is the requirements' hour, day and month; the windows speed, merge and serve run by default add the calendar hour, day and month and all time: %s per partition, %s in all ('trending plan --window-preset default' sizes them)\n",
+						plan.FormatBytes(sp.PerPartitionBytes), plan.FormatBytes(sp.TotalBytes)); err != nil {
+						return err
+					}
+				}
+			}
+			if !withTopics {
+				return nil
 			}
 			if _, err := fmt.Fprintln(out); err != nil {
 				return err

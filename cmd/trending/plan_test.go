@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -352,5 +353,29 @@ func TestPlanGroups(t *testing.T) {
 	}
 	if _, err := runTrending(t, "plan", "--groups", "eu", "--group-pairs", "3"); err == nil || !strings.Contains(err.Error(), "--group-pairs 3") {
 		t.Fatalf("3 pairs of 1 group: %v", err)
+	}
+}
+
+// TestPlanSaysWhatTheDefaultSetCosts: the plan of the requirements' three windows says what
+// the windows the roles serve by default cost (the calendar windows and all time besides),
+// and equals the total `--window-preset default` prints; a plan of a configured set does not.
+func TestPlanSaysWhatTheDefaultSetCosts(t *testing.T) {
+	out, err := runTrending(t, "plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, err := runTrending(t, "plan", "--window-preset", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := regexp.MustCompile(`all windows as chosen: (\S+ \S+ per partition, \S+ \S+ in all)`).FindStringSubmatch(served)
+	if total == nil {
+		t.Fatalf("no total in the default set's plan:\n%s", served)
+	}
+	if !strings.Contains(out, "run by default add the calendar hour, day and month and all time: "+total[1]) {
+		t.Errorf("the three-window plan does not give the default set's total (%s):\n%s", total[1], out)
+	}
+	if strings.Contains(served, "this plan is the requirements'") {
+		t.Errorf("a plan of a configured set points at the default set:\n%s", served)
 	}
 }
