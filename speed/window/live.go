@@ -1159,7 +1159,7 @@ func (c *liveCache) resolve(p *Partition, ls *liveState, spec *liveSpec) bool {
 	}
 	ls.resolves++
 	xs := make(map[uint32]uint64, len(need))
-	spec.expiringOf(func(id uint32) bool { _, ok := need[id]; return ok }, xs)
+	expiringOf(spec, need, xs)
 	for id, j := range need {
 		v := max(int64(at(spec.totals, id)+p.openCount(id, spec.lo, spec.hi))-int64(xs[id]), 0)
 		c.update(j, uint64(v), false)

@@ -163,15 +163,16 @@ func (p *Partition) expiringCounts(spec *liveSpec) map[uint32]uint64 {
 			ids[id] = 0
 		}
 	}
-	spec.expiringOf(func(id uint32) bool { _, ok := ids[id]; return ok }, ids)
+	expiringOf(spec, ids, ids)
 	return ids
 }
 
-// expiringOf adds to into[id], for each item wanted, its count in the buckets spec expires
-// (whole buckets and the partly expired one).
-func (spec *liveSpec) expiringOf(wanted func(id uint32) bool, into map[uint32]uint64) {
+// expiringOf adds to into[id], for each item in wanted, its count in the buckets spec
+// expires (whole buckets and the partly expired one). A function of the set's type, not a
+// method taking a predicate: the set is probed once per expiring entry, directly.
+func expiringOf[V any](spec *liveSpec, wanted map[uint32]V, into map[uint32]uint64) {
 	add := func(id uint32, n uint64) {
-		if wanted(id) {
+		if _, ok := wanted[id]; ok {
 			into[id] += n
 		}
 	}
