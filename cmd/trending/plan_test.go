@@ -162,7 +162,7 @@ func TestPlanUsageErrors(t *testing.T) {
 		{"cross field names flags", []string{"--distinct-per-hour", "1e6"}, "--distinct-per-hour 1e+06: must be at least --distinct-per-minute"},
 		{"all problems at once", []string{"--sketch-depth", "0", "--month-days", "7"}, "--sketch-depth 0: must be at least 1; the month sketch uses 5; --month-days 7: must be between 28 and 31"},
 		{"ambiguous size", []string{"--memory-budget", "2G"}, `unknown unit "G"`},
-		{"not a number", []string{"--events-per-day", "lots"}, `invalid argument "lots" for "--events-per-day"`},
+		{"not a number", []string{"--events-per-day", "lots"}, `--events-per-day "lots": not a number`},
 		{"stray argument", []string{"hour"}, "unknown command"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
