@@ -92,6 +92,9 @@ schemas/openapi.yaml describes every route.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
 			}
+			if err := tok.check(cfg.Addr, kf.set(), false); err != nil { // review is mounted only with --token
+				return err
+			}
 			if saltf.on() && !kf.set() {
 				return usagef("--salt-items and --salt-threshold salt what POST /v1/events publishes: give --kafka")
 			}
@@ -171,12 +174,64 @@ schemas/openapi.yaml describes every route.`,
 }
 
 // tokenFlags are the bearer tokens of the API's write routes, shared by serve and up.
-type tokenFlags struct{ review, ingest string }
+type tokenFlags struct {
+	review, ingest string
+	open           bool // --open-writes: the operator's explicit word that writes need no token
+}
 
-// addTokenFlags adds --token and --ingest-token.
+// addTokenFlags adds --token, --ingest-token and --open-writes.
 func addTokenFlags(fs *pflag.FlagSet, t *tokenFlags) {
-	fs.StringVar(&t.review, "token", "", "bearer token of the write routes: POST /v1/events (unless --ingest-token) and /v1/topics/review (with --topics; serve: the shared review queue kept in the S3 bucket, --s3-*); default none")
-	fs.StringVar(&t.ingest, "ingest-token", "", "bearer token POST /v1/events requires (default: --token)")
+	fs.StringVar(&t.review, "token", "", "bearer token of the write routes: POST /v1/events and /v1/views (unless --ingest-token) and /v1/topics/review (with --topics; serve: the shared review queue kept in the S3 bucket, --s3-*); required when --listen is reachable from other machines (use TRENDING_TOKEN to keep it out of the process list)")
+	fs.StringVar(&t.ingest, "ingest-token", "", "bearer token POST /v1/events and /v1/views require (default: --token)")
+	fs.BoolVar(&t.open, "open-writes", false, "accept writes without a token on a --listen address other machines can reach (only behind a gateway that authenticates them); on a loopback address writes are open to this machine without it")
+}
+
+// check refuses to start a process whose write routes would take writes from the network
+// without a token: ingest and review say which routes the process mounts. On a loopback
+// address writes stay open to this machine (the no-token demo of up), and --open-writes is the
+// operator's explicit opt-out anywhere.
+func (t tokenFlags) check(listen string, ingest, review bool) error {
+	if t.open || loopback(listen) {
+		return nil
+	}
+	var open []string
+	if ingest && t.events() == "" {
+		open = append(open, "POST /v1/events and /v1/views")
+	}
+	if review && t.review == "" {
+		open = append(open, "/v1/topics/review")
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	return usagef("--listen %s is reachable from other machines and %s would accept writes from anyone: set --token (or TRENDING_TOKEN; --ingest-token for the events alone), listen on a loopback address such as 127.0.0.1:8080, or pass --open-writes if a gateway in front authenticates them",
+		listen, strings.Join(open, " and "))
+}
+
+// openWrites says which write routes answer without a token ("" when none), for the banner.
+func (t tokenFlags) openWrites(ingest, review bool) string {
+	var open []string
+	if ingest && t.events() == "" {
+		open = append(open, "POST /v1/events")
+	}
+	if review && t.review == "" {
+		open = append(open, "/v1/topics/review")
+	}
+	return strings.Join(open, ", ")
+}
+
+// loopback reports whether addr (host:port) listens only on this machine: a loopback IP or
+// localhost. An empty host (":8080") or 0.0.0.0 listens on every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // events returns the token POST /v1/events requires.

@@ -142,6 +142,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err := kf.check(); err != nil {
 		return err
 	}
+	if err := f.tok.check(f.listen, true, tcfg != nil); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(f.data, 0o755); err != nil {
 		return usagef("--data %s: %v", f.data, err)
 	}
@@ -407,12 +410,24 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 }
 
 // printUpBanner says where everything of up is.
+// ingestAuthLine says who may write: with a token, its holders; without one, on a loopback
+// address, anyone on this machine (check refuses a reachable address without a token).
+func ingestAuthLine(t tokenFlags, review bool) string {
+	if open := t.openWrites(true, review); open != "" {
+		if t.open {
+			return "no token: --open-writes, anyone who reaches the port may write"
+		}
+		return "no token: writes open to this machine only; set --token before listening beyond loopback"
+	}
+	return "bearer token required"
+}
+
 func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config, groups windowset.Groups) {
 	fmt.Fprintf(w, `
 trending up: the whole pipeline in one process
   dashboard      %s/
   API            %s/v1/trending?window=hour&limit=10
-  ingest         POST %s/v1/events   (one event or a JSON array)
+  ingest         POST %s/v1/events   (one event or a JSON array; %s)
   metrics        %s/metrics
   Kafka          %s (%s)
   object store   %s (%s)
@@ -423,7 +438,7 @@ trending up: the whole pipeline in one process
   topics         %s
 Ctrl-C stops everything in order.
 
-`, url, url, url, url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
+`, url, url, url, ingestAuthLine(f.tok, tcfg != nil), url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec,
 		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
 }
