@@ -1,11 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"trending/internal/eventlog"
 )
 
 // TestWritesNeedATokenBeyondLoopback: a process whose write routes other machines can reach
@@ -59,5 +68,75 @@ func TestServeAndUpRefuseOpenWritesAtStart(t *testing.T) {
 	}
 	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused up left %s behind (%v)", data, err)
+	}
+}
+
+// TestServeIngestAtTheDoor runs `serve --kafka` on an embedded broker, as a producer meets it:
+// with a token, a request without it is 401 and with it 202; an event dated an hour ahead
+// is 400 with reason future_ts (the speed layer's DLQ reason for it), not 202.
+func TestServeIngestAtTheDoor(t *testing.T) {
+	k, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if _, err := eventlog.EnsureTopics(context.Background(), []string{k.Addr}, eventlog.Spec{Name: "views", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := newRootCommand()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs([]string{"serve", "--store", "bolt:" + filepath.Join(t.TempDir(), "s.db"), "--listen", addr, "--kafka", k.Addr,
+		"--token", "s3cret", "--log-format", "json"})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	post := func(body, token string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/v1/events", strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	now := time.Now().UTC()
+	ok := fmt.Sprintf(`{"item_id":"V1","count":1,"ts":%q}`, now.Format(time.RFC3339))
+	deadline := time.Now().Add(10 * time.Second)
+	code, body := post(ok, "s3cret")
+	for code == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		code, body = post(ok, "s3cret")
+	}
+	if code != http.StatusAccepted {
+		t.Fatalf("with the token: %d %s", code, body)
+	}
+	if code, body := post(ok, ""); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d %s, want 401", code, body)
+	}
+	future := fmt.Sprintf(`{"item_id":"V1","count":1,"ts":%q}`, now.Add(time.Hour).Format(time.RFC3339))
+	if code, body := post(future, "s3cret"); code != http.StatusBadRequest || !strings.Contains(body, `"reason":"future_ts"`) {
+		t.Errorf("an hour ahead: %d %s, want 400 with reason future_ts", code, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v\n%s", err, out.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not stop:\n%s", out.String())
 	}
 }

@@ -30,6 +30,7 @@ func newServeCommand() *cobra.Command {
 	var tf *topicsFlags
 	var storeSpec string
 	var tok tokenFlags
+	var future time.Duration
 	var kf *kafkaFlags
 	var s3f *s3Settings
 	var wsf *windowSetFlags
@@ -95,6 +96,10 @@ schemas/openapi.yaml describes every route.`,
 			if err := tok.check(cfg.Addr, kf.set(), false); err != nil { // review is mounted only with --token
 				return err
 			}
+			mf, err := maxFuture(future)
+			if err != nil {
+				return err
+			}
 			if saltf.on() && !kf.set() {
 				return usagef("--salt-items and --salt-threshold salt what POST /v1/events publishes: give --kafka")
 			}
@@ -131,7 +136,7 @@ schemas/openapi.yaml describes every route.`,
 					return err
 				}
 				p.salting = saltRole
-				if p.ingest, err = mountIngest(srv, a, kw, tok.events(), salter); err != nil {
+				if p.ingest, err = mountIngest(srv, a, kw, tok.events(), salter, mf); err != nil {
 					return err
 				}
 				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", kc.Brokers(), "topic", kf.names().Views)
@@ -143,6 +148,7 @@ schemas/openapi.yaml describes every route.`,
 	f := cmd.Flags()
 	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --views-topic); empty (the default) serves reads only")
 	addTokenFlags(f, &tok)
+	addMaxFutureFlag(f, &future)
 	saltf = addSaltFlags(f)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
 	wsf = addWindowSetFlags(f, "")
@@ -271,10 +277,11 @@ func (p servingRoles) stages() []stage {
 }
 
 // mountIngest mounts POST /v1/events and POST /v1/views behind token and returns the ingest's
-// role; salter (nil: none) salts hot items.
-func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter *salt.Salter) (role, error) {
+// role; salter (nil: none) salts hot items; maxFuture (maxFuture's form: 0 is no limit)
+// refuses events the speed layer would send to the DLQ as future_ts.
+func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter *salt.Salter, maxFuture time.Duration) (role, error) {
 	cfg := ingest.DefaultConfig()
-	cfg.Log, cfg.Registry, cfg.Salter = a.log.With("part", "ingest"), a.registry, salter
+	cfg.Log, cfg.Registry, cfg.Salter, cfg.MaxFuture = a.log.With("part", "ingest"), a.registry, salter, maxFuture
 	in, err := ingest.New(cfg, w)
 	if err != nil {
 		return role{}, err

@@ -271,7 +271,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		return err
 	}
 	f.salter = salter
-	ingestRole, err := mountIngest(srv, a, kw, f.tok.events(), salter)
+	ingestRole, err := mountIngest(srv, a, kw, f.tok.events(), salter, mf)
 	if err != nil {
 		return err
 	}
