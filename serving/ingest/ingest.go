@@ -378,7 +378,6 @@ func (in *Ingest) future(evs []event.Event) *rejection {
 	return nil
 }
 
-
 // addResult is what add did with a request's events.
 type addResult int
 
