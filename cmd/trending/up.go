@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	neturl "net/url"
@@ -45,6 +46,9 @@ type upFlags struct {
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
 	maxFuture, serveStaleFor               time.Duration
+	// the embedded broker's retention
+	retainFor   time.Duration
+	retainBytes float64
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
 	stream                          streamFlags
@@ -109,6 +113,9 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
 	addTokenFlags(fs, &f.tok)
 	addTitlesFlag(fs, &f.titles)
+	fs.DurationVar(&f.retainFor, "kafka-retention", 24*time.Hour, "the embedded broker keeps each message this long after it was written (0: for good); the archive keeps every event for good")
+	f.retainBytes = 512 << 20
+	fs.Var(bytesFlag{&f.retainBytes}, "kafka-retention-bytes", "the embedded broker keeps at most this much of each topic partition, the oldest going first, such as 1GiB (0: no bound); the default bounds the embedded log to about 3 GiB")
 	addPartitionsFlag(fs, &f.partitions, 4, "partitions of the input topic when it is created")
 	addPublishEveryFlag(fs, &f.publishEvery, time.Second, "how often the speed workers publish their lists (they include the open minute)")
 	addCheckpointEveryFlag(fs, &f.checkpointEvery, 30*time.Second)
@@ -144,6 +151,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	if err := f.tok.check(f.listen, true, tcfg != nil); err != nil {
 		return err
+	}
+	if f.retainBytes < 0 {
+		return usagef("--kafka-retention-bytes %g: must not be negative (0: no bound)", f.retainBytes)
 	}
 	if err := os.MkdirAll(f.data, 0o755); err != nil {
 		return usagef("--data %s: %v", f.data, err)
@@ -361,7 +371,7 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 	in := &upInfra{names: kf.names()}
 	var embeddedBroker []string
 	if !kf.set() {
-		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
+		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0, eventlog.Retain(f.retainFor, int64(f.retainBytes)))
 		if err != nil {
 			return in, err
 		}
@@ -409,6 +419,50 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 	return in, nil
 }
 
+// diskLine says what --data holds now and what bounds the embedded broker's share of it.
+func diskLine(f upFlags, kf *kafkaFlags) string {
+	l := fmt.Sprintf("%s holds %s", f.data, humanBytes(dirSize(f.data)))
+	if !kf.set() {
+		keep := "for good"
+		if f.retainFor > 0 {
+			keep = "for " + f.retainFor.String()
+		}
+		if f.retainBytes > 0 {
+			keep += ", at most " + humanBytes(int64(f.retainBytes)) + " a partition"
+		}
+		l += "; the broker keeps messages " + keep + " (--kafka-retention, --kafka-retention-bytes); the archive keeps every event"
+	}
+	return l
+}
+
+// dirSize is the bytes of the files under dir (what can be read of it).
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// humanBytes writes n as 1.5 GiB, 53.2 MiB or 900 B.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 // printUpBanner says where everything of up is.
 // ingestAuthLine says who may write: with a token, its holders; without one, on a loopback
 // address, anyone on this machine (check refuses a reachable address without a token).
@@ -432,6 +486,7 @@ trending up: the whole pipeline in one process
   Kafka          %s (%s)
   object store   %s (%s)
   serving store  %s
+  disk           %s
   batch          exact recompute of closed windows every %s (rollups in %s)
   load           %s
   lists per      %s
@@ -439,7 +494,7 @@ trending up: the whole pipeline in one process
 Ctrl-C stops everything in order.
 
 `, url, url, url, ingestAuthLine(f.tok, tcfg != nil), url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
-		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec,
+		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec, diskLine(f, kf),
 		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
 }
 
