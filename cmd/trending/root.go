@@ -87,6 +87,7 @@ the defaults shown in each command's --help. Flags win.`,
 			return nil
 		},
 	}
+	root.SetUsageFunc(usage)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		var iv *pflag.InvalidValueError
 		if errors.As(err, &iv) {
