@@ -173,8 +173,8 @@ func TestBatchRangeVocabulary(t *testing.T) {
 	if err != nil || !strings.Contains(out, "1 lists published") {
 		t.Errorf("run --window --start: %v %q", err, out)
 	}
-	if _, err := a.run(t, "status", "--window", "hour"); err == nil || !strings.Contains(err.Error(), "unknown flag") {
-		t.Errorf("status --window: %v, want unknown flag", err)
+	if _, err := a.run(t, "status", "--window", "hour"); !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "unknown flag: --window (did you mean --windows?)") {
+		t.Errorf("status --window: %v, want unknown flag with the nearest suggested", err)
 	}
 }
 

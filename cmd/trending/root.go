@@ -88,10 +88,23 @@ the defaults shown in each command's --help. Flags win.`,
 		},
 	}
 	root.SetUsageFunc(usage)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		var iv *pflag.InvalidValueError
 		if errors.As(err, &iv) {
 			return usagef("--%s %q: %s", iv.GetFlag().Name, iv.GetValue(), valueProblem(iv.GetFlag(), iv.Unwrap()))
+		}
+		var nx *pflag.NotExistError
+		if errors.As(err, &nx) && nx.GetSpecifiedName() != "" && len(nx.GetSpecifiedName()) > 1 {
+			// Suggest the nearest flag of this command, as for an unknown command.
+			known := map[string]bool{}
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden && f.Deprecated == "" {
+					known[f.Name] = true
+				}
+			})
+			if near := nearest(nx.GetSpecifiedName(), known); near != "" {
+				return usagef("%v (did you mean --%s?)", err, near)
+			}
 		}
 		return usageError{err}
 	})
