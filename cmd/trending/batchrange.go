@@ -34,7 +34,7 @@ func addRangeFlags(fs *pflag.FlagSet, r *rangeFlags, defWindows, windowsUsage, f
 // saying what to use instead.
 func addDeprecatedRunFlags(fs *pflag.FlagSet, r *rangeFlags) {
 	fs.StringVar(&r.windows, "window", r.windows, "")
-	fs.StringVar(&r.from, "start", "", "")
+	addStartFlag(fs, &r.from, "", "")
 	fs.StringVar(&r.end, "end", "", "")
 	_ = fs.MarkDeprecated("window", "use --windows")
 	_ = fs.MarkDeprecated("start", "use --from")
