@@ -326,10 +326,17 @@ func newBatchRunCommand() *cobra.Command {
 	addDeprecatedRunFlags(f, &rf)
 	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them); without it they are left out and listed")
 	f.BoolVar(&dirty, "dirty", false, "recompute exactly the closed hours the archive marked as having received late data (with their day, month and all time), then clear the marks; no --windows or --from")
-	addJSONFlag(f, &asJSON, "the report (docs/batch-json.md)")
+	addJSONFlag(f, &asJSON, "the report (docs/batch.md)")
 	btf := addBatchTopicsFlags(f)
+	client := addBatchClientFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		began := time.Now()
+		if client.on() {
+			if dirty || btf.tf.regions != "" || rf.end != "" {
+				return usagef("--api runs a range of --windows: --dirty, --topics and --end are for a batch run of its own")
+			}
+			return client.run(cmd, batchAPIRequest{Command: "run", Windows: rf.windows, From: rf.from, To: rf.to, Force: force}, asJSON)
+		}
 		if dirty {
 			if rf.from != "" || rf.to != "" || rf.end != "" || force || cmd.Flags().Changed("windows") || cmd.Flags().Changed("window") || btf.tf.regions != "" {
 				return usagef("--dirty finds its windows itself: drop --windows, --from, --to, --force and --topics")
@@ -491,11 +498,19 @@ open windows) and creates or changes nothing.`,
 	f.IntVar(&parallel, "parallel", 1, "days whose hours are loaded at once (1..64)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the plan and create or change nothing")
 	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
-	addJSONFlag(f, &asJSON, "the plan or report (docs/batch-json.md)")
+	addJSONFlag(f, &asJSON, "the plan or report (docs/batch.md)")
+	client := addBatchClientFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		began := time.Now()
 		if rf.from == "" {
 			return usagef("--from is required, e.g. --from 2026-11-01 or --from -1d")
+		}
+		if client.on() {
+			windows := rf.windows
+			if !cmd.Flags().Changed("windows") {
+				windows = "" // up's own default kinds
+			}
+			return client.run(cmd, batchAPIRequest{Command: "backfill", Windows: windows, From: rf.from, To: rf.to, Force: force, DryRun: dryRun}, asJSON)
 		}
 		levels, err := s.levels("windows", rf.windows, cmd.Flags().Changed("windows"))
 		if err != nil {
@@ -607,7 +622,7 @@ file instead (offline demos).`,
 	f.StringVar(&date, "date", "", "UTC day to close (default: yesterday)")
 	f.IntVar(&lookback, "lookback-days", 35, "how many earlier days to check for late data")
 	addForceFlag(f, &force, "run even if --date is not closed yet")
-	addJSONFlag(f, &asJSON, "every window's outcome (docs/batch-json.md)")
+	addJSONFlag(f, &asJSON, "every window's outcome (docs/batch.md)")
 	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		var day time.Time
@@ -704,8 +719,12 @@ func newBatchStatusCommand() *cobra.Command {
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
 	addRangeFlags(f, &rf, "day", "window kinds: hour, day, week, month (those the window set serves)", "default yesterday")
-	addJSONFlag(f, &asJSON, "the status (docs/batch-json.md)")
+	addJSONFlag(f, &asJSON, "the status (docs/batch.md)")
+	client := addBatchClientFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if client.on() {
+			return client.status(cmd, rf, asJSON)
+		}
 		levels, err := s.levels("windows", rf.windows, cmd.Flags().Changed("windows"))
 		if err != nil {
 			return err

@@ -11,7 +11,7 @@ import (
 // batchOutput is the JSON every batch subcommand prints with --json: one schema for run,
 // backfill (its dry run too), nightly and status. Names are snake_case, times RFC 3339 in
 // UTC, durations seconds as numbers, counts integers; every field is always present (a
-// missing time or text is "", a missing reconciliation null). docs/batch-json.md describes
+// missing time or text is "", a missing reconciliation null). docs/batch.md describes
 // it; the golden files in testdata/batch-json keep it.
 type batchOutput struct {
 	Command     string       `json:"command"`

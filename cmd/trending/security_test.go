@@ -44,7 +44,11 @@ func TestWritesNeedATokenBeyondLoopback(t *testing.T) {
 		{"localhost:8080", tokenFlags{}, true, true, ""},
 		{"nonsense", tokenFlags{}, true, false, "POST /v1/events"},
 	} {
-		err := c.tok.check(c.listen, c.ingest, c.review)
+		var operator []string
+		if c.review {
+			operator = []string{"/v1/topics/review"}
+		}
+		err := c.tok.check(c.listen, c.ingest, operator...)
 		switch {
 		case c.refused == "" && err != nil:
 			t.Errorf("%s %+v: refused: %v", c.listen, c.tok, err)

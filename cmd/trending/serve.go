@@ -93,7 +93,7 @@ schemas/openapi.yaml describes every route.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
 			}
-			if err := tok.check(cfg.Addr, kf.set(), false); err != nil { // review is mounted only with --token
+			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue is mounted only with --token
 				return err
 			}
 			mf, err := maxFuture(future)
@@ -193,37 +193,32 @@ func addTokenFlags(fs *pflag.FlagSet, t *tokenFlags) {
 }
 
 // check refuses to start a process whose write routes would take writes from the network
-// without a token: ingest and review say which routes the process mounts. On a loopback
-// address writes stay open to this machine (the no-token demo of up), and --open-writes is the
-// operator's explicit opt-out anywhere.
-func (t tokenFlags) check(listen string, ingest, review bool) error {
+// without a token: ingest says whether it mounts POST /v1/events and /v1/views (behind
+// --ingest-token or --token), operator the routes it mounts behind --token. On a loopback
+// address writes stay open to this machine (the no-token demo of up), and --open-writes is
+// the operator's explicit opt-out anywhere.
+func (t tokenFlags) check(listen string, ingest bool, operator ...string) error {
 	if t.open || loopback(listen) {
 		return nil
 	}
+	open := t.openWrites(ingest, operator...)
+	if open == "" {
+		return nil
+	}
+	return usagef("--listen %s is reachable from other machines and %s would accept writes from anyone: set --token (or TRENDING_TOKEN; --ingest-token for the events alone), listen on a loopback address such as 127.0.0.1:8080, or pass --open-writes if a gateway in front authenticates them",
+		listen, open)
+}
+
+// openWrites names the write routes that answer without a token ("" when none).
+func (t tokenFlags) openWrites(ingest bool, operator ...string) string {
 	var open []string
 	if ingest && t.events() == "" {
 		open = append(open, "POST /v1/events and /v1/views")
 	}
-	if review && t.review == "" {
-		open = append(open, "/v1/topics/review")
+	if t.review == "" {
+		open = append(open, operator...)
 	}
-	if len(open) == 0 {
-		return nil
-	}
-	return usagef("--listen %s is reachable from other machines and %s would accept writes from anyone: set --token (or TRENDING_TOKEN; --ingest-token for the events alone), listen on a loopback address such as 127.0.0.1:8080, or pass --open-writes if a gateway in front authenticates them",
-		listen, strings.Join(open, " and "))
-}
-
-// openWrites says which write routes answer without a token ("" when none), for the banner.
-func (t tokenFlags) openWrites(ingest, review bool) string {
-	var open []string
-	if ingest && t.events() == "" {
-		open = append(open, "POST /v1/events")
-	}
-	if review && t.review == "" {
-		open = append(open, "/v1/topics/review")
-	}
-	return strings.Join(open, ", ")
+	return strings.Join(open, " and ")
 }
 
 // loopback reports whether addr (host:port) listens only on this machine: a loopback IP or

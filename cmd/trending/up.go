@@ -149,7 +149,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err := kf.check(); err != nil {
 		return err
 	}
-	if err := f.tok.check(f.listen, true, tcfg != nil); err != nil {
+	if err := f.tok.check(f.listen, true, upOperatorRoutes(tcfg != nil)...); err != nil {
 		return err
 	}
 	if f.retainBytes < 0 {
@@ -263,6 +263,13 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	runner, err := batch.NewRunner(bcfg, eng, arc, st, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
+	}
+	// The batch from a second terminal: `trending batch status|run|backfill --api URL`.
+	ba := &batchAPI{cfg: bcfg, eng: eng, arc: arc, st: st, log: a.log.With("part", "batch"), token: f.tok.review}
+	for _, r := range ba.routes() {
+		if err := srv.Handle(r); err != nil {
+			return err
+		}
 	}
 	load, err := f.stream.config(time.Now())
 	if err != nil {
@@ -463,11 +470,21 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// upOperatorRoutes are up's routes behind --token: the batch from another terminal, and the
+// topics review queue with --topics.
+func upOperatorRoutes(topics bool) []string {
+	r := []string{"POST /v1/batch/run"}
+	if topics {
+		r = append(r, "/v1/topics/review")
+	}
+	return r
+}
+
 // printUpBanner says where everything of up is.
 // ingestAuthLine says who may write: with a token, its holders; without one, on a loopback
 // address, anyone on this machine (check refuses a reachable address without a token).
 func ingestAuthLine(t tokenFlags, review bool) string {
-	if open := t.openWrites(true, review); open != "" {
+	if open := t.openWrites(true, upOperatorRoutes(review)...); open != "" {
 		if t.open {
 			return "no token: --open-writes, anyone who reaches the port may write"
 		}
@@ -487,7 +504,9 @@ trending up: the whole pipeline in one process
   object store   %s (%s)
   serving store  %s
   disk           %s
-  batch          exact recompute of closed windows every %s (rollups in %s)
+  batch          exact recompute of closed windows every %s (rollups in %s);
+                 from another terminal: trending batch status --api %s --from today --windows hour
+                 and trending batch backfill --api %s --from -1d --to now
   load           %s
   lists per      %s
   topics         %s
@@ -495,7 +514,7 @@ Ctrl-C stops everything in order.
 
 `, url, url, url, ingestAuthLine(f.tok, tcfg != nil), url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
 		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec, diskLine(f, kf),
-		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
+		f.batchEvery, filepath.Join(f.data, "rollups.db"), url, url, loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
 }
 
 func groupsLine(g windowset.Groups, url string) string {
