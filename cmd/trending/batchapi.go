@@ -67,12 +67,7 @@ type batchAPI struct {
 // batchRoutes are the routes, the run behind token (none: open, as up's other writes on a
 // loopback address).
 func (b *batchAPI) routes() []api.Route {
-	return []api.Route{
-		{Path: "/v1/batch/status", Methods: []string{http.MethodGet}, Params: []string{"windows", "from", "to"},
-			Statuses: []int{200, 400, 500}, Handler: http.HandlerFunc(b.status)},
-		{Path: "/v1/batch/run", Methods: []string{http.MethodPost}, Statuses: []int{200, 400, 401, 403, 409},
-			Handler: api.RequireToken(b.token, http.HandlerFunc(b.run))},
-	}
+	return []api.Route{api.BatchStatusRoute(http.HandlerFunc(b.status)), api.BatchRunRoute(http.HandlerFunc(b.run), b.token)}
 }
 
 func (b *batchAPI) windows(windows, from, to string, defWindows, defFrom string) ([]batch.Window, []string, time.Time, time.Time, error) {
@@ -96,10 +91,16 @@ func (b *batchAPI) windows(windows, from, to string, defWindows, defFrom string)
 	return ws, levels, lo, hi, err
 }
 
+// httpError answers as the API does ({"error": code, "detail"}, the codes of the OpenAPI
+// spec's Error).
 func httpError(w http.ResponseWriter, code int, err error) {
+	short := map[int]string{http.StatusBadRequest: "bad_parameter", http.StatusConflict: "busy"}[code]
+	if short == "" {
+		short = "internal"
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": http.StatusText(code), "detail": err.Error()})
+	json.NewEncoder(w).Encode(map[string]string{"error": short, "detail": err.Error()})
 }
 
 func (b *batchAPI) status(w http.ResponseWriter, r *http.Request) {
