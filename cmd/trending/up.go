@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	neturl "net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -125,7 +124,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
 	// The load generator's stream and pace: loadgen's flags, with up's defaults.
 	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}, regions: "eu,eu,us,apac"})
-	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
+	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (while the log holds no event): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
 	f.salt = addSaltFlags(fs)
@@ -155,21 +154,48 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if f.retainBytes < 0 {
 		return usagef("--kafka-retention-bytes %g: must not be negative (0: no bound)", f.retainBytes)
 	}
-	if err := os.MkdirAll(f.data, 0o755); err != nil {
-		return usagef("--data %s: %v", f.data, err)
+	// The flags are checked before anything is created, so a mistake leaves nothing behind.
+	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
+		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
 	}
-	// The backfill replays the recent past once, into an empty data directory: on a restart it
-	// would add a second synthetic past on top of the first.
-	if _, err := os.Stat(filepath.Join(f.data, "kafka")); err == nil && f.backfill > 0 {
-		a.log.Info("existing data: skipping the backfill", "data", f.data)
-		f.backfill = 0
+	if f.speedup <= 0 || f.backfill < 0 {
+		return usagef("--speedup must be positive and --backfill not negative")
 	}
+	if _, err := f.stream.config(time.Now()); err != nil {
+		return err
+	}
+	// The address first: a busy port (the likeliest failure of a first start) fails before
+	// --data is created.
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return usagef("--listen %s: %v (pick a free address, or stop what listens there)", f.listen, err)
+	}
+	defer ln.Close() // the API closes it when it serves; this closes it on an early return
+	// Then the data directory's lock: a second up on the same --data fails at once, before it
+	// opens the broker's log or the stores.
+	unlock, err := lockData(f.data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	in, err := startUpInfra(cmd, f, kf, s3f)
 	defer in.close() // after every role has finished its last flush
 	if err != nil {
 		return err
 	}
 	kc, names, obj, st := in.kc, in.names, in.obj, in.st
+	// The backfill replays the recent past once, into a log that holds no event yet: on a
+	// restart it would add a second synthetic past on top of the first. What the log holds
+	// decides, not whether --data exists, so a start that failed before producing anything
+	// leaves the next one its backfill.
+	if f.backfill > 0 && !f.noLoad {
+		if n, err := loggedEvents(ctx, kc, names.Views); err != nil {
+			return err
+		} else if n > 0 {
+			a.log.Info("the log already holds events: skipping the backfill", "events", n, "data", f.data)
+			f.backfill = 0
+		}
+	}
 
 	wcfg := worker.DefaultConfig()
 	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
@@ -247,11 +273,6 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return usagef("--listen %s: %v (pick a free address)", f.listen, err)
-	}
-
 	arc := archive.NewReader(obj)
 	eng, err := batch.OpenNative(filepath.Join(f.data, "rollups.db"))
 	if err != nil {
@@ -275,13 +296,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return err
 	}
-	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
-		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
-	}
 	load.Rate, load.Malformed = f.rate, f.junk
-	if f.speedup <= 0 || f.backfill < 0 {
-		return usagef("--speedup must be positive and --backfill not negative")
-	}
 
 	salter, saltRole, err := f.salt.build(kc, names, a.log, "up")
 	if err != nil {
@@ -468,6 +483,20 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// loggedEvents is how many messages topic has ever received (the sum of its partitions'
+// end offsets, which retention does not lower).
+func loggedEvents(ctx context.Context, kc *eventlog.Client, topic string) (int64, error) {
+	offs, err := kc.TopicOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("read the offsets of %s: %w", topic, err)
+	}
+	var n int64
+	for _, o := range offs {
+		n += o.Last
+	}
+	return n, nil
 }
 
 // upOperatorRoutes are up's routes behind --token: the batch from another terminal, and the
