@@ -2,7 +2,8 @@
 # The trending image: one static binary (every role is a subcommand) and the health-check
 # probe, on a distroless base with no shell, running as a non-root user.
 #
-#   docker build -t trending:dev --build-arg VERSION=$(git describe --tags --always) .
+#   docker build -t trending:dev --build-arg VERSION=$(git describe --tags --always) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) .
 #   docker run --rm trending:dev plan
 #
 # infra/deploytest checks this file: the stages, CGO_ENABLED=0, the user, and that the same
@@ -16,8 +17,9 @@ COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 ARG VERSION=dev
+ARG COMMIT=
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/trending ./cmd/trending && \
+    CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT}" -o /out/trending ./cmd/trending && \
     CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w" -o /out/probe ./infra/docker/probe
 
 # distroless/static: CA certificates (S3, Kafka and ClickHouse over TLS) and tzdata, no shell.

@@ -4,6 +4,9 @@ GO ?= go
 SERVICES := infra/local/services.sh
 BIN := bin/trending
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The commit is passed explicitly: Go stamps it into the build info only when VCS stamping is
+# on, and environments that set GOFLAGS=-buildvcs=false turn it off.
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 # Integration and end-to-end tests against real Kafka, MinIO and ClickHouse take minutes.
 TEST_TIMEOUT ?= 30m
 BENCH ?= .
@@ -13,7 +16,7 @@ BENCH ?= .
 all: build
 
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/trending
+	$(GO) build -ldflags "-X main.version=$(VERSION) -X main.commit=$(COMMIT)" -o $(BIN) ./cmd/trending
 
 ## run: the whole pipeline in one process on embedded defaults (in-process Kafka broker and
 ## S3 server, data in ./data). Extra flags: make run ARGS="--listen 127.0.0.1:9000".

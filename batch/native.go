@@ -54,6 +54,16 @@ func OpenNative(path string) (*Native, error) {
 	return &Native{db: db}, nil
 }
 
+// OpenNativeReadOnly opens an existing rollup file for reading only (a dry run's plan): it
+// creates and changes nothing, and shares the file with other readers.
+func OpenNativeReadOnly(path string) (*Native, error) {
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 5 * time.Second, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("open rollup file %s read-only: %w (is a trending batch or up writing it?)", path, err)
+	}
+	return &Native{db: db}, nil
+}
+
 func startKey(t time.Time) []byte { return []byte(t.UTC().Format(time.RFC3339)) }
 
 func metaKey(level string, t time.Time) []byte {

@@ -19,6 +19,7 @@ type PlanEntry struct {
 // Plan lists what Run would read for windows, without building or writing anything. The
 // input of a day or month is the sum of its hours' objects (what a cold run reads; a warm
 // run reuses current hour rollups).
+// It writes nothing, and reads the engine only to plan all time (a nil engine has no rollups).
 func (r *Runner) Plan(ctx context.Context, windows []Window) ([]PlanEntry, error) {
 	x := r.newRun()
 	type hourSize struct {
@@ -37,9 +38,12 @@ func (r *Runner) Plan(ctx context.Context, windows []Window) ([]PlanEntry, error
 		}
 		var hours []Window
 		if w.Level == All {
-			months, err := r.eng.Months(ctx)
-			if err != nil {
-				return nil, err
+			var months []time.Time
+			if r.eng != nil { // a dry run without a rollup file: nothing rolled up yet
+				var err error
+				if months, err = r.eng.Months(ctx); err != nil {
+					return nil, err
+				}
 			}
 			for _, m := range months {
 				hours = append(hours, Window{Month, m}.Hours(x.through(Window{Month, m}))...)

@@ -14,7 +14,7 @@ import (
 // largest relative error |speed - exact| / exact (1 for an item with no exact views). The
 // speed list's error bound is kept with them, so the errors can be read against it.
 func Reconcile(speed model.List, exact []Ranked, exactOf map[string]uint64) model.Reconciliation {
-	r := model.Reconciliation{SpeedVersion: speed.Version}
+	r := model.Reconciliation{SpeedVersion: speed.Version, SpeedDroppedLate: speed.DroppedLate}
 	if b := speed.ErrorBound; b != nil {
 		bound := *b
 		r.SpeedErrorBound = &bound

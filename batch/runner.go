@@ -162,12 +162,14 @@ type run struct {
 	built   map[Window]bool
 	nDone   int
 	nPlaned int
+	started time.Time // the wall clock at the run's start, for the progress lines' ETA
 }
 
 func (r *Runner) newRun() *run {
 	now := r.cfg.Now().UTC()
 	return &run{Runner: r, version: now.UnixMilli(), now: now, closed: now.Add(-r.cfg.AllowedLateness).Truncate(time.Hour),
-		rebuild: map[Window]bool{}, hourFP: map[time.Time]string{}, built: map[Window]bool{}, report: Report{Version: now.UnixMilli()}}
+		rebuild: map[Window]bool{}, hourFP: map[time.Time]string{}, built: map[Window]bool{}, report: Report{Version: now.UnixMilli()},
+		started: time.Now()}
 }
 
 // Closed reports why w is still open, or nil: its end plus the allowed lateness must have
@@ -835,10 +837,26 @@ func (x *run) kept(ctx context.Context, o Outcome, l model.List) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.record(o)
-	if x.cfg.Progress != nil {
-		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s\n", "kept", o.name(), o.Skipped)
-	}
 	x.meter(o)
+	if x.cfg.Progress != nil {
+		done := ""
+		if o.Group == "" {
+			done = x.done()
+		}
+		fmt.Fprintf(x.cfg.Progress, "batch: %-9s %-18s %s%s\n", "kept", o.name(), o.Skipped, done)
+	}
+}
+
+// done is " [n/N windows, eta D]": the windows done of the run's, and the time left at the
+// run's pace so far (none once the last is done); x.mu is held.
+func (x *run) done() string {
+	total := max(x.nPlaned, x.nDone)
+	s := fmt.Sprintf(" [%d/%d windows", x.nDone, total)
+	if x.nDone > 0 && total > x.nDone {
+		left := time.Since(x.started) / time.Duration(x.nDone) * time.Duration(total-x.nDone)
+		s += fmt.Sprintf(", eta %s", left.Round(time.Second))
+	}
+	return s + "]"
 }
 
 // name is the outcome's window, with its group value: "hour 2026-11-14T10Z", "hour
@@ -908,9 +926,14 @@ func (x *run) progress(what string, o Outcome) {
 	if what == "published" {
 		x.meter(o)
 	}
+	// A line a log keeps: the window, its events and their rate, its list, and once it is
+	// published the windows done of the run's and the time left at its pace so far.
 	line := fmt.Sprintf("batch: %-9s %-18s", what, o.name())
 	if o.InputRows > 0 {
 		line += fmt.Sprintf(" %d events", o.InputRows)
+		if o.Took > 0 {
+			line += fmt.Sprintf(" (%.0f/s)", float64(o.InputRows)/o.Took.Seconds())
+		}
 	}
 	if o.Items > 0 {
 		line += fmt.Sprintf(" %d items %d views", o.Items, o.Views)
@@ -925,6 +948,9 @@ func (x *run) progress(what string, o Outcome) {
 		}
 	}
 	line += fmt.Sprintf(" %s", o.Took.Round(time.Millisecond))
+	if what == "published" && o.Group == "" {
+		line += x.done()
+	}
 	x.log.Debug("batch window", "what", what, "window", o.Window.String(), "group", o.Group, "events", o.InputRows, "items", o.Items, "took", o.Took)
 	if x.cfg.Progress != nil {
 		fmt.Fprintln(x.cfg.Progress, line)

@@ -233,6 +233,10 @@ type Reconciliation struct {
 	// exact counts. MaxAbsError over its MaxOvercount says whether the speed layer stayed
 	// within what it promised.
 	SpeedErrorBound *Bound `json:"speed_error_bound,omitempty"`
+	// SpeedDroppedLate is the speed list's DroppedLate: the window's events that came after
+	// it had closed (beyond the allowed lateness) and so are missing from the provisional
+	// list, the usual cause of the errors above for a level the speed layer counts exactly.
+	SpeedDroppedLate uint64 `json:"speed_dropped_late"`
 }
 
 // ErrorOverBound returns MaxAbsError / SpeedErrorBound.MaxOvercount (above 1: the speed

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,7 +21,6 @@ import (
 	"trending/batch"
 	"trending/internal/objstore"
 	"trending/internal/stream"
-	"trending/model"
 	"trending/model/topics"
 	"trending/serving/store"
 )
@@ -94,6 +94,13 @@ type batchEnv struct {
 	close func()
 	// meters are the progress bars of the runners built on this env, finished with it.
 	meters []*meter
+}
+
+// finishMeters ends the progress bars, so that what follows prints below them.
+func (e *batchEnv) finishMeters() {
+	for _, m := range e.meters {
+		m.finish()
+	}
 }
 
 func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
@@ -289,96 +296,167 @@ func parseWhenAt(flag, v string, now time.Time) (time.Time, error) {
 }
 
 func newBatchRunCommand() *cobra.Command {
-	var level, start, end string
-	var force, dirty bool
+	var rf rangeFlags
+	var force, dirty, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run",
-		Short: "Recompute the closed calendar windows of one kind in a range",
+		Short: "Recompute the closed calendar windows of the given kinds in a range",
 		Example: `  # one hour
-  trending batch run --window hour --start 2026-11-14T10
+  trending batch run --windows hour --from 2026-11-14T10
   # every day of a week, in ClickHouse, to the ClickHouse serving table
-  trending batch run --window day --start 2026-11-09 --end 2026-11-16 \
+  trending batch run --windows day --from 2026-11-09 --to 2026-11-15 \
     --clickhouse clickhouse://127.0.0.1:39100/trending --store clickhouse://127.0.0.1:39100/trending
+  # yesterday's hours and day; windows still open are left out and listed
+  trending batch run --windows hour,day --from yesterday --to now
   # all time (the live list "all" and the base "all-base"), summed over every month rolled up
-  trending batch run --window all
+  trending batch run --windows all
   # the hour's lists and its exact trending-topics lists of eu, us and world; topics held in
   # the shared review queue (topics/review.json in the bucket) stay off them
-  trending batch run --window hour --start 2026-11-14T10 --topics eu,us --blocklist banned.txt
+  trending batch run --windows hour --from 2026-11-14T10 --topics eu,us --blocklist banned.txt
   # offline demo: the holds of a local queue file instead of the shared queue
-  trending batch run --window hour --start 2026-11-14T10 --topics eu --topics-review data/topics-review.json
+  trending batch run --windows hour --from 2026-11-14T10 --topics eu --topics-review data/topics-review.json
   # every closed hour that received late events after the archive had passed it (from
   # cron every few minutes), with its day, month and all time
   trending batch run --dirty`,
 		Args: cobra.NoArgs,
-		RunE: nil,
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	f.StringVar(&level, "window", "hour", "window kind: hour, day, week, month or all, one the window set serves")
-	addStartFlag(f, &start, "", "first window (UTC), e.g. 2026-11-14T10 or -2h (the window holding that time); required except for --window all")
-	f.StringVar(&end, "end", "", "end of the range, exclusive (default: the end of the first window)")
-	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
-	f.BoolVar(&dirty, "dirty", false, "recompute exactly the closed hours the archive marked as having received late data (with their day, month and all time), then clear the marks; no --window or --start")
+	addRangeFlags(f, &rf, "hour", "window kinds: hour, day, week, month or all, comma separated (those the window set serves)", "required except for --windows all")
+	addDeprecatedRunFlags(f, &rf)
+	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them); without it they are left out and listed")
+	f.BoolVar(&dirty, "dirty", false, "recompute exactly the closed hours the archive marked as having received late data (with their day, month and all time), then clear the marks; no --windows or --from")
+	addJSONFlag(f, &asJSON, "the report (docs/batch.md)")
 	btf := addBatchTopicsFlags(f)
+	client := addBatchClientFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		began := time.Now()
+		if client.on() {
+			if dirty || btf.tf.regions != "" || rf.end != "" {
+				return usagef("--api runs a range of --windows: --dirty, --topics and --end are for a batch run of its own")
+			}
+			return client.run(cmd, batchAPIRequest{Command: "run", Windows: rf.windows, From: rf.from, To: rf.to, Force: force}, asJSON)
+		}
 		if dirty {
-			if start != "" || end != "" || force || cmd.Flags().Changed("window") || btf.tf.regions != "" {
-				return usagef("--dirty finds its windows itself: drop --window, --start, --end, --force and --topics")
+			if rf.from != "" || rf.to != "" || rf.end != "" || force || cmd.Flags().Changed("windows") || cmd.Flags().Changed("window") || btf.tf.regions != "" {
+				return usagef("--dirty finds its windows itself: drop --windows, --from, --to, --force and --topics")
 			}
 			return s.job(cmd, nil, nil, func(r *batch.Runner, _ *batch.Topics) error {
 				rep, err := r.RecomputeDirty(cmd.Context())
 				if err != nil {
 					return err
 				}
-				return writeReport(cmd.OutOrStdout(), rep)
+				return printRun(cmd, "run", asJSON, time.Time{}, time.Time{}, rep, nil, began)
 			})
 		}
-		levels, err := s.levels("window", level, true)
+		levels, err := s.levels("windows", rf.windows, true)
 		if err != nil {
 			return err
 		}
-		if len(levels) != 1 {
-			return usagef("--window %q: give one window kind", level)
+		if btf.tf.regions != "" && !slices.Equal(levels, []string{batch.Hour}) {
+			return usagef("--topics lists are recomputed per hour: use --windows hour")
 		}
-		if btf.tf.regions != "" && levels[0] != batch.Hour {
-			return usagef("--topics lists are recomputed per hour: use --window hour")
+		ws, lo, hi, err := rf.windowsOf(levels, "")
+		if err != nil {
+			return err
 		}
-		var ws []batch.Window
-		if levels[0] == batch.All {
-			ws = []batch.Window{{Level: batch.All}}
-		} else {
-			if start == "" {
-				return usagef("--start is required for --window %s", level)
-			}
-			from, err := parseWhen("start", start)
+		return s.job(cmd, btf, func(c *batch.Config) { c.Force, c.Rebuild = true, true }, func(r *batch.Runner, tp *batch.Topics) error {
+			closed, open, err := splitOpen(cmd.Context(), r, ws, force)
 			if err != nil {
 				return err
 			}
-			to := model.Next(level, model.Align(level, from))
-			if end != "" {
-				if to, err = parseWhen("end", end); err != nil {
-					return err
-				}
-			}
-			if ws, err = batch.Span(level, from, to); err != nil {
-				return usageOf(err, nil)
-			}
-		}
-		return s.job(cmd, btf, func(c *batch.Config) { c.Force, c.Rebuild = force, true }, func(r *batch.Runner, tp *batch.Topics) error {
-			rep, err := r.Recompute(cmd.Context(), ws)
+			rep, err := r.Recompute(cmd.Context(), closed)
 			if err != nil {
 				return err
 			}
-			if err := writeReport(cmd.OutOrStdout(), rep); err != nil || tp == nil {
+			if err := printRun(cmd, "run", asJSON, lo, hi, rep, open, began); err != nil || tp == nil {
 				return err
 			}
-			if rep, err = tp.Recompute(cmd.Context(), ws); err != nil {
+			if rep, err = tp.Recompute(cmd.Context(), closed); err != nil {
 				return err
 			}
 			return writeTopicsReport(cmd.OutOrStdout(), rep)
 		})
 	}
 	return cmd
+}
+
+// windowsOf is the windows of the kinds levels whose start lies in the flags' range (those
+// that start before it and reach into it included: a month touching the range), with the
+// range; defFrom is --from when it is empty. Only all time needs no range.
+func (rf rangeFlags) windowsOf(levels []string, defFrom string) ([]batch.Window, time.Time, time.Time, error) {
+	if slices.Equal(levels, []string{batch.All}) && rf.from == "" && rf.to == "" && rf.end == "" {
+		return []batch.Window{{Level: batch.All}}, time.Time{}, time.Time{}, nil
+	}
+	now := time.Now().UTC()
+	lo, hi, err := rf.span(now, defFrom)
+	if err != nil {
+		return nil, lo, hi, err
+	}
+	var ws []batch.Window
+	for _, lv := range levels {
+		w, err := batch.Span(lv, lo, hi)
+		if err != nil {
+			return nil, lo, hi, usagef("--from/--to: %v", err)
+		}
+		ws = append(ws, w...)
+	}
+	return ws, lo, hi, nil
+}
+
+// splitOpen leaves out the windows that are not closed yet (unless force), saying why, so
+// a range that reaches into the present recomputes what it can. A range wholly in the future
+// is a mistake on the command line.
+func splitOpen(ctx context.Context, r *batch.Runner, ws []batch.Window, force bool) ([]batch.Window, []openWindow, error) {
+	if force {
+		return ws, nil, nil
+	}
+	var closed []batch.Window
+	var open []openWindow
+	now := time.Now()
+	begun := false
+	for _, w := range ws {
+		if w.Level == batch.All || !w.Start.After(now) {
+			begun = true
+		}
+		err := r.Closed(ctx, w)
+		switch {
+		case err == nil:
+			closed = append(closed, w)
+		case errors.Is(err, batch.ErrWindowOpen):
+			open = append(open, openWindow{w, err.Error()})
+		default:
+			return nil, nil, err
+		}
+	}
+	if !begun {
+		return nil, nil, usagef("every window of the range starts in the future (after %s): nothing has been archived for it yet; check --from and --to", now.UTC().Format(time.RFC3339))
+	}
+	return closed, open, nil
+}
+
+// printRun writes a run's report: the JSON schema with --json, else the summary line and the
+// windows left out because they are open.
+func printRun(cmd *cobra.Command, name string, asJSON bool, lo, hi time.Time, rep batch.Report, open []openWindow, began time.Time) error {
+	w := cmd.OutOrStdout()
+	if asJSON {
+		return writeJSON(w, reportOutput(name, lo, hi, rep, open, time.Since(began)))
+	}
+	if err := writeReport(w, rep); err != nil {
+		return err
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "left out %d windows not closed yet (--force computes them from what is archived so far):\n", len(open))
+	for i, o := range open {
+		if i == 10 {
+			fmt.Fprintf(w, "  ... and %d more\n", len(open)-i)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", o.why)
+	}
+	return nil
 }
 
 // writeTopicsReport is writeReport's line for the trending-topics lists.
@@ -397,86 +475,129 @@ func writeTopicsReport(w io.Writer, rep batch.Report) error {
 }
 
 func newBatchBackfillCommand() *cobra.Command {
-	var days dayRange
+	var rf rangeFlags
 	var parallel int
 	var dryRun, force, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "backfill",
 		Short: "Recompute hours, days and months over a date range",
-		Long: `backfill recomputes every window of the chosen kinds whose start is in [--from, --to]
-(whole UTC days, both included; months touching the range). Hours are loaded from the
-archive; days and months are summed from the rollups below them. --dry-run prints the plan
-(windows, archive objects, bytes, open windows) and does nothing.`,
+		Long: `backfill recomputes every window of the chosen kinds in [--from, --to] (whole UTC days
+when they are written as days: --from -1d is yesterday 00:00 to 24:00; months touching the
+range). Hours are loaded from the archive; days and months are summed from the rollups below
+them. Windows not closed yet are left out and listed (--force computes them); a range wholly in
+the future is a mistake (exit 2). --dry-run prints the plan (windows, archive objects, bytes,
+open windows) and creates or changes nothing.`,
 		Example: `  trending batch backfill --from 2026-11-01 --to 2026-11-30 --dry-run
-  trending batch backfill --from 2026-11-01 --to 2026-11-30 --windows hour,day,month --parallel 4`,
+  trending batch backfill --from 2026-11-01 --to 2026-11-30 --windows hour,day,month --parallel 4
+  trending batch backfill --from -7d --to now --json > report.json`,
 		Args: cobra.NoArgs,
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	addDayRangeFlags(f, &days, "required", "hour,day,month", "window kinds to recompute: hour, day, week, month, all (those the window set serves; the default: its calendar kinds of hour, day and month, or all of its calendar kinds)")
+	addRangeFlags(f, &rf, "hour,day,month", "window kinds to recompute: hour, day, week, month, all (those the window set serves; the default: its calendar kinds of hour, day and month, or all of its calendar kinds)", "required")
 	f.IntVar(&parallel, "parallel", 1, "days whose hours are loaded at once (1..64)")
-	f.BoolVar(&dryRun, "dry-run", false, "print the plan and do nothing")
+	f.BoolVar(&dryRun, "dry-run", false, "print the plan and create or change nothing")
 	addForceFlag(f, &force, "compute open windows too (the speed layer then cannot update them)")
-	addJSONFlag(f, &asJSON, "the plan or report")
+	addJSONFlag(f, &asJSON, "the plan or report (docs/batch.md)")
+	client := addBatchClientFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if days.from == "" {
-			return usagef("--from is required, e.g. --from 2026-11-01")
+		began := time.Now()
+		if rf.from == "" {
+			return usagef("--from is required, e.g. --from 2026-11-01 or --from -1d")
 		}
-		lo, err := parseWhen("from", days.from)
+		if client.on() {
+			windows := rf.windows
+			if !cmd.Flags().Changed("windows") {
+				windows = "" // up's own default kinds
+			}
+			return client.run(cmd, batchAPIRequest{Command: "backfill", Windows: windows, From: rf.from, To: rf.to, Force: force, DryRun: dryRun}, asJSON)
+		}
+		levels, err := s.levels("windows", rf.windows, cmd.Flags().Changed("windows"))
 		if err != nil {
 			return err
 		}
-		hi := lo
-		if days.to != "" {
-			if hi, err = parseWhen("to", days.to); err != nil {
-				return err
-			}
-		}
-		hi = model.Align("day", hi).AddDate(0, 0, 1)
-		levels, err := s.levels("windows", days.windows, cmd.Flags().Changed("windows"))
+		ws, lo, hi, err := rf.windowsOf(levels, "")
 		if err != nil {
 			return err
 		}
-		var ws []batch.Window
-		for _, lv := range levels {
-			w, err := batch.Span(lv, lo, hi)
-			if err != nil {
-				return usagef("--from/--to: %v", err)
-			}
-			ws = append(ws, w...)
+		if dryRun {
+			return s.dryRun(cmd, ws, lo, hi, asJSON)
 		}
 		env, err := s.open(cmd.Context())
 		if err != nil {
 			return err
 		}
 		defer env.close()
-		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.Rebuild, c.Parallel = force, true, parallel })
+		r, err := s.runner(cmd, env, func(c *batch.Config) { c.Force, c.Rebuild, c.Parallel = true, true, parallel })
 		if err != nil {
 			return err
 		}
-		if dryRun {
-			plan, err := r.Plan(cmd.Context(), ws)
+		defer env.finishMeters()
+		closed, open, err := splitOpen(cmd.Context(), r, ws, force)
+		if err != nil {
+			return err
+		}
+		rep, err := r.Recompute(cmd.Context(), closed)
+		if err != nil {
+			return err
+		}
+		env.finishMeters()
+		return printRun(cmd, "backfill", asJSON, lo, hi, rep, open, began)
+	}
+	return cmd
+}
+
+// dryRun prints the plan of ws without creating or changing anything: the rollups and the
+// serving store are not opened (the plan reads the archive, and the rollup file read-only
+// when all time is planned and the file exists).
+func (s *batchSettings) dryRun(cmd *cobra.Command, ws []batch.Window, lo, hi time.Time, asJSON bool) error {
+	ctx := cmd.Context()
+	obj, err := objstore.New(ctx, s.s3.config())
+	if err != nil {
+		return usageOf(err, nil)
+	}
+	arc := archive.NewReaderAt(obj, s.archiveRoot)
+	arc.Partitions = s.partitions
+	var eng batch.Engine // nil: planned without rollups
+	if slices.ContainsFunc(ws, func(w batch.Window) bool { return w.Level == batch.All }) {
+		if s.clickhouse != "" {
+			return usagef("--dry-run plans all time with the Go-native engine's rollups only: leave all out of --windows")
+		}
+		if _, err := os.Stat(s.rollups); err == nil {
+			n, err := batch.OpenNativeReadOnly(s.rollups)
 			if err != nil {
 				return err
 			}
-			return writePlanTable(cmd.OutOrStdout(), plan, asJSON)
+			defer n.Close()
+			eng = n
+		} else {
+			eng = nil // nothing rolled up yet
 		}
-		rep, err := r.Recompute(cmd.Context(), ws)
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			return writeJSON(cmd.OutOrStdout(), rep)
-		}
-		return writeReport(cmd.OutOrStdout(), rep)
 	}
-	return cmd
+	cfg := batch.DefaultConfig()
+	wset, err := s.windows.set()
+	if err != nil {
+		return err
+	}
+	cfg.K, cfg.AllowedLateness, cfg.BaseFactor, cfg.Windows = s.k, s.lateness, s.baseFactor, wset
+	r, err := batch.NewRunner(cfg, eng, arc, nil, appFrom(ctx).log)
+	if err != nil {
+		return usageOf(err, nil)
+	}
+	plan, err := r.Plan(ctx, ws)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), planOutput(lo, hi, plan))
+	}
+	return writePlanTable(cmd.OutOrStdout(), plan)
 }
 
 func newBatchNightlyCommand() *cobra.Command {
 	var date string
 	var lookback int
-	var force bool
+	var force, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "nightly",
 		Short: "Yesterday's hours and day, the month to date, all time, and late data",
@@ -501,6 +622,7 @@ file instead (offline demos).`,
 	f.StringVar(&date, "date", "", "UTC day to close (default: yesterday)")
 	f.IntVar(&lookback, "lookback-days", 35, "how many earlier days to check for late data")
 	addForceFlag(f, &force, "run even if --date is not closed yet")
+	addJSONFlag(f, &asJSON, "every window's outcome (docs/batch.md)")
 	btf := addBatchTopicsFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		var day time.Time
@@ -510,35 +632,48 @@ file instead (offline demos).`,
 				return err
 			}
 		}
+		began := time.Now()
 		return s.job(cmd, btf, func(c *batch.Config) { c.Force, c.LookbackDays = force, lookback }, func(r *batch.Runner, tp *batch.Topics) error {
+			w := cmd.OutOrStdout()
+			if asJSON {
+				w = io.Discard // one JSON document of every report below, at the end
+			}
 			rep, err := r.Nightly(cmd.Context(), day)
 			if err != nil {
 				return err
 			}
-			if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
+			all := rep
+			if err := writeReport(w, rep); err != nil {
 				return err
 			}
 			// Late data older than the lookback, or marked since: the archive's marks.
 			if rep, err = r.RecomputeDirty(cmd.Context()); err != nil {
 				return err
 			}
+			all.Outcomes = append(all.Outcomes, rep.Outcomes...)
 			if len(rep.Outcomes) > 0 {
-				if err := writeReport(cmd.OutOrStdout(), rep); err != nil {
+				if err := writeReport(w, rep); err != nil {
 					return err
 				}
 			}
-			if tp == nil {
-				return nil
+			if tp != nil {
+				// The topics lists of the day's hours and of every hour of the lookback.
+				hours, err := batch.NightlyHours(day, time.Now().UTC(), lookback)
+				if err != nil {
+					return err
+				}
+				if rep, err = tp.Recompute(cmd.Context(), hours); err != nil {
+					return err
+				}
+				all.Outcomes = append(all.Outcomes, rep.Outcomes...)
+				if err := writeTopicsReport(w, rep); err != nil {
+					return err
+				}
 			}
-			// The topics lists of the day's hours and of every hour of the lookback.
-			hours, err := batch.NightlyHours(day, time.Now().UTC(), lookback)
-			if err != nil {
-				return err
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), reportOutput("nightly", time.Time{}, time.Time{}, all, nil, time.Since(began)))
 			}
-			if rep, err = tp.Recompute(cmd.Context(), hours); err != nil {
-				return err
-			}
-			return writeTopicsReport(cmd.OutOrStdout(), rep)
+			return nil
 		})
 	}
 	return cmd
@@ -571,33 +706,30 @@ func (s *batchSettings) job(cmd *cobra.Command, btf *batchTopicsFlags, mod func(
 }
 
 func newBatchStatusCommand() *cobra.Command {
-	var days dayRange
+	var rf rangeFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Per window: exact, dirty (late data since), live, provisional or missing, with the reconciliation",
-		Example: `  trending batch status --from 2026-11-14 --to 2026-11-15 --windows hour,day`,
-		Args:    cobra.NoArgs,
+		Use:   "status",
+		Short: "Per window: exact, dirty (late data since), live, provisional or missing, with the reconciliation",
+		Example: `  trending batch status                                   # yesterday's day
+  trending batch status --from today --windows hour         # today's hours
+  trending batch status --from 2026-11-14 --to 2026-11-15 --windows hour,day --json`,
+		Args: cobra.NoArgs,
 	}
 	s := addBatchSettings(cmd.Flags())
 	f := cmd.Flags()
-	addDayRangeFlags(f, &days, "default: yesterday", "day", "window kinds: hour, day, week, month (those the window set serves)")
-	addJSONFlag(f, &asJSON, "the status")
+	addRangeFlags(f, &rf, "day", "window kinds: hour, day, week, month (those the window set serves)", "default yesterday")
+	addJSONFlag(f, &asJSON, "the status (docs/batch.md)")
+	client := addBatchClientFlags(f)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		lo := time.Now().UTC().AddDate(0, 0, -1)
-		var err error
-		if days.from != "" {
-			if lo, err = parseWhen("from", days.from); err != nil {
-				return err
-			}
+		if client.on() {
+			return client.status(cmd, rf, asJSON)
 		}
-		hi := lo
-		if days.to != "" {
-			if hi, err = parseWhen("to", days.to); err != nil {
-				return err
-			}
+		levels, err := s.levels("windows", rf.windows, cmd.Flags().Changed("windows"))
+		if err != nil {
+			return err
 		}
-		levels, err := s.levels("windows", days.windows, cmd.Flags().Changed("windows"))
+		lo, hi, err := rf.span(time.Now(), "yesterday")
 		if err != nil {
 			return err
 		}
@@ -610,12 +742,12 @@ func newBatchStatusCommand() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		st, err := r.Status(cmd.Context(), levels, model.Align("day", lo), model.Align("day", hi).AddDate(0, 0, 1))
+		st, err := r.Status(cmd.Context(), levels, lo, hi)
 		if err != nil {
 			return err
 		}
 		if asJSON {
-			return writeJSON(cmd.OutOrStdout(), st)
+			return writeJSON(cmd.OutOrStdout(), statusOutput(lo, hi, st))
 		}
 		return writeStatus(cmd.OutOrStdout(), st)
 	}
@@ -638,24 +770,7 @@ func short(fp string) string {
 	return fp
 }
 
-func writePlanTable(w io.Writer, plan []batch.PlanEntry, asJSON bool) error {
-	if asJSON {
-		type row struct {
-			Window  string `json:"window"`
-			Hours   int    `json:"hours"`
-			Objects int    `json:"objects"`
-			Bytes   int64  `json:"bytes"`
-			Open    string `json:"open,omitempty"`
-		}
-		rows := make([]row, len(plan))
-		for i, p := range plan {
-			rows[i] = row{Window: p.Window.String(), Hours: p.Hours, Objects: p.Objects, Bytes: p.Bytes}
-			if p.Open != nil {
-				rows[i].Open = p.Open.Error()
-			}
-		}
-		return writeJSON(w, rows)
-	}
+func writePlanTable(w io.Writer, plan []batch.PlanEntry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WINDOW\tHOURS\tOBJECTS\tBYTES\tSTATE")
 	var objs int
@@ -673,7 +788,7 @@ func writePlanTable(w io.Writer, plan []batch.PlanEntry, asJSON bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%d windows, %d objects, %d bytes read cold (hour rollups that are current are reused); %d open (refused without --force). Dry run: nothing done.\n",
+	fmt.Fprintf(w, "\n%d windows, %d objects, %d bytes read cold (hour rollups that are current are reused); %d open (left out without --force). Dry run: nothing done.\n",
 		len(plan), objs, bytes, open)
 	return nil
 }
@@ -703,6 +818,7 @@ func writeReport(w io.Writer, rep batch.Report) error {
 func writeStatus(w io.Writer, st []batch.StatusEntry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WINDOW\tSTATE\tVERSION\tCOMPUTED\tLIST INPUTS\tARCHIVE NOW\tRECALL@K\tMAX ABS ERR\tMAX REL ERR")
+	states := map[batch.State]int{}
 	for _, e := range st {
 		version, computed, listFP, recall, maxAbs, maxRel := "-", "-", "-", "-", "-", "-"
 		if l := e.List; l != nil {
@@ -712,6 +828,19 @@ func writeStatus(w io.Writer, st []batch.StatusEntry) error {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Window, e.State, version, computed, listFP, short(e.Fingerprint), recall, maxAbs, maxRel)
+		states[e.State]++
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// One line a person reads first: how many windows are in each state.
+	var parts []string
+	for _, s := range []batch.State{batch.StateExact, batch.StateDirty, batch.StateProvisional, batch.StateLive, batch.StateMissing} {
+		if n := states[s]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	_, err := fmt.Fprintf(w, "\n%d windows: %s (dirty: late data since it was made exact, 'batch run --dirty' fixes it; provisional and missing: not recomputed yet)\n",
+		len(st), strings.Join(parts, ", "))
+	return err
 }

@@ -151,17 +151,6 @@ func addForceFlag(fs *pflag.FlagSet, force *bool, usage string) {
 	fs.BoolVar(force, "force", false, usage)
 }
 
-// dayRange is --from, --to and --windows (batch backfill and status): UTC days, both ends
-// included, and the window kinds.
-type dayRange struct{ from, to, windows string }
-
-// addDayRangeFlags adds r's flags; fromUsage says what an empty --from means here.
-func addDayRangeFlags(fs *pflag.FlagSet, r *dayRange, fromUsage, defWindows, windowsUsage string) {
-	fs.StringVar(&r.from, "from", "", "first UTC day, e.g. 2026-11-01 or -2d; "+fromUsage)
-	fs.StringVar(&r.to, "to", "", "last UTC day, included (default: --from)")
-	fs.StringVar(&r.windows, "windows", defWindows, windowsUsage)
-}
-
 // addStartFlag adds --start, where the command begins in event time (parseWhen's forms).
 func addStartFlag(fs *pflag.FlagSet, start *string, def, usage string) {
 	fs.StringVar(start, "start", def, usage)

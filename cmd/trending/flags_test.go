@@ -89,7 +89,7 @@ func TestKafkaFlagsReportByFlag(t *testing.T) {
 		{[]string{"merge", "--kafka-user", "u"}, "--kafka-user"},
 		{[]string{"archive", "--kafka", ""}, "--kafka"},
 		{[]string{"loadgen", "--kafka", " , "}, "--kafka"},
-		{[]string{"serve", "--kafka", "127.0.0.1:1", "--kafka-sasl", "plain", "--kafka-user", "u", "--kafka-password", "p"}, "clear text"},
+		{[]string{"serve", "--listen", "127.0.0.1:0", "--kafka", "127.0.0.1:1", "--kafka-sasl", "plain", "--kafka-user", "u", "--kafka-password", "p"}, "clear text"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			_, err := runTrending(t, c.args...)

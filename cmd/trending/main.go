@@ -18,13 +18,18 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := newRootCommand().ExecuteContext(ctx)
+	cmd, err := newRootCommand().ExecuteContextC(ctx)
 	if err == nil {
 		return
 	}
 	var ue usageError
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
-		fmt.Fprintf(os.Stderr, "trending: %v\nRun 'trending --help' for usage.\n", err)
+		// Point at the help of the command that refused, not the top level's.
+		path := "trending"
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(os.Stderr, "trending: %v\nRun '%s --help' for usage.\n", err, path)
 		os.Exit(2)
 	}
 	fmt.Fprintf(os.Stderr, "trending: %v\n", err)

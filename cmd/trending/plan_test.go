@@ -162,7 +162,9 @@ func TestPlanUsageErrors(t *testing.T) {
 		{"cross field names flags", []string{"--distinct-per-hour", "1e6"}, "--distinct-per-hour 1e+06: must be at least --distinct-per-minute"},
 		{"all problems at once", []string{"--sketch-depth", "0", "--month-days", "7"}, "--sketch-depth 0: must be at least 1; the month sketch uses 5; --month-days 7: must be between 28 and 31"},
 		{"ambiguous size", []string{"--memory-budget", "2G"}, `unknown unit "G"`},
-		{"not a number", []string{"--events-per-day", "lots"}, `invalid argument "lots" for "--events-per-day"`},
+		{"not a number", []string{"--events-per-day", "lots"}, `--events-per-day "lots": not a number`},
+		{"width not a power of two", []string{"--sketch-width", "1000"}, "--sketch-width 1000: is not a power of two, as the speed workers need: use 512 or 1024"},
+		{"group width not a power of two", []string{"--groups", "eu", "--group-sketch-width", "3000"}, "--group-sketch-width 3000: is not a power of two"},
 		{"stray argument", []string{"hour"}, "unknown command"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -212,7 +214,8 @@ func TestPlanHelpTeaches(t *testing.T) {
 		"Examples:", "--events-per-day 5e9", "--partitions 320", "--counter-bytes 4",
 		"--memory-budget size", "(default 2 GiB)", "(default 100 GB)", "--json",
 	} {
-		if !strings.Contains(out, want) {
+		// The flags' help is wrapped to the width: compare with the lines joined.
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("--help lacks %q", want)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -85,7 +87,27 @@ the defaults shown in each command's --help. Flags win.`,
 			return nil
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetUsageFunc(usage)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		var iv *pflag.InvalidValueError
+		if errors.As(err, &iv) {
+			return usagef("--%s %q: %s", iv.GetFlag().Name, iv.GetValue(), valueProblem(iv.GetFlag(), iv.Unwrap()))
+		}
+		var nx *pflag.NotExistError
+		if errors.As(err, &nx) && nx.GetSpecifiedName() != "" && len(nx.GetSpecifiedName()) > 1 {
+			// Suggest the nearest flag of this command, as for an unknown command.
+			known := map[string]bool{}
+			c.Flags().VisitAll(func(f *pflag.Flag) {
+				if !f.Hidden && f.Deprecated == "" {
+					known[f.Name] = true
+				}
+			})
+			if near := nearest(nx.GetSpecifiedName(), known); near != "" {
+				return usagef("%v (did you mean --%s?)", err, near)
+			}
+		}
+		return usageError{err}
+	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configFile, "config", "", "YAML file of settings; keys are flag names (env TRENDING_CONFIG)")
 	pf.StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -116,14 +138,27 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 		if f, ok := under.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 			return slog.New(slog.NewTextHandler(w, opts)), nil
 		}
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, jsonOpts(opts))), nil
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, jsonOpts(opts))), nil
 	default:
 		return nil, usagef("--log-format %q: use text, json or auto", format)
 	}
+}
+
+// jsonOpts writes durations as seconds (a float), which log pipelines read as they are; slog's
+// JSON handler would write them as integer nanoseconds. Text logs keep Go's "1.5s".
+func jsonOpts(o *slog.HandlerOptions) *slog.HandlerOptions {
+	o2 := *o
+	o2.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.Float64Value(a.Value.Duration().Seconds())
+		}
+		return a
+	}
+	return &o2
 }
 
 // fieldFlags names the flag of each Config field that packages report a bad setting by

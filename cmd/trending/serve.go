@@ -30,6 +30,7 @@ func newServeCommand() *cobra.Command {
 	var tf *topicsFlags
 	var storeSpec string
 	var tok tokenFlags
+	var future time.Duration
 	var kf *kafkaFlags
 	var s3f *s3Settings
 	var wsf *windowSetFlags
@@ -92,6 +93,13 @@ schemas/openapi.yaml describes every route.`,
 			if err := cfg.Validate(); err != nil {
 				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
 			}
+			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue is mounted only with --token
+				return err
+			}
+			mf, err := maxFuture(future)
+			if err != nil {
+				return err
+			}
 			if saltf.on() && !kf.set() {
 				return usagef("--salt-items and --salt-threshold salt what POST /v1/events publishes: give --kafka")
 			}
@@ -128,7 +136,7 @@ schemas/openapi.yaml describes every route.`,
 					return err
 				}
 				p.salting = saltRole
-				if p.ingest, err = mountIngest(srv, a, kw, tok.events(), salter); err != nil {
+				if p.ingest, err = mountIngest(srv, a, kw, tok.events(), salter, mf); err != nil {
 					return err
 				}
 				a.log.Info("ingest enabled", "path", "/v1/events", "kafka", kc.Brokers(), "topic", kf.names().Views)
@@ -140,6 +148,7 @@ schemas/openapi.yaml describes every route.`,
 	f := cmd.Flags()
 	kf = addKafkaFlags(f, "", "Kafka brokers for POST /v1/events (published to --views-topic); empty (the default) serves reads only")
 	addTokenFlags(f, &tok)
+	addMaxFutureFlag(f, &future)
 	saltf = addSaltFlags(f)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
 	wsf = addWindowSetFlags(f, "")
@@ -171,12 +180,59 @@ schemas/openapi.yaml describes every route.`,
 }
 
 // tokenFlags are the bearer tokens of the API's write routes, shared by serve and up.
-type tokenFlags struct{ review, ingest string }
+type tokenFlags struct {
+	review, ingest string
+	open           bool // --open-writes: the operator's explicit word that writes need no token
+}
 
-// addTokenFlags adds --token and --ingest-token.
+// addTokenFlags adds --token, --ingest-token and --open-writes.
 func addTokenFlags(fs *pflag.FlagSet, t *tokenFlags) {
-	fs.StringVar(&t.review, "token", "", "bearer token of the write routes: POST /v1/events (unless --ingest-token) and /v1/topics/review (with --topics; serve: the shared review queue kept in the S3 bucket, --s3-*); default none")
-	fs.StringVar(&t.ingest, "ingest-token", "", "bearer token POST /v1/events requires (default: --token)")
+	fs.StringVar(&t.review, "token", "", "bearer token of the write routes: POST /v1/events and /v1/views (unless --ingest-token) and /v1/topics/review (with --topics; serve: the shared review queue kept in the S3 bucket, --s3-*); required when --listen is reachable from other machines (use TRENDING_TOKEN to keep it out of the process list)")
+	fs.StringVar(&t.ingest, "ingest-token", "", "bearer token POST /v1/events and /v1/views require (default: --token)")
+	fs.BoolVar(&t.open, "open-writes", false, "accept writes without a token on a --listen address other machines can reach (only behind a gateway that authenticates them); on a loopback address writes are open to this machine without it")
+}
+
+// check refuses to start a process whose write routes would take writes from the network
+// without a token: ingest says whether it mounts POST /v1/events and /v1/views (behind
+// --ingest-token or --token), operator the routes it mounts behind --token. On a loopback
+// address writes stay open to this machine (the no-token demo of up), and --open-writes is
+// the operator's explicit opt-out anywhere.
+func (t tokenFlags) check(listen string, ingest bool, operator ...string) error {
+	if t.open || loopback(listen) {
+		return nil
+	}
+	open := t.openWrites(ingest, operator...)
+	if open == "" {
+		return nil
+	}
+	return usagef("--listen %s is reachable from other machines and %s would accept writes from anyone: set --token (or TRENDING_TOKEN; --ingest-token for the events alone), listen on a loopback address such as 127.0.0.1:8080, or pass --open-writes if a gateway in front authenticates them",
+		listen, open)
+}
+
+// openWrites names the write routes that answer without a token ("" when none).
+func (t tokenFlags) openWrites(ingest bool, operator ...string) string {
+	var open []string
+	if ingest && t.events() == "" {
+		open = append(open, "POST /v1/events and /v1/views")
+	}
+	if t.review == "" {
+		open = append(open, operator...)
+	}
+	return strings.Join(open, " and ")
+}
+
+// loopback reports whether addr (host:port) listens only on this machine: a loopback IP or
+// localhost. An empty host (":8080") or 0.0.0.0 listens on every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // events returns the token POST /v1/events requires.
@@ -216,10 +272,11 @@ func (p servingRoles) stages() []stage {
 }
 
 // mountIngest mounts POST /v1/events and POST /v1/views behind token and returns the ingest's
-// role; salter (nil: none) salts hot items.
-func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter *salt.Salter) (role, error) {
+// role; salter (nil: none) salts hot items; maxFuture (maxFuture's form: 0 is no limit)
+// refuses events the speed layer would send to the DLQ as future_ts.
+func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter *salt.Salter, maxFuture time.Duration) (role, error) {
 	cfg := ingest.DefaultConfig()
-	cfg.Log, cfg.Registry, cfg.Salter = a.log.With("part", "ingest"), a.registry, salter
+	cfg.Log, cfg.Registry, cfg.Salter, cfg.MaxFuture = a.log.With("part", "ingest"), a.registry, salter, maxFuture
 	in, err := ingest.New(cfg, w)
 	if err != nil {
 		return role{}, err

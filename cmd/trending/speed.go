@@ -75,10 +75,10 @@ func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (windo
 	return wc, tcfg, blocklist, mf, err
 }
 
-// addMaxFutureFlag adds --max-future, shared by `speed`, `archive` and `up`; maxFuture checks
+// addMaxFutureFlag adds --max-future, shared by `speed`, `archive`, `serve` and `up`; maxFuture checks
 // its value.
 func addMaxFutureFlag(fs *pflag.FlagSet, d *time.Duration) {
-	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock (its Kafka timestamp, or the wall clock when earlier) is neither counted nor archived as valid: the speed layer sends it to the DLQ and the archive to its quarantine, both with reason future_ts, so it cannot jump a watermark; give speed and archive the same value (negative: no limit)")
+	fs.DurationVar(d, "max-future", worker.DefaultMaxFuture, "an event dated more than this ahead of the clock (its Kafka timestamp, or the wall clock when earlier) is neither counted nor archived as valid: the speed layer sends it to the DLQ and the archive to its quarantine, both with reason future_ts, so it cannot jump a watermark, and serve's POST /v1/events refuses it with 400; give speed, archive and serve the same value (negative: no limit)")
 }
 
 // maxFuture returns --max-future as worker.Config.MaxFuture: a negative flag (no limit) is

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	neturl "net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -45,6 +45,9 @@ type upFlags struct {
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
 	maxFuture, serveStaleFor               time.Duration
+	// the embedded broker's retention
+	retainFor   time.Duration
+	retainBytes float64
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
 	stream                          streamFlags
@@ -109,6 +112,9 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
 	addTokenFlags(fs, &f.tok)
 	addTitlesFlag(fs, &f.titles)
+	fs.DurationVar(&f.retainFor, "kafka-retention", 24*time.Hour, "the embedded broker keeps each message this long after it was written (0: for good); the archive keeps every event for good")
+	f.retainBytes = 512 << 20
+	fs.Var(bytesFlag{&f.retainBytes}, "kafka-retention-bytes", "the embedded broker keeps at most this much of each topic partition, the oldest going first, such as 1GiB (0: no bound); the default bounds the embedded log to about 3 GiB")
 	addPartitionsFlag(fs, &f.partitions, 4, "partitions of the input topic when it is created")
 	addPublishEveryFlag(fs, &f.publishEvery, time.Second, "how often the speed workers publish their lists (they include the open minute)")
 	addCheckpointEveryFlag(fs, &f.checkpointEvery, 30*time.Second)
@@ -118,7 +124,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.BoolVar(&f.noLoad, "no-load", false, "do not run the built-in load generator (send events to POST /v1/events or Kafka yourself)")
 	// The load generator's stream and pace: loadgen's flags, with up's defaults.
 	addStreamShapeFlags(fs, &f.stream, streamDefaults{items: 10000, servers: 20, late: 0.01, viral: []string{"V_viral@+1m:15%:20m:2m"}, regions: "eu,eu,us,apac"})
-	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (an empty --data): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
+	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (while the log holds no event): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
 	f.salt = addSaltFlags(fs)
@@ -142,21 +148,54 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err := kf.check(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(f.data, 0o755); err != nil {
-		return usagef("--data %s: %v", f.data, err)
+	if err := f.tok.check(f.listen, true, upOperatorRoutes(tcfg != nil)...); err != nil {
+		return err
 	}
-	// The backfill replays the recent past once, into an empty data directory: on a restart it
-	// would add a second synthetic past on top of the first.
-	if _, err := os.Stat(filepath.Join(f.data, "kafka")); err == nil && f.backfill > 0 {
-		a.log.Info("existing data: skipping the backfill", "data", f.data)
-		f.backfill = 0
+	if f.retainBytes < 0 {
+		return usagef("--kafka-retention-bytes %g: must not be negative (0: no bound)", f.retainBytes)
 	}
+	// The flags are checked before anything is created, so a mistake leaves nothing behind.
+	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
+		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
+	}
+	if f.speedup <= 0 || f.backfill < 0 {
+		return usagef("--speedup must be positive and --backfill not negative")
+	}
+	if _, err := f.stream.config(time.Now()); err != nil {
+		return err
+	}
+	// The address first: a busy port (the likeliest failure of a first start) fails before
+	// --data is created.
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return usagef("--listen %s: %v (pick a free address, or stop what listens there)", f.listen, err)
+	}
+	defer ln.Close() // the API closes it when it serves; this closes it on an early return
+	// Then the data directory's lock: a second up on the same --data fails at once, before it
+	// opens the broker's log or the stores.
+	unlock, err := lockData(f.data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	in, err := startUpInfra(cmd, f, kf, s3f)
 	defer in.close() // after every role has finished its last flush
 	if err != nil {
 		return err
 	}
 	kc, names, obj, st := in.kc, in.names, in.obj, in.st
+	// The backfill replays the recent past once, into a log that holds no event yet: on a
+	// restart it would add a second synthetic past on top of the first. What the log holds
+	// decides, not whether --data exists, so a start that failed before producing anything
+	// leaves the next one its backfill.
+	if f.backfill > 0 && !f.noLoad {
+		if n, err := loggedEvents(ctx, kc, names.Views); err != nil {
+			return err
+		} else if n > 0 {
+			a.log.Info("the log already holds events: skipping the backfill", "events", n, "data", f.data)
+			f.backfill = 0
+		}
+	}
 
 	wcfg := worker.DefaultConfig()
 	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
@@ -234,11 +273,6 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return usagef("--listen %s: %v (pick a free address)", f.listen, err)
-	}
-
 	arc := archive.NewReader(obj)
 	eng, err := batch.OpenNative(filepath.Join(f.data, "rollups.db"))
 	if err != nil {
@@ -251,24 +285,25 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
+	// The batch from a second terminal: `trending batch status|run|backfill --api URL`.
+	ba := &batchAPI{cfg: bcfg, eng: eng, arc: arc, st: st, log: a.log.With("part", "batch"), token: f.tok.review}
+	for _, r := range ba.routes() {
+		if err := srv.Handle(r); err != nil {
+			return err
+		}
+	}
 	load, err := f.stream.config(time.Now())
 	if err != nil {
 		return err
 	}
-	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
-		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
-	}
 	load.Rate, load.Malformed = f.rate, f.junk
-	if f.speedup <= 0 || f.backfill < 0 {
-		return usagef("--speedup must be positive and --backfill not negative")
-	}
 
 	salter, saltRole, err := f.salt.build(kc, names, a.log, "up")
 	if err != nil {
 		return err
 	}
 	f.salter = salter
-	ingestRole, err := mountIngest(srv, a, kw, f.tok.events(), salter)
+	ingestRole, err := mountIngest(srv, a, kw, f.tok.events(), salter, mf)
 	if err != nil {
 		return err
 	}
@@ -358,7 +393,7 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 	in := &upInfra{names: kf.names()}
 	var embeddedBroker []string
 	if !kf.set() {
-		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0)
+		br, err := eventlog.StartEmbedded(filepath.Join(f.data, "kafka"), 0, eventlog.Retain(f.retainFor, int64(f.retainBytes)))
 		if err != nil {
 			return in, err
 		}
@@ -406,26 +441,109 @@ func startUpInfra(cmd *cobra.Command, f upFlags, kf *kafkaFlags, s3f *s3Settings
 	return in, nil
 }
 
+// diskLine says what --data holds now and what bounds the embedded broker's share of it.
+func diskLine(f upFlags, kf *kafkaFlags) string {
+	l := fmt.Sprintf("%s holds %s", f.data, humanBytes(dirSize(f.data)))
+	if !kf.set() {
+		keep := "for good"
+		if f.retainFor > 0 {
+			keep = "for " + f.retainFor.String()
+		}
+		if f.retainBytes > 0 {
+			keep += ", at most " + humanBytes(int64(f.retainBytes)) + " a partition"
+		}
+		l += "; the broker keeps messages " + keep + " (--kafka-retention, --kafka-retention-bytes); the archive keeps every event"
+	}
+	return l
+}
+
+// dirSize is the bytes of the files under dir (what can be read of it).
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// humanBytes writes n as 1.5 GiB, 53.2 MiB or 900 B.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// loggedEvents is how many messages topic has ever received (the sum of its partitions'
+// end offsets, which retention does not lower).
+func loggedEvents(ctx context.Context, kc *eventlog.Client, topic string) (int64, error) {
+	offs, err := kc.TopicOffsets(ctx, topic)
+	if err != nil {
+		return 0, fmt.Errorf("read the offsets of %s: %w", topic, err)
+	}
+	var n int64
+	for _, o := range offs {
+		n += o.Last
+	}
+	return n, nil
+}
+
+// upOperatorRoutes are up's routes behind --token: the batch from another terminal, and the
+// topics review queue with --topics.
+func upOperatorRoutes(topics bool) []string {
+	r := []string{"POST /v1/batch/run"}
+	if topics {
+		r = append(r, "/v1/topics/review")
+	}
+	return r
+}
+
 // printUpBanner says where everything of up is.
+// ingestAuthLine says who may write: with a token, its holders; without one, on a loopback
+// address, anyone on this machine (check refuses a reachable address without a token).
+func ingestAuthLine(t tokenFlags, review bool) string {
+	if open := t.openWrites(true, upOperatorRoutes(review)...); open != "" {
+		if t.open {
+			return "no token: --open-writes, anyone who reaches the port may write"
+		}
+		return "no token: writes open to this machine only; set --token before listening beyond loopback"
+	}
+	return "bearer token required"
+}
+
 func printUpBanner(w io.Writer, url string, f upFlags, kf *kafkaFlags, s3f *s3Settings, in *upInfra, tcfg *topics.Config, groups windowset.Groups) {
 	fmt.Fprintf(w, `
 trending up: the whole pipeline in one process
   dashboard      %s/
   API            %s/v1/trending?window=hour&limit=10
-  ingest         POST %s/v1/events   (one event or a JSON array)
+  ingest         POST %s/v1/events   (one event or a JSON array; %s)
   metrics        %s/metrics
   Kafka          %s (%s)
   object store   %s (%s)
   serving store  %s
-  batch          exact recompute of closed windows every %s (rollups in %s)
+  disk           %s
+  batch          exact recompute of closed windows every %s (rollups in %s);
+                 from another terminal: trending batch status --api %s --from today --windows hour
+                 and trending batch backfill --api %s --from -1d --to now
   load           %s
   lists per      %s
   topics         %s
 Ctrl-C stops everything in order.
 
-`, url, url, url, url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
-		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec,
-		f.batchEvery, filepath.Join(f.data, "rollups.db"), loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
+`, url, url, url, ingestAuthLine(f.tok, tcfg != nil), url, in.kc.Brokers()[0], embeddedOr(!kf.set(), "embedded, data in "+filepath.Join(f.data, "kafka")), in.s3cfg.Endpoint,
+		embeddedOr(s3f.endpoint == "", "embedded, files in "+filepath.Join(f.data, "s3")), in.storeSpec, diskLine(f, kf),
+		f.batchEvery, filepath.Join(f.data, "rollups.db"), url, url, loadLine(f), groupsLine(groups, url), topicsLine(tcfg, url))
 }
 
 func groupsLine(g windowset.Groups, url string) string {

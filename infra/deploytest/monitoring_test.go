@@ -39,12 +39,13 @@ func promtool(t *testing.T) string {
 	return ""
 }
 
-// TestPrometheusFiles runs promtool on the alert rules and on the compose stack's scrape
-// configuration (which loads the rules).
+// TestPrometheusFiles runs promtool on the alert rules, their unit tests (alerts_test.yaml:
+// each alert fires on series that break it and stays silent on a healthy deployment's) and
+// the compose stack's scrape configuration (which loads the rules).
 func TestPrometheusFiles(t *testing.T) {
 	tool := promtool(t)
 	dir := filepath.Join(root(t), "infra", "prometheus")
-	for _, args := range [][]string{{"check", "rules", "alerts.yaml"}, {"check", "config", "prometheus.yml"}} {
+	for _, args := range [][]string{{"check", "rules", "alerts.yaml"}, {"check", "config", "prometheus.yml"}, {"test", "rules", "alerts_test.yaml"}} {
 		cmd := exec.Command(tool, args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -114,6 +115,62 @@ func referencedMetrics(t *testing.T) map[string][]string {
 		t.Fatalf("%d panels, %d rules, %d metrics: the files did not parse as expected", len(dash.Panels), n, len(refs))
 	}
 	return refs
+}
+
+// TestEveryAlertUnitTested: alerts_test.yaml makes every alert of alerts.yaml fire at least
+// once and checks it silent at least once, so a new rule comes with its test.
+func TestEveryAlertUnitTested(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root(t), "infra", "prometheus", "alerts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(raw, &rules); err != nil {
+		t.Fatal(err)
+	}
+	raw, err = os.ReadFile(filepath.Join(root(t), "infra", "prometheus", "alerts_test.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(raw, &tests); err != nil {
+		t.Fatal(err)
+	}
+	fires, silent := map[string]bool{}, map[string]bool{}
+	for _, tc := range tests.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			} else {
+				silent[a.Alertname] = true
+			}
+		}
+	}
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			n++
+			if !fires[r.Alert] || !silent[r.Alert] {
+				t.Errorf("alert %s: alerts_test.yaml fires it: %v, checks it silent: %v; want both", r.Alert, fires[r.Alert], silent[r.Alert])
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no alert rules parsed")
+	}
 }
 
 // TestDocumentedAlerts: every alert has a runbook section in docs/operations.md, and its

@@ -87,7 +87,11 @@ func ensureTopics(ctx context.Context, c *Client, specs ...Spec) (map[string]int
 		}
 		tc := kafka.TopicConfig{Topic: s.Name, NumPartitions: s.Partitions, ReplicationFactor: rf}
 		if s.Compact {
-			tc.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}
+			// Retention off: a compacted topic keeps the newest message of every key for good,
+			// also on a broker whose default retention trims (the embedded one with Retain,
+			// which applies retention to every topic).
+			tc.ConfigEntries = []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"},
+				{ConfigName: "retention.ms", ConfigValue: "-1"}, {ConfigName: "retention.bytes", ConfigValue: "-1"}}
 		}
 		create = append(create, tc)
 	}
@@ -200,24 +204,96 @@ type Embedded struct {
 	cluster *kfake.Cluster
 	// Addr is the broker address to give kafka-go.
 	Addr string
+	stop chan struct{}
+	done chan struct{}
+}
+
+// EmbeddedOption tunes StartEmbedded.
+type EmbeddedOption func(*embeddedOptions)
+
+type embeddedOptions struct {
+	retainFor   time.Duration
+	retainBytes int64
+	trimEvery   time.Duration
+}
+
+// Retain bounds the embedded broker's log as Kafka's log.retention.ms and
+// log.retention.bytes do: each partition of a topic keeps its messages at most age after
+// they were written and at most bytes, the oldest going first; 0 leaves that kind unbounded.
+// Compacted topics (cleanup.policy=compact, created with retention off by EnsureTopics) are
+// not trimmed. The broker trims every 10 seconds, deleting whole segment files from its data
+// directory (segments are a quarter of bytes, so a partition holds at most 1.25 times
+// bytes). A consumer further behind than the retention loses what was trimmed, as on
+// Kafka: give it room (up keeps a day).
+func Retain(age time.Duration, bytes int64) EmbeddedOption {
+	return func(o *embeddedOptions) { o.retainFor, o.retainBytes = age, bytes }
+}
+
+// trimEvery sets how often a retaining broker trims (tests).
+func trimEvery(d time.Duration) EmbeddedOption {
+	return func(o *embeddedOptions) { o.trimEvery = d }
 }
 
 // StartEmbedded starts a one-broker cluster on port (0 = any free port), persisting to dir
 // when dir is not empty so a restart keeps every topic, offset and committed group offset.
-func StartEmbedded(dir string, port int) (*Embedded, error) {
+func StartEmbedded(dir string, port int, options ...EmbeddedOption) (*Embedded, error) {
+	o := embeddedOptions{trimEvery: 10 * time.Second}
+	for _, opt := range options {
+		opt(&o)
+	}
 	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(port), kfake.GroupMinSessionTimeout(time.Second)}
 	if dir != "" {
 		opts = append(opts, kfake.DataDir(dir))
+	}
+	retain := o.retainFor > 0 || o.retainBytes > 0
+	if retain {
+		ms, bytes := int64(-1), int64(-1)
+		if o.retainFor > 0 {
+			ms = o.retainFor.Milliseconds()
+		}
+		if o.retainBytes > 0 {
+			bytes = o.retainBytes
+		}
+		// Trimming deletes whole segments: they are a quarter of the byte bound (at most
+		// 64 MiB), so a partition stays within 1.25 times it.
+		segment := int64(64 << 20)
+		if bytes > 0 {
+			segment = min(segment, max(bytes/4, 16<<10))
+		}
+		opts = append(opts, kfake.BrokerConfigs(map[string]string{
+			"log.retention.ms": strconv.FormatInt(ms, 10), "log.retention.bytes": strconv.FormatInt(bytes, 10),
+			"log.segment.bytes": strconv.FormatInt(segment, 10)}))
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("start embedded Kafka: %w", err)
 	}
-	return &Embedded{cluster: c, Addr: c.ListenAddrs()[0]}, nil
+	e := &Embedded{cluster: c, Addr: c.ListenAddrs()[0], stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(e.done)
+		if !retain {
+			return
+		}
+		t := time.NewTicker(o.trimEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-e.stop:
+				return
+			case <-t.C:
+				c.ApplyRetention()
+			}
+		}
+	}()
+	return e, nil
 }
 
 // Close stops the broker (flushing its data directory).
-func (e *Embedded) Close() { e.cluster.Close() }
+func (e *Embedded) Close() {
+	close(e.stop)
+	<-e.done
+	e.cluster.Close()
+}
 
 // NewWriter returns a kafka-go Writer for trending's topics: keyed by item (hash balancer, the
 // same partitioning as the Java client's default for the keys we use), acks from all replicas,

@@ -46,6 +46,20 @@ func EventsRoute(h http.Handler, token string) Route {
 		Statuses: []int{202, 400, 401, 403, 405, 413, 503}, Handler: RequireToken(token, h)}
 }
 
+// BatchStatusRoute is GET /v1/batch/status: the batch status of the windows of a running
+// `trending up` (cmd/trending provides h: `trending batch status --api URL` reads it).
+func BatchStatusRoute(h http.Handler) Route {
+	return Route{Path: "/v1/batch/status", Methods: []string{http.MethodGet}, Params: []string{"windows", "from", "to"},
+		Statuses: []int{200, 400, 405, 500}, Handler: h}
+}
+
+// BatchRunRoute is POST /v1/batch/run: a batch run in a running `trending up` (cmd/trending
+// provides h), behind the bearer token when one is configured.
+func BatchRunRoute(h http.Handler, token string) Route {
+	return Route{Path: "/v1/batch/run", Methods: []string{http.MethodPost},
+		Statuses: []int{200, 400, 401, 403, 405, 409}, Handler: RequireToken(token, h)}
+}
+
 // ViewsRoute is POST /v1/views, the requirements' video API (serving/ingest's Views provides
 // h): one view of a video at the server's clock, behind the bearer token when one is set.
 func ViewsRoute(h http.Handler, token string) Route {

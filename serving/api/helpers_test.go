@@ -48,7 +48,7 @@ func seedLists() []model.List {
 	hourLive.Partial, hourLive.StalePartitions = true, []int{3, 7}
 	hourLive.WindowStart, hourLive.WindowEnd = hourLive.AsOf.Add(-time.Hour), hourLive.AsOf // the last 60 minutes, open minute included
 	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, model.SourceBatch, 10, 500)
-	batch.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02}
+	batch.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02, SpeedDroppedLate: 4}
 	batch.Fingerprint = "sha256:abc"
 	topicsEU := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
 		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},

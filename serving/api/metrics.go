@@ -31,7 +31,7 @@ type metrics struct {
 	listAge, speedLag, batchLag, lists, cacheBytes, storeUp, lastRefresh *prometheus.Desc
 
 	// The newest reconciliation per level (Cache.reconciliations): the speed layer's drift.
-	reconRecall, reconMaxAbs, reconMeanAbs, reconMaxRel, reconBound, reconOverBound, reconStart *prometheus.Desc
+	reconRecall, reconMaxAbs, reconMeanAbs, reconMaxRel, reconBound, reconOverBound, reconDroppedLate, reconStart *prometheus.Desc
 }
 
 func newMetrics(c *Cache) *metrics {
@@ -112,6 +112,8 @@ func newMetrics(c *Cache) *metrics {
 			"The max_overcount the speed layer's sketch list stated, in the newest reconciled window of each level (absent for exact speed lists)."),
 		reconOverBound: reconDesc("error_over_bound",
 			"max_abs_error / the stated max_overcount, in the newest reconciled window of each level: above 1 the speed layer was further off than its bound (absent for exact speed lists)."),
+		reconDroppedLate: reconDesc("dropped_late",
+			"Events of the newest reconciled window of each level that came after it closed and so were missing from the speed layer's provisional list."),
 		reconStart: reconDesc("window_start_timestamp_seconds",
 			"Unix time of the start of the window the other trending_reconciliation_* metrics of the level describe."),
 	}
@@ -144,7 +146,7 @@ func (m *metrics) observer(route string, code int) prometheus.Observer {
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.listAge, m.speedLag, m.batchLag, m.lists, m.cacheBytes, m.storeUp, m.lastRefresh,
-		m.reconRecall, m.reconMaxAbs, m.reconMeanAbs, m.reconMaxRel, m.reconBound, m.reconOverBound, m.reconStart} {
+		m.reconRecall, m.reconMaxAbs, m.reconMeanAbs, m.reconMaxRel, m.reconBound, m.reconOverBound, m.reconDroppedLate, m.reconStart} {
 		ch <- d
 	}
 }
@@ -199,6 +201,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		gauge(m.reconMaxAbs, float64(r.MaxAbsError))
 		gauge(m.reconMeanAbs, r.MeanAbsError)
 		gauge(m.reconMaxRel, r.MaxRelError)
+		gauge(m.reconDroppedLate, float64(r.SpeedDroppedLate))
 		gauge(m.reconStart, float64(lr.Start.Unix()))
 		if over, ok := r.ErrorOverBound(); ok {
 			gauge(m.reconBound, r.SpeedErrorBound.MaxOvercount)

@@ -196,6 +196,11 @@ func TestOpenAPIRoutes(t *testing.T) {
 	if err := f.srv.Handle(TopicsReviewRoute(topics.NewReview(0), "", nil)); err != nil {
 		t.Fatal(err)
 	}
+	for _, r := range []Route{BatchStatusRoute(http.NotFoundHandler()), BatchRunRoute(http.NotFoundHandler(), "")} {
+		if err := f.srv.Handle(r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	served := map[string]*route{}
 	for _, r := range f.srv.routes {
 		served[r.path] = r

@@ -72,6 +72,8 @@ func TestReconciliationMetrics(t *testing.T) {
 		"max_rel_error":       {"hour": 0.02, "day": 0, "month": 0.01, topicsEU: 0.002},
 		"bound_max_overcount": {"day": 0, "month": 250, topicsEU: 20},
 		"error_over_bound":    {"day": 0, "month": 1.2, topicsEU: 0.25},
+		// every level, exact speed lists included: the fixture's hour lost 4 late events.
+		"dropped_late": {"hour": 4, "day": 0, "month": 0, topicsEU: 0},
 		"window_start_timestamp_seconds": {"hour": ts(hour), "day": ts(model.Align("day", t0).AddDate(0, 0, -1)),
 			"month": ts(month), topicsEU: ts(hour)},
 	}

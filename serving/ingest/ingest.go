@@ -56,6 +56,12 @@ type Config struct {
 	// Retry-After, never answered 202 for what the server cannot keep. Default 64 MiB; must
 	// be positive.
 	MaxPendingBytes int64
+	// MaxFuture refuses at the door, with 400 and reason future_ts, an event dated more than
+	// this ahead of the server's clock: the speed layer would send it to the DLQ and the
+	// archive to its quarantine by the same rule (event.Ahead), so a 202 would promise what
+	// the pipeline throws away. Give it the speed layer's --max-future. Default
+	// event.DefaultMaxFuture (10m); 0 turns the check off (as the worker's); negative is refused.
+	MaxFuture time.Duration
 	// Log receives flush failures; nil discards them.
 	Log *slog.Logger
 	// Now is the clock that stamps events sent without ts (and every POST /v1/views); nil
@@ -72,7 +78,8 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxBodyBytes: 4 << 20, MaxEvents: 10_000, FlushEvery: time.Second, MaxPending: 100_000, MaxPendingBytes: 64 << 20}
+	return Config{MaxBodyBytes: 4 << 20, MaxEvents: 10_000, FlushEvery: time.Second, MaxPending: 100_000, MaxPendingBytes: 64 << 20,
+		MaxFuture: event.DefaultMaxFuture}
 }
 
 // Validate reports settings that cannot work, by field (setting.ErrConfig).
@@ -93,6 +100,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxPendingBytes <= 0 {
 		errs = append(errs, setting.Invalid("MaxPendingBytes", "%d: must be positive (default %d)", c.MaxPendingBytes, d.MaxPendingBytes))
+	}
+	if c.MaxFuture < 0 {
+		errs = append(errs, setting.Invalid("MaxFuture", "%s: must not be negative (0: no limit; default %s)", c.MaxFuture, d.MaxFuture))
 	}
 	return errors.Join(errs...)
 }
@@ -155,13 +165,41 @@ func New(cfg Config, w Writer) (*Ingest, error) {
 type apiError struct {
 	Error  string `json:"error"`
 	Detail string `json:"detail"`
+	// Reason is an invalid event's stable reason code (bad_count, future_ts, ...: the codes
+	// of the DLQ's reason header), absent on other errors.
+	Reason string `json:"reason,omitempty"`
+}
+
+// rejection is why a request's events were refused: the status, the detail naming the bad
+// event and field, and an invalid event's reason code.
+type rejection struct {
+	status int
+	detail string
+	reason event.Reason
+}
+
+func badRequest(detail string) *rejection {
+	return &rejection{status: http.StatusBadRequest, detail: detail}
+}
+
+// invalid is a 400 for event i's decode error (i < 0: the body's one event).
+func invalid(i int, err error) *rejection {
+	detail := err.Error()
+	if i >= 0 {
+		detail = fmt.Sprintf("events[%d].%s", i, detail)
+	}
+	return &rejection{status: http.StatusBadRequest, detail: detail, reason: event.ReasonOf(err)}
 }
 
 func (in *Ingest) fail(w http.ResponseWriter, code int, msg, detail string) {
+	in.failWith(w, code, msg, detail, "")
+}
+
+func (in *Ingest) failWith(w http.ResponseWriter, code int, msg, detail string, reason event.Reason) {
 	in.rejected.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(apiError{Error: msg, Detail: detail})
+	json.NewEncoder(w).Encode(apiError{Error: msg, Detail: detail, Reason: string(reason)})
 }
 
 // ServeHTTP handles POST /v1/events. The body is one event object, a JSON array of them, or
@@ -184,7 +222,7 @@ func (in *Ingest) Views() http.Handler {
 }
 
 // parseView reads one view: {"video_id", "position_s"}, nothing else.
-func (in *Ingest) parseView(body []byte) ([]event.Event, int, string) {
+func (in *Ingest) parseView(body []byte) ([]event.Event, *rejection) {
 	var v struct {
 		VideoID   *string  `json:"video_id"`
 		PositionS *float64 `json:"position_s"`
@@ -192,24 +230,26 @@ func (in *Ingest) parseView(body []byte) ([]event.Event, int, string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return nil, http.StatusBadRequest, "body: want {\"video_id\": \"...\", \"position_s\": 31}: " + err.Error()
+		return nil, badRequest("body: want {\"video_id\": \"...\", \"position_s\": 31}: " + err.Error())
 	}
 	if dec.More() {
-		return nil, http.StatusBadRequest, "body: one view object per request"
+		return nil, badRequest("body: one view object per request")
 	}
 	if v.VideoID == nil {
-		return nil, http.StatusBadRequest, "video_id: is required"
+		return nil, badRequest("video_id: is required")
 	}
 	if v.PositionS != nil && *v.PositionS < 0 {
-		return nil, http.StatusBadRequest, fmt.Sprintf("position_s: %g: want a number of seconds, at least 0", *v.PositionS)
+		return nil, badRequest(fmt.Sprintf("position_s: %g: want a number of seconds, at least 0", *v.PositionS))
 	}
 	// The event's own rules (item_id length and characters) apply to video_id.
 	id, _ := json.Marshal(*v.VideoID)
 	ev, err := event.DecodeAt(append(append([]byte(`{"item_id":`), id...), `,"count":1}`...), in.now())
 	if err != nil {
-		return nil, http.StatusBadRequest, strings.Replace(err.Error(), event.FieldItemID, "video_id", 1)
+		r := invalid(-1, err)
+		r.detail = strings.Replace(r.detail, event.FieldItemID, "video_id", 1)
+		return nil, r
 	}
-	return []event.Event{ev}, 0, ""
+	return []event.Event{ev}, nil
 }
 
 // now is the server's clock, to the millisecond.
@@ -221,7 +261,7 @@ func (in *Ingest) now() time.Time {
 }
 
 // serve reads a POST body, parses it with parse and takes its events, or answers why not.
-func (in *Ingest) serve(w http.ResponseWriter, r *http.Request, usage string, parse func([]byte) ([]event.Event, int, string)) {
+func (in *Ingest) serve(w http.ResponseWriter, r *http.Request, usage string, parse func([]byte) ([]event.Event, *rejection)) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		in.fail(w, http.StatusMethodNotAllowed, "method not allowed", usage)
@@ -237,13 +277,16 @@ func (in *Ingest) serve(w http.ResponseWriter, r *http.Request, usage string, pa
 		in.fail(w, http.StatusBadRequest, "unreadable body", err.Error())
 		return
 	}
-	evs, status, detail := parse(body)
-	if status != 0 {
+	evs, rej := parse(body)
+	if rej == nil {
+		rej = in.future(evs)
+	}
+	if rej != nil {
 		msg := "invalid event"
-		if status == http.StatusRequestEntityTooLarge {
+		if rej.status == http.StatusRequestEntityTooLarge {
 			msg = "batch too large"
 		}
-		in.fail(w, status, msg, detail)
+		in.failWith(w, rej.status, msg, rej.detail, rej.reason)
 		return
 	}
 	switch in.add(evs) {
@@ -268,16 +311,16 @@ func (in *Ingest) serve(w http.ResponseWriter, r *http.Request, usage string, pa
 	fmt.Fprintf(w, `{"accepted":%d}`+"\n", len(evs))
 }
 
-func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
+func (in *Ingest) parse(body []byte) ([]event.Event, *rejection) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return nil, http.StatusBadRequest, "empty body: send one event object or a JSON array of events"
+		return nil, badRequest("empty body: send one event object or a JSON array of events")
 	}
 	var raws []json.RawMessage
 	switch trimmed[0] {
 	case '[':
 		if err := json.Unmarshal(trimmed, &raws); err != nil {
-			return nil, http.StatusBadRequest, "body: not a JSON array of events: " + err.Error()
+			return nil, badRequest("body: not a JSON array of events: " + err.Error())
 		}
 	case '{':
 		var wrapper struct {
@@ -288,29 +331,51 @@ func (in *Ingest) parse(body []byte) ([]event.Event, int, string) {
 		} else {
 			ev, err := event.DecodeAt(trimmed, in.now())
 			if err != nil {
-				return nil, http.StatusBadRequest, err.Error()
+				return nil, invalid(-1, err)
 			}
-			return []event.Event{ev}, 0, ""
+			return []event.Event{ev}, nil
 		}
 	default:
-		return nil, http.StatusBadRequest, "body: want one event object, a JSON array of events, or {\"events\": [...]}"
+		return nil, badRequest("body: want one event object, a JSON array of events, or {\"events\": [...]}")
 	}
 	if len(raws) == 0 {
-		return nil, http.StatusBadRequest, "empty batch: send at least one event"
+		return nil, badRequest("empty batch: send at least one event")
 	}
 	if len(raws) > in.cfg.MaxEvents {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("%d events: at most %d per request; split the batch", len(raws), in.cfg.MaxEvents)
+		return nil, &rejection{status: http.StatusRequestEntityTooLarge, detail: fmt.Sprintf("%d events: at most %d per request; split the batch", len(raws), in.cfg.MaxEvents)}
 	}
 	evs := make([]event.Event, len(raws))
 	now := in.now() // one clock reading for the events of a request that leave out ts
 	for i, raw := range raws {
 		ev, err := event.DecodeAt(raw, now)
 		if err != nil {
-			return nil, http.StatusBadRequest, fmt.Sprintf("events[%d].%s", i, err.Error())
+			return nil, invalid(i, err)
 		}
 		evs[i] = ev
 	}
-	return evs, 0, ""
+	return evs, nil
+}
+
+// future refuses the request when one of its events is dated over MaxFuture ahead of the
+// server's clock, by the rule the speed layer and the archive apply (event.Ahead), so that
+// nothing answered 202 is then thrown away.
+func (in *Ingest) future(evs []event.Event) *rejection {
+	if in.cfg.MaxFuture <= 0 {
+		return nil
+	}
+	now := in.now()
+	for i, ev := range evs {
+		if ahead := event.Ahead(ev.TS, time.Time{}, now); ahead > in.cfg.MaxFuture {
+			where := event.FieldTS
+			if len(evs) > 1 {
+				where = fmt.Sprintf("events[%d].%s", i, event.FieldTS)
+			}
+			return &rejection{status: http.StatusBadRequest, reason: event.ReasonFutureTS,
+				detail: fmt.Sprintf("%s: event time %s is %s ahead of the server's clock, over the %s allowed (--max-future): the pipeline would not count it",
+					where, ev.TS.UTC().Format(time.RFC3339Nano), ahead.Round(time.Millisecond), in.cfg.MaxFuture)}
+		}
+	}
+	return nil
 }
 
 // addResult is what add did with a request's events.

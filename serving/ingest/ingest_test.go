@@ -394,6 +394,7 @@ func TestConfigZeroMeansZero(t *testing.T) {
 		"FlushEvery":      func(c *ingest.Config) { c.FlushEvery = 0 },
 		"MaxPendingBytes": func(c *ingest.Config) { c.MaxPendingBytes = 0 },
 		"MaxPending":      func(c *ingest.Config) { c.MaxPending = -1 },
+		"MaxFuture":       func(c *ingest.Config) { c.MaxFuture = -time.Second },
 	} {
 		if _, err := ingest.New(config(mod), &memWriter{}); !errors.Is(err, setting.ErrConfig) || !strings.Contains(err.Error(), field+":") {
 			t.Errorf("%s: New error %v, want a setting error naming it", field, err)
@@ -409,6 +410,43 @@ func TestConfigZeroMeansZero(t *testing.T) {
 	}
 	if got := w.total(t); got["V1"] != 2 {
 		t.Fatalf("MaxPending 0: written before the answer %v, want V1=2", got)
+	}
+}
+
+// TestFutureRefusedAtTheDoor: an event dated over MaxFuture ahead of the server's clock is
+// refused with 400 and reason future_ts (the speed layer's DLQ reason for it), and nothing of
+// its batch is taken; at the limit it is accepted; MaxFuture 0 turns the check off. A decode
+// error carries its reason code too.
+func TestFutureRefusedAtTheDoor(t *testing.T) {
+	now := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+	w := &memWriter{}
+	in, err := ingest.New(config(func(c *ingest.Config) { c.Now, c.MaxPending = func() time.Time { return now }, 0 }), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type body struct{ Error, Detail, Reason string }
+	for _, c := range []struct {
+		body, reason, detail string
+		code                 int
+	}{
+		{`{"item_id":"V1","count":1,"ts":"2026-11-14T11:00:00Z"}`, "future_ts", "ts: event time 2026-11-14T11:00:00Z is 1h0m0s ahead of the server's clock, over the 10m0s allowed", 400},
+		{`[{"item_id":"V1","count":1,"ts":"2026-11-14T10:00:00Z"},{"item_id":"V2","count":1,"ts":"2026-11-14T10:10:00.001Z"}]`, "future_ts", "events[1].ts: event time 2026-11-14T10:10:00.001Z is 10m0.001s ahead", 400},
+		{`{"item_id":"V1","count":0,"ts":"2026-11-14T10:00:00Z"}`, "bad_count", "count:", 400},
+		{`{"item_id":"V1","count":1,"ts":"2026-11-14T10:10:00Z"}`, "", "", 202},
+	} {
+		rec := post(in, c.body)
+		var b body
+		_ = json.Unmarshal(rec.Body.Bytes(), &b)
+		if rec.Code != c.code || b.Reason != c.reason || !strings.Contains(b.Detail, c.detail) {
+			t.Errorf("%.60s: %d %s, want %d reason %q detail %q", c.body, rec.Code, rec.Body, c.code, c.reason, c.detail)
+		}
+	}
+	if got := w.total(t); len(got) != 1 || got["V1"] != 1 {
+		t.Errorf("published %v, want only the accepted V1=1", got)
+	}
+	off, _ := ingest.New(config(func(c *ingest.Config) { c.Now, c.MaxFuture = func() time.Time { return now }, 0 }), &memWriter{})
+	if rec := post(off, `{"item_id":"V1","count":1,"ts":"2027-11-14T11:00:00Z"}`); rec.Code != http.StatusAccepted {
+		t.Errorf("MaxFuture 0: %d %s, want 202", rec.Code, rec.Body)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -200,6 +201,11 @@ func (in Input) Validate() error {
 	}
 	if in.SketchWidth < 1 {
 		bad("SketchWidth", in.SketchWidth, "must be at least 1; the month sketch uses 262144 (2^18)")
+	} else if w := in.SketchWidth; w&(w-1) != 0 {
+		// The speed workers take only powers of two (a column is a mask of the hash), so a
+		// plan of any other width sizes a sketch no worker can run.
+		lo := 1 << (bits.Len(uint(w)) - 1)
+		bad("SketchWidth", w, fmt.Sprintf("is not a power of two, as the speed workers need: use %d or %d", lo, 2*lo))
 	}
 	if in.SketchDepth < 1 {
 		bad("SketchDepth", in.SketchDepth, "must be at least 1; the month sketch uses 5")
@@ -213,8 +219,11 @@ func (in Input) Validate() error {
 	if math.IsNaN(in.GroupPairs) || in.GroupPairs < 0 || (in.GroupPairs > 0 && in.GroupPairs < 1) || (in.Groups > 0 && in.GroupPairs > float64(in.Groups)) {
 		bad("GroupPairs", in.GroupPairs, "must be 0 (as many as %s) or from 1 (each item in one group) to %s (every item in every group)", "Groups", "Groups")
 	}
-	if in.GroupSketchWidth < 0 {
-		bad("GroupSketchWidth", in.GroupSketchWidth, "must be 0 (%s) or the groups' sketch columns", "SketchWidth")
+	if w := in.GroupSketchWidth; w < 0 {
+		bad("GroupSketchWidth", w, "must be 0 (%s) or the groups' sketch columns", "SketchWidth")
+	} else if w > 0 && w&(w-1) != 0 {
+		lo := 1 << (bits.Len(uint(w)) - 1)
+		bad("GroupSketchWidth", w, fmt.Sprintf("is not a power of two, as the speed workers need: use %d or %d", lo, 2*lo))
 	}
 	if math.IsNaN(in.GroupShare) || in.GroupShare < 0 || in.GroupShare > 1 {
 		bad("GroupShare", in.GroupShare, "must be 0 (one group may take every event) or a fraction up to 1")
