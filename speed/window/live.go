@@ -16,10 +16,15 @@ import (
 // Top answers as of AsOf, the last closed minute, so an event waits for its minute to close
 // (its end plus the allowed lateness) before any list shows it. Live answers as if every open
 // minute had closed now: each window's running state, plus the open minutes' counts, minus
-// the buckets that closing them would expire. It is an overlay computed from the state on
-// demand and never applied to it, so checkpoints, replays and the closed-minute arithmetic
-// are exactly those of Top; only the answer is fresher. Late events follow the usual rules
-// (the overlay has nothing to do with them: they are in the state already).
+// the buckets that closing them would expire (an open minute before a sliding window's start
+// then, which the lateness can keep open, is not counted). So a live list counts exactly the
+// events in [Start, End], End the newest event time counted, and Start is a function of End's
+// minute alone (overlay.upTo): partitions at one minute state one Start, which the merger
+// relies on (docs/requirements.md, "The span a live list states"). It is an overlay
+// computed from the state on demand and never applied to it, so checkpoints, replays and the
+// closed-minute arithmetic are exactly those of Top; only the answer is fresher. Late events
+// follow the usual rules (the overlay has nothing to do with them: they are in the state
+// already).
 //
 // Exact windows rank their totals with the overlay's changes exactly: the top n of the
 // adjusted counts is among the top n+|changed| of the unadjusted ones and the changed
