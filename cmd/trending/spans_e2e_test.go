@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,18 +16,22 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/itest"
+	"trending/model"
 	"trending/model/event"
 	"trending/serving/api"
 )
 
 // TestUpSeed004Spans runs `trending up --window-preset seed-004` over rounds of events near a
-// moving clock, with late events (up to 90 s, past the 30 s lateness) and early ones, and
-// after each round reads every live list (minute, hour, day, 7d) once the pipeline has
-// counted the round: each item's views are the truth over the list's stated span,
-// [window_start, window_end] by event time (the minute exactly, the others exact or within
-// the sketch bound). The rounds end at random seconds of their minute, so that many reads
-// come while the minute before is still open (the lateness has not passed): the minute list
-// must not count that minute, since its window_start is the current minute.
+// moving clock, with regions, late events (up to 90 s, past the 30 s lateness) and early ones,
+// and after each round reads every live list (minute, hour, day, 7d; of all items and of each
+// region) once the pipeline has counted the round: each item's views are the truth over the
+// list's stated span, [window_start, window_end] by event time (exact lists exactly, sketch
+// lists within their bound), and the current calendar period's list (the week) is the truth
+// of its period up to as_of. The rounds end at random seconds of their minute, so that many
+// reads come while the minute before is still open (the lateness has not passed): the minute
+// list must not count that minute, since its window_start is the current minute.
+// TestUpDefaultSpans does the same with the default windows (hour, day, month, all; calendar
+// hour, day and month).
 func TestUpSeed004Spans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole pipeline")
@@ -36,7 +41,7 @@ func TestUpSeed004Spans(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	seed004Spans(t, k.Addr, nil)
+	upSpans(t, k.Addr, seed004Spans)
 }
 
 func TestUpSeed004SpansKafka(t *testing.T) {
@@ -45,16 +50,42 @@ func TestUpSeed004SpansKafka(t *testing.T) {
 	}
 	broker := itest.Kafka(t)
 	s3 := itest.S3(t)
-	seed004Spans(t, broker, []string{"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey,
-		"--s3-secret-key", s3.SecretKey, "--s3-bucket", itest.Name(t, "spans")})
+	upSpans(t, broker, seed004Spans, "--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey,
+		"--s3-secret-key", s3.SecretKey, "--s3-bucket", itest.Name(t, "spans"))
 }
 
-func seed004Spans(t *testing.T, broker string, extra []string) {
+func TestUpDefaultSpans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	k, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	upSpans(t, k.Addr, defaultSpans)
+}
+
+// spansPreset is a window preset and the lists TestUpSeed004Spans reads under it: the live
+// sliding and all-time windows, and the calendar spans.
+type spansPreset struct {
+	preset   string
+	live     []string
+	calendar []string
+	minute   bool // a minute window: the reads while the minute before is open must occur
+}
+
+var (
+	seed004Spans = spansPreset{"seed-004", []string{"minute", "hour", "day", "7d"}, []string{"week"}, true}
+	defaultSpans = spansPreset{"default", []string{"hour", "day", "month", "all"}, []string{"hour", "day", "month"}, false}
+)
+
+func upSpans(t *testing.T, broker string, ps spansPreset, extra ...string) {
 	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	topic := itest.Name(t, "views")
 	ctx := context.Background()
-	up := startInProcess(t, append([]string{"up", "--window-preset", "seed-004", "--sketch-width", "4096",
+	up := startInProcess(t, append([]string{"up", "--window-preset", ps.preset, "--sketch-width", "4096",
 		"--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--publish-every", "200ms", "--checkpoint-every", "5s", "--log-format", "json", "--log-level", "warn"}, extra...)...)
 	defer up.stop()
@@ -77,19 +108,29 @@ func seed004Spans(t *testing.T, broker string, extra []string) {
 	}
 
 	type sent struct {
-		ms   int64
-		item string
-		n    uint64
+		ms     int64
+		item   string
+		region string
+		n      uint64
 	}
 	var all []sent
-	truth := func(from, to time.Time) map[string]uint64 {
+	// truth is every item's views in [from, to] (of region, or of all items when "").
+	truth := func(region string, from, to time.Time) map[string]uint64 {
 		out := map[string]uint64{}
 		for _, s := range all {
-			if s.ms >= from.UnixMilli() && s.ms <= to.UnixMilli() {
+			if s.ms >= from.UnixMilli() && s.ms <= to.UnixMilli() && (region == "" || s.region == region) {
 				out[s.item] += s.n
 			}
 		}
 		return out
+	}
+	regions := []string{"", "eu", "us", "apac"}
+	query := func(win, region string) string {
+		q := "/v1/trending?limit=100&window=" + win
+		if region != "" {
+			q += "&region=" + region
+		}
+		return q
 	}
 	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
@@ -102,15 +143,16 @@ func seed004Spans(t *testing.T, broker string, extra []string) {
 	// s a round: event times stay in the past, far from --max-future.
 	clock := time.Now().UTC().Add(-20 * time.Minute).Truncate(time.Minute).Add(time.Duration(r.IntN(50)) * time.Second)
 	const rounds = 16
-	inOpen := 0 // reads while the minute before the list's start was open and had events
+	inOpen := 0        // reads while the minute before the list's start was open and had events
+	calendarReads := 0 // calendar lists read
 	for round := range rounds {
 		clock = clock.Add(time.Duration(2000+r.IntN(43000)) * time.Millisecond)
 		end := clock
 		var msgs []kafka.Message
 		emit := func(item string, ts time.Time, n uint32) {
-			ev := event.Event{ItemID: item, Count: n, TS: ts.Truncate(time.Millisecond)}
+			ev := event.Event{ItemID: item, Count: n, TS: ts.Truncate(time.Millisecond), Region: regions[1+r.IntN(3)]}
 			msgs = append(msgs, kafka.Message{Key: []byte(item), Value: ev.AppendJSON(nil)})
-			all = append(all, sent{ev.TS.UnixMilli(), item, uint64(n)})
+			all = append(all, sent{ev.TS.UnixMilli(), item, ev.Region, uint64(n)})
 		}
 		for range 40 + r.IntN(80) {
 			ts := clock.Add(-time.Duration(r.Int64N(int64(8 * time.Second))))
@@ -132,8 +174,11 @@ func seed004Spans(t *testing.T, broker string, extra []string) {
 			t.Fatal(err)
 		}
 		// Wait until every live list is as of the round's end, complete (no partition
-		// stale) and unchanged for 1.5 s: every partition has counted all it was sent.
-		lists := map[string]api.ListResponse{}
+		// stale) and unchanged for 1.5 s: every partition has counted all it was sent. The
+		// current calendar periods' lists too where every partition has opened them (a
+		// partition whose watermark is still in the period before lists that one until it
+		// closes: the list is partial).
+		var lists map[string]api.ListResponse
 		var stable time.Time
 		prev := ""
 		deadline := time.Now().Add(60 * time.Second)
@@ -143,17 +188,43 @@ func seed004Spans(t *testing.T, broker string, extra []string) {
 			}
 			time.Sleep(150 * time.Millisecond)
 			ok, cur := true, ""
-			for _, win := range []string{"minute", "hour", "day", "7d"} {
-				c, b := get("/v1/trending?window=" + win + "&limit=100")
-				var l api.ListResponse
-				if c != 200 || json.Unmarshal(b, &l) != nil || !l.AsOf.Equal(end) || l.Partial {
-					ok = false
-					cur += fmt.Sprintf("%s: %d %.300s; ", win, c, b)
-					continue
+			lists = map[string]api.ListResponse{}
+			for _, span := range ps.calendar {
+				for _, region := range regions {
+					q := query(span, region) + "&start=" + model.Align(span, end).Format(time.RFC3339)
+					c, b := get(q)
+					var l api.ListResponse
+					if c != 200 || json.Unmarshal(b, &l) != nil || l.Partial || l.Status != model.StatusLive {
+						continue
+					}
+					if !l.WindowStart.IsZero() || l.AsOf.After(end) {
+						t.Fatalf("round %d %s: window_start %s, as of %s (the round's end %s)", round, q, l.WindowStart, l.AsOf, end)
+					}
+					if !l.AsOf.Equal(end) {
+						ok = false
+						cur += fmt.Sprintf("%s as of %s; ", q, l.AsOf)
+						continue
+					}
+					l.WindowStart, l.WindowEnd = l.Start, l.AsOf
+					lists[q] = l
+					items, _ := json.Marshal(l.Items)
+					cur += q + string(items)
 				}
-				lists[win] = l
-				items, _ := json.Marshal(l.Items)
-				cur += win + string(items)
+			}
+			for _, win := range ps.live {
+				for _, region := range regions {
+					q := query(win, region)
+					c, b := get(q)
+					var l api.ListResponse
+					if c != 200 || json.Unmarshal(b, &l) != nil || !l.AsOf.Equal(end) || l.Partial {
+						ok = false
+						cur += fmt.Sprintf("%s: %d %.300s; ", q, c, b)
+						continue
+					}
+					lists[q] = l
+					items, _ := json.Marshal(l.Items)
+					cur += q + string(items)
+				}
 			}
 			if !ok || cur != prev {
 				prev, stable = cur, time.Now()
@@ -163,21 +234,31 @@ func seed004Spans(t *testing.T, broker string, extra []string) {
 				break
 			}
 		}
-		minute := lists["minute"]
-		if want := end.Truncate(time.Minute); !minute.WindowStart.Equal(want) || !minute.WindowEnd.Equal(end) {
-			t.Errorf("round %d: the minute list spans [%s, %s], want [%s, %s]", round, minute.WindowStart.Format(time.RFC3339Nano),
-				minute.WindowEnd.Format(time.RFC3339Nano), want.Format(time.RFC3339), end.Format(time.RFC3339Nano))
-		}
-		if end.Sub(end.Truncate(time.Minute)) < 30*time.Second && len(truth(end.Truncate(time.Minute).Add(-time.Minute), end.Truncate(time.Minute).Add(-time.Millisecond))) > 0 {
-			inOpen++
-		}
-		for _, win := range []string{"minute", "hour", "day", "7d"} {
-			l := lists[win]
-			tr := truth(l.WindowStart, l.WindowEnd)
-			if l.WindowStart.IsZero() || !l.WindowEnd.Equal(l.AsOf) {
-				t.Fatalf("round %d %s: span [%s, %s] as of %s", round, win, l.WindowStart, l.WindowEnd, l.AsOf)
+		for q := range lists {
+			if strings.Contains(q, "&start=") {
+				calendarReads++
 			}
-			what := fmt.Sprintf("round %d (as of %s) %s [%s, %s]", round, end.Format("15:04:05.000"), win, l.WindowStart.Format("15:04:05"), l.WindowEnd.Format("15:04:05.000"))
+		}
+		if ps.minute {
+			minute := lists[query("minute", "")]
+			if want := end.Truncate(time.Minute); !minute.WindowStart.Equal(want) || !minute.WindowEnd.Equal(end) {
+				t.Errorf("round %d: the minute list spans [%s, %s], want [%s, %s]", round, minute.WindowStart.Format(time.RFC3339Nano),
+					minute.WindowEnd.Format(time.RFC3339Nano), want.Format(time.RFC3339), end.Format(time.RFC3339Nano))
+			}
+			if end.Sub(end.Truncate(time.Minute)) < 30*time.Second && len(truth("", end.Truncate(time.Minute).Add(-time.Minute), end.Truncate(time.Minute).Add(-time.Millisecond))) > 0 {
+				inOpen++
+			}
+		}
+		for q, l := range lists {
+			region := ""
+			if _, r, ok := strings.Cut(q, "&region="); ok {
+				region, _, _ = strings.Cut(r, "&")
+			}
+			tr := truth(region, l.WindowStart, l.WindowEnd)
+			if l.WindowStart.IsZero() || !l.WindowEnd.Equal(l.AsOf) {
+				t.Fatalf("round %d %s: span [%s, %s] as of %s", round, q, l.WindowStart, l.WindowEnd, l.AsOf)
+			}
+			what := fmt.Sprintf("round %d (as of %s) %s [%s, %s]", round, end.Format("15:04:05.000"), q, l.WindowStart.Format(time.DateTime), l.WindowEnd.Format("15:04:05.000"))
 			if l.ErrorBound == nil && len(l.Items) != len(tr) {
 				// (A sketch list ranks its candidates: an item seen only in open minutes is one
 				// once its minute closes.)
@@ -197,8 +278,12 @@ func seed004Spans(t *testing.T, broker string, extra []string) {
 			return
 		}
 	}
-	t.Logf("%d rounds, %d events; %d reads while the minute before the minute list's start was still open with events in it", rounds, len(all), inOpen)
-	if inOpen < 3 {
+	t.Logf("%d rounds, %d events; %d reads while the minute before the minute list's start was still open with events in it; %d calendar lists read",
+		rounds, len(all), inOpen, calendarReads)
+	if calendarReads < rounds {
+		t.Fatalf("only %d calendar lists read in %d rounds", calendarReads, rounds)
+	}
+	if ps.minute && inOpen < 3 {
 		t.Fatalf("only %d reads while the minute before was open: the case is not exercised", inOpen)
 	}
 }
