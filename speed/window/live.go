@@ -242,9 +242,6 @@ func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	s := liveSpec{lo: max(p.asOf, ws), hi: ov.upTo, from: ws, to: math.MaxInt64, totals: w.totals, sum: w.sum,
 		meta:    List{Window: w.cfg.Name, Exact: true, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf},
 		sliding: true, ws: ws, sws: w.start(p.asOf), b: w.b}
-	if ov.upTo == p.asOf {
-		return s
-	}
 	if w.b == 1 {
 		for _, f := range p.minutes {
 			if f.start >= ws {
@@ -312,7 +309,7 @@ func (w *sketchSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	s := liveSpec{meta: List{Window: w.cfg.Name, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf}, lo: max(p.asOf, ws), hi: ov.upTo, from: ws, to: math.MaxInt64,
 		sk: w.running, cands: &w.cands, sliding: true, ws: ws, sws: w.start(p.asOf)}
 	for _, b := range w.buckets {
-		if b.start >= ws || ov.upTo == p.asOf {
+		if b.start >= ws {
 			break
 		}
 		s.without = append(s.without, b.sk)
