@@ -906,7 +906,7 @@ func (r *liveRound) count(i int, lo, hi int64) uint64 {
 
 // fragile reports whether an exact sliding window's live counts change as a minute closes:
 // when an expiring bucket is still being filled (a partial bucket). It takes a lateness
-// about the window's bucket; such a window is rebuilt at every call. (An open minute before
+// about the window's length; such a window is rebuilt at every call. (An open minute before
 // the window's start is not counted, and once closed it expires: no change.)
 func fragile(spec *liveSpec) bool { return spec.partial != nil }
 
