@@ -273,8 +273,10 @@ type List struct {
 	End   time.Time `json:"end,omitzero"` // calendar windows only (exclusive)
 	AsOf  time.Time `json:"as_of"`        // the newest event time the list counts
 	// WindowStart and WindowEnd are the span of event time a live sliding or all-time list
-	// covers (the end is AsOf): the 60 minutes of the last hour up to its newest event, open
-	// minute included. Zero on calendar lists (Start and End) and on batch lists.
+	// covers, both ends in (the end is AsOf): its counts are exactly the events in it, every
+	// partition's from WindowStart (the hour list: from the start of the minute 59 minutes
+	// before AsOf's, open minute included; docs/requirements.md, "The span a live list
+	// states"). Zero on calendar lists (Start and End) and on batch lists.
 	WindowStart time.Time `json:"window_start,omitzero"`
 	WindowEnd   time.Time `json:"window_end,omitzero"`
 	// Version orders writes of the same key; larger is newer. The speed layer uses the as-of

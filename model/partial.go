@@ -38,10 +38,12 @@ type Partial struct {
 	Partition int  `json:"partition"`
 	// AsOf is the newest event time the list counts: the open minutes are in live lists.
 	AsOf time.Time `json:"as_of"`
-	// WindowStart is where a sliding or all-time list's counts start (its end is AsOf);
+	// WindowStart is where a sliding or all-time list's counts start (its end is AsOf,
+	// included; a function of AsOf's minute, so partitions at one minute state one start);
 	// zero on calendar lists, whose Start is their period's.
 	WindowStart time.Time `json:"window_start,omitzero"`
-	// Version orders a partition's lists for one window: AsOf in Unix ms.
+	// Version orders a partition's lists for one window: AsOf in Unix ms (a group partial:
+	// its members' newest, AsOf the newest of the lists it merged, which may be earlier).
 	Version int64        `json:"version"`
 	Exact   bool         `json:"exact"`
 	Bound   *Bound       `json:"bound,omitempty"`

@@ -2,11 +2,15 @@ package merge
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"trending/model"
+	"trending/model/topk"
 	"trending/serving/store"
 )
 
@@ -76,8 +80,14 @@ func TestAllFresh(t *testing.T) {
 	}
 }
 
-// TestLiveSpan: a live list says the span its newest partition counts: window_end is as_of,
-// window_start that partition's start, not the earliest start of a partition behind it.
+// TestLiveSpan: a live list's counts all start at one window_start, whatever minute each
+// partition has reached: while a partition has not reached the minute its peers moved to,
+// the list keeps the start it counts from (one bucket back at most) and merges the faster
+// partitions' last lists from it, so ranks do not flip as partitions cross the boundary one
+// by one (merging every partition's newest list put b above a for a moment: a had lost the
+// expired minute, b not yet). window_end is as_of, the newest event time of the lists
+// merged. A partition more than a bucket behind does not hold the others back: it is marked
+// stale, as its counts cover another span.
 func TestLiveSpan(t *testing.T) {
 	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
@@ -85,25 +95,57 @@ func TestLiveSpan(t *testing.T) {
 	}
 	defer st.Close()
 	cfg := DefaultConfig()
-	cfg.K, cfg.Partitions, cfg.Store = 3, 2, st
+	cfg.K, cfg.Partitions, cfg.Store = 3, 3, st
 	m, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	newest := time.Date(2026, 11, 14, 10, 30, 12, 0, time.UTC)
-	behind := newest.Add(-70 * time.Second)
-	for _, p := range []struct {
-		part int
-		asOf time.Time
-	}{{0, newest}, {1, behind}} {
-		m.Offer(model.Partial{Window: "hour", Partition: p.part, AsOf: p.asOf, Version: p.asOf.UnixMilli(), Exact: true,
-			WindowStart: p.asOf.Truncate(time.Minute).Add(-59 * time.Minute)})
+	at := func(hms string) time.Time {
+		x, err := time.Parse(time.DateTime, "2026-11-14 "+hms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x
 	}
-	l, _, ok := m.Build(model.Key{Window: "hour"})
-	if !ok {
-		t.Fatal("no list")
+	offer := func(part int, asOf string, items ...topk.Entry) {
+		a := at(asOf)
+		m.Offer(model.Partial{Window: "hour", Partition: part, AsOf: a, Version: a.UnixMilli(), Exact: true,
+			WindowStart: a.Truncate(time.Minute).Add(-59 * time.Minute), Items: items})
 	}
-	if want := time.Date(2026, 11, 14, 9, 31, 0, 0, time.UTC); !l.WindowStart.Equal(want) || !l.WindowEnd.Equal(newest) || !l.AsOf.Equal(newest) {
-		t.Fatalf("span [%v, %v] as of %v; want [%v, %v] as of %v", l.WindowStart, l.WindowEnd, l.AsOf, want, newest, newest)
+	check := func(step, start, asOf, items string, stale []int) {
+		t.Helper()
+		l, _, ok := m.Build(model.Key{Window: "hour"})
+		if !ok {
+			t.Fatalf("%s: no list", step)
+		}
+		var got []string
+		for _, it := range l.Items {
+			got = append(got, fmt.Sprintf("%s:%d", it.ItemID, it.Views))
+		}
+		if !l.WindowStart.Equal(at(start)) || !l.WindowEnd.Equal(at(asOf)) || !l.AsOf.Equal(at(asOf)) ||
+			strings.Join(got, " ") != items || !slices.Equal(l.StalePartitions, stale) || l.Partial != (len(stale) > 0) {
+			t.Fatalf("%s: span [%s, %s] as of %s, items %v, stale %v; want [%s, %s], items %s, stale %v", step,
+				l.WindowStart.Format(time.TimeOnly), l.WindowEnd.Format(time.TimeOnly), l.AsOf.Format(time.TimeOnly), got, l.StalePartitions, start, asOf, items, stale)
+		}
 	}
+	offer(0, "10:29:58", topk.Entry{Item: "a", Count: 10})
+	offer(1, "10:29:59", topk.Entry{Item: "b", Count: 8})
+	offer(2, "10:29:57", topk.Entry{Item: "c", Count: 1})
+	check("one start", "09:30:00", "10:29:59", "a:10 b:8 c:1", nil)
+	// Partition 0 reaches 10:30: minute 09:30 expires from its counts. 1 and 2 are still
+	// in 10:29: the list stays at 09:30 with partition 0's last list from it.
+	offer(0, "10:30:12", topk.Entry{Item: "a", Count: 4})
+	check("partition 0 ahead", "09:30:00", "10:29:59", "a:10 b:8 c:1", nil)
+	offer(1, "10:30:13", topk.Entry{Item: "b", Count: 3})
+	check("partitions 0 and 1 ahead", "09:30:00", "10:29:59", "a:10 b:8 c:1", nil)
+	offer(2, "10:30:14", topk.Entry{Item: "c", Count: 2})
+	check("every partition at 10:30", "09:31:00", "10:30:14", "a:4 b:3 c:2", nil)
+	// Partition 2 falls silent at 10:30 (within the staleness) while the others reach 10:32:
+	// two buckets behind, it no longer holds the start.
+	offer(0, "10:31:01", topk.Entry{Item: "a", Count: 5})
+	offer(1, "10:31:02", topk.Entry{Item: "b", Count: 4})
+	offer(0, "10:32:05", topk.Entry{Item: "a", Count: 6})
+	check("partition 2 two minutes behind", "09:32:00", "10:31:02", "a:5 b:4 c:2", []int{2})
+	offer(1, "10:32:06", topk.Entry{Item: "b", Count: 1})
+	check("partition 2 alone behind", "09:33:00", "10:32:06", "a:6 c:2 b:1", []int{2})
 }

@@ -145,7 +145,7 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 		return m.groupLateOnly(k)
 	}
 	p := model.Partial{Window: g.ins[0].Window, Start: k.Start, End: g.end, Final: g.final, DroppedLate: g.droppedLate,
-		Partition: m.cfg.Group.Index, AsOf: time.UnixMilli(g.newest).UTC(), WindowStart: g.windowStart, Version: g.newest,
+		Partition: m.cfg.Group.Index, AsOf: time.UnixMilli(g.asOf).UTC(), WindowStart: g.windowStart, Version: g.newest,
 		Exact: g.exact, Bound: g.bound, Total: g.total, Members: g.members}
 	if k.IsTopics() {
 		p.Topics = mergeTopics(m.cfg.K, g.ins)

@@ -117,8 +117,12 @@ func (c Config) Validate() error {
 type Merger struct {
 	cfg Config
 
-	mu      sync.Mutex
-	lists   map[model.Key]map[int]model.Partial // newest list of each partition, per served list
+	mu    sync.Mutex
+	lists map[model.Key]map[int]model.Partial // newest list of each partition, per served list
+	// prev is, per live list and partition, the partition's newest list with the span start
+	// before its newest list's (WindowStart): a merge takes one start for every partition, and
+	// uses it for a partition that has moved on while a slower one has not (gather).
+	prev    map[model.Key]map[int]model.Partial
 	dirty   map[model.Key]bool
 	titles  map[string]Meta // every item's metadata seen, reused when the source fails
 	metrics metrics
@@ -159,7 +163,7 @@ func New(cfg Config) (*Merger, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, prev: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
 		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}, full: map[int]bool{}}
 	m.metrics = metrics{
 		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
@@ -222,6 +226,12 @@ func (m *Merger) Offer(p model.Partial) {
 	if ok {
 		// Counts only grow: a replayed or re-sent list must not lower one already seen.
 		p.DroppedLate = max(p.DroppedLate, cur.DroppedLate)
+		if !cur.WindowStart.IsZero() && p.WindowStart.After(cur.WindowStart) {
+			if m.prev[k] == nil {
+				m.prev[k] = map[int]model.Partial{}
+			}
+			m.prev[k][p.Partition] = cur
+		}
 	}
 	byPart[p.Partition] = p
 	if k.Group == "" && !k.IsTopics() && p.Window != model.SinceWindow && (!ok || p.Version > cur.Version) {
@@ -311,7 +321,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	// The speed layer's counts are never claimed exact: events later than the allowed
 	// lateness are missing from them (and sketch counts are estimates). A calendar window is
 	// provisional once every partition has sent its final list, live before.
-	l := model.List{Source: model.SourceSpeed, Status: model.StatusLive, Version: g.newest, AsOf: time.UnixMilli(g.newest).UTC(),
+	l := model.List{Source: model.SourceSpeed, Status: model.StatusLive, Version: g.newest, AsOf: time.UnixMilli(g.asOf).UTC(),
 		End: g.end, WindowStart: g.windowStart}
 	l.SetKey(k)
 	if !k.Live() {
@@ -368,7 +378,8 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 type gathered struct {
 	ins         []model.Partial // by partition (or group) number
 	newest      int64           // the newest version
-	windowStart time.Time       // the newest list's
+	asOf        int64           // the newest version of the lists merged (newest, unless a prev list)
+	windowStart time.Time       // the one start of the lists merged (sliding and all-time lists)
 	end         time.Time
 	final       bool           // a calendar window whose every list is final
 	droppedLate uint64         // summed
@@ -393,6 +404,7 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 		g.newest = max(g.newest, p.Version)
 	}
 	cutoff := g.newest - m.cfg.Staleness.Milliseconds()
+	g.windowStart = m.spanStart(k, byPart, cutoff)
 	parts := make([]int, 0, len(byPart))
 	for part := range byPart {
 		parts = append(parts, part)
@@ -402,7 +414,16 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 	seen := map[int]bool{}
 	for _, part := range parts {
 		p := byPart[part]
+		other := false // p counts a span from another start
+		if !g.windowStart.IsZero() && !p.WindowStart.Equal(g.windowStart) {
+			if q, ok := m.prev[k][part]; ok && q.WindowStart.Equal(g.windowStart) {
+				p = q
+			} else {
+				other = true
+			}
+		}
 		g.ins = append(g.ins, p)
+		g.asOf = max(g.asOf, asOfMs(p))
 		members := p.Members
 		if len(members) == 0 {
 			members = []model.Member{{Partition: p.Partition, Version: p.Version, GroupsFull: p.GroupsFull}}
@@ -410,17 +431,12 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 		for _, mb := range members {
 			seen[mb.Partition] = true
 			g.members = append(g.members, mb)
-			if mb.Version < cutoff {
+			if mb.Version < cutoff || other {
 				g.stale = append(g.stale, mb.Partition)
 			}
 		}
 		if !p.End.IsZero() {
 			g.end = p.End
-		}
-		if p.Version == g.newest && !p.WindowStart.IsZero() {
-			// The span of the newest partition's list, which as_of names; a partition behind
-			// it within the staleness counts a span that ends a little earlier.
-			g.windowStart = p.WindowStart
 		}
 		g.final = g.final && p.Final
 		items = items || !p.LateOnly
@@ -454,6 +470,41 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 	g.stale = slices.Compact(g.stale)
 	slices.SortFunc(g.members, func(a, b model.Member) int { return a.Partition - b.Partition })
 	return g, true
+}
+
+// spanStart is the one span start of a live sliding list's merge (zero for other lists,
+// whose partials carry none): the earliest start of the partitions within the staleness (one
+// that has not yet reached the minute its faster peers moved to), but at most one bucket
+// before the newest (a partition further behind is one catching up, marked stale rather
+// than holding every other back). A partition past that start merges its last list from it
+// (prev), so that every count covers the same span and ranks do not flip as partitions cross
+// a boundary one by one; one without such a list is marked stale, as it counts a shorter
+// span. (A partition's start is a function of its as-of, speed/window: partitions at one
+// as-of minute state one start.)
+func (m *Merger) spanStart(k model.Key, byPart map[int]model.Partial, cutoff int64) time.Time {
+	var hi time.Time
+	for _, p := range byPart {
+		if p.Version >= cutoff && p.WindowStart.After(hi) {
+			hi = p.WindowStart
+		}
+	}
+	w, _ := m.cfg.Windows.Lookup(k.Window, false)
+	floor, lo := hi.Add(-w.Bucket), hi
+	for _, p := range byPart {
+		if p.Version >= cutoff && !p.WindowStart.Before(floor) && p.WindowStart.Before(lo) {
+			lo = p.WindowStart
+		}
+	}
+	return lo
+}
+
+// asOfMs is the newest event time a partial counts, in Unix ms: its version, or its AsOf
+// where earlier (a group partial that merged a list before its newest, spanStart).
+func asOfMs(p model.Partial) int64 {
+	if !p.AsOf.IsZero() {
+		return min(p.Version, p.AsOf.UnixMilli())
+	}
+	return p.Version
 }
 
 // mergeCounts merges the lists ins into the best n items. An unsalted item is counted on one

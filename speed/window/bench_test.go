@@ -421,3 +421,29 @@ func runPublish(b *testing.B, cfg Config, evs []event.Event, every time.Duration
 	}
 	return publishRun{time.Since(t0), cpuTime() - cpu0, publishes, p}
 }
+
+// BenchmarkPublishCostSeed004 is BenchmarkPublishCost's "live-every-1s" with seed 004's
+// windows (minute, hour, day, 7 days by sketch, the calendar week by sketch): the minute
+// window is shorter than a minute plus the allowed lateness, so for the first 30 s of every
+// minute an open minute lies before its start. Before issue 27 that minute was counted (the
+// span it stated was wrong) and the window rebuilt at every call meanwhile; now it is not
+// counted, and the window rebuilds once a minute, when that minute leaves its span.
+// Run: go test ./speed/window -run '^$' -bench PublishCostSeed004 -benchtime 1x
+func BenchmarkPublishCostSeed004(b *testing.B) {
+	const perMinute, catalog = 150_000, 1 << 20
+	evs, _ := benchEvents(20*perMinute, catalog, perMinute)
+	cfg := DefaultConfig()
+	cfg.Windows = []WindowConfig{
+		{Name: "minute", Kind: Sliding, Length: time.Minute, Bucket: time.Minute, Mode: Exact},
+		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
+		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
+		{Name: "7d", Kind: Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: Sketch},
+		{Name: "calendar-week", Kind: Calendar, Span: SpanWeek, Mode: Sketch},
+	}
+	for range b.N {
+		r := runPublish(b, cfg, evs, time.Second, true)
+		n := float64(len(evs))
+		b.ReportMetric(float64(r.cpu.Nanoseconds())/n, "cpu-ns/event")
+		b.ReportMetric(float64(r.p.live.rebuilds)/float64(r.publishes), "rebuilds/publish")
+	}
+}

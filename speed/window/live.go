@@ -16,10 +16,15 @@ import (
 // Top answers as of AsOf, the last closed minute, so an event waits for its minute to close
 // (its end plus the allowed lateness) before any list shows it. Live answers as if every open
 // minute had closed now: each window's running state, plus the open minutes' counts, minus
-// the buckets that closing them would expire. It is an overlay computed from the state on
-// demand and never applied to it, so checkpoints, replays and the closed-minute arithmetic
-// are exactly those of Top; only the answer is fresher. Late events follow the usual rules
-// (the overlay has nothing to do with them: they are in the state already).
+// the buckets that closing them would expire (an open minute before a sliding window's start
+// then, which the lateness can keep open, is not counted). So a live list counts exactly the
+// events in [Start, End], End the newest event time counted, and Start is a function of End's
+// minute alone (overlay.upTo): partitions at one minute state one Start, which the merger
+// relies on (docs/requirements.md, "The span a live list states"). It is an overlay
+// computed from the state on demand and never applied to it, so checkpoints, replays and the
+// closed-minute arithmetic are exactly those of Top; only the answer is fresher. Late events
+// follow the usual rules (the overlay has nothing to do with them: they are in the state
+// already).
 //
 // Exact windows rank their totals with the overlay's changes exactly: the top n of the
 // adjusted counts is among the top n+|changed| of the unadjusted ones and the changed
@@ -38,22 +43,26 @@ import (
 
 // overlay is what closing every open minute now would do, shared by the windows of one call.
 type overlay struct {
-	upTo int64     // the asOf once the open minutes closed: the minute after the newest
+	// upTo is the asOf once the open minutes closed: the minute after the one holding the
+	// newest event time, whether or not an event of it was counted (AdvanceTo), so that a
+	// sliding window's start is a function of asOf alone (partitions at one as-of minute
+	// state one start, which the merger relies on).
+	upTo int64
 	asOf time.Time // the newest event time counted
 }
 
 func (p *Partition) overlay() overlay {
-	ov := overlay{upTo: p.asOf, asOf: time.UnixMilli(max(p.maxSeen, p.asOf*minuteMs)).UTC()}
-	if n := len(p.open); n > 0 {
-		ov.upTo = p.open[n-1].minute + 1
-	}
-	return ov
+	ms := max(p.maxSeen, p.asOf*minuteMs)
+	return overlay{upTo: max(floorDiv(ms, minuteMs)+1, p.asOf), asOf: time.UnixMilli(ms).UTC()}
 }
 
 // liveSpec is what one window's live list is made of (window.liveSpec builds it).
 type liveSpec struct {
 	meta   List  // the list without Items, Total and Bound
 	lo, hi int64 // the open minutes counted: [lo, hi)
+	// from, to: the minutes the list counts, [from, to) (a sliding window's from is its
+	// start ws: an open minute before it is not counted, as closing it would expire it).
+	from, to int64
 
 	// Exact windows: the running totals and the buckets closing the open minutes would
 	// expire (and a sliding window's partial bucket, when even that would).
@@ -67,8 +76,7 @@ type liveSpec struct {
 	ws, sws, b int64
 	sliding    bool
 	// cal: a calendar window, whose period is [from, to) (meta.Start, meta.End).
-	cal      bool
-	from, to int64
+	cal bool
 
 	// Sketch windows: the sketch, its candidates and the expiring bucket sketches.
 	sk      *sketch.Sketch
@@ -231,12 +239,9 @@ func addSum(sum uint64, d int64) uint64 {
 
 func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	ws := w.start(ov.upTo)
-	s := liveSpec{lo: p.asOf, hi: ov.upTo, totals: w.totals, sum: w.sum,
+	s := liveSpec{lo: max(p.asOf, ws), hi: ov.upTo, from: ws, to: math.MaxInt64, totals: w.totals, sum: w.sum,
 		meta:    List{Window: w.cfg.Name, Exact: true, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf},
 		sliding: true, ws: ws, sws: w.start(p.asOf), b: w.b}
-	if ov.upTo == p.asOf {
-		return s
-	}
 	if w.b == 1 {
 		for _, f := range p.minutes {
 			if f.start >= ws {
@@ -296,14 +301,15 @@ func (w *exactCalendar) liveSpec(p *Partition, ov *overlay) liveSpec {
 }
 
 func (w *exactAll) liveSpec(p *Partition, ov *overlay) liveSpec {
-	return liveSpec{meta: List{Window: w.cfg.Name, Exact: true, Start: allTimeStart, End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, totals: w.totals, sum: w.sum}
+	return liveSpec{meta: List{Window: w.cfg.Name, Exact: true, Start: allTimeStart, End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, from: math.MinInt64, to: math.MaxInt64, totals: w.totals, sum: w.sum}
 }
 
 func (w *sketchSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 	ws := w.start(ov.upTo)
-	s := liveSpec{meta: List{Window: w.cfg.Name, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, sk: w.running, cands: &w.cands, sws: w.start(p.asOf)}
+	s := liveSpec{meta: List{Window: w.cfg.Name, Start: minuteTime(ws), End: ov.asOf, AsOf: ov.asOf}, lo: max(p.asOf, ws), hi: ov.upTo, from: ws, to: math.MaxInt64,
+		sk: w.running, cands: &w.cands, sliding: true, ws: ws, sws: w.start(p.asOf)}
 	for _, b := range w.buckets {
-		if b.start >= ws || ov.upTo == p.asOf {
+		if b.start >= ws {
 			break
 		}
 		s.without = append(s.without, b.sk)
@@ -317,7 +323,7 @@ func (w *sketchCalendar) liveSpec(p *Partition, ov *overlay) liveSpec {
 }
 
 func (w *sketchAll) liveSpec(p *Partition, ov *overlay) liveSpec {
-	return liveSpec{meta: List{Window: w.cfg.Name, Start: allTimeStart, End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, sk: w.sk, cands: &w.cands}
+	return liveSpec{meta: List{Window: w.cfg.Name, Start: allTimeStart, End: ov.asOf, AsOf: ov.asOf}, lo: p.asOf, hi: ov.upTo, from: math.MinInt64, to: math.MaxInt64, sk: w.sk, cands: &w.cands}
 }
 
 // Incremental live lists (LiveAll).
@@ -441,21 +447,45 @@ type liveCache struct {
 	fragile   bool   // exact: the last call's overlay changes as minutes close (see fragile)
 	start     time.Time
 	ws        int64 // exact sliding: buckets starting before ws are subtracted from C
-	spec      liveSpec
-	floor     uint64
-	top       []topEnt     // the list, best first
-	heap      []int32      // scratch of rank
-	cand      []topEnt     // scratch of rank
-	out       []topk.Entry // the last list's Items, reused by the next call
-	pos       []int32      // row -> index in top, valid while its cell is inTop
-	dirty     bool         // an item of the list fell or left: rank C again
-	changed   []int32      // rows that rose since the last ranking
-	bsum      map[*frozen]uint64
-	ls        *liveState
-	gcol      int  // exact: its column in ls.bound; -1 for a sketch window
-	wi        int  // its column in ls.cells
-	noX       bool // exact: no bucket expiring
-	n         int  // items in C
+	lws       int64 // sketch sliding: the list's start at the last call
+	// tfrom, tto: the minutes whose events since the last call count in C as they are,
+	// [tfrom, tto): a calendar period, or from a sliding window's start at the last call
+	// (an open minute before it was not counted; one after it that has started to expire
+	// since was subtracted whole, its events since included).
+	tfrom, tto int64
+	spec       liveSpec
+	floor      uint64
+	top        []topEnt     // the list, best first
+	heap       []int32      // scratch of rank
+	cand       []topEnt     // scratch of rank
+	out        []topk.Entry // the last list's Items, reused by the next call
+	pos        []int32      // row -> index in top, valid while its cell is inTop
+	dirty      bool         // an item of the list fell or left: rank C again
+	changed    []int32      // rows that rose since the last ranking
+	bsum       map[*frozen]uint64
+	ls         *liveState
+	gcol       int  // exact: its column in ls.bound; -1 for a sketch window
+	wi         int  // its column in ls.cells
+	noX        bool // exact: no bucket expiring
+	n          int  // items in C
+}
+
+// within reports whether the open events a touched item's aggregate holds all lie in
+// [tfrom, tto): they raise its count in C by their sum.
+func (c *liveCache) within(a *touchAgg) bool {
+	return int64(a.mlo) >= c.tfrom && int64(a.mhi) < c.tto
+}
+
+// outside reports whether they all lie before tfrom: they change nothing in C (a minute
+// before a sliding window's start at the last call was not counted then, nor is it now).
+func (c *liveCache) outside(a *touchAgg) bool { return !a.late && int64(a.mhi) < c.tfrom }
+
+// touchSpan sets tfrom and tto for the call's spec, before expire moves ws.
+func (c *liveCache) touchSpan(spec *liveSpec, prevWS int64) {
+	c.tfrom, c.tto = spec.from, spec.to
+	if spec.sliding {
+		c.tfrom = min(prevWS, spec.from)
+	}
 }
 
 // cell is an item of C (one row of ls.cells, one column).
@@ -578,7 +608,7 @@ func (p *Partition) LiveAll() []List {
 				}
 				continue
 			}
-			if a.row < 0 && !a.late && (!c.spec.cal || (int64(a.mlo) >= c.spec.from && int64(a.mhi) < c.spec.to)) {
+			if a.row < 0 && !a.late && c.within(a) {
 				// Not in C (not even in another cache's): its bound may keep it out.
 				k := int(id)*ls.nBound + c.gcol
 				if b := uint64(ls.bound[k]); b != maxBound && b+a.open <= c.floor {
@@ -875,27 +905,39 @@ func (r *liveRound) count(i int, lo, hi int64) uint64 {
 }
 
 // fragile reports whether an exact sliding window's live counts change as a minute closes:
-// when an expiring bucket is still being filled (a partial bucket, or an open minute older
-// than the window's start once they closed). It takes a lateness about the window's length;
-// such a window is rebuilt at every call.
-func fragile(p *Partition, spec *liveSpec) bool {
-	return spec.partial != nil || (spec.sliding && len(p.open) > 0 && floorTo(p.open[0].minute, spec.b) < spec.ws)
+// when an expiring bucket is still being filled (a partial bucket). It takes a lateness
+// about the window's length; such a window is rebuilt at every call. (An open minute before
+// the window's start is not counted, and once closed it expires: no change.)
+func fragile(spec *liveSpec) bool { return spec.partial != nil }
+
+// openIn reports whether an open minute lies in [lo, hi).
+func (p *Partition) openIn(lo, hi int64) bool {
+	for i := range p.open {
+		if m := p.open[i].minute; m >= lo && m < hi {
+			return true
+		}
+	}
+	return false
 }
 
 // exactList is an exact window's live list.
 // exactPrepare rebuilds an exact window's cache or subtracts the buckets that started
 // expiring since the last call; it reports whether the touches are to be taken in.
 func (c *liveCache) exactPrepare(p *Partition, ls *liveState, spec liveSpec, r *liveRound) bool {
-	fr := fragile(p, &spec)
+	fr := fragile(&spec)
 	rebuild := !c.built || ls.overflow || fr || c.fragile ||
 		spec.cal && (!spec.meta.Start.Equal(c.start) || c.calOpened != (spec.totals != nil)) ||
-		spec.sliding && spec.sws > c.ws // the state dropped buckets never subtracted here
+		spec.sliding && spec.sws > c.ws || // the state dropped buckets never subtracted here
+		// an open minute counted at the last call is before the start now: its counts then
+		// are not known apart from its events since
+		spec.sliding && spec.ws > c.ws && p.openIn(c.ws, spec.ws)
 	c.fragile, c.calOpened = fr, spec.totals != nil
 	if rebuild {
 		c.rebuildExact(p, ls, spec, r)
 		return false
 	}
 	c.spec = spec
+	c.touchSpan(&spec, c.ws)
 	c.expire(ls, &c.spec)
 	c.noX = len(spec.expiring) == 0 && spec.partial == nil
 	if !c.noX && len(c.bsum) > 0 {
@@ -1115,8 +1157,11 @@ func (c *liveCache) expire(ls *liveState, spec *liveSpec) {
 func (c *liveCache) applyExact(p *Partition, ls *liveState, r *liveRound, i int) {
 	spec, noX := &c.spec, c.noX
 	id, a := ls.distinct[i], &ls.aggs[i]
+	if c.outside(a) {
+		return
+	}
 	j, in := c.find(i)
-	if !a.late && (!spec.cal || (int64(a.mlo) >= spec.from && int64(a.mhi) < spec.to)) {
+	if !a.late && c.within(a) {
 		// Its open events (all in the period, for a calendar window) raise it by their
 		// counts: its totals and expiring counts are as they were.
 		if in {
@@ -1206,9 +1251,13 @@ func (c *liveCache) raise(p *Partition, ls *liveState) {
 func (c *liveCache) sketchPrepare(p *Partition, ls *liveState, spec liveSpec, ov *overlay) bool {
 	rebuild := !c.built || ls.overflow || spec.cands.epoch != c.epoch || spec.sws != c.ws ||
 		(c.upTo != ov.upTo && !slices.Equal(c.spec.without, spec.without)) ||
-		(spec.cal && !spec.meta.Start.Equal(c.start))
+		(spec.cal && !spec.meta.Start.Equal(c.start)) ||
+		// an open minute counted at the last call is before the start now
+		(spec.sliding && spec.ws > c.lws && p.openIn(c.lws, spec.ws))
 	if !rebuild {
 		c.spec = spec
+		c.touchSpan(&spec, c.lws)
+		c.lws = spec.ws
 		if c.gen != p.gen {
 			for id := range spec.cands.set {
 				if r := ls.rowOf(id); r < 0 || !c.ent(r).used {
@@ -1239,8 +1288,7 @@ func (c *liveCache) raiseOf(ls *liveState, id uint32) uint64 {
 	if !ok {
 		return 0
 	}
-	a, spec := &ls.aggs[i], &c.spec
-	if !a.late && (!spec.cal || (int64(a.mlo) >= spec.from && int64(a.mhi) < spec.to)) {
+	if a := &ls.aggs[i]; !a.late && c.within(a) {
 		return a.open
 	}
 	return 0
@@ -1253,7 +1301,10 @@ func (c *liveCache) applySketch(p *Partition, ls *liveState, r *liveRound, i int
 		return
 	}
 	e, a, spec := c.ent(j), &ls.aggs[i], &c.spec
-	if !a.late && (!spec.cal || (int64(a.mlo) >= spec.from && int64(a.mhi) < spec.to)) {
+	if c.outside(a) {
+		return
+	}
+	if !a.late && c.within(a) {
 		c.set(j, e.v+a.open)
 		return
 	}
@@ -1293,7 +1344,7 @@ func (c *liveCache) reset(spec liveSpec) {
 	c.n = 0
 	c.bsum = map[*frozen]uint64{}
 	c.top, c.changed = c.top[:0], c.changed[:0]
-	c.ws, c.start = spec.ws, spec.meta.Start
+	c.ws, c.lws, c.start = spec.ws, spec.ws, spec.meta.Start
 }
 
 // put adds an item to C (or sets it) and returns its index.

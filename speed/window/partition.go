@@ -65,11 +65,12 @@ const (
 type List struct {
 	// Window is the window's name.
 	Window string
-	// Start and End bound the counted interval [Start, End). For a sliding
-	// window End is AsOf; for a calendar window they are the period's
-	// bounds (End may be after AsOf while the period is open); for an
-	// all-time window Start is 2000-01-01 UTC, the earliest event time a
-	// partition accepts, and End is AsOf.
+	// Start and End bound the counted interval: [Start, End) on Top's
+	// lists, [Start, End] on live lists, whose End is the newest event time
+	// counted. For a sliding window End is AsOf; for a calendar window they
+	// are the period's bounds (End may be after AsOf while the period is
+	// open); for an all-time window Start is 2000-01-01 UTC, the earliest
+	// event time a partition accepts, and End is AsOf.
 	Start, End time.Time
 	// AsOf is the end of the last closed minute the list includes.
 	AsOf time.Time
