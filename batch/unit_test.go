@@ -86,7 +86,7 @@ func TestSpanAndChildren(t *testing.T) {
 	if got, err := ParseLevels("week", seed); err != nil || !slices.Equal(got, []string{Week}) {
 		t.Fatalf("ParseLevels(week) with seed-004 = %v, %v", got, err)
 	}
-	if _, err := ParseLevels("hour", seed); err == nil || !strings.Contains(err.Error(), "use week (") {
+	if _, err := ParseLevels("hour", seed); err == nil || !strings.Contains(err.Error(), "use day, week (") {
 		t.Fatalf("hour accepted with seed-004: %v", err)
 	}
 	wk := Window{Week, time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)}

@@ -12,12 +12,12 @@ import (
 	"trending/serving/store"
 )
 
-// TestWeekExact: with the seed-004 windows (a calendar week, no calendar hour, day or month,
-// no all time) the batch publishes the closed ISO week, summed from its day rollups, equal to
+// TestWeekExact: with windows whose only calendar window is the week (no calendar hour, day
+// or month, no all time) the batch publishes the closed ISO week, summed from its day rollups, equal to
 // the truth, on both engines; it builds the hours and days below it without publishing them,
 // and a speed layer's provisional week is replaced and reconciled.
 func TestWeekExact(t *testing.T) {
-	seed, err := windowset.Preset("seed-004")
+	seed, err := windowset.Parse("minute=sliding:1m/1m,hour=sliding:1h/1m,day=sliding:24h/1h,7d=sliding:7d/1h,calendar:week")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,6 +131,10 @@ type Member struct {
 	// GroupsFull is the member's Partial.GroupsFull, so the merger above knows which
 	// partitions' lists per group value may miss counts.
 	GroupsFull bool `json:"groups_full,omitempty"`
+	// AsOf is the member's Partial.AsOf on a group's counts since the all-time boundary
+	// (model.SinceWindow), so the merger above knows whether every partition's counts reach
+	// the same minute; zero elsewhere.
+	AsOf time.Time `json:"as_of,omitzero"`
 }
 
 // Key is the served list this partial contributes to.

@@ -290,9 +290,9 @@ func TestPlanSizesConfiguredWindows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"minute         1 minute ", "exact   exact: 6.25 MB per partition",
-		"7d             168 hours", "sketch  sketch: exact needs 8.66 GB per partition",
-		"calendar-week  totals of the week", "sketch  configured sketch (auto)",
+		"minute         1 minute ", "sketch  configured sketch (sketch); the budgets say exact: 6.25 MB per partition",
+		"7d             7 days", "sketch  sketch: exact needs 2.42 GB per partition",
+		"calendar-day   totals of the day", "calendar-week  totals of the week",
 		"7d sketch error:", "calendar-week sketches: 1 per partition (the running sketch)",
 	} {
 		if !strings.Contains(out, want) {
@@ -380,5 +380,57 @@ func TestPlanSaysWhatTheDefaultSetCosts(t *testing.T) {
 	}
 	if strings.Contains(served, "this plan is the requirements'") {
 		t.Errorf("a plan of a configured set points at the default set:\n%s", served)
+	}
+}
+
+// seed004Scale is seed 004's scale for `trending plan`: 100M daily users x 100 events (1e10 a
+// day, 116k a second), twice the requirements' distinct items and K-th count, over 64
+// partitions (the requirements' 5,425 events a second each).
+var seed004Scale = []string{"--events-per-day", "1e10", "--partitions", "64", "--kth-count", "2e6",
+	"--distinct-per-minute", "4e6", "--distinct-per-hour", "60e6", "--distinct-per-day", "300e6", "--distinct-per-month", "1e9"}
+
+// TestPlanSeed004WithinBudget: the seed-004 preset at seed 004's scale counts every window by
+// sketch, so its memory does not grow with the distinct items (nearly one per event changes
+// nothing), and fits both budgets (2 GiB a partition, 100 GB in all) without a warning.
+func TestPlanSeed004WithinBudget(t *testing.T) {
+	run := func(extra ...string) plan.Plan {
+		t.Helper()
+		args := append(append([]string{"plan", "--window-preset", "seed-004", "--json"}, seed004Scale...), extra...)
+		out, err := runTrending(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p plan.Plan
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatalf("--json output does not parse: %v\n%s", err, out)
+		}
+		return p
+	}
+	p := run()
+	var names []string
+	for _, w := range p.Windows {
+		names = append(names, w.Window)
+		if w.Mode != "sketch" {
+			t.Errorf("%s counts %s, want sketch: exact memory grows with the distinct items", w.Window, w.Mode)
+		}
+	}
+	if got := strings.Join(names, ","); got != "minute,hour,day,7d,calendar-day,calendar-week" {
+		t.Errorf("windows %s", got)
+	}
+	if len(p.Warnings) > 0 {
+		t.Errorf("warnings: %q", p.Warnings)
+	}
+	if p.PerPartitionBytes > p.Input.MemoryBudgetPerPartition || p.TotalBytes > p.Input.MemoryBudgetTotal {
+		t.Errorf("%s per partition and %s in all, over the budgets %s and %s", plan.FormatBytes(p.PerPartitionBytes), plan.FormatBytes(p.TotalBytes),
+			plan.FormatBytes(p.Input.MemoryBudgetPerPartition), plan.FormatBytes(p.Input.MemoryBudgetTotal))
+	}
+	if got := plan.FormatBytes(p.PerPartitionBytes) + " " + plan.FormatBytes(p.TotalBytes); got != "1.07 GB 68.5 GB" {
+		t.Errorf("per partition and in all: %s, want 1.07 GB 68.5 GB", got)
+	}
+	// Nearly every event a new item (10x the distinct items a day and month).
+	many := run("--distinct-per-minute", "6e6", "--distinct-per-hour", "3.6e8", "--distinct-per-day", "3e9", "--distinct-per-month", "1e10")
+	if many.PerPartitionBytes != p.PerPartitionBytes || len(many.Warnings) > 0 {
+		t.Errorf("many more distinct items: %s per partition (warnings %q), want the same %s", plan.FormatBytes(many.PerPartitionBytes),
+			many.Warnings, plan.FormatBytes(p.PerPartitionBytes))
 	}
 }

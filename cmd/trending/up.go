@@ -132,7 +132,10 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	// the demo's regions (the load generator's) get lists.
 	wf := addWindowFlags(fs, 1<<14, 1<<12, "eu,us,apac")
 	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
-	tf := addTopicsFlags(fs, true, 1<<14) // 43 MB per partition with a full week of baselines, not 157 MB
+	// Topics sketches as wide as the load needs: 15 minutes of it overcount by at most 10% of
+	// the floor (32,768 for 500 views a second over 4 partitions; runUp sizes it for the
+	// --rate and --partitions given).
+	tf := addTopicsFlags(fs, true, upTopicsWidth(500, 4))
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, kf, wf, s3f, tf) }
 	return withClickHouseSecurity(cmd)
@@ -141,6 +144,9 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
 	ctx := cmd.Context()
 	a := appFrom(ctx)
+	if !cmd.Flags().Changed("topics-sketch-width") && f.partitions > 0 {
+		tf.sketchWidth = upTopicsWidth(f.rate, f.partitions)
+	}
 	wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, f.maxFuture)
 	if err != nil {
 		return err
@@ -640,6 +646,12 @@ func embeddedOr(embedded bool, what string) string {
 		return what
 	}
 	return "external"
+}
+
+// upTopicsWidth is the topics sketch width of up's load, rate views a second over partitions
+// (every view a mention with --topics): 15 minutes overcount by at most 10% of the floor.
+func upTopicsWidth(rate float64, partitions int) int {
+	return topics.WidthFor(rate/float64(partitions), topics.DefaultWindow, rules.DefaultFloor, 0.1)
 }
 
 // upFieldFlags are up's names for the settings it sets under other flags than the

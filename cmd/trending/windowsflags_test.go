@@ -89,8 +89,11 @@ func TestModeFlagsOverrideOnlyWhenGiven(t *testing.T) {
 	if m := mode([]string{"--window-set", "day=sliding:24h/1m:sketch", "--day-mode", "exact"}, "day"); m != window.Exact {
 		t.Errorf("--day-mode exact: %s", m)
 	}
-	if m := mode([]string{"--window-preset", "seed-004"}, "calendar-week"); m != window.Auto {
-		t.Errorf("seed-004 calendar week: %s", m)
+	if m := mode([]string{"--window-preset", "seed-004"}, "hour"); m != window.Sketch {
+		t.Errorf("seed-004 hour: %s, want the preset's sketch (not --hour-mode's default)", m)
+	}
+	if m := mode([]string{"--window-set", "hour=sliding:1h/1m,calendar:week:auto"}, "calendar-week"); m != window.Auto {
+		t.Errorf("configured auto calendar week: %s", m)
 	}
 	if m := mode([]string{"--hour-mode", "sketch"}, "calendar-hour"); m != window.Sketch {
 		t.Errorf("--hour-mode sketch on the calendar hour: %s", m)

@@ -114,10 +114,14 @@ const DefaultSpec = "hour=sliding:1h/1m:exact,day=sliding:24h/1h:exact,month=sli
 // Presets are the named sets --window-preset picks from.
 var Presets = map[string]string{
 	"default": DefaultSpec,
-	// Seed 004: the last minute, hour, day and 7 days, and the closed calendar week the
-	// batch makes exact. The 7 days are 168 hourly buckets (7 days less at most the open
-	// hour), by sketch at scale (auto).
-	"seed-004": "minute=sliding:1m/1m:exact,hour=sliding:1h/1m:exact,day=sliding:24h/1h:exact,7d=sliding:7d/1h:auto,calendar:week:auto",
+	// Seed 004: the last minute, hour, day and 7 days, and the closed calendar day
+	// ("yesterday") and week ("last week") the batch makes exact. Every window counts by
+	// sketch, so a partition's memory is bounded whatever the number of distinct items (seed
+	// 004's defining property): 102 sketches (the 7 days are 7 daily buckets, not 168
+	// hourly ones, which alone would take 170), about 1.07 GB a partition at the default
+	// 262,144 x 5 (`trending plan --window-preset seed-004`).
+	"seed-004": "minute=sliding:1m/1m:sketch,hour=sliding:1h/1m:sketch,day=sliding:24h/1h:sketch,7d=sliding:7d/24h:sketch," +
+		"calendar:day:sketch,calendar:week:sketch",
 }
 
 // PresetNames lists the presets, sorted.

@@ -35,11 +35,18 @@ func TestPresetSeed004(t *testing.T) {
 	if got, want := strings.Join(s.Live(), ","), "minute,hour,day,7d"; got != want {
 		t.Errorf("live %s, want %s", got, want)
 	}
-	if got := strings.Join(s.Calendar(), ","); got != "week" {
-		t.Errorf("calendar %s, want week", got)
+	// Yesterday and last week, which the batch makes exact.
+	if got := strings.Join(s.Calendar(), ","); got != "day,week" {
+		t.Errorf("calendar %s, want day,week", got)
 	}
-	if w, _ := s.Lookup("7d", false); w.Length != 7*24*time.Hour || w.Bucket != time.Hour {
+	if w, _ := s.Lookup("7d", false); w.Length != 7*24*time.Hour || w.Bucket != 24*time.Hour {
 		t.Errorf("7d = %+v", w)
+	}
+	// Bounded memory whatever the number of distinct items: no window counts exactly.
+	for _, w := range s.Windows {
+		if w.Mode != Sketch {
+			t.Errorf("%s counts in mode %q, want sketch", w.Name, w.Mode)
+		}
 	}
 	if _, ok := s.ResolveLive("all"); ok {
 		t.Error("all resolves without an all-time window")
@@ -150,13 +157,14 @@ func TestAcceptsKey(t *testing.T) {
 		{model.Key{Window: model.BaseWindow}, false},
 		{model.Key{Window: "week", Start: week}, true},
 		{model.Key{Window: "hour", Start: week}, false},
+		{model.Key{Window: "day", Start: week}, true},
 		{model.TopicsKey("eu", "volume"), true},
 	} {
 		if got := s.AcceptsKey(c.k); got != c.want {
 			t.Errorf("AcceptsKey(%s) = %v, want %v", c.k, got, c.want)
 		}
 	}
-	if d := s.Describe(); d != "live windows minute, hour, day, 7d (aliases 1h, 24h); calendar windows week" {
+	if d := s.Describe(); d != "live windows minute, hour, day, 7d (aliases 1h, 24h); calendar windows day, week" {
 		t.Errorf("Describe: %s", d)
 	}
 }

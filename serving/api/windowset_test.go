@@ -16,7 +16,7 @@ import (
 	"trending/serving/store/storetest"
 )
 
-// seed004Fixture serves the seed-004 preset (minute, hour, day, 7d; calendar week) over a
+// seed004Fixture serves the seed-004 preset (minute, hour, day, 7d; calendar day and week) over a
 // store holding the default set's lists too, and those of the preset.
 func seed004Fixture(t *testing.T) *fixture {
 	t.Helper()
@@ -78,7 +78,7 @@ func TestConfiguredWindowsServed(t *testing.T) {
 // when the store holds such lists (the default set's, here).
 func TestUnconfiguredWindowsRefused(t *testing.T) {
 	f := seed004Fixture(t)
-	const served = "live windows minute, hour, day, 7d (aliases 1h, 24h); calendar windows week"
+	const served = "live windows minute, hour, day, 7d (aliases 1h, 24h); calendar windows day, week"
 	for _, c := range []struct{ target, detail string }{
 		{"/v1/trending?window=month", served},
 		{"/v1/trending?window=all", served},
@@ -87,7 +87,7 @@ func TestUnconfiguredWindowsRefused(t *testing.T) {
 		{"/v1/trending?window=month&start=2026-11-01T00:00:00Z", served},
 		{"/v1/trending?window=week&start=2026-11-10T00:00:00Z", "Monday"},
 		{"/v1/trending/stream?window=month", served},
-		{"/v1/windows?window=hour", "use one of week"},
+		{"/v1/windows?window=hour", "use one of day, week"},
 		{"/v1/top-videos?window=all", "use 1h or 24h"},
 		{"/v1/windows/config?x=1", "no parameters"},
 	} {
@@ -112,13 +112,13 @@ func TestWindowsConfig(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got.Live, ",") != "minute,hour,day,7d" || strings.Join(got.Calendar, ",") != "week" {
+	if strings.Join(got.Live, ",") != "minute,hour,day,7d" || strings.Join(got.Calendar, ",") != "day,week" {
 		t.Errorf("live %v calendar %v", got.Live, got.Calendar)
 	}
 	if len(got.Aliases) != 2 || got.Aliases[0] != (WindowAlias{"1h", "hour"}) || got.Aliases[1] != (WindowAlias{"24h", "day"}) {
 		t.Errorf("aliases %v", got.Aliases)
 	}
-	if c := got.Windows[3]; c != (WindowConfig{Name: "7d", Kind: "sliding", Length: "7d", Bucket: "1h", Mode: "auto"}) {
+	if c := got.Windows[3]; c != (WindowConfig{Name: "7d", Kind: "sliding", Length: "7d", Bucket: "24h", Mode: "sketch"}) {
 		t.Errorf("7d: %+v", c)
 	}
 	// The default set, as before the set was configuration.

@@ -56,8 +56,11 @@ func (m *Merger) refreshBase(ctx context.Context, now time.Time) {
 // their cutoffs: the unseen bound. The list's Cutoff is the most any unlisted item can have:
 // the unseen bound, or the next candidate's total when that is higher.
 //
+// The list is as of the newest minute the partitions' counts reach (AsOf; its version is the
+// newest partial's, a partition's newest event time as its live lists' versions are).
+//
 // The list is exact when every partition reported against this base (same B, From not after
-// B, the base's version) and is fresh, every listed item is exact, and the K-th total is above
+// B, the base's version) and is fresh, all counts reach the same minute, every listed item is exact, and the K-th total is above
 // the unseen bound, or the unseen bound is 0: no item can be missing or off. (Above, not at
 // least: an unseen item tied with the K-th could rank before it by item id.) Otherwise Exact is false, the error bound says how far a listed count
 // may be high (Cb when an item outside the base is listed, else 0), Cutoff how high an
@@ -90,6 +93,7 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	cutoff := newest - m.cfg.Staleness.Milliseconds()
 	var stale []int
 	var sinceMax uint64
+	var asOf, firstAsOf time.Time // the newest and oldest minute the counts since B reach
 	seenPart := map[int]bool{}
 	for _, part := range parts {
 		p := byPart[part]
@@ -106,6 +110,18 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 				stale = append(stale, mb.Partition) // counts from another boundary cannot be added
 			}
 			continue
+		}
+		for _, mb := range members {
+			at := p.AsOf // a group partial says each member's minute
+			if !mb.AsOf.IsZero() {
+				at = mb.AsOf
+			}
+			if at.After(asOf) {
+				asOf = at
+			}
+			if firstAsOf.IsZero() || at.Before(firstAsOf) {
+				firstAsOf = at
+			}
 		}
 		for _, mb := range members {
 			if p.From.After(base.Boundary) || p.BaseVersion != base.Version || mb.Version < cutoff {
@@ -162,7 +178,10 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 		most = max(unseen, items[m.cfg.K].Views) // an unlisted candidate has at most its total
 		items = items[:m.cfg.K]
 	}
-	exact, over := len(stale) == 0, uint64(0)
+	// Counts of partitions as of different minutes are each exact, but not of one span
+	// together: the list is exact only when they reach the same minute (up to a second
+	// a minute while the partitions close it one after another).
+	exact, over := len(stale) == 0 && asOf.Equal(firstAsOf), uint64(0)
 	for i := range items {
 		items[i].Rank = i + 1
 		if !items[i].Exact {
@@ -174,7 +193,7 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	if n := len(items); unseen > 0 && (n < m.cfg.K || items[n-1].Views <= unseen) {
 		exact = false
 	}
-	l := model.List{Window: allKey.Window, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: time.UnixMilli(newest).UTC(),
+	l := model.List{Window: allKey.Window, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: asOf.UTC(),
 		Exact: exact, Items: items, Boundary: base.Boundary, Cutoff: most}
 	if len(stale) > 0 {
 		l.Partial, l.StalePartitions = true, stale

@@ -291,3 +291,64 @@ func TestBaseRefreshZero(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridUnderShortStaleness is the merger of trending up (staleness 3 s): the partitions'
+// counts since B reach their last closed minute, which trails their running all-time lists'
+// newest event by the lateness and more, while their versions are those newest event times.
+// The hybrid serves, as of the closed minute, exact only while every partition's counts reach
+// the same minute.
+func TestHybridUnderShortStaleness(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	c := mergeConfig(2, 2, st)
+	c.Staleness, c.BaseRefresh = 3*time.Second, 0
+	mg, err := merge.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := baseList(map[string]uint64{"A": 500, "B": 400, "C": 3}, 2, 1)
+	if err := st.Put(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	minute := boundary.Add(5 * time.Hour)
+	newest := minute.Add(95 * time.Second) // 30 s of lateness and the open minute
+	since := func(part int, asOf time.Time, counts map[string]uint64) model.Partial {
+		p := sincePartial(part, asOf, counts, 2, base)
+		p.Version = newest.UnixMilli()
+		return p
+	}
+	for part, counts := range []map[string]uint64{{"A": 40}, {"B": 30}} {
+		own := partial("all", part, newest, e([]string{"A", "B"}[part], 999))
+		own.Exact, own.Bound = false, &model.Bound{MaxOvercount: 9, Probability: 0.99}
+		mg.Offer(own)
+		mg.Offer(since(part, minute, counts))
+	}
+	if err := mg.Publish(ctx, newest); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.Get(ctx, model.Key{Window: "all"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Exact || !got.Boundary.Equal(boundary) || !got.AsOf.Equal(minute) || got.Partial ||
+		len(got.Items) != 2 || got.Items[0].ItemID != "A" || got.Items[0].Views != 540 || got.Items[1].Views != 430 {
+		t.Fatalf("hybrid beside fresher running lists: %+v, want A 540 and B 430 exact as of %s with boundary %s", got, minute, boundary)
+	}
+	// Partition 1 closes the next minute first: each count is exact, but not as of one span.
+	newest = newest.Add(time.Second)
+	mg.Offer(since(1, minute.Add(time.Minute), map[string]uint64{"B": 31}))
+	if err := mg.Publish(ctx, newest); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = st.Get(ctx, model.Key{Window: "all"}); got.Exact || !got.AsOf.Equal(minute.Add(time.Minute)) || got.Boundary.IsZero() {
+		t.Fatalf("partitions as of different minutes: %+v, want a hybrid that is not exact", got)
+	}
+	newest = newest.Add(time.Second)
+	mg.Offer(since(0, minute.Add(time.Minute), map[string]uint64{"A": 41}))
+	if err := mg.Publish(ctx, newest); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = st.Get(ctx, model.Key{Window: "all"}); !got.Exact || got.Items[0].Views != 541 || got.Items[1].Views != 431 {
+		t.Fatalf("both at the next minute: %+v, want exact A 541, B 431", got)
+	}
+}

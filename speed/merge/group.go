@@ -214,7 +214,7 @@ func (m *Merger) groupSince() (model.Partial, bool) {
 		if !p.Boundary.Equal(boundary) {
 			continue
 		}
-		out.Members = append(out.Members, model.Member{Partition: p.Partition, Version: p.Version})
+		out.Members = append(out.Members, model.Member{Partition: p.Partition, Version: p.Version, AsOf: p.AsOf})
 		if p.Version > out.Version {
 			out.Version, out.AsOf = p.Version, p.AsOf
 		}

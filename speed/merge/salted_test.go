@@ -456,7 +456,8 @@ func TestGroupSinceKeepsBaseAndCutoff(t *testing.T) {
 	p := got[0]
 	if fmt.Sprint(p.Items) != "[{A 100} {D 90}]" || fmt.Sprint(p.Base) != "[{BASE 60} {BASE2 2}]" || fmt.Sprint(p.Salted) != "[{HOT 10 0 0}]" ||
 		p.Cutoff != 70 || p.Partition != 3 || p.BaseVersion != 7 || !p.Boundary.Equal(b) || p.Version != t0.Add(7*time.Second).UnixMilli() ||
-		fmt.Sprint(p.Members) != fmt.Sprintf("[{3 %d false} {7 %d false}]", t0.Add(3*time.Second).UnixMilli(), t0.Add(7*time.Second).UnixMilli()) {
+		fmt.Sprint(p.Members) != fmt.Sprint([]model.Member{{Partition: 3, Version: t0.Add(3 * time.Second).UnixMilli(), AsOf: t0.Add(3 * time.Second)},
+			{Partition: 7, Version: t0.Add(7 * time.Second).UnixMilli(), AsOf: t0.Add(7 * time.Second)}}) {
 		t.Fatalf("group since partial %+v", p)
 	}
 }

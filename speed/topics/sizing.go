@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"math"
+	"time"
 )
 
 // SizingInput is what the trending-topics sizing is computed from. DefaultSizingInput holds
@@ -127,4 +128,19 @@ func ComputeSizing(in SizingInput) (Sizing, error) {
 	s.DedupeBytes = s.DedupePairs * in.PairBytes
 	s.ListsBytes = float64(in.Lists*in.ListSize) * in.TopicBytes
 	return s, nil
+}
+
+// WidthFor returns the narrowest minute-sketch width, a power of two of at least 1,024, at
+// which a worker taking mentionsPerSecond mentions a second, each adding KeysPerEvent (2)
+// keys, overcounts a list window by at most share x floor (with probability 1 - e^-Depth):
+// e/width x mentionsPerSecond x 2 x window seconds <= share x floor. Seed 001's worker (271
+// a second at the peak, 15 minutes, 10% of the floor of 300) gets its 65,536 (a bound of
+// 20 mentions); trending up's load (500 a second over 4 partitions) gets 32,768 (18.7).
+func WidthFor(mentionsPerSecond float64, window time.Duration, floor, share float64) int {
+	counts := mentionsPerSecond * float64(DefaultSizingInput().KeysPerEvent) * window.Seconds()
+	w := 1 << 10
+	for w < 1<<30 && math.E/float64(w)*counts > share*floor {
+		w <<= 1
+	}
+	return w
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"testing"
+	"time"
 )
 
 // TestRequirementSizing checks every figure of the trending-topics sizing in docs/requirements.md,
@@ -82,5 +83,22 @@ func TestSizingValidate(t *testing.T) {
 	in.PeakEventsPerSecond = math.Inf(1)
 	if _, err := ComputeSizing(in); !errors.Is(err, rules.ErrConfig) {
 		t.Errorf("infinite rate: %v", err)
+	}
+}
+
+// TestWidthFor: the narrowest power-of-two width whose window overcount stays within the
+// share of the floor; seed 001's worker gets the design's 65,536.
+func TestWidthFor(t *testing.T) {
+	for _, c := range []struct {
+		rate float64
+		want int
+	}{{271, 1 << 16}, {125, 1 << 15}, {500, 1 << 17}, {0.001, 1 << 10}} {
+		w := WidthFor(c.rate, 15*time.Minute, 300, 0.1)
+		if w != c.want {
+			t.Errorf("WidthFor(%g/s) = %d, want %d", c.rate, w, c.want)
+		}
+		if b := math.E / float64(w) * c.rate * 2 * 900; b > 30 || (w > 1<<10 && 2*b <= 30) {
+			t.Errorf("WidthFor(%g/s) = %d: bound %.1f, want at most 30 and the narrowest such width", c.rate, w, b)
+		}
 	}
 }

@@ -79,7 +79,13 @@ func (p *partition) sincePartial() (model.Partial, bool) {
 	if !ok || sl.AsOf.IsZero() || sl.AsOf.UnixMilli() <= 0 {
 		return model.Partial{}, false
 	}
-	return model.Partial{Window: model.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: sl.AsOf.UnixMilli(), Exact: true,
+	// The counts reach the last closed minute (AsOf), which trails the newest event read by
+	// the lateness and up to a minute more; the version is that newest event time, as the
+	// partition's live lists' versions are, so the merger compares like with like when it
+	// decides whether the counts since B still keep up with the running all-time list (a
+	// merger with a short staleness, up's 3 s, otherwise never took the hybrid).
+	version := max(p.state.Watermark().Add(p.state.Config().AllowedLateness).UnixMilli(), sl.AsOf.UnixMilli())
+	return model.Partial{Window: model.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: version, Exact: true,
 		Total: sl.Total, Items: sl.Items, Boundary: sl.Boundary, From: sl.From, BaseVersion: b.version, Base: sl.Base, Cutoff: sl.Cutoff,
 		Salted: saltedCounts(sl.Tracked)}, true
 }

@@ -63,6 +63,11 @@ func TestSincePartial(t *testing.T) {
 		len(pt.Base) != 1 || pt.Base[0].Item != "old" || pt.Base[0].Count != 3 {
 		t.Fatalf("since partial %+v", pt)
 	}
+	// As of the last closed minute, at the version of the newest event read (the live lists').
+	if newest := b1.Add(27 * time.Hour); pt.Version != newest.UnixMilli() || !pt.AsOf.Equal(newest.Add(-wc.AllowedLateness).Truncate(time.Minute)) {
+		t.Fatalf("since partial as of %s version %d, want as of the closed minute before %s at version %d",
+			pt.AsOf, pt.Version, newest.Add(-wc.AllowedLateness), newest.UnixMilli())
+	}
 	// The next night's base: B a day later.
 	b2 := b1.AddDate(0, 0, 1)
 	next := base

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	rules "trending/model/topics"
+)
+
+// TestUpTopicsBound runs `trending up --topics eu,us` with its built-in load (500 views a
+// second over 4 partitions, every view a mention) and a 20-minute replay: once the 15-minute
+// window is full, the error bound the topics lists serve is at most 10% of the floor (seed
+// 001: 5 x 65,536 keeps 15 minutes within about 20 of 300). At the quarter width up used
+// before (16,384) it served about 40.
+func TestUpTopicsBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	addr := freeAddr(t)
+	start := time.Now().UTC().Add(-20 * time.Minute)
+	up := startInProcess(t, "up", "--data", filepath.Join(t.TempDir(), "data"), "--listen", addr, "--topics", "eu,us",
+		"--backfill", "20m", "--log-format", "json", "--log-level", "warn")
+	base := "http://" + addr
+	type topicsList struct {
+		AsOf       time.Time `json:"as_of"`
+		ErrorBound *struct {
+			MaxOvercount float64 `json:"max_overcount"`
+		} `json:"error_bound"`
+	}
+	for _, region := range []string{rules.World, "eu", "us"} {
+		var l topicsList
+		waitFor(t, "the "+region+" topics list over a full 15-minute window", 3*time.Minute, func() (bool, string) {
+			c, b := httpGet(base + "/v1/topics?region=" + region)
+			l = topicsList{}
+			if c != 200 || json.Unmarshal([]byte(b), &l) != nil {
+				return false, b
+			}
+			return l.AsOf.After(start.Add(16*time.Minute)) && l.ErrorBound != nil, b
+		})
+		floor := float64(rules.DefaultFloor)
+		t.Logf("%s: as of %s, error bound %.1f mentions (%.1f%% of the floor %g)", region, l.AsOf.Format(time.RFC3339),
+			l.ErrorBound.MaxOvercount, 100*l.ErrorBound.MaxOvercount/floor, floor)
+		if b := l.ErrorBound.MaxOvercount; b > 0.1*floor || b <= 0 {
+			t.Errorf("%s topics list: error bound %.1f mentions, want above 0 and at most 10%% of the floor (%g)", region, b, 0.1*floor)
+		}
+	}
+	up.stop()
+}
