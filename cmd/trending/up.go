@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,7 +20,6 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
@@ -40,11 +38,12 @@ func init() { subcommands = append(subcommands, newUpCommand) }
 
 // upFlags are trending up's own settings; the window settings come from addWindowFlags.
 type upFlags struct {
-	data, listen, storeSpec, titles        string
+	data, storeSpec, titles                string
 	tok                                    tokenFlags
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
-	maxFuture, serveStaleFor               time.Duration
+	maxFuture                              time.Duration
+	api                                    *apiFlags // the API's, serve's flags
 	// the built-in load generator and batch scheduler
 	noLoad                          bool
 	stream                          streamFlags
@@ -102,8 +101,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
-	addListenFlag(fs, &f.listen, "127.0.0.1:8080")
-	addServeStaleFlag(fs, &f.serveStaleFor)
+	f.api = addAPIFlags(fs, "127.0.0.1:8080")
 	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
 	kf := addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
 	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
@@ -208,14 +206,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	kw := kc.NewWriter(names.Views)
 	defer kw.Close()
-	scfg := api.DefaultConfig()
-	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
-	scfg.ServeStaleFor = f.serveStaleFor
-	scfg.Topics, scfg.Windows = apiLists(tcfg), ws
+	scfg, err := f.api.config(wc.K, ws, tcfg, a)
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
-	if errors.Is(err, setting.ErrConfig) {
-		return usageOf(err, serveFieldFlags)
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	if tcfg != nil {
@@ -234,9 +230,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", f.listen)
+	ln, err := net.Listen("tcp", scfg.Addr)
 	if err != nil {
-		return usagef("--listen %s: %v (pick a free address)", f.listen, err)
+		return usagef("--listen %s: %v (pick a free address)", scfg.Addr, err)
 	}
 
 	arc := archive.NewReader(obj)
