@@ -7,9 +7,9 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/serving/store"
 	"trending/speed/merge"
 )
 
@@ -98,9 +98,9 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		case partialsN < 1:
 			return usagef("--partials-partitions %d: at least 1", partialsN)
 		}
-		src, err := merge.OpenTitles(titles)
+		attach, err := openTitles(titles, a)
 		if err != nil {
-			return usageOf(err, nil)
+			return err
 		}
 		kc, err := kf.client(cmd)
 		if err != nil {
@@ -133,7 +133,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		}
 		mcfg := merge.DefaultConfig()
 		mcfg.Windows = ws
-		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Log, mcfg.Registry = k, partitions, staleness, src, a.log, a.registry
+		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Log, mcfg.Registry = k, partitions, staleness, a.log, a.registry
 		readTopic := topic
 		switch level {
 		case "shard":
@@ -153,7 +153,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 				return err
 			}
 			defer st.Close()
-			mcfg.Store = st
+			mcfg.Store = store.WithTitles(st, attach)
 		}
 		m, err := merge.New(mcfg)
 		if err != nil {
@@ -176,9 +176,4 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		}}}, metrics)
 	}
 	return withClickHouseSecurity(cmd)
-}
-
-// addTitlesFlag adds --titles, the merger's titles source (merge, up).
-func addTitlesFlag(fs *pflag.FlagSet, titles *string) {
-	fs.StringVar(titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL (empty: no titles)")
 }

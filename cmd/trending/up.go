@@ -182,16 +182,18 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	titles, err := merge.OpenTitles(f.titles)
+	// The titles source of up's merger.
+	attach, err := openTitles(f.titles, a)
 	if err != nil {
-		return usageOf(err, upFieldFlags)
+		return err
 	}
+	wst := store.WithTitles(st, attach)
 	ws, err := wf.windows.set() // the one window set every role of up reads
 	if err != nil {
 		return err
 	}
 	mcfg := merge.DefaultConfig()
-	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, titles, st, ws
+	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, wst, ws
 	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
 	merger, err := merge.New(mcfg)
 	if err != nil {
