@@ -197,10 +197,10 @@ func addSketchShapeFlags(fs *pflag.FlagSet, width *int, defWidth int, widthUsage
 	}
 }
 
-// addTitlesFlag adds --titles, the source of the items' titles and thumbnails of the writers
-// of served lists (merge, up); openTitles builds it.
+// addTitlesFlag adds --titles, the one source of the items' titles and thumbnails of every
+// writer of served lists (merge, batch, up); openTitles builds it.
 func addTitlesFlag(fs *pflag.FlagSet, titles *string) {
-	fs.StringVar(titles, "titles", "", "titles and thumbnails of the lists' items: a .csv or .json file, or an http(s) URL (empty: no titles)")
+	fs.StringVar(titles, "titles", "", "titles and thumbnails of the lists' items: a .csv or .json file, or an http(s) URL (empty: no titles); give the merger and the batch the same, so a list shows the same titles live and exact")
 }
 
 // openTitles builds the process's one titles.Attacher from --titles: the writers of served

@@ -39,7 +39,9 @@ Titles and thumbnails come from --titles: a CSV (item_id,title[,thumbnail_url]) 
 file (an object of id to a title or to {"title","thumbnail_url"}, or an array of
 {"item_id","title","thumbnail_url"}), reloaded when it changes, or an http(s) endpoint
 answering GET URL?ids=a,b,c with such an object; when the lookup fails, the previous titles
-are reused. 'trending loadgen --metadata' writes such a file for its generated items.
+are reused. 'trending loadgen --metadata' writes such a file for its generated items. Give
+'trending batch' the same --titles, so a closed window's exact list shows the titles its live
+list had.
 
 Two levels, for thousands of partitions (docs/scale-out.md, "How many mergers"): give the
 partials topic G partitions (--partials-partitions, on the speed workers too, when it is

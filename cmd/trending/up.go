@@ -182,7 +182,8 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	// The titles source of up's merger.
+	// The one titles source of up's writers: the merger's live lists and the batch's exact
+	// ones carry the same titles for the same item.
 	attach, err := openTitles(f.titles, a)
 	if err != nil {
 		return err
@@ -245,7 +246,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	defer eng.Close()
 	bcfg := batch.DefaultConfig()
 	bcfg.K, bcfg.AllowedLateness, bcfg.Windows = wc.K, f.batchLate, ws
-	runner, err := batch.NewRunner(bcfg, eng, arc, st, a.log.With("part", "batch"))
+	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
