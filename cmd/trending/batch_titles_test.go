@@ -48,20 +48,7 @@ func TestBatchTitlesClickHouse(t *testing.T) {
 		{ItemID: "V1", Count: 1, TS: hour.Add(4 * time.Minute).UnixMilli(), Partition: 0, Offset: 3},
 	})
 
-	db := itest.Underscored(t, "trending_it_titles")
-	t.Cleanup(func() {
-		o, _ := store.ParseClickHouseDSN(addr)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if conn, err := o.Conn(ctx); err == nil {
-			_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db)
-			conn.Close()
-		}
-	})
-	dsn := "clickhouse://" + addr + "/" + db
-	if out, err := runTrending(t, "migrate", "--clickhouse", dsn); err != nil {
-		t.Fatalf("migrate: %v\n%s", err, out)
-	}
+	dsn := migratedClickHouse(t, addr, "trending_it_titles")
 	titles := filepath.Join(t.TempDir(), "titles.csv")
 	if err := os.WriteFile(titles, []byte("item_id,title,thumbnail_url\nV1,Cats,https://img.example/V1.jpg\nV2,\"Dogs, again\",\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -99,6 +86,27 @@ func TestBatchTitlesClickHouse(t *testing.T) {
 			t.Errorf("item %d: %+v, want %+v", i, it, want[i])
 		}
 	}
+}
+
+// migratedClickHouse creates a database named after prefix on the ClickHouse server at addr
+// with `trending migrate`, dropped when the test ends, and returns its DSN.
+func migratedClickHouse(t *testing.T, addr, prefix string) string {
+	t.Helper()
+	db := itest.Underscored(t, prefix)
+	t.Cleanup(func() {
+		o, _ := store.ParseClickHouseDSN(addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if conn, err := o.Conn(ctx); err == nil {
+			_ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db)
+			conn.Close()
+		}
+	})
+	dsn := "clickhouse://" + addr + "/" + db
+	if out, err := runTrending(t, "migrate", "--clickhouse", dsn); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	return dsn
 }
 
 // archiveClosedHour puts rows (one partition) in the archive as the archiver would, with the

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"trending/internal/itest"
 )
 
 // TestUpExactListsKeepTitles runs `trending up` as `make run` does (embedded broker and S3,
@@ -19,13 +21,29 @@ func TestUpExactListsKeepTitles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole pipeline")
 	}
+	upExactListsKeepTitles(t, nil)
+}
+
+// TestUpExactListsKeepTitlesKafka is TestUpExactListsKeepTitles on the real servers: Kafka,
+// MinIO and the ClickHouse serving store, which the merger and the batch both write.
+func TestUpExactListsKeepTitlesKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	broker, s3, ch := itest.Kafka(t), itest.S3(t), itest.ClickHouse(t)
+	upExactListsKeepTitles(t, []string{"--kafka", broker, "--views-topic", itest.Name(t, "views"),
+		"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey, "--s3-secret-key", s3.SecretKey, "--s3-bucket", itest.Name(t, "titles"),
+		"--store", migratedClickHouse(t, ch, "trending_it_uptitles")})
+}
+
+func upExactListsKeepTitles(t *testing.T, extra []string) {
 	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	// 70 minutes of the past replayed 300 times faster: the last closed hour is in it, and
 	// the real-time load after it moves the watermark past the hour's end.
-	up := startInProcess(t, "up", "--data", data, "--listen", addr, "--backfill", "70m", "--speedup", "300", "--rate", "20",
+	up := startInProcess(t, append([]string{"up", "--data", data, "--listen", addr, "--backfill", "70m", "--speedup", "300", "--rate", "20",
 		"--items", "300", "--servers", "6", "--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms",
-		"--batch-every", "500ms", "--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn")
+		"--batch-every", "500ms", "--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)...)
 	base := "http://" + addr
 	waitFor(t, "up ready", 60*time.Second, func() (bool, string) { c, b := httpGet(base + "/readyz"); return c == 200, b })
 
