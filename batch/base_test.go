@@ -3,6 +3,7 @@ package batch_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -112,4 +113,61 @@ func TestAllTimeBase(t *testing.T) {
 			t.Fatalf("base version %d after %d", b2.Version, b1.Version)
 		}
 	})
+}
+
+// idTitler titles every item "Title of <id>".
+type idTitler struct{}
+
+func (idTitler) Attach(_ context.Context, l *model.List) {
+	for i := range l.Items {
+		l.Items[i].Title = "Title of " + l.Items[i].ItemID
+	}
+}
+
+// TestAllTimeBaseTitled: written through a store that titles the items (store.WithTitles, as
+// every command gives the batch), the base carries its items' titles, and a rerun with
+// nothing new still finds it current (its counts compared, not the metadata the store added)
+// rather than republishing it every run.
+func TestAllTimeBaseTitled(t *testing.T) {
+	f := newFixture(t)
+	first := time.Date(2026, 10, 30, 0, 0, 0, 0, time.UTC)
+	f.rollDays(first, 3, 300)
+	raw := boltStore(t)
+	st := store.WithTitles(raw, idTitler{})
+	ctx := context.Background()
+	nov1 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	f.progress(nov1.Add(time.Hour))
+	eng, err := batch.OpenNative(filepath.Join(t.TempDir(), "rollups.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	r := newRunner(t, f, eng, st, nov1.Add(30*time.Minute), func(c *batch.Config) { c.K, c.BaseFactor, c.LookbackDays = 4, 3, 3 })
+	for run := range 2 {
+		rep, err := r.Nightly(ctx, nov1.AddDate(0, 0, -1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		published := 0
+		for _, o := range rep.Outcomes {
+			if o.Window.Level == model.BaseWindow && o.Published {
+				published++
+			}
+		}
+		if want := 1 - run; published != want {
+			t.Fatalf("run %d: the base published %d times, want %d", run+1, published, want)
+		}
+	}
+	l, err := raw.Get(ctx, model.Key{Window: model.BaseWindow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) != 12 {
+		t.Fatalf("base of %d items, want 12", len(l.Items))
+	}
+	for _, it := range l.Items {
+		if it.Title != "Title of "+it.ItemID {
+			t.Fatalf("base item %s titled %q", it.ItemID, it.Title)
+		}
+	}
 }

@@ -812,6 +812,14 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 	return nil
 }
 
+// sameCounts reports whether two lists rank the same items with the same counts, whatever
+// metadata the store attached to either (store.WithTitles titles a list as it is written).
+func sameCounts(a, b []model.Item) bool {
+	return slices.EqualFunc(a, b, func(x, y model.Item) bool {
+		return x.Rank == y.Rank && x.ItemID == y.ItemID && x.Views == y.Views && x.Exact == y.Exact
+	})
+}
+
 // Reasons a batch list the store refused as stale (ErrStaleVersion) was not published.
 const (
 	KeptSpeed = "the speed layer's newer list is kept"
@@ -1017,7 +1025,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 	for i, t := range top {
 		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
 	}
-	if cur, err := x.store.Get(ctx, model.Key{Window: model.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && slices.Equal(cur.Items, l.Items) {
+	if cur, err := x.store.Get(ctx, model.Key{Window: model.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && sameCounts(cur.Items, l.Items) {
 		return skip(w, "current")
 	} else if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("read current %s list: %w", model.BaseWindow, err)

@@ -33,6 +33,7 @@ type batchSettings struct {
 	cluster     string
 	rollups     string
 	storeSpec   string
+	titles      string
 	archiveRoot string
 	partitions  int
 	k           int
@@ -48,6 +49,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	fs.StringVar(&s.cluster, "clickhouse-cluster", "", "exact engine on the ClickHouse cluster `NAME` that --clickhouse's database was migrated on (migrate --cluster NAME): each shard's rollups are built on its own server; empty: one server")
 	fs.StringVar(&s.rollups, "rollups", "./data/rollups.db", "Go-native engine: the rollup file (used when --clickhouse is empty)")
 	addStoreFlag(fs, &s.storeSpec, "bolt:./data/serving.db", "serving store the lists go to: bolt:PATH or clickhouse://host:port/database")
+	addTitlesFlag(fs, &s.titles)
 	addArchiveRootFlag(fs, &s.archiveRoot, archive.DefaultRoot)
 	addPartitionsFlag(fs, &s.partitions, 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	addKFlag(fs, &s.k, "length of each published list (1..10000)")
@@ -110,11 +112,17 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	}
 	arc := archive.NewReaderAt(obj, s.archiveRoot)
 	arc.Partitions = s.partitions
+	attach, err := openTitles(s.titles, appFrom(ctx))
+	if err != nil {
+		return nil, err
+	}
 	st, err := openStore(s.storeSpec)
 	if err != nil {
 		return nil, err
 	}
-	env := &batchEnv{arc: arc, obj: obj, store: st}
+	// Every list the batch publishes carries its items' titles from --titles, the merger's
+	// source, so a window turning exact keeps the titles its live list had.
+	env := &batchEnv{arc: arc, obj: obj, store: store.WithTitles(st, attach)}
 	if s.clickhouse == "" {
 		if dir := filepath.Dir(s.rollups); dir != "." {
 			if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/internal/titles"
 )
 
 // The flag groups every command builds its roles from. Each flag is registered by exactly
@@ -20,6 +21,8 @@ import (
 //	addS3Settings       --s3-* (speed.go)
 //	addWindowFlags      the speed core's windows (speed.go); addMaxFutureFlag --max-future
 //	addTopicsFlags      trending topics (topicsflags.go)
+//	addTitlesFlag       --titles: the items' titles of every writer of served lists (openTitles)
+//	addAPIFlags         the serving API's flags (serve.go; apiFlags.config builds its configuration)
 //	withClickHouseSecurity  --clickhouse-user/-password/-tls/-ca (security.go)
 
 // kafkaFlags is the Kafka flag group: the brokers, the input topic every other name derives
@@ -181,4 +184,23 @@ func addSketchShapeFlags(fs *pflag.FlagSet, width *int, defWidth int, widthUsage
 	if counterBytes != nil {
 		fs.IntVar(counterBytes, "counter-bytes", *counterBytes, counterUsage)
 	}
+}
+
+// addTitlesFlag adds --titles, the one source of the items' titles and thumbnails of every
+// writer of served lists (merge, batch, up); openTitles builds it.
+func addTitlesFlag(fs *pflag.FlagSet, titles *string) {
+	fs.StringVar(titles, "titles", "", "titles and thumbnails of the lists' items: a .csv or .json file, or an http(s) URL (empty: no titles); give the merger and the batch the same, so a list shows the same titles live and exact")
+}
+
+// openTitles builds the process's one titles.Attacher from --titles: the writers of served
+// lists write through store.WithTitles(st, it), so they share its memory of the last known
+// titles and its trending_title_failures_total.
+func openTitles(spec string, a *app) (*titles.Attacher, error) {
+	src, err := titles.Open(spec)
+	if err != nil {
+		return nil, usageOf(err, nil)
+	}
+	cfg := titles.DefaultConfig()
+	cfg.Source, cfg.Log, cfg.Registry = src, a.log.With("part", "titles"), a.registry
+	return titles.New(cfg)
 }

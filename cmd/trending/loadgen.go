@@ -202,8 +202,8 @@ now. --speedup 0 sends as fast as Kafka takes it. When the producer cannot keep 
 status line says how far it is behind the pace.
 
 --metadata writes the catalog's display metadata before producing: a CSV of item_id, an
-invented title and --thumbnail-url with {id} replaced, the format the merger's --titles
-reads, so the served lists show titles and thumbnails.
+invented title and --thumbnail-url with {id} replaced, the format --titles reads (merge,
+batch, up), so the served lists show titles and thumbnails.
 
 --salt-items and --salt-threshold salt hot items (docs/scale-out.md, "Hot keys"): their
 events are spread over --salt-ways sub-keys, so they land on several partitions; the event's
@@ -231,7 +231,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 	addRateFlags(fs, &rate, &malformed, &speedup, 50_000, 0, 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
 	fs.StringVar(&truth, "truth", "", "write the exact per-minute counts of what was acknowledged to this file (JSON lines)")
 	fs.DurationVar(&progressEvery, "progress-every", 5*time.Second, "interval of the status line on stderr")
-	fs.StringVar(&metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the merger's --titles format)")
+	fs.StringVar(&metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the --titles format of merge, batch and up)")
 	fs.StringVar(&thumb, "thumbnail-url", "", "thumbnail URL template for --metadata, {id} is the item id (empty: no thumbnails)")
 	addStreamFlags(cmd, &sf, "now")
 	saltf := addSaltFlags(fs)

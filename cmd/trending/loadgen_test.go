@@ -11,7 +11,7 @@ import (
 
 	"trending/internal/eventlog"
 	"trending/internal/stream"
-	"trending/speed/merge"
+	"trending/internal/titles"
 )
 
 func TestLoadgenFlagErrors(t *testing.T) {
@@ -96,13 +96,13 @@ func TestLoadgenEmbedded(t *testing.T) {
 	if tr.Views() != 3000 || c.Total() != 3000 || c.Get("Vhot") < 400 || c.Get("Vhot") > 600 {
 		t.Fatalf("truth has %d views (%d in the minute, Vhot %d), want 3000 with Vhot near 500", tr.Views(), c.Total(), c.Get("Vhot"))
 	}
-	// The metadata names every item the stream can send, in the merger's --titles format.
-	src, err := merge.OpenTitles(meta)
+	// The metadata names every item the stream can send, in the --titles format (merge, batch, up).
+	src, err := titles.Open(meta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := src.Titles(context.Background(), []string{"V1", "V1000", "Vhot", "V1001"})
-	if err != nil || len(got) != 3 || got["V1"] != (merge.Meta{Title: stream.Title(1), Thumbnail: "https://img.example/V1.jpg"}) ||
+	if err != nil || len(got) != 3 || got["V1"] != (titles.Meta{Title: stream.Title(1), Thumbnail: "https://img.example/V1.jpg"}) ||
 		got["Vhot"].Title == "" || got["Vhot"].Thumbnail != "https://img.example/Vhot.jpg" {
 		t.Fatalf("metadata: %v, %v", got, err)
 	}

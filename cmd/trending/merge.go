@@ -7,9 +7,9 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/serving/store"
 	"trending/speed/merge"
 )
 
@@ -39,7 +39,9 @@ Titles and thumbnails come from --titles: a CSV (item_id,title[,thumbnail_url]) 
 file (an object of id to a title or to {"title","thumbnail_url"}, or an array of
 {"item_id","title","thumbnail_url"}), reloaded when it changes, or an http(s) endpoint
 answering GET URL?ids=a,b,c with such an object; when the lookup fails, the previous titles
-are reused. 'trending loadgen --metadata' writes such a file for its generated items.
+are reused. 'trending loadgen --metadata' writes such a file for its generated items. Give
+'trending batch' the same --titles, so a closed window's exact list shows the titles its live
+list had.
 
 Two levels, for thousands of partitions (docs/scale-out.md, "How many mergers"): give the
 partials topic G partitions (--partials-partitions, on the speed workers too, when it is
@@ -98,9 +100,9 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		case partialsN < 1:
 			return usagef("--partials-partitions %d: at least 1", partialsN)
 		}
-		src, err := merge.OpenTitles(titles)
+		attach, err := openTitles(titles, a)
 		if err != nil {
-			return usageOf(err, nil)
+			return err
 		}
 		kc, err := kf.client(cmd)
 		if err != nil {
@@ -133,7 +135,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		}
 		mcfg := merge.DefaultConfig()
 		mcfg.Windows = ws
-		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Log, mcfg.Registry = k, partitions, staleness, src, a.log, a.registry
+		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Log, mcfg.Registry = k, partitions, staleness, a.log, a.registry
 		readTopic := topic
 		switch level {
 		case "shard":
@@ -153,7 +155,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 				return err
 			}
 			defer st.Close()
-			mcfg.Store = st
+			mcfg.Store = store.WithTitles(st, attach)
 		}
 		m, err := merge.New(mcfg)
 		if err != nil {
@@ -176,9 +178,4 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		}}}, metrics)
 	}
 	return withClickHouseSecurity(cmd)
-}
-
-// addTitlesFlag adds --titles, the merger's titles source (merge, up).
-func addTitlesFlag(fs *pflag.FlagSet, titles *string) {
-	fs.StringVar(titles, "titles", "", "titles source for the lists: a .csv or .json file, or an http(s) URL (empty: no titles)")
 }

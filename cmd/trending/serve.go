@@ -18,15 +18,18 @@ import (
 	"trending/internal/setting"
 	"trending/model/salt"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/serving/store"
+	"trending/speed/topics"
 )
 
 func init() { subcommands = append(subcommands, newServeCommand) }
 
 func newServeCommand() *cobra.Command {
-	cfg := api.DefaultConfig()
+	var af *apiFlags
+	var k int
 	var tf *topicsFlags
 	var storeSpec string
 	var tok tokenFlags
@@ -76,22 +79,25 @@ schemas/openapi.yaml describes every route.`,
 		Example: `  # serve the embedded store on port 8080
   trending serve --store bolt:./data/serving.db
 
-  # allow a dashboard on another origin, longer CDN lifetime, up to 1,000 items a list
-  trending serve --cors-origins https://dash.example.com --max-age 60s --max-limit 1000`,
+  # lists of 1,000 items (the merger's and the batch's --k 1000): limit and k up to 1,000
+  trending serve --k 1000
+
+  # allow a dashboard on another origin, longer CDN lifetime
+  trending serve --cors-origins https://dash.example.com --max-age 60s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a := appFrom(cmd.Context())
-			cfg.Registerer, cfg.Gatherer = a.registry, a.registry
 			tcfg, err := tf.config()
 			if err != nil {
 				return err
 			}
-			cfg.Topics = apiLists(tcfg)
-			if cfg.Windows, err = wsf.set(); err != nil {
+			ws, err := wsf.set()
+			if err != nil {
 				return err
 			}
-			if err := cfg.Validate(); err != nil {
-				return usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
+			cfg, err := af.config(k, ws, tcfg, a)
+			if err != nil {
+				return err
 			}
 			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue is mounted only with --token
 				return err
@@ -152,28 +158,8 @@ schemas/openapi.yaml describes every route.`,
 	saltf = addSaltFlags(f)
 	addStoreFlag(f, &storeSpec, "bolt:./data/serving.db", "")
 	wsf = addWindowSetFlags(f, "")
-	addListenFlag(f, &cfg.Addr, cfg.Addr)
-	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
-	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
-	f.DurationVar(&cfg.VersionPollInterval, "version-poll", cfg.VersionPollInterval, "how often to ask a ClickHouse store which lists changed (key columns only) and load just those; the embedded store says so itself")
-	f.DurationVar(&cfg.HotSpan, "hot-span", cfg.HotSpan, "calendar windows that started this recently are reloaded every --refresh")
-	addServeStaleFlag(f, &cfg.ServeStaleFor)
-	f.IntVar(&cfg.RetainHours, "retain-hours", cfg.RetainHours, "calendar hour windows to keep and the longest /v1/windows hour range")
-	f.IntVar(&cfg.RetainDays, "retain-days", cfg.RetainDays, "calendar day windows to keep and the longest /v1/windows day range")
-	f.IntVar(&cfg.RetainMonths, "retain-months", cfg.RetainMonths, "calendar month windows to keep and the longest /v1/windows month range")
-	f.IntVar(&cfg.DefaultLimit, "default-limit", cfg.DefaultLimit, "items in a list when the request names no limit")
-	f.IntVar(&cfg.MaxLimit, "max-limit", cfg.MaxLimit, fmt.Sprintf("largest limit a request may ask for (at most %d)", api.HardMaxLimit))
-	f.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "Cache-Control max-age of list responses")
-	f.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "most open GET /v1/trending/stream connections; more are refused with 503")
-	f.DurationVar(&cfg.StreamHeartbeat, "stream-heartbeat", cfg.StreamHeartbeat, "how often an open stream gets a heartbeat comment")
-	f.DurationVar(&cfg.StreamWriteTimeout, "stream-write-timeout", cfg.StreamWriteTimeout, "a stream reader that does not take an event within this is disconnected")
-	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins allowed to read the API from a browser on another site, comma-separated; * for any")
-	f.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", cfg.ReadHeaderTimeout, "time to read a request's headers")
-	f.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time to read a whole request")
-	f.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "time to write a response")
-	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
-	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
-	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
+	addKFlag(f, &k, "length of the lists the writers keep (the merger's and the batch's --k): a request may ask for that many items (--limit, /v1/top-videos k), unless --max-limit")
+	af = addAPIFlags(f, api.DefaultConfig().Addr)
 	tf = addTopicsFlags(f, false, 0)
 	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue (empty for AWS S3)")
 	return withClickHouseSecurity(cmd)
@@ -241,6 +227,66 @@ func (t tokenFlags) events() string {
 		return t.ingest
 	}
 	return t.review
+}
+
+// apiFlags are the serving API's settings, the same flags in serve and up; config is the one
+// constructor of the API's configuration from them.
+type apiFlags struct {
+	fs  *pflag.FlagSet
+	cfg api.Config // the flags' values over api.DefaultConfig
+}
+
+// addAPIFlags adds the API's flags (listen is --listen's default): the cache's refreshes, the
+// retention, the limits, the HTTP server's limits, CORS and streams.
+func addAPIFlags(f *pflag.FlagSet, listen string) *apiFlags {
+	af := &apiFlags{fs: f, cfg: api.DefaultConfig()}
+	cfg := &af.cfg
+	addListenFlag(f, &cfg.Addr, listen)
+	f.DurationVar(&cfg.RefreshInterval, "refresh", cfg.RefreshInterval, "how often to reload the lists still being written (at most 5s)")
+	f.DurationVar(&cfg.FullRefreshInterval, "full-refresh", cfg.FullRefreshInterval, "how often to reload every retained calendar window (picks up backfills)")
+	f.DurationVar(&cfg.VersionPollInterval, "version-poll", cfg.VersionPollInterval, "how often to ask a ClickHouse store which lists changed (key columns only) and load just those; the embedded store says so itself")
+	f.DurationVar(&cfg.HotSpan, "hot-span", cfg.HotSpan, "calendar windows that started this recently are reloaded every --refresh")
+	addServeStaleFlag(f, &cfg.ServeStaleFor)
+	f.IntVar(&cfg.RetainHours, "retain-hours", cfg.RetainHours, "calendar hour windows to keep and the longest /v1/windows hour range")
+	f.IntVar(&cfg.RetainDays, "retain-days", cfg.RetainDays, "calendar day windows to keep and the longest /v1/windows day range")
+	f.IntVar(&cfg.RetainMonths, "retain-months", cfg.RetainMonths, "calendar month windows to keep and the longest /v1/windows month range")
+	f.IntVar(&cfg.DefaultLimit, "default-limit", 0, "items in a list when the request names no limit (default 50, or --k when smaller)")
+	f.IntVar(&cfg.MaxLimit, "max-limit", 0, fmt.Sprintf("largest limit (and /v1/top-videos k) a request may ask for, at most %d (default --k: every item of a list)", api.HardMaxLimit))
+	f.DurationVar(&cfg.MaxAge, "max-age", cfg.MaxAge, "Cache-Control max-age of list responses")
+	f.IntVar(&cfg.MaxStreams, "max-streams", cfg.MaxStreams, "most open GET /v1/trending/stream connections; more are refused with 503")
+	f.DurationVar(&cfg.StreamHeartbeat, "stream-heartbeat", cfg.StreamHeartbeat, "how often an open stream gets a heartbeat comment")
+	f.DurationVar(&cfg.StreamWriteTimeout, "stream-write-timeout", cfg.StreamWriteTimeout, "a stream reader that does not take an event within this is disconnected")
+	f.StringSliceVar(&cfg.CORSOrigins, "cors-origins", nil, "origins allowed to read the API from a browser on another site, comma-separated; * for any")
+	f.DurationVar(&cfg.ReadHeaderTimeout, "read-header-timeout", cfg.ReadHeaderTimeout, "time to read a request's headers")
+	f.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "time to read a whole request")
+	f.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "time to write a response")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
+	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
+	return af
+}
+
+// config builds the API's configuration, serve's and up's alike: the flags over the defaults
+// for lists of k items (api.DefaultConfigForK: --max-limit and --default-limit follow --k
+// unless given), the served windows and topics lists, and the process's metrics registry. A
+// setting that cannot work is a usage error naming its flag.
+func (f *apiFlags) config(k int, ws windowset.Set, tcfg *topics.Config, a *app) (api.Config, error) {
+	if k < 1 || k > api.HardMaxLimit {
+		return api.Config{}, usagef("--k %d: use 1..%d", k, api.HardMaxLimit)
+	}
+	cfg, d := f.cfg, api.DefaultConfigForK(k)
+	if !f.fs.Changed("max-limit") {
+		cfg.MaxLimit = d.MaxLimit
+	}
+	if !f.fs.Changed("default-limit") {
+		cfg.DefaultLimit = d.DefaultLimit
+	}
+	cfg.Windows, cfg.Topics = ws, apiLists(tcfg)
+	cfg.Registerer, cfg.Gatherer = a.registry, a.registry
+	if err := cfg.Validate(); err != nil {
+		return cfg, usagef("%s", serveFlagNames(setting.Flags(err, serveFieldFlags).Error()))
+	}
+	return cfg, nil
 }
 
 // addServeStaleFlag adds --serve-stale-for, the API's readiness through a store outage.

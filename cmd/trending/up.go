@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,7 +20,6 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
@@ -40,11 +38,12 @@ func init() { subcommands = append(subcommands, newUpCommand) }
 
 // upFlags are trending up's own settings; the window settings come from addWindowFlags.
 type upFlags struct {
-	data, listen, storeSpec, titles        string
+	data, storeSpec, titles                string
 	tok                                    tokenFlags
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
-	maxFuture, serveStaleFor               time.Duration
+	maxFuture                              time.Duration
+	api                                    *apiFlags // the API's, serve's flags
 	// the embedded broker's retention
 	retainFor   time.Duration
 	retainBytes float64
@@ -105,8 +104,7 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
-	addListenFlag(fs, &f.listen, "127.0.0.1:8080")
-	addServeStaleFlag(fs, &f.serveStaleFor)
+	f.api = addAPIFlags(fs, "127.0.0.1:8080")
 	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
 	kf := addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
 	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
@@ -154,7 +152,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err := kf.check(); err != nil {
 		return err
 	}
-	if err := f.tok.check(f.listen, true, upOperatorRoutes(tcfg != nil)...); err != nil {
+	if err := f.tok.check(f.api.cfg.Addr, true, upOperatorRoutes(tcfg != nil)...); err != nil {
 		return err
 	}
 	if f.retainBytes < 0 {
@@ -172,9 +170,9 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	// The address first: a busy port (the likeliest failure of a first start) fails before
 	// --data is created.
-	ln, err := net.Listen("tcp", f.listen)
+	ln, err := net.Listen("tcp", f.api.cfg.Addr)
 	if err != nil {
-		return usagef("--listen %s: %v (pick a free address, or stop what listens there)", f.listen, err)
+		return usagef("--listen %s: %v (pick a free address, or stop what listens there)", f.api.cfg.Addr, err)
 	}
 	defer ln.Close() // the API closes it when it serves; this closes it on an early return
 	// Then the data directory's lock: a second up on the same --data fails at once, before it
@@ -229,16 +227,19 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	titles, err := merge.OpenTitles(f.titles)
+	// The one titles source of up's writers: the merger's live lists and the batch's exact
+	// ones carry the same titles for the same item.
+	attach, err := openTitles(f.titles, a)
 	if err != nil {
-		return usageOf(err, upFieldFlags)
+		return err
 	}
+	wst := store.WithTitles(st, attach)
 	ws, err := wf.windows.set() // the one window set every role of up reads
 	if err != nil {
 		return err
 	}
 	mcfg := merge.DefaultConfig()
-	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Titles, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, titles, st, ws
+	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, wst, ws
 	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
 	merger, err := merge.New(mcfg)
 	if err != nil {
@@ -253,14 +254,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	kw := kc.NewWriter(names.Views)
 	defer kw.Close()
-	scfg := api.DefaultConfig()
-	scfg.Addr, scfg.Registerer, scfg.Gatherer = f.listen, a.registry, a.registry
-	scfg.ServeStaleFor = f.serveStaleFor
-	scfg.Topics, scfg.Windows = apiLists(tcfg), ws
+	scfg, err := f.api.config(wc.K, ws, tcfg, a)
+	if err != nil {
+		return err
+	}
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
-	if errors.Is(err, setting.ErrConfig) {
-		return usageOf(err, serveFieldFlags)
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	if tcfg != nil {
@@ -287,7 +286,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	defer eng.Close()
 	bcfg := batch.DefaultConfig()
 	bcfg.K, bcfg.AllowedLateness, bcfg.Windows = wc.K, f.batchLate, ws
-	runner, err := batch.NewRunner(bcfg, eng, arc, st, a.log.With("part", "batch"))
+	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}

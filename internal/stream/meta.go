@@ -41,7 +41,7 @@ func Title(rank int) string {
 }
 
 // WriteMetadata writes the catalog's display metadata as CSV lines item_id,title,thumbnail_url
-// with a header, the format the merger's --titles reads: every catalog item, then each viral
+// with a header, the format --titles reads (merge, batch, up): every catalog item, then each viral
 // item that is not one. thumbnail is a URL template in which {id} stands for the item id
 // (path-escaped); empty writes no thumbnails.
 func (g *Generator) WriteMetadata(w io.Writer, thumbnail string) error {

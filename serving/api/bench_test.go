@@ -83,6 +83,55 @@ func BenchmarkTrendingHour(b *testing.B) {
 	})
 }
 
+// BenchmarkTopVideos is GET /v1/top-videos?window=1h&k=K over an hour list of 1,000 items
+// (a deployment of --k 1000, seed 003), through the whole handler; "encode-per-request" is
+// the baseline it replaced: the response built and json.Marshal-ed on every read.
+func BenchmarkTopVideos(b *testing.B) {
+	f := newFixture(b, func(c *Config) {
+		k := DefaultConfigForK(1000)
+		c.MaxLimit, c.DefaultLimit = k.MaxLimit, k.DefaultLimit
+	})
+	l := storetest.MakeList("hour", time.Time{}, 500, model.SourceSpeed, 1000, 100000)
+	for i := range l.Items {
+		l.Items[i].Title, l.Items[i].Thumbnail = fmt.Sprintf("Video %d", i), fmt.Sprintf("https://img.example/v%d.jpg", i)
+	}
+	if err := f.st.Put(context.Background(), l); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.srv.Cache().Refresh(context.Background(), true); err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("k=%d", k), func(b *testing.B) {
+			r := httptest.NewRequest(http.MethodGet, fmt.Sprintf("/v1/top-videos?window=1h&k=%d", k), nil)
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.n = 0
+				f.h.ServeHTTP(w, r)
+			}
+			if w.code != 200 {
+				b.Fatalf("status %d", w.code)
+			}
+			b.SetBytes(int64(w.n))
+		})
+	}
+	b.Run("k=1000/encode-per-request", func(b *testing.B) {
+		e, _ := f.srv.Cache().Get("hour", time.Time{})
+		w := &discardWriter{h: http.Header{}}
+		b.ReportAllocs()
+		for b.Loop() {
+			resp := TopVideosResponse{Window: "1h", AsOf: e.list.AsOf, Videos: make([]TopVideo, 0, len(e.list.Items))}
+			for _, it := range e.list.Items {
+				resp.Videos = append(resp.Videos, TopVideo{VideoID: it.ItemID, Views: it.Views, Title: it.Title, ThumbnailURL: it.Thumbnail})
+			}
+			body, _ := json.Marshal(resp)
+			w.Write(append(body, '\n'))
+		}
+	})
+}
+
 // BenchmarkCacheMemory reports the heap one cached list takes (list, pre-encoded parts and a
 // rendered limit-100 body plus its gzip form), by list size.
 func BenchmarkCacheMemory(b *testing.B) {

@@ -59,8 +59,9 @@ type Config struct {
 
 	// DefaultLimit is the limit when a request names none. Default 50.
 	DefaultLimit int
-	// MaxLimit is the largest limit a request may ask for; lists are cached trimmed to it.
-	// Default 100, at most HardMaxLimit.
+	// MaxLimit is the largest limit (and /v1/top-videos k) a request may ask for; lists are
+	// cached trimmed to it. Default 100, at most HardMaxLimit; DefaultConfigForK derives it
+	// from the length of the lists the deployment writes.
 	MaxLimit int
 	// MaxAge is the Cache-Control max-age of list responses (a CDN keeps a list 30 s,
 	// so 20,000 page loads a second mostly never reach the API).
@@ -148,6 +149,17 @@ func DefaultConfig() Config {
 		Now:                 time.Now,
 		Windows:             windowset.Default(),
 	}
+}
+
+// DefaultConfigForK returns DefaultConfig for a deployment whose writers (the merger and the
+// batch) keep lists of k items: a request may ask for all of them (MaxLimit k), and one that
+// names no limit gets DefaultConfig's DefaultLimit, or all k items when there are fewer.
+// DefaultConfigForK(100) is DefaultConfig. A k outside 1..HardMaxLimit is kept as it is, so
+// Validate refuses it.
+func DefaultConfigForK(k int) Config {
+	c := DefaultConfig()
+	c.MaxLimit, c.DefaultLimit = k, min(c.DefaultLimit, max(k, 1))
+	return c
 }
 
 // Validate rejects impossible settings with a message that says what to change.

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -170,6 +171,39 @@ func TestConfiguredMaxLimit(t *testing.T) {
 	}
 	if w := f.get("/v1/trending?window=hour&limit=1001"); w.Code != 400 || !strings.Contains(w.Body.String(), "from 1 to 1000") {
 		t.Fatalf("limit 1001: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestDefaultConfigForK: the limits follow the length of the lists the writers keep, so a
+// deployment of K=1,000 serves limit=1000 and k=1000 (seed 003) without a second setting;
+// K=100 is DefaultConfig.
+func TestDefaultConfigForK(t *testing.T) {
+	for _, c := range []struct{ k, max, def int }{{100, 100, 50}, {1000, 1000, 50}, {20, 20, 20}, {1, 1, 1}} {
+		got := DefaultConfigForK(c.k)
+		if got.MaxLimit != c.max || got.DefaultLimit != c.def {
+			t.Errorf("K %d: max %d default %d, want %d and %d", c.k, got.MaxLimit, got.DefaultLimit, c.max, c.def)
+		}
+		if err := got.Validate(); err != nil {
+			t.Errorf("K %d: %v", c.k, err)
+		}
+	}
+	if d, k := DefaultConfig(), DefaultConfigForK(100); d.MaxLimit != k.MaxLimit || d.DefaultLimit != k.DefaultLimit {
+		t.Errorf("DefaultConfig limits %d/%d, DefaultConfigForK(100) %d/%d", d.MaxLimit, d.DefaultLimit, k.MaxLimit, k.DefaultLimit)
+	}
+	for _, k := range []int{0, 1001} {
+		if err := DefaultConfigForK(k).Validate(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("max limit %d", k)) {
+			t.Errorf("K %d: %v, want the max limit refused", k, err)
+		}
+	}
+	f := newFixture(t, func(c *Config) {
+		k := DefaultConfigForK(1000)
+		c.MaxLimit, c.DefaultLimit = k.MaxLimit, k.DefaultLimit
+	})
+	if w := f.get("/v1/top-videos?window=1h&k=1000"); w.Code != 200 || len(decode[TopVideosResponse](t, w).Videos) != 120 {
+		t.Fatalf("k 1000 with K 1000: %d %s", w.Code, w.Body)
+	}
+	if w := f.get("/v1/top-videos?window=1h&k=1001"); w.Code != 400 || !strings.Contains(w.Body.String(), "from 1 to 1000") {
+		t.Fatalf("k 1001 with K 1000: %d %s", w.Code, w.Body)
 	}
 }
 

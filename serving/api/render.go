@@ -32,7 +32,15 @@ type entry struct {
 	ends                []int
 
 	bodies sync.Map // int (items served) -> *atomic.Pointer[rendered]
-	arrow  sync.Map // int (items served) -> []byte
+
+	// videos holds the GET /v1/top-videos objects of every item, comma-separated, and
+	// videoEnds[i] the length of the prefix holding the first i+1 of them: encoded at the
+	// first such read of this version (videosOnce), so a read of any k is one lookup and a
+	// copy, as /v1/trending's (topvideos.go).
+	videosOnce sync.Once
+	videos     []byte
+	videoEnds  []int
+	arrow      sync.Map // int (items served) -> []byte
 
 	// superseded is closed when the cache replaces this version or drops it (Cache.swap):
 	// what a stream of the list waits on.

@@ -1,7 +1,8 @@
 // Package merge turns the speed workers' per-partition top lists ("partials", topic
 // trending.partials) into the served lists: for each window it merges the newest list of
-// every partition into the global top K, attaches titles, and writes the result to the
-// serving store with a version.
+// every partition into the global top K and writes the result to the serving store with a
+// version (the store it is given attaches the items' titles, internal/titles through
+// store.WithTitles, the same for the batch's lists).
 //
 // Because events are partitioned by item, every item's whole count lives in one partition and
 // the merge of local top lists is exact (the proof is in docs/requirements.md, "The exact

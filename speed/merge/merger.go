@@ -33,8 +33,8 @@ const (
 
 // Config configures a Merger. Start from DefaultConfig, which holds every default: a zero
 // field means zero (see each field), and New refuses a zero K, Staleness or Retention by the
-// field's name. A nil Titles is NoTitles, a nil Log discards, a nil Registry keeps no
-// metrics.
+// field's name. A nil Log discards, a nil Registry keeps no metrics. Titles are not the
+// merger's: the store it is given attaches them (store.WithTitles), as the batch's does.
 type Config struct {
 	// K is the length of a served list, 1..1000; default 100.
 	K int
@@ -48,8 +48,6 @@ type Config struct {
 	// Retention: calendar windows that ended longer ago than this are forgotten. Positive;
 	// default 48h.
 	Retention time.Duration
-	// Titles attaches display titles; default none (NoTitles).
-	Titles Titles
 	// Store is where the merged lists go. Required.
 	Store store.Store
 	Log   *slog.Logger
@@ -67,7 +65,7 @@ type Config struct {
 	// Group, when set, makes this a group merger of a two-level merge (group.go,
 	// docs/scale-out.md): instead of writing lists to Store it emits one partial per list
 	// that merges its group's partitions (Group.Emit), for a top merger. Store is then not
-	// used and may be nil; nor is Titles. Default nil: a merger that writes the served lists
+	// used and may be nil. Default nil: a merger that writes the served lists
 	// (the only one, or the top merger over group partials).
 	Group *Group
 }
@@ -124,7 +122,6 @@ type Merger struct {
 	// uses it for a partition that has moved on while a slower one has not (gather).
 	prev    map[model.Key]map[int]model.Partial
 	dirty   map[model.Key]bool
-	titles  map[string]Meta // every item's metadata seen, reused when the source fails
 	metrics metrics
 
 	// The batch layer's all-time base, newest and the one before (which serves while the
@@ -148,33 +145,29 @@ type Merger struct {
 }
 
 type metrics struct {
-	offered, published, refused, titleFailures, unconfigured prometheus.Counter
-	stale                                                    *prometheus.GaugeVec
+	offered, published, refused, unconfigured prometheus.Counter
+	stale                                     *prometheus.GaugeVec
 }
 
 // New builds a Merger, or returns the settings that cannot work (Validate).
 func New(cfg Config) (*Merger, error) {
-	if cfg.Titles == nil {
-		cfg.Titles = NoTitles{}
-	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, prev: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{}, titles: map[string]Meta{},
+	m := &Merger{cfg: cfg, lists: map[model.Key]map[int]model.Partial{}, prev: map[model.Key]map[int]model.Partial{}, dirty: map[model.Key]bool{},
 		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}, full: map[int]bool{}}
 	m.metrics = metrics{
-		offered:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
-		published:     prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store (a group merger: group lists written for the top merger)."}),
-		refused:       prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
-		unconfigured:  prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_unconfigured_total", Help: "Partials dropped because their window is not in the configured window set."}),
-		titleFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_title_failures_total", Help: "Title lookups that failed (previous titles reused)."}),
-		stale:         prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_merge_stale_partitions", Help: "Partitions whose list was stale or missing in the last merge, by window."}, []string{"window"}),
+		offered:      prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
+		published:    prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store (a group merger: group lists written for the top merger)."}),
+		refused:      prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
+		unconfigured: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_unconfigured_total", Help: "Partials dropped because their window is not in the configured window set."}),
+		stale:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_merge_stale_partitions", Help: "Partitions whose list was stale or missing in the last merge, by window."}, []string{"window"}),
 	}
 	if cfg.Registry != nil {
-		for _, c := range []prometheus.Collector{m.metrics.offered, m.metrics.published, m.metrics.refused, m.metrics.titleFailures, m.metrics.unconfigured, m.metrics.stale} {
+		for _, c := range []prometheus.Collector{m.metrics.offered, m.metrics.published, m.metrics.refused, m.metrics.unconfigured, m.metrics.stale} {
 			if err := cfg.Registry.Register(c); err != nil {
 				return nil, fmt.Errorf("merge metrics: %w", err)
 			}
@@ -768,7 +761,8 @@ func mergeTopics(k int, ins []model.Partial) []model.Item {
 	return all
 }
 
-// Publish merges every list that changed since the last call, attaches titles and writes it.
+// Publish merges every list that changed since the last call and writes it (the store
+// attaches the titles: store.WithTitles).
 // Store refusals (a newer list is already there) are counted and logged, not returned.
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 	if m.cfg.Group != nil {
@@ -797,7 +791,6 @@ func (m *Merger) Publish(ctx context.Context, now time.Time) error {
 
 	sort.Slice(out, func(i, j int) bool { return out[i].Key().String() < out[j].Key().String() })
 	for i := range out {
-		m.attachTitles(ctx, &out[i])
 		out[i].ComputedAt = now.UTC()
 		err := m.cfg.Store.Put(ctx, out[i])
 		switch {
@@ -822,27 +815,6 @@ func (m *Merger) forget(now time.Time) {
 			}
 			break
 		}
-	}
-}
-
-func (m *Merger) attachTitles(ctx context.Context, l *model.List) {
-	ids := make([]string, len(l.Items))
-	for i, it := range l.Items {
-		ids[i] = it.ItemID
-	}
-	got, err := m.cfg.Titles.Titles(ctx, ids)
-	if err != nil {
-		m.metrics.titleFailures.Inc()
-		m.cfg.Log.Warn("title lookup failed; reusing previous titles", "err", err)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for id, t := range got {
-		m.titles[id] = t
-	}
-	for i := range l.Items {
-		meta := m.titles[l.Items[i].ItemID]
-		l.Items[i].Title, l.Items[i].Thumbnail = meta.Title, meta.Thumbnail
 	}
 }
 

@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +15,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/itest"
 	"trending/internal/setting"
+	"trending/internal/titles"
 	"trending/model"
 	"trending/model/topk"
 	"trending/serving/store"
@@ -353,21 +350,30 @@ func TestSketchBound(t *testing.T) {
 
 type failingTitles struct{ fail bool }
 
-func (f *failingTitles) Titles(_ context.Context, ids []string) (map[string]merge.Meta, error) {
+func (f *failingTitles) Titles(_ context.Context, ids []string) (map[string]titles.Meta, error) {
 	if f.fail {
 		return nil, errors.New("metadata store down")
 	}
-	out := map[string]merge.Meta{}
+	out := map[string]titles.Meta{}
 	for _, id := range ids {
-		out[id] = merge.Meta{Title: "Title of " + id, Thumbnail: "/img/" + id + ".jpg"}
+		out[id] = titles.Meta{Title: "Title of " + id, Thumbnail: "/img/" + id + ".jpg"}
 	}
 	return out, nil
 }
 
+// TestTitlesReusedOnFailure: the merger's lists, written through the store every writer
+// gets (store.WithTitles over internal/titles), carry their items' titles, and keep the last
+// known ones when the source fails.
 func TestTitlesReusedOnFailure(t *testing.T) {
 	st := openStore(t)
 	src := &failingTitles{}
-	m, _ := merge.New(func() merge.Config { c := mergeConfig(2, 0, st); c.Titles = src; return c }())
+	tc := titles.DefaultConfig()
+	tc.Source = src
+	attach, err := titles.New(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := merge.New(mergeConfig(2, 0, store.WithTitles(st, attach)))
 	m.Offer(partial("hour", 0, t0, e("V7", 5)))
 	m.Publish(context.Background(), t0)
 	src.fail = true
@@ -376,78 +382,6 @@ func TestTitlesReusedOnFailure(t *testing.T) {
 	got, _ := st.Get(context.Background(), model.Key{Window: "hour"})
 	if got.Items[0].Title != "Title of V7" || got.Items[0].Thumbnail != "/img/V7.jpg" || got.Items[0].Views != 6 {
 		t.Fatalf("got %+v, want the previous title and thumbnail kept on a failed lookup", got.Items[0])
-	}
-}
-
-func TestFileTitles(t *testing.T) {
-	dir := t.TempDir()
-	cats := merge.Meta{Title: "Cats", Thumbnail: "https://img.example/V7.jpg"}
-	dogs := merge.Meta{Title: "Dogs, again"}
-	for name, body := range map[string]string{
-		"t.csv":      "item_id,title\nV7,Cats\nV8,\"Dogs, again\"\n",
-		"thumbs.csv": "item_id,title,thumbnail_url\nV7,Cats,https://img.example/V7.jpg\nV8,\"Dogs, again\",\n",
-		"mixed.csv":  "V7,Cats,https://img.example/V7.jpg\nV8,\"Dogs, again\"\n",
-		"t.json":     `{"V7":"Cats","V8":"Dogs, again"}`,
-		"obj.json":   `{"V7":{"title":"Cats","thumbnail_url":"https://img.example/V7.jpg"},"V8":"Dogs, again"}`,
-		"rows.json":  `[{"item_id":"V7","title":"Cats","thumbnail_url":"https://img.example/V7.jpg"},{"item_id":"V8","title":"Dogs, again"}]`,
-	} {
-		p := filepath.Join(dir, name)
-		os.WriteFile(p, []byte(body), 0o644)
-		src, err := merge.OpenTitles(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := src.Titles(context.Background(), []string{"V7", "V8", "V9"})
-		wantCats := cats
-		if !strings.Contains(body, "img.example") {
-			wantCats.Thumbnail = ""
-		}
-		if err != nil || got["V7"] != wantCats || got["V8"] != dogs || len(got) != 2 {
-			t.Fatalf("%s: %v %v", name, got, err)
-		}
-	}
-	for name, body := range map[string]string{
-		"one.csv":   "V7\n",
-		"four.csv":  "V7,Cats,x,y\n",
-		"bad.json":  `{"V7":7}`,
-		"rows.json": `[{"item_id":"V7","title":7}]`,
-	} {
-		p := filepath.Join(dir, "bad-"+name)
-		os.WriteFile(p, []byte(body), 0o644)
-		src, err := merge.OpenTitles(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := src.Titles(context.Background(), []string{"V7"}); err == nil || !strings.Contains(err.Error(), "titles file") {
-			t.Fatalf("%s: got %v, %v; want an error naming the titles file", name, got, err)
-		}
-	}
-	if _, err := merge.OpenTitles(filepath.Join(dir, "missing.csv")); err == nil {
-		t.Fatal("a missing titles file must be an error")
-	}
-}
-
-// TestHTTPTitles: the endpoint may answer titles or {"title","thumbnail_url"} objects; answers
-// are cached, so a second lookup of the same ids asks nothing.
-func TestHTTPTitles(t *testing.T) {
-	var asked []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		asked = append(asked, r.URL.Query().Get("ids"))
-		w.Write([]byte(`{"V7":{"title":"Cats","thumbnail_url":"https://img.example/V7.jpg"},"V8":"Dogs"}`))
-	}))
-	defer srv.Close()
-	src, err := merge.OpenTitles(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		got, err := src.Titles(context.Background(), []string{"V7", "V8"})
-		if err != nil || got["V7"] != (merge.Meta{Title: "Cats", Thumbnail: "https://img.example/V7.jpg"}) || got["V8"] != (merge.Meta{Title: "Dogs"}) {
-			t.Fatalf("got %v, %v", got, err)
-		}
-	}
-	if len(asked) != 1 || asked[0] != "V7,V8" {
-		t.Fatalf("asked %q, want one request for V7,V8", asked)
 	}
 }
 

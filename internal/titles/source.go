@@ -1,4 +1,12 @@
-package merge
+// Package titles is the one source of the display metadata (title, thumbnail URL) of the
+// items every writer of served lists attaches: the speed layer's merger and the batch (exact
+// hours, days, months, regional lists, the all-time base, topics lists) alike, so a list of
+// any source and status carries the same metadata for the same item. A Source looks the
+// metadata up (a CSV or JSON file, an HTTP endpoint); an Attacher puts it on a list's items
+// and keeps the last known metadata of every item for when the source fails. The writers
+// reach it through the serving store's write path (store.WithTitles), so a list cannot be
+// written without it.
+package titles
 
 import (
 	"context"
@@ -13,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+
 	"trending/internal/setting"
 )
 
@@ -40,23 +49,23 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Titles looks up the display metadata of item ids. Implementations are safe for concurrent
+// Source looks up the display metadata of item ids. Implementations are safe for concurrent
 // use. An item without metadata is simply absent from the map.
-type Titles interface {
+type Source interface {
 	Titles(ctx context.Context, ids []string) (map[string]Meta, error)
 }
 
-// NoTitles is the default: lists carry item ids only.
-type NoTitles struct{}
+// None is the default source: lists carry item ids only.
+type None struct{}
 
-// Titles implements Titles.
-func (NoTitles) Titles(context.Context, []string) (map[string]Meta, error) { return nil, nil }
+// Titles implements Source.
+func (None) Titles(context.Context, []string) (map[string]Meta, error) { return nil, nil }
 
-// FileTitles reads item metadata from a CSV file (item_id,title or item_id,title,thumbnail_url
+// File reads item metadata from a CSV file (item_id,title or item_id,title,thumbnail_url
 // per line; a header line is allowed) or a JSON file (an object of id to title or to
 // {"title","thumbnail_url"}, or an array of {"item_id","title","thumbnail_url"}), reloading it
 // when its modification time changes.
-type FileTitles struct {
+type File struct {
 	Path string
 
 	mu     sync.Mutex
@@ -64,8 +73,8 @@ type FileTitles struct {
 	titles map[string]Meta
 }
 
-// Titles implements Titles.
-func (f *FileTitles) Titles(_ context.Context, ids []string) (map[string]Meta, error) {
+// Titles implements Source.
+func (f *File) Titles(_ context.Context, ids []string) (map[string]Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, err := os.Stat(f.Path)
@@ -139,10 +148,11 @@ func readTitlesFile(path string) (map[string]Meta, error) {
 	return m, nil
 }
 
-// HTTPTitles asks an HTTP endpoint: GET URL?ids=a,b,c answering a JSON object of id to a title
+// HTTP asks an HTTP endpoint: GET URL?ids=a,b,c answering a JSON object of id to a title
 // or to {"title","thumbnail_url"}.
-// Answers are cached for TTL (default 10 minutes).
-type HTTPTitles struct {
+// Answers are cached for TTL (default 10 minutes), so a lookup asks the endpoint only for the
+// ids it has not asked about within TTL: the new items of a list.
+type HTTP struct {
 	URL    string
 	TTL    time.Duration
 	Client *http.Client
@@ -156,8 +166,8 @@ type cached struct {
 	at   time.Time
 }
 
-// Titles implements Titles.
-func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]Meta, error) {
+// Titles implements Source.
+func (h *HTTP) Titles(ctx context.Context, ids []string) (map[string]Meta, error) {
 	ttl := h.TTL
 	if ttl == 0 {
 		ttl = 10 * time.Minute
@@ -182,12 +192,38 @@ func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]Meta,
 	if len(missing) == 0 {
 		return out, nil
 	}
+	for len(missing) > 0 {
+		n := min(len(missing), httpBatch)
+		got, err := h.fetch(ctx, missing[:n])
+		if err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		for _, id := range missing[:n] {
+			h.cache[id] = cached{meta: got[id], at: now}
+			if t := got[id]; t != (Meta{}) {
+				out[id] = t
+			}
+		}
+		h.mu.Unlock()
+		missing = missing[n:]
+	}
+	return out, nil
+}
+
+// httpBatch is the most ids one request to an HTTP source names: a list of 1,000 items (the
+// all-time base has 10 x K) asks in several requests of URLs of a few kilobytes, which every
+// server accepts.
+const httpBatch = 200
+
+// fetch asks the endpoint for ids.
+func (h *HTTP) fetch(ctx context.Context, ids []string) (map[string]Meta, error) {
 	u, err := url.Parse(h.URL)
 	if err != nil {
 		return nil, fmt.Errorf("titles url %q: %w", h.URL, err)
 	}
 	q := u.Query()
-	q.Set("ids", strings.Join(missing, ","))
+	q.Set("ids", strings.Join(ids, ","))
 	u.RawQuery = q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -209,29 +245,22 @@ func (h *HTTPTitles) Titles(ctx context.Context, ids []string) (map[string]Meta,
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&got); err != nil {
 		return nil, fmt.Errorf("titles endpoint: want a JSON object of id to a title or {\"title\",\"thumbnail_url\"}: %w", err)
 	}
-	h.mu.Lock()
-	for _, id := range missing {
-		h.cache[id] = cached{meta: got[id], at: now}
-		if t := got[id]; t != (Meta{}) {
-			out[id] = t
-		}
-	}
-	h.mu.Unlock()
-	return out, nil
+	return got, nil
 }
 
-// OpenTitles builds a title source from a spec: "" (none), a file path (.csv or .json), or an
-// http(s) URL.
-func OpenTitles(spec string) (Titles, error) {
+// Open builds a source from a spec (the --titles flag): "" (none), a file path (.csv or
+// .json), or an http(s) URL. A file that does not exist is refused by the field name
+// Titles (setting.ErrConfig; the commands name --titles).
+func Open(spec string) (Source, error) {
 	switch {
 	case spec == "":
-		return NoTitles{}, nil
+		return None{}, nil
 	case strings.HasPrefix(spec, "http://") || strings.HasPrefix(spec, "https://"):
-		return &HTTPTitles{URL: spec}, nil
+		return &HTTP{URL: spec}, nil
 	default:
 		if _, err := os.Stat(spec); err != nil {
 			return nil, setting.Invalid("Titles", "%s: %v (want a .csv or .json file, or an http(s) URL)", spec, err)
 		}
-		return &FileTitles{Path: spec}, nil
+		return &File{Path: spec}, nil
 	}
 }
