@@ -207,3 +207,6 @@ func (b *Backoff) Wait(ctx context.Context) bool {
 
 // Reset makes the next Wait pause Min again.
 func (b *Backoff) Reset() { b.next = 0 }
+
+// Gauge returns the role's trending_kafka_up series (tests read it).
+func (h *Health) Gauge() prometheus.Gauge { return h.gauge }
