@@ -268,6 +268,23 @@ type Worker struct {
 	m     *metrics
 	base  baseCache
 	hw    highWatermarks // for trending_speed_consumer_lag
+	// kafka is the worker's view of the brokers, shared by its partitions: an outage is
+	// logged once and shown as trending_kafka_up{role="speed"}; the partitions keep their
+	// state and retry.
+	kafka *eventlog.Health
+	// fatal holds the first unrecoverable Kafka error of a partition (ErrUnrecoverable),
+	// which ends Run with it; stopFatal wakes Run's loop.
+	fatalOnce sync.Once
+	fatal     error
+	stopFatal chan struct{}
+}
+
+// giveUp records a partition's unrecoverable error and makes Run return it.
+func (w *Worker) giveUp(err error) {
+	w.fatalOnce.Do(func() {
+		w.fatal = err
+		close(w.stopFatal)
+	})
 }
 
 // New builds a Worker, or returns the settings that cannot work (Validate).
@@ -285,7 +302,14 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.TrendingTopics != nil && cfg.Review == nil {
 		cfg.Review = rules.NewReview(cfg.TrendingTopics.ReviewMax)
 	}
-	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m}, nil
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "speed", cfg.Log, cfg.Registry
+	health, err := eventlog.NewHealth(hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
+		kafka: health, stopFatal: make(chan struct{})}, nil
 }
 
 // Review returns the topics review queue shared by the worker's partitions (nil when topics
@@ -341,14 +365,32 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { cg.Close() })
 	defer stop()
+	stopOnFatal := make(chan struct{})
+	defer close(stopOnFatal)
+	go func() {
+		select {
+		case <-w.stopFatal:
+			cg.Close()
+		case <-stopOnFatal:
+		}
+	}()
 	for {
 		gen, err := cg.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
 				wg.Wait()
+				if w.fatal != nil {
+					return fmt.Errorf("speed: %w", w.fatal)
+				}
 				return nil
 			}
-			c.Log.Warn("consumer group: retrying join", "err", err)
+			// The group rejoins by itself once the brokers answer (kafka-go backs off
+			// between attempts); the outage is logged once.
+			if ferr := w.kafka.Failed("join group "+c.Group, err); ferr != nil {
+				cg.Close()
+				wg.Wait()
+				return fmt.Errorf("speed: %w", ferr)
+			}
 			select {
 			case <-ctx.Done():
 				return nil
@@ -356,6 +398,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			continue
 		}
+		w.kafka.OK()
 		assigned := gen.Assignments[c.Topic]
 		c.Log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
 		w.m.assigned.Set(float64(len(assigned)))
@@ -366,6 +409,9 @@ func (w *Worker) Run(ctx context.Context) error {
 				defer wg.Done()
 				if err := w.runPartition(ctx, gctx, gen, out, p); err != nil {
 					c.Log.Error("partition stopped", "partition", p, "err", err)
+					if errors.Is(err, eventlog.ErrUnrecoverable) {
+						w.giveUp(err)
+					}
 				}
 			})
 		}
@@ -421,7 +467,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 		p.served[wc.Name] = served(wc)
 	}
 	rc := eventlog.DefaultPartitionReaderConfig()
-	rc.Topic, rc.Partition, rc.Log = c.Topic, id, c.Log
+	rc.Topic, rc.Partition, rc.Log, rc.Health = c.Topic, id, c.Log, w.kafka
 	r, err := c.Kafka.PartitionReader(rc, p.next)
 	if err != nil {
 		return err
@@ -458,11 +504,11 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 				mu.Unlock()
 				w.m.lag.WithLabelValues(p.lblP).Set(float64(lag))
 				if err != nil && tickCtx.Err() == nil {
-					c.Log.Warn("publish failed; will retry", "partition", id, "err", err)
+					w.warn("publish failed; will retry", "partition", id, "err", err)
 				}
 			case <-ck.C:
 				if err := p.checkpoint(tickCtx, &mu); err != nil && tickCtx.Err() == nil {
-					c.Log.Warn("checkpoint failed; will retry", "partition", id, "err", err)
+					w.warn("checkpoint failed; will retry", "partition", id, "err", err)
 				}
 			}
 		}
@@ -513,6 +559,17 @@ fetch:
 	}
 	c.Log.Info("partition released", "partition", id, "offset", p.next)
 	return nil
+}
+
+// warn logs a retried failure: at warning level while the brokers answer, at debug level
+// during an outage, which Health logged once (every partition's publish fails every second
+// meanwhile).
+func (w *Worker) warn(msg string, args ...any) {
+	lvl := slog.LevelWarn
+	if !w.kafka.Up() {
+		lvl = slog.LevelDebug
+	}
+	w.cfg.Log.Log(context.Background(), lvl, msg, args...)
 }
 
 // topicOffsets reads the input topic's offsets for the consumer-lag gauge (highWatermarks).
@@ -712,7 +769,7 @@ func (p *partition) toDLQ(ctx context.Context, m kafka.Message, reason, errText 
 		{Key: "source", Value: []byte(fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset))},
 	}})
 	if len(p.dlq) >= 512 {
-		return p.flushDLQ(ctx)
+		return p.flushDLQWaiting(ctx)
 	}
 	return nil
 }
@@ -726,6 +783,29 @@ func (p *partition) flushDLQ(ctx context.Context) error {
 	}
 	p.dlq = p.dlq[:0]
 	return nil
+}
+
+// flushDLQWaiting is flushDLQ for the fetch loop, whose queue is full: it retries a
+// retryable failure with a bounded backoff until the write succeeds or ctx ends (the
+// partition stops counting meanwhile: backpressure, as the brokers are away anyway), where
+// an error would have stopped the partition until the next rebalance.
+func (p *partition) flushDLQWaiting(ctx context.Context) error {
+	pause := eventlog.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+	for {
+		err := p.flushDLQ(ctx)
+		if err == nil || ctx.Err() != nil {
+			if err == nil && len(p.dlq) == 0 {
+				p.w.kafka.OK()
+			}
+			return err
+		}
+		if ferr := p.w.kafka.Failed("write to "+p.w.cfg.DLQTopic, err); ferr != nil {
+			return ferr
+		}
+		if !pause.Wait(ctx) {
+			return ctx.Err()
+		}
+	}
 }
 
 // publish sends the partition's top m*K of every window, the final lists of calendar
