@@ -230,6 +230,7 @@ func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter 
 	if err := srv.Handle(api.EventsRoute(in, token)); err != nil {
 		return role{}, err
 	}
+	srv.ReportKafka(in.Kafka())
 	return role{"ingest", in.Run}, nil
 }
 
