@@ -433,12 +433,18 @@ type partition struct {
 	next   int64         // first offset not yet in state
 	seenHW int64         // the newest high watermark a fetched message carried
 	dlq    []kafka.Message
-	out    *kafka.Writer
-	gen    *kafka.Generation
-	dec    event.Decoder
-	clock  time.Time // the last wall-clock reading of the future guard (see future)
-	lblP   string
-	served map[string]servingName
+	// dlqDone holds the offsets to be replayed whose DLQ message the DLQ already has
+	// (dlqonce.go): not written again. nil once none is left.
+	dlqDone map[int64]bool
+	// fenceAt is the offset of the newest checkpoint (restored or saved), which a DLQ flush
+	// commits first as its fence; -1 before any.
+	fenceAt int64
+	out     *kafka.Writer
+	gen     *kafka.Generation
+	dec     event.Decoder
+	clock   time.Time // the last wall-clock reading of the future guard (see future)
+	lblP    string
+	served  map[string]servingName
 }
 
 type servingName struct {
@@ -462,7 +468,17 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{},
+		fenceAt: -1}
+	if rs.next >= 0 {
+		p.fenceAt = rs.next
+	}
+	if p.dlqDone, err = w.dlqWrittenRetrying(gctx, id, rs.next, rs.at); err != nil {
+		return err
+	}
+	if len(p.dlqDone) > 0 {
+		c.Log.Info("the DLQ already holds messages of offsets to replay; not writing them again", "partition", id, "messages", len(p.dlqDone))
+	}
 	for _, wc := range p.state.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
@@ -583,6 +599,7 @@ type restored struct {
 	topics *topics.State // nil when topics are off
 	groups *groupStates  // nil when group lists are off
 	next   int64
+	at     time.Time // when the checkpoint was taken (zero: none)
 }
 
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
@@ -650,11 +667,11 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 			gs = newGroupStates(c.Groups, c.groupWindow())
 		}
 		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
-		return restored{s, top, gs, kafka.FirstOffset}, nil
+		return restored{s, top, gs, kafka.FirstOffset, time.Time{}}, nil
 	}
 	w.m.restores.Inc()
 	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
-	return restored{st, top, gs, cp.Offset}, nil
+	return restored{st, top, gs, cp.Offset, cp.CreatedAt}, nil
 }
 
 // restoreTopics builds the partition's topics state from its snapshot (nil: none), sharing
@@ -763,6 +780,15 @@ func aheadBy(ts, msgTime, now time.Time) time.Duration { return event.Ahead(ts, 
 // before every checkpoint, so a checkpoint never covers an event the DLQ has not got.
 func (p *partition) toDLQ(ctx context.Context, m kafka.Message, reason, errText string) error {
 	p.w.m.dlq.WithLabelValues(reason).Inc()
+	if p.dlqDone != nil {
+		if p.dlqDone[m.Offset] {
+			delete(p.dlqDone, m.Offset)
+			if len(p.dlqDone) == 0 {
+				p.dlqDone = nil
+			}
+			return nil // an earlier owner wrote it before this replay
+		}
+	}
 	p.dlq = append(p.dlq, kafka.Message{Topic: p.w.cfg.DLQTopic, Key: m.Key, Value: m.Value, Headers: []kafka.Header{
 		{Key: "reason", Value: []byte(reason)},
 		{Key: "error", Value: []byte(errText)},
@@ -777,6 +803,13 @@ func (p *partition) toDLQ(ctx context.Context, m kafka.Message, reason, errText 
 func (p *partition) flushDLQ(ctx context.Context) error {
 	if len(p.dlq) == 0 {
 		return nil
+	}
+	// The fence: a worker whose generation is over (woken from a pause past its session, its
+	// partition replayed by another) must not write what the new owner writes too.
+	if p.fenceAt >= 0 {
+		if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: p.fenceAt}}); err != nil {
+			return fmt.Errorf("write %d messages to %s: the generation's fence: %w", len(p.dlq), p.w.cfg.DLQTopic, err)
+		}
 	}
 	if err := p.out.WriteMessages(ctx, p.dlq...); err != nil {
 		return fmt.Errorf("write %d messages to %s: %w", len(p.dlq), p.w.cfg.DLQTopic, err)
@@ -1005,6 +1038,9 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	p.w.m.ckptBytes.Set(float64(st.ManifestBytes + st.PieceBytes))
 	p.w.m.ckptSeconds.Observe(time.Since(start).Seconds())
 	p.w.m.ckptTime.WithLabelValues(p.lblP).Set(float64(time.Now().Unix()))
+	mu.Lock()
+	p.fenceAt = next
+	mu.Unlock()
 	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: next}}); err != nil {
 		p.w.cfg.Log.Debug("advisory offset commit failed", "partition", p.id, "err", err)
 	}
