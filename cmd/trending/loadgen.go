@@ -265,7 +265,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			return err
 		}
 		topic := kf.names().Views
-		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "loadgen")
+		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, a.registry, "loadgen")
 		if err != nil {
 			return err
 		}

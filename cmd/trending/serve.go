@@ -123,7 +123,7 @@ schemas/openapi.yaml describes every route.`,
 			if kc != nil {
 				kw := kc.NewWriter(kf.names().Views)
 				defer kw.Close()
-				salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "ingest")
+				salter, saltRole, err := saltf.build(kc, kf.names(), a.log, a.registry, "ingest")
 				if err != nil {
 					return err
 				}

@@ -264,7 +264,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		return usagef("--speedup must be positive and --backfill not negative")
 	}
 
-	salter, saltRole, err := f.salt.build(kc, names, a.log, "up")
+	salter, saltRole, err := f.salt.build(kc, names, a.log, a.registry, "up")
 	if err != nil {
 		return err
 	}
