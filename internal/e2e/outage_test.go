@@ -26,9 +26,24 @@ import (
 	"trending/serving/store"
 )
 
-// outageFor is how long TestFaultKafkaOutage keeps the broker away: minutes of a real
-// outage, not a restart, and several times the ~10 s that ended the archiver before issue 28.
+// outageFor is how long TestFaultKafkaOutage keeps the broker away by default: a real
+// outage, not a restart, and several times the ~10 s that ended the archiver before issue
+// 28. TRENDING_IT_KAFKA_OUTAGE (a Go duration) sets another, for a longer run by hand
+// (issue 28 asks for outages of 10 minutes: `TRENDING_IT_KAFKA_OUTAGE=10m`).
 const outageFor = 60 * time.Second
+
+// outageLength returns outageFor or the duration TRENDING_IT_KAFKA_OUTAGE gives.
+func outageLength(t *testing.T) time.Duration {
+	v := os.Getenv("TRENDING_IT_KAFKA_OUTAGE")
+	if v == "" {
+		return outageFor
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 10*time.Second {
+		t.Fatalf("TRENDING_IT_KAFKA_OUTAGE=%q: want a Go duration of at least 10s", v)
+	}
+	return d
+}
 
 // TestFaultKafkaOutage stops the real broker for 60 s while two pipelines run against it at
 // once, each fed a stream with malformed events:
@@ -50,7 +65,8 @@ const outageFor = 60 * time.Second
 // `up`'s closed hours, read from its API, turn exact and equal to its topic.
 func TestFaultKafkaOutage(t *testing.T) {
 	itest.Faults(t)
-	ctx := itest.Context(t, 9*time.Minute)
+	outage := outageLength(t)
+	ctx := itest.Context(t, 8*time.Minute+outage)
 	bin := binary(t)
 	testStart := time.Now()
 	split := newFixture(t, ctx, "outage", 4)
@@ -119,7 +135,7 @@ func TestFaultKafkaOutage(t *testing.T) {
 	if code, body := post(t, "http://"+upAddr+"/v1/events", "secret", string(posted.AppendJSON(nil))); code != 202 {
 		t.Errorf("POST /v1/events during the outage: %d %s, want 202", code, body)
 	}
-	waitFor(t, down.Add(outageFor-5*time.Second), "up's /readyz and metrics to say Kafka is away", func() (bool, string) {
+	waitFor(t, down.Add(outage-5*time.Second), "up's /readyz and metrics to say Kafka is away", func() (bool, string) {
 		code, body := get("http://" + upAddr + "/readyz")
 		var r struct{ Kafka, KafkaDownSince string }
 		json.Unmarshal(body, &r)
@@ -133,7 +149,7 @@ func TestFaultKafkaOutage(t *testing.T) {
 		return code == 200 && strings.Contains(string(body), `"kafka":"unreachable"`) && len(missing) == 0,
 			fmt.Sprintf("readyz %d %s; roles not yet down: %v", code, body, missing)
 	})
-	time.Sleep(time.Until(down.Add(outageFor)))
+	time.Sleep(time.Until(down.Add(outage)))
 	for _, c := range append(all, lg) {
 		if c.cmd.ProcessState != nil {
 			t.Fatalf("%s exited during the outage: %s\n%s", c.name, c.cmd.ProcessState, c.logs.tail(10))
@@ -263,7 +279,11 @@ func TestFaultKafkaOutage(t *testing.T) {
 		t.Errorf("the DLQ holds %d distinct sources, the topic %d malformed messages", len(sources), len(malformed))
 	}
 
-	// up: its closed hours turn exact and equal its topic.
+	// up: its closed hours turn exact and equal its topic, once its load generator has
+	// replayed the whole backfill (on a busy machine it can still be replaying here).
+	waitFor(t, time.Now().Add(3*time.Minute), "up's backfill replayed", func() (bool, string) {
+		return strings.Contains(up.logs.String(), `"msg":"replaying the backfill","part":"loadgen","done":"100%"`), lastLine(up.logs.String())
+	})
 	upTruth, _, _ := upf.topicTruth(t, ctx)
 	closed := time.Now().UTC().Truncate(time.Hour).Add(-time.Hour)
 	if closed.Add(time.Hour).After(testStart.Add(-5 * time.Minute)) {
