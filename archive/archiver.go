@@ -156,9 +156,14 @@ type Archiver struct {
 	log   *slog.Logger
 	m     *metrics
 	lay   layout
+	// kafka is the archiver's view of the brokers (eventlog.Health): an outage is waited
+	// out with the buffers and progress kept, logged once, trending_kafka_up{role="archive"}.
+	kafka *eventlog.Health
 
 	parts    map[int32]*partBuf
 	buffered int64 // message bytes over all partitions
+	// kafkaUp caches kafka.Up() for the fetch loop (no lock per message).
+	kafkaUp  bool
 	progress map[int32]*Progress
 	// nextRefresh is when refresh next asks Kafka for the partitions' offsets; manifest is
 	// the topic manifest last written (nil before the first refresh of this run).
@@ -193,6 +198,9 @@ type partBuf struct {
 	reporting bool
 }
 
+// commitTimeout bounds one offset commit after a roll.
+const commitTimeout = 10 * time.Second
+
 // rowOverhead approximates a buffered Row's memory beyond its message bytes.
 const rowOverhead = 96
 
@@ -212,10 +220,16 @@ func New(cfg Config, store *objstore.Store, log *slog.Logger, reg prometheus.Reg
 	if err != nil {
 		return nil, err
 	}
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "archive", log.With("component", "archive"), reg
+	health, err := eventlog.NewHealth(hc)
+	if err != nil {
+		return nil, err
+	}
 	a := &Archiver{
 		cfg: cfg, store: store, log: log.With("component", "archive"), m: newMetrics(reg),
 		lay: layout{root: cfg.Root}, parts: map[int32]*partBuf{}, progress: map[int32]*Progress{},
-		beforeCommit: hook,
+		beforeCommit: hook, kafka: health, kafkaUp: true,
 	}
 	if hook != nil {
 		a.log.Warn("test-only fault injection on: the process kills itself between a roll's upload and its commit", "env", FaultEnv, "value", os.Getenv(FaultEnv))
@@ -226,6 +240,12 @@ func New(cfg Config, store *objstore.Store, log *slog.Logger, reg prometheus.Reg
 // Run consumes until ctx ends, then stops gracefully: it uploads every buffer, commits, and
 // returns nil. Uploads during the stop get Config.StopTimeout; whatever is not uploaded by
 // then is not committed and will be fetched again by the next run.
+//
+// While the brokers are away (any eventlog.Retryable failure) it keeps its buffers and
+// progress, still rolls what is due to S3, asks again with a bounded backoff, and resumes
+// from the group's committed offsets when they answer; it returns an error wrapping
+// eventlog.ErrUnrecoverable only for what a retry cannot fix (an authorization or
+// credential failure, a topic that stays unknown).
 func (a *Archiver) Run(ctx context.Context) error {
 	// Work (uploads, commits) runs on its own context so that a stop signal does not abort a
 	// roll half-way; it ends StopTimeout after ctx does.
@@ -273,6 +293,9 @@ func (a *Archiver) Run(ctx context.Context) error {
 	a.log.Info("archiving", "topic", a.cfg.Topic, "group", a.cfg.GroupID, "bucket", a.store.Bucket(), "root", a.cfg.Root,
 		"roll_bytes", a.cfg.RollBytes, "roll_age", a.cfg.RollAge)
 
+	// The reader retries on its own and reports failures as it goes; the pause only keeps a
+	// burst of them from spinning the loop. At most a second, so rolls by age stay on time.
+	pause := eventlog.Backoff{Min: 50 * time.Millisecond, Max: time.Second}
 	for {
 		wait := a.untilDue(time.Now())
 		fctx, cancel := context.WithTimeout(ctx, wait)
@@ -280,13 +303,24 @@ func (a *Archiver) Run(ctx context.Context) error {
 		cancel()
 		switch {
 		case err == nil:
+			if !a.kafkaUp {
+				a.kafka.OK()
+				a.kafkaUp = true
+				pause.Reset()
+			}
 			a.add(m)
 		case ctx.Err() != nil:
 			return a.stop(work, r)
 		case errors.Is(err, context.DeadlineExceeded):
 			// Nothing arrived in time: a roll may be due by age.
 		default:
-			return fmt.Errorf("archive: fetch from %s: %w", a.cfg.Topic, err)
+			// Before issue 28 any such error ended the process ("a part failed") after
+			// about 10 s of an unreachable broker.
+			if ferr := a.kafka.Failed("fetch from "+a.cfg.Topic, err); ferr != nil {
+				return fmt.Errorf("archive: %w", ferr)
+			}
+			a.kafkaUp = false
+			pause.Wait(ctx)
 		}
 		if err := a.rollDue(work, r, time.Now()); err != nil {
 			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
@@ -432,8 +466,11 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 		}
 		if err := a.refresh(ctx); err != nil {
 			// Not worth stalling for: it only delays Complete. The next refresh tries again.
+			// While the brokers are away the outage was logged once (eventlog.Health).
 			a.m.refreshFailures.Inc()
-			a.log.Warn("refresh partition progress", "err", err)
+			if a.kafka.Up() {
+				a.log.Warn("refresh partition progress", "err", err)
+			}
 		}
 	}
 	return nil
@@ -454,6 +491,10 @@ func (a *Archiver) refresh(ctx context.Context) error {
 	at := time.Now().UTC()
 	offs, err := a.topicOffsets(ctx)
 	if err != nil {
+		if ctx.Err() == nil {
+			a.kafka.Failed("read the offsets of "+a.cfg.Topic, err) // a lasting failure shows in the fetch too
+			a.kafkaUp = false                                       // the next fetched message says it is back
+		}
 		return err
 	}
 	if a.manifest == nil || a.manifest.Partitions != len(offs) {
@@ -637,12 +678,22 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 			return err
 		}
 	}
-	if err := r.CommitMessages(ctx, pb.lastMsg); err != nil {
+	// Bounded: while the group has no generation (the brokers are away) kafka-go holds a
+	// commit until the next one starts. A commit left queued then is harmless: its offset
+	// is archived.
+	cctx, cancel := context.WithTimeout(ctx, commitTimeout)
+	err = r.CommitMessages(cctx, pb.lastMsg)
+	cancel()
+	if err != nil && ctx.Err() == nil {
 		// The objects are safe in S3; an uncommitted offset only means these messages are
 		// archived again after a restart, and readers dedup them. Keep going: the next
 		// roll's commit covers this one.
 		a.m.commitFailures.Inc()
-		log.Warn("commit after upload failed; will be covered by the next commit", "err", err)
+		if ferr := a.kafka.Failed("commit the offset of partition "+strconv.Itoa(int(p)), err); ferr != nil {
+			return fmt.Errorf("archive: %w", ferr)
+		}
+		a.kafkaUp = false
+		log.Debug("commit after upload failed; will be covered by the next commit", "err", err)
 	}
 	a.m.rolls.WithLabelValues(why).Inc()
 	a.m.events.Add(float64(len(pb.rows)))

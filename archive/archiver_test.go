@@ -54,7 +54,7 @@ var garbage = []struct {
 // unique, so the truth is a set.
 func (s *stream) produce(t testing.TB, ctx context.Context, broker, topic string, rng *rand.Rand, n int, from time.Time, spread time.Duration, badEvery int) {
 	t.Helper()
-	w := &kafka.Writer{Addr: kafka.TCP(broker), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: 5 * time.Millisecond, BatchSize: 500}
+	w := &kafka.Writer{Addr: kafka.TCP(broker), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: 5 * time.Millisecond, BatchSize: 500, RequiredAcks: kafka.RequireAll}
 	defer w.Close()
 	msgs := make([]kafka.Message, 0, n)
 	for i := range n {

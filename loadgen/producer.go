@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/eventlog"
 	"trending/internal/salting"
 	"trending/internal/setting"
 	"trending/internal/stream"
@@ -59,6 +60,13 @@ type RunConfig struct {
 	// "Hot keys"), and detects hot items when it has a threshold: at the wall clock of the
 	// second being encoded. nil (the default) salts nothing.
 	Salter *salt.Salter
+	// Kafka, when set, makes Run ride out a Kafka outage: a write that fails with an
+	// eventlog.Retryable error is retried (only its unacknowledged messages) with a bounded
+	// backoff until it succeeds or ctx ends, the outage logged once by Kafka and shown as
+	// trending_kafka_up{role}; Stats.Retried counts the messages written again (a write
+	// that failed may still have reached the log, so the log can hold such a message twice;
+	// Truth counts it once). nil (the default): a failed write ends Run with its error.
+	Kafka *eventlog.Health
 }
 
 // DefaultRunConfig returns the documented defaults: the default stream in
@@ -93,6 +101,8 @@ type Stats struct {
 	// the wall time minus the time the newest second was due. Zero when
 	// unpaced or on time.
 	Behind time.Duration
+	// Retried counts messages written again after a failed write (RunConfig.Kafka).
+	Retried uint64
 }
 
 // Rate returns per-second wall-clock rates: views, events and messages.
@@ -366,39 +376,72 @@ func (p *producer) startReport() (stop func()) {
 }
 
 // writeChunk writes one second in batches and accounts for what was
-// acknowledged.
+// acknowledged. With RunConfig.Kafka a retryable failure is retried for the messages not
+// acknowledged; without it the first failure is returned.
 func (p *producer) writeChunk(ctx context.Context, c *chunk) error {
 	cfg := p.cfg
+	var pending []int // indexes into c.msgs of a batch still to write
+	var batch []kafka.Message
 	for lo := 0; lo < len(c.msgs); lo += cfg.BatchSize {
 		hi := min(lo+cfg.BatchSize, len(c.msgs))
-		err := p.w.WriteMessages(ctx, c.msgs[lo:hi]...)
-		var werrs kafka.WriteErrors
-		partial := errors.As(err, &werrs) && len(werrs) == hi-lo
-		p.mu.Lock()
-		st := &p.st
+		pending = pending[:0]
 		for i := lo; i < hi; i++ {
-			if err != nil && (!partial || werrs[i-lo] != nil) {
-				continue
-			}
-			st.Messages++
-			st.Bytes += uint64(len(c.msgs[i].Value))
-			if !c.valid[i] {
-				st.Malformed++
-				continue
-			}
-			ev := c.events[i]
-			st.Events++
-			st.Views += uint64(ev.Count)
-			if c.late[i] {
-				st.Late++
-			}
-			if cfg.Truth != nil {
-				cfg.Truth.Add(ev)
-			}
+			pending = append(pending, i)
 		}
-		p.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("write %d messages of event second %s: %w", hi-lo, c.sec.Format(time.RFC3339), err)
+		pause := eventlog.Backoff{Min: 200 * time.Millisecond, Max: 5 * time.Second}
+		for attempt := 0; ; attempt++ {
+			batch = batch[:0]
+			for _, i := range pending {
+				batch = append(batch, c.msgs[i])
+			}
+			err := p.w.WriteMessages(ctx, batch...)
+			var werrs kafka.WriteErrors
+			partial := errors.As(err, &werrs) && len(werrs) == len(batch)
+			failed := pending[:0:0]
+			p.mu.Lock()
+			st := &p.st
+			if attempt > 0 {
+				st.Retried += uint64(len(batch))
+			}
+			for k, i := range pending {
+				if err != nil && (!partial || werrs[k] != nil) {
+					failed = append(failed, i)
+					continue
+				}
+				st.Messages++
+				st.Bytes += uint64(len(c.msgs[i].Value))
+				if !c.valid[i] {
+					st.Malformed++
+					continue
+				}
+				ev := c.events[i]
+				st.Events++
+				st.Views += uint64(ev.Count)
+				if c.late[i] {
+					st.Late++
+				}
+				if cfg.Truth != nil {
+					cfg.Truth.Add(ev)
+				}
+			}
+			p.mu.Unlock()
+			if err == nil {
+				if cfg.Kafka != nil && attempt > 0 {
+					cfg.Kafka.OK()
+				}
+				break
+			}
+			werr := fmt.Errorf("write %d messages of event second %s: %w", len(batch), c.sec.Format(time.RFC3339), err)
+			if cfg.Kafka == nil || ctx.Err() != nil {
+				return werr
+			}
+			if ferr := cfg.Kafka.Failed("write to Kafka", werr); ferr != nil {
+				return ferr
+			}
+			if !pause.Wait(ctx) {
+				return werr
+			}
+			pending = append(pending[:0], failed...)
 		}
 	}
 	p.mu.Lock()

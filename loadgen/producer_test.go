@@ -358,3 +358,71 @@ func mapsValues(m map[string]int) []int {
 	}
 	return out
 }
+
+// flakyWriter fails its first fails writes: a whole write with a refused dial, or (odd
+// calls) every other message of it with kafka.WriteErrors; then it keeps what it gets.
+type flakyWriter struct {
+	fails int
+	calls int
+	got   []kafka.Message
+}
+
+func (w *flakyWriter) WriteMessages(_ context.Context, msgs ...kafka.Message) error {
+	w.calls++
+	if w.calls > w.fails {
+		w.got = append(w.got, msgs...)
+		return nil
+	}
+	if w.calls%2 == 0 {
+		return errors.New("dial tcp 127.0.0.1:39092: connect: connection refused")
+	}
+	werrs := make(kafka.WriteErrors, len(msgs))
+	for i := range msgs {
+		if i%2 == 1 {
+			werrs[i] = kafka.NotLeaderForPartition
+		} else {
+			w.got = append(w.got, msgs[i])
+		}
+	}
+	return werrs
+}
+
+// TestRunRidesOutKafka: with RunConfig.Kafka a run whose writes fail for a while (whole
+// writes refused, or some messages of one) retries only what was not acknowledged and
+// ends with every message written once, the truth equal to what the writer kept and
+// Retried counting the messages written again; without it the first failure ends the run.
+func TestRunRidesOutKafka(t *testing.T) {
+	rc := DefaultRunConfig()
+	rc.Stream = streamOf(200, 150, 40, 4*time.Second, 4, nil)
+	rc.Speedup, rc.BatchSize, rc.ProgressEvery = 0, 100, 0
+	if _, err := Run(context.Background(), rc, &flakyWriter{fails: 3}); err == nil {
+		t.Fatal("a run without RunConfig.Kafka survived a failed write")
+	}
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role = "loadgen"
+	kh, err := eventlog.NewHealth(hc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := stream.NewTruth()
+	rc.Truth, rc.Kafka = truth, kh
+	w := &flakyWriter{fails: 3}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := Run(ctx, rc, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := stream.NewTruth()
+	for _, m := range w.got {
+		if ev, err := event.Decode(m.Value); err == nil {
+			kept.Add(ev)
+		}
+	}
+	if uint64(len(w.got)) != st.Messages || st.Views != 4*150 || kept.Views() != truth.Views() || truth.Views() != st.Views {
+		t.Fatalf("writer kept %d messages (%d views), stats %+v, truth %d views", len(w.got), kept.Views(), st, truth.Views())
+	}
+	if st.Retried == 0 || !kh.Up() {
+		t.Fatalf("retried %d, Kafka up %v: want retries and the outage over", st.Retried, kh.Up())
+	}
+}

@@ -124,11 +124,9 @@ func itemsIn(t *testing.T, body, field string) int {
 	return len(items)
 }
 
-
 func trimBody(b string) string {
 	if len(b) > 300 {
 		return b[:300] + "..."
 	}
 	return b
 }
-

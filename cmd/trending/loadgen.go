@@ -265,7 +265,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 			return err
 		}
 		topic := kf.names().Views
-		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "loadgen")
+		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, a.registry, "loadgen")
 		if err != nil {
 			return err
 		}
@@ -313,7 +313,11 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
 			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
 		rc := loadgen.DefaultRunConfig()
-		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery, rc.Salter = sc, speedup, tr, progressEvery, salter
+		kh, err := loadHealth(a.log, a.registry)
+		if err != nil {
+			return err
+		}
+		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery, rc.Salter, rc.Kafka = sc, speedup, tr, progressEvery, salter, kh
 		rc.Progress = func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) }
 		st, runErr := loadgen.Run(cmd.Context(), rc, w)
 		closeErr := w.Close()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
@@ -41,7 +42,7 @@ func (f *saltFlags) on() bool { return f.items != "" || f.threshold != 0 }
 
 // build returns the Salter of a producer named by (loadgen, ingest) and the role that keeps
 // its hot set in step with the shared topic; nil and a role without run when salting is off.
-func (f *saltFlags) build(kc *eventlog.Client, names eventlog.Names, log *slog.Logger, by string) (*salt.Salter, role, error) {
+func (f *saltFlags) build(kc *eventlog.Client, names eventlog.Names, log *slog.Logger, reg prometheus.Registerer, by string) (*salt.Salter, role, error) {
 	if !f.on() {
 		return nil, role{}, nil
 	}
@@ -52,7 +53,7 @@ func (f *saltFlags) build(kc *eventlog.Client, names eventlog.Names, log *slog.L
 	cfg := salt.DefaultConfig()
 	cfg.Threshold, cfg.Ways, cfg.Hold, cfg.By = f.threshold, f.ways, f.hold, by
 	set := salt.NewSet(items...)
-	sh, err := salting.New(salting.Config{Kafka: kc, Topic: names.Salted, Set: set, Log: log.With("part", "salting")})
+	sh, err := salting.New(salting.Config{Kafka: kc, Topic: names.Salted, Set: set, Log: log.With("part", "salting"), Registry: reg})
 	if err != nil {
 		return nil, role{}, err
 	}

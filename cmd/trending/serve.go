@@ -137,7 +137,7 @@ schemas/openapi.yaml describes every route.`,
 			if kc != nil {
 				kw := kc.NewWriter(kf.names().Views)
 				defer kw.Close()
-				salter, saltRole, err := saltf.build(kc, kf.names(), a.log, "ingest")
+				salter, saltRole, err := saltf.build(kc, kf.names(), a.log, a.registry, "ingest")
 				if err != nil {
 					return err
 				}
@@ -333,6 +333,7 @@ func mountIngest(srv *api.Server, a *app, w ingest.Writer, token string, salter 
 	if err := srv.Handle(api.EventsRoute(in, token)); err != nil {
 		return role{}, err
 	}
+	srv.ReportKafka(in.Kafka())
 	return role{"ingest", in.Run}, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 
@@ -303,7 +304,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	load.Rate, load.Malformed = f.rate, f.junk
 
-	salter, saltRole, err := f.salt.build(kc, names, a.log, "up")
+	salter, saltRole, err := f.salt.build(kc, names, a.log, a.registry, "up")
 	if err != nil {
 		return err
 	}
@@ -339,7 +340,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		lw := kc.NewWriter(names.Views)
 		defer lw.Close()
 		producers = stage{{"loadgen", func(ctx context.Context) error {
-			return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, f, load)
+			kh, err := loadHealth(a.log.With("part", "loadgen"), a.registry)
+			if err != nil {
+				return err
+			}
+			return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, f, load, kh)
 		}}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
@@ -586,7 +591,15 @@ func loadLine(f upFlags) string {
 
 // runLoad runs the load generator: the --backfill at --speedup, then real time from where it
 // ended. Each phase has its own seed, so the stream continues rather than repeats.
-func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Writer, f upFlags, stream stream.Config) error {
+// loadHealth is the load generator's view of the brokers (trending_kafka_up{role=loadgen}):
+// with it the generator waits out an outage instead of ending.
+func loadHealth(log *slog.Logger, reg prometheus.Registerer) (*eventlog.Health, error) {
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "loadgen", log, reg
+	return eventlog.NewHealth(hc)
+}
+
+func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Writer, f upFlags, stream stream.Config, kh *eventlog.Health) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	stream.Seed = uint64(now.Unix())
 	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
@@ -616,7 +629,7 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 				every = 500 * time.Millisecond
 			}
 		}
-		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter = bs, f.speedup, replayed, every, f.salter
+		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter, rc.Kafka = bs, f.speedup, replayed, every, f.salter, kh
 		_, err := loadgen.Run(ctx, rc, w)
 		if m != nil {
 			m.finish()
@@ -633,7 +646,7 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 	}
 	stream.Start = time.Now().UTC().Truncate(time.Second)
 	rc := loadgen.DefaultRunConfig()
-	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter = stream, 1, progress, 30*time.Second, f.salter
+	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter, rc.Kafka = stream, 1, progress, 30*time.Second, f.salter, kh
 	if _, err := loadgen.Run(ctx, rc, w); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}

@@ -74,9 +74,14 @@ LOG
       { tail -n 20 "$TRENDING_RUN/kafka-format.log" >&2; die "kafka storage format failed"; }
   fi
   say "starting Kafka $KAFKA_VERSION on 127.0.0.1:$KAFKA_PORT"
+  # Empty the log first: the redirect below truncates it in the background child, and a
+  # health check that ran before that read the previous run's "Kafka Server started" (a
+  # restart reported healthy in 49 ms while the port still refused connections).
+  : >"$TRENDING_RUN/kafka.log"
   nohup java "${java_opts[@]}" -cp "$LIBS/*" kafka.Kafka "$props" >"$TRENDING_RUN/kafka.log" 2>&1 &
   echo $! >"$TRENDING_RUN/kafka.pid"
   wait_healthy kafka 90 grep -q "Kafka Server started" "$TRENDING_RUN/kafka.log"
+  wait_healthy kafka 30 port_open "$KAFKA_PORT"
 }
 
 case "${1:-}" in

@@ -32,8 +32,13 @@ type PartitionReaderConfig struct {
 	// RetryMin and RetryMax bound the pause before dialing again after a failure, doubling
 	// from the first to the second (defaults 100ms and 5s). Positive, RetryMin <= RetryMax.
 	RetryMin, RetryMax time.Duration
-	// Log receives a warning for every retried failure. nil discards.
+	// Log receives a warning for every retried failure, or with Health only the changes of
+	// state (Health's lines) and the failures at debug level. nil discards.
 	Log *slog.Logger
+	// Health, when set, is told of every failure and every fetch answered (the role's
+	// trending_kafka_up and its one line per outage), and decides when to give up: a failure
+	// it calls unrecoverable (an unknown topic that persists) is returned by Fetch.
+	Health *Health
 }
 
 // DefaultPartitionReaderConfig returns the defaults, without Topic.
@@ -155,7 +160,15 @@ func (r *PartitionReader) Fetch(ctx context.Context, msgs []kafka.Message) ([]ka
 				}
 				var fatal fatalError
 				if errors.As(err, &fatal) {
+					if r.cfg.Health != nil {
+						r.cfg.Health.Failed("fetch "+r.cfg.Topic, fatal.error)
+					}
 					return msgs, fatal.error
+				}
+				if r.cfg.Health != nil {
+					if ferr := r.cfg.Health.Failed(fmt.Sprintf("fetch %s/%d", r.cfg.Topic, r.cfg.Partition), err); ferr != nil {
+						return msgs, ferr
+					}
 				}
 				if !r.pause(ctx, err) {
 					return msgs, ctx.Err()
@@ -203,13 +216,16 @@ func (r *PartitionReader) open(ctx context.Context) error {
 			return nil
 		}
 		var ke kafka.Error
-		if errors.As(err, &ke) && !ke.Temporary() && !errors.Is(err, kafka.UnknownTopicOrPartition) && !errors.Is(err, kafka.NotLeaderForPartition) {
+		if !Retryable(err) || errors.As(err, &ke) && !ke.Temporary() && !errors.Is(err, kafka.UnknownTopicOrPartition) && !errors.Is(err, kafka.NotLeaderForPartition) {
 			return fatalError{fmt.Errorf("fetch %s/%d at offset %d: %w", r.cfg.Topic, r.cfg.Partition, r.next, err)}
 		}
 		r.drop()
 		return fmt.Errorf("fetch %s/%d at offset %d: %w", r.cfg.Topic, r.cfg.Partition, r.next, err)
 	}
 	r.batch, r.hw = b, b.HighWaterMark()
+	if r.cfg.Health != nil && r.failed > 0 {
+		r.cfg.Health.OK()
+	}
 	return nil
 }
 
@@ -291,7 +307,11 @@ func (r *PartitionReader) pause(ctx context.Context, err error) bool {
 		d = r.cfg.RetryMax
 	}
 	r.failed++
-	r.log.Warn("kafka fetch failed; retrying", "topic", r.cfg.Topic, "partition", r.cfg.Partition, "offset", r.next, "in", d, "err", err)
+	lvl := slog.LevelWarn
+	if r.cfg.Health != nil {
+		lvl = slog.LevelDebug // Health logged the outage once
+	}
+	r.log.Log(ctx, lvl, "kafka fetch failed; retrying", "topic", r.cfg.Topic, "partition", r.cfg.Partition, "offset", r.next, "in", d, "err", err)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -238,6 +238,8 @@ func TestSecurityAgainstBroker(t *testing.T) {
 			if c, err := bd.DialContext(ctx, "tcp", addr); err == nil {
 				c.Close()
 				t.Fatal("a wrong password was accepted")
+			} else if Retryable(err) {
+				t.Errorf("a wrong password is retryable (every role would retry it forever): %v", err)
 			}
 			noCA := good
 			noCA.CAFile = ""
@@ -245,6 +247,8 @@ func TestSecurityAgainstBroker(t *testing.T) {
 			if c, err := nd.DialContext(ctx, "tcp", addr); err == nil {
 				c.Close()
 				t.Fatal("a broker certificate from an unknown CA was accepted")
+			} else if Retryable(err) {
+				t.Errorf("a certificate from an unknown CA is retryable: %v", err)
 			}
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
@@ -35,8 +36,11 @@ type Config struct {
 	Topic string
 	// Set is the set kept in step with the topic: configured entries may be in it already.
 	Set *salt.Set
-	// Log receives read and write failures (retried); nil discards.
+	// Log receives read and write failures (retried): a Kafka outage once when it starts
+	// and once when it ends (eventlog.Health); nil discards.
 	Log *slog.Logger
+	// Registry takes trending_kafka_up{role="hotset"}; nil registers nothing.
+	Registry prometheus.Registerer
 }
 
 // Shared keeps a salt.Set in step with the shared topic. Run follows the topic; Publish
@@ -45,6 +49,7 @@ type Shared struct {
 	cfg   Config
 	queue chan salt.Entry
 	ready chan struct{} // closed once the topic was read to its end at start
+	kafka *eventlog.Health
 }
 
 // New checks cfg and returns a Shared set.
@@ -65,7 +70,13 @@ func New(cfg Config) (*Shared, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Shared{cfg: cfg, queue: make(chan salt.Entry, 1024), ready: make(chan struct{})}, nil
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "hotset", cfg.Log, cfg.Registry
+	h, err := eventlog.NewHealth(hc)
+	if err != nil {
+		return nil, fmt.Errorf("salting: %w", err)
+	}
+	return &Shared{cfg: cfg, queue: make(chan salt.Entry, 1024), ready: make(chan struct{}), kafka: h}, nil
 }
 
 // Publish queues e to be written to the topic (and so reach every producer); it never
@@ -110,10 +121,17 @@ func (s *Shared) Run(ctx context.Context) error {
 		}
 		for attempt := 0; ; attempt++ {
 			err := w.WriteMessages(ctx, msgs...)
-			if err == nil || ctx.Err() != nil {
+			if err == nil {
+				s.kafka.OK()
 				return
 			}
-			c.Log.Warn("sharing hot items failed; retrying", "topic", c.Topic, "entries", len(msgs), "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+			// Salting is an optimisation: even what Health calls unrecoverable only stops the
+			// sharing, never the producer, so it is retried all the same.
+			s.kafka.Failed("share hot items on "+c.Topic, err)
+			c.Log.Debug("sharing hot items failed; retrying", "topic", c.Topic, "entries", len(msgs), "err", err)
 			select {
 			case <-ctx.Done():
 				return
@@ -154,10 +172,12 @@ func (s *Shared) follow(ctx context.Context) {
 	defer markReady()
 	end := int64(-1)
 	for backoff := 100 * time.Millisecond; ctx.Err() == nil; backoff = min(2*backoff, 5*time.Second) {
-		var err error
-		if end < 0 {
-			var offs []eventlog.Offsets
-			if offs, err = c.Kafka.TopicOffsets(ctx, c.Topic); err == nil && len(offs) == 1 {
+		// Asked on every attempt: an answer also ends an outage (the topic may stay quiet
+		// for long after it, with nothing read or written to say so).
+		offs, err := c.Kafka.TopicOffsets(ctx, c.Topic)
+		if err == nil {
+			s.kafka.OK()
+			if end < 0 && len(offs) == 1 {
 				end = offs[0].Last
 			}
 		}
@@ -170,7 +190,8 @@ func (s *Shared) follow(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		c.Log.Warn("reading the hot set failed; retrying", "topic", c.Topic, "err", err, "in", backoff)
+		s.kafka.Failed("read the hot set "+c.Topic, err)
+		c.Log.Debug("reading the hot set failed; retrying", "topic", c.Topic, "err", err, "in", backoff)
 		select {
 		case <-ctx.Done():
 			return

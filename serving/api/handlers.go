@@ -208,8 +208,9 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReadyz is 200 while the cache is loaded and either the store is reachable or the
-// newest load is younger than ServeStaleFor, with the store's state in the body; else 503
-// with the reason. Lists keep being served either way.
+// newest load is younger than ServeStaleFor, with the store's state in the body (and, with
+// an ingest, Kafka's: ReadyResponse.Kafka); else 503 with the reason. Lists keep being
+// served either way.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.cache.Ready(); err != nil {
 		writeError(w, notReady(err))
@@ -221,6 +222,12 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		resp.Store, resp.StoreFailingSince = StoreUnreachable, h.FailingSince.UTC()
 		if h.Err != nil {
 			resp.StoreError = h.Err.Error()
+		}
+	}
+	if k := s.kafka.Load(); k != nil {
+		resp.Kafka = KafkaOK
+		if !(*k).Up() {
+			resp.Kafka, resp.KafkaDownSince = KafkaUnreachable, (*k).DownSince().UTC()
 		}
 	}
 	body, err := json.Marshal(resp)

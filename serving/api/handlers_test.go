@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"trending/internal/setting"
@@ -807,5 +808,40 @@ func TestTopicsReviewRoute(t *testing.T) {
 	}
 	if w := f.do(http.MethodDelete, "/v1/topics/review"); w.Code != http.StatusMethodNotAllowed {
 		t.Fatalf("DELETE: %d", w.Code)
+	}
+}
+
+// kafkaState is a KafkaState a test sets.
+type kafkaState struct {
+	up    atomic.Bool
+	since time.Time
+}
+
+func (k *kafkaState) Up() bool { return k.up.Load() }
+func (k *kafkaState) DownSince() time.Time {
+	if k.up.Load() {
+		return time.Time{}
+	}
+	return k.since
+}
+
+// TestReadyzKafka: with an ingest's Kafka state reported, /readyz stays 200 while the
+// brokers are away and says so (kafka unreachable, since when); without one it says nothing
+// of Kafka.
+func TestReadyzKafka(t *testing.T) {
+	f := newFixture(t, nil)
+	if r := decode[ReadyResponse](t, f.get("/readyz")); r.Kafka != "" {
+		t.Fatalf("readyz of a server without an ingest speaks of Kafka: %+v", r)
+	}
+	k := &kafkaState{since: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)}
+	k.up.Store(true)
+	f.srv.ReportKafka(k)
+	if w := f.get("/readyz"); w.Code != 200 || decode[ReadyResponse](t, w).Kafka != KafkaOK || strings.Contains(w.Body.String(), "kafka_down_since") {
+		t.Fatalf("readyz with Kafka up: %d %s", w.Code, w.Body)
+	}
+	k.up.Store(false)
+	w := f.get("/readyz")
+	if r := decode[ReadyResponse](t, w); w.Code != 200 || r.Kafka != KafkaUnreachable || !r.KafkaDownSince.Equal(k.since) {
+		t.Fatalf("readyz with Kafka down: %d %s, want 200, kafka unreachable since %v", w.Code, w.Body, k.since)
 	}
 }

@@ -342,7 +342,10 @@ func TestOpenAPIResponses(t *testing.T) {
 	// Ready through a store outage: the body says the store is unreachable.
 	f.st.down.Store(true)
 	f.srv.Cache().Refresh(context.Background(), false)
-	if w := f.get("/readyz"); w.Code != 200 || !strings.Contains(w.Body.String(), `"store":"unreachable"`) {
+	// With an ingest whose Kafka is away too (kafka, kafka_down_since).
+	k := &kafkaState{since: time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)}
+	f.srv.ReportKafka(k)
+	if w := f.get("/readyz"); w.Code != 200 || !strings.Contains(w.Body.String(), `"store":"unreachable"`) || !strings.Contains(w.Body.String(), `"kafka":"unreachable"`) {
 		t.Fatalf("readyz with the store down: %d %s", w.Code, w.Body)
 	} else {
 		v.check(t, "/readyz", w.Code, w.Body.Bytes())

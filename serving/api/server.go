@@ -52,7 +52,20 @@ type Server struct {
 	windowsConfig []byte
 
 	openStreams atomic.Int64 // GET /v1/trending/stream connections, bounded by MaxStreams
+	// kafka, when set (ReportKafka), is the ingest's view of the brokers, shown by /readyz.
+	kafka atomic.Pointer[KafkaState]
 }
+
+// KafkaState is what /readyz shows of the brokers: the ingest's eventlog.Health. Safe for
+// concurrent use.
+type KafkaState interface {
+	Up() bool
+	DownSince() time.Time
+}
+
+// ReportKafka makes /readyz show k's state (ReadyResponse.Kafka): call it when the server
+// mounts an ingest.
+func (s *Server) ReportKafka(k KafkaState) { s.kafka.Store(&k) }
 
 // route is one path the server answers. The OpenAPI golden test compares this table with
 // schemas/openapi.yaml: its methods, query parameters and statuses.

@@ -116,7 +116,20 @@ type ReadyResponse struct {
 	Store             string    `json:"store"`
 	StoreFailingSince time.Time `json:"store_failing_since,omitzero"` // the first failed refresh
 	StoreError        string    `json:"store_error,omitempty"`        // the last refresh's error
+	// Kafka is set only when the server ingests events (POST /v1/events): KafkaOK while the
+	// ingest's last write reached Kafka, KafkaUnreachable from a failed one until one
+	// succeeds. The API stays ready either way: reads do not touch Kafka, and POSTs are
+	// accepted into the ingest's bounded buffer (503 once it is full) and written when the
+	// brokers return.
+	Kafka          string    `json:"kafka,omitempty"`
+	KafkaDownSince time.Time `json:"kafka_down_since,omitzero"` // the first failed write of the outage
 }
+
+// The values of ReadyResponse.Kafka.
+const (
+	KafkaOK          = "ok"
+	KafkaUnreachable = "unreachable"
+)
 
 // The values of ReadyResponse.Store.
 const (

@@ -30,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/eventlog"
 	"trending/internal/salting"
 	"trending/internal/setting"
 	"trending/model/event"
@@ -134,7 +135,15 @@ type Ingest struct {
 	accepted, published, rejected prometheus.Counter
 	failures                      prometheus.Counter
 	full                          prometheus.Counter
+
+	// kafka is the ingest's view of the brokers: an outage is logged once, shown as
+	// trending_kafka_up{role="ingest"} and in /readyz (Kafka); the flusher retries while
+	// the handlers keep accepting up to MaxPendingBytes.
+	kafka *eventlog.Health
 }
+
+// Kafka returns the ingest's view of the brokers (for /readyz).
+func (in *Ingest) Kafka() *eventlog.Health { return in.kafka }
 
 // New builds an Ingest writing through w; cfg must Validate.
 func New(cfg Config, w Writer) (*Ingest, error) {
@@ -159,6 +168,13 @@ func New(cfg Config, w Writer) (*Ingest, error) {
 			}
 		}
 	}
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "ingest", cfg.Log, cfg.Registry
+	h, err := eventlog.NewHealth(hc)
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	in.kafka = h
 	return in, nil
 }
 
@@ -478,6 +494,7 @@ func (in *Ingest) Flush(ctx context.Context) error {
 		return fmt.Errorf("ingest: write %d events to Kafka: %w", len(msgs), err)
 	}
 	in.published.Add(float64(len(msgs)))
+	in.kafka.OK()
 	return nil
 }
 
@@ -491,7 +508,11 @@ func (in *Ingest) Run(ctx context.Context) error {
 		select {
 		case <-t.C:
 			if err := in.Flush(ctx); err != nil && ctx.Err() == nil {
-				in.cfg.Log.Warn("ingest flush failed; retrying", "err", err)
+				// kafka-go's writer has retried it already (about 10 s); the next tick tries
+				// again, the sums kept. An outage is logged once.
+				if ferr := in.kafka.Failed("write to Kafka", err); ferr != nil {
+					return fmt.Errorf("ingest: %w", ferr)
+				}
 			}
 		case <-ctx.Done():
 			in.mu.Lock()

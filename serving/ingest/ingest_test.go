@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -580,4 +581,82 @@ func TestSalting(t *testing.T) {
 	if len(shared) != 1 || shared[0].Item != "HOT" || shared[0].Ways != 2 {
 		t.Fatalf("shared %v: want HOT detected once", shared)
 	}
+}
+
+// errWriter fails every write with err while err is set.
+type errWriter struct {
+	mu  sync.Mutex
+	err error
+	n   int
+}
+
+func (w *errWriter) WriteMessages(_ context.Context, msgs ...kafka.Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.n += len(msgs)
+	return nil
+}
+
+func (w *errWriter) set(err error) {
+	w.mu.Lock()
+	w.err = err
+	w.mu.Unlock()
+}
+
+func (w *errWriter) written() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+// TestRunRidesOutKafka: while the writes fail with a retryable error the flusher keeps the
+// events and its Kafka state says unreachable (what /readyz shows); when they succeed again
+// the events are written and the state is up. An authorization failure ends Run with
+// eventlog.ErrUnrecoverable instead of retrying forever.
+func TestRunRidesOutKafka(t *testing.T) {
+	w := &errWriter{err: fmt.Errorf("dial: %w", syscall.ECONNREFUSED)}
+	in, err := ingest.New(config(func(c *ingest.Config) { c.FlushEvery = 10 * time.Millisecond }), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ctx) }()
+	if rec := post(in, `{"item_id":"V7","count":3,"ts":"2026-11-14T10:05:12Z"}`); rec.Code != http.StatusAccepted {
+		t.Fatalf("POST while Kafka is away: %d %s, want 202 (buffered)", rec.Code, rec.Body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for in.Kafka().Up() {
+		if time.Now().After(deadline) {
+			t.Fatal("the ingest still says Kafka is up after failed flushes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // several failed flushes
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned during the outage: %v", err)
+	default:
+	}
+	w.set(nil)
+	for w.written() == 0 || !in.Kafka().Up() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the outage: %d written, up %v", w.written(), in.Kafka().Up())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	w.set(kafka.TopicAuthorizationFailed)
+	post(in, `{"item_id":"V8","count":1,"ts":"2026-11-14T10:05:12Z"}`)
+	select {
+	case err := <-done:
+		if !errors.Is(err, eventlog.ErrUnrecoverable) {
+			t.Fatalf("Run after an authorization failure: %v, want ErrUnrecoverable", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run kept retrying an authorization failure")
+	}
+	cancel()
 }

@@ -138,6 +138,11 @@ type Merger struct {
 
 	unconfigured map[string]bool // windows whose partials were dropped, logged once each
 
+	// kafka is the merger's view of the brokers: an outage of the partials topic is logged
+	// once and shown as trending_kafka_up{role="merge"}; the readers retry, the held lists
+	// stay and are still published (their partitions turning stale as they age).
+	kafka *eventlog.Health
+
 	// full says, per partition, whether its newest list of all items said GroupsFull: it
 	// keeps no lists for some group value it saw, so a group list it sends nothing for may
 	// miss its counts.
@@ -173,6 +178,13 @@ func New(cfg Config) (*Merger, error) {
 			}
 		}
 	}
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "merge", cfg.Log, cfg.Registry
+	h, err := eventlog.NewHealth(hc)
+	if err != nil {
+		return nil, err
+	}
+	m.kafka = h
 	return m, nil
 }
 
@@ -872,14 +884,9 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 	if err := rc.Validate(); err != nil {
 		return err
 	}
-	conn, err := rc.Kafka.Dial(ctx) // the first broker that answers
+	parts, err := m.partitions(ctx, rc)
 	if err != nil {
-		return fmt.Errorf("merge: %w", err)
-	}
-	parts, err := conn.ReadPartitions(rc.Topic)
-	conn.Close()
-	if err != nil {
-		return fmt.Errorf("merge: partitions of %s: %w", rc.Topic, err)
+		return err
 	}
 	if g := m.cfg.Group; g != nil {
 		// A group merger reads its own partials partition only.
@@ -952,26 +959,56 @@ loop:
 	return runErr
 }
 
+// partitions returns the partials topic's partitions, waiting with a bounded backoff while
+// the brokers do not answer (a merger started during an outage waits for its end).
+func (m *Merger) partitions(ctx context.Context, rc RunConfig) ([]kafka.Partition, error) {
+	pause := eventlog.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+	for {
+		conn, err := rc.Kafka.Dial(ctx) // the first broker that answers
+		if err == nil {
+			var parts []kafka.Partition
+			parts, err = conn.ReadPartitions(rc.Topic)
+			conn.Close()
+			if err == nil {
+				m.kafka.OK()
+				return parts, nil
+			}
+			err = fmt.Errorf("partitions of %s: %w", rc.Topic, err)
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		if ferr := m.kafka.Failed("read the partitions of "+rc.Topic, err); ferr != nil {
+			return nil, fmt.Errorf("merge: %w", ferr)
+		}
+		if !pause.Wait(ctx) {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+	}
+}
+
 // consume reads one partition of the partials topic until ctx ends. Broker errors are
-// retried with backoff: a merger outlives broker restarts and leader moves.
+// retried with backoff: a merger outlives broker restarts and leader moves, logging an
+// outage once (eventlog.Health); an unrecoverable one (ErrUnrecoverable) is returned and
+// ends Run.
 func (m *Merger) consume(ctx context.Context, rc RunConfig, partition int) error {
-	backoff := 100 * time.Millisecond
+	pause := eventlog.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	for ctx.Err() == nil {
-		err := m.consumeOnce(ctx, rc, partition)
+		err := m.consumeOnce(ctx, rc, partition, &pause)
 		if err == nil || ctx.Err() != nil {
 			return nil
 		}
-		m.cfg.Log.Warn("reading partials failed; retrying", "partition", partition, "err", err, "in", backoff)
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
+		if ferr := m.kafka.Failed(fmt.Sprintf("read %s/%d", rc.Topic, partition), err); ferr != nil {
+			return fmt.Errorf("merge: %w", ferr)
 		}
-		backoff = min(2*backoff, 5*time.Second)
+		m.cfg.Log.Debug("reading partials failed; retrying", "partition", partition, "err", err)
+		pause.Wait(ctx)
 	}
 	return nil
 }
 
-func (m *Merger) consumeOnce(ctx context.Context, rc RunConfig, partition int) error {
+func (m *Merger) consumeOnce(ctx context.Context, rc RunConfig, partition int, pause *eventlog.Backoff) error {
+	failing := true // until a message is read: a success after failures ends the outage
 	r := rc.Kafka.Reader(kafka.ReaderConfig{Topic: rc.Topic, Partition: partition, MaxWait: 250 * time.Millisecond})
 	defer r.Close()
 	if err := r.SetOffsetAt(ctx, time.Now().Add(-rc.Lookback)); err != nil {
@@ -984,6 +1021,11 @@ func (m *Merger) consumeOnce(ctx context.Context, rc RunConfig, partition int) e
 				return nil
 			}
 			return fmt.Errorf("merge: read %s/%d: %w", rc.Topic, partition, err)
+		}
+		if failing {
+			failing = false
+			m.kafka.OK()
+			pause.Reset()
 		}
 		p, err := model.DecodePartial(msg.Value)
 		if err != nil {

@@ -268,6 +268,23 @@ type Worker struct {
 	m     *metrics
 	base  baseCache
 	hw    highWatermarks // for trending_speed_consumer_lag
+	// kafka is the worker's view of the brokers, shared by its partitions: an outage is
+	// logged once and shown as trending_kafka_up{role="speed"}; the partitions keep their
+	// state and retry.
+	kafka *eventlog.Health
+	// fatal holds the first unrecoverable Kafka error of a partition (ErrUnrecoverable),
+	// which ends Run with it; stopFatal wakes Run's loop.
+	fatalOnce sync.Once
+	fatal     error
+	stopFatal chan struct{}
+}
+
+// giveUp records a partition's unrecoverable error and makes Run return it.
+func (w *Worker) giveUp(err error) {
+	w.fatalOnce.Do(func() {
+		w.fatal = err
+		close(w.stopFatal)
+	})
 }
 
 // New builds a Worker, or returns the settings that cannot work (Validate).
@@ -285,7 +302,14 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.TrendingTopics != nil && cfg.Review == nil {
 		cfg.Review = rules.NewReview(cfg.TrendingTopics.ReviewMax)
 	}
-	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m}, nil
+	hc := eventlog.DefaultHealthConfig()
+	hc.Role, hc.Log, hc.Registerer = "speed", cfg.Log, cfg.Registry
+	health, err := eventlog.NewHealth(hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
+		kafka: health, stopFatal: make(chan struct{})}, nil
 }
 
 // Review returns the topics review queue shared by the worker's partitions (nil when topics
@@ -341,14 +365,32 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer wg.Wait()
 	stop := context.AfterFunc(ctx, func() { cg.Close() })
 	defer stop()
+	stopOnFatal := make(chan struct{})
+	defer close(stopOnFatal)
+	go func() {
+		select {
+		case <-w.stopFatal:
+			cg.Close()
+		case <-stopOnFatal:
+		}
+	}()
 	for {
 		gen, err := cg.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed) {
 				wg.Wait()
+				if w.fatal != nil {
+					return fmt.Errorf("speed: %w", w.fatal)
+				}
 				return nil
 			}
-			c.Log.Warn("consumer group: retrying join", "err", err)
+			// The group rejoins by itself once the brokers answer (kafka-go backs off
+			// between attempts); the outage is logged once.
+			if ferr := w.kafka.Failed("join group "+c.Group, err); ferr != nil {
+				cg.Close()
+				wg.Wait()
+				return fmt.Errorf("speed: %w", ferr)
+			}
 			select {
 			case <-ctx.Done():
 				return nil
@@ -356,6 +398,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			continue
 		}
+		w.kafka.OK()
 		assigned := gen.Assignments[c.Topic]
 		c.Log.Info("partitions assigned", "generation", gen.ID, "partitions", len(assigned))
 		w.m.assigned.Set(float64(len(assigned)))
@@ -366,6 +409,9 @@ func (w *Worker) Run(ctx context.Context) error {
 				defer wg.Done()
 				if err := w.runPartition(ctx, gctx, gen, out, p); err != nil {
 					c.Log.Error("partition stopped", "partition", p, "err", err)
+					if errors.Is(err, eventlog.ErrUnrecoverable) {
+						w.giveUp(err)
+					}
 				}
 			})
 		}
@@ -387,12 +433,18 @@ type partition struct {
 	next   int64         // first offset not yet in state
 	seenHW int64         // the newest high watermark a fetched message carried
 	dlq    []kafka.Message
-	out    *kafka.Writer
-	gen    *kafka.Generation
-	dec    event.Decoder
-	clock  time.Time // the last wall-clock reading of the future guard (see future)
-	lblP   string
-	served map[string]servingName
+	// dlqDone holds the offsets to be replayed whose DLQ message the DLQ already has
+	// (dlqonce.go): not written again. nil once none is left.
+	dlqDone map[int64]bool
+	// fenceAt is the offset of the newest checkpoint (restored or saved), which a DLQ flush
+	// commits first as its fence; -1 before any.
+	fenceAt int64
+	out     *kafka.Writer
+	gen     *kafka.Generation
+	dec     event.Decoder
+	clock   time.Time // the last wall-clock reading of the future guard (see future)
+	lblP    string
+	served  map[string]servingName
 }
 
 type servingName struct {
@@ -416,12 +468,22 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{}}
+	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{},
+		fenceAt: -1}
+	if rs.next >= 0 {
+		p.fenceAt = rs.next
+	}
+	if p.dlqDone, err = w.dlqWrittenRetrying(gctx, id, rs.next, rs.at); err != nil {
+		return err
+	}
+	if len(p.dlqDone) > 0 {
+		c.Log.Info("the DLQ already holds messages of offsets to replay; not writing them again", "partition", id, "messages", len(p.dlqDone))
+	}
 	for _, wc := range p.state.Config().Windows {
 		p.served[wc.Name] = served(wc)
 	}
 	rc := eventlog.DefaultPartitionReaderConfig()
-	rc.Topic, rc.Partition, rc.Log = c.Topic, id, c.Log
+	rc.Topic, rc.Partition, rc.Log, rc.Health = c.Topic, id, c.Log, w.kafka
 	r, err := c.Kafka.PartitionReader(rc, p.next)
 	if err != nil {
 		return err
@@ -458,11 +520,11 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 				mu.Unlock()
 				w.m.lag.WithLabelValues(p.lblP).Set(float64(lag))
 				if err != nil && tickCtx.Err() == nil {
-					c.Log.Warn("publish failed; will retry", "partition", id, "err", err)
+					w.warn("publish failed; will retry", "partition", id, "err", err)
 				}
 			case <-ck.C:
 				if err := p.checkpoint(tickCtx, &mu); err != nil && tickCtx.Err() == nil {
-					c.Log.Warn("checkpoint failed; will retry", "partition", id, "err", err)
+					w.warn("checkpoint failed; will retry", "partition", id, "err", err)
 				}
 			}
 		}
@@ -515,6 +577,17 @@ fetch:
 	return nil
 }
 
+// warn logs a retried failure: at warning level while the brokers answer, at debug level
+// during an outage, which Health logged once (every partition's publish fails every second
+// meanwhile).
+func (w *Worker) warn(msg string, args ...any) {
+	lvl := slog.LevelWarn
+	if !w.kafka.Up() {
+		lvl = slog.LevelDebug
+	}
+	w.cfg.Log.Log(context.Background(), lvl, msg, args...)
+}
+
 // topicOffsets reads the input topic's offsets for the consumer-lag gauge (highWatermarks).
 func (w *Worker) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {
 	return w.cfg.Kafka.TopicOffsets(ctx, w.cfg.Topic)
@@ -526,6 +599,7 @@ type restored struct {
 	topics *topics.State // nil when topics are off
 	groups *groupStates  // nil when group lists are off
 	next   int64
+	at     time.Time // when the checkpoint was taken (zero: none)
 }
 
 // restore loads the newest usable checkpoint, or a fresh state from the start of the log.
@@ -593,11 +667,11 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 			gs = newGroupStates(c.Groups, c.groupWindow())
 		}
 		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
-		return restored{s, top, gs, kafka.FirstOffset}, nil
+		return restored{s, top, gs, kafka.FirstOffset, time.Time{}}, nil
 	}
 	w.m.restores.Inc()
 	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
-	return restored{st, top, gs, cp.Offset}, nil
+	return restored{st, top, gs, cp.Offset, cp.CreatedAt}, nil
 }
 
 // restoreTopics builds the partition's topics state from its snapshot (nil: none), sharing
@@ -706,13 +780,22 @@ func aheadBy(ts, msgTime, now time.Time) time.Duration { return event.Ahead(ts, 
 // before every checkpoint, so a checkpoint never covers an event the DLQ has not got.
 func (p *partition) toDLQ(ctx context.Context, m kafka.Message, reason, errText string) error {
 	p.w.m.dlq.WithLabelValues(reason).Inc()
+	if p.dlqDone != nil {
+		if p.dlqDone[m.Offset] {
+			delete(p.dlqDone, m.Offset)
+			if len(p.dlqDone) == 0 {
+				p.dlqDone = nil
+			}
+			return nil // an earlier owner wrote it before this replay
+		}
+	}
 	p.dlq = append(p.dlq, kafka.Message{Topic: p.w.cfg.DLQTopic, Key: m.Key, Value: m.Value, Headers: []kafka.Header{
 		{Key: "reason", Value: []byte(reason)},
 		{Key: "error", Value: []byte(errText)},
 		{Key: "source", Value: []byte(fmt.Sprintf("%s/%d@%d", m.Topic, m.Partition, m.Offset))},
 	}})
 	if len(p.dlq) >= 512 {
-		return p.flushDLQ(ctx)
+		return p.flushDLQWaiting(ctx)
 	}
 	return nil
 }
@@ -721,11 +804,41 @@ func (p *partition) flushDLQ(ctx context.Context) error {
 	if len(p.dlq) == 0 {
 		return nil
 	}
+	// The fence: a worker whose generation is over (woken from a pause past its session, its
+	// partition replayed by another) must not write what the new owner writes too.
+	if p.fenceAt >= 0 {
+		if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: p.fenceAt}}); err != nil {
+			return fmt.Errorf("write %d messages to %s: the generation's fence: %w", len(p.dlq), p.w.cfg.DLQTopic, err)
+		}
+	}
 	if err := p.out.WriteMessages(ctx, p.dlq...); err != nil {
 		return fmt.Errorf("write %d messages to %s: %w", len(p.dlq), p.w.cfg.DLQTopic, err)
 	}
 	p.dlq = p.dlq[:0]
 	return nil
+}
+
+// flushDLQWaiting is flushDLQ for the fetch loop, whose queue is full: it retries a
+// retryable failure with a bounded backoff until the write succeeds or ctx ends (the
+// partition stops counting meanwhile: backpressure, as the brokers are away anyway), where
+// an error would have stopped the partition until the next rebalance.
+func (p *partition) flushDLQWaiting(ctx context.Context) error {
+	pause := eventlog.Backoff{Min: 100 * time.Millisecond, Max: 5 * time.Second}
+	for {
+		err := p.flushDLQ(ctx)
+		if err == nil || ctx.Err() != nil {
+			if err == nil && len(p.dlq) == 0 {
+				p.w.kafka.OK()
+			}
+			return err
+		}
+		if ferr := p.w.kafka.Failed("write to "+p.w.cfg.DLQTopic, err); ferr != nil {
+			return ferr
+		}
+		if !pause.Wait(ctx) {
+			return ctx.Err()
+		}
+	}
 }
 
 // publish sends the partition's top m*K of every window, the final lists of calendar
@@ -925,6 +1038,9 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	p.w.m.ckptBytes.Set(float64(st.ManifestBytes + st.PieceBytes))
 	p.w.m.ckptSeconds.Observe(time.Since(start).Seconds())
 	p.w.m.ckptTime.WithLabelValues(p.lblP).Set(float64(time.Now().Unix()))
+	mu.Lock()
+	p.fenceAt = next
+	mu.Unlock()
 	if err := p.gen.CommitOffsets(map[string]map[int]int64{p.w.cfg.Topic: {p.id: next}}); err != nil {
 		p.w.cfg.Log.Debug("advisory offset commit failed", "partition", p.id, "err", err)
 	}
