@@ -178,6 +178,9 @@ func (r *Runner) Closed(ctx context.Context, w Window) error {
 	if w.Level == All {
 		return nil
 	}
+	if err := r.retained(ctx, w); err != nil {
+		return err
+	}
 	now := r.cfg.Now().UTC()
 	closesAt := w.End().Add(r.cfg.AllowedLateness)
 	if now.Before(closesAt) {
@@ -195,16 +198,41 @@ func (r *Runner) Closed(ctx context.Context, w Window) error {
 	return nil
 }
 
+// expirer is an archive with a retention (*archive.Reader): it says why an hour's events
+// are gone. An archive without one keeps everything.
+type expirer interface {
+	Expired(ctx context.Context, hour, now time.Time) (string, error)
+}
+
+// retained refuses a window whose first hour is past the archive's retention (ErrWindowExpired):
+// recomputing it from what is left would publish a wrong list over a right one.
+func (r *Runner) retained(ctx context.Context, w Window) error {
+	e, ok := r.arc.(expirer)
+	if !ok || !slices.Contains(model.Spans, w.Level) { // all time sums what the rollups keep
+		return nil
+	}
+	why, err := e.Expired(ctx, w.Start, r.cfg.Now())
+	if err != nil {
+		return fmt.Errorf("%s: %w", w, err)
+	}
+	if why != "" {
+		return fmt.Errorf("%s: %s; its published list stays: %w", w, why, ErrWindowExpired)
+	}
+	return nil
+}
+
 // Recompute is a one-shot job (Schedule is the long-running role around it): it recomputes
 // the given windows (smallest level first) and publishes their lists. An open window fails
 // the whole run before any work, unless Force.
 func (r *Runner) Recompute(ctx context.Context, windows []Window) (Report, error) {
 	x := r.newRun()
-	if !r.cfg.Force {
-		for _, w := range windows {
+	for _, w := range windows {
+		if !r.cfg.Force {
 			if err := r.Closed(ctx, w); err != nil {
 				return x.report, err
 			}
+		} else if err := r.retained(ctx, w); err != nil { // --force cannot bring expired events back
+			return x.report, err
 		}
 	}
 	if r.cfg.Rebuild {

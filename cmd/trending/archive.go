@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -105,6 +106,66 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
 			return err
 		}
 		return runProcess(cmd.Context(), a.log, stage{{"archive", arch.Run}}, metrics)
+	}
+	cmd.AddCommand(newArchiveRetentionCommand())
+	return cmd
+}
+
+// newArchiveRetentionCommand is `trending archive retention`: how long the raw events are
+// kept, as lifecycle rules on the bucket.
+func newArchiveRetentionCommand() *cobra.Command {
+	var days int
+	var root string
+	cmd := &cobra.Command{
+		Use:   "retention",
+		Short: "Keep the archive's raw events for --days (lifecycle rules on the bucket), or show what is kept",
+		Long: `retention puts lifecycle rules on the bucket that delete the archive's Parquet files and
+quarantine files --days after they were written (S3 and MinIO apply them once a day), and
+records the retention beside the archive (archive/views/_retention.json), so the batch
+refuses to recompute a window whose events are gone (its published list stays) instead of
+publishing a wrong one. The progress markers, the topic manifest and the speed layer's
+checkpoints (pruned by the workers themselves) are not affected. Without --days it prints
+the rules in force. The embedded S3 of 'trending up' keeps no lifecycle rules.
+
+Seed 004 keeps raw events about a year: docs/archive.md has the size that takes.`,
+		Example: `  trending archive retention --days 365 --s3-endpoint http://127.0.0.1:39000
+  trending archive retention --s3-endpoint http://127.0.0.1:39000     # what is kept`,
+		Args: cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&days, "days", 0, fmt.Sprintf("keep raw events this many days (at least %d); 0 shows the rules in force", archive.MinRetentionDays))
+	addArchiveRootFlag(fs, &root, archive.DefaultRoot)
+	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive's bucket (MinIO, or empty for AWS S3)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		obj, err := objstore.New(ctx, s3f.config())
+		if err != nil {
+			return usageOf(err, nil)
+		}
+		w := cmd.OutOrStdout()
+		if days != 0 {
+			if days < archive.MinRetentionDays {
+				return usagef("--days %d: at least %d, so a month and the batch's nightly lookback stay recomputable", days, archive.MinRetentionDays)
+			}
+			r, err := archive.ApplyRetention(ctx, obj, root, days, time.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "the archive under %s/ keeps raw events %d days (applied %s)\n", root, r.Days, r.Applied.Format(time.RFC3339))
+		}
+		rules, err := obj.Expiries(ctx)
+		if err != nil {
+			return err
+		}
+		if len(rules) == 0 {
+			fmt.Fprintf(w, "bucket %s: no lifecycle rules; every object is kept\n", obj.Bucket())
+			return nil
+		}
+		fmt.Fprintf(w, "bucket %s lifecycle rules:\n", obj.Bucket())
+		for _, r := range rules {
+			fmt.Fprintf(w, "  %-30s objects under %-28s deleted %d days after they were written\n", r.ID, r.Prefix, r.Days)
+		}
+		return nil
 	}
 	return cmd
 }

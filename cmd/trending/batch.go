@@ -417,7 +417,7 @@ func (rf rangeFlags) windowsOf(levels []string, defFrom string) ([]batch.Window,
 // is a mistake on the command line.
 func splitOpen(ctx context.Context, r *batch.Runner, ws []batch.Window, force bool) ([]batch.Window, []openWindow, error) {
 	if force {
-		return ws, nil, nil
+		return ws, nil, nil // Recompute still refuses a window past the archive's retention
 	}
 	var closed []batch.Window
 	var open []openWindow
@@ -433,6 +433,8 @@ func splitOpen(ctx context.Context, r *batch.Runner, ws []batch.Window, force bo
 			closed = append(closed, w)
 		case errors.Is(err, batch.ErrWindowOpen):
 			open = append(open, openWindow{w, err.Error()})
+		case errors.Is(err, batch.ErrWindowExpired):
+			return nil, nil, usagef("%v: start --from later", err)
 		default:
 			return nil, nil, err
 		}

@@ -304,3 +304,34 @@ func TestBatchJSONGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchRefusesExpiredWindows: with a retention recorded beside the archive (trending
+// archive retention), a window past it is refused, --force or not, naming the retention,
+// and one within it runs.
+func TestBatchRefusesExpiredWindows(t *testing.T) {
+	now := time.Now().UTC()
+	recent := now.AddDate(0, 0, -2).Truncate(time.Hour)
+	a := newBatchArchive(t, []time.Time{recent}, now)
+	oc := objstore.DefaultConfig()
+	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = a.args[1], "trending", "trending", "trending-secret"
+	obj, err := objstore.New(context.Background(), oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The embedded S3 keeps no lifecycle rules: record the retention as ApplyRetention would.
+	b, _ := json.Marshal(archive.Retention{Days: 40, Applied: now})
+	if _, err := obj.Put(context.Background(), "archive/views/_retention.json", b); err != nil {
+		t.Fatal(err)
+	}
+	old := now.AddDate(0, 0, -50).Format(time.DateOnly)
+	_, err = a.run(t, "run", "--windows", "hour", "--from", old)
+	if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), "keeps raw events 40 days") {
+		t.Errorf("an expired day: %v, want a usage error naming the retention", err)
+	}
+	if _, err = a.run(t, "run", "--windows", "day", "--from", old, "--force"); err == nil || !strings.Contains(err.Error(), "past the archive's retention") {
+		t.Errorf("an expired day with --force: %v, want a refusal", err)
+	}
+	if out, err := a.run(t, "run", "--windows", "hour", "--from", recent.Format("2006-01-02T15")); err != nil || !strings.Contains(out, "1 lists published") {
+		t.Errorf("a recent hour: %v %q", err, out)
+	}
+}

@@ -53,7 +53,7 @@ func StartEmbedded(ctx context.Context, dir, addr string) (*Embedded, error) {
 		return nil, fmt.Errorf("embedded s3 listen %s: %w", addr, err)
 	}
 	e := &Embedded{Endpoint: "http://" + ln.Addr().String(), ln: ln,
-		srv: &http.Server{Handler: faker.Server(), ReadHeaderTimeout: 10 * time.Second}}
+		srv: &http.Server{Handler: noLifecycle(faker.Server()), ReadHeaderTimeout: 10 * time.Second}}
 	go func() {
 		if err := e.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			_ = err // Serve only fails when the listener does; Close reports nothing more useful.
@@ -144,4 +144,19 @@ func (b *prefixLister) ListBucket(bucket string, prefix *gofakes3.Prefix, page g
 		out.Add(&gofakes3.Content{Key: f.key, LastModified: gofakes3.NewContentTime(f.mtime), ETag: gofakes3.FormatETag(obj.Hash), Size: obj.Size})
 	}
 	return out, nil
+}
+
+// noLifecycle answers a bucket's lifecycle configuration requests with S3's NotImplemented:
+// gofakes3 has no lifecycle rules and would take a PUT ?lifecycle for a bucket creation.
+func noLifecycle(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := r.URL.Query()["lifecycle"]; ok {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusNotImplemented)
+			_, _ = w.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code>` +
+				`<Message>the embedded S3 server keeps no lifecycle rules</Message></Error>`))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
