@@ -27,8 +27,7 @@ func TestUpAllTimeExact(t *testing.T) {
 		t.Skip("runs the whole pipeline")
 	}
 	now := time.Now().UTC()
-	midnight := now.Truncate(24 * time.Hour)
-	if now.Sub(midnight) < 35*time.Minute {
+	if now.Sub(now.Truncate(24*time.Hour)) < 35*time.Minute {
 		// The scheduler's nightly run starts 30 minutes after midnight (ScheduleConfig.NightlyAt).
 		t.Skipf("%s is within 35 minutes after midnight UTC: the nightly run that publishes the all-time base has not started yet", now.Format(time.TimeOnly))
 	}
@@ -37,13 +36,33 @@ func TestUpAllTimeExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(k.Close) // after up has stopped (cleanups run last first)
+	upAllTimeExact(t, now, k.Addr, nil)
+}
+
+// TestUpAllTimeExactKafka is TestUpAllTimeExact on the real Kafka and MinIO.
+func TestUpAllTimeExactKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	now := time.Now().UTC()
+	if now.Sub(now.Truncate(24*time.Hour)) < 35*time.Minute {
+		t.Skipf("%s is within 35 minutes after midnight UTC: the nightly run that publishes the all-time base has not started yet", now.Format(time.TimeOnly))
+	}
+	broker := itest.Kafka(t)
+	s3 := itest.S3(t)
+	upAllTimeExact(t, now, broker, []string{"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey,
+		"--s3-secret-key", s3.SecretKey, "--s3-bucket", itest.Name(t, "alltime")})
+}
+
+func upAllTimeExact(t *testing.T, now time.Time, broker string, extra []string) {
+	midnight := now.Truncate(24 * time.Hour)
 	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	topic := itest.Name(t, "views")
 	const listK = 20
-	up := startInProcess(t, "up", "--data", data, "--listen", addr, "--kafka", k.Addr, "--views-topic", topic, "--no-load", "--backfill", "0",
+	up := startInProcess(t, append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--k", "20", "--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
-		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn")
+		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)...)
 	base := "http://" + addr
 	waitFor(t, "the API up", 60*time.Second, func() (bool, string) { c, b := httpGet(base + "/readyz"); return c == 200, b })
 
@@ -56,7 +75,7 @@ func TestUpAllTimeExact(t *testing.T) {
 		end = latest
 	}
 	truth := stream.NewTruth()
-	w := eventlog.NewWriter([]string{k.Addr}, topic)
+	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
 	for i, seg := range []struct {
 		from, to time.Time
