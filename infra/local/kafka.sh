@@ -22,6 +22,11 @@ install() {
 
 start() {
   install
+  # Every start, not only services.sh up's: a client redialing a stopped broker on loopback
+  # for minutes picks the broker's own port as its source port sooner or later (a TCP
+  # self-connect: a 10-minute outage test left 127.0.0.1:49092 -> 127.0.0.1:49092 holding
+  # the port, and the broker could not start again). Reserved ports are never picked.
+  reserve_ports
   if pid_alive kafka; then say "already running on 127.0.0.1:$KAFKA_PORT"; wait_healthy kafka 90 grep -q "Kafka Server started" "$TRENDING_RUN/kafka.log"; return 0; fi
   mkdir -p "$DATA"
   local props="$TRENDING_RUN/kafka.properties"

@@ -151,8 +151,8 @@ func TestFaultKafkaOutage(t *testing.T) {
 	})
 	time.Sleep(time.Until(down.Add(outage)))
 	for _, c := range append(all, lg) {
-		if c.cmd.ProcessState != nil {
-			t.Fatalf("%s exited during the outage: %s\n%s", c.name, c.cmd.ProcessState, c.logs.tail(10))
+		if exited(c) {
+			t.Fatalf("%s exited during the outage:\n%s", c.name, c.logs.tail(10))
 		}
 	}
 	itest.Start(t, "kafka")
@@ -317,12 +317,22 @@ func TestFaultKafkaOutage(t *testing.T) {
 		t.Errorf("the event POSTed during the outage is in up's topic %d times its count, want once (%d)", got, posted.Count)
 	}
 	for _, c := range all {
-		if c.cmd.ProcessState != nil {
-			t.Errorf("%s exited: %s", c.name, c.cmd.ProcessState)
+		if exited(c) {
+			t.Errorf("%s exited:\n%s", c.name, c.logs.tail(10))
 		}
-		if n := strings.Count(c.logs.String(), "Kafka unreachable; keeping state"); n == 0 || n > 8 {
-			t.Errorf("%s logged the outage %d times; want once per role", c.name, n)
+		// One line per change of state, not one per failed call (each role failed tens to
+		// hundreds of calls): a role may flap once or twice while the group rejoins after
+		// the broker's return.
+		lines := outageLines(c.logs.String())
+		if len(lines) == 0 {
+			t.Errorf("%s never logged the outage", c.name)
 		}
+		for role, n := range lines {
+			if n > 3 {
+				t.Errorf("%s: role %s logged the outage %d times: want a line per change of state, not per failed call", c.name, role, n)
+			}
+		}
+		t.Logf("%s: lines saying Kafka is unreachable, by role: %v", c.name, lines)
 	}
 	t.Logf("done in %s", time.Since(testStart).Round(100*time.Millisecond))
 }
@@ -368,6 +378,29 @@ func dlqSources(t *testing.T, ctx context.Context, kc *eventlog.Client, topic st
 		})
 	}
 	return total, sources, valid
+}
+
+// exited reports whether c's process has ended (a zombie, not yet waited for: the children
+// are waited for only when the test kills them, so their ProcessState says nothing before).
+func exited(c *child) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		return true
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
+}
+
+var outageLine = regexp.MustCompile(`"msg":"Kafka unreachable; keeping state[^\n]*?"role":"([a-z]+)"`)
+
+// outageLines counts the log lines saying Kafka is unreachable, by role.
+func outageLines(logs string) map[string]int {
+	n := map[string]int{}
+	for _, m := range outageLine.FindAllStringSubmatch(logs, -1) {
+		n[m[1]]++
+	}
+	return n
 }
 
 // metricsText returns the /metrics page of the API at addr ("" when it does not answer).
