@@ -11,6 +11,7 @@ import (
 	"trending/batch"
 	"trending/model"
 	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 const bigK = 1000 // longer than the catalog: lists then hold every item and compare whole
@@ -229,7 +230,7 @@ func TestSpeedReplacedWithReconciliation(t *testing.T) {
 	f := newFixture(t)
 	f.generate()
 	eng, o, _ := openCH(t)
-	st, err := store.OpenClickHouse(context.Background(), o) // the production store
+	st, err := chstore.Open(context.Background(), o) // the production store
 	if err != nil {
 		t.Fatal(err)
 	}

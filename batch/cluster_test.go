@@ -15,16 +15,16 @@ import (
 	"trending/model"
 	"trending/model/windowset"
 	chddl "trending/schemas/clickhouse"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // openCHCluster migrates a fresh database on the two-shard test cluster (`trending migrate
 // --cluster`) and returns the ClickHouse engine on it, and a query on one shard's server.
-func openCHCluster(t *testing.T) (*batch.ClickHouse, store.ClickHouseOptions, func(shard int, q string) []string) {
+func openCHCluster(t *testing.T) (*batch.ClickHouse, chstore.Options, func(shard int, q string) []string) {
 	t.Helper()
 	addr, cluster := itest.ClickHouseCluster(t)
 	ctx := itest.Context(t, 2*time.Minute)
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = addr, itest.Underscored(t, "trending_it_cluster_batch")
 	conn, err := o.Conn(ctx)
 	if err != nil {

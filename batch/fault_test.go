@@ -12,7 +12,7 @@ import (
 	"trending/batch"
 	"trending/internal/itest"
 	"trending/model"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // downOnFirst is a batch Progress writer that takes the real ClickHouse down (down: itest.Stop
@@ -61,7 +61,7 @@ func batchOutage(t *testing.T, down func(testing.TB, string)) {
 	f := newFixture(t)
 	f.generate()
 	eng, o, _ := openCH(t)
-	st, err := store.OpenClickHouse(context.Background(), o) // the production serving table
+	st, err := chstore.Open(context.Background(), o) // the production serving table
 	if err != nil {
 		t.Fatal(err)
 	}

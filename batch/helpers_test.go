@@ -21,6 +21,8 @@ import (
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // day0 is the UTC day the generated archive covers (plus the first hours of the next).
@@ -234,22 +236,22 @@ func engines(t *testing.T, fn func(t *testing.T, open func(t *testing.T) batch.E
 }
 
 // openCH migrates a fresh database and returns the ClickHouse engine on it.
-func openCH(t *testing.T) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
+func openCH(t *testing.T) (*batch.ClickHouse, chstore.Options, func(q string) []string) {
 	t.Helper()
 	return openCHWith(t, 97, false) // several blocks per hour, so chunking is exercised
 }
 
 // openCHB is openCH for benchmarks: default chunks.
-func openCHB(b *testing.B, rowByRow bool) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
+func openCHB(b *testing.B, rowByRow bool) (*batch.ClickHouse, chstore.Options, func(q string) []string) {
 	b.Helper()
 	return openCHWith(b, batch.DefaultClickHouseConfig().ChunkRows, rowByRow)
 }
 
-func openCHWith(t testing.TB, chunk int, rowByRow bool) (*batch.ClickHouse, store.ClickHouseOptions, func(q string) []string) {
+func openCHWith(t testing.TB, chunk int, rowByRow bool) (*batch.ClickHouse, chstore.Options, func(q string) []string) {
 	t.Helper()
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, time.Minute)
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = addr, itest.Underscored(t, "trending_it_batch")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -291,7 +293,7 @@ func openCHWith(t testing.TB, chunk int, rowByRow bool) (*batch.ClickHouse, stor
 
 func boltStore(t *testing.T) store.Store {
 	t.Helper()
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"trending/internal/stream"
 	"trending/model/topics"
 	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 func init() { subcommands = append(subcommands, newBatchCommand) }
@@ -139,7 +140,7 @@ func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 		env.close = func() { eng.Close(); st.Close() }
 		return env, nil
 	}
-	o, err := store.ParseClickHouseDSN(s.clickhouse)
+	o, err := chstore.ParseDSN(s.clickhouse)
 	if err != nil {
 		st.Close()
 		return nil, usagef("--clickhouse: %v", err)

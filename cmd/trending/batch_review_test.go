@@ -15,7 +15,7 @@ import (
 	"trending/internal/objstore"
 	"trending/model"
 	"trending/model/topics"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // TestBatchTopicsSharedReview: `trending batch run|nightly --topics` keeps the topics the
@@ -70,7 +70,7 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 		}
 		listed := func() []string {
 			t.Helper()
-			st, err := store.OpenBolt(filepath.Join(dir, "serving.db"))
+			st, err := boltstore.Open(filepath.Join(dir, "serving.db"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,7 @@ import (
 	"trending/internal/itest"
 	"trending/internal/objstore"
 	"trending/model"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // TestBatchCommands drives run, status, backfill --dry-run and the open-window refusal
@@ -83,7 +83,7 @@ func TestBatchCommands(t *testing.T) {
 	if !strings.Contains(out, "1 lists published") {
 		t.Fatalf("run printed %q", out)
 	}
-	st, err := store.OpenBolt(filepath.Join(dir, "serving.db"))
+	st, err := boltstore.Open(filepath.Join(dir, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBatchCommands(t *testing.T) {
 	if !strings.Contains(out, "topics version") || !strings.Contains(out, "8 hour rollups built, 2 lists published") {
 		t.Fatalf("run --topics printed %q", out)
 	}
-	st, err = store.OpenBolt(filepath.Join(dir, "serving.db"))
+	st, err = boltstore.Open(filepath.Join(dir, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestBatchCommands(t *testing.T) {
 	}
 
 	// The speed layer's final list of hour 12: provisional until the batch replaces it.
-	st, err = store.OpenBolt(filepath.Join(dir, "serving.db"))
+	st, err = boltstore.Open(filepath.Join(dir, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"trending/internal/itest"
 	"trending/internal/objstore"
 	"trending/model"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // TestBatchTitlesClickHouse: `trending batch run --titles FILE` on the real ClickHouse (the
@@ -94,7 +94,7 @@ func migratedClickHouse(t *testing.T, addr, prefix string) string {
 	t.Helper()
 	db := itest.Underscored(t, prefix)
 	t.Cleanup(func() {
-		o, _ := store.ParseClickHouseDSN(addr)
+		o, _ := chstore.ParseDSN(addr)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if conn, err := o.Conn(ctx); err == nil {

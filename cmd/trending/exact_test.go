@@ -14,7 +14,7 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // TestUpEveryExactListIsTheTruth runs the whole pipeline (`trending up`, no built-in load)
@@ -111,7 +111,7 @@ func everyExactListIsTheTruth(t *testing.T, broker string, extra []string) {
 	}
 	up.stop()
 
-	sst, err := store.OpenBolt(filepath.Join(data, "serving.db"))
+	sst, err := boltstore.Open(filepath.Join(data, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	chddl "trending/schemas/clickhouse"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 func init() { subcommands = append(subcommands, newMigrateCommand) }
@@ -35,7 +35,7 @@ migrated with one variant for good: mixing them is refused.`,
 			if err := (chddl.Options{Cluster: cluster}).Validate(); err != nil {
 				return usagef("--cluster: %v", err)
 			}
-			o, err := store.ParseClickHouseDSN(dsn)
+			o, err := chstore.ParseDSN(dsn)
 			if err != nil {
 				return usagef("--clickhouse: %v", err)
 			}

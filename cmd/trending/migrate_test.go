@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"trending/internal/itest"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // TestMigrateTwice runs `trending migrate` twice on a fresh database of the real server:
@@ -17,7 +17,7 @@ func TestMigrateTwice(t *testing.T) {
 	addr := itest.ClickHouse(t)
 	db := itest.Underscored(t, "trending_it_migrate")
 	t.Cleanup(func() {
-		o, _ := store.ParseClickHouseDSN(addr)
+		o, _ := chstore.ParseDSN(addr)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if conn, err := o.Conn(ctx); err == nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // The Kafka TLS and SASL flags are part of the Kafka flag group (flags.go, addKafkaFlags).
@@ -39,7 +39,7 @@ func withClickHouseSecurity(cmd *cobra.Command) *cobra.Command {
 			if !strings.Contains(dsn, "://") {
 				dsn = "clickhouse://" + dsn
 			}
-			if _, err := store.ParseClickHouseDSN(dsn); err != nil {
+			if _, err := chstore.ParseDSN(dsn); err != nil {
 				return usagef("--%s %s: %v", name, redactDSN(dsn), redactErr(err, dsn))
 			}
 			u, _ := url.Parse(dsn)

@@ -22,6 +22,7 @@ import (
 	"trending/serving/api"
 	"trending/serving/ingest"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 	"trending/speed/topics"
 )
 
@@ -368,7 +369,7 @@ func openStore(spec string) (store.Store, error) {
 				return nil, fmt.Errorf("create serving store directory: %w", err)
 			}
 		}
-		st, err := store.OpenBolt(rest)
+		st, err := boltstore.Open(rest)
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"trending/serving/api/demo"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 func TestOpenStore(t *testing.T) {
@@ -61,7 +61,7 @@ func TestServeUsageErrors(t *testing.T) {
 // TCP, and checks that cancelling the context stops it cleanly.
 func TestServeCommand(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "serving.db")
-	st, err := store.OpenBolt(db)
+	st, err := boltstore.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}

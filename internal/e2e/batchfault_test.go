@@ -16,6 +16,8 @@ import (
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // TestFaultBatchRunClickHouseStopped runs `trending batch run` as a child process, as cron or
@@ -33,7 +35,7 @@ func TestFaultBatchRunClickHouseStopped(t *testing.T) {
 	bin := binary(t)
 	testStart := time.Now()
 
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = chAddr, itest.Underscored(t, "trending_e2e")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -97,7 +99,7 @@ func TestFaultBatchRunClickHouseStopped(t *testing.T) {
 	}
 	served := func() map[time.Time]*model.List {
 		t.Helper()
-		st, err := store.OpenBolt(storePath)
+		st, err := boltstore.Open(storePath)
 		if err != nil {
 			t.Fatal(err)
 		}

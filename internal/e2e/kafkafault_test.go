@@ -16,7 +16,7 @@ import (
 	"trending/internal/stream"
 	"trending/model"
 	"trending/model/event"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // TestFaultKafkaRestart restarts the real Kafka broker (services.sh stop, then start: a clean
@@ -163,7 +163,7 @@ func waitSpeedList(t *testing.T, ctx context.Context, merger *child, storePath s
 		merger.cmd.Process.Signal(syscall.SIGTERM)
 		merger.cmd.Wait()
 		why := func() string {
-			ss, err := store.OpenBolt(storePath)
+			ss, err := boltstore.Open(storePath)
 			if err != nil {
 				return err.Error()
 			}

@@ -29,7 +29,7 @@ import (
 	"trending/model"
 	"trending/model/event"
 	"trending/model/topk"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // killPartitions is the views topic's partition count: more than one per worker, so a
@@ -266,7 +266,7 @@ func TestKill9Pipeline(t *testing.T) {
 				merger.start(t)
 			}
 		}()
-		ss, err := store.OpenBolt(speedStore)
+		ss, err := boltstore.Open(speedStore)
 		if err != nil {
 			speedLast = err.Error()
 			return false, speedLast
@@ -368,7 +368,7 @@ func TestKill9Pipeline(t *testing.T) {
 	if out, err := bt.CombinedOutput(); err != nil {
 		t.Fatalf("batch run: %v\n%s", err, out)
 	}
-	st, err := store.OpenBolt(storePath)
+	st, err := boltstore.Open(storePath)
 	if err != nil {
 		t.Fatal(err)
 	}

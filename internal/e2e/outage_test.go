@@ -23,7 +23,7 @@ import (
 	"trending/internal/stream"
 	"trending/model"
 	"trending/model/event"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // outageFor is how long TestFaultKafkaOutage keeps the broker away by default: a real
@@ -231,7 +231,7 @@ func TestFaultKafkaOutage(t *testing.T) {
 	if out, err := bt.CombinedOutput(); err != nil {
 		t.Fatalf("batch run: %v\n%s", err, out)
 	}
-	bs, err := store.OpenBolt(batchStore)
+	bs, err := boltstore.Open(batchStore)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // TestPausedSpeedWorker SIGSTOPs one of two `trending speed` workers for longer than the
@@ -51,7 +52,7 @@ func TestPausedSpeedWorker(t *testing.T) {
 	bin := binary(t)
 	testStart := time.Now()
 
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = chAddr, itest.Underscored(t, "trending_e2e")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -61,7 +62,7 @@ func TestPausedSpeedWorker(t *testing.T) {
 	if _, err := chddl.Apply(ctx, conn, o.Database); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenClickHouse(ctx, o)
+	st, err := chstore.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"trending/internal/itest"
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // TestSplitRolesTitles runs the split deployment as child processes on the real Kafka, MinIO
@@ -29,7 +29,7 @@ func TestSplitRolesTitles(t *testing.T) {
 	chAddr := itest.ClickHouse(t)
 	bin := binary(t)
 
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = chAddr, itest.Underscored(t, "trending_e2e_titles")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -39,7 +39,7 @@ func TestSplitRolesTitles(t *testing.T) {
 	if _, err := chddl.Apply(ctx, conn, o.Database); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenClickHouse(ctx, o)
+	st, err := chstore.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

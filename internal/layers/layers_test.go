@@ -110,3 +110,25 @@ func TestImportRuleCatches(t *testing.T) {
 		t.Fatalf("violations %v, want %v", got, want)
 	}
 }
+
+// TestContractLinksNoDriver: the serving store's contract (serving/store) is apart from its
+// backends (serving/store/bolt, serving/store/clickhouse), so its importers link no database
+// driver they do not use: the merger writes through the contract, and only the command that
+// opens a store picks its backend.
+func TestContractLinksNoDriver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the module")
+	}
+	for _, pkg := range []string{"serving/store", "speed/merge", "serving/api", "serving/ingest"} {
+		out, err := exec.Command("go", "list", "-deps", module+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/ClickHouse/clickhouse-go") || strings.HasPrefix(dep, "go.etcd.io/bbolt") {
+				t.Errorf("%s links %s: the store's contract must not pull in a backend's driver", pkg, dep)
+				break
+			}
+		}
+	}
+}

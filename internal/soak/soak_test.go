@@ -26,7 +26,7 @@ import (
 	"trending/internal/stream"
 	"trending/model"
 	"trending/model/topk"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 const k = 100
@@ -142,7 +142,7 @@ loop:
 	if out, err := bt.CombinedOutput(); err != nil {
 		t.Fatalf("batch run: %v\n%s", err, out)
 	}
-	st, err := store.OpenBolt(filepath.Join(data, "serving.db"))
+	st, err := boltstore.Open(filepath.Join(data, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"trending/model"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 	"trending/serving/store/storetest"
 )
 
@@ -92,7 +93,7 @@ func newFixture(t testing.TB, mod func(*Config)) *fixture {
 	f := &fixture{t: t, reg: prometheus.NewRegistry()}
 	now := testNow
 	f.clock.Store(&now)
-	b, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	b, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"trending/internal/itest"
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 	"trending/serving/store/storetest"
 )
 
@@ -28,7 +28,7 @@ func TestFaultServeThroughClickHouseOutage(t *testing.T) {
 	itest.Faults(t)
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, 3*time.Minute)
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = addr, itest.Underscored(t, "trending_it_outage")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -44,7 +44,7 @@ func TestFaultServeThroughClickHouseOutage(t *testing.T) {
 			c.Close()
 		}
 	})
-	ch, err := store.OpenClickHouse(ctx, o)
+	ch, err := chstore.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,8 @@ import (
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
+	chstore "trending/serving/store/clickhouse"
 	"trending/serving/store/storetest"
 )
 
@@ -51,7 +53,7 @@ func startLive(t testing.TB, o liveOpts) *live {
 	t.Helper()
 	st := o.st
 	if st == nil {
-		b, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+		b, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -566,7 +568,7 @@ func TestStreamErrors(t *testing.T) {
 func TestStreamClickHouse(t *testing.T) {
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, time.Minute)
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = addr, itest.Underscored(t, "trending_it_stream")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -579,7 +581,7 @@ func TestStreamClickHouse(t *testing.T) {
 	if _, err := chddl.Apply(ctx, conn, o.Database); err != nil {
 		t.Fatal(err)
 	}
-	ch, err := store.OpenClickHouse(ctx, o)
+	ch, err := chstore.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,7 +609,7 @@ func TestStreamClickHouse(t *testing.T) {
 		t.Fatalf("%d bodies loaded by the polls before any write, want 0", n)
 	}
 	// Another process's writer: its own store value on the same table.
-	other, err := store.OpenClickHouse(ctx, o)
+	other, err := chstore.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -648,7 +650,7 @@ type notifyingCounter struct {
 // TestCacheLoadsOnlyChangedLists: after the embedded store's notification the cache loads the
 // bodies of the lists written, not every list Since would return.
 func TestCacheLoadsOnlyChangedLists(t *testing.T) {
-	b, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	b, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

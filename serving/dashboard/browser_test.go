@@ -20,7 +20,7 @@ import (
 	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 var update = flag.Bool("update", false, "save the dashboard screenshot to testdata/screenshot.png")
@@ -55,7 +55,7 @@ func chromium(t *testing.T) string {
 func TestDashboardRenders(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
-	st, err := store.OpenBolt(filepath.Join(dir, "serving.db"))
+	st, err := boltstore.Open(filepath.Join(dir, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func tail(s string) string {
 // under 100), and the decay explained where other cards state their counts.
 func TestDashboardRendersDecayed(t *testing.T) {
 	bin := chromium(t)
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

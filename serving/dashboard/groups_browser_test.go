@@ -14,7 +14,7 @@ import (
 	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // TestDashboardGroupPicker: with lists per region configured, the dashboard offers a picker of
@@ -23,7 +23,7 @@ import (
 func TestDashboardGroupPicker(t *testing.T) {
 	bin := chromium(t)
 	dir := t.TempDir()
-	st, err := store.OpenBolt(filepath.Join(dir, "serving.db"))
+	st, err := boltstore.Open(filepath.Join(dir, "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,13 +68,14 @@ type Store interface {
 func Rank(l model.List) uint64 {
 	r := uint64(l.Version)
 	if l.Source == model.SourceBatch && !l.Start.IsZero() {
-		r += batchPriority
+		r += BatchPriority
 	}
 	return r
 }
 
-// batchPriority lifts an exact list of a calendar window above every speed version.
-const batchPriority = uint64(1) << 62
+// BatchPriority lifts an exact list of a calendar window above every speed version; a
+// version must stay below it.
+const BatchPriority = uint64(1) << 62
 
 // Stamp identifies the stored list of one key without its body: it changes whenever a write
 // that reads would return is stored, so a reader that remembers the stamps it last saw loads

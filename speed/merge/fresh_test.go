@@ -11,14 +11,14 @@ import (
 
 	"trending/model"
 	"trending/model/topk"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 // TestAllFresh: Run publishes at once when every partition heard from within Staleness has
 // sent a newer list since the last Publish; a partition silent for longer does not hold the
 // others back, and a replayed (older) list does not count as news.
 func TestAllFresh(t *testing.T) {
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestAllFresh(t *testing.T) {
 // merged. A partition more than a bucket behind does not hold the others back: it is marked
 // stale, as its counts cover another span.
 func TestLiveSpan(t *testing.T) {
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,13 +19,14 @@ import (
 	"trending/model"
 	"trending/model/topk"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 	"trending/speed/merge"
 )
 
 var t0 = time.Date(2026, 11, 14, 10, 6, 0, 0, time.UTC)
 
 func openStore(t *testing.T) store.Store {
-	s, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

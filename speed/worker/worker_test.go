@@ -21,6 +21,7 @@ import (
 	"trending/model/event"
 	"trending/model/topk"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 	"trending/speed/merge"
 	"trending/speed/window"
 	"trending/speed/worker"
@@ -53,7 +54,7 @@ func newEnv(t testing.TB, brokers []string, obj *objstore.Store, partitions int)
 	if _, err := eventlog.EnsureTopics(ctx, brokers, eventlog.Spec{Name: e.views, Partitions: partitions}, eventlog.Spec{Name: e.dlq, Partitions: 1}, eventlog.Spec{Name: e.partials, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

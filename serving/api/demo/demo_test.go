@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 func TestListsAreValidAndStorable(t *testing.T) {
 	now := time.Date(2026, 11, 14, 10, 30, 0, 0, time.UTC)
-	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "s.db"))
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"trending/serving/api/demo"
-	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 )
 
 func main() {
 	db := flag.String("db", "./data/serving.db", "bolt serving store file to write")
 	flag.Parse()
-	st, err := store.OpenBolt(*db)
+	st, err := boltstore.Open(*db)
 	if err == nil {
 		err = demo.Seed(context.Background(), st, time.Now())
 		err2 := st.Close()

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"bytes"
@@ -8,43 +8,44 @@ import (
 	"sync"
 	"time"
 	"trending/model"
+	"trending/serving/store"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Bolt is the embedded serving store: one bbolt file. Each Put is one bbolt transaction, so a
 // reader sees the whole previous list or the whole new one.
 //
-// bbolt locks its file, so only this process writes it: Bolt keeps every key's Stamp in
+// bbolt locks its file, so only this process writes it: Bolt keeps every key's store.Stamp in
 // memory (Versions costs no read) and closes the Changed channel after each write it stores,
 // which is how the serving cache of `trending up` learns of a new list at once.
-type Bolt struct {
-	db *bolt.DB
+type Store struct {
+	db *bbolt.DB
 
 	putMu sync.Mutex // one Put at a time, so stamps change in the order the writes commit
 
-	mu      sync.Mutex       // guards the fields below
-	stamps  map[string]Stamp // by boltKey
-	seq     uint64           // writes stored by this process
-	changed chan struct{}    // closed by the next stored write; nil until someone asks
+	mu      sync.Mutex             // guards the fields below
+	stamps  map[string]store.Stamp // by boltKey
+	seq     uint64                 // writes stored by this process
+	changed chan struct{}          // closed by the next stored write; nil until someone asks
 }
 
 var bucketLists = []byte("lists")
 
-// OpenBolt opens (creating) the store file at path.
-func OpenBolt(path string) (*Bolt, error) {
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: 5 * time.Second})
+// Open opens (creating) the store file at path.
+func Open(path string) (*Store, error) {
+	db, err := bbolt.Open(path, 0o644, &bbolt.Options{Timeout: 5 * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("open serving store %s: %w (is another trending process using it?)", path, err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error {
+	if err := db.Update(func(tx *bbolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(bucketLists)
 		return err
 	}); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("init serving store %s: %w", path, err)
 	}
-	b := &Bolt{db: db, stamps: map[string]Stamp{}}
+	b := &Store{db: db, stamps: map[string]store.Stamp{}}
 	if err := b.loadStamps(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("read serving store %s: %w", path, err)
@@ -54,8 +55,8 @@ func OpenBolt(path string) (*Bolt, error) {
 
 // loadStamps reads the stamp of every stored list, decoding only the fields of its key and
 // rank.
-func (b *Bolt) loadStamps() error {
-	return b.db.View(func(tx *bolt.Tx) error {
+func (b *Store) loadStamps() error {
+	return b.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketLists).ForEach(func(k, v []byte) error {
 			var h struct {
 				Window, Group, Score string
@@ -67,7 +68,7 @@ func (b *Bolt) loadStamps() error {
 				return fmt.Errorf("decode %s: %w", k, err)
 			}
 			l := model.List{Window: h.Window, Group: h.Group, Score: h.Score, Start: h.Start, Version: h.Version, Source: h.Source}
-			b.stamps[string(k)] = Stamp{Key: l.Key(), Rank: Rank(l)}
+			b.stamps[string(k)] = store.Stamp{Key: l.Key(), Rank: store.Rank(l)}
 			return nil
 		})
 	})
@@ -82,12 +83,12 @@ func boltKey(k model.Key) []byte {
 }
 
 // Put implements Store.
-func (b *Bolt) Put(_ context.Context, l model.List) error {
+func (b *Store) Put(_ context.Context, l model.List) error {
 	l.Start, l.End, l.AsOf, l.ComputedAt = utc(l.Start), utc(l.End), utc(l.AsOf), utc(l.ComputedAt)
 	key := boltKey(l.Key())
 	b.putMu.Lock()
 	defer b.putMu.Unlock()
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.db.Update(func(tx *bbolt.Tx) error {
 		bk := tx.Bucket(bucketLists)
 		var cur *model.List
 		if raw := bk.Get(key); raw != nil {
@@ -98,7 +99,7 @@ func (b *Bolt) Put(_ context.Context, l model.List) error {
 			c = c.Normalize()
 			cur = &c
 		}
-		if err := Admit(cur, l); err != nil {
+		if err := store.Admit(cur, l); err != nil {
 			return err
 		}
 		raw, err := json.Marshal(l)
@@ -112,7 +113,7 @@ func (b *Bolt) Put(_ context.Context, l model.List) error {
 	}
 	b.mu.Lock()
 	b.seq++
-	b.stamps[string(key)] = Stamp{Key: l.Key(), Rank: Rank(l), Seq: b.seq}
+	b.stamps[string(key)] = store.Stamp{Key: l.Key(), Rank: store.Rank(l), Seq: b.seq}
 	ch := b.changed
 	b.changed = nil
 	b.mu.Unlock()
@@ -122,8 +123,8 @@ func (b *Bolt) Put(_ context.Context, l model.List) error {
 	return nil
 }
 
-// Changed implements Notifier.
-func (b *Bolt) Changed() <-chan struct{} {
+// Changed implements store.Notifier.
+func (b *Store) Changed() <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.changed == nil {
@@ -132,11 +133,11 @@ func (b *Bolt) Changed() <-chan struct{} {
 	return b.changed
 }
 
-// Versions implements Versioner from memory.
-func (b *Bolt) Versions(_ context.Context, since time.Time) ([]Stamp, error) {
+// Versions implements store.Versioner from memory.
+func (b *Store) Versions(_ context.Context, since time.Time) ([]store.Stamp, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Stamp, 0, len(b.stamps))
+	out := make([]store.Stamp, 0, len(b.stamps))
 	for _, st := range b.stamps {
 		if st.Key.Live() || !st.Key.Start.Before(since) {
 			out = append(out, st)
@@ -146,12 +147,12 @@ func (b *Bolt) Versions(_ context.Context, since time.Time) ([]Stamp, error) {
 }
 
 // Get implements Store.
-func (b *Bolt) Get(_ context.Context, k model.Key) (model.List, error) {
+func (b *Store) Get(_ context.Context, k model.Key) (model.List, error) {
 	var l model.List
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		raw := tx.Bucket(bucketLists).Get(boltKey(k))
 		if raw == nil {
-			return fmt.Errorf("%s: %w", k, ErrNotFound)
+			return fmt.Errorf("%s: %w", k, store.ErrNotFound)
 		}
 		return json.Unmarshal(raw, &l)
 	})
@@ -159,10 +160,10 @@ func (b *Bolt) Get(_ context.Context, k model.Key) (model.List, error) {
 }
 
 // Range implements Store.
-func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]model.List, error) {
+func (b *Store) Range(_ context.Context, window string, from, to time.Time) ([]model.List, error) {
 	var out []model.List
 	lo, hi := boltKey(model.Key{Window: window, Start: from.UTC()}), boltKey(model.Key{Window: window, Start: to.UTC()})
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		c := tx.Bucket(bucketLists).Cursor()
 		for k, v := c.Seek(lo); k != nil && bytes.Compare(k, hi) < 0; k, v = c.Next() {
 			var l model.List
@@ -182,9 +183,9 @@ func (b *Bolt) Range(_ context.Context, window string, from, to time.Time) ([]mo
 }
 
 // Since implements Store.
-func (b *Bolt) Since(_ context.Context, since time.Time) ([]model.List, error) {
+func (b *Store) Since(_ context.Context, since time.Time) ([]model.List, error) {
 	var out []model.List
-	err := b.db.View(func(tx *bolt.Tx) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		return tx.Bucket(bucketLists).ForEach(func(k, v []byte) error {
 			var l model.List
 			if err := json.Unmarshal(v, &l); err != nil {
@@ -200,7 +201,7 @@ func (b *Bolt) Since(_ context.Context, since time.Time) ([]model.List, error) {
 }
 
 // Close implements Store.
-func (b *Bolt) Close() error { return b.db.Close() }
+func (b *Store) Close() error { return b.db.Close() }
 
 func utc(t time.Time) time.Time {
 	if t.IsZero() {

@@ -1,4 +1,4 @@
-package store
+package clickhouse
 
 import (
 	"cmp"
@@ -18,14 +18,15 @@ import (
 
 	"trending/internal/setting"
 	"trending/model"
+	"trending/serving/store"
 
-	"github.com/ClickHouse/clickhouse-go/v2"
+	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
-// ClickHouseOptions says where the ClickHouse serving table lives. Start from
-// DefaultClickHouseOptions (ParseClickHouseDSN does): Conn takes every field as it is.
-type ClickHouseOptions struct {
+// Options says where the ClickHouse serving table lives. Start from
+// DefaultOptions (ParseDSN does): Conn takes every field as it is.
+type Options struct {
 	// Addr is the native-protocol address; default 127.0.0.1:39100 (infra/local).
 	Addr string
 	// Database holds the serving_lists table (schemas/clickhouse/001_serving.sql, created by
@@ -34,22 +35,22 @@ type ClickHouseOptions struct {
 	// Username and Password; empty means the server's default user.
 	Username, Password string
 	// TLS, when not nil, encrypts the connection (the server's secure native port, 9440 by
-	// default); nil is plaintext. ParseClickHouseDSN sets it for ?secure=true or ?ca=FILE.
+	// default); nil is plaintext. ParseDSN sets it for ?secure=true or ?ca=FILE.
 	TLS *tls.Config
 	// DialTimeout bounds connecting; default 5 s. It must be positive: clickhouse-go would
 	// read zero as its own 30 s.
 	DialTimeout time.Duration
 }
 
-// DefaultClickHouseOptions returns the local development server's options.
-func DefaultClickHouseOptions() ClickHouseOptions {
-	return ClickHouseOptions{Addr: "127.0.0.1:39100", Database: "trending", DialTimeout: 5 * time.Second}
+// DefaultOptions returns the local development server's options.
+func DefaultOptions() Options {
+	return Options{Addr: "127.0.0.1:39100", Database: "trending", DialTimeout: 5 * time.Second}
 }
 
 var chIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate reports options that cannot work, saying what to change.
-func (o ClickHouseOptions) Validate() error {
+func (o Options) Validate() error {
 	if o.Addr == "" {
 		return errors.New("clickhouse address is empty: use host:port, e.g. 127.0.0.1:39100")
 	}
@@ -57,17 +58,17 @@ func (o ClickHouseOptions) Validate() error {
 		return fmt.Errorf("clickhouse database %q: use letters, digits and underscores", o.Database)
 	}
 	if o.DialTimeout <= 0 {
-		return setting.Invalid("DialTimeout", "%s: must be positive (default %s)", o.DialTimeout, DefaultClickHouseOptions().DialTimeout)
+		return setting.Invalid("DialTimeout", "%s: must be positive (default %s)", o.DialTimeout, DefaultOptions().DialTimeout)
 	}
 	return nil
 }
 
-// ParseClickHouseDSN reads clickhouse://[user[:password]@]host:port[/database][?secure=true]
-// [&ca=FILE]; a bare host:port is accepted too. Missing parts take DefaultClickHouseOptions'
+// ParseDSN reads clickhouse://[user[:password]@]host:port[/database][?secure=true]
+// [&ca=FILE]; a bare host:port is accepted too. Missing parts take DefaultOptions'
 // values. secure=true turns on TLS with the system roots; ca=FILE (a PEM bundle) trusts those
 // CAs instead and implies secure.
-func ParseClickHouseDSN(dsn string) (ClickHouseOptions, error) {
-	o := DefaultClickHouseOptions()
+func ParseDSN(dsn string) (Options, error) {
+	o := DefaultOptions()
 	if !strings.Contains(dsn, "://") {
 		dsn = "clickhouse://" + dsn
 	}
@@ -113,13 +114,13 @@ func ParseClickHouseDSN(dsn string) (ClickHouseOptions, error) {
 }
 
 // Conn opens a clickhouse-go connection pool for these options.
-func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
+func (o Options) Conn(ctx context.Context) (driver.Conn, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	conn, err := clickhouse.Open(&clickhouse.Options{
+	conn, err := ch.Open(&ch.Options{
 		Addr:        []string{o.Addr},
-		Auth:        clickhouse.Auth{Database: "default", Username: o.Username, Password: o.Password},
+		Auth:        ch.Auth{Database: "default", Username: o.Username, Password: o.Password},
 		DialTimeout: o.DialTimeout,
 		TLS:         o.TLS,
 	})
@@ -139,20 +140,20 @@ func (o ClickHouseOptions) Conn(ctx context.Context) (driver.Conn, error) {
 // over the table; reads take the body. Rows written before 004 have an empty status there and in
 // their body, and are read with model.List.Normalize.
 //
-// ClickHouse has no conditional write, so Admit's check-then-write is made safe in two
+// ClickHouse has no conditional write, so store.Admit's check-then-write is made safe in two
 // layers. Within one process a mutex serialises Puts: the check and the insert are atomic
 // with respect to every other Put of this store. Across processes (an active and a standby
 // merger, the batch) two writers may both pass the check; the reads then decide: every read
 // picks, per key, the row with the largest (ord, seq), where ord is the version plus 2^62
-// for an exact batch list of a calendar window. That is exactly the order Admit admits
+// for an exact batch list of a calendar window. That is exactly the order store.Admit admits
 // writes in for calendar keys and, on live keys, version order; so a stale write that
 // slips in between another writer's check and insert is stored but never served, and a
 // speed list that slips in after a batch list of the same calendar window never wins.
 //
-// The one place where version order and Admit differ (a batch list with a lower version
-// than the stored speed list of a live key, which Admit accepts) is refused here with
-// ErrStaleVersion: live lists are ordered by version alone, whoever writes them.
-type ClickHouse struct {
+// The one place where version order and store.Admit differ (a batch list with a lower version
+// than the stored speed list of a live key, which store.Admit accepts) is refused here with
+// store.ErrStaleVersion: live lists are ordered by version alone, whoever writes them.
+type Store struct {
 	conn  driver.Conn
 	table string // database.serving_lists
 
@@ -160,8 +161,8 @@ type ClickHouse struct {
 	lastSeq uint64
 }
 
-// OpenClickHouse connects to the serving table, which `trending migrate` creates.
-func OpenClickHouse(ctx context.Context, o ClickHouseOptions) (*ClickHouse, error) {
+// Open connects to the serving table, which `trending migrate` creates.
+func Open(ctx context.Context, o Options) (*Store, error) {
 	conn, err := o.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -175,20 +176,20 @@ func OpenClickHouse(ctx context.Context, o ClickHouseOptions) (*ClickHouse, erro
 		conn.Close()
 		return nil, fmt.Errorf("clickhouse %s: table %s.serving_lists is missing: run `trending migrate --clickhouse clickhouse://%s/%s`", o.Addr, o.Database, o.Addr, o.Database)
 	}
-	return &ClickHouse{conn: conn, table: o.Database + ".serving_lists"}, nil
+	return &Store{conn: conn, table: o.Database + ".serving_lists"}, nil
 }
 
 // Put implements Store.
-func (c *ClickHouse) Put(ctx context.Context, l model.List) error {
+func (c *Store) Put(ctx context.Context, l model.List) error {
 	l.Start, l.End, l.AsOf, l.ComputedAt = utc(l.Start), utc(l.End), utc(l.AsOf), utc(l.ComputedAt)
 	if err := l.Validate(); err != nil {
 		return err
 	}
-	if uint64(l.Version) >= batchPriority {
-		return fmt.Errorf("%w: version %d too large for the ClickHouse store (max 2^62)", ErrInvalid, l.Version)
+	if uint64(l.Version) >= store.BatchPriority {
+		return fmt.Errorf("%w: version %d too large for the ClickHouse store (max 2^62)", store.ErrInvalid, l.Version)
 	}
 	if !l.Start.IsZero() && (l.Start.Unix() < 0 || l.Start.Unix() > 1<<32-1) {
-		return fmt.Errorf("%w: start %s outside ClickHouse DateTime", ErrInvalid, l.Start)
+		return fmt.Errorf("%w: start %s outside ClickHouse DateTime", store.ErrInvalid, l.Start)
 	}
 	body, err := json.Marshal(l)
 	if err != nil {
@@ -200,14 +201,14 @@ func (c *ClickHouse) Put(ctx context.Context, l model.List) error {
 	switch got, err := c.Get(ctx, l.Key()); {
 	case err == nil:
 		cur = &got
-	case !errors.Is(err, ErrNotFound):
+	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
-	if err := Admit(cur, l); err != nil {
+	if err := store.Admit(cur, l); err != nil {
 		return err
 	}
-	if cur != nil && Rank(l) < Rank(*cur) {
-		return fmt.Errorf("%s: version %d older than stored %d (live lists are ordered by version): %w", l.Key(), l.Version, cur.Version, ErrStaleVersion)
+	if cur != nil && store.Rank(l) < store.Rank(*cur) {
+		return fmt.Errorf("%s: version %d older than stored %d (live lists are ordered by version): %w", l.Key(), l.Version, cur.Version, store.ErrStaleVersion)
 	}
 	seq := uint64(time.Now().UnixNano())
 	if seq <= c.lastSeq {
@@ -222,7 +223,7 @@ func (c *ClickHouse) Put(ctx context.Context, l model.List) error {
 	if l.Start.IsZero() {
 		live = 1
 	}
-	if err := b.Append(l.Key().Name(), chTime(l.Start), live, Rank(l), seq, l.Version, string(l.Source), string(l.Status), l.DroppedLate, string(body), time.Now().UTC()); err != nil {
+	if err := b.Append(l.Key().Name(), chTime(l.Start), live, store.Rank(l), seq, l.Version, string(l.Source), string(l.Status), l.DroppedLate, string(body), time.Now().UTC()); err != nil {
 		return errors.Join(fmt.Errorf("put %s: %w", l.Key(), err), b.Abort())
 	}
 	if err := b.Send(); err != nil {
@@ -247,20 +248,20 @@ func unixOrZero(t time.Time) int64 {
 }
 
 // Get implements Store.
-func (c *ClickHouse) Get(ctx context.Context, k model.Key) (model.List, error) {
+func (c *Store) Get(ctx context.Context, k model.Key) (model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
 		" WHERE win = ? AND start = toDateTime(?) ORDER BY ord DESC, seq DESC LIMIT 1", k.Name(), unixOrZero(k.Start))
 	if err != nil {
 		return model.List{}, fmt.Errorf("get %s: %w", k, err)
 	}
 	if len(ls) == 0 {
-		return model.List{}, fmt.Errorf("%s: %w", k, ErrNotFound)
+		return model.List{}, fmt.Errorf("%s: %w", k, store.ErrNotFound)
 	}
 	return ls[0], nil
 }
 
 // Range implements Store.
-func (c *ClickHouse) Range(ctx context.Context, window string, from, to time.Time) ([]model.List, error) {
+func (c *Store) Range(ctx context.Context, window string, from, to time.Time) ([]model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
 		" WHERE live = 0 AND win = ? AND start >= toDateTime(?) AND start < toDateTime(?)"+
 		" ORDER BY start, ord DESC, seq DESC LIMIT 1 BY win, start", window, clampUnix(from), clampUnix(to))
@@ -271,7 +272,7 @@ func (c *ClickHouse) Range(ctx context.Context, window string, from, to time.Tim
 }
 
 // Since implements Store.
-func (c *ClickHouse) Since(ctx context.Context, since time.Time) ([]model.List, error) {
+func (c *Store) Since(ctx context.Context, since time.Time) ([]model.List, error) {
 	ls, err := c.query(ctx, "SELECT body FROM "+c.table+
 		" WHERE live = 1 OR start >= toDateTime(?)"+
 		" ORDER BY live DESC, win, start, ord DESC, seq DESC LIMIT 1 BY win, start", clampUnix(since))
@@ -281,17 +282,17 @@ func (c *ClickHouse) Since(ctx context.Context, since time.Time) ([]model.List, 
 	return ls, nil
 }
 
-// Versions implements Versioner: per key of Since's rows, the (ord, seq) of the row reads
+// Versions implements store.Versioner: per key of Since's rows, the (ord, seq) of the row reads
 // pick, from the key columns alone (the table is columnar, so no body is read). Tuples
 // compare element by element in 18.16 as in current ClickHouse.
-func (c *ClickHouse) Versions(ctx context.Context, since time.Time) ([]Stamp, error) {
+func (c *Store) Versions(ctx context.Context, since time.Time) ([]store.Stamp, error) {
 	rows, err := c.conn.Query(ctx, "SELECT win, start, live, tupleElement(max((ord, seq)), 1), tupleElement(max((ord, seq)), 2) FROM "+c.table+
 		" WHERE live = 1 OR start >= toDateTime(?) GROUP BY win, start, live", clampUnix(since))
 	if err != nil {
 		return nil, fmt.Errorf("versions since %s: %w", since.Format(time.RFC3339), err)
 	}
 	defer rows.Close()
-	var out []Stamp
+	var out []store.Stamp
 	for rows.Next() {
 		var (
 			win       string
@@ -309,7 +310,7 @@ func (c *ClickHouse) Versions(ctx context.Context, since time.Time) ([]Stamp, er
 		if live == 0 {
 			k.Start = start.UTC()
 		}
-		out = append(out, Stamp{Key: k, Rank: rank, Seq: seq})
+		out = append(out, store.Stamp{Key: k, Rank: rank, Seq: seq})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("versions: %w", err)
@@ -322,7 +323,7 @@ func clampUnix(t time.Time) int64 {
 	return min(max(unixOrZero(t), 0), 1<<32-1)
 }
 
-func (c *ClickHouse) query(ctx context.Context, q string, args ...any) ([]model.List, error) {
+func (c *Store) query(ctx context.Context, q string, args ...any) ([]model.List, error) {
 	rows, err := c.conn.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -344,4 +345,11 @@ func (c *ClickHouse) query(ctx context.Context, q string, args ...any) ([]model.
 }
 
 // Close implements Store.
-func (c *ClickHouse) Close() error { return c.conn.Close() }
+func (c *Store) Close() error { return c.conn.Close() }
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}

@@ -1,4 +1,4 @@
-package store_test
+package clickhouse_test
 
 import (
 	"context"
@@ -16,21 +16,22 @@ import (
 	"trending/model"
 	chddl "trending/schemas/clickhouse"
 	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 	"trending/serving/store/storetest"
 )
 
 // openClickHouse migrates a fresh database on the real server and opens the store on it.
-func openClickHouse(t *testing.T) *store.ClickHouse {
+func openClickHouse(t *testing.T) *chstore.Store {
 	s, _, _ := openClickHouseRaw(t)
 	return s
 }
 
 // openClickHouseRaw also returns a raw connection and the database name.
-func openClickHouseRaw(t *testing.T) (*store.ClickHouse, driver.Conn, string) {
+func openClickHouseRaw(t *testing.T) (*chstore.Store, driver.Conn, string) {
 	t.Helper()
 	addr := itest.ClickHouse(t)
 	ctx := itest.Context(t, time.Minute)
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	o.Addr, o.Database = addr, itest.Underscored(t, "trending_it_store")
 	conn, err := o.Conn(ctx)
 	if err != nil {
@@ -43,7 +44,7 @@ func openClickHouseRaw(t *testing.T) (*store.ClickHouse, driver.Conn, string) {
 	if _, err := chddl.Apply(ctx, conn, o.Database); err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.OpenClickHouse(ctx, o)
+	s, err := chstore.Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestParseClickHouseDSN(t *testing.T) {
 		{"clickhouse://h:9000/bad-name", "", "", false},
 	} {
 		t.Run(c.in, func(t *testing.T) {
-			o, err := store.ParseClickHouseDSN(c.in)
+			o, err := chstore.ParseDSN(c.in)
 			if (err == nil) != c.ok {
 				t.Fatalf("err = %v, want ok=%v", err, c.ok)
 			}
@@ -256,7 +257,7 @@ func TestClickHouseVersionsReadNoBody(t *testing.T) {
 // dial timeout is refused by field before anything connects (clickhouse-go would read it as
 // its own 30 s), not replaced by the default.
 func TestClickHouseOptionsZeroMeansZero(t *testing.T) {
-	o := store.DefaultClickHouseOptions()
+	o := chstore.DefaultOptions()
 	if err := o.Validate(); err != nil {
 		t.Fatalf("DefaultClickHouseOptions: %v", err)
 	}

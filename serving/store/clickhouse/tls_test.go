@@ -1,4 +1,4 @@
-package store_test
+package clickhouse_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"trending/internal/itest"
-	"trending/serving/store"
+	chstore "trending/serving/store/clickhouse"
 )
 
 // TestParseClickHouseDSNSecurity covers the TLS parameters of a DSN: secure=true turns TLS on,
@@ -32,7 +32,7 @@ func TestParseClickHouseDSNSecurity(t *testing.T) {
 		{"clickhouse://h:9440/db?compress=lz4", false, false},
 	} {
 		t.Run(c.in, func(t *testing.T) {
-			o, err := store.ParseClickHouseDSN(c.in)
+			o, err := chstore.ParseDSN(c.in)
 			if (err == nil) != c.ok {
 				t.Fatalf("err = %v, want ok=%v", err, c.ok)
 			}
@@ -47,7 +47,7 @@ func TestParseClickHouseDSNSecurity(t *testing.T) {
 // handshake must fail, which shows the option reaches the driver.
 func TestClickHouseTLSIsUsed(t *testing.T) {
 	addr := itest.ClickHouse(t)
-	o, err := store.ParseClickHouseDSN("clickhouse://" + addr + "/default?secure=true")
+	o, err := chstore.ParseDSN("clickhouse://" + addr + "/default?secure=true")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestClickHouseTLSIsUsed(t *testing.T) {
 		conn.Close()
 		t.Fatal("a TLS connection to the plaintext port succeeded: TLS was not used")
 	}
-	plain, _ := store.ParseClickHouseDSN("clickhouse://" + addr + "/default")
+	plain, _ := chstore.ParseDSN("clickhouse://" + addr + "/default")
 	conn, err := plain.Conn(ctx)
 	if err != nil {
 		t.Fatalf("plaintext control: %v", err)

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"context"
@@ -8,7 +8,19 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/serving/store"
 )
+
+var t0 = time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
+
+func list(window string, start time.Time, src model.Source, status model.Status, exact bool) model.List {
+	l := model.List{Window: window, Start: start, AsOf: t0, Version: 1, Source: src, Status: status, Exact: exact,
+		Items: []model.Item{{Rank: 1, ItemID: "V1", Views: 3, Exact: exact}}}
+	if !start.IsZero() {
+		l.End = model.Next(window, start)
+	}
+	return l
+}
 
 // prefixTitler titles every item "T <id>" and counts its calls.
 type prefixTitler struct{ calls int }
@@ -25,13 +37,13 @@ func (p *prefixTitler) Attach(_ context.Context, l *model.List) {
 // with its items' metadata; the caller's list is not changed; the store's refusals pass
 // through; reads pass through.
 func TestWithTitles(t *testing.T) {
-	raw, err := OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+	raw, err := Open(filepath.Join(t.TempDir(), "serving.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
 	tt := &prefixTitler{}
-	st := WithTitles(raw, tt)
+	st := store.WithTitles(raw, tt)
 	ctx := context.Background()
 	hour := t0.Add(-time.Hour)
 	lists := []model.List{
@@ -46,7 +58,7 @@ func TestWithTitles(t *testing.T) {
 		if l.Items[0].Title != "" {
 			t.Fatalf("%s: the caller's list was changed: %+v", l.Key(), l.Items[0])
 		}
-		for _, r := range []Store{raw, st} {
+		for _, r := range []store.Store{raw, st} {
 			got, err := r.Get(ctx, l.Key())
 			if err != nil {
 				t.Fatal(err)
@@ -63,7 +75,7 @@ func TestWithTitles(t *testing.T) {
 	}
 	stale := lists[0]
 	stale.Version = 4
-	if err := st.Put(ctx, stale); !errors.Is(err, ErrStaleVersion) {
+	if err := st.Put(ctx, stale); !errors.Is(err, store.ErrStaleVersion) {
 		t.Fatalf("an older version through the wrapper: %v, want ErrStaleVersion", err)
 	}
 	if tt.calls != len(lists)+2 {

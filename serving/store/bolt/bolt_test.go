@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 
 	"trending/model"
 	"trending/serving/store"
+	boltstore "trending/serving/store/bolt"
 	"trending/serving/store/storetest"
 )
 
 func TestBolt(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := store.OpenBolt(filepath.Join(t.TempDir(), "serving.db"))
+		s, err := boltstore.Open(filepath.Join(t.TempDir(), "serving.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func TestAlign(t *testing.T) {
 func TestBoltStampsReopen(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "serving.db")
-	s, err := store.OpenBolt(path)
+	s, err := boltstore.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestBoltStampsReopen(t *testing.T) {
 		}
 	}
 	s.Close()
-	if s, err = store.OpenBolt(path); err != nil {
+	if s, err = boltstore.Open(path); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
