@@ -22,6 +22,7 @@ import (
 	"trending/internal/objstore"
 	"trending/internal/stream"
 	"trending/model/topics"
+	"trending/model/windowset"
 	"trending/serving/store"
 	chstore "trending/serving/store/clickhouse"
 )
@@ -70,22 +71,28 @@ func (s *batchSettings) levels(flag, v string, given bool) ([]string, error) {
 		return nil, err
 	}
 	if !given {
-		var keep []string
-		for _, lv := range splitList(v) {
-			if slices.Contains(batch.ServedLevels(ws), lv) {
-				keep = append(keep, lv)
-			}
-		}
-		if len(keep) == 0 {
-			keep = ws.Calendar()
-		}
-		v = strings.Join(keep, ",")
+		v = servedDefault(v, ws)
 	}
 	levels, err := batch.ParseLevels(v, ws)
 	if err != nil {
 		return nil, usagef("--%s: %v", flag, err)
 	}
 	return levels, nil
+}
+
+// servedDefault is a default list of window kinds kept to those ws publishes (or, with none
+// of them, every calendar kind ws has), so a default never names a kind the set does not serve.
+func servedDefault(v string, ws windowset.Set) string {
+	var keep []string
+	for _, lv := range splitList(v) {
+		if slices.Contains(batch.ServedLevels(ws), lv) {
+			keep = append(keep, lv)
+		}
+	}
+	if len(keep) == 0 {
+		keep = ws.Calendar()
+	}
+	return strings.Join(keep, ",")
 }
 
 // batchEnv is what a batch subcommand runs with; close releases it.

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -71,17 +70,8 @@ func (b *batchAPI) routes() []api.Route {
 }
 
 func (b *batchAPI) windows(windows, from, to string, defWindows, defFrom string) ([]batch.Window, []string, time.Time, time.Time, error) {
-	if windows == "" { // the default kinds the window set serves, as the command's default
-		var keep []string
-		for _, lv := range splitList(defWindows) {
-			if slices.Contains(batch.ServedLevels(b.cfg.Windows), lv) {
-				keep = append(keep, lv)
-			}
-		}
-		if len(keep) == 0 {
-			keep = b.cfg.Windows.Calendar()
-		}
-		windows = strings.Join(keep, ",")
+	if windows == "" { // the command's default kinds, those the window set serves
+		windows = servedDefault(defWindows, b.cfg.Windows)
 	}
 	levels, err := batch.ParseLevels(windows, b.cfg.Windows)
 	if err != nil {
