@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"trending/model/moderation"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/spf13/cobra"
@@ -241,6 +242,12 @@ func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batc
 		cfg.Progress, cfg.Meter = nil, m.step
 		env.meters = append(env.meters, m)
 	}
+	// The shared moderation list, read once: the run's lists leave its removed items out.
+	removed, err := loadRemoved(cmd.Context(), env.obj)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Removed = func() *moderation.Set { return removed }
 	if mod != nil {
 		mod(&cfg)
 	}

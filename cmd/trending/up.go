@@ -24,6 +24,7 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/salt"
 	rules "trending/model/topics"
 	"trending/model/windowset"
@@ -242,10 +243,18 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	mcfg := merge.DefaultConfig()
 	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, wst, ws
 	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
+	// The shared moderation list in up's bucket, as a split deployment's: the merger, the
+	// batch and the API apply it (docs/moderation.md).
+	watch, modRole, err := moderationWatcher(ctx, obj, a)
+	if err != nil {
+		return err
+	}
+	mcfg.Removed = watch.Removed
 	merger, err := merge.New(mcfg)
 	if err != nil {
 		return err
 	}
+	watch.OnChange(func(*moderation.Set) { merger.ModerationChanged() })
 	acfg := archive.DefaultConfig()
 	acfg.Kafka, acfg.RollAge, acfg.Topic, acfg.GroupID = kc, f.rollAge, names.Views, names.ArchiveGroup
 	acfg.MaxFuture = f.maxFuture
@@ -259,8 +268,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return err
 	}
+	scfg.Removed = watch.Removed
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
 	if err != nil {
+		return err
+	}
+	if err := srv.Handle(api.ModerationRoute(&objModeration{obj: obj}, f.tok.review, watch.Set)); err != nil {
 		return err
 	}
 	if tcfg != nil {
@@ -286,7 +299,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	defer eng.Close()
 	bcfg := batch.DefaultConfig()
-	bcfg.K, bcfg.AllowedLateness, bcfg.Windows = wc.K, f.batchLate, ws
+	bcfg.K, bcfg.AllowedLateness, bcfg.Windows, bcfg.Removed = wc.K, f.batchLate, ws, watch.Removed
 	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
@@ -355,6 +368,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))
 	}
+	mergers = append(mergers, modRole)
 	var salting stage
 	if saltRole.run != nil {
 		salting = stage{saltRole} // after the ingest's last flush: it shares what was detected last
@@ -512,7 +526,7 @@ func loggedEvents(ctx context.Context, kc *eventlog.Client, topic string) (int64
 // upOperatorRoutes are up's routes behind --token: the batch from another terminal, and the
 // topics review queue with --topics.
 func upOperatorRoutes(topics bool) []string {
-	r := []string{"POST /v1/batch/run"}
+	r := []string{"POST /v1/batch/run", "POST /v1/moderation"}
 	if topics {
 		r = append(r, "/v1/topics/review")
 	}
