@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -62,6 +63,10 @@ type Config struct {
 	// fingerprint, so the next run after a change publishes again every list it considers
 	// (the counts stay in the rollups: a restore brings an item back). nil removes nothing.
 	Removed func() *moderation.Set
+	// CapViews is the per-account cap (docs/moderation.md#per-account-caps): one account adds
+	// at most this many views to an item per hour, as the speed workers' --cap-views; part
+	// of each hour's fingerprint, so a change rebuilds. 0: no cap.
+	CapViews uint32
 }
 
 // DefaultConfig returns the defaults.
@@ -439,6 +444,10 @@ func (x *run) hourFingerprints(ctx context.Context, hours []Window) error {
 			// The rollup holds these group values' rows too: other groups make other rollups.
 			fp += ";groups=" + g.Kept()
 		}
+		if n := x.cfg.CapViews; n > 0 {
+			// Capped counts are other rollups.
+			fp += ";cap=" + strconv.FormatUint(uint64(n), 10)
+		}
 		x.mu.Lock()
 		x.hourFP[h] = fp
 		x.mu.Unlock()
@@ -554,7 +563,7 @@ func (x *run) ensureHours(ctx context.Context, ws []Window) ([]string, error) {
 func (x *run) buildHours(ctx context.Context, g []Window) error {
 	bs := make([]Built, len(g))
 	for j, w := range g {
-		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups}
+		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups, Cap: x.cfg.CapViews}
 	}
 	t0 := time.Now()
 	metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
