@@ -44,6 +44,7 @@ type batchSettings struct {
 	s3          *s3Settings
 	baseFactor  int
 	windows     *windowSetFlags
+	capViews    uint32
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -57,6 +58,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addPartitionsFlag(fs, &s.partitions, 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	addKFlag(fs, &s.k, "length of each published list (1..10000)")
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	addCapViewsFlag(fs, &s.capViews)
 	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	s.windows = addWindowSetFlags(fs, "")
@@ -248,6 +250,7 @@ func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batc
 		return nil, err
 	}
 	cfg.Removed = func() *moderation.Set { return removed }
+	cfg.CapViews = s.capViews
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"trending/internal/modsync"
 	"trending/internal/objstore"
 	"trending/model/moderation"
 	"trending/serving/api"
+	"trending/speed/worker"
 )
 
 func init() {
@@ -300,4 +302,16 @@ func loadRemoved(ctx context.Context, obj *objstore.Store) (*moderation.Set, err
 		return nil, fmt.Errorf("moderation list: %w", err)
 	}
 	return l.Removed(), nil
+}
+
+// addCapViewsFlag adds --cap-views, the per-account cap (docs/moderation.md#per-account-caps),
+// shared by speed, batch and up: give the speed workers and the batch the same value, so the
+// exact lists stay the truth of the capped stream.
+func addCapViewsFlag(fs *pflag.FlagSet, n *uint32) {
+	fs.Uint32Var(n, "cap-views", 0, "per-account cap: one account (an event's user_id) adds at most this many views to an item per UTC hour, in the speed layer and the batch alike; events without user_id are not capped (0: no cap)")
+}
+
+// addCapSlotsFlag adds --cap-slots, the size of each speed partition's caps' table.
+func addCapSlotsFlag(fs *pflag.FlagSet, n *int) {
+	fs.IntVar(n, "cap-slots", worker.DefaultConfig().Cap.Slots, "with --cap-views: slots of each partition's caps' table, 16 bytes each (a power of two; size it with 'trending plan --cap-pairs'); an account's event that finds none free is counted uncapped (trending_speed_cap_uncapped_events_total)")
 }

@@ -45,6 +45,8 @@ type upFlags struct {
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
 	maxFuture                              time.Duration
+	capViews                               uint32
+	capSlots                               int
 	api                                    *apiFlags // the API's, serve's flags
 	// the embedded broker's retention
 	retainFor   time.Duration
@@ -127,6 +129,8 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (while the log holds no event): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
+	addCapViewsFlag(fs, &f.capViews)
+	addCapSlotsFlag(fs, &f.capSlots)
 	f.salt = addSaltFlags(fs)
 	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
 	// the demo's regions (the load generator's) get lists.
@@ -207,6 +211,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
 	wcfg.Partitions, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.MaxFuture = f.partitions, wc, f.publishEvery, f.checkpointEvery, mf
 	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
+	wcfg.Cap.Views, wcfg.Cap.Slots = f.capViews, f.capSlots
 	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
 	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 	if err := wf.applyGroups(&wcfg); err != nil {
@@ -299,7 +304,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	defer eng.Close()
 	bcfg := batch.DefaultConfig()
-	bcfg.K, bcfg.AllowedLateness, bcfg.Windows, bcfg.Removed = wc.K, f.batchLate, ws, watch.Removed
+	bcfg.K, bcfg.AllowedLateness, bcfg.Windows, bcfg.Removed, bcfg.CapViews = wc.K, f.batchLate, ws, watch.Removed, f.capViews
 	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)

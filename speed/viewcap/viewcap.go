@@ -40,6 +40,12 @@ type Config struct {
 	KeepHours int
 }
 
+// Reasons an event was admitted uncapped (metric labels).
+const (
+	ReasonFull = "full"
+	ReasonLate = "late"
+)
+
 // ErrCorrupt means a snapshot's bytes are not a table this build reads.
 var ErrCorrupt = errors.New("viewcap: corrupt snapshot")
 

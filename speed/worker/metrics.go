@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trending/model/event"
+	"trending/speed/viewcap"
 	"trending/speed/window"
 )
 
@@ -31,6 +32,10 @@ type metrics struct {
 	// groupLists is each owned partition's number of group values with lists.
 	groupDropped map[string]prometheus.Counter
 	groupLists   *prometheus.GaugeVec // partition
+	// capped counts the views the per-account cap refused (lists of all items);
+	// capUncapped the events it admitted uncapped, by reason (full, late).
+	capped      prometheus.Counter
+	capUncapped map[string]prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -59,6 +64,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.groupLists = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_group_lists",
 		Help: "Group values (regions) each owned partition keeps lists of: one window state each."}, []string{"partition"})
 	m.groupDropped = map[string]prometheus.Counter{DropCap: groupDropped.WithLabelValues(DropCap), DropName: groupDropped.WithLabelValues(DropName)}
+	m.capped = prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_capped_views_total",
+		Help: "Views the per-account cap (--cap-views) refused: beyond N views of one account to one item in one hour, in the lists of all items."})
+	capUncapped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_cap_uncapped_events_total",
+		Help: "Events of an account counted without the cap, by reason: full (no free slot in the caps' table: raise --cap-slots, see trending plan) or late (older than the kept hours)."}, []string{"reason"})
+	m.capUncapped = map[string]prometheus.Counter{viewcap.ReasonFull: capUncapped.WithLabelValues(viewcap.ReasonFull), viewcap.ReasonLate: capUncapped.WithLabelValues(viewcap.ReasonLate)}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
 	}
@@ -69,7 +79,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists, m.capped, capUncapped} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

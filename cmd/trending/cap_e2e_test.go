@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"trending/internal/eventlog"
+	"trending/internal/itest"
+	"trending/model/event"
+	"trending/model/topk"
+)
+
+// TestUpCaps runs `trending up --cap-views 5` over a generated stream of two past hours whose
+// events carry accounts (user_id; some none), and compares the live day list (the speed
+// layer) and each closed hour's exact list (the batch) with the capped truth computed here:
+// per (account, item, hour) at most 5 views, events without an account uncapped. The capped
+// views are counted in trending_speed_capped_views_total.
+func TestUpCaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	k, err := eventlog.StartEmbedded("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	const K, capN = 20, 5
+	addr := freeAddr(t)
+	data := filepath.Join(t.TempDir(), "data")
+	topic := itest.Name(t, "views")
+	up := startInProcess(t, "up", "--data", data, "--listen", addr, "--kafka", k.Addr, "--views-topic", topic, "--no-load", "--backfill", "0",
+		"--k", strconv.Itoa(K), "--cap-views", strconv.Itoa(capN), "--cap-slots", "65536",
+		"--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
+		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn")
+	defer up.stop()
+	base := "http://" + addr
+	type list struct {
+		Source string `json:"source"`
+		Items  []struct {
+			ItemID string `json:"item_id"`
+			Views  uint64 `json:"views"`
+		} `json:"items"`
+	}
+	get := func(path string) (int, list, string) {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0, list{}, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var l list
+		json.Unmarshal(b, &l)
+		return resp.StatusCode, l, string(b)
+	}
+	waitUntil := func(what string, limit time.Duration, ok func() (bool, string)) {
+		t.Helper()
+		start := time.Now()
+		last := ""
+		for time.Since(start) < limit {
+			var done bool
+			if done, last = ok(); done {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("%s: never within %s; last %.800s", what, limit, last)
+	}
+	waitUntil("the API up", 60*time.Second, func() (bool, string) { c, _, b := get("/readyz"); return c == 200, b })
+
+	// Two past hours: 60 items, 80 accounts, a tenth of the events anonymous; a few heavy
+	// accounts hammer the same items (what the cap is for).
+	first := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
+	r := rand.New(rand.NewPCG(5, 6))
+	type acct struct {
+		hour       time.Time
+		item, user string
+	}
+	sums := map[acct]uint64{}
+	var msgs []kafka.Message
+	for i := range 20000 {
+		ts := first.Add(time.Duration(r.Int64N(int64(2 * time.Hour)))).Truncate(time.Millisecond)
+		e := event.Event{ItemID: fmt.Sprintf("V%d", min(r.IntN(60), r.IntN(60))), Count: uint32(1 + r.IntN(3)), TS: ts}
+		switch {
+		case i%10 == 0: // anonymous
+		case i%7 == 0: // a heavy account on few items
+			e.UserID, e.ItemID = fmt.Sprintf("bot%d", r.IntN(3)), fmt.Sprintf("V%d", 40+r.IntN(5))
+		default:
+			e.UserID = fmt.Sprintf("u%d", r.IntN(80))
+		}
+		sums[acct{ts.Truncate(time.Hour), e.ItemID, e.UserID}] += uint64(e.Count)
+		msgs = append(msgs, kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)})
+	}
+	w := eventlog.NewWriter([]string{k.Addr}, topic)
+	defer w.Close()
+	for i := 0; i < len(msgs); i += 1000 {
+		if err := w.WriteMessages(context.Background(), msgs[i:min(i+1000, len(msgs))]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The capped truth, per hour and over both.
+	capped := func(from, to time.Time) []topk.Entry {
+		c := map[string]uint64{}
+		for a, n := range sums {
+			if a.hour.Before(from) || !a.hour.Before(to) {
+				continue
+			}
+			v := n
+			if a.user != "" {
+				v = min(n, capN)
+			}
+			c[a.item] += v
+		}
+		h := topk.NewHeap(K)
+		for it, n := range c {
+			h.Offer(it, n)
+		}
+		return h.Sorted()
+	}
+	matches := func(l list, want []topk.Entry) (bool, string) {
+		if len(l.Items) != len(want) {
+			return false, fmt.Sprintf("%d items, want %d", len(l.Items), len(want))
+		}
+		for i, it := range l.Items {
+			if it.Views != want[i].Count || (it.ItemID != want[i].Item && i < len(want)-1) {
+				return false, fmt.Sprintf("rank %d: %s %d, the capped truth %s %d", i+1, it.ItemID, it.Views, want[i].Item, want[i].Count)
+			}
+		}
+		return true, ""
+	}
+	waitUntil("the live day list is the capped truth", time.Minute, func() (bool, string) {
+		_, l, b := get("/v1/trending?window=day&limit=20")
+		ok, why := matches(l, capped(first, first.Add(2*time.Hour)))
+		return ok, why + ": " + b
+	})
+	for _, h := range []time.Time{first, first.Add(time.Hour)} {
+		waitUntil("hour "+h.Format(time.RFC3339)+" exact and the capped truth", 90*time.Second, func() (bool, string) {
+			_, l, b := get("/v1/trending?window=hour&limit=20&start=" + h.Format(time.RFC3339))
+			ok, why := matches(l, capped(h, h.Add(time.Hour)))
+			return ok && l.Source == "batch", why + ": " + b
+		})
+	}
+	// The uncapped truth differs (the test would pass without a cap otherwise).
+	var bots uint64
+	for a, n := range sums {
+		if a.user != "" && n > capN {
+			bots += n - capN
+		}
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`(?m)^trending_speed_capped_views_total (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("no trending_speed_capped_views_total in /metrics")
+	}
+	got, _ := strconv.ParseFloat(string(m[1]), 64)
+	if bots == 0 || uint64(got) != bots {
+		t.Fatalf("trending_speed_capped_views_total %v, want the %d views over the cap", got, bots)
+	}
+	t.Logf("%d events, %d views refused by the cap; the live day list and both exact hours equal the capped truth", len(msgs), bots)
+}
