@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,14 +19,16 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/itest"
 	"trending/model/event"
+	"trending/model/moderation"
 	"trending/model/topk"
 )
 
 // TestUpCaps runs `trending up --cap-views 5` over a generated stream of two past hours whose
 // events carry accounts (user_id; some none), and compares the live day list (the speed
 // layer) and each closed hour's exact list (the batch) with the capped truth computed here:
-// per (account, item, hour) at most 5 views, events without an account uncapped. The capped
-// views are counted in trending_speed_capped_views_total.
+// per (account, item, hour) at most 5 views, events without an account uncapped; then
+// removes two items through /v1/moderation and compares them with the capped, moderated
+// truth. The capped views are counted in trending_speed_capped_views_total.
 func TestUpCaps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole pipeline")
@@ -108,7 +111,8 @@ func TestUpCaps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The capped truth, per hour and over both.
+	// The capped truth, per hour and over both, without the items moderation removed.
+	var removed *moderation.Set
 	capped := func(from, to time.Time) []topk.Entry {
 		c := map[string]uint64{}
 		for a, n := range sums {
@@ -123,7 +127,9 @@ func TestUpCaps(t *testing.T) {
 		}
 		h := topk.NewHeap(K)
 		for it, n := range c {
-			h.Offer(it, n)
+			if !removed.Has(it) {
+				h.Offer(it, n)
+			}
 		}
 		return h.Sorted()
 	}
@@ -138,18 +144,38 @@ func TestUpCaps(t *testing.T) {
 		}
 		return true, ""
 	}
-	waitUntil("the live day list is the capped truth", time.Minute, func() (bool, string) {
-		_, l, b := get("/v1/trending?window=day&limit=20")
-		ok, why := matches(l, capped(first, first.Add(2*time.Hour)))
-		return ok, why + ": " + b
-	})
-	for _, h := range []time.Time{first, first.Add(time.Hour)} {
-		waitUntil("hour "+h.Format(time.RFC3339)+" exact and the capped truth", 90*time.Second, func() (bool, string) {
-			_, l, b := get("/v1/trending?window=hour&limit=20&start=" + h.Format(time.RFC3339))
-			ok, why := matches(l, capped(h, h.Add(time.Hour)))
-			return ok && l.Source == "batch", why + ": " + b
+	check := func(what string) {
+		t.Helper()
+		waitUntil(what+": the live day list", time.Minute, func() (bool, string) {
+			_, l, b := get("/v1/trending?window=day&limit=20")
+			ok, why := matches(l, capped(first, first.Add(2*time.Hour)))
+			return ok, why + ": " + b
 		})
+		for _, h := range []time.Time{first, first.Add(time.Hour)} {
+			waitUntil(what+": hour "+h.Format(time.RFC3339)+" exact", 90*time.Second, func() (bool, string) {
+				_, l, b := get("/v1/trending?window=hour&limit=20&start=" + h.Format(time.RFC3339))
+				ok, why := matches(l, capped(h, h.Add(time.Hour)))
+				return ok && l.Source == "batch", why + ": " + b
+			})
+		}
 	}
+	check("capped")
+	// Moderation on top: remove the capped leader and the third; the lists become the capped,
+	// moderated truth.
+	top := capped(first, first.Add(2*time.Hour))
+	removed = moderation.NewSet(top[0].Item, top[2].Item)
+	for _, it := range removed.Items() {
+		body := `{"item":"` + it + `","action":"remove","reason":"test","by":"e2e"}`
+		resp, err := http.Post(base+"/v1/moderation", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("remove %s: %s", it, resp.Status)
+		}
+	}
+	check("capped and moderated")
 	// The uncapped truth differs (the test would pass without a cap otherwise).
 	var bots uint64
 	for a, n := range sums {
@@ -171,5 +197,5 @@ func TestUpCaps(t *testing.T) {
 	if bots == 0 || uint64(got) != bots {
 		t.Fatalf("trending_speed_capped_views_total %v, want the %d views over the cap", got, bots)
 	}
-	t.Logf("%d events, %d views refused by the cap; the live day list and both exact hours equal the capped truth", len(msgs), bots)
+	t.Logf("%d events, %d views refused by the cap; the live day list and both exact hours equal the capped truth, then the capped truth without %v", len(msgs), bots, removed.Items())
 }
