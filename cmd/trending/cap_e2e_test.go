@@ -38,14 +38,29 @@ func TestUpCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
+	upCaps(t, k.Addr, nil)
+}
+
+// TestUpCapsKafka is TestUpCaps on the real Kafka and MinIO (TRENDING_IT_KAFKA, TRENDING_IT_S3).
+func TestUpCapsKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	broker := itest.Kafka(t)
+	s3 := itest.S3(t)
+	upCaps(t, broker, []string{"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey,
+		"--s3-secret-key", s3.SecretKey, "--s3-bucket", itest.Name(t, "caps")})
+}
+
+func upCaps(t *testing.T, broker string, extra []string) {
 	const K, capN = 20, 5
 	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	topic := itest.Name(t, "views")
-	up := startInProcess(t, "up", "--data", data, "--listen", addr, "--kafka", k.Addr, "--views-topic", topic, "--no-load", "--backfill", "0",
+	up := startInProcess(t, append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--k", strconv.Itoa(K), "--cap-views", strconv.Itoa(capN), "--cap-slots", "65536",
 		"--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
-		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn")
+		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)...)
 	defer up.stop()
 	base := "http://" + addr
 	type list struct {
@@ -104,7 +119,7 @@ func TestUpCaps(t *testing.T) {
 		sums[acct{ts.Truncate(time.Hour), e.ItemID, e.UserID}] += uint64(e.Count)
 		msgs = append(msgs, kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)})
 	}
-	w := eventlog.NewWriter([]string{k.Addr}, topic)
+	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
 	for i := 0; i < len(msgs); i += 1000 {
 		if err := w.WriteMessages(context.Background(), msgs[i:min(i+1000, len(msgs))]...); err != nil {

@@ -32,13 +32,28 @@ func TestUpModeration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
+	upModeration(t, k.Addr, nil)
+}
+
+// TestUpModerationKafka is TestUpModeration on the real Kafka and MinIO (TRENDING_IT_KAFKA, TRENDING_IT_S3).
+func TestUpModerationKafka(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	broker := itest.Kafka(t)
+	s3 := itest.S3(t)
+	upModeration(t, broker, []string{"--s3-endpoint", s3.Endpoint, "--s3-access-key", s3.AccessKey,
+		"--s3-secret-key", s3.SecretKey, "--s3-bucket", itest.Name(t, "moderation")})
+}
+
+func upModeration(t *testing.T, broker string, extra []string) {
 	const K = 20
 	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	topic := itest.Name(t, "views")
-	up := startInProcess(t, "up", "--data", data, "--listen", addr, "--kafka", k.Addr, "--views-topic", topic, "--no-load", "--backfill", "0",
+	up := startInProcess(t, append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--k", "20", "--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
-		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn")
+		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)...)
 	defer up.stop()
 	base := "http://" + addr
 	type list struct {
@@ -77,7 +92,7 @@ func TestUpModeration(t *testing.T) {
 
 	first := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
 	truth := stream.NewTruth()
-	w := eventlog.NewWriter([]string{k.Addr}, topic)
+	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
 	sc := stream.DefaultConfig()
 	sc.Items, sc.Rate, sc.Servers, sc.Start, sc.Duration, sc.Seed = 300, 8, 6, first, 2*time.Hour, 11
