@@ -276,7 +276,7 @@ func (h *httpModeration) Update(ctx context.Context, change func(*moderation.Lis
 // addModerationFlag adds --moderation to a long-running command that applies the shared
 // moderation list (merge, serve); up always applies it, the batch always reads it.
 func addModerationFlag(cmd *cobra.Command, on *bool) {
-	cmd.Flags().BoolVar(on, "moderation", false, "apply the shared moderation list (moderation/removed.json in the bucket, --s3-*; docs/moderation.md): removed items leave the lists within a minute")
+	cmd.Flags().BoolVar(on, "moderation", false, "apply the shared moderation list (moderation/removed.json in the bucket, --s3-*; docs/moderation.md): removed items leave the lists within a minute; serve also mounts /v1/moderation with --token")
 }
 
 // moderationWatcher is a long-running process's copy of the removed set: read once now (a

@@ -102,11 +102,7 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return err
 			}
-			var operator []string
-			if moderated {
-				operator = append(operator, "POST /v1/moderation")
-			}
-			if err := tok.check(cfg.Addr, kf.set(), operator...); err != nil { // the review queue is mounted only with --token
+			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue and /v1/moderation are mounted only with --token
 				return err
 			}
 			var watch *modsync.Watcher
@@ -149,10 +145,17 @@ schemas/openapi.yaml describes every route.`,
 			}
 			p := servingRoles{api: role{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}, moderation: modRole}
 			if watch != nil {
-				if err := srv.Handle(api.ModerationRoute(&objModeration{obj: modObj}, tok.review, watch.Set)); err != nil {
-					return err
+				// The list is applied whatever the token; changed here only behind one
+				// (`trending moderation` changes it in the bucket either way).
+				where := s3f.endpoint + "/" + s3f.bucket + "/" + modsync.Key
+				if tok.review != "" {
+					if err := srv.Handle(api.ModerationRoute(&objModeration{obj: modObj}, tok.review, watch.Set)); err != nil {
+						return err
+					}
+					a.log.Info("moderation enabled", "path", "/v1/moderation", "s3", where)
+				} else {
+					a.log.Info("moderation applied; /v1/moderation not mounted (it needs --token)", "s3", where)
 				}
-				a.log.Info("moderation enabled", "path", "/v1/moderation", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+modsync.Key)
 			}
 			if cfg.Topics != nil && tok.review != "" {
 				if p.review, err = mountSharedReview(cmd.Context(), a, srv, s3f, tok.review); err != nil {
