@@ -24,7 +24,8 @@ import (
 )
 
 // TestUpCaps runs `trending up --cap-views 5` over a generated stream of two past hours whose
-// events carry accounts (user_id; some none), and compares the live day list (the speed
+// events carry accounts (user_id; some none), half of it before a restart of up (the caps'
+// tables restored from the checkpoints) and half after, and compares the live day list (the speed
 // layer) and each closed hour's exact list (the batch) with the capped truth computed here:
 // per (account, item, hour) at most 5 views, events without an account uncapped; then
 // removes two items through /v1/moderation and compares them with the capped, moderated
@@ -57,11 +58,12 @@ func upCaps(t *testing.T, broker string, extra []string) {
 	addr := freeAddr(t)
 	data := filepath.Join(t.TempDir(), "data")
 	topic := itest.Name(t, "views")
-	up := startInProcess(t, append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
+	args := append([]string{"up", "--data", data, "--listen", addr, "--kafka", broker, "--views-topic", topic, "--no-load", "--backfill", "0",
 		"--k", strconv.Itoa(K), "--cap-views", strconv.Itoa(capN), "--cap-slots", "65536",
 		"--publish-every", "300ms", "--checkpoint-every", "2s", "--archive-roll", "500ms", "--batch-every", "500ms",
-		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)...)
-	defer up.stop()
+		"--batch-lateness", "1m", "--log-format", "json", "--log-level", "warn"}, extra...)
+	up := startInProcess(t, args...)
+	defer func() { up.stop() }()
 	base := "http://" + addr
 	type list struct {
 		Source string `json:"source"`
@@ -104,9 +106,10 @@ func upCaps(t *testing.T, broker string, extra []string) {
 		hour       time.Time
 		item, user string
 	}
-	sums := map[acct]uint64{}
+	sums, firstSums := map[acct]uint64{}, map[acct]uint64{}
 	var msgs []kafka.Message
-	for i := range 20000 {
+	const events = 20000
+	for i := range events {
 		ts := first.Add(time.Duration(r.Int64N(int64(2 * time.Hour)))).Truncate(time.Millisecond)
 		e := event.Event{ItemID: fmt.Sprintf("V%d", min(r.IntN(60), r.IntN(60))), Count: uint32(1 + r.IntN(3)), TS: ts}
 		switch {
@@ -117,20 +120,27 @@ func upCaps(t *testing.T, broker string, extra []string) {
 			e.UserID = fmt.Sprintf("u%d", r.IntN(80))
 		}
 		sums[acct{ts.Truncate(time.Hour), e.ItemID, e.UserID}] += uint64(e.Count)
+		if i < events/2 {
+			firstSums[acct{ts.Truncate(time.Hour), e.ItemID, e.UserID}] += uint64(e.Count)
+		}
 		msgs = append(msgs, kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)})
 	}
 	w := eventlog.NewWriter([]string{broker}, topic)
 	defer w.Close()
-	for i := 0; i < len(msgs); i += 1000 {
-		if err := w.WriteMessages(context.Background(), msgs[i:min(i+1000, len(msgs))]...); err != nil {
-			t.Fatal(err)
+	write := func(msgs []kafka.Message) {
+		t.Helper()
+		for i := 0; i < len(msgs); i += 1000 {
+			if err := w.WriteMessages(context.Background(), msgs[i:min(i+1000, len(msgs))]...); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	// The capped truth, per hour and over both, without the items moderation removed.
 	var removed *moderation.Set
+	truthOf := sums
 	capped := func(from, to time.Time) []topk.Entry {
 		c := map[string]uint64{}
-		for a, n := range sums {
+		for a, n := range truthOf {
 			if a.hour.Before(from) || !a.hour.Before(to) {
 				continue
 			}
@@ -174,6 +184,21 @@ func upCaps(t *testing.T, broker string, extra []string) {
 			})
 		}
 	}
+	// The first half, then up stopped and started again: the speed workers restore their
+	// caps' tables from the checkpoint (an empty table would admit the second half's views of
+	// the same accounts, items and hours afresh).
+	write(msgs[:events/2])
+	truthOf = firstSums
+	waitUntil("the first half counted", time.Minute, func() (bool, string) {
+		_, l, b := get("/v1/trending?window=day&limit=20")
+		ok, why := matches(l, capped(first, first.Add(2*time.Hour)))
+		return ok, why + ": " + b
+	})
+	up.stop()
+	up = startInProcess(t, args...)
+	waitUntil("up again", 60*time.Second, func() (bool, string) { c, _, b := get("/readyz"); return c == 200, b })
+	write(msgs[events/2:])
+	truthOf = sums
 	check("capped")
 	// Moderation on top: remove the capped leader and the third; the lists become the capped,
 	// moderated truth.
@@ -191,13 +216,17 @@ func upCaps(t *testing.T, broker string, extra []string) {
 		}
 	}
 	check("capped and moderated")
-	// The uncapped truth differs (the test would pass without a cap otherwise).
-	var bots uint64
-	for a, n := range sums {
-		if a.user != "" && n > capN {
-			bots += n - capN
+	// The views over the cap, all of them and those of the first half (counted by the first
+	// process): the counter of this one holds the rest.
+	over := func(m map[acct]uint64) (v uint64) {
+		for a, n := range m {
+			if a.user != "" && n > capN {
+				v += n - capN
+			}
 		}
+		return v
 	}
+	bots := over(sums) - over(firstSums)
 	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +239,8 @@ func upCaps(t *testing.T, broker string, extra []string) {
 	}
 	got, _ := strconv.ParseFloat(string(m[1]), 64)
 	if bots == 0 || uint64(got) != bots {
-		t.Fatalf("trending_speed_capped_views_total %v, want the %d views over the cap", got, bots)
+		t.Fatalf("trending_speed_capped_views_total %v, want the %d views over the cap the second half added", got, bots)
 	}
-	t.Logf("%d events, %d views refused by the cap; the live day list and both exact hours equal the capped truth, then the capped truth without %v", len(msgs), bots, removed.Items())
+	t.Logf("%d events, %d views refused by the cap (%d after the restart); the live day list and both exact hours equal the capped truth, then the capped truth without %v",
+		len(msgs), over(sums), bots, removed.Items())
 }

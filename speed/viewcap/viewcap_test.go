@@ -115,3 +115,55 @@ func TestLaterThanKept(t *testing.T) {
 		t.Fatalf("one hour late (kept): admitted %d, late %d", got, tb.Late)
 	}
 }
+
+// BenchmarkAdmit is the cost a capped event adds to the speed layer's count: one Admit of a
+// known or new (account, item) pair in a table a quarter and half full.
+func BenchmarkAdmit(b *testing.B) {
+	for _, load := range []float64{0.25, 0.5} {
+		b.Run(fmt.Sprintf("load=%.2f", load), func(b *testing.B) {
+			const slots = 1 << 20
+			tb, _ := New(Config{Views: 10, Slots: slots, KeepHours: 2})
+			ts := int64(1_794_650_000_000)
+			n := int(load * slots)
+			accounts := make([][]byte, n)
+			for i := range accounts {
+				accounts[i] = []byte(fmt.Sprintf("account-%08d", i))
+				tb.Admit(accounts[i], []byte("V123456"), ts, 1)
+			}
+			item := []byte("V123456")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				tb.Admit(accounts[i%n], item, ts, 1)
+			}
+		})
+	}
+}
+
+// BenchmarkMarshal is the caps' part of a checkpoint, taken under the partition's lock: the
+// default 2^20 slots half full.
+func BenchmarkMarshal(b *testing.B) {
+	tb, _ := New(Config{Views: 10, Slots: 1 << 20, KeepHours: 2})
+	ts := int64(1_794_650_000_000)
+	for i := range 1 << 19 {
+		tb.Admit([]byte(fmt.Sprintf("account-%08d", i)), []byte("V1"), ts, 1)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var size int
+	for range b.N {
+		out, _ := tb.MarshalBinary()
+		size = len(out)
+	}
+	b.ReportMetric(float64(size), "bytes")
+}
+
+// BenchmarkClone is what a checkpoint holds the partition's lock for with caps on: a copy of
+// the default 2^20 slots.
+func BenchmarkClone(b *testing.B) {
+	tb, _ := New(Config{Views: 10, Slots: 1 << 20, KeepHours: 2})
+	b.ReportAllocs()
+	for range b.N {
+		_ = tb.Clone()
+	}
+}

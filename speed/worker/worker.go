@@ -1044,9 +1044,9 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	if err == nil && p.groups != nil {
 		gsnaps, err = p.groups.snapshot()
 	}
-	var caps []byte
+	var capSnap *viewcap.Table
 	if err == nil && p.cap != nil {
-		caps, err = p.cap.MarshalBinary()
+		capSnap = p.cap.Clone() // encoded below, without the lock
 	}
 	next := p.next
 	if err != nil && snap != nil {
@@ -1065,9 +1065,12 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 		}
 		mu.Unlock()
 	}
-	b := bundled{top: top, tracked: tracked, caps: caps}
+	b := bundled{top: top, tracked: tracked}
 	var pieces []window.Piece
 	b.win, pieces, err = snap.Encode()
+	if err == nil && capSnap != nil {
+		b.caps, err = capSnap.MarshalBinary()
+	}
 	if err == nil && p.groups != nil {
 		b.groups, pieces, err = p.groups.encode(gsnaps, len(pieces), pieces)
 	}
