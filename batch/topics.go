@@ -359,7 +359,7 @@ func NightlyHours(date, now time.Time, lookbackDays int) ([]Window, error) {
 	if date.IsZero() {
 		date = now.AddDate(0, 0, -1)
 	}
-	from := model.Align(Day, date)
+	from := model.Day.Align(date)
 	return Span(Hour, from.AddDate(0, 0, -lookbackDays), from.AddDate(0, 0, 1))
 }
 

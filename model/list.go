@@ -18,7 +18,7 @@ var (
 
 // Windows a list may name. Live lists are sliding ("the last hour up to now") or all time
 // ("all"), each under its configured name (ValidWindowName); calendar lists are aligned UTC
-// periods named by their span (Spans). Which names a deployment serves is configuration
+// periods named by their Period. Which names a deployment serves is configuration
 // (model/windowset: the default is the live hour, day, month and all, and the calendar hour,
 // day and month); the store accepts any well-formed name, its writers and the API only the
 // configured ones. Trending-topics lists are live, one per region and score (TopicsKey),
@@ -351,15 +351,15 @@ func (l List) Validate() error {
 		return fmt.Errorf("%w: list %q: only topics lists have a score", ErrInvalid, k.Name())
 	case !topics && k.Group != "" && l.Window == BaseWindow:
 		return fmt.Errorf("%w: list %q: the all-time base has no group lists", ErrInvalid, k.Name())
-	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
+	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Day.Aligned(l.Boundary)):
 		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
 	case live && l.Window != BaseWindow && !ValidWindowName(l.Window) && !topics:
 		return fmt.Errorf("%w: live window %q: want 1-%d lowercase letters, digits, '-' or '_', or %s/<region>/<%s>", ErrInvalid, l.Window, MaxWindowName, TopicsList, strings.Join(TopicsScores, "|"))
-	case !live && topics && !Aligned("hour", l.Start):
+	case !live && topics && !Hour.Aligned(l.Start):
 		return fmt.Errorf("%w: topics list %s start %s is not a UTC hour", ErrInvalid, k.Name(), l.Start.Format(time.RFC3339))
-	case !live && !topics && !slices.Contains(Spans, l.Window):
-		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, Spans, TopicsList, strings.Join(TopicsScores, "|"))
-	case !live && !topics && !Aligned(l.Window, l.Start):
+	case !live && !topics && !Period(l.Window).Valid():
+		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, Periods, TopicsList, strings.Join(TopicsScores, "|"))
+	case !live && !topics && !Period(l.Window).Aligned(l.Start):
 		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
 	case l.Source != SourceSpeed && l.Source != SourceBatch:
 		return fmt.Errorf("%w: source %q", ErrInvalid, l.Source)

@@ -17,9 +17,9 @@ func TestDecodePartialAsEncodingJSON(t *testing.T) {
 	items := []topk.Entry{{Item: "video-1", Count: 1 << 40}, {Item: `q"u\ote ü`, Count: 7}, {Item: "v#3", Count: 0}}
 	cases := map[string]model.Partial{
 		"live": {Window: "hour", Partition: 3, AsOf: at, WindowStart: at.Add(-time.Hour), Version: at.UnixMilli(), Exact: true, Total: 99, Items: items},
-		"calendar final sketch": {Window: "day", Start: model.Align("day", at), End: model.Next("day", model.Align("day", at)), Final: true, DroppedLate: 12,
+		"calendar final sketch": {Window: "day", Start: model.Day.Align(at), End: model.Day.Next(model.Day.Align(at)), Final: true, DroppedLate: 12,
 			Partition: 0, AsOf: at, Version: at.UnixMilli(), Bound: &model.Bound{MaxOvercount: 1620.5, Probability: 0.993}, Items: items},
-		"late only": {Window: "hour", Start: model.Align("hour", at), LateOnly: true, DroppedLate: 5, Partition: 31, AsOf: at, Version: at.UnixMilli()},
+		"late only": {Window: "hour", Start: model.Hour.Align(at), LateOnly: true, DroppedLate: 5, Partition: 31, AsOf: at, Version: at.UnixMilli()},
 		"topics": {Window: model.TopicsKey("eu", "surge").Name(), Partition: 2, AsOf: at, Version: at.UnixMilli(), Limit: 20,
 			Topics: []model.Item{{Rank: 1, ItemID: "#go", Views: 40, Topic: &model.Topic{Score: 2.5, Expected: 1.25, NewShare: 0.1}}}},
 		"salted": {Window: "hour", Partition: 2, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
@@ -31,7 +31,7 @@ func TestDecodePartialAsEncodingJSON(t *testing.T) {
 			Scored:       []topk.Scored{{Item: "video-1", Score: 9.000000000000002}, {Item: `q"u\ote ü`, Score: 1e-300}, {Item: "v#3", Score: 0.1 + 0.2}},
 			SaltedScored: []model.SaltedScore{{Item: "hot", Score: 1.0 / 3}, {Item: "x", Score: 2.5, Over: 0.7, Sketches: 2}}},
 		"all since": {Window: model.SinceWindow, Partition: 1, AsOf: at, Version: at.UnixMilli(), Exact: true, Items: items,
-			Boundary: model.Align("day", at), From: model.Align("day", at).Add(-time.Hour), BaseVersion: 17, Base: items[:1], Cutoff: 3},
+			Boundary: model.Day.Align(at), From: model.Day.Align(at).Add(-time.Hour), BaseVersion: 17, Base: items[:1], Cutoff: 3},
 	}
 	for name, p := range cases {
 		t.Run(name, func(t *testing.T) {

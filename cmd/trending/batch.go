@@ -21,6 +21,7 @@ import (
 	"trending/batch"
 	"trending/internal/objstore"
 	"trending/internal/stream"
+	"trending/model"
 	"trending/model/topics"
 	"trending/model/windowset"
 	"trending/serving/store"
@@ -90,7 +91,7 @@ func servedDefault(v string, ws windowset.Set) string {
 		}
 	}
 	if len(keep) == 0 {
-		keep = ws.Calendar()
+		keep = model.PeriodStrings(ws.Calendar())
 	}
 	return strings.Join(keep, ",")
 }

@@ -117,7 +117,7 @@ func (f *windowFlags) config() (window.Config, error) {
 	for i, w := range c.Windows {
 		span := w.Name
 		if w.Kind == windowset.Calendar {
-			span = w.Span
+			span = string(w.Span)
 		}
 		if m, ok := modes[span]; ok {
 			c.Windows[i].Mode = windowset.Mode(m)

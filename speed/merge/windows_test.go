@@ -28,11 +28,11 @@ func TestOnlyConfiguredWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	week := model.Align("week", t0)
+	week := model.Week.Align(t0)
 	cal := partial("week", 0, t0, e("a", 9))
-	cal.Start, cal.End = week, model.Next("week", week)
+	cal.Start, cal.End = week, model.Week.Next(week)
 	month := partial("month", 0, t0, e("a", 9))
-	month.Start, month.End = model.Align("month", t0), model.Next("month", model.Align("month", t0))
+	month.Start, month.End = model.Month.Align(t0), model.Month.Next(model.Month.Align(t0))
 	for _, p := range []model.Partial{
 		partial("minute", 0, t0, e("a", 2)), partial("7d", 0, t0, e("a", 700)), cal,
 		partial("month", 0, t0, e("a", 9)), partial("all", 0, t0, e("a", 9)), month,

@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 
+	"trending/model"
 	"trending/model/windowset"
 )
 
@@ -114,8 +115,8 @@ type Window struct {
 	// LengthMinutes and BucketMinutes define a sliding window (bucket 1, 60 or 1440).
 	LengthMinutes int `json:"length_minutes,omitempty"`
 	BucketMinutes int `json:"bucket_minutes,omitempty"`
-	// Span is a calendar window's: hour, day, week or month.
-	Span string `json:"span,omitempty"`
+	// Span is a calendar window's period.
+	Span model.Period `json:"span,omitempty"`
 	// Mode is exact, sketch or auto (empty: auto, the speed layer's rule: exact up to 24
 	// hours, sketch beyond; all time by sketch; a decayed window by its horizon).
 	Mode windowset.Mode `json:"mode,omitempty"`
@@ -448,8 +449,13 @@ func (in Input) specOf(w Window) spec {
 		}
 		s.minutes = float64(w.LengthMinutes)
 	case windowset.Calendar:
-		s.bucket = w.Span
-		s.minutes = map[string]float64{"hour": 60, "day": 1440, "week": 7 * 1440, "month": monthMinutes}[w.Span]
+		s.bucket = string(w.Span)
+		switch {
+		case w.Span == model.Month:
+			s.minutes = monthMinutes // --month-days
+		case w.Span.Valid():
+			s.minutes = w.Span.Nominal().Minutes()
+		}
 	case windowset.Decayed:
 		h := float64(max(1, w.HalfLifeMinutes))
 		s.bucket = "score an item"

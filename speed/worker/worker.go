@@ -457,7 +457,7 @@ type servingName struct {
 // of its name ("hour", "day", "month", "all").
 func served(wc window.WindowConfig) servingName {
 	if wc.Kind == windowset.Calendar {
-		return servingName{window: wc.Span}
+		return servingName{window: string(wc.Span)}
 	}
 	return servingName{window: wc.Name, live: true}
 }
