@@ -29,7 +29,7 @@ type Native struct {
 
 var (
 	bucketMeta = []byte("meta")
-	levelBkt   = map[string][]byte{Hour: []byte("hour"), Day: []byte("day"), Month: []byte("month")}
+	levelBkt   = map[string][]byte{Hour: []byte(Hour), Day: []byte(Day), Month: []byte(Month)}
 	groupBkt   = map[string][]byte{Hour: []byte("group-hour"), Day: []byte("group-day"), Month: []byte("group-month")}
 )
 

@@ -397,17 +397,17 @@ func (c *Cache) oldest(p model.Period, now time.Time) time.Time {
 func (c *Cache) swap(now time.Time, lists []model.List) {
 	old := c.snap.Load()
 	cur := old.lists
-	oldest := map[string]int64{}
+	oldest := map[model.Period]int64{}
 	for _, w := range c.cfg.Windows.Calendar() {
-		oldest[string(w)] = c.oldest(w, now).Unix()
+		oldest[w] = c.oldest(w, now).Unix()
 	}
-	oldest[string(model.Hour)] = c.oldest(model.Hour, now).Unix() // topics lists keep calendar hours
+	oldest[model.Hour] = c.oldest(model.Hour, now).Unix() // topics lists keep calendar hours
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	var gone []*entry // replaced or dropped: their superseded channels close after the swap
 	for k, e := range cur {
-		retention := e.list.Window // a list per region keeps its window's calendar lists
+		retention := model.Period(e.list.Window) // a list per region keeps its window's calendar lists
 		if e.list.Key().IsTopics() {
-			retention = "hour"
+			retention = model.Hour
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
 			next[k] = e
@@ -422,9 +422,9 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 		}
 		k := keyOf(l.Key().Name(), l.Start)
 		if k.start != liveStart {
-			retention := l.Window
+			retention := model.Period(l.Window)
 			if l.Key().IsTopics() {
-				retention = "hour" // the batch's exact topics lists of closed hours
+				retention = model.Hour // the batch's exact topics lists of closed hours
 			}
 			if o, ok := oldest[retention]; !ok || k.start < o {
 				continue
