@@ -3,6 +3,7 @@ package model_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,86 @@ func TestDecodePartialAsEncodingJSON(t *testing.T) {
 		`{"window":"hour","partition":-1,"version":1}`, `{"window":"hour","partition":1,"version":0}`} {
 		if _, err := model.DecodePartial([]byte(bad)); err == nil {
 			t.Errorf("DecodePartial(%q): no error", bad)
+		}
+	}
+}
+
+// TestPartialKind: a partial says which list it carries; one without a kind (an older
+// producer) is read as readers inferred it before (window, topics name, half-life), and
+// Validate refuses a kind its fields contradict.
+func TestPartialKind(t *testing.T) {
+	at := time.Date(2026, 11, 14, 10, 6, 30, 0, time.UTC)
+	v := at.UnixMilli()
+	items := []topk.Entry{{Item: "a", Count: 3}}
+	topics := model.TopicsKey("eu", "surge").Name()
+	cases := []struct {
+		name string
+		p    model.Partial
+		want model.PartialKind
+	}{
+		{"counts", model.Partial{Window: "hour", Partition: 1, Version: v, Items: items}, model.PartialItems},
+		{"late only", model.Partial{Window: "day", Start: model.Day.Align(at), LateOnly: true, DroppedLate: 2, Partition: 1, Version: v}, model.PartialItems},
+		{"group", model.Partial{Window: model.Key{Window: "hour", Group: "eu"}.Name(), Partition: 1, Version: v, Items: items}, model.PartialItems},
+		{"decayed", model.Partial{Window: "now", Partition: 1, Version: v, HalfLifeSeconds: 3600, Scored: []topk.Scored{{Item: "a", Score: 1}}}, model.PartialScored},
+		{"topics", model.Partial{Window: topics, Partition: 1, Version: v, Topics: []model.Item{{Rank: 1, ItemID: "#go"}}}, model.PartialTopics},
+		{"since", model.Partial{Window: model.SinceWindow, Partition: 1, Version: v, Items: items, Boundary: model.Day.Align(at), Cutoff: 1}, model.PartialSince},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.p.KindOf(); got != c.want {
+				t.Fatalf("KindOf() = %q, want %q", got, c.want)
+			}
+			old, err := c.p.Encode() // an older producer's message: no kind
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(old), `"kind"`) {
+				t.Fatalf("a partial without a kind encodes one: %s", old)
+			}
+			p, err := model.DecodePartial(old)
+			if err != nil || p.Kind != "" || p.KindOf() != c.want {
+				t.Fatalf("old message %s: kind %q, KindOf %q (%v)", old, p.Kind, p.KindOf(), err)
+			}
+			c.p.Kind = c.want
+			b, err := c.p.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(b), `"kind":"`+string(c.want)+`"`) {
+				t.Fatalf("encoded without its kind: %s", b)
+			}
+			if p, err = model.DecodePartial(b); err != nil || p.Kind != c.want {
+				t.Fatalf("decoded kind %q (%v)", p.Kind, err)
+			}
+			for _, other := range model.PartialKinds {
+				if other == c.want {
+					continue
+				}
+				q := c.p
+				q.Kind = other
+				if err := q.Validate(); err == nil {
+					t.Errorf("a %s partial said to be %s: valid", c.want, other)
+				}
+			}
+		})
+	}
+	bad := map[string]model.Partial{
+		"unknown kind":       {Kind: "ranked", Window: "hour", Partition: 1, Version: v, Items: items},
+		"counts and scores":  {Window: "hour", Partition: 1, Version: v, Items: items, Scored: []topk.Scored{{Item: "a", Score: 1}}},
+		"scores and counts":  {Window: "now", Partition: 1, Version: v, HalfLifeSeconds: 60, Items: items},
+		"topics with counts": {Window: topics, Partition: 1, Version: v, Items: items},
+		"counts with topics": {Window: "hour", Partition: 1, Version: v, Topics: []model.Item{{Rank: 1, ItemID: "#go"}}},
+		"since late only":    {Window: model.SinceWindow, Partition: 1, Version: v, LateOnly: true},
+		"counts with a base": {Window: "hour", Partition: 1, Version: v, Items: items, Base: items},
+		"no version":         {Kind: model.PartialItems, Window: "hour", Partition: 1, Items: items},
+	}
+	for name, p := range bad {
+		if err := p.Validate(); err == nil {
+			t.Errorf("%s: valid", name)
+		}
+		b, _ := p.Encode()
+		if _, err := model.DecodePartial(b); err == nil {
+			t.Errorf("%s: decoded", name)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []model.Parti
 		for i, r := range ranked {
 			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Topic: &model.Topic{Score: r.Score, Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}}
 		}
-		out = append(out, model.Partial{Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
+		out = append(out, model.Partial{Kind: model.PartialTopics, Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
 			Version: asOf.UnixMilli(), Bound: bound, Topics: items, Limit: cfg.ListSize})
 	}
 	return out

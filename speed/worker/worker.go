@@ -896,7 +896,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 	full := p.groups != nil && p.groups.closed
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
-		pt := model.Partial{Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
+		pt := model.Partial{Kind: model.PartialItems, Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
 			Total: l.Total, Items: l.Items, Final: l.Final, DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked), GroupsFull: full}
 		if sn.live {
 			pt.WindowStart = l.Start
@@ -907,7 +907,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
 		if l.HalfLife != 0 {
-			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+			pt.Kind, pt.HalfLifeSeconds, pt.Scored = model.PartialScored, int64(l.HalfLife/time.Second), l.Scored
 			for _, e := range l.TrackedScored {
 				pt.SaltedScored = append(pt.SaltedScored, model.SaltedScore{Item: e.Item, Score: e.Score})
 			}
