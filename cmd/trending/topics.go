@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/spf13/cobra"
 
@@ -84,12 +85,12 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				if err != nil {
 					return usagef("%v", err)
 				}
-				where = s3f.endpoint + "/" + s3f.bucket + "/" + rules.ReviewKey
+				where = s3f.endpoint + "/" + s3f.bucket + "/" + topicstore.ReviewKey
 				r = rules.NewReview(0)
-				if err := rules.SyncReview(cmd.Context(), obj, rules.ReviewKey, r); err != nil {
+				if err := topicstore.SyncReview(cmd.Context(), obj, topicstore.ReviewKey, r); err != nil {
 					return fmt.Errorf("review queue %s: %w", where, err)
 				}
-				save = func() error { return rules.SyncReview(cmd.Context(), obj, rules.ReviewKey, r) }
+				save = func() error { return topicstore.SyncReview(cmd.Context(), obj, topicstore.ReviewKey, r) }
 			}
 			now := time.Now().UTC()
 			switch action {
