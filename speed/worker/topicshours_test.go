@@ -78,4 +78,3 @@ func TestTopicsBaselineInStore(t *testing.T) {
 		})
 	}
 }
-
