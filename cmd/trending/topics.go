@@ -230,6 +230,9 @@ func writeTopicsSizing(out io.Writer, s topics.Sizing) error {
 		in.Floor, s.FloorReads, in.BigTopic, plan.FormatPercent(s.BigTopicError))
 	ew.printf("baselines: %d workers x 24 h x %d days = %s hourly sketches, %s; bound %.3g mentions per window\n",
 		in.Workers, in.BaselineDays, plan.FormatCount(float64(s.BaselineSketches)), plan.FormatBytes(s.BaselineBytes), s.BaselineOvercount)
+	ew.printf("baselines in the object store: %s a day (%s PUTs, %s GETs); in memory %s per worker (%d same-hour sketches, the open and closing hours, a presence bitmap per hour)\n",
+		plan.FormatBytes(s.BaselineStoreBytesPerDay), plan.FormatCount(float64(s.BaselinePutsPerDay)), plan.FormatCount(float64(s.BaselineGetsPerDay)),
+		plan.FormatBytes(s.BaselineMemoryBytes), in.BaselineDays)
 	ew.printf("dedupe: %s live (user, topic) pairs x %g B = %s per worker; lists: %d x %d topics = %s\n",
 		plan.FormatCount(s.DedupePairs), in.PairBytes, plan.FormatBytes(s.DedupeBytes), in.Lists, in.ListSize, plan.FormatBytes(s.ListsBytes))
 	return ew.err
