@@ -26,6 +26,14 @@ const (
 	hourTimeout = 10 * time.Second
 )
 
+// hourStore is where the hourly sketches go: *topicstore.Hours, or a test's wrapper (one
+// whose store is down). Safe for concurrent use.
+type hourStore interface {
+	Put(ctx context.Context, topic string, partition int, hour int64, body []byte) error
+	Get(ctx context.Context, topic string, partition int, hour int64) ([]byte, error)
+	Prune(ctx context.Context, topic string, partition int, before int64) (int, error)
+}
+
 // hourSync is one partition's hourly-sketch I/O state, owned by its tick goroutine.
 type hourSync struct {
 	retryAt time.Time // no load is retried before it
@@ -118,7 +126,7 @@ func (p *partition) syncHours(ctx context.Context, mu *sync.Mutex, hs *hourSync,
 		}
 	}
 	if loadErr != nil {
-		hs.retryAt = now.Add(hourRetry)
+		hs.retryAt = now.Add(p.w.hourRetry)
 	}
 	if saved && cut > hs.pruned {
 		cctx, cancel := context.WithTimeout(ctx, hourTimeout)

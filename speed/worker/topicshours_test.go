@@ -2,7 +2,10 @@ package worker_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,4 +80,100 @@ func TestTopicsBaselineInStore(t *testing.T) {
 			e.topicItem(t, "topics/eu/surge", "#marathon", 60*time.Second, want(420, 0))
 		})
 	}
+}
+
+// downHours is a topicstore.Hours whose store can be made unreachable.
+type downHours struct {
+	*topicstore.Hours
+	down atomic.Bool
+}
+
+var errDown = errors.New("dial tcp: connection refused")
+
+func (d *downHours) Put(ctx context.Context, topic string, partition int, hour int64, body []byte) error {
+	if d.down.Load() {
+		return errDown
+	}
+	return d.Hours.Put(ctx, topic, partition, hour, body)
+}
+
+func (d *downHours) Get(ctx context.Context, topic string, partition int, hour int64) ([]byte, error) {
+	if d.down.Load() {
+		return nil, errDown
+	}
+	return d.Hours.Get(ctx, topic, partition, hour)
+}
+
+// TestTopicsBaselineStoreDown: a worker that restarts while the object store cannot be read
+// serves its topics lists with the baseline it has in memory (none here: expected 0) and says
+// so (baseline.unavailable 7 of 7 wanted); once the store answers, the retry loads the day
+// and the expected count and the list's baseline are whole again.
+func TestTopicsBaselineStoreDown(t *testing.T) {
+	brokers, obj := embedded(t)
+	e := newEnv(t, brokers, obj, 1)
+	e.startMerger(t)
+	hours := &downHours{Hours: topicstore.NewHours(obj, "")}
+	run := func() func() {
+		w := e.worker(t, func(c *worker.Config) { c.TrendingTopics = topicsConfig() })
+		worker.SetHourStore(w, hours, 200*time.Millisecond)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("worker: %v", err)
+			}
+		}
+	}
+	stop := run()
+	now := time.Now().UTC().Add(-2 * time.Minute).Truncate(time.Minute)
+	if now.Minute() >= 58 {
+		now = now.Add(-2 * time.Minute)
+	}
+	yesterday := now.Add(-24 * time.Hour)
+	e.produce(t, append(mentions("#marathon", "eu", "y", 200, -1, yesterday), mentions("#marathon", "eu", "u", 400, -1, now)...))
+	list := func(what string, ok func(model.List, model.Item) bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		var last string
+		for time.Now().Before(deadline) {
+			l, err := e.st.Get(context.Background(), model.Key{Window: "topics/eu/surge"})
+			if err == nil {
+				for _, it := range l.Items {
+					if it.ItemID == "#marathon" && ok(l, it) {
+						return
+					}
+				}
+				last = fmt.Sprintf("baseline %+v items %+v", l.Baseline, l.Items)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("%s never served; last: %s", what, last)
+	}
+	list("the store's day", func(l model.List, it model.Item) bool {
+		return it.Expected == 50 && l.Baseline != nil && l.Baseline.Days == 1 && l.Baseline.Unavailable == 0 && l.Baseline.MaxOvercount > 0
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if b, _ := hours.Hours.Get(context.Background(), e.views, 0, yesterday.Unix()/3600); b != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("yesterday's hour never saved")
+		}
+	}
+	time.Sleep(500 * time.Millisecond) // a checkpoint after the save
+	stop()
+
+	hours.down.Store(true)
+	stop = run()
+	defer func() { stop() }()
+	e.produce(t, mentions("#marathon", "eu", "v", 10, -1, now.Add(time.Minute)))
+	list("the degraded baseline", func(l model.List, it model.Item) bool {
+		return it.Views == 410 && it.Expected == 0 && l.Baseline != nil && l.Baseline.Unavailable == 7 && l.Baseline.Days == 0 && l.Baseline.Wanted == 7
+	})
+	hours.down.Store(false)
+	list("the baseline back", func(l model.List, it model.Item) bool {
+		return it.Expected == 50 && l.Baseline.Unavailable == 0 && l.Baseline.Days == 1
+	})
 }

@@ -271,7 +271,8 @@ type Worker struct {
 	hw    highWatermarks // for trending_speed_consumer_lag
 	// hours stores the partitions' hourly topic sketches (topicshours.go); nil when topics
 	// are off.
-	hours *topicstore.Hours
+	hours     hourStore
+	hourRetry time.Duration // hourRetry, or a test's
 	// kafka is the worker's view of the brokers, shared by its partitions: an outage is
 	// logged once and shown as trending_kafka_up{role="speed"}; the partitions keep their
 	// state and retry.
@@ -313,7 +314,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	w := &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
-		kafka: health, stopFatal: make(chan struct{})}
+		kafka: health, stopFatal: make(chan struct{}), hourRetry: hourRetry}
 	if cfg.TrendingTopics != nil && cfg.Objects != nil {
 		w.hours = topicstore.NewHours(cfg.Objects, "")
 	}
