@@ -142,18 +142,18 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 	return cmd
 }
 
-// readReviewQueue reads the local review queue file --queue names (rules.ReadReviewFile);
+// readReviewQueue reads the local review queue file --queue names (topicstore.ReadReviewFile);
 // a missing file is a usage error.
 func readReviewQueue(path string) (*rules.Review, error) {
-	r, err := rules.ReadReviewFile(path)
+	r, err := topicstore.ReadReviewFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--queue %s: no such file", path)
 	}
 	return r, err
 }
 
-// writeReviewQueue replaces the file atomically (rules.WriteReviewFile).
-func writeReviewQueue(path string, r *rules.Review) error { return rules.WriteReviewFile(path, r) }
+// writeReviewQueue replaces the file atomically (topicstore.WriteReviewFile).
+func writeReviewQueue(path string, r *rules.Review) error { return topicstore.WriteReviewFile(path, r) }
 
 func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
 	if asJSON {

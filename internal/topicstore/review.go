@@ -1,7 +1,8 @@
-// Package topicstore keeps trending topics' objects in the bucket every role already uses:
-// the shared review queue (topics/review.json) and the hourly topic sketches the surge
-// baseline is read from (topics/hours/...). It is the I/O beside model/topics (which does
-// none) and speed/topics (which counts in memory).
+// Package topicstore is where trending topics' state lives outside memory: the shared
+// review queue in the bucket every role already uses (topics/review.json, review.go) or in a
+// local file (file.go), and the hourly topic sketches the surge baseline is read from
+// (topics/hours/..., hours.go). It is the I/O beside model/topics (the rules, which do none)
+// and speed/topics (which counts in memory).
 package topicstore
 
 import (
