@@ -80,6 +80,12 @@ func (s *State) closeHours() {
 			delete(s.closed, h)
 		}
 	}
+	if over := len(s.closed) - s.cfg.UnsavedHours; over > 0 {
+		for _, h := range slices.Sorted(maps.Keys(s.closed))[:over] {
+			delete(s.closed, h)
+			s.dropped++
+		}
+	}
 	for h := range s.seen {
 		if h < oldest {
 			delete(s.seen, h)
@@ -128,6 +134,10 @@ func (s *State) seenBefore(h uint64, cur int64) bool {
 	}
 	return false
 }
+
+// UnsavedDropped returns how many closed hours were dropped before the object store had
+// them (Config.UnsavedHours); not part of the snapshot.
+func (s *State) UnsavedDropped() uint64 { return s.dropped }
 
 // Unsaved returns the closed hours not saved yet, oldest first: write each to the object
 // store (internal/topicstore) and call Saved. The sketches are never changed again, so they

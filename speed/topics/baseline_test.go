@@ -140,6 +140,27 @@ func TestBaselineBoundAtDefaults(t *testing.T) {
 	}
 }
 
+// TestUnsavedHoursBounded: with the store down for longer than UnsavedHours, the oldest
+// closed hours are dropped instead of growing the state, and what they saw still counts as
+// history.
+func TestUnsavedHoursBounded(t *testing.T) {
+	cfg := smallConfig()
+	cfg.UnsavedHours = 3
+	s := newState(t, cfg, nil)
+	mention(s, "marathon", "us", t0.Add(-10*time.Hour), 400, false)
+	for h := 9; h >= 0; h-- {
+		mention(s, "coffee", "us", t0.Add(-time.Duration(h)*time.Hour), 10, false)
+	}
+	if n, d := len(s.Unsaved()), s.UnsavedDropped(); n != 3 || d != 6 {
+		t.Errorf("%d unsaved, %d dropped; want 3 and the other 6 closed hours (10 to 2 hours ago; the last one is still open)", n, d)
+	}
+	mention(s, "marathon", "us", t0.Add(10*time.Minute), 400, false)
+	rs, _ := s.Rank("us")
+	if m, _ := find(rs, "marathon"); m.NoHistory {
+		t.Errorf("marathon %+v: its dropped hour's presence should still count as history", m)
+	}
+}
+
 // TestBaselineStoreUnavailable: when the store cannot be read the expected counts fall back
 // to the days still in memory, the status says how many are missing for that reason, and a
 // retry that succeeds restores them.

@@ -29,6 +29,10 @@ const (
 	// holds only the BaselineDays same-hour sketches of the current hour (NeedBaseline,
 	// SetBaseline), 7 x 2.62 MB.
 	DefaultBaselineWidth = DefaultWidth
+	// DefaultUnsavedHours bounds the closed hours a State keeps waiting for the object store:
+	// a day, 63 MB at the default width, so a store that is down for days cannot grow a
+	// partition past it.
+	DefaultUnsavedHours = 24
 	// DefaultWindow is the list window: the last 15 minutes.
 	DefaultWindow = 15 * time.Minute
 	// DefaultCandidates is the candidate set per list (200 keys: enough headroom over the 50
@@ -63,6 +67,12 @@ type Config struct {
 	// BaselineWidth is the hourly sketches' width (same depth and seed). Default 65,536,
 	// the minute sketches' (DefaultBaselineWidth).
 	BaselineWidth int
+	// UnsavedHours is the most closed hours kept in memory until the object store has them
+	// (Unsaved, Saved), 1 to BaselineDays x 24. Beyond it the oldest is dropped
+	// (UnsavedDropped counts them): its presence bitmap stays, so the hold rule still knows
+	// what it saw, but the baseline loses that day. Without a store (a demo, a test) the
+	// baseline is what this keeps. Default 24.
+	UnsavedHours int
 	// BaselineDays is the number of past days whose same clock hour averages into the
 	// expected count, 1 to 28. Default 7.
 	BaselineDays int
@@ -93,6 +103,7 @@ func DefaultConfig() Config {
 		Depth:         DefaultDepth,
 		BaselineWidth: DefaultBaselineWidth,
 		BaselineDays:  rules.DefaultBaselineDays,
+		UnsavedHours:  DefaultUnsavedHours,
 		Candidates:    DefaultCandidates,
 		ListSize:      rules.DefaultListSize,
 		Surge:         rules.DefaultSurgeConfig(),
@@ -140,6 +151,9 @@ func (c Config) Validate() error {
 	}
 	if c.BaselineDays < 1 || c.BaselineDays > 28 {
 		errs = append(errs, invalid("BaselineDays", "%d must be 1..28 (default %d)", c.BaselineDays, rules.DefaultBaselineDays))
+	}
+	if c.UnsavedHours < 1 || c.BaselineDays >= 1 && c.UnsavedHours > c.BaselineDays*24 {
+		errs = append(errs, invalid("UnsavedHours", "%d must be 1..%d, the baseline's hours (default %d)", c.UnsavedHours, c.BaselineDays*24, DefaultUnsavedHours))
 	}
 	switch {
 	case c.ListSize < 1 || c.ListSize > 1000:
@@ -231,6 +245,8 @@ type State struct {
 	// seen is, per closed hour of the baseline depth, the cells above that hour's error
 	// bound: the hold rule's "seen before", kept after the hour's sketch has left memory.
 	seen map[int64]*sketch.Presence
+	// dropped counts the closed hours dropped unsaved (UnsavedHours).
+	dropped uint64
 	// base holds the loaded same-hour sketches of baseHour's baseline by Unix hour, and
 	// baseWant the state of each of its BaselineDays days.
 	base     map[int64]*sketch.Sketch

@@ -63,7 +63,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.groupLists = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_group_lists",
 		Help: "Group values (regions) each owned partition keeps lists of: one window state each."}, []string{"partition"})
 	m.topicsHours = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_topics_hours_total",
-		Help: "Hourly trending-topics sketches by outcome: saved, loaded, missing (the store has none: left out of the baseline), save_failed, load_failed (the store could not be read: the baseline uses the days in memory until a retry succeeds), pruned."}, []string{"outcome"})
+		Help: "Hourly trending-topics sketches by outcome: saved, loaded, missing (the store has none: left out of the baseline), save_failed, load_failed (the store could not be read: the baseline uses the days in memory until a retry succeeds), pruned, dropped (closed hours dropped unsaved: the store failed for longer than --topics' UnsavedHours)."}, []string{"outcome"})
 	m.topicsBaseline = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_topics_baseline_days",
 		Help: "Days in each partition's current trending-topics baseline by state: used, missing, unavailable (the store failed: the expected counts have fewer days than they should), pending."}, []string{"partition", "state"})
 	m.groupDropped = map[string]prometheus.Counter{DropCap: groupDropped.WithLabelValues(DropCap), DropName: groupDropped.WithLabelValues(DropName)}

@@ -39,6 +39,7 @@ type hourSync struct {
 	retryAt time.Time // no load is retried before it
 	pruned  int64     // the cut of the last prune (Unix hour)
 	failing bool      // the last call failed (logged once until one succeeds)
+	dropped uint64    // the state's UnsavedDropped at the last tick
 }
 
 // syncHours saves, loads and prunes the partition's hourly topic sketches; mu is the
@@ -53,7 +54,14 @@ func (p *partition) syncHours(ctx context.Context, mu *sync.Mutex, hs *hourSync,
 	unsaved := p.topics.Unsaved()
 	need := p.topics.NeedBaseline(!now.Before(hs.retryAt))
 	cut := p.topics.Minute()/60 - int64(p.topics.Config().BaselineDays)*24
+	dropped := p.topics.UnsavedDropped()
 	mu.Unlock()
+	if dropped > hs.dropped {
+		m.topicsHours.WithLabelValues("dropped").Add(float64(dropped - hs.dropped))
+		c.Log.Warn("topics hourly sketches dropped unsaved: the object store has been failing for longer than the state keeps hours",
+			"partition", p.id, "dropped", dropped-hs.dropped, "keeps", p.topics.Config().UnsavedHours)
+	}
+	hs.dropped = dropped
 	fail := func(op string, hour int64, err error) {
 		m.topicsHours.WithLabelValues(op + "_failed").Inc()
 		if !hs.failing {
