@@ -131,6 +131,7 @@ func TestBaselineBoundAtDefaults(t *testing.T) {
 		if b.Days != 7 || math.Abs(b.MaxOvercount-sz.BaselineOvercount) > 0.05 || math.Abs(b.MaxOvercount-sz.OvercountWindow) > 0.05 {
 			t.Errorf("%s: baseline %v, want 7 days bounded by the design's %.2f (the window's %.2f)", when, b, sz.BaselineOvercount, sz.OvercountWindow)
 		}
+		t.Logf("%s: state %.1f MB", when, float64(s.Bytes())/1e6)
 		stored := saveAll(s)
 		for _, h := range s.NeedBaseline(false) {
 			if err := s.SetBaseline(h, stored[h], nil); err != nil {
