@@ -28,6 +28,9 @@ func TestUpTopicsBound(t *testing.T) {
 		ErrorBound *struct {
 			MaxOvercount float64 `json:"max_overcount"`
 		} `json:"error_bound"`
+		Baseline *struct {
+			Days, Wanted, Unavailable int
+		} `json:"baseline"`
 	}
 	for _, region := range []string{rules.World, "eu", "us"} {
 		var l topicsList
@@ -44,6 +47,11 @@ func TestUpTopicsBound(t *testing.T) {
 			l.ErrorBound.MaxOvercount, 100*l.ErrorBound.MaxOvercount/floor, floor)
 		if b := l.ErrorBound.MaxOvercount; b > 0.1*floor || b <= 0 {
 			t.Errorf("%s topics list: error bound %.1f mentions, want above 0 and at most 10%% of the floor (%g)", region, b, 0.1*floor)
+		}
+		// The baseline is read from up's embedded S3: it answers, and 20 minutes hold no
+		// earlier day, so no day is used and none is unavailable.
+		if b := l.Baseline; b == nil || b.Wanted != 7 || b.Unavailable != 0 {
+			t.Errorf("%s topics list: baseline %+v, want 7 days wanted and none unavailable", region, b)
 		}
 	}
 	up.stop()
