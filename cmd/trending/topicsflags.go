@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"trending/internal/topicstore"
 
 	"github.com/spf13/pflag"
 
@@ -80,7 +81,7 @@ func (t *topicsFlags) openBlocklist() (*rules.Blocklist, error) {
 	if t.blocklist == "" {
 		return nil, nil
 	}
-	b, err := rules.OpenBlocklist(t.blocklist)
+	b, err := topicstore.OpenBlocklist(t.blocklist)
 	if err != nil {
 		return nil, usagef("--blocklist: %v", err)
 	}

@@ -138,6 +138,27 @@ var modelMayImport = map[string]string{
 	module + "schemas":          "the embedded schema files the event tests check against (embed only)",
 }
 
+// ioPackages are the standard library's doors to files, the network and processes: the
+// model's code (not its tests, which read testdata) imports none of them.
+var ioPackages = []string{"os", "os/exec", "net", "net/http", "syscall", "database/sql", "io/ioutil", "plugin"}
+
+// modelIO returns "from -> to" for every import of ioPackages by a model package, sorted.
+func modelIO(graph map[string][]string) []string {
+	var out []string
+	for from, tos := range graph {
+		if from != module+"model" && !strings.HasPrefix(from, module+"model/") {
+			continue
+		}
+		for _, to := range tos {
+			if slices.Contains(ioPackages, to) {
+				out = append(out, from+" -> "+to)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // stdlib reports whether an import path is the standard library's: no dot in its first
 // element (the module's own paths start with "trending/").
 func stdlib(pkg string) bool {
@@ -197,6 +218,9 @@ func TestModelImports(t *testing.T) {
 	for _, v := range modelViolations(graph) {
 		t.Errorf("model import not allowed: %s (the model does no I/O: move the code that needs it out of model/, see ARCHITECTURE.md)", v)
 	}
+	for _, v := range modelIO(listGraph(t, false)) {
+		t.Errorf("model code imports an I/O package: %s (files, network and processes belong outside model/, e.g. internal/topicstore)", v)
+	}
 	for pkg := range modelMayImport {
 		if !strings.HasPrefix(pkg, module) {
 			continue
@@ -232,5 +256,9 @@ func TestModelImportsCatches(t *testing.T) {
 	}
 	if got := modelViolations(graph); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("model violations %v, want %v", got, want)
+	}
+	graph[module+"model/topics"] = append(graph[module+"model/topics"], "os")
+	if got, want := modelIO(graph), []string{module + "model/topics -> os"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("model I/O %v, want %v", got, want)
 	}
 }
