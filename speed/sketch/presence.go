@@ -43,6 +43,9 @@ func (p *Presence) ContainsHash(h uint64) bool {
 	return true
 }
 
+// Depth returns the rows of the sketch p was taken of.
+func (p *Presence) Depth() int { return p.depth }
+
 // Bytes returns the memory of the bits.
 func (p *Presence) Bytes() int { return len(p.bits) * 8 }
 
@@ -71,8 +74,9 @@ func (p *Presence) AppendBinary(b []byte) []byte {
 }
 
 // DecodePresence decodes AppendBinary's encoding from the front of b and returns the rest,
-// or an error wrapping ErrCorrupt.
-func DecodePresence(b []byte) (*Presence, []byte, error) {
+// or an error wrapping ErrCorrupt. A shape of more than maxCells cells is refused before
+// anything is allocated: the encoding is sparse, so a few bytes can claim any size.
+func DecodePresence(b []byte, maxCells int) (*Presence, []byte, error) {
 	next := func() uint64 {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
@@ -86,6 +90,9 @@ func DecodePresence(b []byte) (*Presence, []byte, error) {
 	cfg := Config{Width: int(min(width, 1<<40)), Depth: int(min(depth, 1<<20))}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: presence shape %dx%d: %v", ErrCorrupt, depth, width, err)
+	}
+	if cfg.Width*cfg.Depth > maxCells {
+		return nil, nil, fmt.Errorf("%w: presence shape %dx%d over the %d cells allowed", ErrCorrupt, depth, width, maxCells)
 	}
 	p := &Presence{width: cfg.Width, depth: cfg.Depth, mask: uint32(cfg.Width - 1), bits: make([]uint64, (cfg.Width*cfg.Depth+63)/64)}
 	n := next()

@@ -20,7 +20,7 @@ func TestPresenceAgreesWithEstimate(t *testing.T) {
 	for _, th := range []uint64{0, 10, 40, 1 << 40} {
 		p := s.Presence(th)
 		enc := p.AppendBinary(nil)
-		q, rest, err := DecodePresence(append(enc, 9))
+		q, rest, err := DecodePresence(append(enc, 9), 256*4)
 		if err != nil || !bytes.Equal(rest, []byte{9}) {
 			t.Fatalf("decode: %v, rest %v", err, rest)
 		}
@@ -40,8 +40,11 @@ func TestPresenceAgreesWithEstimate(t *testing.T) {
 		}
 		t.Logf("threshold %d: %d of 1000 keys above, %d bytes encoded", th, in, len(enc))
 	}
+	if _, _, err := DecodePresence(s.Presence(0).AppendBinary(nil), 256*4-1); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("decode over maxCells: %v, want ErrCorrupt", err)
+	}
 	for _, bad := range [][]byte{nil, {0}, {3, 1}, {0x80, 2, 4, 1, 0}} {
-		if _, _, err := DecodePresence(bad); !errors.Is(err, ErrCorrupt) {
+		if _, _, err := DecodePresence(bad, 1<<20); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("decode %v: %v, want ErrCorrupt", bad, err)
 		}
 	}

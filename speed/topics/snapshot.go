@@ -296,6 +296,11 @@ func (s *State) Restore(b []byte) error {
 			if r.err != nil {
 				return nil, r.err
 			}
+			// An hour is at most as wide as the widest sketch this configuration makes (a
+			// version 1 snapshot's quarter-width hours are narrower).
+			if w := sk.Config().Width; w > max(s.cfg.Width, s.cfg.BaselineWidth) {
+				return nil, fmt.Errorf("%w: %s hour %d is %d wide, over this configuration's %d", rules.ErrConfigMismatch, what, h, w, max(s.cfg.Width, s.cfg.BaselineWidth))
+			}
 			if h <= last || h > minute/60 {
 				return nil, fmt.Errorf("%w: %s hour %d out of order or after the newest minute", rules.ErrCorrupt, what, h)
 			}
@@ -328,7 +333,11 @@ func (s *State) Restore(b []byte) error {
 			if r.err != nil {
 				return r.err
 			}
-			pr, rest, err := sketch.DecodePresence(p)
+			// An hour is at most as wide as the widest sketch this configuration makes.
+			pr, rest, err := sketch.DecodePresence(p, max(s.cfg.Width, s.cfg.BaselineWidth)*s.cfg.Depth)
+			if err == nil && pr.Depth() != s.cfg.Depth {
+				err = fmt.Errorf("depth %d, want %d", pr.Depth(), s.cfg.Depth)
+			}
 			if err != nil || len(rest) != 0 || h <= last || h > minute/60 {
 				return fmt.Errorf("%w: seen hour %d: out of order, after the newest minute or %v", rules.ErrCorrupt, h, err)
 			}
