@@ -56,3 +56,28 @@ func TestUpTopicsBound(t *testing.T) {
 	}
 	up.stop()
 }
+
+// TestUpTopicsHoursSaved runs `trending up --topics eu` over an 80-minute replay, which
+// closes at least one clock hour: each partition writes the closed hour's topic sketch to
+// the embedded S3 (DATA/s3, topics/hours/views/<partition>/<hour>Z.cms), where the baseline of
+// the same hour tomorrow reads it, instead of keeping it in memory and in every checkpoint.
+func TestUpTopicsHoursSaved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole pipeline")
+	}
+	addr := freeAddr(t)
+	data := filepath.Join(t.TempDir(), "data")
+	start := time.Now().UTC().Add(-80 * time.Minute)
+	up := startInProcess(t, "up", "--data", data, "--listen", addr, "--topics", "eu",
+		"--backfill", "80m", "--log-format", "json", "--log-level", "warn")
+	// The first hour boundary after start closes 15 minutes (the window) after it.
+	closed := start.Truncate(time.Hour).Add(time.Hour)
+	dir := filepath.Join(data, "s3", "buckets", "trending", "topics", "hours", "views")
+	var found []string
+	waitFor(t, "a closed hour's topic sketch in the embedded S3", 5*time.Minute, func() (bool, string) {
+		found, _ = filepath.Glob(filepath.Join(dir, "*", closed.Add(-time.Hour).Format("2006-01-02T15")+"Z.cms"))
+		return len(found) > 0, dir
+	})
+	t.Logf("%d partitions saved hour %s: %v", len(found), closed.Add(-time.Hour).Format("2006-01-02T15"), found)
+	up.stop()
+}
