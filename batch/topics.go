@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"trending/internal/topicstore"
 
 	"trending/archive"
 	"trending/internal/setting"
@@ -296,7 +297,7 @@ func NewTopics(r *Runner, eng TopicsEngine, cfg TopicsConfig) (*Topics, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	block, err := topics.OpenBlocklist(cfg.Blocklist)
+	block, err := topicstore.OpenBlocklist(cfg.Blocklist)
 	if err != nil {
 		return nil, setting.Invalid("Blocklist", "%v", err)
 	}

@@ -220,6 +220,25 @@ type Bound struct {
 	Probability  float64 `json:"probability"`
 }
 
+// Baseline says what a trending-topics list's expected counts are made of: the same clock
+// hour of the previous days, read from the hourly sketches in the object store. Merged over
+// partitions it is the worst partition's.
+type Baseline struct {
+	// Days is how many of the Wanted previous days' same-hour sketches the expected counts
+	// average (the fewest of any partition). A day the store has no sketch of (a young
+	// deployment) is left out of the mean.
+	Days   int `json:"days"`
+	Wanted int `json:"wanted"`
+	// Unavailable counts the days left out because the object store could not be read:
+	// while it is above 0 the expected counts rest on the days still in memory, and surge
+	// scores may read high.
+	Unavailable int `json:"unavailable,omitempty"`
+	// MaxOvercount bounds how far an expected count may read high, in mentions (the largest
+	// of any partition; with the hourly sketches at the minute width, about the list's own
+	// error_bound).
+	MaxOvercount float64 `json:"max_overcount"`
+}
+
 // Reconciliation compares the batch layer's exact list with the speed layer's list for the
 // same calendar window: how far the speed layer was off.
 type Reconciliation struct {
@@ -292,14 +311,16 @@ type List struct {
 	// count, summed over partitions: they arrived after the window had closed (its end plus
 	// the allowed lateness had passed on their partition). The archive has them, so the
 	// batch's exact list includes them. Always 0 on live lists.
-	DroppedLate     uint64          `json:"dropped_late"`
-	Partial         bool            `json:"partial"`
-	StalePartitions []int           `json:"stale_partitions,omitempty"`
-	ErrorBound      *Bound          `json:"error_bound,omitempty"`
-	Items           []Item          `json:"items"`
-	ComputedAt      time.Time       `json:"computed_at"`
-	Fingerprint     string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
-	Reconciliation  *Reconciliation `json:"reconciliation,omitempty"`
+	DroppedLate     uint64 `json:"dropped_late"`
+	Partial         bool   `json:"partial"`
+	StalePartitions []int  `json:"stale_partitions,omitempty"`
+	ErrorBound      *Bound `json:"error_bound,omitempty"`
+	// Baseline: trending-topics lists only (speed layer).
+	Baseline       *Baseline       `json:"baseline,omitempty"`
+	Items          []Item          `json:"items"`
+	ComputedAt     time.Time       `json:"computed_at"`
+	Fingerprint    string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
+	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
 	// SpeedItems is, on a batch list that replaced a speed list, that speed list as it was
 	// (item and views), so a recompute after late data reconciles it again against the new
 	// exact counts.

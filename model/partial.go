@@ -78,6 +78,8 @@ type Partial struct {
 	// not counts, so the merger sorts them as floats rather than through topk.Merge; every
 	// topic is counted on one partition, so joining the lists double-counts nothing.
 	Topics []Item `json:"topics,omitempty"`
+	// Baseline is what a topics list's expected counts are made of (the partition's).
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
 	// GroupsFull: the partition keeps no lists for some group value it saw events of (every

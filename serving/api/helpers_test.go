@@ -53,6 +53,7 @@ func seedLists() []model.List {
 	batch.Fingerprint = "sha256:abc"
 	topicsEU := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
 		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},
+		Baseline: &model.Baseline{Days: 5, Wanted: 7, Unavailable: 2, MaxOvercount: 20.1},
 		Items: []model.Item{
 			{Rank: 1, ItemID: "#quake", Views: 3000, Topic: &model.Topic{Score: 61, NoHistory: true}},
 			{Rank: 2, ItemID: "#marathon", Views: 3700, Topic: &model.Topic{Score: 15.1, Expected: 198, NewShare: 0.02}},

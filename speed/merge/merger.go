@@ -344,7 +344,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	}
 	switch g.kind {
 	case model.PartialTopics:
-		l.ErrorBound = g.bound
+		l.ErrorBound, l.Baseline = g.bound, g.baseline
 		l.Items = mergeTopics(m.cfg.K, g.ins)
 		return l, g.stale, true
 	case model.PartialScored:
@@ -388,12 +388,13 @@ type gathered struct {
 	asOf        int64           // the newest version of the lists merged (newest, unless a prev list)
 	windowStart time.Time       // the one start of the lists merged (sliding and all-time lists)
 	end         time.Time
-	final       bool           // a calendar window whose every list is final
-	droppedLate uint64         // summed
-	stale       []int          // partitions whose list is older than newest - Staleness, or missing
-	members     []model.Member // every partition merged, with its list's version
-	bound       *model.Bound   // the worst list's bound
-	exact       bool           // every list is exact
+	final       bool            // a calendar window whose every list is final
+	droppedLate uint64          // summed
+	stale       []int           // partitions whose list is older than newest - Staleness, or missing
+	members     []model.Member  // every partition merged, with its list's version
+	bound       *model.Bound    // the worst list's bound
+	baseline    *model.Baseline // topics lists: the worst partition's baseline
+	exact       bool            // every list is exact
 	total       uint64
 	kind        model.PartialKind // the newest list's (model.Partial.KindOf): how to merge
 	halfLife    int64             // a scored list's half-life, the newest's: others are left out
@@ -452,6 +453,16 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 		g.droppedLate += p.DroppedLate
 		g.total += p.Total
 		g.exact = g.exact && p.Exact
+		if b := p.Baseline; b != nil {
+			if g.baseline == nil {
+				g.baseline = &model.Baseline{Days: b.Days, Wanted: b.Wanted, Unavailable: b.Unavailable, MaxOvercount: b.MaxOvercount}
+			} else {
+				g.baseline.Days = min(g.baseline.Days, b.Days)
+				g.baseline.Wanted = max(g.baseline.Wanted, b.Wanted)
+				g.baseline.Unavailable = max(g.baseline.Unavailable, b.Unavailable)
+				g.baseline.MaxOvercount = math.Max(g.baseline.MaxOvercount, b.MaxOvercount)
+			}
+		}
 		if !p.Exact && p.Bound != nil {
 			if g.bound == nil {
 				g.bound = &model.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}

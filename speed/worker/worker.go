@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
@@ -268,6 +269,10 @@ type Worker struct {
 	m     *metrics
 	base  baseCache
 	hw    highWatermarks // for trending_speed_consumer_lag
+	// hours stores the partitions' hourly topic sketches (topicshours.go); nil when topics
+	// are off.
+	hours     hourStore
+	hourRetry time.Duration // hourRetry, or a test's
 	// kafka is the worker's view of the brokers, shared by its partitions: an outage is
 	// logged once and shown as trending_kafka_up{role="speed"}; the partitions keep their
 	// state and retry.
@@ -308,8 +313,12 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
-		kafka: health, stopFatal: make(chan struct{})}, nil
+	w := &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
+		kafka: health, stopFatal: make(chan struct{}), hourRetry: hourRetry}
+	if cfg.TrendingTopics != nil && cfg.Objects != nil {
+		w.hours = topicstore.NewHours(cfg.Objects, "")
+	}
+	return w, nil
 }
 
 // Review returns the topics review queue shared by the worker's partitions (nil when topics
@@ -497,6 +506,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	tickCtx, stopTicks := context.WithCancel(gctx)
 	ticksDone := make(chan struct{})
 	idle := idleClock{next: p.next, at: time.Now()}
+	var hours hourSync
 	go func() {
 		defer close(ticksDone)
 		pub := time.NewTicker(c.PublishEvery)
@@ -510,6 +520,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 			case <-pub.C:
 				w.base.refresh(tickCtx, c, time.Now()) // outside the lock: it may read a store
 				w.hw.refresh(tickCtx, w.topicOffsets, time.Now())
+				p.syncHours(tickCtx, &mu, &hours, time.Now()) // outside the lock: object-store I/O
 				hw, haveHW := w.hw.get(id)
 				mu.Lock()
 				if now := time.Now(); idle.idle(p.next, now, c.IdleAdvance) {
@@ -560,6 +571,7 @@ fetch:
 	// Another worker reports the partition from now on.
 	defer w.m.lag.DeleteLabelValues(p.lblP)
 	defer w.m.groupLists.DeleteLabelValues(p.lblP)
+	defer w.m.topicsBaseline.DeletePartialMatch(prometheus.Labels{"partition": p.lblP})
 	defer w.m.ckptTime.DeleteLabelValues(p.lblP)
 	if loopErr != nil || errors.Is(context.Cause(runCtx), ErrKilled) {
 		return loopErr // an error, or a crash: drop everything, the checkpoint has the truth
