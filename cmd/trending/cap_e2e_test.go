@@ -24,11 +24,12 @@ import (
 )
 
 // TestUpCaps runs `trending up --cap-views 5` over a generated stream of two past hours whose
-// events carry accounts (user_id; some none), half of it before a restart of up (the caps'
-// tables restored from the checkpoints) and half after, and compares the live day list (the speed
-// layer) and each closed hour's exact list (the batch) with the capped truth computed here:
-// per (account, item, hour) at most 5 views, events without an account uncapped; then
-// removes two items through /v1/moderation and compares them with the capped, moderated
+// events carry accounts (user_id; some none) and regions (eu, us; some none), half of it
+// before a restart of up (the caps' tables restored from the checkpoints) and half after, and
+// compares the live day list (the speed layer) and each closed hour's exact list (the batch),
+// of every item and of region eu, with the capped truth computed here: per (account, item,
+// hour) at most 5 views, per region within the region, events without an account uncapped;
+// then removes two items through /v1/moderation and compares them with the capped, moderated
 // truth. The capped views are counted in trending_speed_capped_views_total.
 func TestUpCaps(t *testing.T) {
 	if testing.Short() {
@@ -102,9 +103,10 @@ func upCaps(t *testing.T, broker string, extra []string) {
 	// accounts hammer the same items (what the cap is for).
 	first := time.Now().UTC().Truncate(time.Hour).Add(-3 * time.Hour)
 	r := rand.New(rand.NewPCG(5, 6))
+	// Keys of every item's lists have region ""; a region's lists cap the account within it.
 	type acct struct {
-		hour       time.Time
-		item, user string
+		hour               time.Time
+		region, item, user string
 	}
 	sums, firstSums := map[acct]uint64{}, map[acct]uint64{}
 	var msgs []kafka.Message
@@ -119,9 +121,17 @@ func upCaps(t *testing.T, broker string, extra []string) {
 		default:
 			e.UserID = fmt.Sprintf("u%d", r.IntN(80))
 		}
-		sums[acct{ts.Truncate(time.Hour), e.ItemID, e.UserID}] += uint64(e.Count)
-		if i < events/2 {
-			firstSums[acct{ts.Truncate(time.Hour), e.ItemID, e.UserID}] += uint64(e.Count)
+		e.Region = []string{"eu", "us", ""}[r.IntN(3)]
+		regions := []string{""} // every item's lists, and the event's region's
+		if e.Region != "" {
+			regions = append(regions, e.Region)
+		}
+		for _, region := range regions {
+			k := acct{ts.Truncate(time.Hour), region, e.ItemID, e.UserID}
+			sums[k] += uint64(e.Count)
+			if i < events/2 {
+				firstSums[k] += uint64(e.Count)
+			}
 		}
 		msgs = append(msgs, kafka.Message{Key: []byte(e.ItemID), Value: e.AppendJSON(nil)})
 	}
@@ -138,10 +148,10 @@ func upCaps(t *testing.T, broker string, extra []string) {
 	// The capped truth, per hour and over both, without the items moderation removed.
 	var removed *moderation.Set
 	truthOf := sums
-	capped := func(from, to time.Time) []topk.Entry {
+	cappedIn := func(region string, from, to time.Time) []topk.Entry {
 		c := map[string]uint64{}
 		for a, n := range truthOf {
-			if a.hour.Before(from) || !a.hour.Before(to) {
+			if a.region != region || a.hour.Before(from) || !a.hour.Before(to) {
 				continue
 			}
 			v := n
@@ -158,6 +168,7 @@ func upCaps(t *testing.T, broker string, extra []string) {
 		}
 		return h.Sorted()
 	}
+	capped := func(from, to time.Time) []topk.Entry { return cappedIn("", from, to) }
 	matches := func(l list, want []topk.Entry) (bool, string) {
 		if len(l.Items) != len(want) {
 			return false, fmt.Sprintf("%d items, want %d", len(l.Items), len(want))
@@ -171,17 +182,23 @@ func upCaps(t *testing.T, broker string, extra []string) {
 	}
 	check := func(what string) {
 		t.Helper()
-		waitUntil(what+": the live day list", time.Minute, func() (bool, string) {
-			_, l, b := get("/v1/trending?window=day&limit=20")
-			ok, why := matches(l, capped(first, first.Add(2*time.Hour)))
-			return ok, why + ": " + b
-		})
-		for _, h := range []time.Time{first, first.Add(time.Hour)} {
-			waitUntil(what+": hour "+h.Format(time.RFC3339)+" exact", 90*time.Second, func() (bool, string) {
-				_, l, b := get("/v1/trending?window=hour&limit=20&start=" + h.Format(time.RFC3339))
-				ok, why := matches(l, capped(h, h.Add(time.Hour)))
-				return ok && l.Source == "batch", why + ": " + b
+		for _, region := range []string{"", "eu"} {
+			q := ""
+			if region != "" {
+				q = "&region=" + region
+			}
+			waitUntil(what+": the live day list"+q, time.Minute, func() (bool, string) {
+				_, l, b := get("/v1/trending?window=day&limit=20" + q)
+				ok, why := matches(l, cappedIn(region, first, first.Add(2*time.Hour)))
+				return ok, why + ": " + b
 			})
+			for _, h := range []time.Time{first, first.Add(time.Hour)} {
+				waitUntil(what+": hour "+h.Format(time.RFC3339)+q+" exact", 90*time.Second, func() (bool, string) {
+					_, l, b := get("/v1/trending?window=hour&limit=20&start=" + h.Format(time.RFC3339) + q)
+					ok, why := matches(l, cappedIn(region, h, h.Add(time.Hour)))
+					return ok && l.Source == "batch", why + ": " + b
+				})
+			}
 		}
 	}
 	// The first half, then up stopped and started again: the speed workers restore their
@@ -220,7 +237,7 @@ func upCaps(t *testing.T, broker string, extra []string) {
 	// process): the counter of this one holds the rest.
 	over := func(m map[acct]uint64) (v uint64) {
 		for a, n := range m {
-			if a.user != "" && n > capN {
+			if a.region == "" && a.user != "" && n > capN {
 				v += n - capN
 			}
 		}
