@@ -71,6 +71,16 @@ type Config struct {
 	// Complete can close hours it has no events in). Zero, the default, derives it from
 	// RollAge: RollAge, at least 1 s and at most 30 s.
 	RefreshEvery time.Duration
+	// ReplayQuiet is how long a partition whose producer writes the past must have
+	// received nothing before it counts as caught up (Progress.CaughtUpAt); default 10 s.
+	// A partition's producer writes the past when its last roll's events entered the log,
+	// by the median, more than ReplayQuiet after their event time (Progress.LagMS: a
+	// replay, a backfill, a producer catching up). Such a partition's caught-up time would
+	// close every hour up to the wall clock, ahead of the event time the replay reached,
+	// so a replay that merely paused for RollAge (a loaded machine, a producer between two
+	// batches) must not count as finished. A live partition still counts as caught up after
+	// RollAge. Zero applies RollAge to every partition (the rule before); not negative.
+	ReplayQuiet time.Duration
 }
 
 // DefaultConfig returns the defaults, with Kafka still to be set.
@@ -88,6 +98,7 @@ func DefaultConfig() Config {
 		StopTimeout:    30 * time.Second,
 		MaxWait:        500 * time.Millisecond,
 		MaxFuture:      event.DefaultMaxFuture,
+		ReplayQuiet:    10 * time.Second,
 	}
 }
 
@@ -144,6 +155,9 @@ func (c Config) Validate() error {
 	}
 	if c.RefreshEvery < 0 {
 		bad("RefreshEvery", "%s: must not be negative (0 derives it from RollAge)", c.RefreshEvery)
+	}
+	if c.ReplayQuiet < 0 {
+		bad("ReplayQuiet", "%s: must not be negative (default %s; 0 is RollAge for every partition)", c.ReplayQuiet, d.ReplayQuiet)
 	}
 	return errors.Join(errs...)
 }
@@ -559,7 +573,7 @@ func (a *Archiver) markCaughtUp(ctx context.Context, p int32, o eventlog.Offsets
 		if err := json.Unmarshal(b, &next); err != nil {
 			return nil // loadProgress starts a corrupt marker again at the next roll
 		}
-		if next.NextOffset < o.Last || at.Sub(next.Updated) < a.cfg.RollAge || !next.CaughtUpAt.Before(at) {
+		if next.NextOffset < o.Last || at.Sub(next.Updated) < a.quietFor(next) || !next.CaughtUpAt.Before(at) {
 			return nil
 		}
 		next.CaughtUpAt, next.Updated = at, at
@@ -585,6 +599,17 @@ func (a *Archiver) markCaughtUp(ctx context.Context, p int32, o eventlog.Offsets
 		*cached = next
 	}
 	return nil
+}
+
+// quietFor is how long partition progress p must have gone without a roll before it counts
+// as caught up: RollAge, or ReplayQuiet when that is longer and p's producer writes the past
+// (Config.ReplayQuiet).
+func (a *Archiver) quietFor(p Progress) time.Duration {
+	q := a.cfg.RollAge
+	if rq := a.cfg.ReplayQuiet; rq > q && time.Duration(p.LagMS)*time.Millisecond > rq {
+		q = rq
+	}
+	return q
 }
 
 func (a *Archiver) putManifest(ctx context.Context, m TopicManifest) error {
@@ -664,6 +689,9 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	next.NextOffset = max(next.NextOffset, pb.last+1)
 	if wm := rollWatermark(lowTS, pb.maxMsgTime, now); wm.After(next.Watermark) {
 		next.Watermark = wm
+	}
+	if len(pb.rows) > 0 {
+		next.LagMS = rollLag(pb.rows)
 	}
 	// CaughtUpAt is not set here: a roll that reached the log's end says nothing about event
 	// time when producers replay or buffer the past (a backfill would close hours it has not
@@ -821,6 +849,18 @@ func rollWatermark(lowTS int64, maxMsgTime, now time.Time) time.Time {
 		wm = now.UTC()
 	}
 	return wm
+}
+
+// rollLag is how far behind the log a roll's producer wrote: the median over its rows of
+// the Kafka timestamp minus the event time, in milliseconds (Progress.LagMS). The median, so
+// that a few late events of a live stream, or a few dated ahead, do not decide it.
+func rollLag(rows []Row) int64 {
+	lags := make([]int64, len(rows))
+	for i, r := range rows {
+		lags[i] = r.IngestTS - r.TS
+	}
+	slices.Sort(lags)
+	return lags[len(lags)/2]
 }
 
 // buildObjects encodes one roll of partition p, offsets first..last: one Parquet object per
