@@ -733,14 +733,16 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	return nil
 }
 
-// loadProgress returns the partition's marker, read from S3 the first time this run rolls
-// the partition so that its fields keep moving forward across restarts.
+// loadProgress returns the partition's marker as stored now, with every field moved
+// forward to what this run last wrote. It reads the marker at every roll, not once a run:
+// another archiver of the group may have marked the partition caught up meanwhile (every
+// archiver's refresh marks every partition with nothing left to archive), and the late-data
+// rule of roll must judge by that newest progress, or an hour the batch closed on it would
+// get no DirtyMark.
 func (a *Archiver) loadProgress(ctx context.Context, p int32) (*Progress, error) {
-	if prog := a.progress[p]; prog != nil {
-		return prog, nil
-	}
 	prog := &Progress{Partition: p}
 	err := a.retry(ctx, "read progress", func(ctx context.Context) error {
+		*prog = Progress{Partition: p}
 		b, err := a.store.Get(ctx, a.lay.progressKey(p))
 		if errors.Is(err, objstore.ErrNotFound) {
 			return nil
@@ -757,6 +759,18 @@ func (a *Archiver) loadProgress(ctx context.Context, p int32) (*Progress, error)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c := a.progress[p]; c != nil {
+		prog.NextOffset = max(prog.NextOffset, c.NextOffset)
+		if c.Watermark.After(prog.Watermark) {
+			prog.Watermark = c.Watermark
+		}
+		if c.CaughtUpAt.After(prog.CaughtUpAt) {
+			prog.CaughtUpAt = c.CaughtUpAt
+		}
+		if c.Updated.After(prog.Updated) {
+			prog.Updated, prog.LagMS = c.Updated, c.LagMS
+		}
 	}
 	a.progress[p] = prog
 	return prog, nil

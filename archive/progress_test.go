@@ -3,12 +3,16 @@ package archive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"trending/internal/eventlog"
+	"trending/model/event"
 )
 
 func TestRollWatermark(t *testing.T) {
@@ -195,5 +199,50 @@ func TestRollLag(t *testing.T) {
 	}
 	if got := rollLag(rows); got != 1000 {
 		t.Fatalf("rollLag = %d ms, want 1000", got)
+	}
+}
+
+// TestRollSeesAnotherArchiversCaughtUp: another archiver of the group marked the partition
+// caught up after this one last wrote its marker; a roll of events into an hour that mark
+// closed must leave a late-data marker. Before, the roll judged by the marker it had cached
+// since its first roll, wrote no mark, and the batch never recomputed the hour (and the roll
+// wrote the older caught_up_at back).
+func TestRollSeesAnotherArchiversCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	st := embeddedStore(t)
+	cfg := DefaultConfig()
+	cfg.Kafka = eventlog.Plain("unused:9092")
+	a, err := New(cfg, st, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	wm := now.Truncate(time.Hour).Add(-3 * time.Hour)
+	// What this archiver wrote at its last roll, and then the other's refresh.
+	a.progress[0] = &Progress{Partition: 0, NextOffset: 10, Watermark: wm, Updated: wm}
+	other := Progress{Partition: 0, NextOffset: 10, Watermark: wm, CaughtUpAt: now.Add(-time.Minute), Updated: now.Add(-time.Minute)}
+	b, _ := json.Marshal(other)
+	if _, err := st.Put(ctx, a.lay.progressKey(0), b); err != nil {
+		t.Fatal(err)
+	}
+	late := wm.Add(time.Hour + 30*time.Minute)
+	ev := event.Event{ItemID: "V1", Count: 1, TS: late}
+	a.add(kafka.Message{Partition: 0, Offset: 10, Key: []byte("V1"), Value: ev.AppendJSON(nil), Time: now})
+	stop := errors.New("stop before the commit")
+	a.beforeCommit = func(int32) error { return stop }
+	if err := a.roll(ctx, nil, 0, "test"); !errors.Is(err, stop) {
+		t.Fatalf("roll: %v", err)
+	}
+	r := NewReader(st)
+	marks, err := r.Dirty(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) != 1 || !marks[0].Hour.Equal(late.Truncate(time.Hour)) {
+		t.Fatalf("late-data marks %v, want one of %s", marks, late.Truncate(time.Hour))
+	}
+	prog, err := r.Progress(ctx)
+	if err != nil || len(prog) != 1 || !prog[0].CaughtUpAt.Equal(other.CaughtUpAt) || prog[0].NextOffset != 11 {
+		t.Fatalf("marker after the roll %+v, %v: want caught_up_at %s kept and next offset 11", prog, err, other.CaughtUpAt)
 	}
 }
