@@ -695,7 +695,8 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	}
 	// CaughtUpAt is not set here: a roll that reached the log's end says nothing about event
 	// time when producers replay or buffer the past (a backfill would close hours it has not
-	// reached yet). Only the idle path in tick sets it, once nothing new came for RollAge.
+	// reached yet). Only the idle path in tick sets it, once nothing new came for RollAge, or
+	// for ReplayQuiet when LagMS says the producer writes the past.
 	next.Updated = now
 	if err := a.putProgress(ctx, next); err != nil {
 		return err
