@@ -494,8 +494,10 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 // manifest (so the batch knows how many partitions must have archived past an hour, and a
 // partition without a marker holds it open), and marks each partition with nothing left to
 // archive as caught up: its marker's NextOffset is at the partition's high watermark and
-// no roll has moved it for RollAge (a replay that keeps producing is never idle that long,
-// so it cannot close hours it has not reached). A partition that never held a message gets
+// no roll has moved it for RollAge, or for ReplayQuiet when its producer writes the past (a
+// replay pausing between two batches on a loaded machine is quiet for more than a short
+// RollAge, and its caught-up time would close hours it has not reached). A partition that
+// never held a message gets
 // its first marker here. Markers are written conditionally (create if absent, replace if
 // unchanged since read), so a refresh never overwrites a roll of whichever archiver owns
 // the partition, and every archiver of the group may run it.
