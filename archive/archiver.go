@@ -497,10 +497,9 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 // no roll has moved it for RollAge, or for ReplayQuiet when its producer writes the past (a
 // replay pausing between two batches on a loaded machine is quiet for more than a short
 // RollAge, and its caught-up time would close hours it has not reached). A partition that
-// never held a message gets
-// its first marker here. Markers are written conditionally (create if absent, replace if
-// unchanged since read), so a refresh never overwrites a roll of whichever archiver owns
-// the partition, and every archiver of the group may run it.
+// never held a message gets its first marker here. Markers are written conditionally
+// (create if absent, replace if unchanged since read), so a refresh never overwrites a roll
+// of whichever archiver owns the partition, and every archiver of the group may run it.
 func (a *Archiver) refresh(ctx context.Context) error {
 	// at is taken before the offsets are read: every message produced before it is below
 	// the high watermark read after it.
