@@ -126,9 +126,15 @@ func run(c config) error {
 		}
 		c.dir = d
 	}
-	if !c.keep {
-		defer os.RemoveAll(c.dir)
-	}
+	// The work directory stays when a run failed: its logs say why.
+	failed := false
+	defer func() {
+		if c.keep || failed {
+			log.Printf("logs and outputs kept in %s", c.dir)
+			return
+		}
+		os.RemoveAll(c.dir)
+	}()
 	kc := eventlog.Plain(c.kafka)
 	topic := fmt.Sprintf("peers-%d", time.Now().Unix())
 	names := eventlog.NamesFor(topic)
@@ -194,6 +200,7 @@ func run(c config) error {
 			return fmt.Errorf("-order: unknown side %q (trending or flink)", side)
 		}
 		if r.err != nil {
+			failed = true
 			log.Printf("run %d: %s failed: %v", i+1, side, r.err)
 		} else {
 			log.Printf("run %d: %s: %.1f CPU-s, %.1f s wall, peak RSS %s", i+1, side, r.use.CPU.Seconds(), r.use.Wall.Seconds(), mib(r.use.PeakRSS))
@@ -214,6 +221,7 @@ func run(c config) error {
 			return fmt.Errorf("%s: %w", r.side, r.err)
 		}
 		if d := diff(r.side, r.top, "truth", truthTop); d != "" {
+			failed = true
 			return fmt.Errorf("the hour's top %d differs: %s", c.k, d)
 		}
 	}
@@ -402,7 +410,8 @@ func report(c config, topic string, n int64, hour time.Time, truthTop []entry, r
 	fmt.Fprintf(&b, "| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for i, r := range rs {
 		if r.err != nil {
-			fmt.Fprintf(&b, "| %d | %s | %s | failed: %v | | | | |\n", i+1, r.what, r.load, r.err)
+			first, _, _ := strings.Cut(r.err.Error(), "\n")
+			fmt.Fprintf(&b, "| %d | %s | %s | failed: %s | | | | |\n", i+1, r.what, r.load, first)
 			continue
 		}
 		fmt.Fprintf(&b, "| %d | %s | %s | %.1f | %s | %.1f | %s | %s |\n", i+1, r.what, r.load, r.use.CPU.Seconds(),
