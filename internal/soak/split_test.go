@@ -165,7 +165,7 @@ func TestSoakSplit(t *testing.T) {
 	}
 	sm := newSampler(roles, addrs)
 	t0 := time.Now()
-	var samples []splitSample
+	samples := []splitSample{sm.sample(t, 0, "start")}
 	var loadgenCPU float64
 	for _, p := range phases {
 		p.lg.Start(t)

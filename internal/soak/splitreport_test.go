@@ -93,7 +93,11 @@ func (r *splitReport) write() string {
 			q, _ := quantile(s.pauseBuckets, prev.pauseBuckets, 1)
 			pause = fmt.Sprintf("%.0f, %.1f ms, ≤%s", n, (s.pauseSum-prev.pauseSum)/n*1000, fmtDurS(q))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s |\n", s.at.Round(time.Second), s.phase, rate, s.speedLag, s.archiveLag, s.ckpts, s.ckptBytes, pause)
+		rateS := fmt.Sprintf("%.0f", rate)
+		if i > 0 && s.at-prev.at < 5*time.Second {
+			rateS = "-" // a sample right after the previous one (a phase's end): too short a rate
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %s |\n", s.at.Round(time.Second), s.phase, rateS, s.speedLag, s.archiveLag, s.ckpts, s.ckptBytes, pause)
 	}
 
 	// Freshness per window, per interval.
@@ -208,9 +212,26 @@ func (r *splitReport) write() string {
 			fmt.Fprintf(&b, "- %s: too few samples\n", ph)
 			continue
 		}
-		rate := (lastS.counted - first.counted) / (lastS.at - first.at).Seconds()
-		fmt.Fprintf(&b, "- %s: counted %.0f events/s between t=%s and t=%s; speed lag at most %.0f messages, %.0f at the phase's last sample\n",
-			ph, rate, first.at.Round(time.Second), lastS.at.Round(time.Second), maxLag, lastS.speedLag)
+		span := (lastS.at - first.at).Seconds()
+		rate := (lastS.counted - first.counted) / span
+		fmt.Fprintf(&b, "- %s: counted %.0f events/s between t=%s and t=%s; speed lag at most %.0f messages, %.0f at the phase's last sample; archive lag %.0f at its last sample\n",
+			ph, rate, first.at.Round(time.Second), lastS.at.Round(time.Second), maxLag, lastS.speedLag, lastS.archiveLag)
+		// Cores each role used in the phase, the busiest named: the limit when the rate was not held.
+		var use []string
+		busiest, busiestV := "", 0.0
+		for _, n := range names {
+			v := (lastS.cpu[n] - first.cpu[n]) / span
+			use = append(use, fmt.Sprintf("%s %.2f", n, v))
+			if v > busiestV {
+				busiest, busiestV = n, v
+			}
+		}
+		held := lastS.speedLag < math.Max(1000, 0.1*rate) && lastS.archiveLag < math.Max(1000, 0.1*rate)
+		verdict := "held"
+		if !held {
+			verdict = fmt.Sprintf("NOT held (lag growing): the busiest role is %s at %.2f cores of this machine's %d; see the projection for the cores it needs", busiest, busiestV, runtime.NumCPU())
+		}
+		fmt.Fprintf(&b, "  - %s; cores used: %s\n", verdict, strings.Join(use, ", "))
 	}
 
 	fmt.Fprintf(&b, "\n## End checks\n\nAfter the feed: %s.\n\n| check | result | detail |\n| --- | --- | --- |\n", strings.Join(r.notes, "; "))
