@@ -97,7 +97,9 @@ func (c *Child) Kill() bool {
 		return true
 	}
 	c.Cmd.Process.Kill()
-	c.Cmd.Wait()
+	if c.Cmd.Wait(); c.Cmd.ProcessState == nil {
+		return true // another goroutine is waiting for it (Wait was already called)
+	}
 	ws, ok := c.Cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }

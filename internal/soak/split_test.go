@@ -162,6 +162,7 @@ func TestSoakSplit(t *testing.T) {
 			"--rate", fmt.Sprint(p.rate), "--duration", p.dur.String(), "--items", fmt.Sprint(cfg.items),
 			"--servers", fmt.Sprint(cfg.servers), "--late", "0.01", "--malformed", "0.0005", "--seed", fmt.Sprint(7+i),
 			"--start", p.start.Format(time.RFC3339), "--truth", p.truth, "--progress-every", "30s", "--log-format", "json")
+		t.Cleanup(func() { p.lg.Kill() })
 	}
 	sm := newSampler(roles, addrs)
 	t0 := time.Now()
