@@ -11,7 +11,11 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 TEST_TIMEOUT ?= 30m
 BENCH ?= .
 
+<<<<<<< HEAD
 .PHONY: all build run test test-short bench bench-api bench-peers soak services-up services-down services-status lint fmt clean
+=======
+.PHONY: all build run test test-short bench bench-api soak soak-split services-up services-down services-status lint fmt clean
+>>>>>>> soak
 
 all: build
 
@@ -80,6 +84,25 @@ soak:
 	eval "$$($(SERVICES) env)"; \
 	SOAK_DURATION=$(SOAK_DURATION) SOAK_RATE=$(SOAK_RATE) SOAK_REPORT=$(CURDIR)/soak-report.md \
 	  $(GO) test -tags soak -count=1 -v -timeout 3h -run TestSoak ./internal/soak
+
+## soak-split: issue 33's soak, the split roles as child processes on the real servers
+## (speed x2, archive, merge, serve on the ClickHouse serving store, `batch run` every
+## SOAK_BATCH_EVERY), fed by loadgen at SOAK_RATE views/s for SOAK_DURATION, then SOAK_PEAK_RATE
+## for SOAK_PEAK_DURATION (defaults: seed 000's 58,000 for an hour, then 175,000 for 5 minutes,
+## pre-summed by 500 servers). Report in soak-split-report.md: events/s, lag, freshness, RSS and
+## CPU per role, CPU-seconds per million events and the cores they project, the end checks.
+## Servers already running (services-up) are used and left running; otherwise started and stopped.
+## SOAK_DURATION and SOAK_RATE given (command line or environment) win over these defaults.
+given = $(if $(filter command line environment,$(origin $(1))),$($(1)),$(2))
+SOAK_PEAK_RATE ?= 175000
+SOAK_PEAK_DURATION ?= 5m
+soak-split:
+	@set -euo pipefail; \
+	if ! $(SERVICES) status >/dev/null 2>&1; then trap '$(SERVICES) down' EXIT; $(SERVICES) up; fi; \
+	eval "$$($(SERVICES) env)"; \
+	SOAK_DURATION=$(call given,SOAK_DURATION,1h) SOAK_RATE=$(call given,SOAK_RATE,58000) SOAK_PEAK_RATE=$(SOAK_PEAK_RATE) \
+	  SOAK_PEAK_DURATION=$(SOAK_PEAK_DURATION) SOAK_REPORT=$(CURDIR)/soak-split-report.md \
+	  $(GO) test -tags soak -count=1 -v -timeout 3h -run '^TestSoakSplit$$' ./internal/soak
 
 services-up:
 	$(SERVICES) up
