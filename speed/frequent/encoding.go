@@ -48,25 +48,26 @@ func (s *Summary) MarshalBinary() ([]byte, error) { return s.AppendBinary(nil) }
 // AppendBinary appends the encoding of s to dst. It fails only for an item
 // longer than MaxItemBytes (ErrCorrupt: the decoder would refuse it).
 func (s *Summary) AppendBinary(dst []byte) ([]byte, error) {
-	items := make([]string, 0, len(s.counts))
-	for k := range s.counts {
+	order := make([]int32, len(s.items))
+	for i, k := range s.items {
+		order[i] = int32(i)
 		if len(k) == 0 || len(k) > MaxItemBytes {
 			return dst, fmt.Errorf("%w: item of %d bytes (1..%d)", ErrCorrupt, len(k), MaxItemBytes)
 		}
-		items = append(items, k)
 	}
-	slices.SortFunc(items, strings.Compare)
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(s.items[a], s.items[b]) })
 	start := len(dst)
 	dst = append(dst, magic[:]...)
 	dst = append(dst, formatVersion, 0, 0, 0)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(s.m))
 	dst = binary.LittleEndian.AppendUint64(dst, s.total)
 	dst = binary.LittleEndian.AppendUint64(dst, s.offset)
-	dst = binary.AppendUvarint(dst, uint64(len(items)))
-	for _, k := range items {
+	dst = binary.AppendUvarint(dst, uint64(len(order)))
+	for _, i := range order {
+		k := s.items[i]
 		dst = binary.AppendUvarint(dst, uint64(len(k)))
 		dst = append(dst, k...)
-		dst = binary.AppendUvarint(dst, s.counts[k])
+		dst = binary.AppendUvarint(dst, s.vals[i])
 	}
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnol)), nil
 }
@@ -128,7 +129,9 @@ func (s *Summary) UnmarshalBinary(data []byte) error {
 	if count > 2*uint64(m) || count > uint64(len(b))/3 {
 		return corrupt("%d entries for capacity %d in %d bytes", count, m, len(b))
 	}
-	counts := make(map[string]uint64, count)
+	d := newSummary(int(m))
+	d.items = make([]string, 0, count)
+	d.vals = make([]uint64, 0, count)
 	var prev []byte
 	for i := uint64(0); i < count; i++ {
 		l, n, err := uvarint(b)
@@ -154,11 +157,12 @@ func (s *Summary) UnmarshalBinary(data []byte) error {
 			return corrupt("entry %d: counter %d (1..%d left by the total)", i, c, budget)
 		}
 		budget -= c
-		counts[string(item)] = c
+		d.push(string(item), c)
 	}
 	if len(b) != 0 {
 		return corrupt("%d bytes after the last entry", len(b))
 	}
-	s.m, s.counts, s.total, s.offset = int(m), counts, total, offset
+	d.total, d.offset = total, offset
+	*s = *d
 	return nil
 }

@@ -101,10 +101,15 @@ func AprioriBound(capacity int, total uint64) uint64 {
 }
 
 // Summary is a Misra-Gries summary of capacity m: item -> counter, the total
-// N of every count added or merged, and the offset D.
+// N of every count added or merged, and the offset D. The counters live in
+// two parallel slices indexed from a map, so a hit costs one map lookup and
+// the order of the slices (the order items arrived, compactions keeping it)
+// is deterministic, unlike a map's.
 type Summary struct {
 	m       int
-	counts  map[string]uint64
+	idx     map[string]int32
+	items   []string
+	vals    []uint64
 	total   uint64
 	offset  uint64
 	scratch []uint64
@@ -119,7 +124,7 @@ func New(cfg Config) (*Summary, error) {
 }
 
 func newSummary(m int) *Summary {
-	return &Summary{m: m, counts: make(map[string]uint64)}
+	return &Summary{m: m, idx: make(map[string]int32)}
 }
 
 // Capacity returns m.
@@ -133,17 +138,17 @@ func (s *Summary) Total() uint64 { return s.total }
 func (s *Summary) MaxError() uint64 { return s.offset }
 
 // Len returns the number of counters held (at most 2m; m after Compact).
-func (s *Summary) Len() int { return len(s.counts) }
+func (s *Summary) Len() int { return len(s.vals) }
 
-// Bytes estimates the memory of the table: per counter the item's bytes,
-// a 16-byte string header and an 8-byte count, with the map's overhead taken
-// as a factor of 2 over the entries.
+// Bytes estimates the memory of the table: per counter the item's bytes, a
+// 16-byte string header, an 8-byte count and its map entry (taken as 32
+// bytes: the key's header, the index and the map's overhead).
 func (s *Summary) Bytes() int {
 	n := 0
-	for k := range s.counts {
+	for _, k := range s.items {
 		n += len(k)
 	}
-	return n + 2*24*len(s.counts)
+	return n + 56*len(s.items)
 }
 
 // Add counts n more views of item. Counts saturate like the count-min
@@ -152,8 +157,8 @@ func (s *Summary) Add(item []byte, n uint64) {
 	if n == 0 {
 		return
 	}
-	if c, ok := s.counts[string(item)]; ok {
-		s.inc(string(item), c, n)
+	if i, ok := s.idx[string(item)]; ok {
+		s.inc(i, n)
 		return
 	}
 	s.insert(string(item), n)
@@ -164,19 +169,19 @@ func (s *Summary) AddString(item string, n uint64) {
 	if n == 0 {
 		return
 	}
-	if c, ok := s.counts[item]; ok {
-		s.inc(item, c, n)
+	if i, ok := s.idx[item]; ok {
+		s.inc(i, n)
 		return
 	}
 	s.insert(strings.Clone(item), n)
 }
 
-func (s *Summary) inc(item string, c, n uint64) {
+func (s *Summary) inc(i int32, n uint64) {
 	if s.total+n < s.total {
 		n = math.MaxUint64 - s.total
 	}
 	s.total += n
-	s.counts[item] = c + n
+	s.vals[i] += n
 }
 
 func (s *Summary) insert(item string, n uint64) {
@@ -187,10 +192,16 @@ func (s *Summary) insert(item string, n uint64) {
 		}
 	}
 	s.total += n
-	s.counts[item] = n
-	if len(s.counts) > 2*s.m {
+	s.push(item, n)
+	if len(s.vals) > 2*s.m {
 		s.compact()
 	}
+}
+
+func (s *Summary) push(item string, n uint64) {
+	s.idx[item] = int32(len(s.vals))
+	s.items = append(s.items, item)
+	s.vals = append(s.vals, n)
 }
 
 // Compact brings the summary down to at most m counters: it subtracts the
@@ -199,25 +210,26 @@ func (s *Summary) insert(item string, n uint64) {
 // exactly that value, so at least (m+1) times it leaves C, which is what
 // keeps D*(m+1) <= N-C. A summary at or under m counters is unchanged.
 func (s *Summary) Compact() {
-	if len(s.counts) > s.m {
+	if len(s.vals) > s.m {
 		s.compact()
 	}
 }
 
 func (s *Summary) compact() {
-	vals := s.scratch[:0]
-	for _, c := range s.counts {
-		vals = append(vals, c)
-	}
-	cut := kthLargest(vals, s.m+1)
-	s.scratch = vals[:0]
-	for k, c := range s.counts {
+	cut := kthLargest(append(s.scratch[:0], s.vals...), s.m+1)
+	j := 0
+	for i, c := range s.vals {
+		k := s.items[i]
 		if c <= cut {
-			delete(s.counts, k)
-		} else {
-			s.counts[k] = c - cut
+			delete(s.idx, k)
+			continue
 		}
+		s.items[j], s.vals[j] = k, c-cut
+		s.idx[k] = int32(j)
+		j++
 	}
+	clear(s.items[j:])
+	s.items, s.vals = s.items[:j], s.vals[:j]
 	s.offset += cut
 }
 
@@ -270,44 +282,64 @@ func (s *Summary) Merge(o *Summary) error {
 	}
 	s.total += o.total
 	s.offset += o.offset
-	for k, c := range o.counts {
-		s.counts[k] += c
-	}
-	if len(s.counts) > 2*s.m {
-		s.compact()
+	n := len(o.vals) // o may be s
+	for i := 0; i < n; i++ {
+		k, c := o.items[i], o.vals[i]
+		if j, ok := s.idx[k]; ok {
+			s.vals[j] += c
+			continue
+		}
+		s.push(k, c)
+		if len(s.vals) > 2*s.m {
+			s.compact()
+		}
 	}
 	return nil
 }
 
+// counter returns item's counter and whether it has one.
+func (s *Summary) counter(item string) (uint64, bool) {
+	if i, ok := s.idx[item]; ok {
+		return s.vals[i], true
+	}
+	return 0, false
+}
+
 // Lower returns the least item's true count can be: its counter, or 0.
-func (s *Summary) Lower(item string) uint64 { return s.counts[item] }
+func (s *Summary) Lower(item string) uint64 {
+	c, _ := s.counter(item)
+	return c
+}
 
 // Upper returns the most item's true count can be: its counter plus D.
-func (s *Summary) Upper(item string) uint64 { return s.counts[item] + s.offset }
+func (s *Summary) Upper(item string) uint64 { return s.Lower(item) + s.offset }
 
 // Reset empties s, keeping its capacity and table memory.
 func (s *Summary) Reset() {
-	clear(s.counts)
+	clear(s.idx)
+	clear(s.items)
+	s.items, s.vals = s.items[:0], s.vals[:0]
 	s.total, s.offset = 0, 0
 }
 
 // Clone returns a deep copy.
 func (s *Summary) Clone() *Summary {
-	c := &Summary{m: s.m, counts: make(map[string]uint64, len(s.counts)), total: s.total, offset: s.offset}
-	for k, v := range s.counts {
-		c.counts[k] = v
+	c := &Summary{m: s.m, idx: make(map[string]int32, len(s.idx)), total: s.total, offset: s.offset,
+		items: slices.Clone(s.items), vals: slices.Clone(s.vals)}
+	for k, v := range s.idx {
+		c.idx[k] = v
 	}
 	return c
 }
 
 // Equal reports whether s and o hold the same capacity, totals, offset and
-// counters.
+// counters (in any order).
 func (s *Summary) Equal(o *Summary) bool {
-	if s.m != o.m || s.total != o.total || s.offset != o.offset || len(s.counts) != len(o.counts) {
+	if s.m != o.m || s.total != o.total || s.offset != o.offset || len(s.vals) != len(o.vals) {
 		return false
 	}
-	for k, v := range s.counts {
-		if w, ok := o.counts[k]; !ok || w != v {
+	for i, k := range s.items {
+		if w, ok := o.counter(k); !ok || w != s.vals[i] {
 			return false
 		}
 	}
@@ -325,9 +357,9 @@ type Entry struct {
 // then item ascending (k <= 0: all of them). Ranking by the lower bound
 // ranks by the counter, the same order as by the upper bound.
 func (s *Summary) Top(k int) []Entry {
-	out := make([]Entry, 0, len(s.counts))
-	for item, c := range s.counts {
-		out = append(out, Entry{Item: item, Lower: c, Upper: c + s.offset})
+	out := make([]Entry, 0, len(s.vals))
+	for i, item := range s.items {
+		out = append(out, Entry{Item: item, Lower: s.vals[i], Upper: s.vals[i] + s.offset})
 	}
 	slices.SortFunc(out, compareEntries)
 	if k > 0 && len(out) > k {

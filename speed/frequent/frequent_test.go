@@ -34,11 +34,12 @@ func checkBounds(t *testing.T, what string, s *Summary, truth map[string]uint64)
 		if lo, up := s.Lower(item), s.Upper(item); lo > f || up < f {
 			t.Fatalf("%s: %s true %d outside [%d, %d]", what, item, f, lo, up)
 		}
-		if _, ok := s.counts[item]; f > s.MaxError() && !ok {
+		if _, ok := s.counter(item); f > s.MaxError() && !ok {
 			t.Fatalf("%s: %s has %d views, over MaxError %d, and no counter", what, item, f, s.MaxError())
 		}
 	}
-	for item, c := range s.counts {
+	for i, item := range s.items {
+		c := s.vals[i]
 		if truth[item] == 0 {
 			t.Fatalf("%s: counter %d for %s, never added", what, c, item)
 		}

@@ -37,7 +37,7 @@ func FuzzUnmarshal(f *testing.F) {
 				t.Fatalf("decode then encode changed the bytes")
 			}
 			var c uint64
-			for _, v := range d.counts {
+			for _, v := range d.vals {
 				c += v
 			}
 			if d.offset*uint64(d.m+1)+c > d.total {
