@@ -26,6 +26,8 @@ func newAccuracyCommand() *cobra.Command {
 		targetRatio        float64
 		minRecall          float64
 		asJSON, check      bool
+		vsFrequent         bool
+		frequentCapacity   int
 	)
 	cmd := &cobra.Command{
 		Use:   "accuracy",
@@ -62,7 +64,10 @@ over the bound below e^-depth.`,
   trending accuracy --items 1e6 --views 4e6 --span 35d --zipf 1.1 --seed 1
 
   # every window in sketches, half the scaled width, as JSON
-  trending accuracy --hour-mode sketch --day-mode sketch --sketch-width 8192 --json`,
+  trending accuracy --hour-mode sketch --day-mode sketch --sketch-width 8192 --json
+
+  # the frequent-items mode against count-min at the same memory (docs/accuracy.md)
+  trending accuracy --vs-frequent --items 2e5 --views 1.5e6 --span 2h --sketch-width 512 --points 2`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -74,6 +79,8 @@ over the bound below e^-depth.`,
 	fs.Float64Var(&targetRatio, "target-ratio", accuracy.MonthSketchRatio, "bound over K-th count that --sketch-width 0 scales to")
 	fs.Float64Var(&minRecall, "min-recall", 0.99, "recall@K goal of sketch windows")
 	addJSONFlag(fs, &asJSON, "the report")
+	fs.BoolVar(&vsFrequent, "vs-frequent", false, "compare the frequent-items mode with the count-min mode at the same memory per bucket (a sliding hour and the all-time window) instead")
+	fs.IntVar(&frequentCapacity, "frequent-capacity", 0, "with --vs-frequent: the summaries' capacity; 0 takes the memory of one count-min bucket")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
 	wf := addWindowFlags(fs, 0, 0, "")
@@ -126,6 +133,9 @@ over the bound below e^-depth.`,
 			return usagef("%v", err)
 		}
 		cfg.Progress = accuracyProgress(cmd.ErrOrStderr())
+		if vsFrequent {
+			return runAccuracyFrequent(cmd, cfg, frequentCapacity, asJSON, check)
+		}
 		rep, err := accuracy.Run(cmd.Context(), cfg)
 		if err != nil {
 			return fmt.Errorf("accuracy: %w", err)
