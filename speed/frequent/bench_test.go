@@ -225,3 +225,51 @@ func TestBaselineBounds(t *testing.T) {
 	t.Logf("200k Zipf(1.1) events, 768 pairs: DataSketches-port offset %d (a-priori %.0f), ours %d (a-priori %d)",
 		d.offset, 3.5*200_000/1024.0, ours.MaxError(), AprioriBound(384, 200_000))
 }
+
+// BenchmarkWindowSlide is one minute of a sliding hour of frequent-items
+// buckets: push the new minute, expire the oldest, take the window's summary
+// (what a publish reads), against re-merging the 60 buckets every minute.
+func BenchmarkWindowSlide(b *testing.B) {
+	for _, minutes := range []int{60, 1440} {
+		benchWindowSlide(b, minutes)
+	}
+}
+
+func benchWindowSlide(b *testing.B, minutes int) {
+	per := len(zipfKeys) / (2 * minutes)
+	m := 3072
+	var mins []*Summary
+	for i := range 2 * minutes {
+		s := mustNew(b, m)
+		for _, k := range zipfKeys[i*per : (i+1)*per] {
+			s.AddString(k, 1)
+		}
+		s.Compact()
+		mins = append(mins, s)
+	}
+	b.Run(fmt.Sprintf("buckets=%d/two-stacks", minutes), func(b *testing.B) {
+		w, _ := NewWindow(Config{Capacity: m})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := w.Push(int64(i), mins[i%len(mins)].Clone()); err != nil {
+				b.Fatal(err)
+			}
+			w.Expire(int64(i - minutes + 1))
+			sink += w.Summary().MaxError()
+		}
+	})
+	b.Run(fmt.Sprintf("buckets=%d/remerge", minutes), func(b *testing.B) {
+		b.ReportAllocs()
+		acc := mustNew(b, m)
+		for i := 0; b.Loop(); i++ {
+			acc.Reset()
+			for j := range minutes {
+				if err := acc.Merge(mins[(i+j)%len(mins)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			acc.Compact()
+			sink += acc.MaxError()
+		}
+	})
+}

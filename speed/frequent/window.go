@@ -1,0 +1,134 @@
+package frequent
+
+import "fmt"
+
+// Window is a sliding window of bucket summaries (one per closed minute,
+// hour or day) that answers "the summary of the buckets in the window"
+// without re-merging them all on every query. A Misra-Gries summary cannot
+// subtract an expired bucket, as a count-min sketch does, so the window uses
+// the two-stacks sliding-window aggregation (Tangwongsan, Hirzel, Schneider,
+// "General Incremental Sliding-Window Aggregation", VLDB 2015): new buckets
+// go on a back list whose merge is kept running; the oldest leave from a
+// front stack that holds, for every bucket, the merge of it and all newer
+// front buckets. When the front runs empty, the back is flipped into it.
+// A query merges two summaries: the front's top and the back's running one.
+// Each bucket takes part in O(1) merges over its life, so a slide costs an
+// amortised constant number of merges of m-counter summaries.
+//
+// The bound is the merged summary's own: a merge of summaries keeps
+// lower <= true <= upper and D*(m+1) <= N-C whatever the order and grouping
+// (docs/format/frequent.md, "The bound"), so the window's summary states D
+// exactly, at most N/(m+1) of the window's views N. The price is memory: the
+// front's suffix merges double the buckets' summaries at worst (2 x L x m
+// counters for L buckets).
+//
+// A Window is not safe for concurrent use.
+type Window struct {
+	m     int
+	front []frontEntry // oldest last: front[len-1] is the oldest bucket
+	back  []bucket     // oldest first
+	agg   *Summary     // merge of back
+}
+
+type bucket struct {
+	start int64
+	s     *Summary
+}
+
+type frontEntry struct {
+	bucket
+	suffix *Summary // merge of this bucket and every newer front bucket
+}
+
+// NewWindow returns an empty window of buckets of capacity m.
+func NewWindow(cfg Config) (*Window, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Window{m: cfg.Capacity, agg: newSummary(cfg.Capacity)}, nil
+}
+
+// Push adds the newest closed bucket, which starts at start (any unit, the
+// window core's minute numbers), after every bucket already in. The window
+// keeps s; the caller must not change it afterwards. A start at or before
+// the newest bucket's, or a summary of another capacity, is refused.
+func (w *Window) Push(start int64, s *Summary) error {
+	if s == nil || s.m != w.m {
+		return fmt.Errorf("%w: push into a window of capacity %d", ErrIncompatible, w.m)
+	}
+	if n, ok := w.newest(); ok && start <= n {
+		return fmt.Errorf("%w: bucket %d pushed after bucket %d", ErrIncompatible, start, n)
+	}
+	if err := w.agg.Merge(s); err != nil {
+		return err
+	}
+	w.agg.Compact()
+	w.back = append(w.back, bucket{start, s})
+	return nil
+}
+
+func (w *Window) newest() (int64, bool) {
+	switch {
+	case len(w.back) > 0:
+		return w.back[len(w.back)-1].start, true
+	case len(w.front) > 0:
+		return w.front[0].start, true
+	}
+	return 0, false
+}
+
+// Expire drops every bucket that starts before from.
+func (w *Window) Expire(from int64) {
+	for {
+		if len(w.front) == 0 {
+			if len(w.back) == 0 || w.back[0].start >= from {
+				return
+			}
+			w.flip()
+		}
+		if w.front[len(w.front)-1].start >= from {
+			return
+		}
+		w.front[len(w.front)-1] = frontEntry{}
+		w.front = w.front[:len(w.front)-1]
+	}
+}
+
+// flip moves the back list into the front stack, computing the suffix
+// merges from the newest bucket to the oldest.
+func (w *Window) flip() {
+	w.front = w.front[:0]
+	var run *Summary
+	for i := len(w.back) - 1; i >= 0; i-- {
+		b := w.back[i]
+		if run == nil {
+			run = b.s.Clone()
+		} else {
+			run = run.Clone()
+			if err := run.Merge(b.s); err != nil {
+				panic("BUG: frequent: merge of equal capacities failed: " + err.Error())
+			}
+			run.Compact()
+		}
+		w.front = append(w.front, frontEntry{bucket: b, suffix: run})
+	}
+	clear(w.back)
+	w.back = w.back[:0]
+	w.agg.Reset()
+}
+
+// Len returns the number of buckets in the window.
+func (w *Window) Len() int { return len(w.front) + len(w.back) }
+
+// Summary returns a new summary of every bucket in the window, compacted to
+// m counters. Its MaxError is the window's bound.
+func (w *Window) Summary() *Summary {
+	out := w.agg.Clone()
+	if len(w.front) > 0 {
+		if err := out.Merge(w.front[len(w.front)-1].suffix); err != nil {
+			panic("BUG: frequent: merge of equal capacities failed: " + err.Error())
+		}
+	}
+	out.Compact()
+	return out
+}
