@@ -101,16 +101,14 @@ func (f *windowFlags) config() (window.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Windows = speedWindows(ws)
+	c.Windows = window.FromSet(ws)
 	if !ws.HasLive(windowset.AllName) {
 		c.SinceDays = 0 // the counts since the all-time boundary feed the "all" list only
 	}
 	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode}
 	for flag, m := range modes {
-		switch window.Mode(m) {
-		case window.Exact, window.Sketch, window.Auto:
-		default:
-			return c, usagef("--%s-mode %q: use exact, sketch or auto", flag, m)
+		if !windowset.Mode(m).Valid() {
+			return c, usagef("--%s-mode %q: use %s", flag, m, windowset.ModeNames())
 		}
 		if !f.fs.Changed(flag + "-mode") {
 			delete(modes, flag) // the window set's own mode stands
@@ -118,11 +116,11 @@ func (f *windowFlags) config() (window.Config, error) {
 	}
 	for i, w := range c.Windows {
 		span := w.Name
-		if w.Kind == window.Calendar {
+		if w.Kind == windowset.Calendar {
 			span = w.Span
 		}
 		if m, ok := modes[span]; ok {
-			c.Windows[i].Mode = window.Mode(m)
+			c.Windows[i].Mode = windowset.Mode(m)
 		}
 	}
 	if err := c.Validate(); err != nil {

@@ -21,16 +21,21 @@ import (
 	"trending/model"
 )
 
-// Kind says how a window moves.
+// Kind says how a window moves. It is the one window vocabulary of every role: the window
+// set, the speed core (speed/window.WindowConfig), the capacity plan and the accuracy harness.
 type Kind string
 
 const (
-	// Sliding: the Length up to the newest event, in Bucket steps ("the last hour").
+	// Sliding: the Length up to the newest event, in Bucket steps ("the last hour"); it ends
+	// at the watermark's minute and moves every minute.
 	Sliding Kind = "sliding"
-	// Calendar: fixed UTC periods of one Span; each closes once and the batch makes it exact.
+	// Calendar: fixed UTC periods of one Span (10:00-11:00, a day, a month); each produces
+	// one final list when the watermark passes its end, and the batch makes it exact.
 	Calendar Kind = "calendar"
-	// AllTime: every event ever; named "all" (the batch's exact base and the live list are
-	// built on that name).
+	// AllTime: every event ever, up to the watermark's minute; named "all" (the batch's exact
+	// base and the live list are built on that name). It accepts every late event. Exact mode
+	// keeps a running total per item ever seen (memory grows with the catalog); sketch mode
+	// one running count-min sketch and a candidate set.
 	AllTime Kind = "alltime"
 	// Decayed: no edge; every view counts 2^(-age/HalfLife), so the list ranks what is
 	// trending now and forgets smoothly (speed/window, "Decayed windows"). Live only: the
@@ -42,12 +47,33 @@ const (
 type Mode string
 
 const (
-	Exact  Mode = "exact"
+	// Exact counts every item: per-bucket count arrays plus running totals.
+	Exact Mode = "exact"
+	// Sketch counts in count-min sketches (one per bucket plus a running one) and keeps a
+	// candidate set of items whose estimate passed a floor.
 	Sketch Mode = "sketch"
-	// Auto: exact for windows up to 24 hours long, sketch beyond (speed/window.Auto); a
-	// decayed window's length is its horizon, 10 half-lives (exact up to a 2h24m half-life).
+	// Auto: exact for windows up to 24 hours long, sketch beyond (sliding windows over 24h,
+	// calendar weeks and months, all time): the capacity arithmetic of docs/requirements.md,
+	// where the hour and day fit exactly and the month does not. A decayed window's length
+	// is its horizon, 10 half-lives (exact up to a 2h24m half-life). Empty means Auto.
 	Auto Mode = "auto"
 )
+
+// Modes are the modes a window can be configured with, Auto last; every other one is a way
+// of counting that Auto may resolve to. A new mode is one constant and one entry here.
+var Modes = []Mode{Exact, Sketch, Auto}
+
+// Valid reports whether m is one of Modes.
+func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
+
+// ModeNames lists Modes for a message: "exact, sketch or auto".
+func ModeNames() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // MinHalfLife and MaxHalfLife bound a decayed window's half-life, a whole number of minutes
 // (speed/window.MinHalfLife, MaxHalfLife).
@@ -342,10 +368,8 @@ func (s Set) Validate() error {
 }
 
 func (w Window) validate() error {
-	switch w.Mode {
-	case "", Exact, Sketch, Auto:
-	default:
-		return fmt.Errorf("window %q: mode %q: use exact, sketch or auto", w.Name, w.Mode)
+	if w.Mode != "" && !w.Mode.Valid() {
+		return fmt.Errorf("window %q: mode %q: use %s", w.Name, w.Mode, ModeNames())
 	}
 	if !model.ValidWindowName(w.Name) {
 		return fmt.Errorf("window name %q: use 1 to %d lowercase letters, digits, '-' or '_'", w.Name, model.MaxWindowName)

@@ -49,8 +49,8 @@ type WindowAlias struct {
 
 // WindowConfig is one configured window as GET /v1/windows/config shows it.
 type WindowConfig struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
+	Name string         `json:"name"`
+	Kind windowset.Kind `json:"kind"`
 	// Length and Bucket (sliding windows) as durations such as 1h, 24h or 7d.
 	Length string `json:"length,omitempty"`
 	Bucket string `json:"bucket,omitempty"`
@@ -59,7 +59,7 @@ type WindowConfig struct {
 	HalfLife string `json:"half_life,omitempty"`
 	// Mode is how the speed layer counts it: exact, sketch or auto (resolved by the speed
 	// layer: exact up to 24 hours, sketch beyond).
-	Mode string `json:"mode"`
+	Mode windowset.Mode `json:"mode"`
 }
 
 func windowsConfigBody(ws windowset.Set) []byte {
@@ -75,9 +75,9 @@ func windowsConfigBody(ws windowset.Set) []byte {
 	}
 	slices.SortFunc(resp.Aliases, func(a, b WindowAlias) int { return strings.Compare(a.Name, b.Name) })
 	for _, w := range ws.Windows {
-		c := WindowConfig{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode)}
+		c := WindowConfig{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode}
 		if c.Mode == "" {
-			c.Mode = string(windowset.Auto)
+			c.Mode = windowset.Auto
 		}
 		if w.Kind == windowset.Sliding {
 			c.Length, c.Bucket = windowset.FormatDuration(w.Length), windowset.FormatDuration(w.Bucket)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -1089,7 +1090,7 @@ func (d *decoder) closedLists(p *Partition) {
 	nClosed := d.count(4)
 	for range nClosed {
 		wi := d.uv()
-		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar) {
+		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != windowset.Calendar) {
 			d.fail("closed list of window %d, not a calendar window", wi)
 		}
 		start, total := d.sv(), d.uv()
@@ -1103,7 +1104,7 @@ func (d *decoder) closedLists(p *Partition) {
 		}
 		end := spanEnd(wc.Span, start)
 		l := List{Window: wc.Name, Start: minuteTime(start), End: minuteTime(end), AsOf: minuteTime(end),
-			Final: true, Exact: wc.Mode == Exact, Total: total}
+			Final: true, Exact: wc.Mode == windowset.Exact, Total: total}
 		if !l.Exact {
 			b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, total)
 			l.Bound = &b
@@ -1130,7 +1131,7 @@ func (d *decoder) late(p *Partition) {
 		if d.err != nil {
 			return
 		}
-		if wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar {
+		if wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != windowset.Calendar {
 			d.fail("late-drop count of window %d, not a calendar window", wi)
 			return
 		}

@@ -456,7 +456,7 @@ type servingName struct {
 // lists ("hour", "day", "month" with a start), a sliding or all-time window to the live list
 // of its name ("hour", "day", "month", "all").
 func served(wc window.WindowConfig) servingName {
-	if wc.Kind == window.Calendar {
+	if wc.Kind == windowset.Calendar {
 		return servingName{window: wc.Span}
 	}
 	return servingName{window: wc.Name, live: true}
@@ -941,7 +941,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 				return err
 			}
 		}
-		if wc.Kind == window.Calendar && l.Start.IsZero() {
+		if wc.Kind == windowset.Calendar && l.Start.IsZero() {
 			continue // no open period yet
 		}
 		if err := add(l); err != nil {
