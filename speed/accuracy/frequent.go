@@ -8,6 +8,7 @@ import (
 	"trending/internal/stream"
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/frequent"
 	"trending/speed/window"
 )
@@ -53,9 +54,9 @@ type FrequentReport struct {
 
 // FrequentRow is one window at one point of the stream in one mode.
 type FrequentRow struct {
-	Window string      `json:"window"`
-	At     string      `json:"at"`
-	Mode   window.Mode `json:"mode"` // window.Sketch, or "frequent"
+	Window string         `json:"window"`
+	At     string         `json:"at"`
+	Mode   windowset.Mode `json:"mode"` // windowset.Sketch, or "frequent"
 	// KthCount is the true K-th count, N the window's views.
 	KthCount uint64 `json:"kth_count"`
 	N        uint64 `json:"n"`
@@ -82,7 +83,7 @@ type FrequentRow struct {
 }
 
 // FrequentMode is the Mode RunFrequent's rows give the frequent-items side.
-const FrequentMode window.Mode = "frequent"
+const FrequentMode windowset.Mode = "frequent"
 
 // RunFrequent runs cfg's stream through, per partition, the real window
 // code in sketch mode (a sliding hour of 60 minute buckets and the all-time
@@ -99,8 +100,8 @@ func RunFrequent(ctx context.Context, cfg Config, capacity int) (FrequentReport,
 	cfg.Window.AllowedLateness = 0
 	cfg.Window.SinceDays = 0
 	cfg.Window.Windows = []window.WindowConfig{
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Sketch},
-		{Name: "all", Kind: window.AllTime, Mode: window.Sketch},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
+		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	}
 	if err := cfg.Validate(); err != nil {
 		return FrequentReport{}, err
@@ -239,7 +240,7 @@ func (h *fhead) point(at string) ([]FrequentRow, error) {
 		}
 		k := h.cfg.Window.K
 		r := compare(k, len(h.parts), cm)
-		rows = append(rows, FrequentRow{Window: name, At: at, Mode: window.Sketch, KthCount: r.kth, N: r.n,
+		rows = append(rows, FrequentRow{Window: name, At: at, Mode: windowset.Sketch, KthCount: r.kth, N: r.n,
 			Recall: r.recall, Precision: r.precision, MaxError: r.overMax, Bound: r.bound, Broken: r.overBound + r.under,
 			MissingHeavy: len(r.missing)})
 		rows = append(rows, h.frequentRow(name, at, fq, fsum, c))
@@ -322,7 +323,7 @@ func (r FrequentReport) Check() []string {
 		if float64(row.MaxError) > row.Bound {
 			out = append(out, fmt.Sprintf("%s at %s: error %d over the stated bound %.0f", row.Window, row.At, row.MaxError, row.Bound))
 		}
-		if i > 0 && r.Rows[i-1].Mode == window.Sketch && row.Recall < r.Rows[i-1].Recall {
+		if i > 0 && r.Rows[i-1].Mode == windowset.Sketch && row.Recall < r.Rows[i-1].Recall {
 			out = append(out, fmt.Sprintf("%s at %s: frequent recall %.3f below count-min's %.3f at the same memory",
 				row.Window, row.At, row.Recall, r.Rows[i-1].Recall))
 		}
