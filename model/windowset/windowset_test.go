@@ -60,7 +60,8 @@ func TestPresetSeed004(t *testing.T) {
 }
 
 func TestParseRoundTrip(t *testing.T) {
-	for _, spec := range []string{DefaultSpec, Presets["seed-004"], "day=sliding:1d/1m:exact,calendar:week:sketch", "all=alltime", "now=decayed:1h:exact,slow=decayed:7d"} {
+	for _, spec := range []string{DefaultSpec, Presets["seed-004"], "day=sliding:1d/1m:exact,calendar:week:sketch", "all=alltime", "now=decayed:1h:exact,slow=decayed:7d",
+		"hour=sliding:1h/1m:frequent,calendar:day:frequent/512,all=alltime:frequent/100000"} {
 		s, err := Parse(spec)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
@@ -103,6 +104,11 @@ func TestParseRefusesBadSpecs(t *testing.T) {
 		{"hour=tumbling:1h", `kind "tumbling"`},
 		{"hour=sliding:1h/1m,hour=sliding:2h/1m", "configured twice"},
 		{"calendar:day,calendar:day", "configured twice"},
+		{"now=decayed:1h:frequent", "cannot count in frequent mode"},
+		{"hour=sliding:1h/1m:sketch/100", "a frequent window's"},
+		{"hour=sliding:1h/1m:frequent/0", "positive number of counters"},
+		{"hour=sliding:1h/1m:frequent/x", "positive number of counters"},
+		{"calendar:day:frequent/99999999", "capacity 99999999"},
 	} {
 		_, err := Parse(c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
