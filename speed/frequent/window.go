@@ -1,6 +1,9 @@
 package frequent
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Window is a sliding window of bucket summaries (one per closed minute,
 // hour or day) that answers "the summary of the buckets in the window"
@@ -131,4 +134,73 @@ func (w *Window) Summary() *Summary {
 	}
 	out.Compact()
 	return out
+}
+
+// Buckets returns the window's buckets, oldest first, and how many of the oldest sit in
+// the front stack: with RestoreWindow, what a snapshot keeps. The summaries are the
+// window's own; the caller must not change them.
+func (w *Window) Buckets() (starts []int64, sums []*Summary, nFront int) {
+	for i := len(w.front) - 1; i >= 0; i-- {
+		starts, sums = append(starts, w.front[i].start), append(sums, w.front[i].s)
+	}
+	for _, b := range w.back {
+		starts, sums = append(starts, b.start), append(sums, b.s)
+	}
+	return starts, sums, len(w.front)
+}
+
+// RestoreWindow rebuilds a window from Buckets' answer. The front's suffix merges and the
+// back's running merge are recomputed in the order the window computed them, so the
+// restored window answers exactly as the one saved (a merge of compacted summaries is a
+// function of their contents, not of their tables' order). Starts must increase and every
+// summary have cfg's capacity (ErrIncompatible).
+func RestoreWindow(cfg Config, starts []int64, sums []*Summary, nFront int) (*Window, error) {
+	w, err := NewWindow(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(starts) != len(sums) || nFront < 0 || nFront > len(sums) {
+		return nil, fmt.Errorf("%w: %d starts, %d summaries, %d in front", ErrIncompatible, len(starts), len(sums), nFront)
+	}
+	for i, s := range sums {
+		if s == nil || s.m != w.m || (i > 0 && starts[i] <= starts[i-1]) {
+			return nil, fmt.Errorf("%w: bucket %d of a window of capacity %d", ErrIncompatible, i, w.m)
+		}
+	}
+	for i := range nFront {
+		w.back = append(w.back, bucket{starts[i], sums[i]})
+	}
+	if nFront > 0 {
+		w.flip()
+	}
+	for i := nFront; i < len(sums); i++ {
+		if err := w.Push(starts[i], sums[i]); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// AddCounts adds exact counts, each item once (a closed minute), as one step: every count
+// is added, then the table compacted if it passed 2m counters. Unlike Adds one by one, the
+// result does not depend on the order of items.
+func (s *Summary) AddCounts(items []string, counts []uint64) {
+	for i, item := range items {
+		n := counts[i]
+		if n == 0 {
+			continue
+		}
+		if s.total+n < s.total {
+			n = math.MaxUint64 - s.total
+		}
+		s.total += n
+		if j, ok := s.idx[item]; ok {
+			s.vals[j] += n
+			continue
+		}
+		s.push(item, n)
+	}
+	if len(s.vals) > 2*s.m {
+		s.compact()
+	}
 }

@@ -73,3 +73,60 @@ func TestWindowRefuses(t *testing.T) {
 		t.Fatal("expired window not empty")
 	}
 }
+
+// TestRestoreWindowAnswersAlike saves a sliding window at every step (Buckets, each
+// summary through its encoding), restores it, and checks that the restored window and the
+// original answer the same summary then and after the same further pushes and expiries:
+// a restored speed worker publishes what one that never stopped would.
+func TestRestoreWindowAnswersAlike(t *testing.T) {
+	for seed := range uint64(6) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		m := []int{2, 16}[seed%2]
+		w, _ := NewWindow(Config{Capacity: m})
+		start := int64(0)
+		step := func(ws ...*Window) {
+			start++
+			keys, counts, _ := zipfStream(r, 100, 20+r.IntN(500), 1.1, 1+r.IntN(3))
+			s := mustNew(t, m)
+			s.AddCounts(keys, counts)
+			s.Compact()
+			for _, w := range ws {
+				if err := w.Push(start, s.Clone()); err != nil {
+					t.Fatal(err)
+				}
+				if start%5 == 0 {
+					w.Expire(start - 7)
+				}
+			}
+		}
+		for i := range 60 {
+			step(w)
+			starts, sums, nFront := w.Buckets()
+			copies := make([]*Summary, len(sums))
+			for j, s := range sums {
+				b, err := s.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				copies[j] = new(Summary)
+				if err := copies[j].UnmarshalBinary(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			back, err := RestoreWindow(Config{Capacity: m}, starts, copies, nFront)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !back.Summary().Equal(w.Summary()) {
+				t.Fatalf("seed %d step %d: restored window answers otherwise", seed, i)
+			}
+			twin := w
+			for range 1 + r.IntN(8) {
+				step(twin, back)
+			}
+			if !back.Summary().Equal(twin.Summary()) {
+				t.Fatalf("seed %d step %d: restored window drifts after pushes", seed, i)
+			}
+		}
+	}
+}
