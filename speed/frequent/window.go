@@ -204,3 +204,39 @@ func (s *Summary) AddCounts(items []string, counts []uint64) {
 		s.compact()
 	}
 }
+
+// SummaryFrom returns a new summary of the buckets starting at from or later, compacted to
+// m counters, without expiring the others: what the window would answer after
+// Expire(from), for a list that looks ahead (a live list whose open minutes would expire
+// the oldest buckets). While the buckets left out are all in the front stack it costs one
+// merge, as Summary does; otherwise it merges the back's kept buckets one by one.
+func (w *Window) SummaryFrom(from int64) *Summary {
+	i := len(w.front) - 1 // the oldest front bucket at or after from
+	for i >= 0 && w.front[i].start < from {
+		i--
+	}
+	if i == len(w.front)-1 && (len(w.back) == 0 || len(w.front) > 0 || w.back[0].start >= from) {
+		return w.Summary() // nothing left out
+	}
+	out := newSummary(w.m)
+	if i >= 0 {
+		out = w.front[i].suffix.Clone()
+	}
+	if len(w.back) == 0 || w.back[0].start >= from {
+		mustMerge(out, w.agg)
+		return out
+	}
+	for _, b := range w.back {
+		if b.start >= from {
+			mustMerge(out, b.s)
+		}
+	}
+	return out
+}
+
+func mustMerge(s, o *Summary) {
+	if err := s.Merge(o); err != nil {
+		panic("BUG: frequent: merge of equal capacities failed: " + err.Error())
+	}
+	s.Compact()
+}

@@ -130,3 +130,42 @@ func TestRestoreWindowAnswersAlike(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryFrom checks SummaryFrom against a copy of the window expired to the same
+// start, on the bounds of the buckets it keeps.
+func TestSummaryFrom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	w, _ := NewWindow(Config{Capacity: 8})
+	var truths []map[string]uint64
+	for start := range int64(40) {
+		keys, counts, truth := zipfStream(r, 200, 300, 1.2, 3)
+		s := mustNew(t, 8)
+		s.AddCounts(keys, counts)
+		s.Compact()
+		if err := w.Push(start, s); err != nil {
+			t.Fatal(err)
+		}
+		truths = append(truths, truth)
+		if start%7 == 6 {
+			w.Expire(start - 10)
+		}
+		lo := max(0, start-int64(w.Len())+1)
+		for from := lo; from <= start+1; from++ {
+			all := map[string]uint64{}
+			for _, tr := range truths[from:] {
+				for k, v := range tr {
+					all[k] += v
+				}
+			}
+			got := w.SummaryFrom(from)
+			checkBounds(t, fmt.Sprintf("start %d from %d", start, from), got, all)
+			var n uint64
+			for _, v := range all {
+				n += v
+			}
+			if got.Total() != n {
+				t.Fatalf("start %d from %d: total %d, want %d", start, from, got.Total(), n)
+			}
+		}
+	}
+}
