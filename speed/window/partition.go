@@ -103,6 +103,14 @@ type List struct {
 	TrackedScored []topk.Scored
 	// Total is the sum of all counts in the window (the sketch's N).
 	Total uint64
+	// Frequent marks a frequent window's list (frequentwin.go): each item's Count is a
+	// lower bound on its views and Count+MaxError an upper bound; no item left out has
+	// more than Cutoff views. Exact is false and Bound nil.
+	Frequent bool
+	// MaxError is a frequent list's offset D, the most any count is low.
+	MaxError uint64
+	// Cutoff is a frequent list's guarantee: no item it leaves out has more views.
+	Cutoff uint64
 }
 
 // Stats describes a partition's state and what Add did so far.
@@ -262,6 +270,10 @@ func New(cfg Config) (*Partition, error) {
 			// Float additions round by their order: a closed minute reaches the sketch
 			// sorted by hash, the same after a restore (as for conservative update).
 			p.byHash = true
+		case wc.Mode == windowset.Frequent && wc.Kind == windowset.Sliding:
+			w = newFreqSliding(wc)
+		case wc.Mode == windowset.Frequent:
+			w = newFreqRunning(wc, wc.Kind == windowset.AllTime)
 		case wc.Kind == windowset.AllTime && wc.Mode == windowset.Exact:
 			w = newExactAll(p, wc)
 		case wc.Kind == windowset.AllTime:
@@ -594,7 +606,7 @@ func (p *Partition) TakeLate() []List {
 		wc := p.wins[k.win].conf()
 		end := minuteTime(spanEnd(wc.Span, k.start))
 		c = append(c, List{Window: wc.Name, Start: minuteTime(k.start), End: end, AsOf: end, Final: true, LateOnly: true,
-			Exact: wc.Mode == windowset.Exact, DroppedLate: lc.n})
+			Exact: wc.Mode == windowset.Exact, Frequent: wc.Mode == windowset.Frequent, DroppedLate: lc.n})
 	}
 	return c
 }

@@ -71,7 +71,7 @@ func TestSnapshotReplayProperty(t *testing.T) {
 	for _, cc := range []struct {
 		name string
 		cfg  func() Config
-	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
+	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}, {"with-frequent", freqTestConfig}} {
 		for seed := uint64(1); seed <= 12; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", cc.name, seed), func(t *testing.T) { snapshotReplay(t, cc.cfg(), seed) })
 		}
