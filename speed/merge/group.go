@@ -162,6 +162,16 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 		p.Scored, p.SaltedScored = mergeDecayed(m.cfg.Group.M*m.cfg.K, g.ins, p.AsOf, hl)
 		return p, true
 	}
+	if isFrequent(g.ins) {
+		// One offset for the group: the largest member's, so each item's Count+MaxError
+		// stays an upper bound.
+		fm := mergeFrequent(m.cfg.Group.M*m.cfg.K, g.ins)
+		p.Frequent, p.MaxError, p.Cutoff = true, fm.MaxError, fm.Cutoff
+		for _, e := range fm.Entries {
+			p.Items = append(p.Items, topk.Entry{Item: e.Item, Count: e.Lower})
+		}
+		return p, true
+	}
 	p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)
 	return p, true
 }

@@ -361,6 +361,11 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.ErrorBound = saltedBound(g.bound, names, parts)
 		return l, g.stale, true
 	}
+	if isFrequent(g.ins) {
+		fm := mergeFrequent(m.cfg.K, g.ins)
+		l.Frequent, l.Cutoff, l.Items = true, fm.Cutoff, frequentItems(fm)
+		return l, g.stale, true
+	}
 	merged, salted := mergeCounts(m.cfg.K, g.ins)
 	names := make([]string, len(merged))
 	for i, e := range merged {

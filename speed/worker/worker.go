@@ -906,6 +906,9 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 		if l.Bound != nil {
 			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
+		if l.Frequent {
+			pt.Frequent, pt.MaxError, pt.Cutoff = true, l.MaxError, l.Cutoff
+		}
 		if l.HalfLife != 0 {
 			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
 			for _, e := range l.TrackedScored {
