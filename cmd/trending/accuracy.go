@@ -27,7 +27,6 @@ func newAccuracyCommand() *cobra.Command {
 		minRecall          float64
 		asJSON, check      bool
 		vsFrequent         bool
-		frequentCapacity   int
 	)
 	cmd := &cobra.Command{
 		Use:   "accuracy",
@@ -80,12 +79,16 @@ over the bound below e^-depth.`,
 	fs.Float64Var(&minRecall, "min-recall", 0.99, "recall@K goal of sketch windows")
 	addJSONFlag(fs, &asJSON, "the report")
 	fs.BoolVar(&vsFrequent, "vs-frequent", false, "compare the frequent-items mode with the count-min mode at the same memory per bucket (a sliding hour and the all-time window) instead")
-	fs.IntVar(&frequentCapacity, "frequent-capacity", 0, "with --vs-frequent: the summaries' capacity; 0 takes the memory of one count-min bucket")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
 	wf := addWindowFlags(fs, 0, 0, "")
 	if f := fs.Lookup("sketch-width"); f != nil {
 		f.Usage = "count-min sketch width (power of two); 0 scales the month sketch's error ratio (4.86% of the K-th count) to this stream"
+	}
+	if f := fs.Lookup("frequent-capacity"); f != nil {
+		// The window flags' setting, read here with --vs-frequent: unset, it is 0.
+		f.Usage, f.DefValue = "with --vs-frequent: the summaries' capacity; 0 takes the memory of one count-min bucket", "0"
+		wf.frequentCapacity = 0
 	}
 	// The harness measures the lists of all items: the lists per group are not its.
 	for _, name := range []string{"group-by", "groups", "groups-max", "group-sketch-width"} {
@@ -134,7 +137,7 @@ over the bound below e^-depth.`,
 		}
 		cfg.Progress = accuracyProgress(cmd.ErrOrStderr())
 		if vsFrequent {
-			return runAccuracyFrequent(cmd, cfg, frequentCapacity, asJSON, check)
+			return runAccuracyFrequent(cmd, cfg, wf.frequentCapacity, asJSON, check)
 		}
 		rep, err := accuracy.Run(cmd.Context(), cfg)
 		if err != nil {
