@@ -1,6 +1,8 @@
 package window
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -101,4 +103,37 @@ func TestFrequentWindowsBoundTheTruth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRestoreFrequent: Restore of a snapshot with frequent windows, mutated (resealed half of
+// the time, so the decoder itself is reached), returns a sentinel error or a partition that
+// counts on and answers; never a panic.
+func FuzzRestoreFrequent(f *testing.F) {
+	cfg := freqTestConfig()
+	for i, n := range []int{0, 30, 400} {
+		p, _ := New(cfg)
+		for _, ev := range genStream(streamOpts{seed: uint64(i + 1), n: n, items: 40, step: time.Minute, counts: 2, late: true}) {
+			p.Add(ev)
+		}
+		f.Add(mustMarshal(f, p))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 8 && b[len(b)-1]&1 == 0 {
+			b = reseal(bytes.Clone(b))
+		}
+		q, err := Restore(cfg, b)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrConfigMismatch) {
+				t.Fatalf("error wraps neither sentinel: %v", err)
+			}
+			return
+		}
+		checkInvariants(t, q)
+		for _, ev := range genStream(streamOpts{seed: 1, n: 50, items: 40, step: time.Hour, counts: 2, late: true}) {
+			q.Add(ev)
+		}
+		allTops(t, q)
+		q.LiveAll()
+		checkInvariants(t, q)
+	})
 }

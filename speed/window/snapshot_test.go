@@ -343,7 +343,7 @@ func TestRestoreEveryByteFlip(t *testing.T) {
 	for _, cc := range []struct {
 		name string
 		cfg  func() Config
-	}{{"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
+	}{{"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}, {"with-frequent", freqTestConfig}} {
 		t.Run(cc.name, func(t *testing.T) { restoreEveryByteFlip(t, cc.cfg()) })
 	}
 }
