@@ -210,3 +210,18 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestParseYAMLFrequent: a windows file's mode frequent with its capacity, which another
+// mode refuses.
+func TestParseYAMLFrequent(t *testing.T) {
+	s, err := ParseYAML([]byte("windows:\n  - {name: hour, kind: sliding, length: 1h, bucket: 1m, mode: frequent, capacity: 2048}\n  - {kind: calendar, span: day, mode: frequent}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Windows[0]; w.Mode != Frequent || w.Capacity != 2048 || s.String() != "hour=sliding:1h/1m:frequent/2048,calendar:day:frequent" {
+		t.Errorf("%+v: %s", w, s)
+	}
+	if _, err := ParseYAML([]byte("windows:\n  - {kind: calendar, span: day, mode: sketch, capacity: 10}\n")); err == nil || !strings.Contains(err.Error(), "frequent window's") {
+		t.Errorf("capacity on a sketch window: %v", err)
+	}
+}
