@@ -1,6 +1,9 @@
 package merge
 
 import (
+	"slices"
+	"strings"
+
 	"trending/model"
 	"trending/speed/frequent"
 )
@@ -10,8 +13,7 @@ import (
 // out can have (Cutoff). Items are partitioned by id, so an item's bounds are those of the
 // one partition that counted it, and the merge is frequent.MergeLists: the top K by lower
 // bound, each with its partition's upper bound, and the list's guarantee, no item left out
-// has more than Cutoff views. Salted items' shares are not summed in this mode: each share
-// ranks as its partition reported it (a limitation, docs/accuracy.md).
+// has more than Cutoff views. A salted item's shares are summed (mergeFrequent).
 
 // isFrequent reports whether the lists merged are a frequent window's.
 func isFrequent(ins []model.Partial) bool {
@@ -25,19 +27,73 @@ func isFrequent(ins []model.Partial) bool {
 
 // mergeFrequent merges the partials' lists into the best n, with the list's Cutoff and the
 // largest partition offset.
-func mergeFrequent(n int, ins []model.Partial) frequent.Merged {
-	parts := make([]frequent.PartList, 0, len(ins))
+//
+// A salted item (one any partial reports in Salted) is counted on several partitions, so its
+// bounds are summed: its lower bound is the sum of the shares reported (a partition's Items
+// count, else its Salted count, else 0), its upper bound the sum over every partition of the
+// most its share can be (its Items count plus the partition's offset when listed, else the
+// partition's Cutoff: an item a partition left out has at most that). It ranks with the
+// others by its lower bound, and when it is left out the list's Cutoff covers its upper bound.
+//
+// It also returns the salted items' summed lower bounds, which a shard merger passes on.
+func mergeFrequent(n int, ins []model.Partial) (frequent.Merged, []model.SaltedCount) {
+	salted := map[string]bool{}
+	for _, p := range ins {
+		for _, sc := range p.Salted {
+			salted[sc.Item] = true
+		}
+	}
+	var sum frequent.PartList
+	lower, upper := map[string]uint64{}, map[string]uint64{}
+	parts := make([]frequent.PartList, 0, len(ins)+1)
 	for _, p := range ins {
 		if p.LateOnly {
 			continue
 		}
-		pl := frequent.PartList{MaxError: p.MaxError, Missing: max(p.Cutoff, p.MaxError)}
+		missing := max(p.Cutoff, p.MaxError)
+		pl := frequent.PartList{MaxError: p.MaxError, Missing: missing}
+		listed := map[string]bool{}
 		for _, e := range p.Items {
+			if salted[e.Item] {
+				listed[e.Item] = true
+				lower[e.Item] += e.Count
+				upper[e.Item] += e.Count + p.MaxError
+				continue
+			}
 			pl.Entries = append(pl.Entries, frequent.Entry{Item: e.Item, Lower: e.Count, Upper: e.Count + p.MaxError})
+		}
+		for item := range salted {
+			if listed[item] {
+				continue
+			}
+			upper[item] += missing
+			for _, sc := range p.Salted {
+				if sc.Item == item {
+					lower[item] += sc.Count
+				}
+			}
 		}
 		parts = append(parts, pl)
 	}
-	return frequent.MergeLists(n, parts...)
+	for item := range salted {
+		sum.Entries = append(sum.Entries, frequent.Entry{Item: item, Lower: lower[item], Upper: max(upper[item], lower[item])})
+	}
+	m := frequent.MergeLists(n, append(parts, sum)...)
+	in := map[string]bool{}
+	for _, e := range m.Entries {
+		in[e.Item] = true
+	}
+	var sums []model.SaltedCount
+	for item := range salted {
+		if !in[item] {
+			m.Cutoff = max(m.Cutoff, upper[item])
+		}
+		if lower[item] > 0 {
+			sums = append(sums, model.SaltedCount{Item: item, Count: lower[item]})
+		}
+	}
+	slices.SortFunc(sums, func(a, b model.SaltedCount) int { return strings.Compare(a.Item, b.Item) })
+	return m, sums
 }
 
 // frequentItems are the served items of a merged frequent list.

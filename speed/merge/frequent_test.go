@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"trending/model"
 	"trending/model/topk"
@@ -65,5 +66,44 @@ func TestMergeFrequent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMergeFrequentSalted: a salted item's shares are summed, its lower bound from what the
+// partitions report (a listed count, else a Salted one), its upper bound from the most each
+// partition's share can be (listed: count plus the offset; else the partition's cutoff);
+// left out, the list's cutoff covers its upper bound.
+func TestMergeFrequentSalted(t *testing.T) {
+	p0 := partial("hour", 0, t0, e("S", 50), e("A", 40))
+	p0.Exact, p0.Frequent, p0.MaxError, p0.Cutoff = false, true, 5, 5
+	p0.Salted = []model.SaltedCount{{Item: "S", Count: 45}}
+	p1 := partial("hour", 1, t0, e("B", 30))
+	p1.Exact, p1.Frequent, p1.MaxError, p1.Cutoff = false, true, 4, 34
+	p1.Salted = []model.SaltedCount{{Item: "S", Count: 20}}
+	m, _ := merge.New(mergeConfig(2, 2, openStore(t)))
+	m.Offer(p0)
+	m.Offer(p1)
+	l, _, _ := m.Build(model.Key{Window: "hour"})
+	if len(l.Items) != 2 || l.Items[0].ItemID != "S" || l.Items[0].Views != 70 || l.Items[0].ViewsUpper != 89 || l.Items[1].ItemID != "A" || l.Cutoff != 45 {
+		t.Fatalf("list %+v, cutoff %d", l.Items, l.Cutoff)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatal(err)
+	}
+
+	// S small, left out: the cutoff covers its upper bound, 1+5 on partition 0 and partition
+	// 1's cutoff 104.
+	p0 = partial("hour", 0, t0.Add(time.Minute), e("A", 40), e("S", 1))
+	p0.Exact, p0.Frequent, p0.MaxError, p0.Cutoff = false, true, 5, 5
+	p0.Salted = []model.SaltedCount{{Item: "S", Count: 1}}
+	p1 = partial("hour", 1, t0.Add(time.Minute), e("B", 100))
+	p1.Exact, p1.Frequent, p1.MaxError, p1.Cutoff = false, true, 4, 104
+	p1.Salted = []model.SaltedCount{{Item: "S", Count: 1}}
+	m, _ = merge.New(mergeConfig(1, 2, openStore(t)))
+	m.Offer(p0)
+	m.Offer(p1)
+	l, _, _ = m.Build(model.Key{Window: "hour"})
+	if len(l.Items) != 1 || l.Items[0].ItemID != "B" || l.Cutoff != 110 {
+		t.Fatalf("list %+v, cutoff %d: want B and the cutoff 110 covering S", l.Items, l.Cutoff)
 	}
 }

@@ -163,13 +163,17 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 		return p, true
 	}
 	if isFrequent(g.ins) {
-		// One offset for the group: the largest member's, so each item's Count+MaxError
-		// stays an upper bound.
-		fm := mergeFrequent(m.cfg.Group.M*m.cfg.K, g.ins)
-		p.Frequent, p.MaxError, p.Cutoff = true, fm.MaxError, fm.Cutoff
+		// One offset for the group: the widest of its items' bounds (the largest member
+		// offset, or a salted item's summed ones), so each item's Count+MaxError stays an
+		// upper bound; the salted items' summed lower bounds go on, for the merger above to
+		// sum across groups.
+		fm, salted := mergeFrequent(m.cfg.Group.M*m.cfg.K, g.ins)
+		p.Frequent, p.MaxError, p.Cutoff, p.Salted = true, fm.MaxError, fm.Cutoff, salted
 		for _, e := range fm.Entries {
 			p.Items = append(p.Items, topk.Entry{Item: e.Item, Count: e.Lower})
+			p.MaxError = max(p.MaxError, e.Upper-e.Lower)
 		}
+		p.Cutoff = max(p.Cutoff, p.MaxError)
 		return p, true
 	}
 	p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)

@@ -362,7 +362,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		return l, g.stale, true
 	}
 	if isFrequent(g.ins) {
-		fm := mergeFrequent(m.cfg.K, g.ins)
+		fm, _ := mergeFrequent(m.cfg.K, g.ins)
 		l.Frequent, l.Cutoff, l.Items = true, fm.Cutoff, frequentItems(fm)
 		return l, g.stale, true
 	}
