@@ -254,7 +254,7 @@ func TestFrequentListServed(t *testing.T) {
 	if err := json.Unmarshal(f.get("/v1/windows/config").Body.Bytes(), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Windows[0].Mode != windowset.Frequent {
+	if cfg.Windows[0].Mode != windowset.Frequent || cfg.Windows[0].Capacity != 4096 {
 		t.Errorf("windows config: %+v", cfg.Windows[0])
 	}
 	e, _ := f.srv.cache.Get("hour", time.Time{})
