@@ -13,30 +13,33 @@ import (
 )
 
 // TestMergeFrequent: partitions' frequent lists (each a summary of the items hashed to it,
-// reporting its top m*K) merged by the merger: every served item's views lie in
-// [Views, ViewsUpper] of the truth, every item with more views than the list's Cutoff is
-// served, and the list validates as a frequent speed list.
+// and of shares of two salted items spread over every partition, reporting its top m*K and
+// the salted items' lower bounds) merged by one merger and by two levels of mergers: every
+// served item's views lie in [Views, ViewsUpper] of the truth, every item with more views
+// than the list's Cutoff is served, and the list validates as a frequent speed list.
 func TestMergeFrequent(t *testing.T) {
-	for seed := range uint64(8) {
+	for seed := range uint64(12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 5))
-			const k, parts = 5, 4
-			m, err := merge.New(mergeConfig(k, parts, openStore(t)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			const k = 5
+			parts := 2 + r.IntN(6)
 			sums := make([]*frequent.Summary, parts)
 			for i := range sums {
 				sums[i], _ = frequent.New(frequent.Config{Capacity: 3 + r.IntN(10)})
 			}
 			truth := map[string]uint64{}
 			z := rand.NewZipf(r, 1.1, 1, 300)
+			hot := []string{"HOT-a", "HOT-b"}
 			for range 5000 {
 				n := z.Uint64()
-				item := fmt.Sprintf("v%03d", n)
+				item, part := fmt.Sprintf("v%03d", n), int(n)%parts
+				if n < 2 && r.IntN(2) == 0 { // a salted item: its events on any partition
+					item, part = hot[n], r.IntN(parts)
+				}
 				truth[item]++
-				sums[n%parts].AddString(item, 1)
+				sums[part].AddString(item, 1)
 			}
+			var ps []model.Partial
 			for i, s := range sums {
 				pl := s.List(3 * k)
 				p := partial("hour", i, t0)
@@ -44,28 +47,58 @@ func TestMergeFrequent(t *testing.T) {
 				for _, e := range pl.Entries {
 					p.Items = append(p.Items, topk.Entry{Item: e.Item, Count: e.Lower})
 				}
-				m.Offer(p)
+				for _, h := range hot {
+					if c := s.Lower(h); c > 0 {
+						p.Salted = append(p.Salted, model.SaltedCount{Item: h, Count: c})
+					}
+				}
+				ps = append(ps, p)
 			}
-			l, _, ok := m.Build(model.Key{Window: "hour"})
-			if !ok || !l.Frequent || l.Exact || len(l.Items) != k {
-				t.Fatalf("list %+v", l)
-			}
-			if err := l.Validate(); err != nil {
+			one, err := merge.New(mergeConfig(k, parts, openStore(t)))
+			if err != nil {
 				t.Fatal(err)
 			}
-			served := map[string]bool{}
-			for _, it := range l.Items {
-				served[it.ItemID] = true
-				if c := truth[it.ItemID]; c < it.Views || c > it.ViewsUpper {
-					t.Fatalf("%s: %d views, served [%d, %d]", it.ItemID, c, it.Views, it.ViewsUpper)
-				}
+			for _, p := range ps {
+				one.Offer(p)
 			}
-			for item, c := range truth {
-				if c > l.Cutoff && !served[item] {
-					t.Fatalf("%s: %d views over the cutoff %d, missing", item, c, l.Cutoff)
-				}
+			l, _, ok := one.Build(model.Key{Window: "hour"})
+			if !ok {
+				t.Fatal("no list")
 			}
+			checkFrequentList(t, "one level", l, k, truth)
+			groups := 1 + r.IntN(parts)
+			top, err := merge.New(mergeConfig(k, parts, openStore(t)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range twoLevels(t, k, groups, ps, t0) {
+				top.Offer(p)
+			}
+			l2, _, _ := top.Build(model.Key{Window: "hour"})
+			checkFrequentList(t, fmt.Sprintf("two levels, %d groups", groups), l2, k, truth)
 		})
+	}
+}
+
+func checkFrequentList(t *testing.T, what string, l model.List, k int, truth map[string]uint64) {
+	t.Helper()
+	if !l.Frequent || l.Exact || len(l.Items) != k {
+		t.Fatalf("%s: list %+v", what, l)
+	}
+	if err := l.Validate(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	served := map[string]bool{}
+	for _, it := range l.Items {
+		served[it.ItemID] = true
+		if c := truth[it.ItemID]; c < it.Views || c > it.ViewsUpper {
+			t.Fatalf("%s: %s: %d views, served [%d, %d]", what, it.ItemID, c, it.Views, it.ViewsUpper)
+		}
+	}
+	for item, c := range truth {
+		if c > l.Cutoff && !served[item] {
+			t.Fatalf("%s: %s: %d views over the cutoff %d, missing", what, item, c, l.Cutoff)
+		}
 	}
 }
 
