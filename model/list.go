@@ -235,7 +235,9 @@ type Reconciliation struct {
 	// SpeedErrorBound is the error bound the speed list stated (its ErrorBound), kept here
 	// because the exact list that replaces it has none: nil when the speed list claimed
 	// exact counts. MaxAbsError over its MaxOvercount says whether the speed layer stayed
-	// within what it promised.
+	// within what it promised. For a frequent speed list (List.Frequent), whose counts are
+	// low rather than high, it is the widest of its items' bounds (ViewsUpper - Views), with
+	// probability 1.
 	SpeedErrorBound *Bound `json:"speed_error_bound,omitempty"`
 	// SpeedDroppedLate is the speed list's DroppedLate: the window's events that came after
 	// it had closed (beyond the allowed lateness) and so are missing from the provisional
