@@ -19,7 +19,8 @@ import (
 // `trending merge` as child processes on the real Kafka, MinIO and ClickHouse with the
 // calendar hour counted in frequent mode at 64 counters a summary, under the 300 uniform
 // items of the hour, five hot items above them, and K 10 (issue 32): the hour's list in ClickHouse, through the partials topic and the
-// merger, is a frequent list whose every item's true views lie in [views, views_upper] and
+// merger, and the all-time list (no base store: the speed layer's own), are frequent lists
+// whose every item's true views lie in [views, views_upper] and
 // which misses no item with more views than its cutoff.
 func TestSplitRolesFrequent(t *testing.T) {
 	ctx := itest.Context(t, 3*time.Minute)
@@ -44,7 +45,7 @@ func TestSplitRolesFrequent(t *testing.T) {
 	defer st.Close()
 	dsn := "clickhouse://" + chAddr + "/" + o.Database
 
-	ws := []string{"--window-set", "hour=sliding:1h/1m:exact,calendar:hour:frequent/64", "--k", "10"}
+	ws := []string{"--window-set", "hour=sliding:1h/1m:exact,calendar:hour:frequent/64,all=alltime:frequent/64", "--k", "10"}
 	speedArgs := append([]string{"--checkpoint-every", "1s", "--publish-every", "500ms", "--topics-sketch-width", "1024"}, ws...)
 	roles := []*child{
 		newChild(bin, "speed-a", f.args("speed", speedArgs...)),
@@ -65,7 +66,6 @@ func TestSplitRolesFrequent(t *testing.T) {
 	})
 
 	hour := time.Now().UTC().Truncate(time.Hour).Add(-2 * time.Hour)
-	key := model.Key{Window: "hour", Start: hour}
 	// Five hot items over the uniform 300 of the producer, so that the list has leaders the
 	// guarantee must keep: hot-i gets 40*(i+1) events of 5 views across the hour.
 	hot := map[string]uint64{}
@@ -90,8 +90,17 @@ func TestSplitRolesFrequent(t *testing.T) {
 	for id, n := range hot {
 		truth[id] = n
 	}
+	for _, key := range []model.Key{{Window: "hour", Start: hour}, {Window: "all"}} {
+		checkFrequentServed(t, ctx, st, key, truth)
+	}
+}
+
+// checkFrequentServed waits for the frequent list of key in the store to bound the truth,
+// then checks its guarantee.
+func checkFrequentServed(t *testing.T, ctx context.Context, st *chstore.Store, key model.Key, truth map[string]uint64) {
+	t.Helper()
 	var l model.List
-	waitFor(t, time.Now().Add(90*time.Second), "the merger's frequent list of the hour bounding the truth", func() (bool, string) {
+	waitFor(t, time.Now().Add(90*time.Second), "the merger's frequent list of "+key.Name()+" bounding the truth", func() (bool, string) {
 		var err error
 		if l, err = st.Get(ctx, key); err != nil {
 			return false, err.Error()
@@ -125,5 +134,5 @@ func TestSplitRolesFrequent(t *testing.T) {
 		t.Errorf("exact %v source %s cutoff %d, %d items with loose bounds, %d over the cutoff: want a speed list, compacted summaries and a guarantee that covers some item",
 			l.Exact, l.Source, l.Cutoff, loose, over)
 	}
-	t.Logf("hour %s: top %s [%d, %d] (truth %d), cutoff %d, %d items over it", hour.Format(time.RFC3339), l.Items[0].ItemID, l.Items[0].Views, l.Items[0].ViewsUpper, truth[l.Items[0].ItemID], l.Cutoff, over)
+	t.Logf("%s: top %s [%d, %d] (truth %d), cutoff %d, %d items over it", key.Name(), l.Items[0].ItemID, l.Items[0].Views, l.Items[0].ViewsUpper, truth[l.Items[0].ItemID], l.Cutoff, over)
 }
