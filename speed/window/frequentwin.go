@@ -69,29 +69,61 @@ func mergeInto(s, o *frequent.Summary) {
 	s.Compact()
 }
 
-// freqList is the list of summary s plus the open counts d (nil: none) summing to dsum:
-// its best n by lower bound, with MaxError and Cutoff.
-func freqList(p *Partition, s *frequent.Summary, d map[uint32]int64, dsum int64) List {
+// closedView is a frequent window's closed summary as lists read it, cached: the summary
+// and its entries ranked, valid while the partition's as-of (Partition.gen), the window's
+// changes (ver) and the span's start (from) stay the same. A live list per publish then
+// costs the open minutes, not a merge and a sort of the summary's counters.
+type closedView struct {
+	gen, from int64
+	ver       uint64
+	ok        bool
+	s         *frequent.Summary
+	top       []frequent.Entry
+}
+
+// get returns the view for (gen, ver, from), computing it with summary when stale.
+func (c *closedView) get(gen int64, ver uint64, from int64, summary func() *frequent.Summary) *closedView {
+	if !c.ok || c.gen != gen || c.ver != ver || c.from != from {
+		c.s = summary()
+		c.top = c.s.Top(0)
+		c.gen, c.ver, c.from, c.ok = gen, ver, from, true
+	}
+	return c
+}
+
+// freqList is the list of the closed view v plus the open counts d (nil: none) summing to
+// dsum: its best n by lower bound, with MaxError and Cutoff. An open item's lower bound is
+// its counter plus its open count; of the other counted items only the best n can be
+// listed, so the ranked entries are read until n of them are not open.
+func freqList(p *Partition, v *closedView, d map[uint32]int64, dsum int64) List {
 	n := p.mk()
+	s := v.s
 	l := List{Frequent: true, MaxError: s.MaxError(), Total: addSum(s.Total(), dsum)}
 	h := topk.NewHeap(n)
-	held := 0
-	for _, e := range s.Top(0) {
-		c := e.Lower
-		if id, ok := p.in.lookup(e.Item); ok && d != nil {
-			if dc, open := d[id]; open {
-				c += uint64(max(dc, 0))
-				delete(d, id) // counted here
-			}
-		}
-		h.Offer(e.Item, c)
-		held++
-	}
+	held := len(v.top) // items with a nonzero lower bound
 	for id, dc := range d {
-		if dc > 0 {
-			h.Offer(p.in.strs[id], uint64(dc))
+		if dc <= 0 {
+			continue
+		}
+		item := p.in.strs[id]
+		c := s.Lower(item)
+		if c == 0 {
 			held++
 		}
+		h.Offer(item, c+uint64(dc))
+	}
+	taken := 0
+	for _, e := range v.top {
+		if taken == n {
+			break
+		}
+		if len(d) > 0 {
+			if id, ok := p.in.lookup(e.Item); ok && d[id] > 0 {
+				continue // offered with its open count
+			}
+		}
+		h.Offer(e.Item, e.Lower)
+		taken++
 	}
 	l.Items = h.Sorted()
 	l.Cutoff = l.MaxError
@@ -99,6 +131,16 @@ func freqList(p *Partition, s *frequent.Summary, d map[uint32]int64, dsum int64)
 		l.Cutoff += l.Items[len(l.Items)-1].Count
 	}
 	return l
+}
+
+// openScratch returns the partition's map for a live list's open counts, emptied: one map
+// reused by every frequent window and call, so a publish does not grow a new one.
+func (p *Partition) openScratch() map[uint32]int64 {
+	if p.freqOpen == nil {
+		p.freqOpen = map[uint32]int64{}
+	}
+	clear(p.freqOpen)
+	return p.freqOpen
 }
 
 // fbucket is one bucket summary of a frequent sliding window.
@@ -116,6 +158,8 @@ type freqSliding struct {
 	part   *frequent.Summary // the newest bucket while incomplete; nil when none
 	pstart int64
 	late   []fbucket // late counts of buckets already in win, by start
+	ver    uint64    // bumped by every change of the summaries (closedView)
+	view   closedView
 }
 
 func newFreqSliding(wc WindowConfig) *freqSliding {
@@ -140,6 +184,7 @@ func (w *freqSliding) pushPart() {
 }
 
 func (w *freqSliding) advance(p *Partition) {
+	w.ver++ // buckets move and expire (p.gen moves too; a restore starts a new view)
 	if w.part != nil && p.asOf >= w.pstart+w.b {
 		w.pushPart()
 	}
@@ -186,6 +231,7 @@ func cmpInt64(a, b int64) int {
 }
 
 func (w *freqSliding) addMinute(p *Partition, f *frozen, _, _ []uint64) {
+	w.ver++
 	bs := floorTo(f.start, w.b)
 	mergeInto(w.bucket(bs), minuteSummary(p, f, w.cfg.Capacity))
 	if w.part != nil && p.asOf >= w.pstart+w.b {
@@ -198,6 +244,7 @@ func (w *freqSliding) accepts(p *Partition, m int64) bool {
 }
 
 func (w *freqSliding) addLate(p *Partition, m int64, id uint32, c, _ uint64) {
+	w.ver++
 	s := w.bucket(floorTo(m, w.b))
 	s.AddString(p.in.strs[id], c)
 	s.Compact()
@@ -217,9 +264,14 @@ func (w *freqSliding) summary(from int64) *frequent.Summary {
 	return s
 }
 
+// closed is the cached view of the buckets starting at from or later.
+func (w *freqSliding) closed(p *Partition, from int64) *closedView {
+	return w.view.get(p.gen, w.ver, from, func() *frequent.Summary { return w.summary(from) })
+}
+
 func (w *freqSliding) top(p *Partition) List {
 	ws := w.start(p.asOf)
-	l := freqList(p, w.summary(ws), nil, 0)
+	l := freqList(p, w.closed(p, ws), nil, 0)
 	l.Window = w.cfg.Name
 	if p.started {
 		l.Start, l.End, l.AsOf = minuteTime(ws), minuteTime(p.asOf), minuteTime(p.asOf)
@@ -231,9 +283,9 @@ func (w *freqSliding) top(p *Partition) List {
 // from the window's start then (live.go's span rule).
 func (w *freqSliding) live(p *Partition, ov *overlay) List {
 	ws := w.start(ov.upTo)
-	d := map[uint32]int64{}
+	d := p.openScratch()
 	dsum := p.openCounts(d, max(p.asOf, ws), ov.upTo)
-	l := freqList(p, w.summary(ws), d, dsum)
+	l := freqList(p, w.closed(p, ws), d, dsum)
 	l.Window, l.Start, l.End, l.AsOf = w.cfg.Name, minuteTime(ws), ov.asOf, ov.asOf
 	return l
 }
@@ -261,7 +313,7 @@ func (w *freqSliding) count(p *Partition, id uint32, found bool, _ uint64) uint6
 	if !found {
 		return 0
 	}
-	return w.summary(w.start(p.asOf)).Lower(p.in.strs[id])
+	return w.closed(p, w.start(p.asOf)).s.Lower(p.in.strs[id])
 }
 
 func (w *freqSliding) reach(p *Partition) int64 { return w.start(p.asOf) }
@@ -274,6 +326,8 @@ type freqRunning struct {
 	s            *frequent.Summary
 	opened       bool
 	pstart, pend int64
+	ver          uint64 // bumped by every change of s (closedView)
+	view         closedView
 }
 
 func newFreqRunning(wc WindowConfig, all bool) *freqRunning {
@@ -289,6 +343,7 @@ func (w *freqRunning) advance(p *Partition) {
 		p.closed = append(p.closed, l)
 		w.s.Reset()
 		w.opened = false
+		w.ver++ // the view cached for the final list holds the closed period
 	}
 }
 
@@ -311,11 +366,13 @@ func (w *freqRunning) accepts(p *Partition, m int64) bool {
 }
 
 func (w *freqRunning) addMinute(p *Partition, f *frozen, _, _ []uint64) {
+	w.ver++
 	w.ensure(f.start)
 	mergeInto(w.s, minuteSummary(p, f, w.cfg.Capacity))
 }
 
 func (w *freqRunning) addLate(p *Partition, m int64, id uint32, c, _ uint64) {
+	w.ver++
 	w.ensure(m)
 	w.s.AddString(p.in.strs[id], c)
 	w.s.Compact()
@@ -323,8 +380,18 @@ func (w *freqRunning) addLate(p *Partition, m int64, id uint32, c, _ uint64) {
 
 func (w *freqRunning) top(p *Partition) List { return w.list(p, false) }
 
+// closed is the cached view of the running summary (an empty one while no period is open).
+func (w *freqRunning) closed(p *Partition) *closedView {
+	return w.view.get(p.gen, w.ver, 0, func() *frequent.Summary {
+		if !w.all && !w.opened {
+			return newSummary(w.cfg.Capacity)
+		}
+		return w.s
+	})
+}
+
 func (w *freqRunning) list(p *Partition, final bool) List {
-	l := freqList(p, w.s, nil, 0)
+	l := freqList(p, w.closed(p), nil, 0)
 	l.Window, l.Final = w.cfg.Name, final
 	if !p.started {
 		return l
@@ -343,21 +410,17 @@ func (w *freqRunning) list(p *Partition, final bool) List {
 }
 
 func (w *freqRunning) live(p *Partition, ov *overlay) List {
-	d := map[uint32]int64{}
+	d := p.openScratch()
 	if w.all {
 		dsum := p.openCounts(d, p.asOf, ov.upTo)
-		l := freqList(p, w.s, d, dsum)
+		l := freqList(p, w.closed(p), d, dsum)
 		l.Window, l.Start, l.End, l.AsOf = w.cfg.Name, allTimeStart, ov.asOf, ov.asOf
 		return l
 	}
 	start, end := p.livePeriod(w.cfg.Span, w.opened, w.pstart)
 	dsum := p.openCounts(d, max(start, p.asOf), min(end, ov.upTo))
-	s := w.s
-	if !w.opened {
-		s = newSummary(w.cfg.Capacity)
-	}
 	meta := calendarMeta(w.cfg.Name, start, end, ov)
-	l := freqList(p, s, d, dsum)
+	l := freqList(p, w.closed(p), d, dsum)
 	l.Window, l.Start, l.End, l.AsOf = meta.Window, meta.Start, meta.End, meta.AsOf
 	return l
 }

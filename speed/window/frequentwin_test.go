@@ -185,3 +185,25 @@ func TestFrequentDeterministic(t *testing.T) {
 		t.Fatal("same events, different lists")
 	}
 }
+
+// TestFrequentCalendarListAfterClose: right after a calendar period closes (its final list
+// taken in the same step), the window's list is the new period's, not a cached view of the
+// closed one.
+func TestFrequentCalendarListAfterClose(t *testing.T) {
+	cfg := windowsConfig([]WindowConfig{{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Frequent, Capacity: 16}})
+	cfg.AllowedLateness = 0
+	p, _ := New(cfg)
+	h := t0.Truncate(time.Hour)
+	for i := range 30 {
+		p.Add(event.Event{ItemID: fmt.Sprintf("v%d", i%7), Count: 1, TS: h.Add(time.Duration(i) * time.Minute)})
+	}
+	p.Add(event.Event{ItemID: "next", Count: 1, TS: h.Add(time.Hour + 30*time.Second)})
+	closed := p.TakeClosed()
+	if len(closed) != 1 || len(closed[0].Items) == 0 || !closed[0].Final {
+		t.Fatalf("final lists %+v", closed)
+	}
+	l, _ := p.Top("calendar-hour")
+	if len(l.Items) != 0 || l.Total != 0 || !l.Start.Equal(h.Add(time.Hour)) {
+		t.Fatalf("after the close: %+v, want the new hour's empty list", l)
+	}
+}

@@ -212,8 +212,10 @@ type Partition struct {
 	incIdx []uint32 // scratch for incremental snapshots, indexed by handle, kept zero
 	skVer  uint64   // bumped by every change to a sliding-window bucket sketch (sbucket.ver)
 
-	gen  int64      // how many times asOf moved: LiveAll's caches are valid within one
-	live *liveState // LiveAll's caches and the events since its last call; nil before it
+	gen int64 // how many times asOf moved: LiveAll's caches are valid within one
+	// freqOpen is the frequent windows' scratch map of open counts (frequentwin.go).
+	freqOpen map[uint32]int64
+	live     *liveState // LiveAll's caches and the events since its last call; nil before it
 }
 
 // lateKey names one calendar period of one window: the window's index in wins and the
