@@ -93,37 +93,59 @@ func (c *closedView) get(gen int64, ver uint64, from int64, summary func() *freq
 
 // freqList is the list of the closed view v plus the open counts d (nil: none) summing to
 // dsum: its best n by lower bound, with MaxError and Cutoff. An open item's lower bound is
-// its counter plus its open count; of the other counted items only the best n can be
-// listed, so the ranked entries are read until n of them are not open.
+// its counter plus its open count. With fewer open items than counters, each open item's
+// counter is looked up and, of the other counted items, the ranked entries are read until n
+// of them are not open (only those can be listed); with more, each counter's open count is
+// looked up instead (d, the caller's scratch, loses those items), then the open items left
+// have no counter. Either way a publish costs the smaller of the two sets in lookups.
 func freqList(p *Partition, v *closedView, d map[uint32]int64, dsum int64) List {
 	n := p.mk()
 	s := v.s
 	l := List{Frequent: true, MaxError: s.MaxError(), Total: addSum(s.Total(), dsum)}
 	h := topk.NewHeap(n)
 	held := len(v.top) // items with a nonzero lower bound
-	for id, dc := range d {
-		if dc <= 0 {
-			continue
+	if len(d) <= len(v.top) {
+		for id, dc := range d {
+			if dc <= 0 {
+				continue
+			}
+			item := p.in.strs[id]
+			c := s.Lower(item)
+			if c == 0 {
+				held++
+			}
+			h.Offer(item, c+uint64(dc))
 		}
-		item := p.in.strs[id]
-		c := s.Lower(item)
-		if c == 0 {
-			held++
+		taken := 0
+		for _, e := range v.top {
+			if taken == n {
+				break
+			}
+			if len(d) > 0 {
+				if id, ok := p.in.lookup(e.Item); ok && d[id] > 0 {
+					continue // offered with its open count
+				}
+			}
+			h.Offer(e.Item, e.Lower)
+			taken++
 		}
-		h.Offer(item, c+uint64(dc))
-	}
-	taken := 0
-	for _, e := range v.top {
-		if taken == n {
-			break
+	} else {
+		for _, e := range v.top {
+			c := e.Lower
+			if id, ok := p.in.lookup(e.Item); ok {
+				if dc := d[id]; dc > 0 {
+					c += uint64(dc)
+				}
+				delete(d, id)
+			}
+			h.Offer(e.Item, c)
 		}
-		if len(d) > 0 {
-			if id, ok := p.in.lookup(e.Item); ok && d[id] > 0 {
-				continue // offered with its open count
+		for id, dc := range d {
+			if dc > 0 {
+				h.Offer(p.in.strs[id], uint64(dc))
+				held++
 			}
 		}
-		h.Offer(e.Item, e.Lower)
-		taken++
 	}
 	l.Items = h.Sorted()
 	l.Cutoff = l.MaxError
