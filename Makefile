@@ -11,7 +11,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 TEST_TIMEOUT ?= 30m
 BENCH ?= .
 
-.PHONY: all build run test test-short bench bench-api soak services-up services-down services-status lint fmt clean
+.PHONY: all build run test test-short bench bench-api bench-peers soak services-up services-down services-status lint fmt clean
 
 all: build
 
@@ -53,6 +53,22 @@ bench-api:
 	set -o pipefail; ROUNDS=3 serving/api/bench/run.sh 2>&1 | tee bench-api.out
 	$(GO) run ./internal/benchsum summary -summary bench-summary.md $$(ls bench.out 2>/dev/null) bench-api.out
 
+## bench-peers: Apache Flink's Window Top-N (HOP 1h/1m, heap state, parallelism = cores; fetched
+## from Maven Central once) beside `trending speed` on one pre-filled Kafka topic of PEERS_EVENTS
+## events (default 5M): events per CPU-second, wall, peak RSS, and the top K of one closed hour
+## compared with each other and the truth; into peers-report.md. Starts Kafka and MinIO when they
+## are not running (and stops only those). Not part of test: it needs Java and Maven, and minutes.
+PEERS_EVENTS ?= 5000000
+bench-peers: build
+	@set -euo pipefail; \
+	started=(); trap 'for s in "$${started[@]}"; do infra/local/$$s.sh stop; done' EXIT; \
+	for s in kafka minio; do \
+	  infra/local/$$s.sh status >/dev/null 2>&1 || { infra/local/$$s.sh start; started+=($$s); }; \
+	done; \
+	eval "$$($(SERVICES) env)"; \
+	infra/bench/peers/flink.sh install; \
+	PEERS_EVENTS=$(PEERS_EVENTS) $(GO) run ./infra/bench/peers -bin $(BIN) -report peers-report.md $(ARGS)
+
 ## soak: the real stack at a sustained rate for SOAK_DURATION (default 30m): throughput,
 ## freshness and memory over time, and the exact batch against the truth. Not part of test.
 SOAK_DURATION ?= 30m
@@ -83,4 +99,4 @@ fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -rf bin bench.out bench-summary.md bench-api.out
+	rm -rf bin bench.out bench-summary.md bench-api.out peers-report.md

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/windowset"
 	"trending/serving/store"
 )
@@ -55,6 +57,16 @@ type Config struct {
 	// rollups the others need (hours and days below a week, months below all time).
 	// Default windowset.Default().
 	Windows windowset.Set
+	// Removed returns the items moderation removes from the served lists
+	// (model/moderation), read once at the start of each run: a run ranks K plus that many
+	// and drops them, so a list still holds K items, and their digest is part of each list's
+	// fingerprint, so the next run after a change publishes again every list it considers
+	// (the counts stay in the rollups: a restore brings an item back). nil removes nothing.
+	Removed func() *moderation.Set
+	// CapViews is the per-account cap (docs/moderation.md#per-account-caps): one account adds
+	// at most this many views to an item per hour, as the speed workers' --cap-views; part
+	// of each hour's fingerprint, so a change rebuilds. 0: no cap.
+	CapViews uint32
 }
 
 // DefaultConfig returns the defaults.
@@ -154,6 +166,7 @@ type run struct {
 	version int64
 	now     time.Time
 	closed  time.Time // every hour before this is closed (end + lateness passed)
+	removed *moderation.Set
 	rebuild map[Window]bool
 
 	mu      sync.Mutex
@@ -169,7 +182,24 @@ func (r *Runner) newRun() *run {
 	now := r.cfg.Now().UTC()
 	return &run{Runner: r, version: now.UnixMilli(), now: now, closed: now.Add(-r.cfg.AllowedLateness).Truncate(time.Hour),
 		rebuild: map[Window]bool{}, hourFP: map[time.Time]string{}, built: map[Window]bool{}, report: Report{Version: now.UnixMilli()},
-		started: time.Now()}
+		started: time.Now(), removed: r.removed()}
+}
+
+// removed is the set Config.Removed returns now (nil: nothing removed).
+func (r *Runner) removed() *moderation.Set {
+	if r.cfg.Removed == nil {
+		return nil
+	}
+	return r.cfg.Removed()
+}
+
+// listFP is the fingerprint a list of inputs fp is published with: fp, and the digest of the
+// removed items when there are any, so a change of moderation makes the list not current.
+func (x *run) listFP(fp string) string {
+	if d := x.removed.Digest(); d != "" {
+		return fp + "+removed:" + d
+	}
+	return fp
 }
 
 // Closed reports why w is still open, or nil: its end plus the allowed lateness must have
@@ -208,7 +238,7 @@ type expirer interface {
 // recomputing it from what is left would publish a wrong list over a right one.
 func (r *Runner) retained(ctx context.Context, w Window) error {
 	e, ok := r.arc.(expirer)
-	if !ok || !slices.Contains(model.Spans, w.Level) { // all time sums what the rollups keep
+	if !ok || !model.Period(w.Level).Valid() { // all time sums what the rollups keep
 		return nil
 	}
 	why, err := e.Expired(ctx, w.Start, r.cfg.Now())
@@ -272,7 +302,7 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	if date.IsZero() {
 		date = x.now.AddDate(0, 0, -1)
 	}
-	day := model.Align(Day, date)
+	day := model.Day.Align(date)
 	if !r.cfg.Force {
 		if err := r.Closed(ctx, Window{Day, day}); err != nil {
 			return x.report, err
@@ -301,7 +331,7 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 			return x.report, err
 		}
 	}
-	if r.cfg.Windows.HasCalendar(Week) {
+	if r.cfg.Windows.HasCalendar(model.Week) {
 		// The weeks that ended in the lookback: the night's date's when it is a Sunday,
 		// earlier ones when their days changed (or were never published).
 		weeks, _ := Span(Week, first, day.AddDate(0, 0, 1))
@@ -378,7 +408,7 @@ func (r *Runner) RecomputeDirty(ctx context.Context) (Report, error) {
 		}
 		keys = append(keys, keysOf[h]...)
 		for _, lv := range []string{Hour, Day, Week, Month} {
-			add(Window{lv, model.Align(lv, h)})
+			add(Window{lv, model.Period(lv).Align(h)})
 		}
 	}
 	if len(windows) == 0 {
@@ -413,6 +443,10 @@ func (x *run) hourFingerprints(ctx context.Context, hours []Window) error {
 		if g := x.cfg.Windows.Groups; g.On() {
 			// The rollup holds these group values' rows too: other groups make other rollups.
 			fp += ";groups=" + g.Kept()
+		}
+		if n := x.cfg.CapViews; n > 0 {
+			// Capped counts are other rollups.
+			fp += ";cap=" + strconv.FormatUint(uint64(n), 10)
 		}
 		x.mu.Lock()
 		x.hourFP[h] = fp
@@ -459,7 +493,7 @@ func (x *run) through(w Window) time.Time {
 	}
 	t := x.closed
 	if w.Level == Week || w.Level == Month {
-		t = model.Align(Day, x.closed)
+		t = model.Day.Align(x.closed)
 	}
 	if t.Before(w.Start) {
 		return w.Start
@@ -529,10 +563,10 @@ func (x *run) ensureHours(ctx context.Context, ws []Window) ([]string, error) {
 func (x *run) buildHours(ctx context.Context, g []Window) error {
 	bs := make([]Built, len(g))
 	for j, w := range g {
-		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups}
+		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups, Cap: x.cfg.CapViews}
 	}
 	t0 := time.Now()
-	metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
+	metas, err := x.eng.BuildHours(ctx, x.arc, model.Day.Align(g[0].Start), bs)
 	if err != nil {
 		return err
 	}
@@ -616,7 +650,7 @@ func (x *run) buildRollups(ctx context.Context, level string, stale []Built) err
 		t0 := time.Now()
 		var err error
 		if level == Day {
-			err = x.eng.BuildDays(ctx, model.Align(Month, g[0].Start), g)
+			err = x.eng.BuildDays(ctx, model.Month.Align(g[0].Start), g)
 		} else {
 			err = x.eng.BuildMonths(ctx, g[0].Start, g)
 		}
@@ -635,7 +669,7 @@ func (x *run) buildRollups(ctx context.Context, level string, stale []Built) err
 // ensureAllTime makes the month to date current and returns the all-time fingerprint: the
 // combination of every month rolled up, since all time sums them.
 func (x *run) ensureAllTime(ctx context.Context) ([]string, error) {
-	cur := Window{Month, model.Align(Month, x.closed.Add(-time.Nanosecond))}
+	cur := Window{Month, model.Month.Align(x.closed.Add(-time.Nanosecond))}
 	if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
 		return nil, err
 	}
@@ -693,7 +727,7 @@ func sameParent(a, b time.Time, parent string) bool {
 	if parent == "year" {
 		return a.UTC().Year() == b.UTC().Year()
 	}
-	return model.Align(parent, a).Equal(model.Align(parent, b))
+	return model.Period(parent).Align(a).Equal(model.Period(parent).Align(b))
 }
 
 // publish writes w's exact list, and those of the group values with lists (a calendar
@@ -753,22 +787,23 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("read current list of %s: %w", w, err)
 	}
-	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == fp {
+	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == x.listFP(fp) {
 		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "current"})
 		return nil
 	}
 	level := w.Level
-	top, views, items, err := x.eng.TopK(ctx, level, w.Start, group, x.cfg.K)
+	top, views, items, err := x.eng.TopK(ctx, level, w.Start, group, x.removed.Want(x.cfg.K))
 	if err != nil {
 		return err
 	}
+	top = moderation.Top(top, x.removed, x.cfg.K, func(r Ranked) string { return r.ItemID })
 	if views == 0 && (prev == nil || w.Level == All) {
 		// An empty all-time list would only hide the speed layer's.
 		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
 	l := model.List{Version: x.version, Source: model.SourceBatch,
-		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
+		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: x.listFP(fp), Items: make([]model.Item, len(top))}
 	l.SetKey(key)
 	if w.Level != All {
 		l.End = w.End()
@@ -1019,7 +1054,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		if err != nil {
 			return err
 		}
-		end := model.Next(Month, m)
+		end := model.Month.Next(m)
 		if i < len(months)-1 && (!meta.Through.Equal(end) || !months[i+1].Equal(end)) {
 			return skip(Window{Level: model.BaseWindow}, fmt.Sprintf("month %s is rolled up through %s only, or the next month is missing: no clean boundary",
 				m.Format("2006-01"), meta.Through.Format(time.RFC3339)))
@@ -1027,7 +1062,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		b = meta.Through
 	}
 	w := Window{Level: model.BaseWindow, Start: b}
-	if !model.Aligned(Day, b) {
+	if !model.Day.Aligned(b) {
 		return skip(w, "the month rollups end inside a day (a forced run): no day boundary")
 	}
 	if err := x.Closed(ctx, Window{Day, b.AddDate(0, 0, -1)}); err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"trending/internal/topicstore"
+	"trending/model/moderation"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/spf13/cobra"
@@ -21,6 +23,7 @@ import (
 	"trending/batch"
 	"trending/internal/objstore"
 	"trending/internal/stream"
+	"trending/model"
 	"trending/model/topics"
 	"trending/model/windowset"
 	"trending/serving/store"
@@ -43,6 +46,7 @@ type batchSettings struct {
 	s3          *s3Settings
 	baseFactor  int
 	windows     *windowSetFlags
+	capViews    uint32
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -56,6 +60,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addPartitionsFlag(fs, &s.partitions, 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	addKFlag(fs, &s.k, "length of each published list (1..10000)")
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	addCapViewsFlag(fs, &s.capViews)
 	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	s.windows = addWindowSetFlags(fs, "")
@@ -90,7 +95,7 @@ func servedDefault(v string, ws windowset.Set) string {
 		}
 	}
 	if len(keep) == 0 {
-		keep = ws.Calendar()
+		keep = model.PeriodStrings(ws.Calendar())
 	}
 	return strings.Join(keep, ",")
 }
@@ -198,7 +203,7 @@ func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 }
 
 // topics returns the trending-topics recompute the flags describe, or nil without --topics.
-// Its holds are the shared review queue's (topics.ReviewKey in the bucket), read once at
+// Its holds are the shared review queue's (topicstore.ReviewKey in the bucket), read once at
 // start: the queue every speed worker, serve and `trending topics review` sync, so a topic
 // held there never reaches an exact list. --topics-review FILE reads a local queue instead.
 func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
@@ -214,9 +219,9 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 		if q, err = readReviewQueue(b.review); err != nil {
 			return nil, fmt.Errorf("--topics-review: %w", err)
 		}
-	} else if q, err = topics.LoadReview(ctx, env.obj, topics.ReviewKey); err != nil {
+	} else if q, err = topicstore.LoadReview(ctx, env.obj, topicstore.ReviewKey); err != nil {
 		// Without the queue a held topic could be listed: refuse rather than guess.
-		return nil, fmt.Errorf("shared review queue %s (or give --topics-review FILE): %w", topics.ReviewKey, err)
+		return nil, fmt.Errorf("shared review queue %s (or give --topics-review FILE): %w", topicstore.ReviewKey, err)
 	}
 	tc.Held = q.Blocks
 	if err := tc.Validate(); err != nil {
@@ -241,6 +246,13 @@ func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batc
 		cfg.Progress, cfg.Meter = nil, m.step
 		env.meters = append(env.meters, m)
 	}
+	// The shared moderation list, read once: the run's lists leave its removed items out.
+	removed, err := loadRemoved(cmd.Context(), env.obj)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Removed = func() *moderation.Set { return removed }
+	cfg.CapViews = s.capViews
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -9,6 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"trending/internal/eventlog"
+	"trending/internal/modsync"
+	"trending/internal/objstore"
+	"trending/model/moderation"
 	"trending/serving/store"
 	"trending/speed/merge"
 )
@@ -21,6 +24,7 @@ func newMergeCommand() *cobra.Command {
 		level, topTopic                       string
 		k, partitions, shard, partialsN       int
 		staleness, publishEvery               time.Duration
+		moderated                             bool
 	)
 	cmd := &cobra.Command{
 		Use:   "merge",
@@ -76,6 +80,8 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 	fs.IntVar(&shard, "group-index", -1, "")
 	_ = fs.MarkDeprecated("group-index", "use --shard")
 	addPartialsPartitionsFlag(fs, &partialsN)
+	addModerationFlag(cmd, &moderated)
+	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "with --moderation: S3 API URL of the bucket holding the shared moderation list (empty for AWS S3)")
 	fs.StringVar(&topTopic, "top-topic", "", "topic of the shard mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -157,9 +163,25 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 			defer st.Close()
 			mcfg.Store = store.WithTitles(st, attach)
 		}
+		var watch *modsync.Watcher
+		var side []role
+		if moderated && level != "shard" { // a shard merger's lists are not served: the top merger applies it
+			obj, err := objstore.New(cmd.Context(), s3f.config())
+			if err != nil {
+				return usagef("%v", err)
+			}
+			var r role
+			if watch, r, err = moderationWatcher(cmd.Context(), obj, a); err != nil {
+				return err
+			}
+			mcfg.Removed, side = watch.Removed, append(side, r)
+		}
 		m, err := merge.New(mcfg)
 		if err != nil {
 			return usageOf(err, nil)
+		}
+		if watch != nil {
+			watch.OnChange(func(*moderation.Set) { m.ModerationChanged() })
 		}
 		metrics, err := metricsRole(metricsAddr, a)
 		if err != nil {
@@ -170,12 +192,13 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		} else {
 			a.log.Info("merger starting", "level", level, "kafka", kc.Brokers(), "reads", readTopic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
 		}
+		// The moderation watcher stops after the merger's last publish.
 		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error {
 			rc := merge.DefaultRunConfig()
 			// Lookback follows --staleness, as it always has: 2 x staleness + 1m.
 			rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, readTopic, publishEvery, 2*staleness+time.Minute
 			return m.Run(ctx, rc)
-		}}}, metrics)
+		}}}, append(stage{}, side...), metrics)
 	}
 	return withClickHouseSecurity(cmd)
 }

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/internal/modsync"
 	"trending/internal/objstore"
 	"trending/internal/setting"
 	"trending/model/salt"
@@ -39,6 +41,7 @@ func newServeCommand() *cobra.Command {
 	var s3f *s3Settings
 	var wsf *windowSetFlags
 	var saltf *saltFlags
+	var moderated bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
@@ -100,8 +103,20 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return err
 			}
-			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue is mounted only with --token
+			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue and /v1/moderation are mounted only with --token
 				return err
+			}
+			var watch *modsync.Watcher
+			var modRole role
+			var modObj *objstore.Store
+			if moderated {
+				if modObj, err = objstore.New(cmd.Context(), s3f.config()); err != nil {
+					return usagef("%v", err)
+				}
+				if watch, modRole, err = moderationWatcher(cmd.Context(), modObj, a); err != nil {
+					return err
+				}
+				cfg.Removed = watch.Removed
 			}
 			mf, err := maxFuture(future)
 			if err != nil {
@@ -129,7 +144,20 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return usagef("--listen %s: %v (pick a free address)", cfg.Addr, err)
 			}
-			p := servingRoles{api: role{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}}
+			p := servingRoles{api: role{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}, moderation: modRole}
+			if watch != nil {
+				// The list is applied whatever the token; changed here only behind one
+				// (`trending moderation` changes it in the bucket either way).
+				where := s3f.endpoint + "/" + s3f.bucket + "/" + modsync.Key
+				if tok.review != "" {
+					if err := srv.Handle(api.ModerationRoute(&objModeration{obj: modObj}, tok.review, watch.Set)); err != nil {
+						return err
+					}
+					a.log.Info("moderation enabled", "path", "/v1/moderation", "s3", where)
+				} else {
+					a.log.Info("moderation applied; /v1/moderation not mounted (it needs --token)", "s3", where)
+				}
+			}
 			if cfg.Topics != nil && tok.review != "" {
 				if p.review, err = mountSharedReview(cmd.Context(), a, srv, s3f, tok.review); err != nil {
 					return err
@@ -162,7 +190,8 @@ schemas/openapi.yaml describes every route.`,
 	addKFlag(f, &k, "length of the lists the writers keep (the merger's and the batch's --k): a request may ask for that many items (--limit, /v1/top-videos k), unless --max-limit")
 	af = addAPIFlags(f, api.DefaultConfig().Addr)
 	tf = addTopicsFlags(f, false, 0)
-	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue (empty for AWS S3)")
+	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue and moderation list (empty for AWS S3)")
+	addModerationFlag(cmd, &moderated)
 	return withClickHouseSecurity(cmd)
 }
 
@@ -302,7 +331,7 @@ func addListenFlag(fs *pflag.FlagSet, addr *string, def string) {
 
 // servingRoles are the roles of the serving side of a process, serve's or up's.
 type servingRoles struct {
-	api, ingest, review, salting role
+	api, ingest, review, salting, moderation role
 }
 
 // stages orders them for shutdown: the API drains first (requests in flight are answered),
@@ -310,7 +339,7 @@ type servingRoles struct {
 // Kafka, then the review sync stops, then the hot set's sharing (writing what it detected).
 func (p servingRoles) stages() []stage {
 	out := []stage{{p.api}}
-	for _, r := range []role{p.ingest, p.review, p.salting} {
+	for _, r := range []role{p.ingest, p.review, p.salting, p.moderation} {
 		if r.run != nil {
 			out = append(out, stage{r})
 		}
@@ -387,7 +416,7 @@ func openStore(spec string) (store.Store, error) {
 const reviewSyncEvery = 5 * time.Second
 
 // mountSharedReview serves /v1/topics/review over the shared queue in the bucket
-// (rules.ReviewKey): the workers merge their holds into it and read decisions back every
+// (topicstore.ReviewKey): the workers merge their holds into it and read decisions back every
 // publish tick, so a decision made here reaches every worker within a tick.
 func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) (role, error) {
 	obj, err := objstore.New(ctx, s3f.config())
@@ -397,7 +426,7 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 	review := rules.NewReview(0)
 	// Decisions still sync while the API drains after the signal.
 	sctx := context.WithoutCancel(ctx)
-	sync := func() error { return rules.SyncReview(sctx, obj, rules.ReviewKey, review) }
+	sync := func() error { return topicstore.SyncReview(sctx, obj, topicstore.ReviewKey, review) }
 	route := api.TopicsReviewRoute(review, token, sync)
 	// A decision reads the shared queue first, so a topic a worker held since the last
 	// background sync can be decided at once; the token is checked before that read.
@@ -413,6 +442,6 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 	if err := srv.Handle(route); err != nil {
 		return role{}, err
 	}
-	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+rules.ReviewKey)
+	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+topicstore.ReviewKey)
 	return reviewSyncRole(obj, review, reviewSyncEvery, a), nil
 }

@@ -121,7 +121,7 @@ func (f *windowFlags) config() (window.Config, error) {
 	for i, w := range c.Windows {
 		span := w.Name
 		if w.Kind == windowset.Calendar {
-			span = w.Span
+			span = string(w.Span)
 		}
 		if m, ok := modes[span]; ok {
 			c.Windows[i].Mode = windowset.Mode(m)
@@ -194,6 +194,8 @@ func newSpeedCommand() *cobra.Command {
 		partitions, keep, partialsN         int
 		publishEvery, checkpointEvery, idle time.Duration
 		future                              time.Duration
+		capViews                            uint32
+		capSlots                            int
 	)
 	cmd := &cobra.Command{
 		Use:   "speed",
@@ -244,6 +246,8 @@ partitions move, with their checkpoints, to the others.`,
 	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
 	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	addMaxFutureFlag(fs, &future)
+	addCapViewsFlag(fs, &capViews)
+	addCapSlotsFlag(fs, &capSlots)
 	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9464")
 	fs.StringVar(&baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
 	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
@@ -291,6 +295,7 @@ partitions move, with their checkpoints, to the others.`,
 		wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.KeepCheckpoints = wc, publishEvery, checkpointEvery, keep
 		wcfg.IdleAdvance, wcfg.MaxFuture, wcfg.Objects, wcfg.Log, wcfg.Registry = idle, mf, obj, a.log, a.registry
 		wcfg.TrendingTopics, wcfg.Blocklist, wcfg.Base = tcfg, blocklist, base
+		wcfg.Cap.Views, wcfg.Cap.Slots = capViews, capSlots
 		if err := wf.applyGroups(&wcfg); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
@@ -24,6 +25,7 @@ import (
 	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/salt"
 	rules "trending/model/topics"
 	"trending/model/windowset"
@@ -44,6 +46,8 @@ type upFlags struct {
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
 	maxFuture                              time.Duration
+	capViews                               uint32
+	capSlots                               int
 	api                                    *apiFlags // the API's, serve's flags
 	// the embedded broker's retention
 	retainFor   time.Duration
@@ -126,6 +130,8 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (while the log holds no event): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
+	addCapViewsFlag(fs, &f.capViews)
+	addCapSlotsFlag(fs, &f.capSlots)
 	f.salt = addSaltFlags(fs)
 	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
 	// the demo's regions (the load generator's) get lists.
@@ -206,6 +212,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
 	wcfg.Partitions, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.MaxFuture = f.partitions, wc, f.publishEvery, f.checkpointEvery, mf
 	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
+	wcfg.Cap.Views, wcfg.Cap.Slots = f.capViews, f.capSlots
 	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
 	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 	if err := wf.applyGroups(&wcfg); err != nil {
@@ -242,10 +249,18 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	mcfg := merge.DefaultConfig()
 	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, wst, ws
 	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
+	// The shared moderation list in up's bucket, as a split deployment's: the merger, the
+	// batch and the API apply it (docs/moderation.md).
+	watch, modRole, err := moderationWatcher(ctx, obj, a)
+	if err != nil {
+		return err
+	}
+	mcfg.Removed = watch.Removed
 	merger, err := merge.New(mcfg)
 	if err != nil {
 		return err
 	}
+	watch.OnChange(func(*moderation.Set) { merger.ModerationChanged() })
 	acfg := archive.DefaultConfig()
 	acfg.Kafka, acfg.RollAge, acfg.Topic, acfg.GroupID = kc, f.rollAge, names.Views, names.ArchiveGroup
 	acfg.MaxFuture = f.maxFuture
@@ -259,8 +274,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if err != nil {
 		return err
 	}
+	scfg.Removed = watch.Removed
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
 	if err != nil {
+		return err
+	}
+	if err := srv.Handle(api.ModerationRoute(&objModeration{obj: obj}, f.tok.review, watch.Set)); err != nil {
 		return err
 	}
 	if tcfg != nil {
@@ -269,7 +288,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
 		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
-			return rules.SyncReview(context.WithoutCancel(ctx), obj, rules.ReviewKey, review) // also while the API drains
+			return topicstore.SyncReview(context.WithoutCancel(ctx), obj, topicstore.ReviewKey, review) // also while the API drains
 		})); err != nil {
 			return err
 		}
@@ -286,7 +305,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	defer eng.Close()
 	bcfg := batch.DefaultConfig()
-	bcfg.K, bcfg.AllowedLateness, bcfg.Windows = wc.K, f.batchLate, ws
+	bcfg.K, bcfg.AllowedLateness, bcfg.Windows, bcfg.Removed, bcfg.CapViews = wc.K, f.batchLate, ws, watch.Removed, f.capViews
 	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
@@ -355,6 +374,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))
 	}
+	mergers = append(mergers, modRole)
 	var salting stage
 	if saltRole.run != nil {
 		salting = stage{saltRole} // after the ingest's last flush: it shares what was detected last
@@ -512,7 +532,7 @@ func loggedEvents(ctx context.Context, kc *eventlog.Client, topic string) (int64
 // upOperatorRoutes are up's routes behind --token: the batch from another terminal, and the
 // topics review queue with --topics.
 func upOperatorRoutes(topics bool) []string {
-	r := []string{"POST /v1/batch/run"}
+	r := []string{"POST /v1/batch/run", "POST /v1/moderation"}
 	if topics {
 		r = append(r, "/v1/topics/review")
 	}

@@ -109,8 +109,8 @@ type Window struct {
 	Kind Kind
 	// Length and Bucket define a sliding window: Length/Bucket buckets of 1m, 1h or 24h.
 	Length, Bucket time.Duration
-	// Span is a calendar window's period: one of model.Spans.
-	Span string
+	// Span is a calendar window's period (model.Hour, Day, Week or Month).
+	Span model.Period
 	// Mode is exact, sketch, frequent or auto (empty: auto).
 	Mode Mode
 	// HalfLife is a decayed window's half-life (MinHalfLife to MaxHalfLife, whole minutes).
@@ -264,11 +264,11 @@ func parseEntry(e string) (Window, error) {
 		return w, mode(args[1:])
 	case Calendar:
 		if len(args) == 0 {
-			return w, fmt.Errorf("want calendar:SPAN, SPAN one of %s", strings.Join(model.Spans, ", "))
+			return w, fmt.Errorf("want calendar:SPAN, SPAN one of %s", model.PeriodNames())
 		}
-		w.Span = strings.TrimSpace(args[0])
+		w.Span = model.Period(strings.TrimSpace(args[0]))
 		if w.Name == "" {
-			w.Name = w.Span
+			w.Name = string(w.Span)
 		}
 		return w, mode(args[1:])
 	case AllTime, "all-time", "all":
@@ -347,7 +347,7 @@ func (w Window) String() string {
 	case Sliding:
 		fmt.Fprintf(&b, "%s=sliding:%s/%s", w.Name, FormatDuration(w.Length), FormatDuration(w.Bucket))
 	case Calendar:
-		b.WriteString("calendar:" + w.Span)
+		b.WriteString("calendar:" + string(w.Span))
 	case Decayed:
 		fmt.Fprintf(&b, "%s=decayed:%s", w.Name, FormatDuration(w.HalfLife))
 	default:
@@ -429,10 +429,10 @@ func (w Window) validate() error {
 			return fmt.Errorf("window %q: %d buckets of %s: at most %d; use a larger bucket", w.Name, n, FormatDuration(w.Bucket), MaxBuckets)
 		}
 	case Calendar:
-		if !slices.Contains(model.Spans, w.Span) {
-			return fmt.Errorf("window %q: span %q: use one of %s", w.Name, w.Span, strings.Join(model.Spans, ", "))
+		if !w.Span.Valid() {
+			return fmt.Errorf("window %q: span %q: use one of %s", w.Name, w.Span, model.PeriodNames())
 		}
-		if w.Name != w.Span {
+		if w.Name != string(w.Span) {
 			return fmt.Errorf("calendar window %q: a calendar window is served under its span's name (%s): drop the name", w.Name, w.Span)
 		}
 	case AllTime:
@@ -469,10 +469,10 @@ func (s Set) Live() []string {
 	return out
 }
 
-// Calendar returns the calendar spans configured, shortest first.
-func (s Set) Calendar() []string {
-	var out []string
-	for _, sp := range model.Spans {
+// Calendar returns the calendar periods configured, shortest first.
+func (s Set) Calendar() []model.Period {
+	var out []model.Period
+	for _, sp := range model.Periods {
 		if s.HasCalendar(sp) {
 			out = append(out, sp)
 		}
@@ -484,7 +484,7 @@ func (s Set) Calendar() []string {
 func (s Set) HasLive(name string) bool { return slices.Contains(s.Live(), name) }
 
 // HasCalendar reports whether span is a configured calendar window.
-func (s Set) HasCalendar(span string) bool {
+func (s Set) HasCalendar(span model.Period) bool {
 	return slices.ContainsFunc(s.Windows, func(w Window) bool { return w.Kind == Calendar && w.Span == span })
 }
 
@@ -551,7 +551,7 @@ func (s Set) AcceptsKey(k model.Key) bool {
 	case k.Live():
 		return s.HasLive(k.Window)
 	}
-	return s.HasCalendar(k.Window)
+	return s.HasCalendar(model.Period(k.Window))
 }
 
 // Describe says which names the set accepts, for a 400 or a refused write: "live windows
@@ -574,7 +574,7 @@ func (s Set) Describe() string {
 	}
 	b.WriteString("; calendar windows ")
 	if c := s.Calendar(); len(c) > 0 {
-		b.WriteString(strings.Join(c, ", "))
+		b.WriteString(strings.Join(model.PeriodStrings(c), ", "))
 	} else {
 		b.WriteString("none")
 	}

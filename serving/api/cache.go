@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/moderation"
 	"trending/serving/store"
 )
 
@@ -165,6 +166,7 @@ func (c *Cache) Run(ctx context.Context) error {
 		defer pt.Stop()
 		poll = pt.C
 	}
+	applied := c.removed()
 	needFull := c.Refresh(ctx, true) != nil
 	lastFull := c.cfg.Now()
 	t := time.NewTicker(c.cfg.RefreshInterval)
@@ -182,10 +184,14 @@ func (c *Cache) Run(ctx context.Context) error {
 			continue
 		case <-t.C:
 		}
-		full := needFull || c.cfg.Now().Sub(lastFull) >= c.cfg.FullRefreshInterval
+		// A change of the removed items reloads every list, so each is filtered by the new set
+		// (a restored item comes back in the lists that hold it).
+		rm := c.removed()
+		moderated := !rm.Equal(applied)
+		full := needFull || moderated || c.cfg.Now().Sub(lastFull) >= c.cfg.FullRefreshInterval
 		err := c.Refresh(ctx, full)
 		if full && err == nil {
-			lastFull = c.cfg.Now()
+			lastFull, applied = c.cfg.Now(), rm
 		}
 		needFull = full && err != nil
 	}
@@ -299,14 +305,14 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 		// Weeks and months start before the hot span: their open and previous windows (of
 		// every configured group value too; with every value seen, the full refreshes load
 		// the groups' older windows).
-		for _, span := range []string{"week", "month"} {
+		for _, span := range []model.Period{model.Week, model.Month} {
 			if !c.cfg.Windows.HasCalendar(span) {
 				continue
 			}
-			open := model.Align(span, now)
-			for _, s := range []time.Time{open, model.Back(span, open, 1)} {
+			open := span.Align(now)
+			for _, s := range []time.Time{open, span.Back(open, 1)} {
 				for _, g := range c.groupValues() {
-					if err := get(model.Key{Window: span, Start: s, Group: g}); err != nil {
+					if err := get(model.Key{Window: string(span), Start: s, Group: g}); err != nil {
 						return nil, err
 					}
 				}
@@ -328,7 +334,7 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 			return nil, err
 		}
 		// The batch's exact lists of closed hours, kept as long as calendar hours.
-		ls, err := c.st.Range(ctx, w, c.oldest("hour", now), model.Next("hour", model.Align("hour", now)))
+		ls, err := c.st.Range(ctx, w, c.oldest(model.Hour, now), model.Hour.Next(model.Hour.Align(now)))
 		if err != nil {
 			return nil, fmt.Errorf("range %s hours: %w", w, err)
 		}
@@ -337,9 +343,9 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 	for _, w := range c.cfg.Windows.Calendar() {
 		from := c.oldest(w, now)
 		// Two windows past the open one, in case a writer's clock runs ahead of ours.
-		to := model.Next(w, model.Next(w, model.Align(w, now)))
+		to := w.Next(w.Next(w.Align(now)))
 		for _, g := range c.groupValues() {
-			name := model.Key{Window: w, Group: g}.Name()
+			name := model.Key{Window: string(w), Group: g}.Name()
 			ls, err := c.st.Range(ctx, name, from, to)
 			if err != nil {
 				return nil, fmt.Errorf("range %s windows from %s: %w", name, from.Format(time.RFC3339), err)
@@ -381,12 +387,9 @@ func (c *Cache) groupValues() []string {
 }
 
 // oldest returns the start of the oldest retained calendar window of a kind.
-func (c *Cache) oldest(window string, now time.Time) time.Time {
-	return back(window, model.Align(window, now), c.cfg.retain(window)-1)
+func (c *Cache) oldest(p model.Period, now time.Time) time.Time {
+	return p.Back(p.Align(now), c.cfg.retain(p)-1)
 }
-
-// back returns the start of the calendar window n windows before start.
-func back(window string, start time.Time, n int) time.Time { return model.Back(window, start, n) }
 
 // swap builds the next snapshot from the current one and the loaded lists. An entry whose list
 // did not change is kept with the bodies it has already rendered; windows past retention are
@@ -400,17 +403,17 @@ func back(window string, start time.Time, n int) time.Time { return model.Back(w
 func (c *Cache) swap(now time.Time, lists []model.List) {
 	old := c.snap.Load()
 	cur := old.lists
-	oldest := map[string]int64{}
+	oldest := map[model.Period]int64{}
 	for _, w := range c.cfg.Windows.Calendar() {
 		oldest[w] = c.oldest(w, now).Unix()
 	}
-	oldest["hour"] = c.oldest("hour", now).Unix() // topics lists keep calendar hours
+	oldest[model.Hour] = c.oldest(model.Hour, now).Unix() // topics lists keep calendar hours
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	var gone []*entry // replaced or dropped: their superseded channels close after the swap
 	for k, e := range cur {
-		retention := e.list.Window // a list per region keeps its window's calendar lists
+		retention := model.Period(e.list.Window) // a list per region keeps its window's calendar lists
 		if e.list.Key().IsTopics() {
-			retention = "hour"
+			retention = model.Hour
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
 			next[k] = e
@@ -419,22 +422,29 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 		}
 	}
 	var fresh []*entry // new versions of live lists
+	rm := c.removed()
 	for _, l := range lists {
+		l, moderated := withoutRemoved(l, rm)
 		if !c.cfg.Windows.AcceptsKey(l.Key()) {
 			continue // a window this deployment does not serve
 		}
 		k := keyOf(l.Key().Name(), l.Start)
 		if k.start != liveStart {
-			retention := l.Window
+			retention := model.Period(l.Window)
 			if l.Key().IsTopics() {
-				retention = "hour" // the batch's exact topics lists of closed hours
+				retention = model.Hour // the batch's exact topics lists of closed hours
 			}
 			if o, ok := oldest[retention]; !ok || k.start < o {
 				continue
 			}
 		}
 		was, ok := next[k]
-		if ok && was.tag == listTag(trimmed(l, c.cfg.MaxLimit)) {
+		tag := listTag(trimmed(l, c.cfg.MaxLimit))
+		if moderated != "" {
+			// The same stored version without some items: another body, another tag.
+			tag += "m" + moderated
+		}
+		if ok && was.tag == tag {
 			continue
 		}
 		var prev *model.List
@@ -449,6 +459,7 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 			continue
 		}
 		e := newEntry(l, c.cfg.MaxLimit)
+		e.tag = tag
 		next[k] = e
 		if ok {
 			gone = append(gone, was)
@@ -479,4 +490,30 @@ func trimmed(l model.List, n int) model.List {
 		l.Items = l.Items[:n]
 	}
 	return l
+}
+
+// removed is the set Config.Removed returns now (nil: nothing removed).
+func (c *Cache) removed() *moderation.Set {
+	if c.cfg.Removed == nil {
+		return nil
+	}
+	return c.cfg.Removed()
+}
+
+// withoutRemoved returns l without the items of rm, the others ranked again, and rm's
+// digest when it dropped any ("" when l is unchanged); a topics list is left alone (its
+// topics are moderated by the review queue). l's items are not changed.
+func withoutRemoved(l model.List, rm *moderation.Set) (model.List, string) {
+	if rm.Len() == 0 || l.Key().IsTopics() {
+		return l, ""
+	}
+	items := moderation.Top(l.Items, rm, len(l.Items), func(it model.Item) string { return it.ItemID })
+	if len(items) == len(l.Items) {
+		return l, ""
+	}
+	for i := range items {
+		items[i].Rank = i + 1
+	}
+	l.Items = items
+	return l, rm.Digest()
 }

@@ -80,6 +80,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		Partial         bool                  `json:"partial"`
 		StalePartitions []int                 `json:"stale_partitions,omitempty"`
 		ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
+		Baseline        *model.Baseline       `json:"baseline,omitempty"`
 		ComputedAt      time.Time             `json:"computed_at"`
 		Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
 		Boundary        time.Time             `json:"boundary,omitzero"`
@@ -87,7 +88,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
 		Frequent        bool                  `json:"frequent,omitempty"`
 		Guarantee       string                `json:"guarantee,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds,
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds,
 		l.Frequent, guarantee(l)}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"trending/model"
 	"trending/model/windowset"
 )
 
@@ -19,7 +20,7 @@ type WindowsConfigResponse struct {
 	// Live are the names GET /v1/trending?window= takes without start, in configured order.
 	Live []string `json:"live"`
 	// Calendar are the spans it takes with start (and /v1/windows), shortest first.
-	Calendar []string `json:"calendar"`
+	Calendar []model.Period `json:"calendar"`
 	// Aliases are other accepted names and the live window each means (1h: hour), by name.
 	Aliases []WindowAlias `json:"aliases"`
 	// Windows describe every configured window.
@@ -52,9 +53,9 @@ type WindowConfig struct {
 	Name string         `json:"name"`
 	Kind windowset.Kind `json:"kind"`
 	// Length and Bucket (sliding windows) as durations such as 1h, 24h or 7d.
-	Length string `json:"length,omitempty"`
-	Bucket string `json:"bucket,omitempty"`
-	Span   string `json:"span,omitempty"`
+	Length string       `json:"length,omitempty"`
+	Bucket string       `json:"bucket,omitempty"`
+	Span   model.Period `json:"span,omitempty"`
 	// HalfLife is a decayed window's half-life (1h, 30m).
 	HalfLife string `json:"half_life,omitempty"`
 	// Mode is how the speed layer counts it: exact, sketch, frequent or auto (resolved by the
@@ -71,7 +72,7 @@ func windowsConfigBody(ws windowset.Set) []byte {
 		resp.Live = []string{}
 	}
 	if resp.Calendar == nil {
-		resp.Calendar = []string{}
+		resp.Calendar = []model.Period{}
 	}
 	for a, w := range ws.Aliases() {
 		resp.Aliases = append(resp.Aliases, WindowAlias{Name: a, Window: w})

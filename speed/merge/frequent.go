@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"trending/model"
+	"trending/model/moderation"
 	"trending/speed/frequent"
 )
 
@@ -103,4 +104,23 @@ func frequentItems(m frequent.Merged) []model.Item {
 		out[i] = model.Item{Rank: i + 1, ItemID: e.Item, Views: e.Lower, ViewsUpper: e.Upper}
 	}
 	return out
+}
+
+// moderateFrequent drops the items moderation removed (model/moderation) from a merged
+// frequent list of removed.Want(k) entries and cuts it to k. An item cut for rank keeps the
+// guarantee: the Cutoff rises to its upper bound. A removed item is left out on purpose, so
+// the guarantee is of the items not removed.
+func moderateFrequent(m frequent.Merged, removed *moderation.Set, k int) frequent.Merged {
+	kept := moderation.Top(m.Entries, removed, k, func(e frequent.Entry) string { return e.Item })
+	in := make(map[string]bool, len(kept))
+	for _, e := range kept {
+		in[e.Item] = true
+	}
+	for _, e := range m.Entries {
+		if !in[e.Item] && !removed.Has(e.Item) {
+			m.Cutoff = max(m.Cutoff, e.Upper)
+		}
+	}
+	m.Entries = kept
+	return m
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/topk"
 	"trending/speed/frequent"
 	"trending/speed/merge"
@@ -138,5 +139,68 @@ func TestMergeFrequentSalted(t *testing.T) {
 	l, _, _ = m.Build(model.Key{Window: "hour"})
 	if len(l.Items) != 1 || l.Items[0].ItemID != "B" || l.Cutoff != 110 {
 		t.Fatalf("list %+v, cutoff %d: want B and the cutoff 110 covering S", l.Items, l.Cutoff)
+	}
+}
+
+// TestMergeFrequentModeration: a frequent list drops the items moderation removed and fills
+// up to K with the next; its guarantee, of the items not removed, still holds: every such
+// item of the truth over the cutoff is listed, and each listed item's bounds hold.
+func TestMergeFrequentModeration(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	const k, parts = 5, 3
+	sums := make([]*frequent.Summary, parts)
+	for i := range sums {
+		sums[i], _ = frequent.New(frequent.Config{Capacity: 8})
+	}
+	truth := map[string]uint64{}
+	z := rand.NewZipf(r, 1.2, 1, 200)
+	for range 4000 {
+		n := z.Uint64()
+		item := fmt.Sprintf("v%03d", n)
+		truth[item]++
+		sums[n%parts].AddString(item, 1)
+	}
+	removed := moderation.NewSet("v000", "v002")
+	cfg := mergeConfig(k, parts, openStore(t))
+	cfg.Removed = func() *moderation.Set { return removed }
+	m, err := merge.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range sums {
+		pl := s.List(3 * k)
+		p := partial("hour", i, t0)
+		p.Exact, p.Frequent, p.MaxError, p.Cutoff, p.Items = false, true, pl.MaxError, pl.Missing, nil
+		for _, e := range pl.Entries {
+			p.Items = append(p.Items, topk.Entry{Item: e.Item, Count: e.Lower})
+		}
+		m.Offer(p)
+	}
+	l, _, _ := m.Build(model.Key{Window: "hour"})
+	kept := map[string]uint64{}
+	for item, n := range truth {
+		if !removed.Has(item) {
+			kept[item] = n
+		}
+	}
+	for _, it := range l.Items {
+		if removed.Has(it.ItemID) {
+			t.Fatalf("removed %s listed", it.ItemID)
+		}
+	}
+	checkFrequentList(t, "moderated", l, k, kept)
+
+	// The merge reads K plus the removed items' count, here none of them ranked: the items
+	// read and cut raise the cutoff to their upper bounds (Y may have 49+10 views).
+	two := moderation.NewSet("R1", "R2")
+	cfg = mergeConfig(1, 1, openStore(t))
+	cfg.Removed = func() *moderation.Set { return two }
+	m, _ = merge.New(cfg)
+	p := partial("hour", 0, t0, e("X", 50), e("Y", 49), e("Z", 48))
+	p.Exact, p.Frequent, p.MaxError, p.Cutoff = false, true, 10, 10
+	m.Offer(p)
+	l, _, _ = m.Build(model.Key{Window: "hour"})
+	if len(l.Items) != 1 || l.Items[0].ItemID != "X" || l.Cutoff != 59 {
+		t.Fatalf("list %+v cutoff %d: want X and the cutoff 59", l.Items, l.Cutoff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/sketch"
@@ -278,7 +279,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
 		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
 	})
 	p, _ := hourState(b, cfg, 20_000)
 	snap, err := p.MarshalBinary()
@@ -439,7 +440,7 @@ func BenchmarkPublishCostSeed004(b *testing.B) {
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
 		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 		{Name: "7d", Kind: windowset.Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Sketch},
-		{Name: "calendar-week", Kind: windowset.Calendar, Span: SpanWeek, Mode: windowset.Sketch},
+		{Name: "calendar-week", Kind: windowset.Calendar, Span: trmodel.Week, Mode: windowset.Sketch},
 	}
 	for range b.N {
 		r := runPublish(b, cfg, evs, time.Second, true)

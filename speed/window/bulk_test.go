@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/windowset"
 	"trending/speed/sketch"
 )
@@ -28,7 +29,7 @@ func TestBulkAddSameState(t *testing.T) {
 	wide := func(conservative bool) Config {
 		cfg := windowsConfig([]WindowConfig{
 			{Name: "sk-month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
-			{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Sketch},
+			{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
 			{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 		})
 		cfg.Sketch = sketch.Config{Width: 1 << 18, Depth: 2, Seed: 9, Conservative: conservative}

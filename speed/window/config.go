@@ -8,17 +8,10 @@ import (
 	"time"
 
 	"trending/internal/setting"
+	trmodel "trending/model"
 	"trending/model/windowset"
 	"trending/speed/frequent"
 	"trending/speed/sketch"
-)
-
-// Calendar spans.
-const (
-	SpanHour  = "hour"
-	SpanDay   = "day"
-	SpanWeek  = "week" // ISO week: Monday 00:00 UTC to the next Monday
-	SpanMonth = "month"
 )
 
 // Limits.
@@ -56,9 +49,9 @@ type WindowConfig struct {
 	// of 24 hourly buckets is 23 to 24 hours, which nobody notices on a trending page). Calendar
 	// and all-time windows ignore it.
 	Bucket time.Duration
-	// Span is a calendar window's UTC period: SpanHour, SpanDay, SpanWeek or
-	// SpanMonth. Sliding and all-time windows must leave it empty.
-	Span string
+	// Span is a calendar window's UTC period (model.Hour, Day, Week or Month).
+	// Other kinds must leave it empty.
+	Span trmodel.Period
 	// Mode is windowset.Exact, Sketch or Auto; empty means Auto, which picks
 	// from Kind and Length (see resolved): exact for windows up to 24 hours
 	// long, sketch beyond (sliding windows over 24h, calendar weeks and months,
@@ -142,7 +135,7 @@ type Config struct {
 // CalendarName is the name the core counts a calendar window of span under
 // ("calendar-day"); the worker serves it under its span. The name is in a
 // snapshot's fingerprint, so it never changes.
-func CalendarName(span string) string { return "calendar-" + span }
+func CalendarName(span trmodel.Period) string { return "calendar-" + string(span) }
 
 // FromSet returns a served window set's windows as the core counts them:
 // each window as the set defines it (the same Kind and Mode), a calendar
@@ -182,9 +175,9 @@ func DefaultWindows() []WindowConfig {
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
 		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 		{Name: "month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
-		{Name: CalendarName(SpanHour), Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Exact},
-		{Name: CalendarName(SpanDay), Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Exact},
-		{Name: CalendarName(SpanMonth), Kind: windowset.Calendar, Span: SpanMonth, Mode: windowset.Sketch},
+		{Name: CalendarName(trmodel.Hour), Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
+		{Name: CalendarName(trmodel.Day), Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Exact},
+		{Name: CalendarName(trmodel.Month), Kind: windowset.Calendar, Span: trmodel.Month, Mode: windowset.Sketch},
 		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	}
 }
@@ -216,7 +209,7 @@ func (w WindowConfig) resolved() WindowConfig {
 	}
 	if w.Mode == "" || w.Mode == windowset.Auto {
 		w.Mode = windowset.Exact
-		if (w.Kind == windowset.Sliding && w.Length > 24*time.Hour) || (w.Kind == windowset.Calendar && (w.Span == SpanWeek || w.Span == SpanMonth)) || w.Kind == windowset.AllTime ||
+		if (w.Kind == windowset.Sliding && w.Length > 24*time.Hour) || (w.Kind == windowset.Calendar && w.Span.Valid() && w.Span.Nominal() > 24*time.Hour) || w.Kind == windowset.AllTime ||
 			(w.Kind == windowset.Decayed && Horizon(w.HalfLife) > 24*time.Hour) {
 			w.Mode = windowset.Sketch
 		}
@@ -322,8 +315,8 @@ func (w WindowConfig) validate() error {
 			return invalid("Windows", "window %q: %d buckets of %s: at most %d: use a larger bucket", w.Name, n, w.Bucket, MaxBuckets)
 		}
 	case windowset.Calendar:
-		if w.Span != SpanHour && w.Span != SpanDay && w.Span != SpanWeek && w.Span != SpanMonth {
-			return invalid("Windows", "window %q: span %q: use %q, %q, %q or %q", w.Name, w.Span, SpanHour, SpanDay, SpanWeek, SpanMonth)
+		if !w.Span.Valid() {
+			return invalid("Windows", "window %q: span %q: use one of %s", w.Name, w.Span, trmodel.PeriodNames())
 		}
 	case windowset.AllTime:
 		if w.Span != "" {

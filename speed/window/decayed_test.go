@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/topk"
 	"trending/model/windowset"
@@ -267,7 +268,7 @@ func TestDecayedConfig(t *testing.T) {
 		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 90 * time.Second}, "", "half-life 1m30s"},
 		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 31 * 24 * time.Hour}, "", "half-life 744h"},
 		{WindowConfig{Name: "now", Kind: windowset.Decayed}, "", "half-life 0s"},
-		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Span: SpanDay}, "", "no span"},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Span: trmodel.Day}, "", "no span"},
 		{WindowConfig{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, HalfLife: time.Hour}, "", "has no half-life"},
 	} {
 		cfg := DefaultConfig()

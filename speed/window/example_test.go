@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/window"
@@ -16,7 +17,7 @@ func Example() {
 	cfg := window.DefaultConfig()
 	cfg.Windows = []window.WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: window.SpanHour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	cfg.K, cfg.M = 2, 1
 	p, err := window.New(cfg)

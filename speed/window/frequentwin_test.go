@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 )
@@ -22,8 +23,8 @@ func freqWindows() []WindowConfig {
 		{Name: "hour-freq", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Frequent, Capacity: 8},
 		{Name: "2h-freq", Kind: windowset.Sliding, Length: 2 * time.Hour, Bucket: time.Hour, Mode: windowset.Frequent, Capacity: 8},
 		{Name: "2d-freq", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Frequent, Capacity: 16},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Frequent, Capacity: 4},
-		{Name: "calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Frequent, Capacity: 16},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Frequent, Capacity: 4},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Frequent, Capacity: 16},
 		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Frequent, Capacity: 16},
 	}
 }
@@ -190,7 +191,7 @@ func TestFrequentDeterministic(t *testing.T) {
 // taken in the same step), the window's list is the new period's, not a cached view of the
 // closed one.
 func TestFrequentCalendarListAfterClose(t *testing.T) {
-	cfg := windowsConfig([]WindowConfig{{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Frequent, Capacity: 16}})
+	cfg := windowsConfig([]WindowConfig{{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Frequent, Capacity: 16}})
 	cfg.AllowedLateness = 0
 	p, _ := New(cfg)
 	h := t0.Truncate(time.Hour)

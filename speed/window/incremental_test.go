@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 )
@@ -360,7 +361,7 @@ func BenchmarkRestoreIncremental(b *testing.B) {
 	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
 		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
 	})
 	p, entries := hourState(b, cfg, 20_000)
 	ps := pieceStore{}

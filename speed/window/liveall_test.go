@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/sketch"
@@ -51,7 +52,7 @@ func liveAllIncremental(t *testing.T, seed uint64, tot *liveState) (calls, incre
 		{Name: "10min", Kind: windowset.Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
 		{Name: "3h", Kind: windowset.Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
 		{Name: "all-exact", Kind: windowset.AllTime, Mode: windowset.Exact},
 		{Name: "sk-hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
 	})

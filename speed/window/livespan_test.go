@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/sketch"
@@ -21,7 +22,7 @@ func spanPresets() map[string][]WindowConfig {
 			{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
 			{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 			{Name: "7d", Kind: windowset.Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: mode},
-			{Name: "calendar-week", Kind: windowset.Calendar, Span: SpanWeek, Mode: mode},
+			{Name: "calendar-week", Kind: windowset.Calendar, Span: trmodel.Week, Mode: mode},
 		}
 	}
 	return map[string][]WindowConfig{
@@ -35,7 +36,7 @@ func spanPresets() map[string][]WindowConfig {
 			{Name: "3min-sketch", Kind: windowset.Sliding, Length: 3 * time.Minute, Bucket: time.Minute, Mode: windowset.Sketch},
 			{Name: "minute-sketch", Kind: windowset.Sliding, Length: time.Minute, Bucket: time.Minute, Mode: windowset.Sketch},
 			{Name: "2h", Kind: windowset.Sliding, Length: 2 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
-			{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Exact},
+			{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
 		},
 		// Frequent windows of every kind, with few counters so that summaries compact.
 		"frequent": freqWindows(),

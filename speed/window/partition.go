@@ -514,7 +514,7 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 		if w.accepts(p, m) {
 			anyWin = true
 		} else if wc := w.conf(); wc.Kind == windowset.Calendar {
-			p.dropLate(i, spanStart(wc.Span, m))
+			p.dropLate(i, wc.Span.StartMinute(m))
 		}
 	}
 	if !anyWin {
@@ -548,7 +548,7 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 // dropLate counts one event too late for the period of window wi starting at start,
 // unless the period ended longer than LateRetention ago.
 func (p *Partition) dropLate(wi int, start int64) {
-	if spanEnd(p.wins[wi].conf().Span, start) < p.asOf-lateRetentionMin {
+	if p.wins[wi].conf().Span.EndMinute(start) < p.asOf-lateRetentionMin {
 		return
 	}
 	k := lateKey{wi, start}
@@ -595,7 +595,7 @@ func (p *Partition) TakeLate() []List {
 	var upd []lateKey
 	for k, lc := range p.late {
 		switch {
-		case spanEnd(p.wins[k.win].conf().Span, k.start) < p.asOf-lateRetentionMin:
+		case p.wins[k.win].conf().Span.EndMinute(k.start) < p.asOf-lateRetentionMin:
 			delete(p.late, k)
 		case lc.dirty:
 			upd = append(upd, k)
@@ -606,7 +606,7 @@ func (p *Partition) TakeLate() []List {
 		lc := p.late[k]
 		p.late[k] = lateCount{n: lc.n}
 		wc := p.wins[k.win].conf()
-		end := minuteTime(spanEnd(wc.Span, k.start))
+		end := minuteTime(wc.Span.EndMinute(k.start))
 		c = append(c, List{Window: wc.Name, Start: minuteTime(k.start), End: end, AsOf: end, Final: true, LateOnly: true,
 			Exact: wc.Mode == windowset.Exact, Frequent: wc.Mode == windowset.Frequent, DroppedLate: lc.n})
 	}

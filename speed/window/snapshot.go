@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	trmodel "trending/model"
 	"trending/model/topk"
 	"trending/model/windowset"
 	"trending/speed/sketch"
@@ -807,16 +808,16 @@ func (d *decoder) cands(p *Partition, c *candidates) {
 
 // calendarStart reads an open calendar period's start and checks it is a
 // period start whose period holds a closed minute and has not ended.
-func (d *decoder) calendarStart(p *Partition, span string) (start, end int64) {
+func (d *decoder) calendarStart(p *Partition, span trmodel.Period) (start, end int64) {
 	s := d.sv()
 	if d.err != nil {
 		return 0, 0
 	}
-	if s < minEventMs/minuteMs || s >= maxEventMs/minuteMs || spanStart(span, s) != s || s >= p.asOf || spanEnd(span, s) <= p.asOf {
+	if s < minEventMs/minuteMs || s >= maxEventMs/minuteMs || span.StartMinute(s) != s || s >= p.asOf || span.EndMinute(s) <= p.asOf {
 		d.fail("calendar period at minute %d is not open as of %d", s, p.asOf)
 		return 0, 0
 	}
-	return s, spanEnd(span, s)
+	return s, span.EndMinute(s)
 }
 
 // partition decodes everything after the fingerprint into p.
@@ -1102,11 +1103,11 @@ func (d *decoder) closedLists(p *Partition) {
 			return
 		}
 		wc := p.wins[wi].conf()
-		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf {
+		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || wc.Span.StartMinute(start) != start || wc.Span.EndMinute(start) > p.asOf {
 			d.fail("closed %s list at minute %d is not a closed period", wc.Name, start)
 			return
 		}
-		end := spanEnd(wc.Span, start)
+		end := wc.Span.EndMinute(start)
 		l := List{Window: wc.Name, Start: minuteTime(start), End: minuteTime(end), AsOf: minuteTime(end),
 			Final: true, Exact: wc.Mode == windowset.Exact, Total: total}
 		if !l.Exact {
@@ -1149,7 +1150,7 @@ func (d *decoder) late(p *Partition) {
 		wc := p.wins[wi].conf()
 		k := lateKey{int(wi), start}
 		switch {
-		case start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf:
+		case start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || wc.Span.StartMinute(start) != start || wc.Span.EndMinute(start) > p.asOf:
 			d.fail("late-drop count of %s at minute %d, not a closed period", wc.Name, start)
 		case compareLateKeys(prev, k) >= 0:
 			d.fail("late-drop counts out of order at %s minute %d", wc.Name, start)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/sketch"
@@ -23,7 +24,7 @@ func snapTestConfig() Config {
 	cfg.Windows = append(cfg.Windows,
 		WindowConfig{Name: "sk-hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
 		WindowConfig{Name: "sk-month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
-		WindowConfig{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Sketch},
+		WindowConfig{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
 	)
 	cfg.Sketch = sketch.Config{Width: 1 << 8, Depth: 3, Seed: 42, Conservative: true}
 	cfg.CandidateCap = 12

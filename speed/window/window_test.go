@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"trending/internal/setting"
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/topk"
 	"trending/model/windowset"
@@ -113,7 +114,7 @@ func (md *model) add(ev event.Event) Outcome {
 	} else {
 		for _, wc := range md.cfg.Windows {
 			if wc.Kind == windowset.Sliding && m >= md.windowStart(wc, md.asOf) ||
-				wc.Kind == windowset.Calendar && spanEnd(wc.Span, spanStart(wc.Span, m)) > md.asOf ||
+				wc.Kind == windowset.Calendar && wc.Span.EndMinute(wc.Span.StartMinute(m)) > md.asOf ||
 				wc.Kind == windowset.AllTime || wc.Kind == windowset.Decayed {
 				o = Late
 			}
@@ -212,9 +213,9 @@ func exactTestConfig() Config {
 		{Name: "3h", Kind: windowset.Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 		{Name: "2days", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour, Mode: windowset.Exact},
-		{Name: "calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Exact},
-		{Name: "calendar-month", Kind: windowset.Calendar, Span: SpanMonth, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Exact},
+		{Name: "calendar-month", Kind: windowset.Calendar, Span: trmodel.Month, Mode: windowset.Exact},
 	})
 	c.K, c.M, c.AllowedLateness = 3, 2, time.Minute
 	return c
@@ -244,8 +245,8 @@ func checkAgainstModel(t *testing.T, p *Partition, md *model) {
 			truth = md.allTime()
 			start, end = minEventMs/minuteMs, md.asOf
 		default:
-			start = spanStart(wc.Span, md.asOf)
-			end = spanEnd(wc.Span, start)
+			start = wc.Span.StartMinute(md.asOf)
+			end = wc.Span.EndMinute(start)
 			truth = md.period(start, end)
 		}
 		if !l.Start.Equal(minuteTime(start)) || !l.End.Equal(minuteTime(end)) {
@@ -305,7 +306,7 @@ func TestExactMatchesBruteForce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := exactTestConfig()
-			cfg.Windows = append(cfg.Windows, WindowConfig{Name: "calendar-week", Kind: windowset.Calendar, Span: SpanWeek, Mode: windowset.Exact})
+			cfg.Windows = append(cfg.Windows, WindowConfig{Name: "calendar-week", Kind: windowset.Calendar, Span: trmodel.Week, Mode: windowset.Exact})
 			switch {
 			case tc.lateness < 0:
 				cfg.AllowedLateness = 0
@@ -385,8 +386,8 @@ func checkClosed(t *testing.T, md *model, closed []List) {
 			continue
 		}
 		for _, r := range md.recs {
-			s := spanStart(wc.Span, r.m)
-			if r.arrAsOf < spanEnd(wc.Span, s) {
+			s := wc.Span.StartMinute(r.m)
+			if r.arrAsOf < wc.Span.EndMinute(s) {
 				want[key{wc.Name, s}] = true
 			}
 		}
@@ -405,7 +406,7 @@ func checkClosed(t *testing.T, md *model, closed []List) {
 				wc = w
 			}
 		}
-		end := spanEnd(wc.Span, k.start)
+		end := wc.Span.EndMinute(k.start)
 		truth := md.period(k.start, end)
 		if !l.End.Equal(minuteTime(end)) || !l.AsOf.Equal(l.End) {
 			t.Fatalf("%s %v: end %v as of %v", k.win, l.Start, l.End, l.AsOf)
@@ -586,8 +587,8 @@ func TestSketchWindows(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
 		{Name: "2days", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
-		{Name: "calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Sketch},
-		{Name: "calendar-month", Kind: windowset.Calendar, Span: SpanMonth, Mode: windowset.Sketch},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
+		{Name: "calendar-month", Kind: windowset.Calendar, Span: trmodel.Month, Mode: windowset.Sketch},
 		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	})
 	cfg.K, cfg.M, cfg.AllowedLateness = 3, 2, time.Minute
@@ -615,7 +616,7 @@ func TestSketchWindows(t *testing.T) {
 			// except at its start, and 40 items in 4096 columns do not
 			// collide in all 4 rows: the list must be the exact one.
 			l, _ := p.Top("calendar-month")
-			truth := md.period(spanStart(SpanMonth, md.asOf), spanEnd(SpanMonth, spanStart(SpanMonth, md.asOf)))
+			truth := md.period(trmodel.Month.StartMinute(md.asOf), trmodel.Month.EndMinute(trmodel.Month.StartMinute(md.asOf)))
 			if want := wantTop(truth, 6); !entriesEqual(l.Items, want) {
 				t.Fatalf("calendar-month:\n got %v\nwant %v", l.Items, want)
 			}
@@ -669,8 +670,8 @@ func TestSlidingExpiryAtMinuteBoundaries(t *testing.T) {
 func TestOutcomes(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour},
-		{Name: "calendar-day", Kind: windowset.Calendar, Span: SpanDay},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day},
 	})
 	cfg.AllowedLateness = 2 * time.Minute
 	p, _ := New(cfg)
@@ -761,7 +762,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad bucket", func(c *Config) { c.Windows[0].Bucket = 2 * time.Minute }},
 		{"length not multiple", func(c *Config) { c.Windows[0].Length = 90 * time.Second }},
 		{"too many buckets", func(c *Config) { c.Windows[0].Length = 25 * time.Hour }},
-		{"sliding with span", func(c *Config) { c.Windows[0].Span = SpanHour }},
+		{"sliding with span", func(c *Config) { c.Windows[0].Span = trmodel.Hour }},
 		{"bad span", func(c *Config) { c.Windows[3].Span = "fortnight" }},
 		{"bad kind", func(c *Config) { c.Windows[0].Kind = "tumbling" }},
 		{"bad mode", func(c *Config) { c.Windows[0].Mode = "fast" }},
@@ -782,8 +783,8 @@ func TestConfigValidate(t *testing.T) {
 	c := windowsConfig([]WindowConfig{
 		{Name: "a", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
 		{Name: "b", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Auto},
-		{Name: "c", Kind: windowset.Calendar, Span: SpanMonth},
-		{Name: "d", Kind: windowset.Calendar, Span: SpanDay, Length: time.Hour},
+		{Name: "c", Kind: windowset.Calendar, Span: trmodel.Month},
+		{Name: "d", Kind: windowset.Calendar, Span: trmodel.Day, Length: time.Hour},
 	}).normalized()
 	if c.Windows[0].Mode != windowset.Exact || c.Windows[1].Mode != windowset.Sketch || c.Windows[2].Mode != windowset.Sketch || c.Windows[3].Mode != windowset.Exact || c.Windows[3].Length != 0 {
 		t.Fatalf("auto modes resolved to %+v", c.Windows)
@@ -1001,7 +1002,7 @@ func TestAllTimeSketchBound(t *testing.T) {
 // run.
 func TestConservativeMinuteOrder(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Sketch},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
 		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	})
 	cfg.K, cfg.M, cfg.AllowedLateness = 3, 2, 0
@@ -1087,8 +1088,8 @@ func TestAddBytesAllocs(t *testing.T) {
 func TestDroppedLate(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: SpanHour},
-		{Name: "calendar-day", Kind: windowset.Calendar, Span: SpanDay, Mode: windowset.Sketch},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
 	})
 	cfg.AllowedLateness = 2 * time.Minute
 	cfg.Sketch = sketch.Config{Width: 64, Depth: 2}

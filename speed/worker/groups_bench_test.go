@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trending/internal/stream"
+	"trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/window"
@@ -61,7 +62,7 @@ func BenchmarkGroupMemory(b *testing.B) {
 	for _, wc := range []window.WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
 		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: window.SpanHour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 		{Name: "month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
 		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	} {

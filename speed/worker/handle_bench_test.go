@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/window"
@@ -33,7 +34,7 @@ func BenchmarkHandle(b *testing.B) {
 	wc.K, wc.M = 10, 3
 	wc.Windows = []window.WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: window.SpanHour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	m, err := newMetrics(nil)
 	if err != nil {
@@ -85,7 +86,7 @@ func BenchmarkHandleGroups(b *testing.B) {
 	wc.K, wc.M = 10, 3
 	wc.Windows = []window.WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: window.SpanHour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	for _, c := range []struct {
 		name   string

@@ -71,7 +71,7 @@ func windowConfig() window.Config {
 	c.K, c.M = k, 3
 	c.Windows = []window.WindowConfig{
 		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
-		{Name: "calendar-hour", Kind: windowset.Calendar, Span: window.SpanHour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	c.Sketch.Width = 1 << 10
 	return c

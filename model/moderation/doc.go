@@ -1,0 +1,12 @@
+// Package moderation holds the rules of moderation every role applies alike: the shared
+// list of removed items (who removed or restored each, when and why), its order-independent
+// merge, the set of removed items a writer of served lists filters by, and the filter itself
+// (Top: the best k items that are not removed, re-ranked). It does no I/O: the list's copy in
+// the object store (moderation/removed.json) is internal/moderation's, and the roles that
+// apply it are the speed layer's merger (speed/merge), the batch (batch) and the API
+// (serving/api), docs/moderation.md.
+//
+// Removing an item deletes nothing: its events stay in Kafka, the archive and the rollups,
+// and every role keeps counting it; it only leaves the served lists, so a restore brings it
+// back with its counts.
+package moderation
