@@ -18,6 +18,14 @@ func Reconcile(speed model.List, exact []Ranked, exactOf map[string]uint64) mode
 	if b := speed.ErrorBound; b != nil {
 		bound := *b
 		r.SpeedErrorBound = &bound
+	} else if speed.Frequent {
+		// A frequent list's items each carry proven bounds: the widest is the most any of its
+		// counts is off (low), with certainty.
+		bound := model.Bound{Probability: 1}
+		for _, it := range speed.Items {
+			bound.MaxOvercount = math.Max(bound.MaxOvercount, float64(it.ViewsUpper-it.Views))
+		}
+		r.SpeedErrorBound = &bound
 	}
 	k := min(len(speed.Items), len(exact))
 	if k > 0 {

@@ -42,6 +42,10 @@ func TestReconcile(t *testing.T) {
 			[]Ranked{{"a", 7}}, map[string]uint64{"a": 7},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 3, MeanAbsError: 3, MaxRelError: 3.0 / 7,
 				SpeedErrorBound: &model.Bound{MaxOvercount: 4, Probability: 0.99}}},
+		{"frequent list: the widest of its bounds", frequentList(list(model.Item{ItemID: "a", Views: 10, ViewsUpper: 14}, model.Item{ItemID: "b", Views: 6, ViewsUpper: 12})),
+			[]Ranked{{"a", 12}, {"b", 7}}, map[string]uint64{"a": 12, "b": 7},
+			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 2, MeanAbsError: 1.5, MaxRelError: 2.0 / 12,
+				SpeedErrorBound: &model.Bound{MaxOvercount: 6, Probability: 1}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := Reconcile(c.speed, c.exact, c.exactOf); !reflect.DeepEqual(got, c.want) {
@@ -49,6 +53,11 @@ func TestReconcile(t *testing.T) {
 			}
 		})
 	}
+}
+
+func frequentList(l model.List) model.List {
+	l.Frequent = true
+	return l
 }
 
 func withBound(l model.List, maxOvercount float64) model.List {

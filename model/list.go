@@ -189,6 +189,10 @@ type Item struct {
 	// how many there were. Stored as "decayed_score" (a topics item's Topic has a "score");
 	// the API serves it as "score".
 	DecayedScore float64 `json:"decayed_score,omitempty"`
+	// ViewsUpper is set on a frequent list's items only (List.Frequent): the most views the
+	// item can have, proven, where Views is the least (speed/frequent: Views + the offset of
+	// the partition summary that counted it). The true count lies in [Views, ViewsUpper].
+	ViewsUpper uint64 `json:"views_upper,omitempty"`
 
 	// Topic is set on trending-topics lists only (TopicsKey), where ItemID is the topic and
 	// Views its mentions in the window (an estimate, rounded to whole mentions; an account
@@ -250,7 +254,9 @@ type Reconciliation struct {
 	// SpeedErrorBound is the error bound the speed list stated (its ErrorBound), kept here
 	// because the exact list that replaces it has none: nil when the speed list claimed
 	// exact counts. MaxAbsError over its MaxOvercount says whether the speed layer stayed
-	// within what it promised.
+	// within what it promised. For a frequent speed list (List.Frequent), whose counts are
+	// low rather than high, it is the widest of its items' bounds (ViewsUpper - Views), with
+	// probability 1.
 	SpeedErrorBound *Bound `json:"speed_error_bound,omitempty"`
 	// SpeedDroppedLate is the speed list's DroppedLate: the window's events that came after
 	// it had closed (beyond the allowed lateness) and so are missing from the provisional
@@ -340,6 +346,12 @@ type List struct {
 	// its items rank by DecayedScore as of AsOf, each view counting 2^(-age/half-life).
 	// Decayed lists are the speed layer's only: always live, never recomputed by the batch.
 	HalfLifeSeconds int64 `json:"half_life_seconds,omitempty"`
+
+	// Frequent marks a list of a window counted in frequent mode (model/windowset.Frequent,
+	// issue 32): each item's Views is a proven lower bound and ViewsUpper a proven upper
+	// bound on its views, and Cutoff the list's guarantee: no item with more than Cutoff
+	// views is missing from it. Speed lists only, never exact.
+	Frequent bool `json:"frequent,omitempty"`
 }
 
 // DecayedViews is a decayed list's Views for a score: the score rounded to whole views.
@@ -397,8 +409,15 @@ func (l List) Validate() error {
 	case decayed && (!live || topics || l.Window == BaseWindow || l.Source != SourceSpeed || l.Status != StatusLive):
 		return fmt.Errorf("%w: decayed list %s: only a live list of the speed layer is decayed", ErrInvalid, k)
 	}
+	if l.Frequent && (l.Source != SourceSpeed || l.Exact || decayed || topics) {
+		return fmt.Errorf("%w: frequent list %s: only a speed list of views, never exact, counts in frequent mode", ErrInvalid, k)
+	}
 	for i, it := range l.Items {
 		switch {
+		case l.Frequent && it.ViewsUpper < it.Views:
+			return fmt.Errorf("%w: frequent list item %d has views %d over its upper bound %d", ErrInvalid, it.Rank, it.Views, it.ViewsUpper)
+		case !l.Frequent && it.ViewsUpper != 0:
+			return fmt.Errorf("%w: item %d has an upper bound on a list that is not frequent", ErrInvalid, it.Rank)
 		case decayed && (!(it.DecayedScore > 0) || math.IsInf(it.DecayedScore, 1)):
 			return fmt.Errorf("%w: decayed list item %d has score %v", ErrInvalid, it.Rank, it.DecayedScore)
 		case decayed && it.Views != DecayedViews(it.DecayedScore):

@@ -109,6 +109,12 @@ type Partial struct {
 	// SaltedScored is Salted for a decayed window: every salted item's score as of AsOf.
 	SaltedScored []SaltedScore `json:"salted_scored,omitempty"`
 
+	// Frequent marks a frequent window's partial (model/windowset.Frequent): each item's
+	// Count is a lower bound on its views in the partition, Count+MaxError an upper bound,
+	// and no item the partition left out has more than Cutoff views (speed/frequent.PartList).
+	Frequent bool   `json:"frequent,omitempty"`
+	MaxError uint64 `json:"max_error,omitempty"`
+
 	// The rest is set on SinceWindow partials only: Items are the partition's top m*K counts
 	// since Boundary, exact.
 	//
@@ -125,7 +131,7 @@ type Partial struct {
 	// views since B, and a group merger keeps every base item when it cuts its Items to m*K.
 	Base []topk.Entry `json:"base,omitempty"`
 	// Cutoff is the most views since B an item this partition reports in neither Items nor
-	// Base can have.
+	// Base can have. On a Frequent partial: the most views an item not in Items can have.
 	Cutoff uint64 `json:"cutoff,omitempty"`
 }
 
@@ -201,7 +207,11 @@ func (p Partial) Validate() error {
 	items := fieldSet{len(p.Items) > 0 || len(p.Salted) > 0, "counts"}
 	scored := fieldSet{len(p.Scored) > 0 || len(p.SaltedScored) > 0, "scored entries"}
 	topics := fieldSet{len(p.Topics) > 0, "topics"}
-	since := fieldSet{!p.Boundary.IsZero() || !p.From.IsZero() || p.BaseVersion != 0 || len(p.Base) > 0 || p.Cutoff != 0, "counts since a boundary"}
+	// A frequent partial's Cutoff is its guarantee, not a since partial's.
+	since := fieldSet{!p.Boundary.IsZero() || !p.From.IsZero() || p.BaseVersion != 0 || len(p.Base) > 0 || (p.Cutoff != 0 && !p.Frequent), "counts since a boundary"}
+	if (p.Frequent || p.MaxError != 0) && kind != PartialItems {
+		return fmt.Errorf("window %q: a %s partial with a frequent window's bounds", p.Window, kind)
+	}
 	var other string
 	switch kind {
 	case PartialItems:

@@ -81,6 +81,7 @@ func TestPartialKind(t *testing.T) {
 		{"decayed", model.Partial{Window: "now", Partition: 1, Version: v, HalfLifeSeconds: 3600, Scored: []topk.Scored{{Item: "a", Score: 1}}}, model.PartialScored},
 		{"topics", model.Partial{Window: topics, Partition: 1, Version: v, Topics: []model.Item{{Rank: 1, ItemID: "#go"}}}, model.PartialTopics},
 		{"since", model.Partial{Window: model.SinceWindow, Partition: 1, Version: v, Items: items, Boundary: model.Day.Align(at), Cutoff: 1}, model.PartialSince},
+		{"frequent", model.Partial{Window: "hour", Partition: 1, Version: v, Items: items, Frequent: true, MaxError: 2, Cutoff: 5}, model.PartialItems},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,6 +129,7 @@ func TestPartialKind(t *testing.T) {
 		"topics with counts": {Window: topics, Partition: 1, Version: v, Items: items},
 		"counts with topics": {Window: "hour", Partition: 1, Version: v, Topics: []model.Item{{Rank: 1, ItemID: "#go"}}},
 		"since late only":    {Window: model.SinceWindow, Partition: 1, Version: v, LateOnly: true},
+		"frequent since":     {Window: model.SinceWindow, Partition: 1, Version: v, Items: items, Boundary: model.Day.Align(at), Cutoff: 1, Frequent: true},
 		"counts with a base": {Window: "hour", Partition: 1, Version: v, Items: items, Base: items},
 		"no version":         {Kind: model.PartialItems, Window: "hour", Partition: 1, Items: items},
 	}

@@ -26,6 +26,7 @@ func newAccuracyCommand() *cobra.Command {
 		targetRatio        float64
 		minRecall          float64
 		asJSON, check      bool
+		vsFrequent         bool
 	)
 	cmd := &cobra.Command{
 		Use:   "accuracy",
@@ -62,7 +63,10 @@ over the bound below e^-depth.`,
   trending accuracy --items 1e6 --views 4e6 --span 35d --zipf 1.1 --seed 1
 
   # every window in sketches, half the scaled width, as JSON
-  trending accuracy --hour-mode sketch --day-mode sketch --sketch-width 8192 --json`,
+  trending accuracy --hour-mode sketch --day-mode sketch --sketch-width 8192 --json
+
+  # the frequent-items mode against count-min at the same memory (docs/accuracy.md)
+  trending accuracy --vs-frequent --items 2e5 --views 1.5e6 --span 2h --sketch-width 512 --points 2`,
 		Args: cobra.NoArgs,
 	}
 	fs := cmd.Flags()
@@ -74,11 +78,17 @@ over the bound below e^-depth.`,
 	fs.Float64Var(&targetRatio, "target-ratio", accuracy.MonthSketchRatio, "bound over K-th count that --sketch-width 0 scales to")
 	fs.Float64Var(&minRecall, "min-recall", 0.99, "recall@K goal of sketch windows")
 	addJSONFlag(fs, &asJSON, "the report")
+	fs.BoolVar(&vsFrequent, "vs-frequent", false, "compare the frequent-items mode with the count-min mode at the same memory per bucket (a sliding hour and the all-time window) instead")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
 	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
 	wf := addWindowFlags(fs, 0, 0, "")
 	if f := fs.Lookup("sketch-width"); f != nil {
 		f.Usage = "count-min sketch width (power of two); 0 scales the month sketch's error ratio (4.86% of the K-th count) to this stream"
+	}
+	if f := fs.Lookup("frequent-capacity"); f != nil {
+		// The window flags' setting, read here with --vs-frequent: unset, it is 0.
+		f.Usage, f.DefValue = "with --vs-frequent: the summaries' capacity; 0 takes the memory of one count-min bucket", "0"
+		wf.frequentCapacity = 0
 	}
 	// The harness measures the lists of all items: the lists per group are not its.
 	for _, name := range []string{"group-by", "groups", "groups-max", "group-sketch-width"} {
@@ -126,6 +136,9 @@ over the bound below e^-depth.`,
 			return usagef("%v", err)
 		}
 		cfg.Progress = accuracyProgress(cmd.ErrOrStderr())
+		if vsFrequent {
+			return runAccuracyFrequent(cmd, cfg, wf.frequentCapacity, asJSON, check)
+		}
 		rep, err := accuracy.Run(cmd.Context(), cfg)
 		if err != nil {
 			return fmt.Errorf("accuracy: %w", err)

@@ -57,3 +57,20 @@ func TestAccuracyCommand(t *testing.T) {
 		t.Fatalf("a 16-wide sketch passed --check: %v\n%s", err, out)
 	}
 }
+
+func TestAccuracyVsFrequent(t *testing.T) {
+	args := []string{"accuracy", "--vs-frequent", "--items", "20000", "--views", "300000", "--span", "90m", "--partitions", "2",
+		"--points", "1", "--sketch-width", "256", "--check"}
+	out, err := runTrending(t, args...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"frequent items vs count-min", "capacity 160", "frequent", "sketch", "A PRIORI", "goals met"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runTrending(t, append(args, "--frequent-capacity", "-1")...); err == nil || !strings.Contains(err.Error(), "--frequent-capacity") {
+		t.Fatalf("--frequent-capacity -1: %v", err)
+	}
+}

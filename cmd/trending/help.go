@@ -22,7 +22,7 @@ var flagGroups = []struct {
 	{"Object store (S3)", []string{"s3-"}},
 	{"ClickHouse and the serving store", []string{"clickhouse", "store", "cluster"}},
 	{"Windows and counting", []string{"window", "hour-mode", "day-mode", "month-mode", "all-mode", "sketch-", "counter-bytes",
-		"group-by", "groups", "group-sketch-width", "k", "m", "lateness", "max-future", "since-days", "base-", "publish-every",
+		"group-by", "groups", "group-sketch-width", "frequent-", "k", "m", "lateness", "max-future", "since-days", "base-", "publish-every",
 		"checkpoint-every", "keep-checkpoints", "cap-"}},
 	{"Trending topics", []string{"topics", "blocklist", "queue"}},
 	{"Hot keys (salting)", []string{"salt-"}},

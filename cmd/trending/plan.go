@@ -37,6 +37,7 @@ var planFlags = map[string]string{
 	"KthCount":                 "kth-count",
 	"CandidateFloor":           "candidate-floor",
 	"ErrorTolerance":           "error-tolerance",
+	"FrequentError":            "frequent-error",
 	"MemoryBudgetPerPartition": "memory-budget",
 	"MemoryBudgetTotal":        "memory-budget-total",
 	"MonthDays":                "month-days",
@@ -188,6 +189,7 @@ inputs as flags.`,
 	f.Float64Var(&in.KthCount, "kth-count", in.KthCount, "assumed month count of the K-th item")
 	f.Float64Var(&in.CandidateFloor, "candidate-floor", in.CandidateFloor, "month estimate an item needs to become a candidate; 0 is half of --kth-count")
 	f.Float64Var(&in.ErrorTolerance, "error-tolerance", in.ErrorTolerance, "acceptable overcount as a fraction of the K-th count (a warning beyond it)")
+	f.Float64Var(&in.FrequentError, "frequent-error", in.FrequentError, "the bound wanted of a frequent window (mode frequent), as a fraction of its K-th count: its summaries' capacity is sized to it (0: --error-tolerance)")
 	f.Var(bytesFlag{&in.MemoryBudgetPerPartition}, "memory-budget", "exact state one task may hold for one window, such as 2GiB or 1.5e9")
 	f.Var(bytesFlag{&in.MemoryBudgetTotal}, "memory-budget-total", "exact state one window may take over all partitions")
 	f.IntVar(&in.MonthDays, "month-days", in.MonthDays, "days in the month window")
@@ -207,7 +209,7 @@ inputs as flags.`,
 func planWindows(ws windowset.Set) []plan.Window {
 	out := make([]plan.Window, 0, len(ws.Windows))
 	for _, w := range ws.Windows {
-		pw := plan.Window{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode,
+		pw := plan.Window{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode, Capacity: w.Capacity,
 			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute), HalfLifeMinutes: int(w.HalfLife / time.Minute)}
 		if w.Kind == windowset.Calendar {
 			pw.Name = window.CalendarName(w.Span)

@@ -13,6 +13,7 @@ import (
 	"trending/model"
 	rules "trending/model/topics"
 	"trending/model/windowset"
+	"trending/speed/frequent"
 	"trending/speed/sketch"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -30,6 +31,7 @@ type windowFlags struct {
 	monthMode, allMode       string
 	sinceDays                int
 	groupSketchWidth         int
+	frequentCapacity         int
 	fs                       *pflag.FlagSet
 	// windows is the served window set (--window-set, --window-preset, --windows-file).
 	windows *windowSetFlags
@@ -47,11 +49,12 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth, groupSketchWidth int, groups
 	f.sketchDepth = 5
 	addSketchShapeFlags(fs, &f.sketchWidth, sketchWidth, "count-min sketch width (power of two); memory per sketch is width x depth x 8 bytes",
 		&f.sketchDepth, "count-min sketch depth: the error bound holds with probability 1 - e^-depth", nil, "")
-	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows (the live hour and the calendar hour, when configured): exact, sketch or auto; given, it overrides the window set's mode")
-	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch or auto; given, it overrides the window set's mode")
+	fs.StringVar(&f.hourMode, "hour-mode", "exact", "counting for the hour windows (the live hour and the calendar hour, when configured): exact, sketch, frequent or auto; given, it overrides the window set's mode")
+	fs.StringVar(&f.dayMode, "day-mode", "exact", "counting for the day windows: exact, sketch, frequent or auto; given, it overrides the window set's mode")
 	fs.StringVar(&f.monthMode, "month-mode", "sketch", "counting for the month windows: exact, sketch or auto (at 5 billion views a day: 250 GB exact, 11 GB in sketches); given, it overrides the window set's mode")
 	fs.StringVar(&f.allMode, "all-mode", "sketch", "counting for the all-time window: sketch, auto (= sketch) or exact (a total per item ever seen: memory grows with the catalog, for small deployments); given, it overrides the window set's mode")
 	addGroupSketchWidthFlag(fs, &f.groupSketchWidth, groupSketchWidth)
+	fs.IntVar(&f.frequentCapacity, "frequent-capacity", frequent.DefaultCapacity, "counters per summary of a window counted in frequent mode (hour=sliding:1h/1m:frequent) that sets none of its own (frequent/N): every item's views are then known within N/(capacity+1) of the window's N views, and no item with more is missing; `trending plan --frequent-error` sizes it")
 	fs.IntVar(&f.sinceDays, "since-days", 7, "UTC days of exact per-item counts since the batch's all-time boundary each partition keeps, for the exact all-time list (0: none; speed needs --base-store too); a boundary older than this makes the all-time list approximate until the next nightly run")
 	return f
 }
@@ -94,6 +97,7 @@ func (f *windowFlags) config() (window.Config, error) {
 	c := window.DefaultConfig()
 	// --lateness 0 is none, as window.Config's 0; a negative one has always meant none too.
 	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, max(f.lateness, 0), f.sinceDays
+	c.FrequentCapacity = f.frequentCapacity
 	sk := sketch.DefaultConfig()
 	sk.Width, sk.Depth = f.sketchWidth, f.sketchDepth
 	c.Sketch = sk
@@ -121,6 +125,9 @@ func (f *windowFlags) config() (window.Config, error) {
 		}
 		if m, ok := modes[span]; ok {
 			c.Windows[i].Mode = windowset.Mode(m)
+			if c.Windows[i].Mode != windowset.Frequent {
+				c.Windows[i].Capacity = 0 // the set's frequent capacity goes with its mode
+			}
 		}
 	}
 	if err := c.Validate(); err != nil {

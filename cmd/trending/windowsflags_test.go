@@ -99,3 +99,53 @@ func TestModeFlagsOverrideOnlyWhenGiven(t *testing.T) {
 		t.Errorf("--hour-mode sketch on the calendar hour: %s", m)
 	}
 }
+
+// TestFrequentModeFlags: a frequent window takes its own capacity or --frequent-capacity,
+// --hour-mode frequent makes the hour frequent, and an override to another mode drops the
+// set's capacity (which only a frequent window may have).
+func TestFrequentModeFlags(t *testing.T) {
+	conf := func(args ...string) window.Config {
+		t.Helper()
+		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
+		wf := addWindowFlags(fs, 1<<18, 1<<16, "")
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		c, err := wf.config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	find := func(c window.Config, name string) window.WindowConfig {
+		t.Helper()
+		for _, w := range c.Windows {
+			if w.Name == name {
+				return w
+			}
+		}
+		t.Fatalf("no window %s", name)
+		return window.WindowConfig{}
+	}
+	c := conf("--window-set", "hour=sliding:1h/1m:frequent/512,calendar:day:frequent", "--frequent-capacity", "2000")
+	if w := find(c, "hour"); w.Mode != windowset.Frequent || w.Capacity != 512 {
+		t.Errorf("hour: %+v", w)
+	}
+	if w := find(c, "calendar-day"); w.Mode != windowset.Frequent || w.Capacity != 0 || c.FrequentCapacity != 2000 {
+		t.Errorf("calendar day: %+v, default capacity %d", w, c.FrequentCapacity)
+	}
+	if w := find(conf("--hour-mode", "frequent"), "hour"); w.Mode != windowset.Frequent {
+		t.Errorf("--hour-mode frequent: %+v", w)
+	}
+	if w := find(conf("--window-set", "hour=sliding:1h/1m:frequent/512", "--hour-mode", "exact"), "hour"); w.Mode != windowset.Exact || w.Capacity != 0 {
+		t.Errorf("--hour-mode exact over a frequent hour: %+v", w)
+	}
+	fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
+	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
+	if err := fs.Parse([]string{"--window-set", "now=decayed:1h", "--hour-mode", "frequent"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wf.config(); err != nil {
+		t.Errorf("--hour-mode frequent without an hour window: %v", err)
+	}
+}

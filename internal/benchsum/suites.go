@@ -15,6 +15,7 @@ var suites = []suite{
 	// Speed core.
 	{Pkg: "./speed/sketch", Bench: "^Benchmark(Add|AddHash|Estimate|Hash|Marshal|Merge|Subtract)$", Args: []string{"-benchtime", "300ms", "-count", "3"}},
 	{Pkg: "./speed/sketch", Bench: "^BenchmarkAddMinute$", Args: []string{"-benchtime", "20x", "-count", "3"}},
+	{Pkg: "./speed/frequent", Bench: "^Benchmark(Add|MergeWindow|WindowSlide)$", Args: []string{"-benchtime", "1s", "-count", "3"}},
 	{Pkg: "./model/event", Bench: ".", Args: []string{"-benchtime", "300ms", "-count", "3"}},
 	{Pkg: "./model/topk", Bench: ".", Args: []string{"-benchtime", "300ms", "-count", "3"}},
 	{Pkg: "./speed/window", Bench: "^BenchmarkUpdate$", Args: []string{"-benchtime", "1s", "-count", "3"}},
@@ -89,6 +90,10 @@ var goals = []goal{
 	{What: "count-min bulk add of a closed minute, 2^18 x 5, vs BoomFilters (wall clock)", Pkg: "trending/speed/sketch", Bench: "BenchmarkAddMinute/w=2^18/boom", Over: "BenchmarkAddMinute/w=2^18/bulk", Metric: "ns/key", AtLeast: 2, Unit: "x"},
 	{What: "count-min Add, 2^18 x 5, vs BoomFilters", Pkg: "trending/speed/sketch", Bench: "BenchmarkAdd/w=2^18/boom", Over: "BenchmarkAdd/w=2^18/ours", Metric: "sec/op", AtLeast: 2, Unit: "x"},
 	{What: "count-min Estimate, 2^18 x 5, vs BoomFilters", Pkg: "trending/speed/sketch", Bench: "BenchmarkEstimate/w=2^18/boom", Over: "BenchmarkEstimate/w=2^18/ours", Metric: "sec/op", AtLeast: 2, Unit: "x"},
+	{What: "frequent-items Add, Zipf(1.1), 6,144 pairs, vs a Go port of DataSketches' Frequent Items update (parity: TestAddInterleaved)", Pkg: "trending/speed/frequent", Bench: "BenchmarkAdd/zipf/pairs=6144/datasketches-go", Over: "BenchmarkAdd/zipf/pairs=6144/ours", Metric: "sec/op", Unit: "x"},
+	{What: "frequent-items Add, Zipf(1.1), 6,144 pairs, vs our count-min Add 2^18 x 5 (under 1: slower)", Pkg: "trending/speed/frequent", Bench: "BenchmarkAdd/zipf/count-min-2^18x5", Over: "BenchmarkAdd/zipf/pairs=6144/ours", Metric: "sec/op", Unit: "x"},
+	{What: "frequent-items hour of 60 minute summaries merged, 6,144 pairs, vs the DataSketches port", Pkg: "trending/speed/frequent", Bench: "BenchmarkMergeWindow/pairs=6144/datasketches-go", Over: "BenchmarkMergeWindow/pairs=6144/ours", Metric: "sec/op", AtLeast: 1, Unit: "x"},
+	{What: "frequent-items sliding day of 1,440 minute summaries, one slide and read: two-stacks vs re-merging", Pkg: "trending/speed/frequent", Bench: "BenchmarkWindowSlide/buckets=1440/remerge", Over: "BenchmarkWindowSlide/buckets=1440/two-stacks", Metric: "sec/op", AtLeast: 10, Unit: "x"},
 	{What: "live lists: count + LiveAll every second vs count + Top every minute (CPU per event, paired runs)", Pkg: "trending/speed/window", Bench: "BenchmarkPublishCost/pair-1m-1s", Metric: "cpu-ratio", AtMost: 1.1, Unit: "x"},
 	{What: "window updates, exact hour window, vs a bare map increment", Pkg: "trending/speed/window", Bench: "BenchmarkUpdate/exact-hour", Metric: "vs-map", AtLeast: 0.5, Unit: "x"},
 	{What: "bytes per (minute, item) entry, exact hour ring", Pkg: "trending/speed/window", Bench: "BenchmarkBytesPerEntry/hour", Metric: "B/entry", AtMost: 40, Unit: " B"},

@@ -52,6 +52,13 @@ const (
 	// Sketch counts in count-min sketches (one per bucket plus a running one) and keeps a
 	// candidate set of items whose estimate passed a floor.
 	Sketch Mode = "sketch"
+	// Frequent counts in Misra-Gries summaries of Capacity counters (speed/frequent): one
+	// per bucket of a sliding window, merged as it slides; one running summary of a calendar
+	// period or of all time. Every listed item carries a proven lower and upper bound on its
+	// views, and the list states its guarantee: no item with more views than its Cutoff is
+	// missing (issue 32). Not for decayed windows. Auto never picks it: it is the mode to
+	// ask for when the guarantee, not the smallest error on average, is the point.
+	Frequent Mode = "frequent"
 	// Auto: exact for windows up to 24 hours long, sketch beyond (sliding windows over 24h,
 	// calendar weeks and months, all time): the capacity arithmetic of docs/requirements.md,
 	// where the hour and day fit exactly and the month does not. A decayed window's length
@@ -61,7 +68,7 @@ const (
 
 // Modes are the modes a window can be configured with, Auto last; every other one is a way
 // of counting that Auto may resolve to. A new mode is one constant and one entry here.
-var Modes = []Mode{Exact, Sketch, Auto}
+var Modes = []Mode{Exact, Sketch, Frequent, Auto}
 
 // Valid reports whether m is one of Modes.
 func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
@@ -104,11 +111,18 @@ type Window struct {
 	Length, Bucket time.Duration
 	// Span is a calendar window's period (model.Hour, Day, Week or Month).
 	Span model.Period
-	// Mode is exact, sketch or auto (empty: auto).
+	// Mode is exact, sketch, frequent or auto (empty: auto).
 	Mode Mode
 	// HalfLife is a decayed window's half-life (MinHalfLife to MaxHalfLife, whole minutes).
 	HalfLife time.Duration
+	// Capacity is a frequent window's counters per summary (1..MaxCapacity; 0: the
+	// deployment's default, speed's --frequent-capacity): its bound is N/(Capacity+1) of
+	// its N views. Written "frequent/4096" in a spec. Other modes leave it 0.
+	Capacity int
 }
+
+// MaxCapacity bounds a frequent window's Capacity (speed/frequent.MaxCapacity).
+const MaxCapacity = 1 << 24
 
 // Live reports whether the window is served as a live list (sliding, all time or decayed).
 func (w Window) Live() bool { return w.Kind != Calendar }
@@ -178,7 +192,8 @@ func Preset(name string) (Set, error) {
 //	                                    2^(-age/HALFLIFE), no edge
 //
 // LENGTH, BUCKET and HALFLIFE are Go durations or whole days (7d); BUCKET is 1m, 1h or 24h (1d);
-// SPAN is hour, day, week or month; MODE is exact, sketch or auto (default auto). The set
+// SPAN is hour, day, week or month; MODE is exact, sketch, frequent or auto (default auto),
+// frequent optionally with its capacity (frequent/4096). The set
 // is validated (Validate).
 func Parse(spec string) (Set, error) {
 	var s Set
@@ -214,7 +229,15 @@ func parseEntry(e string) (Window, error) {
 		case 0:
 			return nil
 		case 1:
-			w.Mode = Mode(strings.TrimSpace(rest[0]))
+			m, c, ok := strings.Cut(strings.TrimSpace(rest[0]), "/")
+			w.Mode = Mode(m)
+			if ok {
+				n, err := strconv.Atoi(c)
+				if err != nil || n <= 0 {
+					return fmt.Errorf("capacity %q: want a positive number of counters, as in frequent/4096", c)
+				}
+				w.Capacity = n
+			}
 			return nil
 		}
 		return fmt.Errorf("too many ':' fields: want at most a mode after the window")
@@ -333,6 +356,9 @@ func (w Window) String() string {
 	if w.Mode != "" {
 		b.WriteString(":" + string(w.Mode))
 	}
+	if w.Capacity != 0 {
+		b.WriteString("/" + strconv.Itoa(w.Capacity))
+	}
 	return b.String()
 }
 
@@ -370,6 +396,14 @@ func (s Set) Validate() error {
 func (w Window) validate() error {
 	if w.Mode != "" && !w.Mode.Valid() {
 		return fmt.Errorf("window %q: mode %q: use %s", w.Name, w.Mode, ModeNames())
+	}
+	switch {
+	case w.Capacity != 0 && w.Mode != Frequent:
+		return fmt.Errorf("window %q: a capacity (/%d) is a frequent window's: drop it or use mode frequent", w.Name, w.Capacity)
+	case w.Capacity < 0 || w.Capacity > MaxCapacity:
+		return fmt.Errorf("window %q: capacity %d: use 1..%d counters", w.Name, w.Capacity, MaxCapacity)
+	case w.Mode == Frequent && w.Kind == Decayed:
+		return fmt.Errorf("window %q: a decayed window cannot count in frequent mode (its views are weighted, a summary's bound is in whole views): use exact or sketch", w.Name)
 	}
 	if !model.ValidWindowName(w.Name) {
 		return fmt.Errorf("window name %q: use 1 to %d lowercase letters, digits, '-' or '_'", w.Name, model.MaxWindowName)

@@ -60,7 +60,8 @@ func TestPresetSeed004(t *testing.T) {
 }
 
 func TestParseRoundTrip(t *testing.T) {
-	for _, spec := range []string{DefaultSpec, Presets["seed-004"], "day=sliding:1d/1m:exact,calendar:week:sketch", "all=alltime", "now=decayed:1h:exact,slow=decayed:7d"} {
+	for _, spec := range []string{DefaultSpec, Presets["seed-004"], "day=sliding:1d/1m:exact,calendar:week:sketch", "all=alltime", "now=decayed:1h:exact,slow=decayed:7d",
+		"hour=sliding:1h/1m:frequent,calendar:day:frequent/512,all=alltime:frequent/100000"} {
 		s, err := Parse(spec)
 		if err != nil {
 			t.Fatalf("%s: %v", spec, err)
@@ -103,6 +104,11 @@ func TestParseRefusesBadSpecs(t *testing.T) {
 		{"hour=tumbling:1h", `kind "tumbling"`},
 		{"hour=sliding:1h/1m,hour=sliding:2h/1m", "configured twice"},
 		{"calendar:day,calendar:day", "configured twice"},
+		{"now=decayed:1h:frequent", "cannot count in frequent mode"},
+		{"hour=sliding:1h/1m:sketch/100", "a frequent window's"},
+		{"hour=sliding:1h/1m:frequent/0", "positive number of counters"},
+		{"hour=sliding:1h/1m:frequent/x", "positive number of counters"},
+		{"calendar:day:frequent/99999999", "capacity 99999999"},
 	} {
 		_, err := Parse(c.spec)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -202,5 +208,20 @@ func TestFormatDuration(t *testing.T) {
 		if back, err := ParseDuration(FormatDuration(d)); err != nil || back != d {
 			t.Errorf("ParseDuration(%q) = %v, %v", FormatDuration(d), back, err)
 		}
+	}
+}
+
+// TestParseYAMLFrequent: a windows file's mode frequent with its capacity, which another
+// mode refuses.
+func TestParseYAMLFrequent(t *testing.T) {
+	s, err := ParseYAML([]byte("windows:\n  - {name: hour, kind: sliding, length: 1h, bucket: 1m, mode: frequent, capacity: 2048}\n  - {kind: calendar, span: day, mode: frequent}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Windows[0]; w.Mode != Frequent || w.Capacity != 2048 || s.String() != "hour=sliding:1h/1m:frequent/2048,calendar:day:frequent" {
+		t.Errorf("%+v: %s", w, s)
+	}
+	if _, err := ParseYAML([]byte("windows:\n  - {kind: calendar, span: day, mode: sketch, capacity: 10}\n")); err == nil || !strings.Contains(err.Error(), "frequent window's") {
+		t.Errorf("capacity on a sketch window: %v", err)
 	}
 }

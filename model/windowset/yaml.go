@@ -42,6 +42,8 @@ type yamlWindow struct {
 	Bucket string `yaml:"bucket"`
 	Span   string `yaml:"span"`
 	Mode   string `yaml:"mode"`
+	// Capacity is a frequent window's counters per summary.
+	Capacity int `yaml:"capacity"`
 	// HalfLife is a decayed window's half-life (1h, 30m).
 	HalfLife string `yaml:"half_life"`
 }
@@ -57,7 +59,7 @@ func ParseYAML(b []byte) (Set, error) {
 	var s Set
 	var errs []error
 	for i, y := range f.Windows {
-		w := Window{Name: y.Name, Kind: Kind(y.Kind), Span: model.Period(y.Span), Mode: Mode(y.Mode)}
+		w := Window{Name: y.Name, Kind: Kind(y.Kind), Span: model.Period(y.Span), Mode: Mode(y.Mode), Capacity: y.Capacity}
 		var err error
 		switch w.Kind {
 		case Sliding:

@@ -19,7 +19,8 @@ const ArrowMediaType = "application/vnd.apache.arrow.stream"
 // encodeArrow writes the first n items of l as an Arrow IPC stream of one record batch: columns
 // rank (int32), item_id (utf8), title (utf8), views (uint64), exact (bool) and thumbnail_url
 // (utf8, empty when unknown; after them, so readers of the first five by position still work),
-// and on a decayed list score (float64, what it ranks by; last). The
+// and on a decayed list score (float64, what it ranks by), on a frequent list views_upper
+// (uint64, the item's proven most views; last). The
 // list-level fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
 // stale_partitions comma-separated), so one stream carries everything the JSON body does
 // except age_seconds, which would make the stream differ from second to second.
@@ -36,6 +37,9 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 	decayed := l.HalfLifeSeconds != 0
 	if decayed {
 		fields = append(fields, arrow.Field{Name: "score", Type: arrow.PrimitiveTypes.Float64})
+	}
+	if l.Frequent {
+		fields = append(fields, arrow.Field{Name: "views_upper", Type: arrow.PrimitiveTypes.Uint64})
 	}
 	schema := arrow.NewSchema(fields, &md)
 
@@ -56,6 +60,9 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 		thumb.Append(it.Thumbnail)
 		if decayed {
 			b.Field(6).(*array.Float64Builder).Append(it.DecayedScore)
+		}
+		if l.Frequent {
+			b.Field(len(fields) - 1).(*array.Uint64Builder).Append(it.ViewsUpper)
 		}
 	}
 	rec := b.NewRecordBatch()
@@ -110,6 +117,10 @@ func arrowMetadata(l model.List) arrow.Metadata {
 	}
 	if l.HalfLifeSeconds != 0 {
 		add("half_life_seconds", strconv.FormatInt(l.HalfLifeSeconds, 10))
+	}
+	if l.Frequent {
+		add("frequent", "true")
+		add("guarantee", guarantee(l))
 	}
 	return arrow.NewMetadata(keys, vals)
 }

@@ -398,6 +398,16 @@ func TestOpenAPIResponses(t *testing.T) {
 		v.check(t, target, w.Code, w.Body.Bytes())
 	}
 
+	// A frequent list (views_upper, frequent, guarantee).
+	ff := frequentFixture(t)
+	for _, target := range []string{"/v1/trending?window=hour", "/v1/windows/config"} {
+		w := ff.get(target)
+		if w.Code != 200 {
+			t.Fatalf("%s: %d %s", target, w.Code, w.Body)
+		}
+		v.check(t, target, w.Code, w.Body.Bytes())
+	}
+
 	for _, name := range []string{"TrendingList", "Item", "TopicsList", "TopicItem", "HeldTopic", "ErrorBound", "Reconciliation", "Reconciliations", "LevelReconciliation", "Windows", "WindowStatus", "Ready", "Health", "Error"} {
 		sc := s.Components.Schemas[name]
 		for prop := range sc.Properties {

@@ -86,7 +86,10 @@ func newEntry(l model.List, maxItems int) *entry {
 		Boundary        time.Time             `json:"boundary,omitzero"`
 		Cutoff          uint64                `json:"cutoff,omitempty"`
 		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds}
+		Frequent        bool                  `json:"frequent,omitempty"`
+		Guarantee       string                `json:"guarantee,omitempty"`
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds,
+		l.Frequent, guarantee(l)}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {
@@ -104,7 +107,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact, Score: it.DecayedScore}
+		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact, ViewsUpper: it.ViewsUpper, Score: it.DecayedScore}
 		if t := it.Topic; t != nil {
 			ir.Score, ir.Expected, ir.NewShare, ir.NoHistory, ir.Review = t.Score, t.Expected, t.NewShare, t.NoHistory, t.Review
 		}
@@ -229,4 +232,17 @@ func (e *entry) approxBytes() int {
 		n += 64 + len(it.ItemID) + len(it.Title) + len(it.Thumbnail)
 	}
 	return n
+}
+
+// guarantee is a frequent list's Guarantee, "" on other lists. A partial list (a partition
+// stale or missing) proves nothing about the items of the partitions it lacks.
+func guarantee(l model.List) string {
+	if !l.Frequent {
+		return ""
+	}
+	g := Guarantee(l.Cutoff)
+	if l.Partial {
+		g += " from the partitions that reported (stale_partitions lists the others)"
+	}
+	return g
 }

@@ -58,9 +58,12 @@ type WindowConfig struct {
 	Span   model.Period `json:"span,omitempty"`
 	// HalfLife is a decayed window's half-life (1h, 30m).
 	HalfLife string `json:"half_life,omitempty"`
-	// Mode is how the speed layer counts it: exact, sketch or auto (resolved by the speed
-	// layer: exact up to 24 hours, sketch beyond).
+	// Mode is how the speed layer counts it: exact, sketch, frequent or auto (resolved by the
+	// speed layer: exact up to 24 hours, sketch beyond).
 	Mode windowset.Mode `json:"mode"`
+	// Capacity is a frequent window's counters per summary when its set gives them
+	// (frequent/4096); absent, the speed layer's --frequent-capacity.
+	Capacity int `json:"capacity,omitempty"`
 }
 
 func windowsConfigBody(ws windowset.Set) []byte {
@@ -76,7 +79,7 @@ func windowsConfigBody(ws windowset.Set) []byte {
 	}
 	slices.SortFunc(resp.Aliases, func(a, b WindowAlias) int { return strings.Compare(a.Name, b.Name) })
 	for _, w := range ws.Windows {
-		c := WindowConfig{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode}
+		c := WindowConfig{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode, Capacity: w.Capacity}
 		if c.Mode == "" {
 			c.Mode = windowset.Auto
 		}

@@ -208,3 +208,74 @@ func TestDecayedListServed(t *testing.T) {
 		t.Errorf("arrow score column: %v", rec.Schema())
 	}
 }
+
+// frequentFixture serves a frequent list: the hour counted in frequent mode.
+func frequentFixture(t *testing.T) *fixture {
+	t.Helper()
+	ws, err := windowset.Parse("hour=sliding:1h/1m:frequent/4096,calendar:day")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(c *Config) { c.Windows = ws })
+	at := storetest.T0.Add(29*time.Minute + 12*time.Second)
+	l := model.List{Window: "hour", AsOf: at, Version: at.UnixMilli(), Source: model.SourceSpeed, Status: model.StatusLive, ComputedAt: at,
+		WindowStart: at.Add(-59 * time.Minute).Truncate(time.Minute), WindowEnd: at, Frequent: true, Cutoff: 61,
+		Items: []model.Item{
+			{Rank: 1, ItemID: "V9", Views: 1234, ViewsUpper: 1240, Title: "Burst"},
+			{Rank: 2, ItemID: "V1", Views: 87, ViewsUpper: 93},
+			{Rank: 3, ItemID: "V2", Views: 55, ViewsUpper: 55},
+		}}
+	if err := f.st.Put(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Cache().Refresh(context.Background(), true); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestFrequentListServed: a frequent list is served with each item's upper bound beside its
+// views (the lower bound) and the list's guarantee in words; Arrow adds a views_upper
+// column and the guarantee to its metadata; /v1/windows/config says the mode.
+func TestFrequentListServed(t *testing.T) {
+	f := frequentFixture(t)
+	w := f.get("/v1/trending?window=hour&limit=2")
+	if w.Code != 200 {
+		t.Fatalf("%d %s", w.Code, w.Body)
+	}
+	body := w.Body.String()
+	for _, want := range []string{`"cutoff":61`, `"frequent":true,"guarantee":"no item with more than 61 views is missing"`,
+		`"item_id":"V9","title":"Burst","views":1234,"exact":false,"views_upper":1240}`, `"views":87,"exact":false,"views_upper":93}`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %s:\n%s", want, body)
+		}
+	}
+	var cfg WindowsConfigResponse
+	if err := json.Unmarshal(f.get("/v1/windows/config").Body.Bytes(), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Windows[0].Mode != windowset.Frequent || cfg.Windows[0].Capacity != 4096 {
+		t.Errorf("windows config: %+v", cfg.Windows[0])
+	}
+	e, _ := f.srv.cache.Get("hour", time.Time{})
+	b, err := encodeArrow(e.list, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	if g, ok := r.Schema().Metadata().GetValue("guarantee"); !ok || g != Guarantee(61) {
+		t.Errorf("arrow metadata guarantee %q", g)
+	}
+	if !r.Next() {
+		t.Fatal("no record batch")
+	}
+	rec := r.RecordBatch()
+	up, ok := rec.Column(int(rec.NumCols()) - 1).(*array.Uint64)
+	if !ok || rec.Schema().Field(int(rec.NumCols())-1).Name != "views_upper" || up.Value(0) != 1240 || up.Value(2) != 55 {
+		t.Errorf("arrow views_upper column: %v", rec.Schema())
+	}
+}

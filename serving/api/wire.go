@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"time"
 	"trending/model"
 )
@@ -39,8 +40,19 @@ type ListResponse struct {
 	Boundary time.Time `json:"boundary,omitzero"`
 	Cutoff   uint64    `json:"cutoff,omitempty"`
 	// HalfLifeSeconds: decayed lists only; their items rank by Score (model.List).
-	HalfLifeSeconds int64          `json:"half_life_seconds,omitempty"`
-	Items           []ItemResponse `json:"items"`
+	HalfLifeSeconds int64 `json:"half_life_seconds,omitempty"`
+	// Frequent and Guarantee: lists of a window counted in frequent mode only (model.List):
+	// each item's views is a proven lower bound and views_upper a proven upper bound, and
+	// Guarantee says, in words, what Cutoff proves: "no item with more than 1234 views is
+	// missing".
+	Frequent  bool           `json:"frequent,omitempty"`
+	Guarantee string         `json:"guarantee,omitempty"`
+	Items     []ItemResponse `json:"items"`
+}
+
+// Guarantee is a frequent list's guarantee in words.
+func Guarantee(cutoff uint64) string {
+	return fmt.Sprintf("no item with more than %d views is missing", cutoff)
 }
 
 // ItemResponse is one ranked item. Title is always present (empty when unknown) so clients
@@ -53,6 +65,8 @@ type ItemResponse struct {
 	ThumbnailURL string `json:"thumbnail_url,omitempty"`
 	Views        uint64 `json:"views"`
 	Exact        bool   `json:"exact"`
+	// ViewsUpper: frequent lists only, the most views the item can have (views the least).
+	ViewsUpper uint64 `json:"views_upper,omitempty"`
 	// Score is what a decayed list (GET /v1/trending of a decayed window) or a topics list
 	// ranks by; the topics fields after it are on GET /v1/topics only (model.Item says what
 	// each means). Absent means zero or false.

@@ -162,6 +162,19 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 	default:
 		p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)
 	}
+	if isFrequent(g.ins) {
+		// One offset for the group: the widest of its items' bounds (the largest member
+		// offset, or a salted item's summed ones), so each item's Count+MaxError stays an
+		// upper bound; the salted items' summed lower bounds go on, for the merger above to
+		// sum across groups.
+		fm, salted := mergeFrequent(m.cfg.Group.M*m.cfg.K, g.ins)
+		p.Items, p.Frequent, p.MaxError, p.Cutoff, p.Salted = nil, true, fm.MaxError, fm.Cutoff, salted
+		for _, e := range fm.Entries {
+			p.Items = append(p.Items, topk.Entry{Item: e.Item, Count: e.Lower})
+			p.MaxError = max(p.MaxError, e.Upper-e.Lower)
+		}
+		p.Cutoff = max(p.Cutoff, p.MaxError)
+	}
 	return p, true
 }
 

@@ -395,6 +395,12 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.ErrorBound = saltedBound(g.bound, names, parts)
 		return l, g.stale, true
 	}
+	if isFrequent(g.ins) {
+		fm, _ := mergeFrequent(removed.Want(m.cfg.K), g.ins)
+		fm = moderateFrequent(fm, removed, m.cfg.K)
+		l.Frequent, l.Cutoff, l.Items = true, fm.Cutoff, frequentItems(fm)
+		return l, g.stale, true
+	}
 	merged, salted := mergeCounts(removed.Want(m.cfg.K), g.ins)
 	merged = moderation.Top(merged, removed, m.cfg.K, func(e topk.Entry) string { return e.Item })
 	names := make([]string, len(merged))

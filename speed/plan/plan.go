@@ -20,6 +20,7 @@ import (
 
 	"trending/model"
 	"trending/model/windowset"
+	"trending/speed/frequent"
 )
 
 // RingMinutes is the number of one-minute sketches in the trending-topics ring
@@ -84,6 +85,11 @@ type Input struct {
 	// PeakFactor is the ratio of peak to average event rate. Default 3: about 175,000
 	// views a second at peak against 58,000 on average.
 	PeakFactor float64 `json:"peak_factor"`
+	// FrequentError is the largest offset a frequent window (windowset.Frequent) may have,
+	// as a fraction of its K-th count: each such window's capacity m is sized so that its
+	// bound N/(m+1) stays within it (speed/frequent.CapacityFor), unless the window sets
+	// its own capacity. 0 (the default) is ErrorTolerance.
+	FrequentError float64 `json:"frequent_error,omitempty"`
 	// Windows are the configured windows to size (model/windowset, `--window-set`): each
 	// sliding, calendar or all-time window with the mode it is configured with. Empty (the
 	// default) sizes the sliding hour, day and month of docs/requirements.md and lets the
@@ -130,7 +136,14 @@ type Window struct {
 	Mode windowset.Mode `json:"mode,omitempty"`
 	// HalfLifeMinutes is a decayed window's half-life.
 	HalfLifeMinutes int `json:"half_life_minutes,omitempty"`
+	// Capacity is a frequent window's configured counters (0: sized from FrequentError).
+	Capacity int `json:"capacity,omitempty"`
 }
+
+// FrequentCounterBytes is the memory of one frequent-summary counter: the item's id (16
+// bytes, a typical video id), its string header, the count and its index map entry
+// (speed/frequent.Summary.Bytes: 56 bytes plus the id).
+const FrequentCounterBytes = 72
 
 // DecayedHorizonHalfLives is how many half-lives a decayed window remembers a single view
 // (speed/window.ForgetHalfLives): its exact memory is the distinct items of that horizon,
@@ -192,6 +205,9 @@ func (in Input) Validate() error {
 	}
 	if !(in.ErrorTolerance > 0 && in.ErrorTolerance < 1) {
 		bad("ErrorTolerance", in.ErrorTolerance, "must be a fraction between 0 and 1, such as 0.05 for 5%")
+	}
+	if !(in.FrequentError >= 0 && in.FrequentError < 1) {
+		bad("FrequentError", in.FrequentError, "must be a fraction between 0 and 1, such as 0.01 for 1% (0: ErrorTolerance)")
 	}
 	if in.Partitions < 1 {
 		bad("Partitions", in.Partitions, "must be at least 1")
@@ -302,9 +318,24 @@ type WindowPlan struct {
 	ErrorBound         *Bound         `json:"error_bound,omitempty"` // set for sketch windows
 	ChosenPerPartition float64        `json:"chosen_per_partition"`  // bytes per partition of the chosen mode
 	ChosenBytes        float64        `json:"chosen_bytes"`          // bytes over all partitions of the chosen mode
+	// Frequent is set for a window counted in frequent mode (windowset.Frequent).
+	Frequent *FrequentPlan `json:"frequent,omitempty"`
 	// Groups is the window's lists per group value (Input.Groups), in the window's mode;
 	// nil without groups. ChosenPerPartition and ChosenBytes do not include it.
 	Groups *GroupPlan `json:"groups,omitempty"`
+}
+
+// FrequentPlan is a frequent window's size: the capacity m of each summary, sized so that
+// the offset N/(m+1) of one partition's N views stays within the wanted bound, and the
+// memory of its summaries (a sliding window's buckets, up to twice over in the two stacks'
+// suffix merges, plus its running merges; a calendar or all-time window's one summary).
+type FrequentPlan struct {
+	Capacity  int     `json:"capacity"`
+	Wanted    float64 `json:"wanted_bound"`  // the bound asked for, in views (FrequentError x the K-th count), 0 when the capacity is configured
+	Bound     float64 `json:"bound"`         // N/(m+1): the most any count is off, and the cutoff's part past the list
+	Summaries int     `json:"summaries"`     // summaries of m counters per partition, at most
+	PerPart   float64 `json:"per_partition"` // bytes
+	Bytes     float64 `json:"bytes"`         // over all partitions
 }
 
 // GroupPlan is the memory of one window's lists per group value: each group keeps the
@@ -475,6 +506,7 @@ type spec struct {
 	// window's h/ln 2: the sum of 2^(-age/h) over a steady stream), where minutes is the
 	// span its distinct items come from (its horizon).
 	massMinutes float64
+	capacity    int            // a frequent window's configured capacity
 	kind        windowset.Kind // set for a configured window
 	mode        windowset.Mode // set for a configured window, resolved to exact or sketch
 	configured  windowset.Mode
@@ -484,7 +516,7 @@ type spec struct {
 // running totals only (no buckets: it never subtracts); the all-time window is sized for a
 // month of history (its exact totals grow with the catalog, its sketch's N with time).
 func (in Input) specOf(w Window) spec {
-	s := spec{name: w.Name, kind: w.Kind, configured: w.Mode}
+	s := spec{name: w.Name, kind: w.Kind, configured: w.Mode, capacity: w.Capacity}
 	if s.configured == "" {
 		s.configured = windowset.Auto
 	}
@@ -596,6 +628,12 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 	w.ExactToSketch = w.ExactBytes / w.SketchBytes
 
 	pl.decide(&w)
+	if s.mode == windowset.Frequent {
+		w.Frequent = pl.frequent(s, b)
+		w.Why = fmt.Sprintf("configured frequent: %d counters a summary keep every count within %s views (N/(m+1)) and miss no item with more; the budgets say %s",
+			w.Frequent.Capacity, FormatCount(w.Frequent.Bound), w.Why)
+		w.Mode, w.ChosenPerPartition, w.ChosenBytes = windowset.Frequent, w.Frequent.PerPart, w.Frequent.Bytes
+	}
 	if s.mode != "" && s.mode != w.Mode {
 		// A configured window runs as configured; the budgets' verdict is the reason.
 		w.Why = fmt.Sprintf("configured %s (%s); the budgets say %s", s.mode, s.configured, w.Why)
@@ -631,6 +669,34 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 		pl.GroupBytes += w.Groups.Bytes
 	}
 	pl.Windows = append(pl.Windows, w)
+}
+
+// frequent sizes a frequent window: the configured capacity, or the smallest whose
+// a-priori bound N/(m+1) is within the wanted fraction of the window's K-th count.
+func (pl *Plan) frequent(s spec, b *Bound) *FrequentPlan {
+	in := pl.Input
+	f := &FrequentPlan{Capacity: s.capacity}
+	if f.Capacity == 0 {
+		frac := in.FrequentError
+		if frac == 0 {
+			frac = in.ErrorTolerance
+		}
+		f.Wanted = math.Max(1, math.Floor(frac*b.KthCount))
+		f.Capacity = frequent.CapacityFor(uint64(math.Ceil(b.N)), uint64(f.Wanted))
+		if f.Capacity > frequent.MaxCapacity {
+			f.Capacity = frequent.MaxCapacity
+			pl.warnf("%s: a bound of %s views needs more than %d counters: it will be %s", s.name, FormatCount(f.Wanted), frequent.MaxCapacity,
+				FormatCount(b.N/float64(frequent.MaxCapacity+1)))
+		}
+	}
+	f.Bound = b.N / float64(f.Capacity+1)
+	f.Summaries = 1
+	if s.kind == windowset.Sliding {
+		f.Summaries = 2*s.buckets + 2 // the buckets and their suffix merges, the back's merge and the running bucket
+	}
+	f.PerPart = float64(f.Summaries) * float64(f.Capacity) * FrequentCounterBytes
+	f.Bytes = f.PerPart * float64(in.Partitions)
+	return f
 }
 
 // groups works out the lists per group value of a window w (arithmetic s) counted in w's

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -75,5 +76,38 @@ func TestConfiguredWindows(t *testing.T) {
 	if m := p.Windows[0]; m.Mode != windowset.Exact || !strings.Contains(m.Why, "configured exact (exact); the budgets say sketch") ||
 		!strings.Contains(strings.Join(p.Warnings, "\n"), "month: configured exact needs 7.81 GB per partition and 250 GB in all, over budget") {
 		t.Errorf("month exact: %s %q, warnings %v", m.Mode, m.Why, p.Warnings)
+	}
+}
+
+// TestFrequentWindowSized: a frequent window's capacity is the smallest whose bound
+// N/(m+1) on one partition's N views is within the wanted fraction of its K-th count, its
+// memory follows from its summaries, and a configured capacity is taken as given.
+func TestFrequentWindowSized(t *testing.T) {
+	in := DefaultInput()
+	in.FrequentError = 0.01
+	in.Windows = []Window{
+		{Name: "hour", Kind: windowset.Sliding, LengthMinutes: 60, BucketMinutes: 1, Mode: windowset.Frequent},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: "day", Mode: windowset.Frequent, Capacity: 1000},
+	}
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := p.Window("hour")
+	f := h.Frequent
+	if h.Mode != windowset.Frequent || f == nil {
+		t.Fatalf("hour: %+v", h)
+	}
+	n := in.EventsPerDay / 24 / float64(in.Partitions)
+	kth := in.KthCount * 60 / float64(in.MonthDays*1440)
+	if f.Wanted != math.Floor(0.01*kth) || f.Bound > f.Wanted || n/float64(f.Capacity) < f.Wanted {
+		t.Errorf("hour: capacity %d, bound %.2f, wanted %.0f of a K-th count %.0f: not the smallest within it", f.Capacity, f.Bound, f.Wanted, kth)
+	}
+	if f.Summaries != 122 || f.PerPart != 122*float64(f.Capacity)*FrequentCounterBytes || h.ChosenPerPartition != f.PerPart {
+		t.Errorf("hour: %d summaries, %.0f bytes a partition, chosen %.0f", f.Summaries, f.PerPart, h.ChosenPerPartition)
+	}
+	d, _ := p.Window("calendar-day")
+	if d.Frequent == nil || d.Frequent.Capacity != 1000 || d.Frequent.Summaries != 1 || d.Frequent.Wanted != 0 {
+		t.Errorf("calendar day: %+v", d.Frequent)
 	}
 }

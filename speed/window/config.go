@@ -3,12 +3,14 @@ package window
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"trending/internal/setting"
 	trmodel "trending/model"
 	"trending/model/windowset"
+	"trending/speed/frequent"
 	"trending/speed/sketch"
 )
 
@@ -60,6 +62,9 @@ type WindowConfig struct {
 	// HalfLife is a decayed window's half-life: a whole number of minutes from
 	// MinHalfLife to MaxHalfLife. Other kinds must leave it zero.
 	HalfLife time.Duration
+	// Capacity is a frequent window's counters per summary (frequent.Config.Capacity);
+	// 0 takes Config.FrequentCapacity. Other modes must leave it zero.
+	Capacity int
 }
 
 // Config configures a Partition. Start from DefaultConfig, which holds every
@@ -121,6 +126,10 @@ type Config struct {
 	// complete). 0 (the default) keeps none. At most MaxSinceDays. Like K
 	// and M it may change across a restart: it is not in the fingerprint.
 	SinceDays int
+	// FrequentCapacity is the counters per summary of a frequent window that sets no
+	// Capacity of its own (frequent.DefaultCapacity, 4,096: a bound of N/4,097). It is in
+	// the fingerprint through each frequent window's resolved capacity.
+	FrequentCapacity int
 }
 
 // CalendarName is the name the core counts a calendar window of span under
@@ -135,7 +144,7 @@ func FromSet(s windowset.Set) []WindowConfig {
 	out := make([]WindowConfig, 0, len(s.Windows))
 	for _, w := range s.Windows {
 		wc := WindowConfig{Name: w.Name, Kind: w.Kind, Length: w.Length, Bucket: w.Bucket,
-			Span: w.Span, Mode: w.Mode, HalfLife: w.HalfLife}
+			Span: w.Span, Mode: w.Mode, HalfLife: w.HalfLife, Capacity: w.Capacity}
 		if w.Kind == windowset.Calendar {
 			wc.Name = CalendarName(w.Span)
 		}
@@ -152,6 +161,8 @@ func DefaultConfig() Config {
 		M:               3,
 		AllowedLateness: 30 * time.Second,
 		Sketch:          sketch.DefaultConfig(),
+
+		FrequentCapacity: frequent.DefaultCapacity,
 	}
 }
 
@@ -180,6 +191,9 @@ func (c Config) normalized() Config {
 	}
 	for i := range c.Windows {
 		c.Windows[i] = c.Windows[i].resolved()
+		if c.Windows[i].Mode == windowset.Frequent && c.Windows[i].Capacity == 0 {
+			c.Windows[i].Capacity = c.FrequentCapacity
+		}
 	}
 	if c.CandidateCap == 0 {
 		c.CandidateCap = 8 * c.M * c.K
@@ -273,6 +287,16 @@ func (w WindowConfig) validate() error {
 	if !w.Mode.Valid() || w.Mode == windowset.Auto { // resolved: Auto is gone
 		return invalid("Windows", "window %q: mode %q: use %s", w.Name, w.Mode, windowset.ModeNames())
 	}
+	if w.Mode == windowset.Frequent {
+		if w.Kind == windowset.Decayed {
+			return invalid("Windows", "window %q: a decayed window cannot count in frequent mode: use exact or sketch", w.Name)
+		}
+		if err := (frequent.Config{Capacity: w.Capacity}).Validate(); err != nil {
+			return invalid("Windows", "window %q: capacity %d: use 1..%d counters (Config.FrequentCapacity sets the default)", w.Name, w.Capacity, frequent.MaxCapacity)
+		}
+	} else if w.Capacity != 0 {
+		return invalid("Windows", "window %q: a capacity (%d) is a frequent window's: remove it or use mode frequent", w.Name, w.Capacity)
+	}
 	if w.HalfLife != 0 && w.Kind != windowset.Decayed {
 		return invalid("Windows", "window %q: a %s window has no half-life (%s): remove it or make the window decayed", w.Name, w.Kind, w.HalfLife)
 	}
@@ -322,15 +346,19 @@ func (c Config) fingerprint() string {
 		if i > 0 {
 			b.WriteByte(';')
 		}
+		mode := string(w.Mode)
+		if w.Mode == windowset.Frequent {
+			mode += "/" + strconv.Itoa(w.Capacity)
+		}
 		switch w.Kind {
 		case windowset.Sliding:
-			fmt.Fprintf(&b, "%s:%s:%dm/%dm:%s", w.Name, w.Kind, w.Length/time.Minute, w.Bucket/time.Minute, w.Mode)
+			fmt.Fprintf(&b, "%s:%s:%dm/%dm:%s", w.Name, w.Kind, w.Length/time.Minute, w.Bucket/time.Minute, mode)
 		case windowset.AllTime:
-			fmt.Fprintf(&b, "%s:%s:%s", w.Name, w.Kind, w.Mode)
+			fmt.Fprintf(&b, "%s:%s:%s", w.Name, w.Kind, mode)
 		case windowset.Decayed:
-			fmt.Fprintf(&b, "%s:%s:%dm:%s", w.Name, w.Kind, w.HalfLife/time.Minute, w.Mode)
+			fmt.Fprintf(&b, "%s:%s:%dm:%s", w.Name, w.Kind, w.HalfLife/time.Minute, mode)
 		default:
-			fmt.Fprintf(&b, "%s:%s:%s:%s", w.Name, w.Kind, w.Span, w.Mode)
+			fmt.Fprintf(&b, "%s:%s:%s:%s", w.Name, w.Kind, w.Span, mode)
 		}
 	}
 	s := c.Sketch

@@ -8,8 +8,9 @@ import (
 )
 
 // BenchmarkDecayedVsHour is the per-event cost of a decayed window ("trending now",
-// half-life 1 hour) against the sliding hour, both exact, and of a decayed sketch window
-// (the default 2^18 x 5 grid, float cells), each alone in a partition, fed the same events
+// half-life 1 hour) against the sliding hour, both exact, of a decayed sketch window
+// (the default 2^18 x 5 grid, float cells), and of the sliding hour in frequent mode (4,096
+// counters a summary, issue 32), each alone in a partition, fed the same events
 // in the same run: chunk by chunk in turn, each partition's time measured on its own, so
 // that a noisy shared machine slows all of them alike. "add" is counting alone (Add, and the
 // minutes it closes); "add+live-1s" adds LiveAll once a second of event time, as the speed
@@ -31,6 +32,7 @@ func BenchmarkDecayedVsHour(b *testing.B) {
 		{"hour", WindowConfig{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact}},
 		{"decayed", WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Mode: windowset.Exact}},
 		{"decayed-sketch", WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Mode: windowset.Sketch}},
+		{"frequent", WindowConfig{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Frequent, Capacity: 4096}},
 	}
 	for _, live := range []bool{false, true} {
 		name := "add"

@@ -82,6 +82,17 @@
 // the partition computed once for every sketch window), which leaves the
 // same cells as adding its entries one by one but waits less on memory.
 //
+// # Frequent windows
+//
+// A window in frequent mode (windowset.Frequent, frequentwin.go) counts in
+// Misra-Gries summaries of WindowConfig.Capacity counters
+// (trending/speed/frequent): a sliding window one per bucket, merged as it
+// slides by two-stacks aggregation, a calendar period or all time one running
+// summary. Its lists carry proven bounds: each Count is a lower bound,
+// Count+MaxError an upper bound, and no item left out has more than Cutoff
+// views. Every summary is kept compacted, so the state is a function of the
+// events, not of their order within a minute or of a restore.
+//
 // # All-time windows
 //
 // An all-time window never expires: closed minutes and late events are

@@ -78,6 +78,7 @@ func incConfigs() []struct {
 		{"windows", snapTestConfig},
 		{"with-all-time", snapAllConfig},
 		{"with-decayed", decayedTestConfig},
+		{"with-frequent", freqTestConfig},
 		{"since", func() Config { c := snapAllConfig(); c.SinceDays = 2; return c }},
 		{"defaults", func() Config {
 			c := DefaultConfig()

@@ -102,6 +102,11 @@ func (p *Partition) Live(name string) (List, error) {
 	if dw, ok := w.(decayedWindow); ok {
 		return dw.live(p, &ov), nil
 	}
+	if fw, ok := w.(freqWindow); ok {
+		l := fw.live(p, &ov)
+		l.Tracked = p.closedTracked(w, l.Start)
+		return l, nil
+	}
 	spec := w.liveSpec(p, &ov)
 	d := make(map[uint32]int64)
 	dsum := p.openCounts(d, spec.lo, spec.hi)
@@ -587,6 +592,11 @@ func (p *Partition) LiveAll() []List {
 			out[i] = dw.liveAll(p, &ov, ls.touches, ls.distinct, ls.overflow)
 			continue
 		}
+		if fw, ok := w.(freqWindow); ok {
+			out[i] = fw.live(p, &ov)
+			out[i].Tracked = p.closedTracked(w, out[i].Start)
+			continue
+		}
 		c := &ls.caches[i]
 		spec := w.liveSpec(p, &ov)
 		var ok bool
@@ -622,6 +632,9 @@ func (p *Partition) LiveAll() []List {
 	}
 	for i, w := range p.wins {
 		if _, ok := w.(decayedWindow); ok {
+			continue
+		}
+		if _, ok := w.(freqWindow); ok {
 			continue
 		}
 		if c := &ls.caches[i]; c.gcol >= 0 {

@@ -38,6 +38,8 @@ func spanPresets() map[string][]WindowConfig {
 			{Name: "2h", Kind: windowset.Sliding, Length: 2 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 			{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
 		},
+		// Frequent windows of every kind, with few counters so that summaries compact.
+		"frequent": freqWindows(),
 	}
 }
 
@@ -179,6 +181,10 @@ func checkSpan(t *testing.T, at string, cfg Config, wc WindowConfig, l List, tak
 	truth := spanTruth(taken, l.Start.UnixMilli(), to)
 	if l.Total != sum(truth) {
 		t.Errorf("%s: [%s, %s]: total %d, the truth %d", at, l.Start.Format(time.TimeOnly), l.End.Format(time.TimeOnly), l.Total, sum(truth))
+	}
+	if wc.Mode == windowset.Frequent {
+		checkFrequent(t, at, l, truth)
+		return
 	}
 	if wc.Mode == windowset.Exact {
 		if want := wantTop(truth, cfg.M*cfg.K); !entriesEqual(l.Items, want) {

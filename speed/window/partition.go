@@ -103,6 +103,14 @@ type List struct {
 	TrackedScored []topk.Scored
 	// Total is the sum of all counts in the window (the sketch's N).
 	Total uint64
+	// Frequent marks a frequent window's list (frequentwin.go): each item's Count is a
+	// lower bound on its views and Count+MaxError an upper bound; no item left out has
+	// more than Cutoff views. Exact is false and Bound nil.
+	Frequent bool
+	// MaxError is a frequent list's offset D, the most any count is low.
+	MaxError uint64
+	// Cutoff is a frequent list's guarantee: no item it leaves out has more views.
+	Cutoff uint64
 }
 
 // Stats describes a partition's state and what Add did so far.
@@ -204,8 +212,10 @@ type Partition struct {
 	incIdx []uint32 // scratch for incremental snapshots, indexed by handle, kept zero
 	skVer  uint64   // bumped by every change to a sliding-window bucket sketch (sbucket.ver)
 
-	gen  int64      // how many times asOf moved: LiveAll's caches are valid within one
-	live *liveState // LiveAll's caches and the events since its last call; nil before it
+	gen int64 // how many times asOf moved: LiveAll's caches are valid within one
+	// freqOpen is the frequent windows' scratch map of open counts (frequentwin.go).
+	freqOpen map[uint32]int64
+	live     *liveState // LiveAll's caches and the events since its last call; nil before it
 }
 
 // lateKey names one calendar period of one window: the window's index in wins and the
@@ -262,6 +272,10 @@ func New(cfg Config) (*Partition, error) {
 			// Float additions round by their order: a closed minute reaches the sketch
 			// sorted by hash, the same after a restore (as for conservative update).
 			p.byHash = true
+		case wc.Mode == windowset.Frequent && wc.Kind == windowset.Sliding:
+			w = newFreqSliding(wc)
+		case wc.Mode == windowset.Frequent:
+			w = newFreqRunning(wc, wc.Kind == windowset.AllTime)
 		case wc.Kind == windowset.AllTime && wc.Mode == windowset.Exact:
 			w = newExactAll(p, wc)
 		case wc.Kind == windowset.AllTime:
@@ -594,7 +608,7 @@ func (p *Partition) TakeLate() []List {
 		wc := p.wins[k.win].conf()
 		end := minuteTime(wc.Span.EndMinute(k.start))
 		c = append(c, List{Window: wc.Name, Start: minuteTime(k.start), End: end, AsOf: end, Final: true, LateOnly: true,
-			Exact: wc.Mode == windowset.Exact, DroppedLate: lc.n})
+			Exact: wc.Mode == windowset.Exact, Frequent: wc.Mode == windowset.Frequent, DroppedLate: lc.n})
 	}
 	return c
 }

@@ -243,6 +243,10 @@ func (e *encoder) closedLists(p *Partition) {
 			e.str(it.Item)
 			e.uv(it.Count)
 		}
+		if p.wins[wi].conf().Mode == windowset.Frequent {
+			e.uv(l.MaxError) // a frequent window's bounds (only in snapshots with one)
+			e.uv(l.Cutoff)
+		}
 	}
 }
 
@@ -1117,6 +1121,13 @@ func (d *decoder) closedLists(p *Partition) {
 				return
 			}
 			l.Items = append(l.Items, topk.Entry{Item: item, Count: c})
+		}
+		if wc.Mode == windowset.Frequent {
+			l.Frequent, l.Bound = true, nil
+			l.MaxError, l.Cutoff = d.uv(), d.uv()
+			if d.err == nil && (l.Cutoff < l.MaxError || l.MaxError > total) {
+				d.fail("closed %s list: cutoff %d under its offset %d, or offset over total %d", wc.Name, l.Cutoff, l.MaxError, total)
+			}
 		}
 		p.closed = append(p.closed, l)
 	}

@@ -72,7 +72,7 @@ func TestSnapshotReplayProperty(t *testing.T) {
 	for _, cc := range []struct {
 		name string
 		cfg  func() Config
-	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
+	}{{"windows", snapTestConfig}, {"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}, {"with-frequent", freqTestConfig}} {
 		for seed := uint64(1); seed <= 12; seed++ {
 			t.Run(fmt.Sprintf("%s/%d", cc.name, seed), func(t *testing.T) { snapshotReplay(t, cc.cfg(), seed) })
 		}
@@ -344,7 +344,7 @@ func TestRestoreEveryByteFlip(t *testing.T) {
 	for _, cc := range []struct {
 		name string
 		cfg  func() Config
-	}{{"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}} {
+	}{{"with-all-time", snapAllConfig}, {"with-decayed", decayedTestConfig}, {"with-frequent", freqTestConfig}} {
 		t.Run(cc.name, func(t *testing.T) { restoreEveryByteFlip(t, cc.cfg()) })
 	}
 }

@@ -979,6 +979,9 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 		if l.Bound != nil {
 			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
+		if l.Frequent {
+			pt.Frequent, pt.MaxError, pt.Cutoff = true, l.MaxError, l.Cutoff
+		}
 		if l.HalfLife != 0 {
 			pt.Kind, pt.HalfLifeSeconds, pt.Scored = model.PartialScored, int64(l.HalfLife/time.Second), l.Scored
 			for _, e := range l.TrackedScored {
