@@ -11,11 +11,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 TEST_TIMEOUT ?= 30m
 BENCH ?= .
 
-<<<<<<< HEAD
-.PHONY: all build run test test-short bench bench-api bench-peers soak services-up services-down services-status lint fmt clean
-=======
-.PHONY: all build run test test-short bench bench-api soak soak-split services-up services-down services-status lint fmt clean
->>>>>>> soak
+.PHONY: all build run test test-short bench bench-api bench-peers soak soak-split services-up services-down services-status lint fmt clean
 
 all: build
 
