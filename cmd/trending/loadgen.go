@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -303,8 +304,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 				}
 			}()
 		}
-		w := kc.NewWriter(topic)
-		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
+		w := newLoadWriter(kc, topic)
 		var tr *stream.Truth
 		if truth != "" {
 			tr = stream.NewTruth()
@@ -339,6 +339,14 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		return nil
 	}
 	return cmd
+}
+
+// newLoadWriter is the load generator's writer, loadgen's and up's: a second's events go out
+// in one call, so it fills produce requests.
+func newLoadWriter(kc *eventlog.Client, topic string) *kafka.Writer {
+	w := kc.NewWriter(topic)
+	w.BatchSize = 1000
+	return w
 }
 
 // writeMetadata writes the display metadata of the catalog of sc to file, atomically (a merger
