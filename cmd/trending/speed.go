@@ -104,26 +104,18 @@ func (f *windowFlags) config() (window.Config, error) {
 	if !ws.HasLive(windowset.AllName) {
 		c.SinceDays = 0 // the counts since the all-time boundary feed the "all" list only
 	}
-	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode}
-	for flag, m := range modes {
+	modes := map[string]window.Mode{}
+	for span, m := range map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode} {
 		switch window.Mode(m) {
 		case window.Exact, window.Sketch, window.Auto:
 		default:
-			return c, usagef("--%s-mode %q: use exact, sketch or auto", flag, m)
+			return c, usagef("--%s-mode %q: use exact, sketch or auto", span, m)
 		}
-		if !f.fs.Changed(flag + "-mode") {
-			delete(modes, flag) // the window set's own mode stands
-		}
-	}
-	for i, w := range c.Windows {
-		span := w.Name
-		if w.Kind == window.Calendar {
-			span = w.Span
-		}
-		if m, ok := modes[span]; ok {
-			c.Windows[i].Mode = window.Mode(m)
+		if f.fs.Changed(span + "-mode") { // else the window set's own mode stands
+			modes[span] = window.Mode(m)
 		}
 	}
+	c.SetModes(modes)
 	if err := c.Validate(); err != nil {
 		return c, usageOf(err, nil)
 	}
