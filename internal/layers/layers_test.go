@@ -2,6 +2,11 @@
 // layers (speed, archive, batch, serving, the tools) imports flow only through the shared
 // model, internal/*, and the two contracts between layers: serving/store for its two
 // writers (the merger and the batch) and the archive's reader for the batch.
+//
+// In detail (DESIGN.md's file map has the line): the import rule as a test (`go
+// list` over the module): between speed, archive, batch, serving and the tools only the
+// model, `internal/*`, `serving/store` (for the merger and the batch) and `archive` (for
+// the batch); a wrong import fails it, naming the pair
 package layers
 
 import (

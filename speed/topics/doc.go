@@ -29,4 +29,21 @@
 // A State is owned by one goroutine, like speed/window's partition state; rules.Blocklist and
 // rules.Review are safe for concurrent use because an operator command and a reload timer touch
 // them from outside that goroutine.
+//
+// In detail (DESIGN.md's file map has the line): trending topics: regional and
+// worldwide lists by volume, surge or decayed score with hysteresis; fixed-size user
+// dedupe, new-account tenths and share, a reloading blocklist, the review queue and its
+// HTTP handler; per-partition state (minute and hourly sketches, candidates, checksummed
+// snapshot); the sizing (docs/topics.md (docs/topics.md)). In the worker
+// (`speed/worker/topics.go`, on with `--topics eu,us`) every event is a mention; lists are
+// published under the typed key `model.TopicsKey(region, score)` (window `topics`, group =
+// the region, score = volume, surge or decayed; stored and served under the name
+// `topics/<region>/<score>`, as before the key was typed); scores are ratios, so the
+// merger sorts floats, still exact because the stream is partitioned by topic; the
+// checkpoint bundles the topics snapshot beside the window snapshot; `shared.go`: the
+// review queue shared by every role as one object `topics/review.json` in the bucket, an
+// ETag-conditional read-merge-write over an order-independent merge, synced by speed, up
+// and serve, read by the batch (`LoadReview`: its held topics stay off the exact lists)
+// and decided by `trending topics review` and `/v1/topics/review`; `demo.go`: the
+// synthetic week of `trending topics demo` (`DemoConfig`, `FeedDemo`)
 package topics
