@@ -168,6 +168,9 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 		return err
 	}
 	wc, tcfg, mf := pre.Window, pre.TrendingTopics, pre.MaxFuture
+	if _, _, err := mergeConfig(f.mergeFlags(), &infra{fieldFlags: upFieldFlags}); err != nil {
+		return err
+	}
 	if err := kf.check(); err != nil {
 		return err
 	}
@@ -178,14 +181,11 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 		return usagef("--kafka-retention-bytes %g: must not be negative (0: no bound)", f.retainBytes)
 	}
 	// The flags are checked before anything is created, so a mistake leaves nothing behind.
-	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
-		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
+	if _, err := loadStream(&f.stream, f.rate, f.junk, 0, time.Now()); err != nil {
+		return err
 	}
 	if f.speedup <= 0 || f.backfill < 0 {
 		return usagef("--speedup must be positive and --backfill not negative")
-	}
-	if _, err := f.stream.config(time.Now()); err != nil {
-		return err
 	}
 	// The address first: a busy port (the likeliest failure of a first start) fails before
 	// --data is created.
@@ -308,11 +308,10 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 			return err
 		}
 	}
-	load, err := f.stream.config(time.Now())
+	load, err := loadStream(&f.stream, f.rate, f.junk, 0, time.Now())
 	if err != nil {
 		return err
 	}
-	load.Rate, load.Malformed = f.rate, f.junk
 
 	salter, saltRole, err := f.salt.build(kc, names, a.log, a.registry, "up")
 	if err != nil {
