@@ -113,13 +113,20 @@ func (e *batchEnv) finishMeters() {
 	}
 }
 
+// reader is the batch's reader of the archive in obj: under --archive-root, complete when
+// --partitions (default: the archiver's topic manifest) have archived past a window.
+func (s *batchSettings) reader(obj *objstore.Store) *archive.Reader {
+	arc := archive.NewReaderAt(obj, s.archiveRoot)
+	arc.Partitions = s.partitions
+	return arc
+}
+
 func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	obj, err := objstore.New(ctx, s.s3.config())
 	if err != nil {
 		return nil, usageOf(err, nil)
 	}
-	arc := archive.NewReaderAt(obj, s.archiveRoot)
-	arc.Partitions = s.partitions
+	arc := s.reader(obj)
 	attach, err := openTitles(s.titles, appFrom(ctx))
 	if err != nil {
 		return nil, err
@@ -570,8 +577,7 @@ func (s *batchSettings) dryRun(cmd *cobra.Command, ws []batch.Window, lo, hi tim
 	if err != nil {
 		return usageOf(err, nil)
 	}
-	arc := archive.NewReaderAt(obj, s.archiveRoot)
-	arc.Partitions = s.partitions
+	arc := s.reader(obj)
 	var eng batch.Engine // nil: planned without rollups
 	if slices.ContainsFunc(ws, func(w batch.Window) bool { return w.Level == batch.All }) {
 		if s.clickhouse != "" {

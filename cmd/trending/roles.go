@@ -274,7 +274,11 @@ func batchTopicsConfig(b *batchTopicsFlags, held func(string) bool, fieldFlags m
 //   - the infra is up's: the embedded broker and S3 server unless --kafka and --s3-endpoint,
 //     the serving store the writers write and the speed workers read the all-time base from
 //     (speed: --base-store), the Go-native batch engine in DATA/rollups.db, and log lines
-//     tagged part=ROLE.
+//     tagged part=ROLE;
+//   - its topics sketch width follows its load (upTopicsWidth) unless --topics-sketch-width;
+//   - the API (apiFlags.config, serve's) serves the workers' own review queue, synced with
+//     the bucket's (serve: the bucket's alone, with --token), the batch routes and the demo
+//     thumbnails; one salter (saltFlags.build) serves its load generator and its ingest.
 
 // speedFlags are up's speed workers' settings.
 func (f *upFlags) speedFlags() *speedFlags {
@@ -301,7 +305,7 @@ func (f *upFlags) archiveFlags() *archiveFlags {
 
 // batchSettings are up's batch scheduler's settings.
 func (f *upFlags) batchSettings() *batchSettings {
-	return &batchSettings{k: f.wf.k, lateness: f.batchLate, baseFactor: batch.DefaultConfig().BaseFactor, windows: f.wf.windows}
+	return &batchSettings{k: f.wf.k, lateness: f.batchLate, baseFactor: batch.DefaultConfig().BaseFactor, archiveRoot: archive.DefaultRoot, windows: f.wf.windows}
 }
 
 // batchTopicsFlags are up's topics recompute's settings: the speed workers' topics flags.

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"trending/archive"
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
@@ -287,13 +286,14 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 			return err
 		}
 	}
-	arc := archive.NewReader(obj)
+	bs := f.batchSettings()
+	arc := bs.reader(obj)
 	eng, err := batch.OpenNative(filepath.Join(f.data, "rollups.db"))
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	bcfg, err := batchConfig(f.batchSettings())
+	bcfg, err := batchConfig(bs)
 	if err != nil {
 		return err
 	}
