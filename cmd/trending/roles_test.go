@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -337,5 +339,33 @@ func TestRolesBuiltOnceCatches(t *testing.T) {
 	want := []string{"Inner.Width: up's 2, the command's 3", "Fn: up's"}
 	if len(diffs) != 2 || diffs[0] != want[0] || !strings.HasPrefix(diffs[1], want[1]) {
 		t.Errorf("diffs %q, want %q", diffs, want)
+	}
+}
+
+// TestRoleConfigsOnlyInRoles: outside roles.go no command starts a role's configuration
+// from its package's defaults (reading one default value, as a flag's default, is fine), so
+// no command can build a role a second way beside speedConfig, mergeConfig, archiveConfig,
+// batchConfig and batchTopicsConfig.
+func TestRoleConfigsOnlyInRoles(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`\b(worker|merge|archive|batch)\.Default(Run|Topics)?Config\(\)`)
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") || file == "roles.go" {
+			continue
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllIndex(b, -1) {
+			if m[1] < len(b) && b[m[1]] == '.' {
+				continue // one default value
+			}
+			line := 1 + strings.Count(string(b[:m[0]]), "\n")
+			t.Errorf("%s:%d: %s starts a role's configuration outside roles.go: build it with the role's constructor there", file, line, b[m[0]:m[1]])
+		}
 	}
 }
