@@ -70,7 +70,7 @@ func TestExactAgainstTruth(t *testing.T) {
 		r := newRunner(t, f, eng, st, now, nil)
 		ctx := context.Background()
 		ws := append(spans(t, batch.Hour, day0, day0.Add(48*time.Hour)), spans(t, batch.Day, day0, day0.Add(48*time.Hour))...)
-		ws = append(ws, batch.Window{Level: batch.Month, Start: model.Align("month", day0)}, batch.Window{Level: batch.All})
+		ws = append(ws, batch.Window{Level: batch.Month, Start: model.Month.Align(day0)}, batch.Window{Level: batch.All})
 		rep, err := r.Recompute(ctx, ws)
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +89,7 @@ func TestExactAgainstTruth(t *testing.T) {
 		}
 		checkList(t, st, model.Key{Window: "day", Start: day0}, f.truthOf(hoursOf(day0, 24)...))
 		checkList(t, st, model.Key{Window: "day", Start: day0.Add(24 * time.Hour)}, f.truthOf(hoursOf(day0.Add(24*time.Hour), 24)...))
-		month := checkList(t, st, model.Key{Window: "month", Start: model.Align("month", day0)}, f.truthOf(hoursOf(day0, 48)...))
+		month := checkList(t, st, model.Key{Window: "month", Start: model.Month.Align(day0)}, f.truthOf(hoursOf(day0, 48)...))
 		all := checkList(t, st, model.Key{Window: "all"}, f.truthOf(hoursOf(day0, 48)...))
 		if month.Fingerprint == "" || all.Fingerprint == "" || month.Version != rep.Version {
 			t.Fatalf("month fingerprint %q, all %q, version %d (run %d)", month.Fingerprint, all.Fingerprint, month.Version, rep.Version)

@@ -293,9 +293,9 @@ func ymd(t time.Time) string { return t.UTC().Format("20060102") }
 
 // BuildHours implements Engine.
 func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time, hours []Built) ([]Meta, error) {
-	day = model.Align(Day, day)
+	day = model.Day.Align(day)
 	for _, h := range hours {
-		if !model.Align(Day, h.Start).Equal(day) {
+		if !model.Day.Align(h.Start).Equal(day) {
 			panic("BUG: BuildHours of hour " + h.Start.String() + " outside day " + day.String())
 		}
 	}
@@ -539,12 +539,12 @@ func (e *ClickHouse) DropTable(table string) { e.drop(table) }
 
 // BuildDays implements Engine.
 func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Built) error {
-	month = model.Align(Month, month)
+	month = model.Month.Align(month)
 	stage := e.tmpName("day")
 	defer e.dropOnShards(stage)
 	var parts []string
 	for _, d := range days {
-		if !model.Align(Month, d.Start).Equal(month) {
+		if !model.Month.Align(d.Start).Equal(month) {
 			panic("BUG: BuildDays of a day outside month")
 		}
 		parts = append(parts, ymd(d.Start))
@@ -647,7 +647,7 @@ func (e *ClickHouse) rollupWhere(level string, start time.Time) (table, where st
 	case Week:
 		// No rollup of its own: the sum of its seven day rollups (a range on the day key).
 		return e.t("rollup_day"), "day >= toDate('" + start.UTC().Format(time.DateOnly) + "') AND day < toDate('" +
-			model.Next(Week, start).UTC().Format(time.DateOnly) + "')"
+			model.Week.Next(start).UTC().Format(time.DateOnly) + "')"
 	case Month:
 		return e.t("rollup_month"), "month = toDate('" + start.UTC().Format(time.DateOnly) + "')"
 	case All:

@@ -48,7 +48,7 @@ func (e *ClickHouse) BuildTopicHours(ctx context.Context, src Archive, hours []B
 	byDay := map[time.Time][]int{}
 	var days []time.Time
 	for i, h := range hours {
-		d := model.Align(Day, h.Start)
+		d := model.Day.Align(h.Start)
 		if _, ok := byDay[d]; !ok {
 			days = append(days, d)
 		}

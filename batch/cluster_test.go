@@ -103,7 +103,7 @@ func TestClusterSameAsOneServer(t *testing.T) {
 	now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 	f.progress(now)
 	ws := append(spans(t, batch.Hour, day0, day0.Add(48*time.Hour)), spans(t, batch.Day, day0, day0.Add(48*time.Hour))...)
-	ws = append(ws, batch.Window{Level: batch.Month, Start: model.Align("month", day0)}, batch.Window{Level: batch.All})
+	ws = append(ws, batch.Window{Level: batch.Month, Start: model.Month.Align(day0)}, batch.Window{Level: batch.All})
 	ctx := itest.Context(t, 5*time.Minute)
 
 	one, _, _ := openCH(t)
@@ -122,8 +122,8 @@ func TestClusterSameAsOneServer(t *testing.T) {
 	}
 	t.Logf("%d windows: one server %s, the two-shard cluster %s", len(ws), oneTook.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	keys := []model.Key{{Window: "day", Start: day0}, {Window: "day", Start: day0.Add(24 * time.Hour)},
-		{Window: "month", Start: model.Align("month", day0)}, {Window: "all"},
-		{Window: "day", Start: day0, Group: "eu"}, {Window: "month", Start: model.Align("month", day0), Group: "us"},
+		{Window: "month", Start: model.Month.Align(day0)}, {Window: "all"},
+		{Window: "day", Start: day0, Group: "eu"}, {Window: "month", Start: model.Month.Align(day0), Group: "us"},
 		{Window: "hour", Start: day0.Add(11 * time.Hour), Group: "eu"}}
 	for _, h := range hoursOf(day0, 48) {
 		if len(f.truth[h]) > 0 {

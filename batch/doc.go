@@ -24,8 +24,8 @@
 // publishes lists with a Reconciliation against the speed list they replace, and reports
 // status. `trending batch` is its command line.
 //
-// In detail (DESIGN.md's file map has the line): `trending batch`: exact recompute
-// of closed calendar windows (ClickHouse engine, and a Go-native engine for the embedded
+// In detail (DESIGN.md's file map has the line): `trending batch`: exact recompute of
+// closed calendar windows (ClickHouse engine, and a Go-native engine for the embedded
 // mode), rollups hour -> day -> month, each holding every item's rows and those of each
 // region with lists (ClickHouse: the `grp` column, 005; native: a second value per
 // rollup), so a run publishes each closed window's list per region too (`Engine.Groups`,

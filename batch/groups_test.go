@@ -26,7 +26,7 @@ func TestGroupsExactAgainstTruth(t *testing.T) {
 		now := time.Date(2026, 12, 5, 0, 0, 0, 0, time.UTC)
 		f.progress(now)
 		ctx := context.Background()
-		month := model.Align("month", day0)
+		month := model.Month.Align(day0)
 		ws := append(spans(t, batch.Hour, day0, day0.Add(48*time.Hour)), spans(t, batch.Day, day0, day0.Add(48*time.Hour))...)
 		ws = append(ws, batch.Window{Level: batch.Month, Start: month}, batch.Window{Level: batch.All})
 		if _, err := newRunner(t, f, eng, st, now, nil).Recompute(ctx, ws); err != nil {

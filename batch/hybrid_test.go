@@ -11,6 +11,7 @@ import (
 	"trending/batch"
 	"trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/sketch"
@@ -32,7 +33,7 @@ type hybridRig struct {
 func newHybridRig(t *testing.T, f *fixture, k int) *hybridRig {
 	wc := window.DefaultConfig()
 	wc.K, wc.M, wc.SinceDays, wc.Sketch = k, 2, 7, sketch.Config{Width: 1 << 10, Depth: 4}
-	wc.Windows = []window.WindowConfig{{Name: "all", Kind: window.AllTime, Mode: window.Sketch}}
+	wc.Windows = []window.WindowConfig{{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch}}
 	r := &hybridRig{t: t, f: f, st: boltStore(t), k: k}
 	for i := range r.parts {
 		p, err := window.New(wc)

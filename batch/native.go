@@ -29,7 +29,7 @@ type Native struct {
 
 var (
 	bucketMeta = []byte("meta")
-	levelBkt   = map[string][]byte{Hour: []byte("hour"), Day: []byte("day"), Month: []byte("month")}
+	levelBkt   = map[string][]byte{Hour: []byte(Hour), Day: []byte(Day), Month: []byte(Month)}
 	groupBkt   = map[string][]byte{Hour: []byte("group-hour"), Day: []byte("group-day"), Month: []byte("group-month")}
 )
 
@@ -188,7 +188,7 @@ func (e *Native) BuildHours(ctx context.Context, src Archive, day time.Time, hou
 	groups := make([]grouped, len(hours))
 	metas := make([]Meta, len(hours))
 	for i, h := range hours {
-		if !model.Align(Day, h.Start).Equal(model.Align(Day, day)) {
+		if !model.Day.Align(h.Start).Equal(model.Day.Align(day)) {
 			panic("BUG: BuildHours of an hour outside the day")
 		}
 		c, g := counts{}, grouped{}
@@ -295,14 +295,14 @@ func (e *Native) sumRange(level string, from, to time.Time) (counts, error) {
 func (e *Native) BuildDays(_ context.Context, month time.Time, days []Built) error {
 	cs, gs := make([]counts, len(days)), make([]grouped, len(days))
 	for i, d := range days {
-		if !model.Align(Month, d.Start).Equal(model.Align(Month, month)) {
+		if !model.Month.Align(d.Start).Equal(model.Month.Align(month)) {
 			panic("BUG: BuildDays of a day outside the month")
 		}
-		c, err := e.sumRange(Hour, d.Start, model.Next(Day, d.Start))
+		c, err := e.sumRange(Hour, d.Start, model.Day.Next(d.Start))
 		if err != nil {
 			return err
 		}
-		g, err := e.sumGroups(Hour, d.Start, model.Next(Day, d.Start))
+		g, err := e.sumGroups(Hour, d.Start, model.Day.Next(d.Start))
 		if err != nil {
 			return err
 		}
@@ -358,7 +358,7 @@ func span(level string, start time.Time) (string, time.Time, time.Time) {
 	case All:
 		return Month, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	case Week: // no rollup of its own: the sum of its days
-		return Day, start, model.Next(Week, start)
+		return Day, start, model.Week.Next(start)
 	}
 	return level, start, start.Add(time.Second)
 }

@@ -208,7 +208,7 @@ type expirer interface {
 // recomputing it from what is left would publish a wrong list over a right one.
 func (r *Runner) retained(ctx context.Context, w Window) error {
 	e, ok := r.arc.(expirer)
-	if !ok || !slices.Contains(model.Spans, w.Level) { // all time sums what the rollups keep
+	if !ok || !model.Period(w.Level).Valid() { // all time sums what the rollups keep
 		return nil
 	}
 	why, err := e.Expired(ctx, w.Start, r.cfg.Now())
@@ -272,7 +272,7 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 	if date.IsZero() {
 		date = x.now.AddDate(0, 0, -1)
 	}
-	day := model.Align(Day, date)
+	day := model.Day.Align(date)
 	if !r.cfg.Force {
 		if err := r.Closed(ctx, Window{Day, day}); err != nil {
 			return x.report, err
@@ -301,7 +301,7 @@ func (r *Runner) Nightly(ctx context.Context, date time.Time) (Report, error) {
 			return x.report, err
 		}
 	}
-	if r.cfg.Windows.HasCalendar(Week) {
+	if r.cfg.Windows.HasCalendar(model.Week) {
 		// The weeks that ended in the lookback: the night's date's when it is a Sunday,
 		// earlier ones when their days changed (or were never published).
 		weeks, _ := Span(Week, first, day.AddDate(0, 0, 1))
@@ -378,7 +378,7 @@ func (r *Runner) RecomputeDirty(ctx context.Context) (Report, error) {
 		}
 		keys = append(keys, keysOf[h]...)
 		for _, lv := range []string{Hour, Day, Week, Month} {
-			add(Window{lv, model.Align(lv, h)})
+			add(Window{lv, model.Period(lv).Align(h)})
 		}
 	}
 	if len(windows) == 0 {
@@ -459,7 +459,7 @@ func (x *run) through(w Window) time.Time {
 	}
 	t := x.closed
 	if w.Level == Week || w.Level == Month {
-		t = model.Align(Day, x.closed)
+		t = model.Day.Align(x.closed)
 	}
 	if t.Before(w.Start) {
 		return w.Start
@@ -532,7 +532,7 @@ func (x *run) buildHours(ctx context.Context, g []Window) error {
 		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups}
 	}
 	t0 := time.Now()
-	metas, err := x.eng.BuildHours(ctx, x.arc, model.Align(Day, g[0].Start), bs)
+	metas, err := x.eng.BuildHours(ctx, x.arc, model.Day.Align(g[0].Start), bs)
 	if err != nil {
 		return err
 	}
@@ -616,7 +616,7 @@ func (x *run) buildRollups(ctx context.Context, level string, stale []Built) err
 		t0 := time.Now()
 		var err error
 		if level == Day {
-			err = x.eng.BuildDays(ctx, model.Align(Month, g[0].Start), g)
+			err = x.eng.BuildDays(ctx, model.Month.Align(g[0].Start), g)
 		} else {
 			err = x.eng.BuildMonths(ctx, g[0].Start, g)
 		}
@@ -635,7 +635,7 @@ func (x *run) buildRollups(ctx context.Context, level string, stale []Built) err
 // ensureAllTime makes the month to date current and returns the all-time fingerprint: the
 // combination of every month rolled up, since all time sums them.
 func (x *run) ensureAllTime(ctx context.Context) ([]string, error) {
-	cur := Window{Month, model.Align(Month, x.closed.Add(-time.Nanosecond))}
+	cur := Window{Month, model.Month.Align(x.closed.Add(-time.Nanosecond))}
 	if _, err := x.ensure(ctx, Month, []Window{cur}); err != nil {
 		return nil, err
 	}
@@ -693,7 +693,7 @@ func sameParent(a, b time.Time, parent string) bool {
 	if parent == "year" {
 		return a.UTC().Year() == b.UTC().Year()
 	}
-	return model.Align(parent, a).Equal(model.Align(parent, b))
+	return model.Period(parent).Align(a).Equal(model.Period(parent).Align(b))
 }
 
 // publish writes w's exact list, and those of the group values with lists (a calendar
@@ -1019,7 +1019,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		if err != nil {
 			return err
 		}
-		end := model.Next(Month, m)
+		end := model.Month.Next(m)
 		if i < len(months)-1 && (!meta.Through.Equal(end) || !months[i+1].Equal(end)) {
 			return skip(Window{Level: model.BaseWindow}, fmt.Sprintf("month %s is rolled up through %s only, or the next month is missing: no clean boundary",
 				m.Format("2006-01"), meta.Through.Format(time.RFC3339)))
@@ -1027,7 +1027,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 		b = meta.Through
 	}
 	w := Window{Level: model.BaseWindow, Start: b}
-	if !model.Aligned(Day, b) {
+	if !model.Day.Aligned(b) {
 		return skip(w, "the month rollups end inside a day (a forced run): no day boundary")
 	}
 	if err := x.Closed(ctx, Window{Day, b.AddDate(0, 0, -1)}); err != nil {

@@ -124,7 +124,7 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 	hourFP := map[time.Time]string{}
 	var due []Window
 	pending := map[string]int{}
-	levels := r.cfg.Windows.Calendar()
+	levels := model.PeriodStrings(r.cfg.Windows.Calendar())
 	defer func() {
 		for _, lv := range levels {
 			m.pending.WithLabelValues(lv).Set(float64(pending[lv]))
@@ -136,7 +136,7 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 			// A week is longer than the default lookback: look back to the start of the last
 			// closed week, so it turns exact within a tick of closing (up to 216 hour
 			// fingerprints a tick instead of 48).
-			lvFrom = minTime(from, model.Back(Week, model.Align(Week, now), 1))
+			lvFrom = minTime(from, model.Week.Back(model.Week.Align(now), 1))
 		}
 		ws, err := Span(lv, lvFrom, now)
 		if err != nil {

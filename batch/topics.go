@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"trending/internal/topicstore"
 
 	"trending/archive"
 	"trending/internal/setting"
@@ -296,7 +297,7 @@ func NewTopics(r *Runner, eng TopicsEngine, cfg TopicsConfig) (*Topics, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	block, err := topics.OpenBlocklist(cfg.Blocklist)
+	block, err := topicstore.OpenBlocklist(cfg.Blocklist)
 	if err != nil {
 		return nil, setting.Invalid("Blocklist", "%v", err)
 	}
@@ -359,7 +360,7 @@ func NightlyHours(date, now time.Time, lookbackDays int) ([]Window, error) {
 	if date.IsZero() {
 		date = now.AddDate(0, 0, -1)
 	}
-	from := model.Align(Day, date)
+	from := model.Day.Align(date)
 	return Span(Hour, from.AddDate(0, 0, -lookbackDays), from.AddDate(0, 0, 1))
 }
 

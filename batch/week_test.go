@@ -25,13 +25,13 @@ func TestWeekExact(t *testing.T) {
 		f := newFixture(t)
 		f.generate() // Saturday day0 and Sunday, and the first hours of Monday the 16th
 		eng, st := open(t), boltStore(t)
-		week := model.Align("week", day0)
+		week := model.Week.Align(day0)
 		if !week.Equal(time.Date(2026, 11, 9, 0, 0, 0, 0, time.UTC)) {
 			t.Fatalf("week of day0 starts %s", week)
 		}
 		ctx := context.Background()
 		// The speed layer's final list of the week, a little off.
-		speed := model.List{Window: "week", Start: week, End: model.Next("week", week), AsOf: model.Next("week", week), Version: 1,
+		speed := model.List{Window: "week", Start: week, End: model.Week.Next(week), AsOf: model.Week.Next(week), Version: 1,
 			Source: model.SourceSpeed, Status: model.StatusProvisional, ComputedAt: day0,
 			Items: []model.Item{{Rank: 1, ItemID: "V0", Views: 1}}}
 		if err := st.Put(ctx, speed); err != nil {
@@ -44,7 +44,7 @@ func TestWeekExact(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := checkList(t, st, model.Key{Window: "week", Start: week}, f.truthOf(hoursOf(day0, 48)...))
-		if l.Reconciliation == nil || l.Reconciliation.SpeedVersion != 1 || !l.End.Equal(model.Next("week", week)) {
+		if l.Reconciliation == nil || l.Reconciliation.SpeedVersion != 1 || !l.End.Equal(model.Week.Next(week)) {
 			t.Errorf("week list: reconciliation %+v end %s", l.Reconciliation, l.End)
 		}
 		for _, k := range []model.Key{{Window: "hour", Start: day0.Add(10 * time.Hour)}, {Window: "day", Start: day0}, {Window: "all"}, {Window: model.BaseWindow}} {
@@ -76,7 +76,7 @@ func TestWeekExact(t *testing.T) {
 			}
 		}
 		// The next week holds Monday's first hours: open, refused without --force.
-		next := batch.Window{Level: batch.Week, Start: model.Next("week", week)}
+		next := batch.Window{Level: batch.Week, Start: model.Week.Next(week)}
 		if _, err := r.Recompute(ctx, []batch.Window{next}); !errors.Is(err, batch.ErrWindowOpen) {
 			t.Errorf("open week: %v, want ErrWindowOpen", err)
 		}

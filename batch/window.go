@@ -17,10 +17,10 @@ import (
 // rollup of its own: its list is summed from its seven day rollups when it is published,
 // so a closed week is exact as soon as its days are.
 const (
-	Hour  = "hour"
-	Day   = "day"
-	Week  = "week"
-	Month = "month"
+	Hour  = string(model.Hour)
+	Day   = string(model.Day)
+	Week  = string(model.Week)
+	Month = string(model.Month)
 	All   = "all"
 )
 
@@ -40,7 +40,7 @@ func (w Window) End() time.Time {
 	if w.Level == All {
 		return time.Time{}
 	}
-	return model.Next(w.Level, w.Start)
+	return model.Period(w.Level).Next(w.Start)
 }
 
 // Key is the serving store key the window's list is written under.
@@ -58,32 +58,21 @@ func (w Window) Key() model.Key {
 }
 
 func (w Window) String() string {
-	switch w.Level {
-	case All:
-		return "all"
-	case Hour:
-		return "hour " + w.Start.UTC().Format("2006-01-02T15Z")
-	case Day:
-		return "day " + w.Start.UTC().Format(time.DateOnly)
-	case Week:
-		return "week " + w.Start.UTC().Format(time.DateOnly)
-	case Month:
-		return "month " + w.Start.UTC().Format("2006-01")
-	default: // topics: the hour rollup "topics_hour" or a list "topics/eu/surge"
-		return w.Level + " " + w.Start.UTC().Format("2006-01-02T15Z")
+	if w.Level == All {
+		return All
 	}
+	if p, ok := model.ParsePeriod(w.Level); ok {
+		return w.Level + " " + p.Label(w.Start)
+	}
+	// topics: the hour rollup "topics_hour" or a list "topics/eu/surge"
+	return w.Level + " " + model.Hour.Label(w.Start)
 }
 
 // Children returns the windows of the level below that make up w (hours of a day, days of
 // a week or a month), up to but excluding until when until is before w's end.
 func (w Window) Children(until time.Time) []Window {
-	var lv string
-	switch w.Level {
-	case Day:
-		lv = Hour
-	case Week, Month:
-		lv = Day
-	default:
+	lv, ok := model.Period(w.Level).Parts()
+	if !ok {
 		panic("BUG: Children of " + w.Level)
 	}
 	end := w.End()
@@ -91,8 +80,8 @@ func (w Window) Children(until time.Time) []Window {
 		end = until
 	}
 	var out []Window
-	for t := w.Start; t.Before(end); t = model.Next(lv, t) {
-		out = append(out, Window{lv, t})
+	for t := w.Start; t.Before(end); t = lv.Next(t) {
+		out = append(out, Window{string(lv), t})
 	}
 	return out
 }
@@ -112,7 +101,7 @@ func (w Window) Hours(until time.Time) []Window {
 // ServedLevels returns the levels of ws the batch publishes, smallest first: its calendar
 // spans, and all time when it serves "all".
 func ServedLevels(ws windowset.Set) []string {
-	out := ws.Calendar()
+	out := model.PeriodStrings(ws.Calendar())
 	if ws.HasLive(All) {
 		out = append(out, All)
 	}
@@ -150,14 +139,14 @@ func Span(level string, from, to time.Time) ([]Window, error) {
 	if level == All {
 		return []Window{{Level: All}}, nil
 	}
-	if !slices.Contains(model.Spans, level) {
+	if !model.Period(level).Valid() {
 		return nil, fmt.Errorf("%w: window %q", ErrBadRange, level)
 	}
 	if !to.After(from) {
 		return nil, fmt.Errorf("%w: end %s is not after start %s", ErrBadRange, to.UTC().Format(time.RFC3339), from.UTC().Format(time.RFC3339))
 	}
 	var out []Window
-	for t := model.Align(level, from); t.Before(to); t = model.Next(level, t) {
+	for t := model.Period(level).Align(from); t.Before(to); t = model.Period(level).Next(t) {
 		out = append(out, Window{level, t})
 	}
 	return out, nil

@@ -18,7 +18,7 @@ var (
 
 // Windows a list may name. Live lists are sliding ("the last hour up to now") or all time
 // ("all"), each under its configured name (ValidWindowName); calendar lists are aligned UTC
-// periods named by their span (Spans). Which names a deployment serves is configuration
+// periods named by their Period. Which names a deployment serves is configuration
 // (model/windowset: the default is the live hour, day, month and all, and the calendar hour,
 // day and month); the store accepts any well-formed name, its writers and the API only the
 // configured ones. Trending-topics lists are live, one per region and score (TopicsKey),
@@ -220,6 +220,25 @@ type Bound struct {
 	Probability  float64 `json:"probability"`
 }
 
+// Baseline says what a trending-topics list's expected counts are made of: the same clock
+// hour of the previous days, read from the hourly sketches in the object store. Merged over
+// partitions it is the worst partition's.
+type Baseline struct {
+	// Days is how many of the Wanted previous days' same-hour sketches the expected counts
+	// average (the fewest of any partition). A day the store has no sketch of (a young
+	// deployment) is left out of the mean.
+	Days   int `json:"days"`
+	Wanted int `json:"wanted"`
+	// Unavailable counts the days left out because the object store could not be read:
+	// while it is above 0 the expected counts rest on the days still in memory, and surge
+	// scores may read high.
+	Unavailable int `json:"unavailable,omitempty"`
+	// MaxOvercount bounds how far an expected count may read high, in mentions (the largest
+	// of any partition; with the hourly sketches at the minute width, about the list's own
+	// error_bound).
+	MaxOvercount float64 `json:"max_overcount"`
+}
+
 // Reconciliation compares the batch layer's exact list with the speed layer's list for the
 // same calendar window: how far the speed layer was off.
 type Reconciliation struct {
@@ -292,14 +311,16 @@ type List struct {
 	// count, summed over partitions: they arrived after the window had closed (its end plus
 	// the allowed lateness had passed on their partition). The archive has them, so the
 	// batch's exact list includes them. Always 0 on live lists.
-	DroppedLate     uint64          `json:"dropped_late"`
-	Partial         bool            `json:"partial"`
-	StalePartitions []int           `json:"stale_partitions,omitempty"`
-	ErrorBound      *Bound          `json:"error_bound,omitempty"`
-	Items           []Item          `json:"items"`
-	ComputedAt      time.Time       `json:"computed_at"`
-	Fingerprint     string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
-	Reconciliation  *Reconciliation `json:"reconciliation,omitempty"`
+	DroppedLate     uint64 `json:"dropped_late"`
+	Partial         bool   `json:"partial"`
+	StalePartitions []int  `json:"stale_partitions,omitempty"`
+	ErrorBound      *Bound `json:"error_bound,omitempty"`
+	// Baseline: trending-topics lists only (speed layer).
+	Baseline       *Baseline       `json:"baseline,omitempty"`
+	Items          []Item          `json:"items"`
+	ComputedAt     time.Time       `json:"computed_at"`
+	Fingerprint    string          `json:"input_fingerprint,omitempty"` // batch: fingerprint of the archived inputs
+	Reconciliation *Reconciliation `json:"reconciliation,omitempty"`
 	// SpeedItems is, on a batch list that replaced a speed list, that speed list as it was
 	// (item and views), so a recompute after late data reconciles it again against the new
 	// exact counts.
@@ -351,15 +372,15 @@ func (l List) Validate() error {
 		return fmt.Errorf("%w: list %q: only topics lists have a score", ErrInvalid, k.Name())
 	case !topics && k.Group != "" && l.Window == BaseWindow:
 		return fmt.Errorf("%w: list %q: the all-time base has no group lists", ErrInvalid, k.Name())
-	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Aligned("day", l.Boundary)):
+	case live && l.Window == BaseWindow && (l.Source != SourceBatch || !Day.Aligned(l.Boundary)):
 		return fmt.Errorf("%w: %s list: source %q boundary %s: want the batch layer's list through a UTC day start", ErrInvalid, BaseWindow, l.Source, l.Boundary.Format(time.RFC3339))
 	case live && l.Window != BaseWindow && !ValidWindowName(l.Window) && !topics:
 		return fmt.Errorf("%w: live window %q: want 1-%d lowercase letters, digits, '-' or '_', or %s/<region>/<%s>", ErrInvalid, l.Window, MaxWindowName, TopicsList, strings.Join(TopicsScores, "|"))
-	case !live && topics && !Aligned("hour", l.Start):
+	case !live && topics && !Hour.Aligned(l.Start):
 		return fmt.Errorf("%w: topics list %s start %s is not a UTC hour", ErrInvalid, k.Name(), l.Start.Format(time.RFC3339))
-	case !live && !topics && !slices.Contains(Spans, l.Window):
-		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, Spans, TopicsList, strings.Join(TopicsScores, "|"))
-	case !live && !topics && !Aligned(l.Window, l.Start):
+	case !live && !topics && !Period(l.Window).Valid():
+		return fmt.Errorf("%w: calendar window %q: want one of %v or %s/<region>/<%s>", ErrInvalid, l.Window, Periods, TopicsList, strings.Join(TopicsScores, "|"))
+	case !live && !topics && !Period(l.Window).Aligned(l.Start):
 		return fmt.Errorf("%w: %s window start %s is not aligned", ErrInvalid, l.Window, l.Start.Format(time.RFC3339))
 	case l.Source != SourceSpeed && l.Source != SourceBatch:
 		return fmt.Errorf("%w: source %q", ErrInvalid, l.Source)

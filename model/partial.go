@@ -7,6 +7,7 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	gojson "github.com/goccy/go-json"
@@ -20,9 +21,32 @@ import (
 // (BaseWindow) to build the live "all" list (buildHybrid).
 const SinceWindow = "all-since"
 
+// PartialKind says which list a partial carries, so a reader dispatches on it rather than on
+// window names or on which fields are set.
+type PartialKind string
+
+const (
+	// PartialItems: counts in Items (sliding, calendar and all-time windows; a late-only
+	// update of a calendar window carries none).
+	PartialItems PartialKind = "items"
+	// PartialScored: a decayed window's scores in Scored (and SaltedScored), HalfLifeSeconds set.
+	PartialScored PartialKind = "scored"
+	// PartialTopics: a trending-topics list in Topics, Window its TopicsKey name.
+	PartialTopics PartialKind = "topics"
+	// PartialSince: the exact counts since the all-time boundary (Window SinceWindow): Items,
+	// Base, Boundary, From, BaseVersion and Cutoff.
+	PartialSince PartialKind = "since"
+)
+
+// PartialKinds are the kinds a partial can have.
+var PartialKinds = []PartialKind{PartialItems, PartialScored, PartialTopics, PartialSince}
+
 // Partial is one partition's top list for one window, as published on trending.partials.
 type Partial struct {
-	Window string `json:"window"`
+	// Kind is the list it carries. Producers set it; absent (a producer from before it
+	// existed) it is inferred as those readers did (KindOf).
+	Kind   PartialKind `json:"kind,omitempty"`
+	Window string      `json:"window"`
 	// Start and End name a calendar window (zero for a live, sliding one).
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
@@ -54,6 +78,8 @@ type Partial struct {
 	// not counts, so the merger sorts them as floats rather than through topk.Merge; every
 	// topic is counted on one partition, so joining the lists double-counts nothing.
 	Topics []Item `json:"topics,omitempty"`
+	// Baseline is what a topics list's expected counts are made of (the partition's).
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// Limit caps the served list's length (the topics list size); 0 means the merger's K.
 	Limit int `json:"limit,omitempty"`
 	// GroupsFull: the partition keeps no lists for some group value it saw events of (every
@@ -137,6 +163,78 @@ type Member struct {
 	AsOf time.Time `json:"as_of,omitzero"`
 }
 
+// KindOf returns p's kind: Kind, or when absent what the fields say, as readers inferred it
+// before the field existed: the window SinceWindow, a topics list's name, a half-life, else
+// counts.
+func (p Partial) KindOf() PartialKind {
+	if p.Kind != "" {
+		return p.Kind
+	}
+	return p.inferKind()
+}
+
+func (p Partial) inferKind() PartialKind {
+	switch {
+	case p.Window == SinceWindow:
+		return PartialSince
+	case p.Key().IsTopics():
+		return PartialTopics
+	case p.HalfLifeSeconds != 0:
+		return PartialScored
+	}
+	return PartialItems
+}
+
+// Validate checks what every reader relies on: a window, a partition, a version, a known kind
+// that agrees with the window and fields, and no list of another kind.
+func (p Partial) Validate() error {
+	if p.Window == "" || p.Partition < 0 || p.Version <= 0 {
+		return fmt.Errorf("window %q partition %d version %d: incomplete", p.Window, p.Partition, p.Version)
+	}
+	if p.Kind != "" && !slices.Contains(PartialKinds, p.Kind) {
+		return fmt.Errorf("window %q: kind %q: want one of %v", p.Window, p.Kind, PartialKinds)
+	}
+	kind := p.KindOf()
+	if inferred := p.inferKind(); kind != inferred {
+		return fmt.Errorf("window %q: kind %s, but its window and fields are those of a %s partial", p.Window, kind, inferred)
+	}
+	items := fieldSet{len(p.Items) > 0 || len(p.Salted) > 0, "counts"}
+	scored := fieldSet{len(p.Scored) > 0 || len(p.SaltedScored) > 0, "scored entries"}
+	topics := fieldSet{len(p.Topics) > 0, "topics"}
+	since := fieldSet{!p.Boundary.IsZero() || !p.From.IsZero() || p.BaseVersion != 0 || len(p.Base) > 0 || p.Cutoff != 0, "counts since a boundary"}
+	var other string
+	switch kind {
+	case PartialItems:
+		other = firstSet(scored, topics, since)
+	case PartialScored:
+		other = firstSet(items, topics, since)
+	case PartialTopics:
+		other = firstSet(items, scored, since)
+	case PartialSince:
+		other = firstSet(scored, topics, fieldSet{p.LateOnly, "a late-only update"})
+	}
+	if other != "" {
+		return fmt.Errorf("window %q: a %s partial with %s", p.Window, kind, other)
+	}
+	return nil
+}
+
+// fieldSet is whether a partial has a kind of content, and its name for a message.
+type fieldSet struct {
+	set  bool
+	what string
+}
+
+// firstSet returns the name of the first content that is set, "" when none is.
+func firstSet(fs ...fieldSet) string {
+	for _, f := range fs {
+		if f.set {
+			return f.what
+		}
+	}
+	return ""
+}
+
 // Key is the served list this partial contributes to.
 // Window holds the list's name (Key.Name: "topics/eu/surge" for a topics list).
 func (p Partial) Key() Key {
@@ -169,8 +267,8 @@ func DecodePartial(b []byte) (Partial, error) {
 	if err := gojson.Unmarshal(b, &p); err != nil {
 		return p, fmt.Errorf("decode partial: %w", err)
 	}
-	if p.Window == "" || p.Partition < 0 || p.Version <= 0 {
-		return p, fmt.Errorf("decode partial: window %q partition %d version %d: incomplete", p.Window, p.Partition, p.Version)
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("decode partial: %w", err)
 	}
 	return p, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"trending/batch"
 	"trending/internal/objstore"
 	"trending/internal/stream"
+	"trending/model"
 	"trending/model/topics"
 	"trending/model/windowset"
 	"trending/serving/store"
@@ -90,7 +92,7 @@ func servedDefault(v string, ws windowset.Set) string {
 		}
 	}
 	if len(keep) == 0 {
-		keep = ws.Calendar()
+		keep = model.PeriodStrings(ws.Calendar())
 	}
 	return strings.Join(keep, ",")
 }
@@ -205,7 +207,7 @@ func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 }
 
 // topics returns the trending-topics recompute the flags describe, or nil without --topics.
-// Its holds are the shared review queue's (topics.ReviewKey in the bucket), read once at
+// Its holds are the shared review queue's (topicstore.ReviewKey in the bucket), read once at
 // start: the queue every speed worker, serve and `trending topics review` sync, so a topic
 // held there never reaches an exact list. --topics-review FILE reads a local queue instead.
 func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.Runner) (*batch.Topics, error) {
@@ -218,9 +220,9 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 		if q, err = readReviewQueue(b.review); err != nil {
 			return nil, fmt.Errorf("--topics-review: %w", err)
 		}
-	} else if q, err = topics.LoadReview(ctx, env.obj, topics.ReviewKey); err != nil {
+	} else if q, err = topicstore.LoadReview(ctx, env.obj, topicstore.ReviewKey); err != nil {
 		// Without the queue a held topic could be listed: refuse rather than guess.
-		return nil, fmt.Errorf("shared review queue %s (or give --topics-review FILE): %w", topics.ReviewKey, err)
+		return nil, fmt.Errorf("shared review queue %s (or give --topics-review FILE): %w", topicstore.ReviewKey, err)
 	}
 	tc, err := batchTopicsConfig(b, q.Blocks, batchTopicsFieldFlags)
 	if err != nil {

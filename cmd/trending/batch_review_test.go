@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -53,7 +54,7 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 		// A speed worker held #quake (never seen before) in the shared queue.
 		worker := topics.NewReview(0)
 		worker.Hold("#quake", "", topics.ReasonNewTopic, time.Now().UTC(), 4, 4)
-		if err := topics.SyncReview(ctx, obj, topics.ReviewKey, worker); err != nil {
+		if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, worker); err != nil {
 			t.Fatal(err)
 		}
 
@@ -120,12 +121,12 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 		}
 
 		// A shared queue that does not decode fails the run: it may hold anything.
-		if _, err := obj.Put(ctx, topics.ReviewKey, []byte(`{"version":1,"max":`)); err != nil {
+		if _, err := obj.Put(ctx, topicstore.ReviewKey, []byte(`{"version":1,"max":`)); err != nil {
 			t.Fatal(err)
 		}
 		out, err := runTrending(t, append([]string{"batch", "run", "--window", "hour", "--start", "2026-11-14T10"}, common...)...)
-		if err == nil || !strings.Contains(err.Error(), topics.ReviewKey) {
-			t.Fatalf("corrupt shared queue: %v, want an error naming %s\n%s", err, topics.ReviewKey, out)
+		if err == nil || !strings.Contains(err.Error(), topicstore.ReviewKey) {
+			t.Fatalf("corrupt shared queue: %v, want an error naming %s\n%s", err, topicstore.ReviewKey, out)
 		}
 	})
 }

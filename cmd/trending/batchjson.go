@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"time"
 
 	"trending/batch"
@@ -71,7 +70,7 @@ func rfc(t time.Time) string {
 func windowRow(w batch.Window) batchRow {
 	r := batchRow{Window: w.Level}
 	switch {
-	case slices.Contains(model.Spans, w.Level):
+	case model.Period(w.Level).Valid():
 		r.Start, r.End = rfc(w.Start), rfc(w.End())
 	default: // all time, the all-time base, a topics rollup: a start at most
 		r.Start = rfc(w.Start)

@@ -59,9 +59,9 @@ func parseRangeTime(flag, v string, now time.Time) (time.Time, unit, error) {
 	case "now":
 		return now, instant, nil
 	case "today":
-		return model.Align("day", now), dayUnit, nil
+		return model.Day.Align(now), dayUnit, nil
 	case "yesterday":
-		return model.Align("day", now).AddDate(0, 0, -1), dayUnit, nil
+		return model.Day.Align(now).AddDate(0, 0, -1), dayUnit, nil
 	}
 	if strings.HasPrefix(v, "-") || strings.HasPrefix(v, "+") {
 		d, err := stream.ParseSpan(v[1:])
@@ -74,7 +74,7 @@ func parseRangeTime(flag, v string, now time.Time) (time.Time, unit, error) {
 		t := now.Add(d)
 		switch {
 		case strings.HasSuffix(v, "d"):
-			return model.Align("day", t), dayUnit, nil
+			return model.Day.Align(t), dayUnit, nil
 		case strings.HasSuffix(v, "h"):
 			return t.Truncate(time.Hour), hourUnit, nil
 		}

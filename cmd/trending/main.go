@@ -4,8 +4,8 @@
 // main stays thin: it builds the command tree (root.go) and runs it under a context that is
 // cancelled on SIGINT or SIGTERM, so every long-running part shuts down in order.
 //
-// In detail (DESIGN.md's file map has the line): the binary: `main.go` (signals,
-// exit codes), `root.go` (global flags, logging, metrics registry), `config.go` (flags >
+// In detail (DESIGN.md's file map has the line): the binary: `main.go` (signals, exit
+// codes), `root.go` (global flags, logging, metrics registry), `config.go` (flags >
 // `TRENDING_*` env > YAML file), `flags.go` (the flag groups, each flag registered by one
 // function: Kafka with its TLS/SASL and `--views-topic`, `--group`, `--partitions`,
 // `--store`, `--clickhouse`, ...; `flags_test.go` walks the source to keep it so),

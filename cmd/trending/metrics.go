@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -49,15 +50,15 @@ func metricsRole(addr string, a *app) (stage, error) {
 }
 
 // reviewSyncRole keeps review merged with the shared review queue in the bucket
-// (rules.ReviewKey) every interval until its context ends, then syncs once more, so what
+// (topicstore.ReviewKey) every interval until its context ends, then syncs once more, so what
 // the stage before it (the speed workers) held last reaches the bucket.
 func reviewSyncRole(obj *objstore.Store, review *rules.Review, every time.Duration, a *app) role {
 	return role{"review sync", func(ctx context.Context) error {
 		log := a.log.With("part", "review")
-		rules.RunReviewSync(ctx, obj, rules.ReviewKey, review, every, log)
+		topicstore.RunReviewSync(ctx, obj, topicstore.ReviewKey, review, every, log)
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
-		if err := rules.SyncReview(lctx, obj, rules.ReviewKey, review); err != nil {
+		if err := topicstore.SyncReview(lctx, obj, topicstore.ReviewKey, review); err != nil {
 			log.Warn("last review queue sync failed", "err", err)
 		}
 		return nil

@@ -16,6 +16,7 @@ import (
 	"trending/model/windowset"
 	"trending/speed/plan"
 	"trending/speed/topics"
+	"trending/speed/window"
 )
 
 func init() { subcommands = append(subcommands, newPlanCommand) }
@@ -202,10 +203,10 @@ inputs as flags.`,
 func planWindows(ws windowset.Set) []plan.Window {
 	out := make([]plan.Window, 0, len(ws.Windows))
 	for _, w := range ws.Windows {
-		pw := plan.Window{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode),
+		pw := plan.Window{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode,
 			LengthMinutes: int(w.Length / time.Minute), BucketMinutes: int(w.Bucket / time.Minute), HalfLifeMinutes: int(w.HalfLife / time.Minute)}
 		if w.Kind == windowset.Calendar {
-			pw.Name = "calendar-" + w.Span
+			pw.Name = window.CalendarName(w.Span)
 		}
 		out = append(out, pw)
 	}
@@ -272,15 +273,15 @@ func writePlan(out io.Writer, p plan.Plan) error {
 	for _, w := range p.Windows {
 		buckets := fmt.Sprintf("%d %ss", w.Buckets, w.Bucket)
 		switch w.Kind {
-		case plan.KindSliding:
+		case windowset.Sliding:
 			if w.Buckets == 1 {
 				buckets = "1 " + w.Bucket
 			}
-		case plan.KindCalendar:
+		case windowset.Calendar:
 			buckets = "totals of the " + w.Bucket
-		case plan.KindAllTime:
+		case windowset.AllTime:
 			buckets = "running totals"
-		case plan.KindDecayed:
+		case windowset.Decayed:
 			buckets = "one score an item"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", w.Window, buckets,
@@ -300,10 +301,10 @@ func writePlan(out io.Writer, p plan.Plan) error {
 			w.Window, math.E, in.SketchWidth, plan.FormatCount(b.N), plan.FormatCount(b.Overcount),
 			in.SketchDepth, plan.FormatPercent(b.Probability), plan.FormatPercent(b.FractionOfKth), plan.FormatCount(b.KthCount))
 		parts := fmt.Sprintf("%d %ss, the open %s, the running %s", w.Buckets, w.Bucket, w.Bucket, w.Window)
-		if w.Kind == plan.KindCalendar || w.Kind == plan.KindAllTime {
+		if w.Kind == windowset.Calendar || w.Kind == windowset.AllTime {
 			parts = "the running sketch"
 		}
-		if w.Kind == plan.KindDecayed {
+		if w.Kind == windowset.Decayed {
 			parts = "the decayed float sketch"
 		}
 		ew.printf("%s sketches: %d per partition (%s) x %s + %s candidates x %s B = %s per partition, %s in all, %.3gx less than exact\n",

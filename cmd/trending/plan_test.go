@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"trending/model/windowset"
 	"trending/speed/plan"
 )
 
@@ -125,7 +126,7 @@ func TestPlanJSON(t *testing.T) {
 	}
 	modes := map[string]string{}
 	for _, w := range p.Windows {
-		modes[w.Window] = w.Mode
+		modes[w.Window] = string(w.Mode)
 	}
 	if want := map[string]string{"hour": "exact", "day": "sketch", "month": "sketch"}; !reflect.DeepEqual(modes, want) {
 		t.Errorf("modes %v, want %v", modes, want)
@@ -199,7 +200,7 @@ func TestPlanSizesFromEnv(t *testing.T) {
 	if p.Input.MemoryBudgetPerPartition != 1<<30 || p.Input.Partitions != 16 {
 		t.Errorf("budget %v, partitions %d: want 1 GiB and 16", p.Input.MemoryBudgetPerPartition, p.Input.Partitions)
 	}
-	if day, _ := p.Window("day"); day.Mode != plan.ModeSketch {
+	if day, _ := p.Window("day"); day.Mode != windowset.Sketch {
 		t.Errorf("day at 2.72 GB per partition over a 1 GiB budget is %s", day.Mode)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -387,7 +388,7 @@ func openStore(spec string) (store.Store, error) {
 const reviewSyncEvery = 5 * time.Second
 
 // mountSharedReview serves /v1/topics/review over the shared queue in the bucket
-// (rules.ReviewKey): the workers merge their holds into it and read decisions back every
+// (topicstore.ReviewKey): the workers merge their holds into it and read decisions back every
 // publish tick, so a decision made here reaches every worker within a tick.
 func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Settings, token string) (role, error) {
 	obj, err := objstore.New(ctx, s3f.config())
@@ -397,7 +398,7 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 	review := rules.NewReview(0)
 	// Decisions still sync while the API drains after the signal.
 	sctx := context.WithoutCancel(ctx)
-	sync := func() error { return rules.SyncReview(sctx, obj, rules.ReviewKey, review) }
+	sync := func() error { return topicstore.SyncReview(sctx, obj, topicstore.ReviewKey, review) }
 	route := api.TopicsReviewRoute(review, token, sync)
 	// A decision reads the shared queue first, so a topic a worker held since the last
 	// background sync can be decided at once; the token is checked before that read.
@@ -413,6 +414,6 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 	if err := srv.Handle(route); err != nil {
 		return role{}, err
 	}
-	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+rules.ReviewKey)
+	a.log.Info("topics review enabled", "path", "/v1/topics/review", "s3", s3f.endpoint+"/"+s3f.bucket+"/"+topicstore.ReviewKey)
 	return reviewSyncRole(obj, review, reviewSyncEvery, a), nil
 }

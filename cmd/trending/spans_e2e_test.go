@@ -191,7 +191,7 @@ func upSpans(t *testing.T, broker string, ps spansPreset, extra ...string) {
 			lists = map[string]api.ListResponse{}
 			for _, span := range ps.calendar {
 				for _, region := range regions {
-					q := query(span, region) + "&start=" + model.Align(span, end).Format(time.RFC3339)
+					q := query(span, region) + "&start=" + model.Period(span).Align(end).Format(time.RFC3339)
 					c, b := get(q)
 					var l api.ListResponse
 					if c != 200 || json.Unmarshal(b, &l) != nil || l.Partial || l.Status != model.StatusLive {

@@ -100,19 +100,17 @@ func (f *windowFlags) config() (window.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Windows = speedWindows(ws)
+	c.Windows = window.FromSet(ws)
 	if !ws.HasLive(windowset.AllName) {
 		c.SinceDays = 0 // the counts since the all-time boundary feed the "all" list only
 	}
-	modes := map[string]window.Mode{}
+	modes := map[string]windowset.Mode{}
 	for span, m := range map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode} {
-		switch window.Mode(m) {
-		case window.Exact, window.Sketch, window.Auto:
-		default:
-			return c, usagef("--%s-mode %q: use exact, sketch or auto", span, m)
+		if !windowset.Mode(m).Valid() {
+			return c, usagef("--%s-mode %q: use %s", span, m, windowset.ModeNames())
 		}
 		if f.fs.Changed(span + "-mode") { // else the window set's own mode stands
-			modes[span] = window.Mode(m)
+			modes[span] = windowset.Mode(m)
 		}
 	}
 	c.SetModes(modes)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"trending/model/windowset"
 	"trending/speed/window"
 	"trending/speed/worker"
 )
@@ -19,14 +20,14 @@ func TestWindowFlags(t *testing.T) {
 		name     string
 		args     []string
 		lateness time.Duration // resolved, as the partition uses it
-		allMode  window.Mode
+		allMode  windowset.Mode
 	}{
-		{"defaults", nil, 30 * time.Second, window.Sketch},
-		{"no lateness", []string{"--lateness", "0"}, 0, window.Sketch},
-		{"negative lateness", []string{"--lateness", "-5s"}, 0, window.Sketch},
-		{"two minutes", []string{"--lateness", "2m"}, 2 * time.Minute, window.Sketch},
-		{"exact all time", []string{"--all-mode", "exact"}, 30 * time.Second, window.Exact},
-		{"auto all time", []string{"--all-mode", "auto"}, 30 * time.Second, window.Sketch},
+		{"defaults", nil, 30 * time.Second, windowset.Sketch},
+		{"no lateness", []string{"--lateness", "0"}, 0, windowset.Sketch},
+		{"negative lateness", []string{"--lateness", "-5s"}, 0, windowset.Sketch},
+		{"two minutes", []string{"--lateness", "2m"}, 2 * time.Minute, windowset.Sketch},
+		{"exact all time", []string{"--all-mode", "exact"}, 30 * time.Second, windowset.Exact},
+		{"auto all time", []string{"--all-mode", "auto"}, 30 * time.Second, windowset.Sketch},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
@@ -52,8 +53,8 @@ func TestWindowFlags(t *testing.T) {
 					all = &got.Windows[i]
 				}
 			}
-			if all == nil || all.Kind != window.AllTime || all.Mode != tc.allMode {
-				t.Errorf("all-time window %+v, want kind %s mode %s", all, window.AllTime, tc.allMode)
+			if all == nil || all.Kind != windowset.AllTime || all.Mode != tc.allMode {
+				t.Errorf("all-time window %+v, want kind %s mode %s", all, windowset.AllTime, tc.allMode)
 			}
 		})
 	}

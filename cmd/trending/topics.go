@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/spf13/cobra"
 
@@ -84,12 +85,12 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				if err != nil {
 					return usagef("%v", err)
 				}
-				where = s3f.endpoint + "/" + s3f.bucket + "/" + rules.ReviewKey
+				where = s3f.endpoint + "/" + s3f.bucket + "/" + topicstore.ReviewKey
 				r = rules.NewReview(0)
-				if err := rules.SyncReview(cmd.Context(), obj, rules.ReviewKey, r); err != nil {
+				if err := topicstore.SyncReview(cmd.Context(), obj, topicstore.ReviewKey, r); err != nil {
 					return fmt.Errorf("review queue %s: %w", where, err)
 				}
-				save = func() error { return rules.SyncReview(cmd.Context(), obj, rules.ReviewKey, r) }
+				save = func() error { return topicstore.SyncReview(cmd.Context(), obj, topicstore.ReviewKey, r) }
 			}
 			now := time.Now().UTC()
 			switch action {
@@ -141,18 +142,18 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 	return cmd
 }
 
-// readReviewQueue reads the local review queue file --queue names (rules.ReadReviewFile);
+// readReviewQueue reads the local review queue file --queue names (topicstore.ReadReviewFile);
 // a missing file is a usage error.
 func readReviewQueue(path string) (*rules.Review, error) {
-	r, err := rules.ReadReviewFile(path)
+	r, err := topicstore.ReadReviewFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--queue %s: no such file", path)
 	}
 	return r, err
 }
 
-// writeReviewQueue replaces the file atomically (rules.WriteReviewFile).
-func writeReviewQueue(path string, r *rules.Review) error { return rules.WriteReviewFile(path, r) }
+// writeReviewQueue replaces the file atomically (topicstore.WriteReviewFile).
+func writeReviewQueue(path string, r *rules.Review) error { return topicstore.WriteReviewFile(path, r) }
 
 func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
 	if asJSON {
@@ -229,6 +230,9 @@ func writeTopicsSizing(out io.Writer, s topics.Sizing) error {
 		in.Floor, s.FloorReads, in.BigTopic, plan.FormatPercent(s.BigTopicError))
 	ew.printf("baselines: %d workers x 24 h x %d days = %s hourly sketches, %s; bound %.3g mentions per window\n",
 		in.Workers, in.BaselineDays, plan.FormatCount(float64(s.BaselineSketches)), plan.FormatBytes(s.BaselineBytes), s.BaselineOvercount)
+	ew.printf("baselines in the object store: %s a day (%s PUTs, %s GETs); in memory %s per worker (%d same-hour sketches, the open and closing hours, a presence bitmap per hour)\n",
+		plan.FormatBytes(s.BaselineStoreBytesPerDay), plan.FormatCount(float64(s.BaselinePutsPerDay)), plan.FormatCount(float64(s.BaselineGetsPerDay)),
+		plan.FormatBytes(s.BaselineMemoryBytes), in.BaselineDays)
 	ew.printf("dedupe: %s live (user, topic) pairs x %g B = %s per worker; lists: %d x %d topics = %s\n",
 		plan.FormatCount(s.DedupePairs), in.PairBytes, plan.FormatBytes(s.DedupeBytes), in.Lists, in.ListSize, plan.FormatBytes(s.ListsBytes))
 	return ew.err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"trending/internal/topicstore"
 
 	"trending/internal/itest"
 	"trending/internal/objstore"
@@ -27,7 +28,7 @@ func TestTopicsReviewShared(t *testing.T) {
 		tick := func() {
 			t.Helper()
 			for _, r := range []*topics.Review{a, b} {
-				if err := topics.SyncReview(ctx, obj, topics.ReviewKey, r); err != nil {
+				if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, r); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -87,7 +88,7 @@ func TestServeTopicsReview(t *testing.T) {
 	}
 	worker := topics.NewReview(0)
 	worker.Hold("quake", "eu", topics.ReasonNewTopic, time.Now().UTC(), 3000, 12)
-	if err := topics.SyncReview(ctx, obj, topics.ReviewKey, worker); err != nil {
+	if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, worker); err != nil {
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -143,7 +144,7 @@ func TestServeTopicsReview(t *testing.T) {
 	if code, body := call(http.MethodPost, "T", `{"topic":"quake","decision":"approve","by":"bob"}`); code != 200 {
 		t.Fatalf("POST approve: %d %s", code, body)
 	}
-	if err := topics.SyncReview(ctx, obj, topics.ReviewKey, worker); err != nil {
+	if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, worker); err != nil {
 		t.Fatal(err)
 	}
 	if s, _ := worker.Status("quake"); s != topics.Approved {

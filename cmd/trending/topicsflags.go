@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"trending/internal/topicstore"
 
 	"github.com/spf13/pflag"
 
@@ -29,7 +30,7 @@ func addTopicsFlags(fs *pflag.FlagSet, counts bool, width int) *topicsFlags {
 	fs.StringVar(&t.worldScore, "topics-world-score", string(rules.Volume), "score of the worldwide topics list: volume, surge or decayed")
 	if counts {
 		addBlocklistFlag(fs, &t.blocklist, "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
-		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; 65536 keeps a minute's overcount near 1.35 mentions at peak, about 157 MB per partition with the hourly baselines); the baseline sketches are a quarter of it")
+		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; 65536 keeps a minute's overcount near 1.35 mentions at peak, about 78 MB per partition with the hourly baselines); the hourly sketches are as wide, saved to the object store, 7 same-hour ones loaded")
 	}
 	return t
 }
@@ -56,7 +57,7 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 	cfg := topics.DefaultConfig()
 	cfg.Regions = nil
 	if t.withBlocklist {
-		cfg.Width, cfg.BaselineWidth = t.sketchWidth, max(t.sketchWidth/4, 1)
+		cfg.Width, cfg.BaselineWidth = t.sketchWidth, t.sketchWidth // the hours at the minute width: the expected count bounded like the window
 	}
 	cfg.Scores = map[string]rules.Score{rules.World: rules.Score(t.worldScore)}
 	for _, r := range splitList(t.regions) {
@@ -80,7 +81,7 @@ func (t *topicsFlags) openBlocklist() (*rules.Blocklist, error) {
 	if t.blocklist == "" {
 		return nil, nil
 	}
-	b, err := rules.OpenBlocklist(t.blocklist)
+	b, err := topicstore.OpenBlocklist(t.blocklist)
 	if err != nil {
 		return nil, usagef("--blocklist: %v", err)
 	}

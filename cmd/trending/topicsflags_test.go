@@ -35,8 +35,8 @@ func TestTopicsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(cfg.Regions) != "[eu us]" || cfg.Width != 1<<14 || cfg.BaselineWidth != 1<<12 {
-		t.Fatalf("regions %v, want [eu us] (world is always there, duplicates once)", cfg.Regions)
+	if fmt.Sprint(cfg.Regions) != "[eu us]" || cfg.Width != 1<<14 || cfg.BaselineWidth != 1<<14 {
+		t.Fatalf("regions %v widths %d/%d, want [eu us] (world is always there, duplicates once) and the hours as wide as the minutes", cfg.Regions, cfg.Width, cfg.BaselineWidth)
 	}
 	if got := apiLists(cfg); fmt.Sprint(got) != "map[eu:surge us:surge world:surge]" {
 		t.Fatalf("api lists %v", got)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
@@ -276,7 +277,7 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 		// deployment's, so `trending topics review --s3-endpoint` decides here too.
 		review := speedW.Review()
 		if err := srv.Handle(api.TopicsReviewRoute(review, f.tok.review, func() error {
-			return rules.SyncReview(context.WithoutCancel(ctx), obj, rules.ReviewKey, review) // also while the API drains
+			return topicstore.SyncReview(context.WithoutCancel(ctx), obj, topicstore.ReviewKey, review) // also while the API drains
 		})); err != nil {
 			return err
 		}

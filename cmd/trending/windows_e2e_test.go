@@ -91,9 +91,9 @@ func seed004Windows(t *testing.T, broker string, extra []string) {
 	// then 20 a second for the last two minutes, so that every partition's event time
 	// reaches the last minute (a partition's windows end at its own newest event).
 	now := time.Now().UTC()
-	week := model.Back("week", model.Align("week", now), 1)
-	if now.Sub(model.Next("week", week)) < 3*time.Hour {
-		week = model.Back("week", week, 1)
+	week := model.Week.Back(model.Week.Align(now), 1)
+	if now.Sub(model.Week.Next(week)) < 3*time.Hour {
+		week = model.Week.Back(week, 1)
 	}
 	end := now.Truncate(time.Hour).Add(-time.Hour)
 	truth := stream.NewTruth()
@@ -189,7 +189,7 @@ func seed004Windows(t *testing.T, broker string, extra []string) {
 	})
 	t.Logf("the week exact %s after the load began", time.Since(t0).Round(time.Second))
 	wl, _, _ := list(path)
-	want := truth.Range(week, model.Next("week", week)).Top(len(wl.Items) + 1)
+	want := truth.Range(week, model.Week.Next(week)).Top(len(wl.Items) + 1)
 	if len(want) > len(wl.Items) && want[len(wl.Items)].Count == wl.Items[len(wl.Items)-1].Views {
 		want = want[:len(wl.Items)] // a tie at the cut: either item may be listed
 	}
@@ -202,7 +202,7 @@ func seed004Windows(t *testing.T, broker string, extra []string) {
 			t.Errorf("week rank %d: %s %d, the truth %s %d", i+1, it.ItemID, it.Views, want[i].Item, want[i].Count)
 		}
 	}
-	if wl.Reconciliation == nil || !wl.End.Equal(model.Next("week", week)) {
+	if wl.Reconciliation == nil || !wl.End.Equal(model.Week.Next(week)) {
 		t.Errorf("week: reconciliation %v end %s", wl.Reconciliation, wl.End)
 	}
 	t.Logf("week %s exact: %d items, top %s %d; speed recall@K %v", week.Format(time.DateOnly), len(wl.Items), wl.Items[0].ItemID, wl.Items[0].Views, wl.Reconciliation)

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/model/windowset"
-	"trending/speed/window"
 )
 
 // windowSetFlags are the served windows every role reads (model/windowset): --window-set (a
@@ -98,27 +97,4 @@ func (f *windowSetFlags) set() (windowset.Set, error) {
 	}
 	f.parsed = &s
 	return s, nil
-}
-
-// speedWindows is the speed core's form of a set: a live window keeps its name, a calendar
-// window is counted as "calendar-SPAN" and served under its span (speed/worker).
-func speedWindows(s windowset.Set) []window.WindowConfig {
-	out := make([]window.WindowConfig, 0, len(s.Windows))
-	for _, w := range s.Windows {
-		wc := window.WindowConfig{Name: w.Name, Mode: window.Mode(w.Mode)}
-		switch w.Kind {
-		case windowset.Sliding:
-			wc.Kind, wc.Length, wc.Bucket = window.Sliding, w.Length, w.Bucket
-		case windowset.Calendar:
-			wc.Kind, wc.Name, wc.Span = window.Calendar, "calendar-"+w.Span, w.Span
-		case windowset.AllTime:
-			wc.Kind = window.AllTime
-		case windowset.Decayed:
-			wc.Kind, wc.HalfLife = window.Decayed, w.HalfLife
-		default:
-			panic("BUG: speedWindows of window kind " + string(w.Kind))
-		}
-		out = append(out, wc)
-	}
-	return out
 }

@@ -15,8 +15,8 @@ import (
 // window.DefaultWindows() exactly, so a deployment's checkpoints (whose fingerprint names
 // every window) restore after the upgrade.
 func TestDefaultWindowSetIsTheSpeedDefault(t *testing.T) {
-	if got, want := speedWindows(windowset.Default()), window.DefaultWindows(); !reflect.DeepEqual(got, want) {
-		t.Fatalf("speedWindows(Default()) =\n%+v\nwant window.DefaultWindows() =\n%+v", got, want)
+	if got, want := window.FromSet(windowset.Default()), window.DefaultWindows(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("window.FromSet(Default()) =\n%+v\nwant window.DefaultWindows() =\n%+v", got, want)
 	}
 	fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
 	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
@@ -64,7 +64,7 @@ func TestWindowSetFlags(t *testing.T) {
 // TestModeFlagsOverrideOnlyWhenGiven: --hour-mode and friends keep their meaning for the
 // default set, and leave a configured set's modes alone unless given.
 func TestModeFlagsOverrideOnlyWhenGiven(t *testing.T) {
-	mode := func(args []string, name string) window.Mode {
+	mode := func(args []string, name string) windowset.Mode {
 		t.Helper()
 		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
 		wf := addWindowFlags(fs, 1<<18, 1<<16, "")
@@ -83,19 +83,19 @@ func TestModeFlagsOverrideOnlyWhenGiven(t *testing.T) {
 		t.Fatalf("no window %s in %+v", name, c.Windows)
 		return ""
 	}
-	if m := mode([]string{"--window-set", "day=sliding:24h/1m:sketch"}, "day"); m != window.Sketch {
+	if m := mode([]string{"--window-set", "day=sliding:24h/1m:sketch"}, "day"); m != windowset.Sketch {
 		t.Errorf("configured sketch day: %s", m)
 	}
-	if m := mode([]string{"--window-set", "day=sliding:24h/1m:sketch", "--day-mode", "exact"}, "day"); m != window.Exact {
+	if m := mode([]string{"--window-set", "day=sliding:24h/1m:sketch", "--day-mode", "exact"}, "day"); m != windowset.Exact {
 		t.Errorf("--day-mode exact: %s", m)
 	}
-	if m := mode([]string{"--window-preset", "seed-004"}, "hour"); m != window.Sketch {
+	if m := mode([]string{"--window-preset", "seed-004"}, "hour"); m != windowset.Sketch {
 		t.Errorf("seed-004 hour: %s, want the preset's sketch (not --hour-mode's default)", m)
 	}
-	if m := mode([]string{"--window-set", "hour=sliding:1h/1m,calendar:week:auto"}, "calendar-week"); m != window.Auto {
+	if m := mode([]string{"--window-set", "hour=sliding:1h/1m,calendar:week:auto"}, "calendar-week"); m != windowset.Auto {
 		t.Errorf("configured auto calendar week: %s", m)
 	}
-	if m := mode([]string{"--hour-mode", "sketch"}, "calendar-hour"); m != window.Sketch {
+	if m := mode([]string{"--hour-mode", "sketch"}, "calendar-hour"); m != windowset.Sketch {
 		t.Errorf("--hour-mode sketch on the calendar hour: %s", m)
 	}
 }

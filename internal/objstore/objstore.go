@@ -4,8 +4,8 @@
 //
 // A Store is safe for concurrent use.
 //
-// In detail (DESIGN.md's file map has the line): one S3 client path (aws-sdk-go-v2)
-// for S3, MinIO and the embedded gofakes3 server; conditional create (`PutIfAbsent`) and
+// In detail (DESIGN.md's file map has the line): one S3 client path (aws-sdk-go-v2) for
+// S3, MinIO and the embedded gofakes3 server; conditional create (`PutIfAbsent`) and
 // replace (`PutIfMatch`); `embedded.go`: gofakes3's s3afero backend over a directory, with
 // two changes of ours: a listing walks only the directory its prefix names (s3afero walked
 // the whole bucket under its one lock: two thirds of `up`'s CPU with a week of archive

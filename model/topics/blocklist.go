@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,32 +21,35 @@ const DefaultBlocklistInterval = time.Minute
 // filling memory.
 const MaxBlocklistBytes = 16 << 20
 
+// BlocklistSource reads a blocklist's terms file for Reload: its bytes and true when it
+// changed since the last call, false when it did not, or an error (the previous terms then
+// stay in force). internal/topicstore.OpenBlocklist gives one over a local file; the rules
+// themselves do no I/O.
+type BlocklistSource func() (data []byte, changed bool, err error)
+
 // Blocklist drops mentions of banned terms on arrival. The file has one term a line; blank
 // lines and lines starting with '//' or a '#' followed by a space are ignored (a '#' directly followed
 // by a word is a hashtag and is a term). Matching ignores case and a leading '#': a topic is
 // blocked when it equals a term or when any of its words (runs of letters and digits) does,
 // so banning "spam" blocks "#Spam", "spam" and "cheap_spam_now".
 //
-// The file is reloaded when its modification time or size changes; a missing or unreadable
-// file keeps the previous list and reports the error, so a bad deploy cannot lift every
-// ban at once. Blocked is safe for concurrent use with Reload.
+// The file is reloaded when its source says it changed (a local file: its modification
+// time or size); a missing or unreadable file keeps the previous list and reports the
+// error, so a bad deploy cannot lift every ban at once. Blocked is safe for concurrent use
+// with Reload.
 type Blocklist struct {
-	path  string
+	name  string // the source's name in errors (a path)
+	src   BlocklistSource
 	terms atomic.Pointer[map[string]struct{}]
 
-	mu      sync.Mutex // serialises reloads
-	modTime time.Time
-	size    int64
+	mu sync.Mutex // serialises reloads
 }
 
-// OpenBlocklist loads the file at path. An empty path gives a list that blocks nothing.
-func OpenBlocklist(path string) (*Blocklist, error) {
-	b := &Blocklist{path: path}
+// NewBlocklistFrom loads a list from src, named name in errors, and reloads from it.
+func NewBlocklistFrom(name string, src BlocklistSource) (*Blocklist, error) {
+	b := &Blocklist{name: name, src: src}
 	empty := map[string]struct{}{}
 	b.terms.Store(&empty)
-	if path == "" {
-		return b, nil
-	}
 	if _, err := b.Reload(); err != nil {
 		return nil, err
 	}
@@ -103,34 +105,24 @@ func (b *Blocklist) Blocked(topic string) bool {
 	return false
 }
 
-// Reload reads the file again if its modification time or size changed, and reports
-// whether it did. On error the previous terms stay in force.
+// Reload reads the source again if it changed, and reports whether the terms were
+// replaced. On error the previous terms stay in force. A list with no source (NewBlocklist)
+// never reloads.
 func (b *Blocklist) Reload() (bool, error) {
-	if b.path == "" {
+	if b.src == nil {
 		return false, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	fi, err := os.Stat(b.path)
-	if err != nil {
-		return false, fmt.Errorf("blocklist %s: %w", b.path, err)
-	}
-	if fi.ModTime().Equal(b.modTime) && fi.Size() == b.size && b.modTime != (time.Time{}) {
-		return false, nil
-	}
-	if fi.Size() > MaxBlocklistBytes {
-		return false, fmt.Errorf("blocklist %s: %d bytes, over the %d-byte limit: is this the right file?", b.path, fi.Size(), MaxBlocklistBytes)
-	}
-	data, err := os.ReadFile(b.path)
-	if err != nil {
-		return false, fmt.Errorf("blocklist %s: %w", b.path, err)
+	data, changed, err := b.src()
+	if err != nil || !changed {
+		return false, err
 	}
 	terms, err := ParseBlocklist(bytes.NewReader(data))
 	if err != nil {
-		return false, fmt.Errorf("blocklist %s: %w", b.path, err)
+		return false, fmt.Errorf("blocklist %s: %w", b.name, err)
 	}
 	b.terms.Store(&terms)
-	b.modTime, b.size = fi.ModTime(), fi.Size()
 	return true, nil
 }
 

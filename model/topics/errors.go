@@ -27,8 +27,4 @@ var (
 	// shapes than the Config it is restored with. Keep the old settings, or drop the
 	// snapshot and rebuild by replaying the log.
 	ErrConfigMismatch = errors.New("topics: snapshot config differs")
-
-	// ErrReviewContended means SyncReview lost the race for the shared queue object too many
-	// times in a row; the next sync retries.
-	ErrReviewContended = errors.New("topics: shared review queue contended")
 )

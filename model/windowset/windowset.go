@@ -9,19 +9,23 @@
 // start. The set comes from a spec string (Parse), a YAML file (ParseYAML) or a preset
 // (Preset); Default is the set the system always had.
 //
-// In detail (DESIGN.md's file map has the line): the one definition of the served
-// windows every role reads (`--window-set` spec, `--window-preset` `default`/`seed-004`,
+// In detail (DESIGN.md's file map has the line): the one definition of the served windows
+// every role reads (`--window-set` spec, `--window-preset` `default`/`seed-004`,
 // `--windows-file` YAML, parsed in `cmd/trending/windowsflags.go` for speed, merge, serve,
 // batch, up and plan): each window's name, kind (sliding, calendar, all time, decayed with
 // its half-life), length and bucket or calendar span, mode; the live names, calendar spans
 // and aliases (`1h`, `24h`: the sliding window of that length) the API accepts, `Describe`
 // for the 400 that lists them, `AcceptsKey` for the merger's and the cache's gate.
-// `Default()` is the set the system always had; the speed core counts a calendar window as
-// `calendar-SPAN`, so `speedWindows(Default())` is `window.DefaultWindows()` and
-// checkpoints restore (`TestDefaultWindowSetIsTheSpeedDefault`). gopkg.in/yaml.v3 (already
-// a dependency) reads the file, unknown keys refused; `groups.go`: the lists per group
-// value (`Groups`: the dimension, `--group-by region`, and `--groups eu,us,apac`, or `'*'`
-// for every value seen up to `--groups-max`; also the windows file's `groups:`), which
+// `Default()` is the set the system always had; `Kind` and `Mode` (with `Modes`: a new
+// mode is one constant and one entry) are the one window vocabulary: the speed core's
+// `WindowConfig`, the plan, the accuracy harness and the API's `/v1/windows/config` use
+// them, and `window.FromSet` copies a set's windows with nothing to translate; the speed
+// core counts a calendar window as `calendar-SPAN` (`window.CalendarName`), so
+// `window.FromSet(Default())` is `window.DefaultWindows()` and checkpoints restore
+// (`TestDefaultWindowSetIsTheSpeedDefault`, `TestFromSet`). gopkg.in/yaml.v3 (already a
+// dependency) reads the file, unknown keys refused; `groups.go`: the lists per group value
+// (`Groups`: the dimension, `--group-by region`, and `--groups eu,us,apac`, or `'*'` for
+// every value seen up to `--groups-max`; also the windows file's `groups:`), which
 // `AcceptsKey` takes for every configured window
 package windowset
 
@@ -36,16 +40,21 @@ import (
 	"trending/model"
 )
 
-// Kind says how a window moves.
+// Kind says how a window moves. It is the one window vocabulary of every role: the window
+// set, the speed core (speed/window.WindowConfig), the capacity plan and the accuracy harness.
 type Kind string
 
 const (
-	// Sliding: the Length up to the newest event, in Bucket steps ("the last hour").
+	// Sliding: the Length up to the newest event, in Bucket steps ("the last hour"); it ends
+	// at the watermark's minute and moves every minute.
 	Sliding Kind = "sliding"
-	// Calendar: fixed UTC periods of one Span; each closes once and the batch makes it exact.
+	// Calendar: fixed UTC periods of one Span (10:00-11:00, a day, a month); each produces
+	// one final list when the watermark passes its end, and the batch makes it exact.
 	Calendar Kind = "calendar"
-	// AllTime: every event ever; named "all" (the batch's exact base and the live list are
-	// built on that name).
+	// AllTime: every event ever, up to the watermark's minute; named "all" (the batch's exact
+	// base and the live list are built on that name). It accepts every late event. Exact mode
+	// keeps a running total per item ever seen (memory grows with the catalog); sketch mode
+	// one running count-min sketch and a candidate set.
 	AllTime Kind = "alltime"
 	// Decayed: no edge; every view counts 2^(-age/HalfLife), so the list ranks what is
 	// trending now and forgets smoothly (speed/window, "Decayed windows"). Live only: the
@@ -57,12 +66,33 @@ const (
 type Mode string
 
 const (
-	Exact  Mode = "exact"
+	// Exact counts every item: per-bucket count arrays plus running totals.
+	Exact Mode = "exact"
+	// Sketch counts in count-min sketches (one per bucket plus a running one) and keeps a
+	// candidate set of items whose estimate passed a floor.
 	Sketch Mode = "sketch"
-	// Auto: exact for windows up to 24 hours long, sketch beyond (speed/window.Auto); a
-	// decayed window's length is its horizon, 10 half-lives (exact up to a 2h24m half-life).
+	// Auto: exact for windows up to 24 hours long, sketch beyond (sliding windows over 24h,
+	// calendar weeks and months, all time): the capacity arithmetic of docs/requirements.md,
+	// where the hour and day fit exactly and the month does not. A decayed window's length
+	// is its horizon, 10 half-lives (exact up to a 2h24m half-life). Empty means Auto.
 	Auto Mode = "auto"
 )
+
+// Modes are the modes a window can be configured with, Auto last; every other one is a way
+// of counting that Auto may resolve to. A new mode is one constant and one entry here.
+var Modes = []Mode{Exact, Sketch, Auto}
+
+// Valid reports whether m is one of Modes.
+func (m Mode) Valid() bool { return slices.Contains(Modes, m) }
+
+// ModeNames lists Modes for a message: "exact, sketch or auto".
+func ModeNames() string {
+	names := make([]string, len(Modes))
+	for i, m := range Modes {
+		names[i] = string(m)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 // MinHalfLife and MaxHalfLife bound a decayed window's half-life, a whole number of minutes
 // (speed/window.MinHalfLife, MaxHalfLife).
@@ -91,8 +121,8 @@ type Window struct {
 	Kind Kind
 	// Length and Bucket define a sliding window: Length/Bucket buckets of 1m, 1h or 24h.
 	Length, Bucket time.Duration
-	// Span is a calendar window's period: one of model.Spans.
-	Span string
+	// Span is a calendar window's period (model.Hour, Day, Week or Month).
+	Span model.Period
 	// Mode is exact, sketch or auto (empty: auto).
 	Mode Mode
 	// HalfLife is a decayed window's half-life (MinHalfLife to MaxHalfLife, whole minutes).
@@ -230,11 +260,11 @@ func parseEntry(e string) (Window, error) {
 		return w, mode(args[1:])
 	case Calendar:
 		if len(args) == 0 {
-			return w, fmt.Errorf("want calendar:SPAN, SPAN one of %s", strings.Join(model.Spans, ", "))
+			return w, fmt.Errorf("want calendar:SPAN, SPAN one of %s", model.PeriodNames())
 		}
-		w.Span = strings.TrimSpace(args[0])
+		w.Span = model.Period(strings.TrimSpace(args[0]))
 		if w.Name == "" {
-			w.Name = w.Span
+			w.Name = string(w.Span)
 		}
 		return w, mode(args[1:])
 	case AllTime, "all-time", "all":
@@ -313,7 +343,7 @@ func (w Window) String() string {
 	case Sliding:
 		fmt.Fprintf(&b, "%s=sliding:%s/%s", w.Name, FormatDuration(w.Length), FormatDuration(w.Bucket))
 	case Calendar:
-		b.WriteString("calendar:" + w.Span)
+		b.WriteString("calendar:" + string(w.Span))
 	case Decayed:
 		fmt.Fprintf(&b, "%s=decayed:%s", w.Name, FormatDuration(w.HalfLife))
 	default:
@@ -357,10 +387,8 @@ func (s Set) Validate() error {
 }
 
 func (w Window) validate() error {
-	switch w.Mode {
-	case "", Exact, Sketch, Auto:
-	default:
-		return fmt.Errorf("window %q: mode %q: use exact, sketch or auto", w.Name, w.Mode)
+	if w.Mode != "" && !w.Mode.Valid() {
+		return fmt.Errorf("window %q: mode %q: use %s", w.Name, w.Mode, ModeNames())
 	}
 	if !model.ValidWindowName(w.Name) {
 		return fmt.Errorf("window name %q: use 1 to %d lowercase letters, digits, '-' or '_'", w.Name, model.MaxWindowName)
@@ -386,10 +414,10 @@ func (w Window) validate() error {
 			return fmt.Errorf("window %q: %d buckets of %s: at most %d; use a larger bucket", w.Name, n, FormatDuration(w.Bucket), MaxBuckets)
 		}
 	case Calendar:
-		if !slices.Contains(model.Spans, w.Span) {
-			return fmt.Errorf("window %q: span %q: use one of %s", w.Name, w.Span, strings.Join(model.Spans, ", "))
+		if !w.Span.Valid() {
+			return fmt.Errorf("window %q: span %q: use one of %s", w.Name, w.Span, model.PeriodNames())
 		}
-		if w.Name != w.Span {
+		if w.Name != string(w.Span) {
 			return fmt.Errorf("calendar window %q: a calendar window is served under its span's name (%s): drop the name", w.Name, w.Span)
 		}
 	case AllTime:
@@ -426,10 +454,10 @@ func (s Set) Live() []string {
 	return out
 }
 
-// Calendar returns the calendar spans configured, shortest first.
-func (s Set) Calendar() []string {
-	var out []string
-	for _, sp := range model.Spans {
+// Calendar returns the calendar periods configured, shortest first.
+func (s Set) Calendar() []model.Period {
+	var out []model.Period
+	for _, sp := range model.Periods {
 		if s.HasCalendar(sp) {
 			out = append(out, sp)
 		}
@@ -441,7 +469,7 @@ func (s Set) Calendar() []string {
 func (s Set) HasLive(name string) bool { return slices.Contains(s.Live(), name) }
 
 // HasCalendar reports whether span is a configured calendar window.
-func (s Set) HasCalendar(span string) bool {
+func (s Set) HasCalendar(span model.Period) bool {
 	return slices.ContainsFunc(s.Windows, func(w Window) bool { return w.Kind == Calendar && w.Span == span })
 }
 
@@ -508,7 +536,7 @@ func (s Set) AcceptsKey(k model.Key) bool {
 	case k.Live():
 		return s.HasLive(k.Window)
 	}
-	return s.HasCalendar(k.Window)
+	return s.HasCalendar(model.Period(k.Window))
 }
 
 // Describe says which names the set accepts, for a 400 or a refused write: "live windows
@@ -531,7 +559,7 @@ func (s Set) Describe() string {
 	}
 	b.WriteString("; calendar windows ")
 	if c := s.Calendar(); len(c) > 0 {
-		b.WriteString(strings.Join(c, ", "))
+		b.WriteString(strings.Join(model.PeriodStrings(c), ", "))
 	} else {
 		b.WriteString("none")
 	}

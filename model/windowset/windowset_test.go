@@ -13,7 +13,7 @@ func TestDefaultIsTodaysSet(t *testing.T) {
 	if got, want := strings.Join(s.Live(), ","), "hour,day,month,all"; got != want {
 		t.Errorf("live %s, want %s", got, want)
 	}
-	if got, want := strings.Join(s.Calendar(), ","), "hour,day,month"; got != want {
+	if got, want := strings.Join(model.PeriodStrings(s.Calendar()), ","), "hour,day,month"; got != want {
 		t.Errorf("calendar %s, want %s", got, want)
 	}
 	if s.String() != DefaultSpec {
@@ -36,7 +36,7 @@ func TestPresetSeed004(t *testing.T) {
 		t.Errorf("live %s, want %s", got, want)
 	}
 	// Yesterday and last week, which the batch makes exact.
-	if got := strings.Join(s.Calendar(), ","); got != "day,week" {
+	if got := strings.Join(model.PeriodStrings(s.Calendar()), ","); got != "day,week" {
 		t.Errorf("calendar %s, want day,week", got)
 	}
 	if w, _ := s.Lookup("7d", false); w.Length != 7*24*time.Hour || w.Bucket != 24*time.Hour {
@@ -145,7 +145,7 @@ func TestParseYAML(t *testing.T) {
 
 func TestAcceptsKey(t *testing.T) {
 	s, _ := Preset("seed-004")
-	week := model.Align("week", time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	week := model.Week.Align(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
 	for _, c := range []struct {
 		k    model.Key
 		want bool
@@ -173,18 +173,18 @@ func TestISOWeek(t *testing.T) {
 	// 2026-11-30 is a Monday; 2026-12-06 a Sunday.
 	mon := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
 	for _, ts := range []time.Time{mon, mon.Add(36 * time.Hour), time.Date(2026, 12, 6, 23, 59, 59, 0, time.UTC)} {
-		if got := model.Align("week", ts); !got.Equal(mon) {
+		if got := model.Week.Align(ts); !got.Equal(mon) {
 			t.Errorf("Align(week, %s) = %s, want %s", ts, got, mon)
 		}
 	}
-	if got := model.Align("week", mon.Add(-time.Second)); !got.Equal(mon.AddDate(0, 0, -7)) {
+	if got := model.Week.Align(mon.Add(-time.Second)); !got.Equal(mon.AddDate(0, 0, -7)) {
 		t.Errorf("Sunday before: %s", got)
 	}
-	if !model.Next("week", mon).Equal(mon.AddDate(0, 0, 7)) || !model.Aligned("week", mon) || model.Aligned("week", mon.AddDate(0, 0, 1)) {
+	if !model.Week.Next(mon).Equal(mon.AddDate(0, 0, 7)) || !model.Week.Aligned(mon) || model.Week.Aligned(mon.AddDate(0, 0, 1)) {
 		t.Error("Next/Aligned of week")
 	}
 	// Across a year end: 2027-01-01 is a Friday, its ISO week starts 2026-12-28.
-	if got := model.Align("week", time.Date(2027, 1, 1, 5, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC)) {
+	if got := model.Week.Align(time.Date(2027, 1, 1, 5, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2026, 12, 28, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("year end: %s", got)
 	}
 }

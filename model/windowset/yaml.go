@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"trending/model"
 )
 
 // yamlFile is the --windows-file format:
@@ -55,7 +57,7 @@ func ParseYAML(b []byte) (Set, error) {
 	var s Set
 	var errs []error
 	for i, y := range f.Windows {
-		w := Window{Name: y.Name, Kind: Kind(y.Kind), Span: y.Span, Mode: Mode(y.Mode)}
+		w := Window{Name: y.Name, Kind: Kind(y.Kind), Span: model.Period(y.Span), Mode: Mode(y.Mode)}
 		var err error
 		switch w.Kind {
 		case Sliding:
@@ -69,7 +71,7 @@ func ParseYAML(b []byte) (Set, error) {
 			}
 		case Calendar:
 			if w.Name == "" {
-				w.Name = w.Span
+				w.Name = string(w.Span)
 			}
 		case AllTime, "all-time":
 			w.Kind = AllTime

@@ -299,14 +299,14 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 		// Weeks and months start before the hot span: their open and previous windows (of
 		// every configured group value too; with every value seen, the full refreshes load
 		// the groups' older windows).
-		for _, span := range []string{"week", "month"} {
+		for _, span := range []model.Period{model.Week, model.Month} {
 			if !c.cfg.Windows.HasCalendar(span) {
 				continue
 			}
-			open := model.Align(span, now)
-			for _, s := range []time.Time{open, model.Back(span, open, 1)} {
+			open := span.Align(now)
+			for _, s := range []time.Time{open, span.Back(open, 1)} {
 				for _, g := range c.groupValues() {
-					if err := get(model.Key{Window: span, Start: s, Group: g}); err != nil {
+					if err := get(model.Key{Window: string(span), Start: s, Group: g}); err != nil {
 						return nil, err
 					}
 				}
@@ -328,7 +328,7 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 			return nil, err
 		}
 		// The batch's exact lists of closed hours, kept as long as calendar hours.
-		ls, err := c.st.Range(ctx, w, c.oldest("hour", now), model.Next("hour", model.Align("hour", now)))
+		ls, err := c.st.Range(ctx, w, c.oldest(model.Hour, now), model.Hour.Next(model.Hour.Align(now)))
 		if err != nil {
 			return nil, fmt.Errorf("range %s hours: %w", w, err)
 		}
@@ -337,9 +337,9 @@ func (c *Cache) load(ctx context.Context, now time.Time, full bool) ([]model.Lis
 	for _, w := range c.cfg.Windows.Calendar() {
 		from := c.oldest(w, now)
 		// Two windows past the open one, in case a writer's clock runs ahead of ours.
-		to := model.Next(w, model.Next(w, model.Align(w, now)))
+		to := w.Next(w.Next(w.Align(now)))
 		for _, g := range c.groupValues() {
-			name := model.Key{Window: w, Group: g}.Name()
+			name := model.Key{Window: string(w), Group: g}.Name()
 			ls, err := c.st.Range(ctx, name, from, to)
 			if err != nil {
 				return nil, fmt.Errorf("range %s windows from %s: %w", name, from.Format(time.RFC3339), err)
@@ -381,12 +381,9 @@ func (c *Cache) groupValues() []string {
 }
 
 // oldest returns the start of the oldest retained calendar window of a kind.
-func (c *Cache) oldest(window string, now time.Time) time.Time {
-	return back(window, model.Align(window, now), c.cfg.retain(window)-1)
+func (c *Cache) oldest(p model.Period, now time.Time) time.Time {
+	return p.Back(p.Align(now), c.cfg.retain(p)-1)
 }
-
-// back returns the start of the calendar window n windows before start.
-func back(window string, start time.Time, n int) time.Time { return model.Back(window, start, n) }
 
 // swap builds the next snapshot from the current one and the loaded lists. An entry whose list
 // did not change is kept with the bodies it has already rendered; windows past retention are
@@ -400,17 +397,17 @@ func back(window string, start time.Time, n int) time.Time { return model.Back(w
 func (c *Cache) swap(now time.Time, lists []model.List) {
 	old := c.snap.Load()
 	cur := old.lists
-	oldest := map[string]int64{}
+	oldest := map[model.Period]int64{}
 	for _, w := range c.cfg.Windows.Calendar() {
 		oldest[w] = c.oldest(w, now).Unix()
 	}
-	oldest["hour"] = c.oldest("hour", now).Unix() // topics lists keep calendar hours
+	oldest[model.Hour] = c.oldest(model.Hour, now).Unix() // topics lists keep calendar hours
 	next := make(map[cacheKey]*entry, len(cur)+len(lists))
 	var gone []*entry // replaced or dropped: their superseded channels close after the swap
 	for k, e := range cur {
-		retention := e.list.Window // a list per region keeps its window's calendar lists
+		retention := model.Period(e.list.Window) // a list per region keeps its window's calendar lists
 		if e.list.Key().IsTopics() {
-			retention = "hour"
+			retention = model.Hour
 		}
 		if k.start == liveStart || k.start >= oldest[retention] {
 			next[k] = e
@@ -425,9 +422,9 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 		}
 		k := keyOf(l.Key().Name(), l.Start)
 		if k.start != liveStart {
-			retention := l.Window
+			retention := model.Period(l.Window)
 			if l.Key().IsTopics() {
-				retention = "hour" // the batch's exact topics lists of closed hours
+				retention = model.Hour // the batch's exact topics lists of closed hours
 			}
 			if o, ok := oldest[retention]; !ok || k.start < o {
 				continue

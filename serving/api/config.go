@@ -230,16 +230,10 @@ func (c Config) Validate() error {
 }
 
 // retain returns how many windows of a calendar kind the cache keeps.
-func (c Config) retain(window string) int {
-	switch window {
-	case "hour":
-		return c.RetainHours
-	case "day":
-		return c.RetainDays
-	case "week":
-		return c.RetainWeeks
-	case "month":
-		return c.RetainMonths
+func (c Config) retain(p model.Period) int {
+	n, ok := map[model.Period]int{model.Hour: c.RetainHours, model.Day: c.RetainDays, model.Week: c.RetainWeeks, model.Month: c.RetainMonths}[p]
+	if !ok {
+		panic("BUG: retain of unknown calendar period " + string(p))
 	}
-	panic("BUG: retain of unknown calendar window " + window)
+	return n
 }

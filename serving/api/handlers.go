@@ -125,10 +125,10 @@ func (s *Server) missing(q trendingQuery, now time.Time) *apiError {
 		}
 		return &apiError{http.StatusNotFound, codeNotFound, detail}
 	}
-	if oldest := s.cache.oldest(q.window, now); q.start.Before(oldest) {
+	if oldest := s.cache.oldest(model.Period(q.window), now); q.start.Before(oldest) {
 		return &apiError{http.StatusNotFound, codeNotFound,
 			fmt.Sprintf("the %s window%s starting %s is older than the API keeps: the last %d %s windows, from %s on",
-				q.window, of, q.start.Format(time.RFC3339), s.cfg.retain(q.window), q.window, oldest.Format(time.RFC3339))}
+				q.window, of, q.start.Format(time.RFC3339), s.cfg.retain(model.Period(q.window)), q.window, oldest.Format(time.RFC3339))}
 	}
 	query := "window=" + q.window
 	if q.group != "" {
@@ -159,12 +159,12 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notReady(s.cache.Ready()))
 		return
 	}
-	name := model.Key{Window: q.window, Group: q.group}.Name()
-	resp := WindowsResponse{Window: q.window, Region: q.group, From: q.from, To: q.to, Now: now.UTC().Truncate(time.Second),
+	name := model.Key{Window: string(q.window), Group: q.group}.Name()
+	resp := WindowsResponse{Window: string(q.window), Region: q.group, From: q.from, To: q.to, Now: now.UTC().Truncate(time.Second),
 		Windows: make([]WindowStatus, 0, q.count),
 		Counts:  map[string]int{StatusLive: 0, StatusProvisional: 0, StatusExact: 0, StatusMissing: 0}}
-	for t := q.from; t.Before(q.to); t = model.Next(q.window, t) {
-		ws := WindowStatus{Start: t, End: model.Next(q.window, t), Status: StatusMissing}
+	for t := q.from; t.Before(q.to); t = q.window.Next(t) {
+		ws := WindowStatus{Start: t, End: q.window.Next(t), Status: StatusMissing}
 		ws.Open = !now.Before(ws.Start) && now.Before(ws.End)
 		if e, ok := s.cache.Get(name, t); ok {
 			l := &e.list

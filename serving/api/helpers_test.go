@@ -53,6 +53,7 @@ func seedLists() []model.List {
 	batch.Fingerprint = "sha256:abc"
 	topicsEU := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
 		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},
+		Baseline: &model.Baseline{Days: 5, Wanted: 7, Unavailable: 2, MaxOvercount: 20.1},
 		Items: []model.Item{
 			{Rank: 1, ItemID: "#quake", Views: 3000, Topic: &model.Topic{Score: 61, NoHistory: true}},
 			{Rank: 2, ItemID: "#marathon", Views: 3700, Topic: &model.Topic{Score: 15.1, Expected: 198, NewShare: 0.02}},
@@ -63,7 +64,7 @@ func seedLists() []model.List {
 		Items: []model.Item{{Rank: 1, ItemID: "#marathon", Views: 3650, Exact: true, Topic: &model.Topic{Score: 14.9, Expected: 198}}}}
 	topicsEUHour.Reconciliation = &model.Reconciliation{SpeedVersion: 30, RecallAtK: 1, MaxAbsError: 5, MeanAbsError: 5, MaxRelError: 0.002,
 		SpeedErrorBound: &model.Bound{MaxOvercount: 20, Probability: 0.993}}
-	month := storetest.MakeList("month", model.Align("month", t0).AddDate(0, -1, 0), 40, model.SourceBatch, 20, 1e6)
+	month := storetest.MakeList("month", model.Month.Align(t0).AddDate(0, -1, 0), 40, model.SourceBatch, 20, 1e6)
 	month.Reconciliation = &model.Reconciliation{SpeedVersion: 35, RecallAtK: 0.95, MaxAbsError: 300, MeanAbsError: 40, MaxRelError: 0.01,
 		SpeedErrorBound: &model.Bound{MaxOvercount: 250, Probability: 0.993}}
 	// A closed hour the batch has not recomputed: the speed layer's provisional list, with
@@ -71,7 +72,7 @@ func seedLists() []model.List {
 	provisional := storetest.MakeList("hour", t0.Add(-3*time.Hour), 10, model.SourceSpeed, 5, 50)
 	provisional.DroppedLate = 3
 	all := storetest.MakeList("all", time.Time{}, 30, model.SourceSpeed, 100, 900000)
-	all.Boundary, all.Cutoff = model.Align("day", t0), 899000
+	all.Boundary, all.Cutoff = model.Day.Align(t0), 899000
 	topicsWorld := topicsEU
 	topicsWorld.Group, topicsWorld.Score, topicsWorld.Items = "world", "volume", []model.Item{{Rank: 1, ItemID: "#marathon", Views: 5200, Topic: &model.Topic{Score: 5200, Expected: 1000}}}
 	return []model.List{
@@ -82,7 +83,7 @@ func seedLists() []model.List {
 		storetest.MakeList("hour", t0, 30, model.SourceSpeed, 20, 300),
 		batch,
 		provisional,
-		storetest.MakeList("day", model.Align("day", t0), 30, model.SourceSpeed, 20, 7000),
+		storetest.MakeList("day", model.Day.Align(t0), 30, model.SourceSpeed, 20, 7000),
 		month,
 		topicsEU, topicsWorld, topicsEUHour,
 	}

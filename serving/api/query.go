@@ -120,7 +120,7 @@ func parseTopics(raw string, cfg *Config, now time.Time) (topicsQuery, *apiError
 		q.limit = n
 	}
 	if h, ok := p["hour"]; ok {
-		t, aerr := parseStart("hour", h, "hour", now)
+		t, aerr := parseStart("hour", h, model.Hour, now)
 		if aerr != nil {
 			return q, aerr
 		}
@@ -133,7 +133,7 @@ func parseTopics(raw string, cfg *Config, now time.Time) (topicsQuery, *apiError
 // windowsQuery is a validated GET /v1/windows request: calendar windows starting in [from, to),
 // of all items or of one group value.
 type windowsQuery struct {
-	window   string
+	window   model.Period
 	group    string
 	from, to time.Time
 	count    int
@@ -141,7 +141,7 @@ type windowsQuery struct {
 
 // Defaults of /v1/windows when from is not given: the last day of hours, month of days,
 // quarter of weeks, year of months, the open window included.
-var defaultWindows = map[string]int{"hour": 24, "day": 31, "week": 13, "month": 12}
+var defaultWindows = map[model.Period]int{model.Hour: 24, model.Day: 31, model.Week: 13, model.Month: 12}
 
 // params parses a raw query string and checks it names only allowed parameters, each once.
 func params(raw string, endpoint string, allowed ...string) (map[string]string, *apiError) {
@@ -185,10 +185,10 @@ func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiE
 		return q, badRequest(codeBadParameter, "window is required: this deployment serves %s (a calendar window with start)", ws.Describe())
 	}
 	if hasStart {
-		if !ws.HasCalendar(q.window) && ws.HasLive(q.window) {
+		if !ws.HasCalendar(model.Period(q.window)) && ws.HasLive(q.window) {
 			return q, badRequest(codeBadParameter, "window %s has no calendar windows here: drop start for its live list; this deployment serves %s", q.window, ws.Describe())
 		}
-		if !ws.HasCalendar(q.window) {
+		if !ws.HasCalendar(model.Period(q.window)) {
 			return q, badRequest(codeBadParameter, "window %q with start: not a calendar window here; this deployment serves %s", trunc(q.window), ws.Describe())
 		}
 	} else {
@@ -206,7 +206,7 @@ func parseTrending(raw string, cfg *Config, now time.Time) (trendingQuery, *apiE
 		q.limit = n
 	}
 	if hasStart {
-		t, aerr := parseStart("start", p["start"], q.window, now)
+		t, aerr := parseStart("start", p["start"], model.Period(q.window), now)
 		if aerr != nil {
 			return q, aerr
 		}
@@ -222,22 +222,22 @@ func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiErr
 	if aerr != nil {
 		return windowsQuery{}, aerr
 	}
-	q := windowsQuery{window: p["window"]}
+	q := windowsQuery{window: model.Period(p["window"])}
 	if q.group, aerr = parseGroup(p, cfg); aerr != nil {
 		return q, aerr
 	}
 	if cal := cfg.Windows.Calendar(); q.window == "" || !slices.Contains(cal, q.window) {
 		what := "none are configured here"
 		if len(cal) > 0 {
-			what = "use one of " + strings.Join(cal, ", ")
+			what = "use one of " + strings.Join(model.PeriodStrings(cal), ", ")
 		}
 		if q.window == "" {
 			return q, badRequest(codeBadParameter, "window is required: a calendar window: %s", what)
 		}
-		return q, badRequest(codeBadParameter, "window %q is not a calendar window served here: %s", trunc(q.window), what)
+		return q, badRequest(codeBadParameter, "window %q is not a calendar window served here: %s", trunc(string(q.window)), what)
 	}
-	open := model.Align(q.window, now)
-	end := model.Next(q.window, open)
+	open := q.window.Align(now)
+	end := q.window.Next(open)
 	q.to = end
 	if s, ok := p["to"]; ok {
 		t, aerr := parseBoundary("to", s, q.window)
@@ -250,7 +250,7 @@ func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiErr
 		}
 		q.to = t
 	}
-	q.from = back(q.window, q.to, defaultWindows[q.window])
+	q.from = q.window.Back(q.to, defaultWindows[q.window])
 	if s, ok := p["from"]; ok {
 		t, aerr := parseBoundary("from", s, q.window)
 		if aerr != nil {
@@ -262,11 +262,11 @@ func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiErr
 		return q, badRequest(codeBadParameter, "from %s is not before to %s: give a range of at least one %s window",
 			q.from.Format(time.RFC3339), q.to.Format(time.RFC3339), q.window)
 	}
-	q.count = countWindows(q.window, q.from, q.to)
+	q.count = q.window.Count(q.from, q.to)
 	if limit := cfg.retain(q.window); q.count > limit {
 		return q, badRequest(codeBadParameter, "the range holds %d %s windows: ask for at most %d at a time", q.count, q.window, limit)
 	}
-	if oldest := back(q.window, open, cfg.retain(q.window)-1); q.from.Before(oldest) {
+	if oldest := q.window.Back(open, cfg.retain(q.window)-1); q.from.Before(oldest) {
 		return q, badRequest(codeBadParameter, "from %s is older than the API keeps: the last %d %s windows, from %s on",
 			q.from.Format(time.RFC3339), cfg.retain(q.window), q.window, oldest.Format(time.RFC3339))
 	}
@@ -274,12 +274,12 @@ func parseWindows(raw string, cfg *Config, now time.Time) (windowsQuery, *apiErr
 }
 
 // parseStart parses an aligned calendar window start that is not in the future.
-func parseStart(name, s, window string, now time.Time) (time.Time, *apiError) {
+func parseStart(name, s string, window model.Period, now time.Time) (time.Time, *apiError) {
 	t, aerr := parseBoundary(name, s, window)
 	if aerr != nil {
 		return t, aerr
 	}
-	if open := model.Align(window, now); t.After(open) {
+	if open := window.Align(now); t.After(open) {
 		return t, badRequest(codeBadParameter, "%s %s is in the future: the open %s window started at %s; use that or an earlier start",
 			name, t.Format(time.RFC3339), window, open.Format(time.RFC3339))
 	}
@@ -287,7 +287,7 @@ func parseStart(name, s, window string, now time.Time) (time.Time, *apiError) {
 }
 
 // parseBoundary parses an RFC 3339 time that must be the start of a calendar window.
-func parseBoundary(name, s, window string) (time.Time, *apiError) {
+func parseBoundary(name, s string, window model.Period) (time.Time, *apiError) {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil && strings.Contains(s, " ") {
 		// A '+' in a query string decodes to a space: 10:00:00+00:00 arrives as 10:00:00 00:00.
@@ -300,29 +300,11 @@ func parseBoundary(name, s, window string) (time.Time, *apiError) {
 	if t.Year() < 1 || t.IsZero() {
 		return t, badRequest(codeBadParameter, "%s %q is too early: use a time after the year 0001 began", name, trunc(s))
 	}
-	if !model.Aligned(window, t) {
+	if !window.Aligned(t) {
 		return t, badRequest(codeBadParameter, "%s %s is not the start of a %s window: %s windows start at %s (UTC); the one holding it starts at %s",
-			name, t.Format(time.RFC3339Nano), window, window, alignRule[window], model.Align(window, t).Format(time.RFC3339))
+			name, t.Format(time.RFC3339Nano), window, window, window.Starts(), window.Align(t).Format(time.RFC3339))
 	}
 	return t, nil
-}
-
-var alignRule = map[string]string{"hour": "the top of each hour", "day": "midnight", "week": "midnight on Monday (ISO weeks)", "month": "midnight on the 1st"}
-
-// countWindows counts the calendar windows starting in [from, to), both aligned, without
-// iterating (a range may span centuries before it is refused).
-func countWindows(window string, from, to time.Time) int {
-	switch window {
-	case "hour":
-		return int(to.Sub(from) / time.Hour)
-	case "day":
-		return int(to.Sub(from) / (24 * time.Hour))
-	case "week":
-		return int(to.Sub(from) / (7 * 24 * time.Hour))
-	case "month":
-		return (to.Year()-from.Year())*12 + int(to.Month()) - int(from.Month())
-	}
-	panic("BUG: countWindows of unknown calendar window " + window)
 }
 
 // parseSmallInt accepts only plain decimal digits (no sign, no spaces) of at most 9 digits.

@@ -78,10 +78,10 @@ func (c *Cache) reconciliations() []LevelReconciliation {
 
 // levelRank orders the calendar levels hour, day, week, month before the topics lists.
 func levelRank(level string) int {
-	if i := slices.Index(model.Spans, level); i >= 0 {
+	if i := model.Period(level).Index(); i >= 0 {
 		return i
 	}
-	return len(model.Spans)
+	return len(model.Periods)
 }
 
 // handleReconciliation serves the newest reconciliation of each level, built from the cache

@@ -48,7 +48,7 @@ func TestReconciliationMetrics(t *testing.T) {
 	older := storetest.MakeList("hour", t0.Add(-2*time.Hour), 100, model.SourceBatch, 5, 50)
 	older.Reconciliation = &model.Reconciliation{SpeedVersion: 28, RecallAtK: 0.5, MaxAbsError: 99, MeanAbsError: 9, MaxRelError: 0.5}
 	unreconciled := storetest.MakeList("hour", t0, 100, model.SourceBatch, 5, 50) // replaced nothing: no reconciliation
-	day := storetest.MakeList("day", model.Align("day", t0).AddDate(0, 0, -1), 100, model.SourceBatch, 5, 50)
+	day := storetest.MakeList("day", model.Day.Align(t0).AddDate(0, 0, -1), 100, model.SourceBatch, 5, 50)
 	day.Reconciliation = &model.Reconciliation{SpeedVersion: 27, RecallAtK: 1, MeanAbsError: 0, SpeedErrorBound: &model.Bound{MaxOvercount: 0, Probability: 0.99}}
 	for _, l := range []model.List{older, unreconciled, day} {
 		if err := f.st.Put(context.Background(), l); err != nil {
@@ -59,7 +59,7 @@ func TestReconciliationMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	hour, month := t0.Add(-time.Hour), model.Align("month", t0).AddDate(0, -1, 0)
+	hour, month := t0.Add(-time.Hour), model.Month.Align(t0).AddDate(0, -1, 0)
 	topicsEU := model.TopicsKey("eu", "surge").Name()
 	ts := func(t time.Time) float64 { return float64(t.Unix()) }
 	want := map[string]map[string]float64{
@@ -74,7 +74,7 @@ func TestReconciliationMetrics(t *testing.T) {
 		"error_over_bound":    {"day": 0, "month": 1.2, topicsEU: 0.25},
 		// every level, exact speed lists included: the fixture's hour lost 4 late events.
 		"dropped_late": {"hour": 4, "day": 0, "month": 0, topicsEU: 0},
-		"window_start_timestamp_seconds": {"hour": ts(hour), "day": ts(model.Align("day", t0).AddDate(0, 0, -1)),
+		"window_start_timestamp_seconds": {"hour": ts(hour), "day": ts(model.Day.Align(t0).AddDate(0, 0, -1)),
 			"month": ts(month), topicsEU: ts(hour)},
 	}
 	got := reconGauges(t, f)
@@ -117,7 +117,7 @@ func TestReconciliationMetrics(t *testing.T) {
 // > 1 fires) and, JSON having no infinity, outside the bound without a ratio on the route.
 func TestReconciliationZeroBound(t *testing.T) {
 	f := newFixture(t, nil)
-	day := storetest.MakeList("day", model.Align("day", storetest.T0).AddDate(0, 0, -1), 100, model.SourceBatch, 5, 50)
+	day := storetest.MakeList("day", model.Day.Align(storetest.T0).AddDate(0, 0, -1), 100, model.SourceBatch, 5, 50)
 	day.Reconciliation = &model.Reconciliation{SpeedVersion: 27, RecallAtK: 1, MaxAbsError: 3, SpeedErrorBound: &model.Bound{Probability: 0.99}}
 	if err := f.st.Put(context.Background(), day); err != nil {
 		t.Fatal(err)

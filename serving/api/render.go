@@ -80,12 +80,13 @@ func newEntry(l model.List, maxItems int) *entry {
 		Partial         bool                  `json:"partial"`
 		StalePartitions []int                 `json:"stale_partitions,omitempty"`
 		ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
+		Baseline        *model.Baseline       `json:"baseline,omitempty"`
 		ComputedAt      time.Time             `json:"computed_at"`
 		Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
 		Boundary        time.Time             `json:"boundary,omitzero"`
 		Cutoff          uint64                `json:"cutoff,omitempty"`
 		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds}
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {

@@ -18,10 +18,10 @@
 // Every client mistake is a 400 with {"error", "detail"} saying what is allowed; client input
 // never causes a 5xx. Lists also come as Arrow IPC streams (Accept: ArrowMediaType).
 //
-// In detail (DESIGN.md's file map has the line): `trending serve`: cached,
-// pre-encoded lists, `/v1/trending`, `/v1/windows`, health, metrics, Arrow IPC;
-// `cache.go`: the refreshes, and between them the lists whose stamp moved (at once on the
-// store's notification, else every `--version-poll`), `trending_served_freshness_seconds`;
+// In detail (DESIGN.md's file map has the line): `trending serve`: cached, pre-encoded
+// lists, `/v1/trending`, `/v1/windows`, health, metrics, Arrow IPC; `cache.go`: the
+// refreshes, and between them the lists whose stamp moved (at once on the store's
+// notification, else every `--version-poll`), `trending_served_freshness_seconds`;
 // `stream.go`: `/v1/trending/stream` and `/v1/topics/stream`, the lists pushed as
 // server-sent events; `region=` on `/v1/trending`, its stream and `/v1/windows` picks a
 // region's list (`query.go` `parseGroup`; responses name `window` and `region`);

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"trending/model"
 	"trending/model/windowset"
 )
 
@@ -19,7 +20,7 @@ type WindowsConfigResponse struct {
 	// Live are the names GET /v1/trending?window= takes without start, in configured order.
 	Live []string `json:"live"`
 	// Calendar are the spans it takes with start (and /v1/windows), shortest first.
-	Calendar []string `json:"calendar"`
+	Calendar []model.Period `json:"calendar"`
 	// Aliases are other accepted names and the live window each means (1h: hour), by name.
 	Aliases []WindowAlias `json:"aliases"`
 	// Windows describe every configured window.
@@ -49,17 +50,17 @@ type WindowAlias struct {
 
 // WindowConfig is one configured window as GET /v1/windows/config shows it.
 type WindowConfig struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
+	Name string         `json:"name"`
+	Kind windowset.Kind `json:"kind"`
 	// Length and Bucket (sliding windows) as durations such as 1h, 24h or 7d.
-	Length string `json:"length,omitempty"`
-	Bucket string `json:"bucket,omitempty"`
-	Span   string `json:"span,omitempty"`
+	Length string       `json:"length,omitempty"`
+	Bucket string       `json:"bucket,omitempty"`
+	Span   model.Period `json:"span,omitempty"`
 	// HalfLife is a decayed window's half-life (1h, 30m).
 	HalfLife string `json:"half_life,omitempty"`
 	// Mode is how the speed layer counts it: exact, sketch or auto (resolved by the speed
 	// layer: exact up to 24 hours, sketch beyond).
-	Mode string `json:"mode"`
+	Mode windowset.Mode `json:"mode"`
 }
 
 func windowsConfigBody(ws windowset.Set) []byte {
@@ -68,16 +69,16 @@ func windowsConfigBody(ws windowset.Set) []byte {
 		resp.Live = []string{}
 	}
 	if resp.Calendar == nil {
-		resp.Calendar = []string{}
+		resp.Calendar = []model.Period{}
 	}
 	for a, w := range ws.Aliases() {
 		resp.Aliases = append(resp.Aliases, WindowAlias{Name: a, Window: w})
 	}
 	slices.SortFunc(resp.Aliases, func(a, b WindowAlias) int { return strings.Compare(a.Name, b.Name) })
 	for _, w := range ws.Windows {
-		c := WindowConfig{Name: w.Name, Kind: string(w.Kind), Span: w.Span, Mode: string(w.Mode)}
+		c := WindowConfig{Name: w.Name, Kind: w.Kind, Span: w.Span, Mode: w.Mode}
 		if c.Mode == "" {
-			c.Mode = string(windowset.Auto)
+			c.Mode = windowset.Auto
 		}
 		if w.Kind == windowset.Sliding {
 			c.Length, c.Bucket = windowset.FormatDuration(w.Length), windowset.FormatDuration(w.Bucket)

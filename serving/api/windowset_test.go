@@ -25,12 +25,12 @@ func seed004Fixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := newFixture(t, func(c *Config) { c.Windows = ws })
-	week := model.Align("week", storetest.T0)
+	week := model.Week.Align(storetest.T0)
 	for _, l := range []model.List{
 		storetest.MakeList("minute", time.Time{}, 30, model.SourceSpeed, 5, 40),
 		storetest.MakeList("7d", time.Time{}, 30, model.SourceSpeed, 50, 70000),
 		storetest.MakeList("week", week, 30, model.SourceSpeed, 20, 5000),
-		storetest.MakeList("week", model.Back("week", week, 1), 100, model.SourceBatch, 20, 9000),
+		storetest.MakeList("week", model.Week.Back(week, 1), 100, model.SourceBatch, 20, 9000),
 	} {
 		if err := f.st.Put(context.Background(), l); err != nil {
 			t.Fatalf("put %s: %v", l.Key(), err)
@@ -44,7 +44,7 @@ func seed004Fixture(t *testing.T) *fixture {
 
 func TestConfiguredWindowsServed(t *testing.T) {
 	f := seed004Fixture(t)
-	week := model.Align("week", storetest.T0)
+	week := model.Week.Align(storetest.T0)
 	for _, c := range []struct{ target, window string }{
 		{"/v1/trending?window=minute", "minute"},
 		{"/v1/trending?window=7d&limit=3", "7d"},
@@ -61,7 +61,7 @@ func TestConfiguredWindowsServed(t *testing.T) {
 			t.Errorf("%s: window %q, want %q", c.target, got.Window, c.window)
 		}
 	}
-	last := model.Back("week", week, 1)
+	last := model.Week.Back(week, 1)
 	if l := decode[ListResponse](t, f.get("/v1/trending?window=week&start="+last.Format(time.RFC3339))); l.Status != model.StatusExact || !l.End.Equal(week) {
 		t.Errorf("last week: status %s end %s, want exact ending %s", l.Status, l.End, week)
 	}
@@ -112,8 +112,8 @@ func TestWindowsConfig(t *testing.T) {
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got.Live, ",") != "minute,hour,day,7d" || strings.Join(got.Calendar, ",") != "day,week" {
-		t.Errorf("live %v calendar %v", got.Live, got.Calendar)
+	if strings.Join(got.Live, ",") != "minute,hour,day,7d" || strings.Join(model.PeriodStrings(got.Calendar), ",") != "day,week" {
+		t.Errorf("live %v calendar %v", got.Live, model.PeriodStrings(got.Calendar))
 	}
 	if len(got.Aliases) != 2 || got.Aliases[0] != (WindowAlias{"1h", "hour"}) || got.Aliases[1] != (WindowAlias{"24h", "day"}) {
 		t.Errorf("aliases %v", got.Aliases)
@@ -126,8 +126,8 @@ func TestWindowsConfig(t *testing.T) {
 	if err := json.Unmarshal(d.get("/v1/windows/config").Body.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(got.Live, ",") != "hour,day,month,all" || strings.Join(got.Calendar, ",") != "hour,day,month" {
-		t.Errorf("default: live %v calendar %v", got.Live, got.Calendar)
+	if strings.Join(got.Live, ",") != "hour,day,month,all" || strings.Join(model.PeriodStrings(got.Calendar), ",") != "hour,day,month" {
+		t.Errorf("default: live %v calendar %v", got.Live, model.PeriodStrings(got.Calendar))
 	}
 }
 

@@ -22,17 +22,19 @@ type ListResponse struct {
 	WindowEnd   time.Time `json:"window_end,omitzero"`
 	AsOf        time.Time `json:"as_of"`
 	// AgeSeconds is how old the list is at the time of the response: now minus as_of.
-	AgeSeconds      int64                 `json:"age_seconds"`
-	Version         int64                 `json:"version"`
-	Source          model.Source          `json:"source"`
-	Status          model.Status          `json:"status"` // live, provisional or exact
-	Exact           bool                  `json:"exact"`
-	DroppedLate     uint64                `json:"dropped_late"`
-	Partial         bool                  `json:"partial"`
-	StalePartitions []int                 `json:"stale_partitions,omitempty"`
-	ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
-	ComputedAt      time.Time             `json:"computed_at"`
-	Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
+	AgeSeconds      int64        `json:"age_seconds"`
+	Version         int64        `json:"version"`
+	Source          model.Source `json:"source"`
+	Status          model.Status `json:"status"` // live, provisional or exact
+	Exact           bool         `json:"exact"`
+	DroppedLate     uint64       `json:"dropped_late"`
+	Partial         bool         `json:"partial"`
+	StalePartitions []int        `json:"stale_partitions,omitempty"`
+	ErrorBound      *model.Bound `json:"error_bound,omitempty"`
+	// Baseline: topics lists only (model.Baseline).
+	Baseline       *model.Baseline       `json:"baseline,omitempty"`
+	ComputedAt     time.Time             `json:"computed_at"`
+	Reconciliation *model.Reconciliation `json:"reconciliation,omitempty"`
 	// Boundary and Cutoff: the all-time list only (model.List says what each means).
 	Boundary time.Time `json:"boundary,omitzero"`
 	Cutoff   uint64    `json:"cutoff,omitempty"`

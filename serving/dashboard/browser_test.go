@@ -150,7 +150,7 @@ func TestDashboardRenders(t *testing.T) {
 		}
 	}
 	for _, level := range windowset.Default().Calendar() {
-		l, ok := newest[level]
+		l, ok := newest[string(level)]
 		if !ok {
 			t.Fatalf("the demo has no reconciled %s window", level)
 		}
@@ -158,7 +158,7 @@ func TestDashboardRenders(t *testing.T) {
 		if l.Reconciliation.SpeedErrorBound != nil {
 			within = "true"
 		}
-		card := cardOf(dom, `data-level="`+level+`"`)
+		card := cardOf(dom, `data-level="`+string(level)+`"`)
 		for _, want := range []string{`data-within="` + within + `"`,
 			fmt.Sprintf(`class="big num recon-recall">%.1f%%<`, l.Reconciliation.RecallAtK*100)} {
 			if !strings.Contains(card, want) {

@@ -12,6 +12,7 @@ import (
 	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 	"trending/speed/window"
 )
@@ -31,7 +32,7 @@ func goalConfig() Config {
 	wc := window.DefaultConfig()
 	wc.Sketch.Width = 0
 	wc.Windows = append(wc.Windows,
-		window.WindowConfig{Name: "day-sketch", Kind: window.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: window.Sketch})
+		window.WindowConfig{Name: "day-sketch", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Sketch})
 	c := DefaultConfig()
 	c.Stream.Items, c.Stream.Zipf, c.Stream.Seed, c.Stream.Late = 100_000, 1.1, 1, 0.02
 	c.Stream.Viral = []stream.Viral{{Item: "Vx", At: 30 * time.Hour, Share: 0.05, For: 8 * time.Hour, Ramp: time.Hour}}
@@ -65,7 +66,7 @@ func TestGoals(t *testing.T) {
 	kinds := map[string]bool{}
 	for _, r := range rep.Rows {
 		kinds[string(r.Mode)+"/"+r.At] = true
-		if r.Mode == window.Exact {
+		if r.Mode == windowset.Exact {
 			exactLists += r.Lists
 			if r.ExactLists != r.Lists || r.MaxOvercount != 0 {
 				t.Errorf("%s at %s: %d of %d lists exact", r.Window, r.At, r.ExactLists, r.Lists)

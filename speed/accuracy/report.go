@@ -7,6 +7,7 @@ import (
 
 	"trending/internal/stream"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/window"
 )
 
@@ -48,9 +49,9 @@ type Report struct {
 // Row compares one window's lists with the truth: one list at a point of
 // the stream, or every closed period of a calendar window ("final").
 type Row struct {
-	Window string      `json:"window"`
-	Kind   window.Kind `json:"kind"`
-	Mode   window.Mode `json:"mode"`
+	Window string         `json:"window"`
+	Kind   windowset.Kind `json:"kind"`
+	Mode   windowset.Mode `json:"mode"`
 	// At is "25%", "50%", ... for a point of the stream, or "final".
 	At string `json:"at"`
 	// AsOf is the lists' AsOf at a point (zero for final rows).
@@ -110,10 +111,10 @@ func (r Report) Check(minRecall float64) []string {
 	var out []string
 	for _, row := range r.Rows {
 		name := row.Window + " at " + row.At
-		if row.Mode == window.Exact && row.ExactLists != row.Lists {
+		if row.Mode == windowset.Exact && row.ExactLists != row.Lists {
 			out = append(out, fmt.Sprintf("%s: exact window differs from the truth in %d of %d lists", name, row.Lists-row.ExactLists, row.Lists))
 		}
-		if row.Mode == window.Sketch && row.Recall < minRecall {
+		if row.Mode == windowset.Sketch && row.Recall < minRecall {
 			out = append(out, fmt.Sprintf("%s: recall@%d %.3f is below %.2f", name, r.K, row.Recall, minRecall))
 		}
 		if row.MissingHeavy > 0 {
@@ -122,7 +123,7 @@ func (r Report) Check(minRecall float64) []string {
 		if row.Undercounts > 0 {
 			out = append(out, fmt.Sprintf("%s: %d items reported below their true count", name, row.Undercounts))
 		}
-		if row.Mode == window.Sketch && row.Reported > 0 && row.OverBoundFraction() > 1-row.Probability {
+		if row.Mode == windowset.Sketch && row.Reported > 0 && row.OverBoundFraction() > 1-row.Probability {
 			out = append(out, fmt.Sprintf("%s: %.2f%% of items exceed the bound, more than e^-%d = %.2f%%", name,
 				100*row.OverBoundFraction(), r.SketchDepth, 100*(1-row.Probability)))
 		}

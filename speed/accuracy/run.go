@@ -9,6 +9,7 @@ import (
 	"trending/internal/stream"
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/window"
 )
 
@@ -186,7 +187,7 @@ func (h *harness) finalRows(wcfg window.Config) []Row {
 	sort.Slice(keys, func(i, j int) bool { return keys[i].start.Before(keys[j].start) })
 	var rows []Row
 	for _, wc := range wcfg.Windows {
-		if wc.Kind != window.Calendar {
+		if wc.Kind != windowset.Calendar {
 			continue
 		}
 		var rs []listResult

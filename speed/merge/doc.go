@@ -20,11 +20,11 @@
 // none of them, so it publishes no late-drop update for that window: the stored list keeps
 // the count it had (the batch's exact list replaces it anyway).
 //
-// In detail (DESIGN.md's file map has the line): `trending merge`: partials (wire
-// type `model.Partial`) -> global top K per window (and per group value: a partition that
-// sent no list of a region is missing from it only when it is stale or `groups_full`, not
-// when it never saw the region; `missingFromGroup`, through a shard merger's members too),
-// a salted item's counts summed over the partitions reporting it before ranking
+// In detail (DESIGN.md's file map has the line): `trending merge`: partials (wire type
+// `model.Partial`) -> global top K per window (and per group value: a partition that sent
+// no list of a region is missing from it only when it is stale or `groups_full`, not when
+// it never saw the region; `missingFromGroup`, through a shard merger's members too), a
+// salted item's counts summed over the partitions reporting it before ranking
 // (`mergeCounts`; in sketch windows the list's bound is the sum of its parts' bounds),
 // stale partitions reused and marked (the staleness rule applied to partitions, also
 // through a shard partial's `Members`), one `window_start` for every partition of a live
@@ -40,5 +40,6 @@
 // top merger is the ordinary one over them; `--level shard|top`); a decayed window's
 // partials (scores as of each partition's as-of) brought to the newest as-of by
 // 2^(-dt/half-life) and ranked, those without the configured half-life dropped
-// (`mergeDecayed`)
+// (`mergeDecayed`); the merger and a shard merger dispatch on the newest partial's
+// `KindOf()`, not on window names or which fields are set
 package merge

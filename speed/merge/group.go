@@ -144,25 +144,24 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 	if !ok {
 		return m.groupLateOnly(k)
 	}
-	p := model.Partial{Window: g.ins[0].Window, Start: k.Start, End: g.end, Final: g.final, DroppedLate: g.droppedLate,
+	p := model.Partial{Kind: g.kind, Window: g.ins[0].Window, Start: k.Start, End: g.end, Final: g.final, DroppedLate: g.droppedLate,
 		Partition: m.cfg.Group.Index, AsOf: time.UnixMilli(g.asOf).UTC(), WindowStart: g.windowStart, Version: g.newest,
 		Exact: g.exact, Bound: g.bound, Total: g.total, Members: g.members}
-	if k.IsTopics() {
+	switch g.kind {
+	case model.PartialTopics:
 		p.Topics = mergeTopics(m.cfg.K, g.ins)
 		for _, in := range g.ins {
 			if in.Limit > 0 && (p.Limit == 0 || in.Limit < p.Limit) {
 				p.Limit = in.Limit
 			}
 		}
-		return p, true
-	}
-	if hl := decayedHalfLife(g.ins, g.newest); hl != 0 {
+	case model.PartialScored:
 		// Scores as of the group's AsOf; the top merger decays them on to its own.
-		p.HalfLifeSeconds = hl
-		p.Scored, p.SaltedScored = mergeDecayed(m.cfg.Group.M*m.cfg.K, g.ins, p.AsOf, hl)
-		return p, true
+		p.HalfLifeSeconds = g.halfLife
+		p.Scored, p.SaltedScored = mergeDecayed(m.cfg.Group.M*m.cfg.K, g.ins, p.AsOf, g.halfLife)
+	default:
+		p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)
 	}
-	p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)
 	return p, true
 }
 
@@ -173,7 +172,7 @@ func (m *Merger) groupLateOnly(k model.Key) (model.Partial, bool) {
 	if len(byPart) == 0 || k.Live() {
 		return model.Partial{}, false
 	}
-	p := model.Partial{Start: k.Start, Final: true, LateOnly: true, Partition: m.cfg.Group.Index}
+	p := model.Partial{Kind: model.PartialItems, Start: k.Start, Final: true, LateOnly: true, Partition: m.cfg.Group.Index}
 	for _, in := range byPart {
 		if !in.LateOnly {
 			return model.Partial{}, false
@@ -206,7 +205,7 @@ func (m *Merger) groupSince() (model.Partial, bool) {
 			boundary = p.Boundary
 		}
 	}
-	out := model.Partial{Window: model.SinceWindow, Partition: m.cfg.Group.Index, Exact: true, Boundary: boundary}
+	out := model.Partial{Kind: model.PartialSince, Window: model.SinceWindow, Partition: m.cfg.Group.Index, Exact: true, Boundary: boundary}
 	counts := map[string]uint64{}
 	inBase, inSalted := map[string]bool{}, map[string]bool{}
 	baseVersion := int64(-1)

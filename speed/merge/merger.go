@@ -213,7 +213,7 @@ func (m *Merger) Offer(p model.Partial) {
 	m.metrics.offered.Inc()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k := p.Key()
+	k, kind := p.Key(), p.KindOf()
 	if !m.configured(p) {
 		m.metrics.unconfigured.Inc()
 		if !m.unconfigured[k.Name()] {
@@ -258,7 +258,7 @@ func (m *Merger) Offer(p model.Partial) {
 		}
 	}
 	byPart[p.Partition] = p
-	if k.Group == "" && !k.IsTopics() && p.Window != model.SinceWindow && (!ok || p.Version > cur.Version) {
+	if k.Group == "" && (kind == model.PartialItems || kind == model.PartialScored) && (!ok || p.Version > cur.Version) {
 		// Which partitions ran out of group values, from the newest list of all items each
 		// sent (a group merger's partial says it per member).
 		if len(p.Members) == 0 {
@@ -268,7 +268,7 @@ func (m *Merger) Offer(p model.Partial) {
 			m.full[mb.Partition] = mb.GroupsFull
 		}
 	}
-	if p.Window == model.SinceWindow && m.cfg.Group == nil {
+	if kind == model.PartialSince && m.cfg.Group == nil {
 		k = allKey // a group merger passes the counts since B on as they are
 	}
 	m.dirty[k] = true
@@ -284,13 +284,14 @@ func (m *Merger) Offer(p model.Partial) {
 // configured reports whether p feeds a list of the configured set (the counts since the
 // all-time boundary feed "all").
 func (m *Merger) configured(p model.Partial) bool {
-	if p.Window == model.SinceWindow {
+	kind := p.KindOf()
+	if kind == model.PartialSince {
 		return m.cfg.Windows.HasLive(windowset.AllName)
 	}
 	k := p.Key()
 	if w, ok := m.cfg.Windows.Lookup(k.Window, false); ok && k.Live() && !k.IsTopics() {
 		// A decayed window's partials must carry its half-life, and only its partials any.
-		if hl := int64(w.HalfLife / time.Second); (w.Kind == windowset.Decayed) != (p.HalfLifeSeconds != 0) || (p.HalfLifeSeconds != 0 && p.HalfLifeSeconds != hl) {
+		if hl := int64(w.HalfLife / time.Second); (w.Kind == windowset.Decayed) != (kind == model.PartialScored) || (kind == model.PartialScored && p.HalfLifeSeconds != hl) {
 			return false
 		}
 	}
@@ -360,12 +361,13 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	if !l.WindowStart.IsZero() {
 		l.WindowEnd = l.AsOf
 	}
-	if k.IsTopics() {
-		l.ErrorBound = g.bound
+	switch g.kind {
+	case model.PartialTopics:
+		l.ErrorBound, l.Baseline = g.bound, g.baseline
 		l.Items = mergeTopics(m.cfg.K, g.ins)
 		return l, g.stale, true
-	}
-	if hl := decayedHalfLife(g.ins, g.newest); hl != 0 {
+	case model.PartialScored:
+		hl := g.halfLife
 		merged, salted := mergeDecayed(m.cfg.K, g.ins, l.AsOf, hl)
 		l.HalfLifeSeconds = hl
 		l.Items = decayedItems(merged)
@@ -405,13 +407,16 @@ type gathered struct {
 	asOf        int64           // the newest version of the lists merged (newest, unless a prev list)
 	windowStart time.Time       // the one start of the lists merged (sliding and all-time lists)
 	end         time.Time
-	final       bool           // a calendar window whose every list is final
-	droppedLate uint64         // summed
-	stale       []int          // partitions whose list is older than newest - Staleness, or missing
-	members     []model.Member // every partition merged, with its list's version
-	bound       *model.Bound   // the worst list's bound
-	exact       bool           // every list is exact
+	final       bool            // a calendar window whose every list is final
+	droppedLate uint64          // summed
+	stale       []int           // partitions whose list is older than newest - Staleness, or missing
+	members     []model.Member  // every partition merged, with its list's version
+	bound       *model.Bound    // the worst list's bound
+	baseline    *model.Baseline // topics lists: the worst partition's baseline
+	exact       bool            // every list is exact
 	total       uint64
+	kind        model.PartialKind // the newest list's (model.Partial.KindOf): how to merge
+	halfLife    int64             // a scored list's half-life, the newest's: others are left out
 }
 
 // gather collects the newest partials of list k; ok is false when there are none, or only
@@ -467,6 +472,16 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 		g.droppedLate += p.DroppedLate
 		g.total += p.Total
 		g.exact = g.exact && p.Exact
+		if b := p.Baseline; b != nil {
+			if g.baseline == nil {
+				g.baseline = &model.Baseline{Days: b.Days, Wanted: b.Wanted, Unavailable: b.Unavailable, MaxOvercount: b.MaxOvercount}
+			} else {
+				g.baseline.Days = min(g.baseline.Days, b.Days)
+				g.baseline.Wanted = max(g.baseline.Wanted, b.Wanted)
+				g.baseline.Unavailable = max(g.baseline.Unavailable, b.Unavailable)
+				g.baseline.MaxOvercount = math.Max(g.baseline.MaxOvercount, b.MaxOvercount)
+			}
+		}
 		if !p.Exact && p.Bound != nil {
 			if g.bound == nil {
 				g.bound = &model.Bound{MaxOvercount: p.Bound.MaxOvercount, Probability: p.Bound.Probability}
@@ -489,6 +504,12 @@ func (m *Merger) gather(k model.Key) (gathered, bool) {
 	}
 	if !items {
 		return gathered{}, false // only late-drop counts: no partition's list to amend yet
+	}
+	for _, p := range g.ins {
+		if p.Version == g.newest {
+			g.kind, g.halfLife = p.KindOf(), p.HalfLifeSeconds
+			break
+		}
 	}
 	sort.Ints(g.stale)
 	g.stale = slices.Compact(g.stale)
@@ -667,17 +688,6 @@ func (m *Merger) missingFromGroup(k model.Key, seen map[int]bool, cutoff int64) 
 		consider(part)
 	}
 	return out
-}
-
-// decayedHalfLife is the half-life of a decayed window's partials (that of the newest), or 0
-// for a list of counts.
-func decayedHalfLife(ins []model.Partial, newest int64) int64 {
-	for _, p := range ins {
-		if p.Version == newest {
-			return p.HalfLifeSeconds
-		}
-	}
-	return 0
 }
 
 // mergeDecayed joins the lists' decayed scores as of asOf: each list's scores are as of its

@@ -251,11 +251,13 @@ func TestMergeTopics(t *testing.T) {
 	}
 	w := model.TopicsKey("eu", "surge").Name()
 	p0 := model.Partial{Window: w, Partition: 0, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
-		Bound:  &model.Bound{MaxOvercount: 20, Probability: 0.993},
-		Topics: []model.Item{{ItemID: "#sport", Views: 60000, Topic: &model.Topic{Score: 1.09, Expected: 55000}}, {ItemID: "#junk", Views: 300, Topic: &model.Topic{Score: 1.01}}}}
+		Bound:    &model.Bound{MaxOvercount: 20, Probability: 0.993},
+		Baseline: &model.Baseline{Days: 7, Wanted: 7, MaxOvercount: 20.2},
+		Topics:   []model.Item{{ItemID: "#sport", Views: 60000, Topic: &model.Topic{Score: 1.09, Expected: 55000}}, {ItemID: "#junk", Views: 300, Topic: &model.Topic{Score: 1.01}}}}
 	p1 := model.Partial{Window: w, Partition: 1, AsOf: t0, Version: t0.UnixMilli(), Limit: 2,
-		Bound:  &model.Bound{MaxOvercount: 25, Probability: 0.993},
-		Topics: []model.Item{{ItemID: "#marathon", Views: 4000, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.1}}}}
+		Bound:    &model.Bound{MaxOvercount: 25, Probability: 0.993},
+		Baseline: &model.Baseline{Days: 4, Wanted: 7, Unavailable: 3, MaxOvercount: 19.8},
+		Topics:   []model.Item{{ItemID: "#marathon", Views: 4000, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.1}}}}
 	m.Offer(p0)
 	m.Offer(p1)
 	if err := m.Publish(context.Background(), t0); err != nil {
@@ -267,6 +269,10 @@ func TestMergeTopics(t *testing.T) {
 	}
 	if got.Exact || got.Partial || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 25 || len(got.Items) != 2 {
 		t.Fatalf("got %+v", got)
+	}
+	// The baseline is the worst partition's: partition 1 could not read 3 days from the store.
+	if b := got.Baseline; b == nil || *b != (model.Baseline{Days: 4, Wanted: 7, Unavailable: 3, MaxOvercount: 20.2}) {
+		t.Fatalf("baseline %+v, want the worst partition's: 4 of 7 days, 3 unavailable, bound 20.2", b)
 	}
 	want := []model.Item{
 		{Rank: 1, ItemID: "#marathon", Views: 4000, Topic: &model.Topic{Score: 16.2, Expected: 200, NewShare: 0.1}},

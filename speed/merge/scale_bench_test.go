@@ -53,7 +53,7 @@ func BenchmarkMergeInterval(b *testing.B) {
 	const k, m = 100, 3
 	windows := []model.Key{{Window: "hour"}, {Window: "day"}, {Window: "month"}, {Window: "all"}}
 	for _, w := range []string{"hour", "day", "month"} { // the default calendar spans
-		windows = append(windows, model.Key{Window: w, Start: model.Align(w, t0)})
+		windows = append(windows, model.Key{Window: w, Start: model.Period(w).Align(t0)})
 	}
 	for _, parts := range []int{32, 320, 3200} {
 		b.Run(fmt.Sprintf("partitions=%d", parts), func(b *testing.B) {
@@ -71,7 +71,7 @@ func BenchmarkMergeInterval(b *testing.B) {
 					}
 					p := model.Partial{Window: key.Window, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true, Items: items}
 					if !key.Live() {
-						p.Start, p.End = key.Start, model.Next(key.Window, key.Start)
+						p.Start, p.End = key.Start, model.Period(key.Window).Next(key.Start)
 					} else {
 						p.WindowStart = asOf.Add(-time.Hour)
 					}
@@ -161,7 +161,7 @@ func BenchmarkMergeTwoLevels(b *testing.B) {
 	const k, m = 100, 3
 	windows := []model.Key{{Window: "hour"}, {Window: "day"}, {Window: "month"}, {Window: "all"}}
 	for _, w := range []string{"hour", "day", "month"} {
-		windows = append(windows, model.Key{Window: w, Start: model.Align(w, t0)})
+		windows = append(windows, model.Key{Window: w, Start: model.Period(w).Align(t0)})
 	}
 	for _, c := range []struct{ parts, groups int }{{320, 1}, {320, 4}, {3200, 1}, {3200, 8}, {3200, 32}} {
 		b.Run(fmt.Sprintf("partitions=%d/groups=%d", c.parts, c.groups), func(b *testing.B) {
@@ -177,7 +177,7 @@ func BenchmarkMergeTwoLevels(b *testing.B) {
 					}
 					p := model.Partial{Window: key.Window, Partition: part, AsOf: asOf, Version: asOf.UnixMilli(), Exact: true, Items: items}
 					if !key.Live() {
-						p.Start, p.End = key.Start, model.Next(key.Window, key.Start)
+						p.Start, p.End = key.Start, model.Period(key.Window).Next(key.Start)
 					} else {
 						p.WindowStart = asOf.Add(-time.Hour)
 					}

@@ -46,9 +46,9 @@ func mergedSpansHold(t *testing.T, seed uint64) {
 	wc := window.DefaultConfig()
 	wc.K, wc.M = 5, 2
 	wc.Windows = []window.WindowConfig{
-		{Name: "minute", Kind: window.Sliding, Length: time.Minute, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "day", Kind: window.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: window.Exact},
+		{Name: "minute", Kind: windowset.Sliding, Length: time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
 	}
 	ps := make([]*window.Partition, parts)
 	for i := range ps {

@@ -28,11 +28,11 @@ func TestOnlyConfiguredWindows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	week := model.Align("week", t0)
+	week := model.Week.Align(t0)
 	cal := partial("week", 0, t0, e("a", 9))
-	cal.Start, cal.End = week, model.Next("week", week)
+	cal.Start, cal.End = week, model.Week.Next(week)
 	month := partial("month", 0, t0, e("a", 9))
-	month.Start, month.End = model.Align("month", t0), model.Next("month", model.Align("month", t0))
+	month.Start, month.End = model.Month.Align(t0), model.Month.Next(model.Month.Align(t0))
 	for _, p := range []model.Partial{
 		partial("minute", 0, t0, e("a", 2)), partial("7d", 0, t0, e("a", 700)), cal,
 		partial("month", 0, t0, e("a", 9)), partial("all", 0, t0, e("a", 9)), month,
@@ -61,6 +61,18 @@ func TestOnlyConfiguredWindows(t *testing.T) {
 // score; views are the scores rounded; the list is live and never exact. Partials without
 // the configured half-life (a worker on another window set) are dropped.
 func TestDecayedMerge(t *testing.T) {
+	// Producers from before model.Partial.Kind send none: the merger infers it as it did.
+	t.Run("kind inferred", func(t *testing.T) { testDecayedMerge(t, false) })
+	t.Run("kind given", func(t *testing.T) { testDecayedMerge(t, true) })
+}
+
+func testDecayedMerge(t *testing.T, kinds bool) {
+	kind := func(k model.PartialKind) model.PartialKind {
+		if kinds {
+			return k
+		}
+		return ""
+	}
 	st := openStore(t)
 	c := mergeConfig(3, 2, st)
 	var err error
@@ -72,12 +84,14 @@ func TestDecayedMerge(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec := func(part int, at time.Time, hl int64, s ...topk.Scored) model.Partial {
-		return model.Partial{Window: "now", Partition: part, AsOf: at, Version: at.UnixMilli(), Exact: true, HalfLifeSeconds: hl, Scored: s}
+		return model.Partial{Kind: kind(model.PartialScored), Window: "now", Partition: part, AsOf: at, Version: at.UnixMilli(), Exact: true, HalfLifeSeconds: hl, Scored: s}
 	}
+	counts := partial("now", 1, t0.Add(-20*time.Second), e("y", 99))
+	counts.Kind = kind(model.PartialItems)
 	m.Offer(dec(0, t0, 3600, topk.Scored{Item: "a", Score: 10}, topk.Scored{Item: "b", Score: 4.4}))
 	m.Offer(dec(1, t0.Add(-time.Minute), 3600, topk.Scored{Item: "c", Score: 10}, topk.Scored{Item: "d", Score: 0.2}))
 	m.Offer(dec(1, t0.Add(-30*time.Second), 60, topk.Scored{Item: "x", Score: 99})) // another half-life
-	m.Offer(partial("now", 1, t0.Add(-20*time.Second), e("y", 99)))                 // counts, not scores
+	m.Offer(counts)                                                                 // counts, not scores
 	ctx := context.Background()
 	if err := m.Publish(ctx, t0.Add(time.Second)); err != nil {
 		t.Fatal(err)

@@ -10,12 +10,12 @@
 // The package does no I/O: Compute is a pure function of its Input.
 //
 // In detail (DESIGN.md's file map has the line): the capacity arithmetic
-// (docs/requirements.md (docs/requirements.md#capacity)): memory per window exact vs
-// sketch, the choice and why, the error bound; a decayed window as one score an item of
-// its 10-half-life horizon, its sketch's N the decayed total (h/ln 2 minutes of views) ;
-// with lists per group value, each window's per-group memory in its mode (exact:
-// `--group-pairs` times its entries; sketch: its sketches at `--group-sketch-width` per
-// group, with the largest group's bound)
+// (docs/requirements.md (docs/requirements.md#capacity), windows in the model's `Kind`,
+// `Mode` and `Period`): memory per window exact vs sketch, the choice and why, the error
+// bound; a decayed window as one score an item of its 10-half-life horizon, its sketch's N
+// the decayed total (h/ln 2 minutes of views) ; with lists per group value, each window's
+// per-group memory in its mode (exact: `--group-pairs` times its entries; sketch: its
+// sketches at `--group-sketch-width` per group, with the largest group's bound)
 package plan
 
 import (
@@ -25,12 +25,9 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
-)
 
-// Modes a window can be counted in.
-const (
-	ModeExact  = "exact"  // count maps per bucket plus running totals
-	ModeSketch = "sketch" // count-min sketches per bucket plus a running sketch and candidates
+	"trending/model"
+	"trending/model/windowset"
 )
 
 // RingMinutes is the number of one-minute sketches in the trending-topics ring
@@ -121,27 +118,19 @@ type Input struct {
 // Window is one configured window to size.
 type Window struct {
 	Name string `json:"name"`
-	// Kind is KindSliding, KindCalendar or KindAllTime.
-	Kind string `json:"kind"`
+	// Kind is the window's kind (model/windowset: sliding, calendar, alltime, decayed).
+	Kind windowset.Kind `json:"kind"`
 	// LengthMinutes and BucketMinutes define a sliding window (bucket 1, 60 or 1440).
 	LengthMinutes int `json:"length_minutes,omitempty"`
 	BucketMinutes int `json:"bucket_minutes,omitempty"`
-	// Span is a calendar window's: hour, day, week or month.
-	Span string `json:"span,omitempty"`
+	// Span is a calendar window's period.
+	Span model.Period `json:"span,omitempty"`
 	// Mode is exact, sketch or auto (empty: auto, the speed layer's rule: exact up to 24
 	// hours, sketch beyond; all time by sketch; a decayed window by its horizon).
-	Mode string `json:"mode,omitempty"`
+	Mode windowset.Mode `json:"mode,omitempty"`
 	// HalfLifeMinutes is a decayed window's half-life.
 	HalfLifeMinutes int `json:"half_life_minutes,omitempty"`
 }
-
-// Window kinds.
-const (
-	KindSliding  = "sliding"
-	KindCalendar = "calendar"
-	KindAllTime  = "alltime"
-	KindDecayed  = "decayed"
-)
 
 // DecayedHorizonHalfLives is how many half-lives a decayed window remembers a single view
 // (speed/window.ForgetHalfLives): its exact memory is the distinct items of that horizon,
@@ -282,12 +271,12 @@ type Bound struct {
 type WindowPlan struct {
 	Window string `json:"window"` // "hour", "day" or "month"; a configured window's name
 	// Kind is set for a configured window (Input.Windows): sliding, calendar or alltime.
-	Kind string `json:"kind,omitempty"`
+	Kind windowset.Kind `json:"kind,omitempty"`
 	// Configured is a configured window's mode as given (exact, sketch or auto); its Mode is
 	// what the speed layer runs, Why what the budgets say of it.
-	Configured string `json:"configured,omitempty"`
-	Buckets    int    `json:"buckets"` // buckets in the window: 60 minutes, 24 hours, MonthDays days
-	Bucket     string `json:"bucket"`  // the bucket size: "minute", "hour" or "day"
+	Configured windowset.Mode `json:"configured,omitempty"`
+	Buckets    int            `json:"buckets"` // buckets in the window: 60 minutes, 24 hours, MonthDays days
+	Bucket     string         `json:"bucket"`  // the bucket size: "minute", "hour" or "day"
 
 	// Exact: one count map per bucket plus the running totals, over all partitions.
 	ExactBytes        float64 `json:"exact_bytes"`
@@ -296,17 +285,17 @@ type WindowPlan struct {
 	// Sketch: per partition Buckets+2 sketches (every bucket of the window, the open bucket,
 	// and the running window sketch: for the month, 31 daily + 1 month sketches) plus a
 	// candidate set, over all partitions.
-	Sketches           int     `json:"sketches_per_partition"`
-	Candidates         float64 `json:"candidates_per_partition"`
-	SketchBytes        float64 `json:"sketch_bytes"`
-	SketchPerPartition float64 `json:"sketch_per_partition"`
-	CandidateBytes     float64 `json:"candidate_bytes_per_partition"`
-	ExactToSketch      float64 `json:"exact_to_sketch"` // ExactBytes / SketchBytes: how many times less the sketch takes
-	Mode               string  `json:"mode"`
-	Why                string  `json:"why"`
-	ErrorBound         *Bound  `json:"error_bound,omitempty"` // set for sketch windows
-	ChosenPerPartition float64 `json:"chosen_per_partition"`  // bytes per partition of the chosen mode
-	ChosenBytes        float64 `json:"chosen_bytes"`          // bytes over all partitions of the chosen mode
+	Sketches           int            `json:"sketches_per_partition"`
+	Candidates         float64        `json:"candidates_per_partition"`
+	SketchBytes        float64        `json:"sketch_bytes"`
+	SketchPerPartition float64        `json:"sketch_per_partition"`
+	CandidateBytes     float64        `json:"candidate_bytes_per_partition"`
+	ExactToSketch      float64        `json:"exact_to_sketch"` // ExactBytes / SketchBytes: how many times less the sketch takes
+	Mode               windowset.Mode `json:"mode"`            // exact or sketch
+	Why                string         `json:"why"`
+	ErrorBound         *Bound         `json:"error_bound,omitempty"` // set for sketch windows
+	ChosenPerPartition float64        `json:"chosen_per_partition"`  // bytes per partition of the chosen mode
+	ChosenBytes        float64        `json:"chosen_bytes"`          // bytes over all partitions of the chosen mode
 	// Groups is the window's lists per group value (Input.Groups), in the window's mode;
 	// nil without groups. ChosenPerPartition and ChosenBytes do not include it.
 	Groups *GroupPlan `json:"groups,omitempty"`
@@ -440,8 +429,9 @@ type spec struct {
 	// window's h/ln 2: the sum of 2^(-age/h) over a steady stream), where minutes is the
 	// span its distinct items come from (its horizon).
 	massMinutes float64
-	kind, mode  string // set for a configured window; mode resolved to exact or sketch
-	configured  string
+	kind        windowset.Kind // set for a configured window
+	mode        windowset.Mode // set for a configured window, resolved to exact or sketch
+	configured  windowset.Mode
 }
 
 // specOf turns a configured window into the arithmetic's terms. A calendar window keeps
@@ -450,11 +440,11 @@ type spec struct {
 func (in Input) specOf(w Window) spec {
 	s := spec{name: w.Name, kind: w.Kind, configured: w.Mode}
 	if s.configured == "" {
-		s.configured = "auto"
+		s.configured = windowset.Auto
 	}
 	monthMinutes := float64(in.MonthDays) * 1440
 	switch w.Kind {
-	case KindSliding:
+	case windowset.Sliding:
 		s.buckets = max(1, w.LengthMinutes/max(1, w.BucketMinutes))
 		s.minutesPerBucket = float64(w.BucketMinutes)
 		switch w.BucketMinutes {
@@ -466,10 +456,15 @@ func (in Input) specOf(w Window) spec {
 			s.bucket, s.bucketDistinct = "day", in.DistinctPerDay
 		}
 		s.minutes = float64(w.LengthMinutes)
-	case KindCalendar:
-		s.bucket = w.Span
-		s.minutes = map[string]float64{"hour": 60, "day": 1440, "week": 7 * 1440, "month": monthMinutes}[w.Span]
-	case KindDecayed:
+	case windowset.Calendar:
+		s.bucket = string(w.Span)
+		switch {
+		case w.Span == model.Month:
+			s.minutes = monthMinutes // --month-days
+		case w.Span.Valid():
+			s.minutes = w.Span.Nominal().Minutes()
+		}
+	case windowset.Decayed:
 		h := float64(max(1, w.HalfLifeMinutes))
 		s.bucket = "score an item"
 		s.minutes = DecayedHorizonHalfLives * h
@@ -479,10 +474,10 @@ func (in Input) specOf(w Window) spec {
 	}
 	s.windowDistinct = in.distinctOver(s.minutes)
 	s.mode = w.Mode
-	if s.mode == "" || s.mode == "auto" {
-		s.mode = ModeExact
-		if s.minutes > 1440 || w.Kind == KindAllTime {
-			s.mode = ModeSketch
+	if s.mode == "" || s.mode == windowset.Auto {
+		s.mode = windowset.Exact
+		if s.minutes > 1440 || w.Kind == windowset.AllTime {
+			s.mode = windowset.Sketch
 		}
 	}
 	return s
@@ -546,7 +541,7 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 		w.Candidates = math.Min(math.Ceil(n/(floor-b.Overcount)), perPartDistinct)
 	}
 	w.Sketches = s.buckets + 2
-	if s.kind == KindCalendar || s.kind == KindAllTime || s.kind == KindDecayed {
+	if s.kind == windowset.Calendar || s.kind == windowset.AllTime || s.kind == windowset.Decayed {
 		w.Sketches = 1 // the running sketch: never subtracted, so no buckets
 	}
 	w.CandidateBytes = w.Candidates * in.EntryBytes
@@ -558,25 +553,25 @@ func (pl *Plan) size(s spec, sketch, maxCounter float64) {
 	if s.mode != "" && s.mode != w.Mode {
 		// A configured window runs as configured; the budgets' verdict is the reason.
 		w.Why = fmt.Sprintf("configured %s (%s); the budgets say %s", s.mode, s.configured, w.Why)
-		if s.mode == ModeExact && (w.ExactPerPartition > in.MemoryBudgetPerPartition || w.ExactBytes > in.MemoryBudgetTotal) {
+		if s.mode == windowset.Exact && (w.ExactPerPartition > in.MemoryBudgetPerPartition || w.ExactBytes > in.MemoryBudgetTotal) {
 			pl.warnf("%s: configured exact needs %s per partition and %s in all, over budget: configure it sketch or add partitions",
 				w.Window, FormatBytes(w.ExactPerPartition), FormatBytes(w.ExactBytes))
 		}
 		w.Mode = s.mode
-		if w.Mode == ModeExact {
+		if w.Mode == windowset.Exact {
 			w.ChosenPerPartition, w.ChosenBytes = w.ExactPerPartition, w.ExactBytes
 		} else {
 			w.ChosenPerPartition, w.ChosenBytes = w.SketchPerPartition, w.SketchBytes
 		}
 	}
-	if s.kind == KindAllTime {
+	if s.kind == windowset.AllTime {
 		w.Why += "; sized for a month of history: exact totals grow with the catalog, a sketch's error with time"
 	}
-	if s.kind == KindDecayed {
+	if s.kind == windowset.Decayed {
 		w.Why += fmt.Sprintf("; one score an item of the %s horizon (%d half-lives: a single view is forgotten after it), N the decayed views (%s minutes' worth, h/ln 2)",
 			formatMinutes(minutes), DecayedHorizonHalfLives, sig3(s.massMinutes))
 	}
-	if w.Mode == ModeSketch {
+	if w.Mode == windowset.Sketch {
 		w.ErrorBound = b
 		pl.sketchWarnings(w, floor, maxCounter)
 	}
@@ -601,7 +596,7 @@ func (pl *Plan) groups(s spec, w WindowPlan, n, floor float64) *GroupPlan {
 	in := pl.Input
 	p, g := float64(in.Partitions), float64(in.Groups)
 	gp := &GroupPlan{Groups: in.Groups, Pairs: in.GroupPairs}
-	if w.Mode == ModeExact {
+	if w.Mode == windowset.Exact {
 		gp.PerPartition = w.ExactPerPartition * in.GroupPairs
 	} else {
 		sk := float64(in.SketchDepth) * float64(in.GroupSketchWidth) * float64(in.CounterBytes)
@@ -633,25 +628,25 @@ func (pl *Plan) decide(w *WindowPlan) {
 	fitsTotal := w.ExactBytes <= in.MemoryBudgetTotal
 	switch {
 	case fitsPart && fitsTotal:
-		w.Mode = ModeExact
+		w.Mode = windowset.Exact
 		w.Why = fmt.Sprintf("exact: %s per partition fits the %s budget, %s in all the %s total",
 			FormatBytes(w.ExactPerPartition), per, FormatBytes(w.ExactBytes), total)
 	case w.SketchPerPartition >= w.ExactPerPartition:
-		w.Mode = ModeExact
+		w.Mode = windowset.Exact
 		w.Why = fmt.Sprintf("exact: over budget at %s per partition, but sketches would take more (%s)",
 			FormatBytes(w.ExactPerPartition), FormatBytes(w.SketchPerPartition))
 		pl.warnf("%s: exact counts need %s per partition and %s in all, over budget, and sketches would not be smaller: add partitions or raise the budget",
 			w.Window, FormatBytes(w.ExactPerPartition), FormatBytes(w.ExactBytes))
 	case !fitsPart:
-		w.Mode = ModeSketch
+		w.Mode = windowset.Sketch
 		w.Why = fmt.Sprintf("sketch: exact needs %s per partition, over the %s budget; sketches take %s, %sx less",
 			FormatBytes(w.ExactPerPartition), per, FormatBytes(w.SketchPerPartition), sig3(w.ExactToSketch))
 	default:
-		w.Mode = ModeSketch
+		w.Mode = windowset.Sketch
 		w.Why = fmt.Sprintf("sketch: exact needs %s in all, over the %s total budget (%s per partition would fit); sketches take %s, %sx less",
 			FormatBytes(w.ExactBytes), total, FormatBytes(w.ExactPerPartition), FormatBytes(w.SketchBytes), sig3(w.ExactToSketch))
 	}
-	if w.Mode == ModeExact {
+	if w.Mode == windowset.Exact {
 		w.ChosenPerPartition, w.ChosenBytes = w.ExactPerPartition, w.ExactBytes
 	} else {
 		w.ChosenPerPartition, w.ChosenBytes = w.SketchPerPartition, w.SketchBytes

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"trending/model/windowset"
 )
 
 func mustCompute(t *testing.T, in Input) Plan {
@@ -85,7 +87,10 @@ func TestRequirementFigures(t *testing.T) {
 	if f := month.ErrorBound.FractionOfKth; f >= 0.05 {
 		t.Errorf("month overcount is %.4f of the K-th count, the month allows under 5%%", f)
 	}
-	for _, c := range []struct{ window, mode string }{{"hour", ModeExact}, {"day", ModeExact}, {"month", ModeSketch}} {
+	for _, c := range []struct {
+		window string
+		mode   windowset.Mode
+	}{{"hour", windowset.Exact}, {"day", windowset.Exact}, {"month", windowset.Sketch}} {
 		if w := mustWindow(t, p, c.window); w.Mode != c.mode {
 			t.Errorf("%s: mode %s, the capacity arithmetic chooses %s (%s)", c.window, w.Mode, c.mode, w.Why)
 		}
@@ -121,7 +126,10 @@ func TestTenX(t *testing.T) {
 	if day.ExactBytes != 435e9 {
 		t.Errorf("day exact %v, want 435 GB", day.ExactBytes)
 	}
-	for _, c := range []struct{ window, mode string }{{"hour", ModeExact}, {"day", ModeSketch}, {"month", ModeSketch}} {
+	for _, c := range []struct {
+		window string
+		mode   windowset.Mode
+	}{{"hour", windowset.Exact}, {"day", windowset.Sketch}, {"month", windowset.Sketch}} {
 		if w := mustWindow(t, p, c.window); w.Mode != c.mode {
 			t.Errorf("%s: mode %s, want %s (%s)", c.window, w.Mode, c.mode, w.Why)
 		}
@@ -140,13 +148,13 @@ func TestBudgetFlips(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		modify func(*Input)
-		day    string
+		day    windowset.Mode
 	}{
-		{"defaults", func(*Input) {}, ModeExact},
-		{"per partition just fits", func(in *Input) { in.MemoryBudgetPerPartition = 1.359375e9 }, ModeExact},
-		{"per partition just short", func(in *Input) { in.MemoryBudgetPerPartition = 1.359375e9 - 1 }, ModeSketch},
-		{"total just fits", func(in *Input) { in.MemoryBudgetTotal = 43.5e9 }, ModeExact},
-		{"total just short", func(in *Input) { in.MemoryBudgetTotal = 43.5e9 - 1 }, ModeSketch},
+		{"defaults", func(*Input) {}, windowset.Exact},
+		{"per partition just fits", func(in *Input) { in.MemoryBudgetPerPartition = 1.359375e9 }, windowset.Exact},
+		{"per partition just short", func(in *Input) { in.MemoryBudgetPerPartition = 1.359375e9 - 1 }, windowset.Sketch},
+		{"total just fits", func(in *Input) { in.MemoryBudgetTotal = 43.5e9 }, windowset.Exact},
+		{"total just short", func(in *Input) { in.MemoryBudgetTotal = 43.5e9 - 1 }, windowset.Sketch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := DefaultInput()
@@ -299,13 +307,13 @@ func TestPlanProperties(t *testing.T) {
 		var per, total float64
 		for _, w := range p.Windows {
 			fits := w.ExactPerPartition <= in.MemoryBudgetPerPartition && w.ExactBytes <= in.MemoryBudgetTotal
-			if fits && w.Mode != ModeExact {
+			if fits && w.Mode != windowset.Exact {
 				t.Fatalf("case %d %s: exact fits both budgets but mode is %s", i, w.Window, w.Mode)
 			}
-			if w.Mode == ModeSketch && (fits || w.SketchPerPartition >= w.ExactPerPartition || w.ErrorBound == nil) {
+			if w.Mode == windowset.Sketch && (fits || w.SketchPerPartition >= w.ExactPerPartition || w.ErrorBound == nil) {
 				t.Fatalf("case %d %s: sketch chosen without reason: %+v", i, w.Window, w)
 			}
-			if w.Mode == ModeSketch && w.ErrorBound.Overcount <= 0 {
+			if w.Mode == windowset.Sketch && w.ErrorBound.Overcount <= 0 {
 				t.Fatalf("case %d %s: bound %+v", i, w.Window, w.ErrorBound)
 			}
 			per += w.ChosenPerPartition
@@ -358,8 +366,8 @@ func TestBoundShrinks(t *testing.T) {
 func TestDecayedWindow(t *testing.T) {
 	in := DefaultInput()
 	in.Windows = []Window{
-		{Name: "now", Kind: KindDecayed, HalfLifeMinutes: 60},
-		{Name: "slow", Kind: KindDecayed, HalfLifeMinutes: 360},
+		{Name: "now", Kind: windowset.Decayed, HalfLifeMinutes: 60},
+		{Name: "slow", Kind: windowset.Decayed, HalfLifeMinutes: 360},
 	}
 	p, err := Compute(in)
 	if err != nil {
@@ -367,12 +375,12 @@ func TestDecayedWindow(t *testing.T) {
 	}
 	now, _ := p.Window("now")
 	// 10 hours: min(10 x 30M, 150M) = 150M items x 50 B.
-	if now.Mode != ModeExact || now.ExactBytes != 150e6*50 || now.Buckets != 0 || now.ErrorBound != nil {
+	if now.Mode != windowset.Exact || now.ExactBytes != 150e6*50 || now.Buckets != 0 || now.ErrorBound != nil {
 		t.Errorf("now: %+v", now)
 	}
 	slow, _ := p.Window("slow")
 	n := 5e9 * (360 / math.Ln2) / 1440 / 32
-	if slow.Mode != ModeSketch || slow.Sketches != 1 || slow.ErrorBound == nil || math.Abs(slow.ErrorBound.N-n) > 1e-6*n {
+	if slow.Mode != windowset.Sketch || slow.Sketches != 1 || slow.ErrorBound == nil || math.Abs(slow.ErrorBound.N-n) > 1e-6*n {
 		t.Errorf("slow: %+v bound %+v, want sketch with N %v", slow, slow.ErrorBound, n)
 	}
 	if !strings.Contains(slow.Why, "2d12h horizon") {

@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 	"testing"
+
+	"trending/model/windowset"
 )
 
 // TestConfiguredWindows: a configured set (seed 004's) is sized window by window, each with
@@ -10,24 +12,24 @@ import (
 func TestConfiguredWindows(t *testing.T) {
 	in := DefaultInput()
 	in.Windows = []Window{
-		{Name: "minute", Kind: KindSliding, LengthMinutes: 1, BucketMinutes: 1, Mode: "exact"},
-		{Name: "hour", Kind: KindSliding, LengthMinutes: 60, BucketMinutes: 1, Mode: "exact"},
-		{Name: "day", Kind: KindSliding, LengthMinutes: 1440, BucketMinutes: 60, Mode: "exact"},
-		{Name: "7d", Kind: KindSliding, LengthMinutes: 7 * 1440, BucketMinutes: 60},
-		{Name: "week", Kind: KindCalendar, Span: "week"},
-		{Name: "all", Kind: KindAllTime, Mode: "exact"},
+		{Name: "minute", Kind: windowset.Sliding, LengthMinutes: 1, BucketMinutes: 1, Mode: "exact"},
+		{Name: "hour", Kind: windowset.Sliding, LengthMinutes: 60, BucketMinutes: 1, Mode: "exact"},
+		{Name: "day", Kind: windowset.Sliding, LengthMinutes: 1440, BucketMinutes: 60, Mode: "exact"},
+		{Name: "7d", Kind: windowset.Sliding, LengthMinutes: 7 * 1440, BucketMinutes: 60},
+		{Name: "week", Kind: windowset.Calendar, Span: "week"},
+		{Name: "all", Kind: windowset.AllTime, Mode: "exact"},
 	}
 	p, err := Compute(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]struct {
-		mode     string
+		mode     windowset.Mode
 		buckets  int
 		sketches int
 	}{
-		"minute": {ModeExact, 1, 3}, "hour": {ModeExact, 60, 62}, "day": {ModeExact, 24, 26},
-		"7d": {ModeSketch, 168, 170}, "week": {ModeSketch, 0, 1}, "all": {ModeExact, 0, 1},
+		"minute": {windowset.Exact, 1, 3}, "hour": {windowset.Exact, 60, 62}, "day": {windowset.Exact, 24, 26},
+		"7d": {windowset.Sketch, 168, 170}, "week": {windowset.Sketch, 0, 1}, "all": {windowset.Exact, 0, 1},
 	}
 	if len(p.Windows) != len(want) {
 		t.Fatalf("%d windows", len(p.Windows))
@@ -37,7 +39,7 @@ func TestConfiguredWindows(t *testing.T) {
 		if w.Mode != wt.mode || w.Buckets != wt.buckets || w.Sketches != wt.sketches {
 			t.Errorf("%s: mode %s buckets %d sketches %d, want %+v", w.Window, w.Mode, w.Buckets, w.Sketches, wt)
 		}
-		if (w.Mode == ModeSketch) != (w.ErrorBound != nil) {
+		if (w.Mode == windowset.Sketch) != (w.ErrorBound != nil) {
 			t.Errorf("%s: mode %s with bound %v", w.Window, w.Mode, w.ErrorBound)
 		}
 	}
@@ -66,11 +68,11 @@ func TestConfiguredWindows(t *testing.T) {
 		t.Errorf("all: why %q", all.Why)
 	}
 	// A configured exact window over budget runs exact, with a warning.
-	in.Windows = []Window{{Name: "month", Kind: KindSliding, LengthMinutes: 30 * 1440, BucketMinutes: 1440, Mode: "exact"}}
+	in.Windows = []Window{{Name: "month", Kind: windowset.Sliding, LengthMinutes: 30 * 1440, BucketMinutes: 1440, Mode: "exact"}}
 	if p, err = Compute(in); err != nil {
 		t.Fatal(err)
 	}
-	if m := p.Windows[0]; m.Mode != ModeExact || !strings.Contains(m.Why, "configured exact (exact); the budgets say sketch") ||
+	if m := p.Windows[0]; m.Mode != windowset.Exact || !strings.Contains(m.Why, "configured exact (exact); the budgets say sketch") ||
 		!strings.Contains(strings.Join(p.Warnings, "\n"), "month: configured exact needs 7.81 GB per partition and 250 GB in all, over budget") {
 		t.Errorf("month exact: %s %q, warnings %v", m.Mode, m.Why, p.Warnings)
 	}

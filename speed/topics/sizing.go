@@ -94,6 +94,18 @@ type Sizing struct {
 	BaselineSketches  int     `json:"baseline_sketches"`
 	BaselineBytes     float64 `json:"baseline_bytes"`
 	BaselineOvercount float64 `json:"baseline_overcount"`
+	// The hourly sketches live in the object store (internal/topicstore); a worker holds
+	// BaselineMemoryBytes of them: the BaselineDays same-hour sketches of the current hour,
+	// the open hour and the one closing (its last minutes still in the window), and one
+	// presence bit a cell per closed hour of the baseline depth for the hold rule (18.7 MB
+	// against 220 MB for a week in memory). BaselineStoreBytesPerDay is what the fleet
+	// writes a day, one sketch per worker and hour (4.0 GB, at most: the encoding skips empty
+	// cells), with BaselinePutsPerDay PUTs and BaselineGetsPerDay GETs (each hour change
+	// loads BaselineDays sketches).
+	BaselineMemoryBytes      float64 `json:"baseline_memory_bytes"`
+	BaselineStoreBytesPerDay float64 `json:"baseline_store_bytes_per_day"`
+	BaselinePutsPerDay       int     `json:"baseline_puts_per_day"`
+	BaselineGetsPerDay       int     `json:"baseline_gets_per_day"`
 	// DedupePairs are the live (user, topic) pairs a worker holds at the peak (244,000),
 	// DedupeBytes their memory at 16 bytes a pair (3.9 MB).
 	DedupePairs float64 `json:"dedupe_pairs"`
@@ -124,6 +136,11 @@ func ComputeSizing(in SizingInput) (Sizing, error) {
 	s.BaselineBytes = float64(s.BaselineSketches) * s.MinuteSketchBytes
 	// An hour holds 60 minutes of counts; the baseline is scaled from an hour to the window.
 	s.BaselineOvercount = s.PerCountError * s.CountsPerMinute * 60 * win / 60
+	cells := w * float64(in.Depth)
+	s.BaselineMemoryBytes = float64(in.BaselineDays+2)*s.MinuteSketchBytes + float64(24*in.BaselineDays)*cells/8
+	s.BaselineStoreBytesPerDay = float64(in.Workers*24) * s.MinuteSketchBytes
+	s.BaselinePutsPerDay = in.Workers * 24
+	s.BaselineGetsPerDay = in.Workers * 24 * in.BaselineDays
 	s.DedupePairs = in.PeakEventsPerSecond * win * 60
 	s.DedupeBytes = s.DedupePairs * in.PairBytes
 	s.ListsBytes = float64(in.Lists*in.ListSize) * in.TopicBytes

@@ -8,20 +8,26 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"maps"
+	"regexp"
 	"slices"
 
 	"trending/speed/sketch"
 )
 
-// Snapshot format, version 1 (docs/topics.md). Varints are encoding/binary's; strings and
+// Snapshot format, version 2 (docs/topics.md). Varints are encoding/binary's; strings and
 // nested encodings are uvarint-length-prefixed; sketches use speed/sketch's own checksummed
 // encoding.
 //
-//	magic "TTOP", version byte 1
+//	magic "TTOP", version byte 2
 //	string  config fingerprint (regions, shapes, window, candidates, dedupe size)
 //	varint  newest minute
 //	ring:   per slot: varint minute (-1 empty), bytes sketch
-//	hours:  uvarint count, per hour ascending: varint Unix hour, bytes sketch
+//	open:   uvarint count, per open hour ascending: varint Unix hour, bytes sketch
+//	closed: uvarint count, per closed hour not yet saved to the object store, ascending:
+//	        varint Unix hour, bytes sketch
+//	seen:   uvarint count, per closed hour ascending: varint Unix hour, bytes presence
+//	        (speed/sketch.Presence: the cells above the hour's bound)
 //	lists:  per configured list in order: uvarint listed count, strings ascending;
 //	        uvarint candidates, per candidate: string topic, per share minute:
 //	        varint minute, uvarint new tenths, uvarint total tenths
@@ -32,19 +38,47 @@ import (
 //
 // The running window sketch is not stored: restore rebuilds it as the sum of the ring,
 // which also proves the ring consistent. The public lists are not stored either; the next
-// Refresh rebuilds them from the restored hysteresis and review state.
+// Refresh rebuilds them from the restored hysteresis and review state. Nor is the loaded
+// baseline: it is in the object store, and NeedBaseline asks for it again after a restore.
+//
+// Version 1 had one hours section, every hour of the baseline depth (a week of sketches,
+// 110 MB at the quarter width it used), and the baseline width in its fingerprint. Restore
+// still reads it: the open hours stay open, the closed ones become unsaved (written to the
+// object store at the next tick, at their own width) with their presence bitmaps.
 var (
 	snapMagic = []byte("TTOP")
 	crcTable  = crc32.MakeTable(crc32.Castagnoli)
 )
 
-const snapVersion = 1
+const (
+	snapVersion   = 2
+	snapVersionV1 = 1
+)
 
+// fingerprint is the settings a snapshot must have been taken under. The baseline width is
+// not among them: every hour's sketch carries its own width, so hours of another width (a
+// version 1 snapshot's quarter-width ones) are read and estimated at theirs.
 func (s *State) fingerprint() string {
 	c := s.cfg
-	return fmt.Sprintf("regions=%q window=%v w=%d d=%d seed=%d bw=%d days=%d k=%d dedupe=%d/%v",
-		c.Regions, c.Window, c.Width, c.Depth, c.Seed, c.BaselineWidth, c.BaselineDays, c.Candidates,
+	return fmt.Sprintf("regions=%q window=%v w=%d d=%d seed=%d days=%d k=%d dedupe=%d/%v",
+		c.Regions, c.Window, c.Width, c.Depth, c.Seed, c.BaselineDays, c.Candidates,
 		c.Dedupe.Capacity, c.Dedupe.TTL)
+}
+
+// v1Fingerprint is fp, a version 1 fingerprint, without its baseline width.
+var bwField = regexp.MustCompile(` bw=[0-9]+`)
+
+func v1Fingerprint(fp string) string { return bwField.ReplaceAllString(fp, "") }
+
+// appendHours appends a count and the sketches of hours ascending.
+func appendHours(b []byte, hours map[int64]*sketch.Sketch, appendSketch func([]byte, *sketch.Sketch) []byte) []byte {
+	keys := slices.Sorted(maps.Keys(hours))
+	b = binary.AppendUvarint(b, uint64(len(keys)))
+	for _, h := range keys {
+		b = binary.AppendVarint(b, h)
+		b = appendSketch(b, hours[h])
+	}
+	return b
 }
 
 // Snapshot encodes the whole state, checksummed. Equal states encode to equal bytes.
@@ -54,24 +88,22 @@ func (s *State) Snapshot() ([]byte, error) {
 	b = appendString(b, s.fingerprint())
 	b = binary.AppendVarint(b, s.minute)
 	var err error
-	appendSketch := func(sk *sketch.Sketch) {
+	appendSketch := func(b []byte, sk *sketch.Sketch) []byte {
 		enc, e := sk.MarshalBinary()
 		err = errors.Join(err, e)
-		b = appendBytes(b, enc)
+		return appendBytes(b, enc)
 	}
 	for i, sk := range s.ring {
 		b = binary.AppendVarint(b, s.ringMin[i])
-		appendSketch(sk)
+		b = appendSketch(b, sk)
 	}
-	hours := make([]int64, 0, len(s.hours))
-	for h := range s.hours {
-		hours = append(hours, h)
-	}
-	slices.Sort(hours)
-	b = binary.AppendUvarint(b, uint64(len(hours)))
-	for _, h := range hours {
+	b = appendHours(b, s.hours, appendSketch)
+	b = appendHours(b, s.closed, appendSketch)
+	seen := slices.Sorted(maps.Keys(s.seen))
+	b = binary.AppendUvarint(b, uint64(len(seen)))
+	for _, h := range seen {
 		b = binary.AppendVarint(b, h)
-		appendSketch(s.hours[h])
+		b = appendBytes(b, s.seen[h].AppendBinary(nil))
 	}
 	for _, l := range s.lists {
 		listed := l.hyst.Topics()
@@ -200,7 +232,7 @@ func (r *reader) sketch(want sketch.Config) *sketch.Sketch {
 		r.fail("sketch: %v", err)
 		return nil
 	}
-	if c := sk.Config(); c.Width != want.Width || c.Depth != want.Depth || c.Seed != want.Seed || c.Conservative {
+	if c := sk.Config(); (c.Width != want.Width && want.Width != 0) || c.Depth != want.Depth || c.Seed != want.Seed || c.Conservative {
 		r.fail("sketch shape %dx%d seed %d, want %dx%d seed %d", c.Depth, c.Width, c.Seed, want.Depth, want.Width, want.Seed)
 		return nil
 	}
@@ -219,17 +251,23 @@ func (s *State) Restore(b []byte) error {
 	if crc32.Checksum(body, crcTable) != sum {
 		return fmt.Errorf("%w: checksum mismatch", rules.ErrCorrupt)
 	}
-	if body[4] != snapVersion {
-		return fmt.Errorf("%w: version %d, this build reads %d", rules.ErrCorrupt, body[4], snapVersion)
+	version := body[4]
+	if version != snapVersion && version != snapVersionV1 {
+		return fmt.Errorf("%w: version %d, this build reads %d and %d", rules.ErrCorrupt, version, snapVersionV1, snapVersion)
 	}
 	r := &reader{b: body[5:]}
-	if fp := string(r.bytes()); r.err == nil && fp != s.fingerprint() {
+	fp := string(r.bytes())
+	if version == snapVersionV1 {
+		fp = v1Fingerprint(fp)
+	}
+	if r.err == nil && fp != s.fingerprint() {
 		return fmt.Errorf("%w: snapshot %s, config %s", rules.ErrConfigMismatch, fp, s.fingerprint())
 	}
 	n := len(s.ring)
 	minute := r.varint()
 	mcfg := sketch.Config{Width: s.cfg.Width, Depth: s.cfg.Depth, Seed: s.cfg.Seed}
-	bcfg := sketch.Config{Width: s.cfg.BaselineWidth, Depth: s.cfg.Depth, Seed: s.cfg.Seed}
+	// Hours are read at their own width (0: any).
+	bcfg := sketch.Config{Depth: s.cfg.Depth, Seed: s.cfg.Seed}
 	ring, ringMin := make([]*sketch.Sketch, n), make([]int64, n)
 	window := mustSketch(mcfg)
 	for i := range ring {
@@ -249,19 +287,62 @@ func (s *State) Restore(b []byte) error {
 			return fmt.Errorf("%w: ring: %v", rules.ErrCorrupt, err)
 		}
 	}
-	hours := map[int64]*sketch.Sketch{}
-	nh := r.count(s.cfg.BaselineDays*24+2, "hours")
-	last := int64(-1 << 62)
-	for range nh {
-		h := r.varint()
-		sk := r.sketch(bcfg)
-		if r.err != nil {
-			return r.err
+	readHours := func(what string) (map[int64]*sketch.Sketch, error) {
+		hours := map[int64]*sketch.Sketch{}
+		last := int64(-1 << 62)
+		for range r.count(s.cfg.BaselineDays*24+2, what) {
+			h := r.varint()
+			sk := r.sketch(bcfg)
+			if r.err != nil {
+				return nil, r.err
+			}
+			// An hour is at most as wide as the widest sketch this configuration makes (a
+			// version 1 snapshot's quarter-width hours are narrower).
+			if w := sk.Config().Width; w > max(s.cfg.Width, s.cfg.BaselineWidth) {
+				return nil, fmt.Errorf("%w: %s hour %d is %d wide, over this configuration's %d", rules.ErrConfigMismatch, what, h, w, max(s.cfg.Width, s.cfg.BaselineWidth))
+			}
+			if h <= last || h > minute/60 {
+				return nil, fmt.Errorf("%w: %s hour %d out of order or after the newest minute", rules.ErrCorrupt, what, h)
+			}
+			last, hours[h] = h, sk
 		}
-		if h <= last || h > minute/60 {
-			return fmt.Errorf("%w: hour %d out of order or after the newest minute", rules.ErrCorrupt, h)
+		return hours, nil
+	}
+	hours, err := readHours("hours")
+	if err != nil {
+		return err
+	}
+	closed, seen := map[int64]*sketch.Sketch{}, map[int64]*sketch.Presence{}
+	if version == snapVersionV1 {
+		// One section of every hour: split it as closeHours would have.
+		open := minute - int64(n) + 1
+		for h, sk := range hours {
+			if (h+1)*60 <= open {
+				delete(hours, h)
+				closed[h], seen[h] = sk, sk.Presence(uint64(sk.ErrorBound().MaxOvercount))
+			}
 		}
-		last, hours[h] = h, sk
+	} else {
+		if closed, err = readHours("closed hours"); err != nil {
+			return err
+		}
+		last := int64(-1 << 62)
+		for range r.count(s.cfg.BaselineDays*24+2, "seen hours") {
+			h := r.varint()
+			p := r.bytes()
+			if r.err != nil {
+				return r.err
+			}
+			// An hour is at most as wide as the widest sketch this configuration makes.
+			pr, rest, err := sketch.DecodePresence(p, max(s.cfg.Width, s.cfg.BaselineWidth)*s.cfg.Depth)
+			if err == nil && pr.Depth() != s.cfg.Depth {
+				err = fmt.Errorf("depth %d, want %d", pr.Depth(), s.cfg.Depth)
+			}
+			if err != nil || len(rest) != 0 || h <= last || h > minute/60 {
+				return fmt.Errorf("%w: seen hour %d: out of order, after the newest minute or %v", rules.ErrCorrupt, h, err)
+			}
+			last, seen[h] = h, pr
+		}
 	}
 	type listState struct {
 		listed []string
@@ -321,6 +402,10 @@ func (s *State) Restore(b []byte) error {
 	}
 	// Everything decoded: switch.
 	s.minute, s.ring, s.ringMin, s.window, s.hours = minute, ring, ringMin, window, hours
+	s.closed, s.seen, s.base, s.baseHour, s.baseWant = closed, seen, map[int64]*sketch.Sketch{}, -1, nil
+	if minute >= 0 {
+		s.moveBaseline()
+	}
 	for li, l := range s.lists {
 		l.cands = lists[li].cands
 		l.hyst = rules.NewHysteresis(s.cfg.Surge.Enter, s.cfg.Surge.Stay)

@@ -22,13 +22,17 @@ const (
 	// (speed/sketch), 2.62 MB, so a window of tenths can never overflow.
 	DefaultWidth = 1 << 16
 	DefaultDepth = 5
-	// DefaultBaselineWidth is the hourly baseline sketch's width: a quarter of the minute
-	// sketch, 655 KB a hour, 110 MB for 7 days. An hour holds 60 times a minute's counts,
-	// so its overcount is e/16384 x N_hour: about 323 mentions per hour at the
-	// peak of 271 events a second, 81 after scaling to 15 minutes, against 20 at full width
-	// (which costs 440 MB in memory; a full-width design keeps its hourly sketches in object
-	// storage).
-	DefaultBaselineWidth = 1 << 14
+	// DefaultBaselineWidth is the hourly sketch's width: the minute sketch's (seed 001), so
+	// the expected count's bound equals the window's: e/65,536 x an hour's counts, a quarter
+	// of it for 15 minutes, 20 mentions at the peak of 271 events a second. A closed hour
+	// leaves memory once it is saved to the object store (Unsaved, Saved); the baseline
+	// holds only the BaselineDays same-hour sketches of the current hour (NeedBaseline,
+	// SetBaseline), 7 x 2.62 MB.
+	DefaultBaselineWidth = DefaultWidth
+	// DefaultUnsavedHours bounds the closed hours a State keeps waiting for the object store:
+	// a day, 63 MB at the default width, so a store that is down for days cannot grow a
+	// partition past it.
+	DefaultUnsavedHours = 24
 	// DefaultWindow is the list window: the last 15 minutes.
 	DefaultWindow = 15 * time.Minute
 	// DefaultCandidates is the candidate set per list (200 keys: enough headroom over the 50
@@ -60,8 +64,15 @@ type Config struct {
 	// Every mention adds two keys, so the width is twice what the topics alone would need.
 	Width, Depth int
 	Seed         uint64
-	// BaselineWidth is the hourly sketches' width (same depth and seed). Default 16,384.
+	// BaselineWidth is the hourly sketches' width (same depth and seed). Default 65,536,
+	// the minute sketches' (DefaultBaselineWidth).
 	BaselineWidth int
+	// UnsavedHours is the most closed hours kept in memory until the object store has them
+	// (Unsaved, Saved), 1 to BaselineDays x 24. Beyond it the oldest is dropped
+	// (UnsavedDropped counts them): its presence bitmap stays, so the hold rule still knows
+	// what it saw, but the baseline loses that day. Without a store (a demo, a test) the
+	// baseline is what this keeps. Default 24.
+	UnsavedHours int
 	// BaselineDays is the number of past days whose same clock hour averages into the
 	// expected count, 1 to 28. Default 7.
 	BaselineDays int
@@ -92,6 +103,7 @@ func DefaultConfig() Config {
 		Depth:         DefaultDepth,
 		BaselineWidth: DefaultBaselineWidth,
 		BaselineDays:  rules.DefaultBaselineDays,
+		UnsavedHours:  DefaultUnsavedHours,
 		Candidates:    DefaultCandidates,
 		ListSize:      rules.DefaultListSize,
 		Surge:         rules.DefaultSurgeConfig(),
@@ -139,6 +151,9 @@ func (c Config) Validate() error {
 	}
 	if c.BaselineDays < 1 || c.BaselineDays > 28 {
 		errs = append(errs, invalid("BaselineDays", "%d must be 1..28 (default %d)", c.BaselineDays, rules.DefaultBaselineDays))
+	}
+	if c.UnsavedHours < 1 || c.BaselineDays >= 1 && c.UnsavedHours > c.BaselineDays*24 {
+		errs = append(errs, invalid("UnsavedHours", "%d must be 1..%d, the baseline's hours (default %d)", c.UnsavedHours, c.BaselineDays*24, DefaultUnsavedHours))
 	}
 	switch {
 	case c.ListSize < 1 || c.ListSize > 1000:
@@ -223,7 +238,20 @@ type State struct {
 	ring    []*sketch.Sketch
 	ringMin []int64
 	window  *sketch.Sketch
-	hours   map[int64]*sketch.Sketch // by Unix hour: the last BaselineDays days and the open hour
+	hours   map[int64]*sketch.Sketch // open hours (Unix hour): still taking mentions, at most 2
+	// closed are the closed hours not yet saved to the object store (Saved drops them),
+	// within the baseline depth: without a store they are the whole baseline.
+	closed map[int64]*sketch.Sketch
+	// seen is, per closed hour of the baseline depth, the cells above that hour's error
+	// bound: the hold rule's "seen before", kept after the hour's sketch has left memory.
+	seen map[int64]*sketch.Presence
+	// dropped counts the closed hours dropped unsaved (UnsavedHours).
+	dropped uint64
+	// base holds the loaded same-hour sketches of baseHour's baseline by Unix hour, and
+	// baseWant the state of each of its BaselineDays days.
+	base     map[int64]*sketch.Sketch
+	baseHour int64
+	baseWant map[int64]dayState
 
 	dedupe    *Dedupe
 	blocklist *rules.Blocklist
@@ -252,6 +280,10 @@ func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
 		ring:      make([]*sketch.Sketch, n),
 		ringMin:   make([]int64, n),
 		hours:     map[int64]*sketch.Sketch{},
+		closed:    map[int64]*sketch.Sketch{},
+		seen:      map[int64]*sketch.Presence{},
+		base:      map[int64]*sketch.Sketch{},
+		baseHour:  -1,
 		dedupe:    d,
 		blocklist: blocklist,
 		review:    rules.NewReview(cfg.ReviewMax),
@@ -312,12 +344,18 @@ func (s *State) DedupeStats() DedupeStats { return s.dedupe.Stats() }
 func (s *State) Minute() int64 { return s.minute }
 
 // Bytes returns the memory of the counting state: sketches, the dedupe table and the
-// candidate sets at capacity. It depends on the configuration and on how many hours of
-// baseline exist (at most BaselineDays x 24 + 1), never on how many topics were seen.
+// candidate sets at capacity. It depends on the configuration and on how many hourly
+// sketches are in memory (the open hours, the closed ones not saved yet, the loaded baseline
+// and one presence bitmap per closed hour), never on how many topics were seen.
 func (s *State) Bytes() int {
 	b := (len(s.ring)+1)*s.window.Config().Bytes() + s.dedupe.Bytes()
-	for _, h := range s.hours {
-		b += h.Config().Bytes()
+	for _, m := range []map[int64]*sketch.Sketch{s.hours, s.closed, s.base} {
+		for _, h := range m {
+			b += h.Config().Bytes()
+		}
+	}
+	for _, p := range s.seen {
+		b += p.Bytes()
 	}
 	// A candidate: the struct, a share ring of 24 bytes a minute, a map entry, and a topic
 	// of at most 256 bytes (event.MaxItemIDBytes).
@@ -417,13 +455,9 @@ func (s *State) advance(m int64) {
 		}
 	}
 	s.ringMin[mod(m, n)] = m
-	oldest := m/60 - int64(s.cfg.BaselineDays)*24
-	for h := range s.hours {
-		if h < oldest {
-			delete(s.hours, h)
-		}
-	}
 	s.minute = m
+	s.closeHours()
+	s.moveBaseline()
 	for _, l := range s.lists {
 		l.cands.reestimate(s.window.EstimateHash)
 	}
@@ -467,22 +501,10 @@ func (s *State) rank(l *list) []Ranked {
 	for _, c := range l.cands.e {
 		r := Ranked{Topic: c.topic, Mentions: float64(s.window.EstimateHash(c.hash)) / 10, scored: true}
 		var same []float64
-		history := 0.0
-		for h, sk := range s.hours {
-			if h >= cur {
-				continue
-			}
-			est := float64(sk.EstimateHash(c.hash))
-			if h < cur-1 {
-				// The previous hour is not history: a topic that took off at 10:50 is
-				// still new at 11:05.
-				history += max(0, est-sk.ErrorBound().MaxOvercount)
-			}
-			if (cur-h)%24 == 0 {
-				same = append(same, est/10)
-			}
+		for _, sk := range s.baseline(cur) {
+			same = append(same, float64(sk.EstimateHash(c.hash))/10)
 		}
-		r.NoHistory = history == 0
+		r.NoHistory = !s.seenBefore(c.hash, cur)
 		r.Expected = rules.Expected(same, s.cfg.Window)
 		// The floor applies to every list before any score: only a topic with at least
 		// Surge.Floor mentions in the window can be listed (300 by default, far above the

@@ -106,6 +106,7 @@ func TestZeroMeansZero(t *testing.T) {
 		{"Depth", func(c *Config) { c.Depth = 0 }},
 		{"BaselineWidth", func(c *Config) { c.BaselineWidth = 0 }},
 		{"BaselineDays", func(c *Config) { c.BaselineDays = 0 }},
+		{"UnsavedHours", func(c *Config) { c.UnsavedHours = 0 }},
 		{"Candidates", func(c *Config) { c.Candidates = 0 }},
 		{"ListSize", func(c *Config) { c.ListSize = 0 }},
 		{"HalfLife", func(c *Config) { c.HalfLife = 0 }},

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -51,8 +53,8 @@ func benchEvents(n, catalog, perMinute int) ([]event.Event, time.Duration) {
 func BenchmarkUpdate(b *testing.B) {
 	const n, catalog, perMinute = 1 << 20, 1 << 20, 150_000
 	evs, span := benchEvents(n, catalog, perMinute)
-	hour := []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact}}
-	sketchHour := []WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch}}
+	hour := []WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact}}
+	sketchHour := []WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch}}
 
 	b.Run("baseline-map", func(b *testing.B) {
 		b.ReportAllocs()
@@ -149,10 +151,10 @@ func hourState(b *testing.B, cfg Config, perMinute int) (*Partition, int) {
 // takes per (minute, item) entry, with runtime.MemStats, against the capacity
 // arithmetic's budget of 50 bytes (docs/requirements.md). One op builds the state.
 func BenchmarkBytesPerEntry(b *testing.B) {
-	hourOnly := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+	hourOnly := windowsConfig([]WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute}})
 	hourDay := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
 	})
 	for _, bc := range []struct {
 		name string
@@ -189,7 +191,7 @@ func BenchmarkBytesPerEntry(b *testing.B) {
 // minute's events are added outside the timer.
 func BenchmarkSlide(b *testing.B) {
 	const perMinute = 100_000
-	cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+	cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute}})
 	p, _ := hourState(b, cfg, perMinute)
 	hourDistinct := perMinute * 15
 	r := rand.New(rand.NewPCG(5, 6))
@@ -223,7 +225,7 @@ func BenchmarkSlideSketch(b *testing.B) {
 	const perMinute = 100_000
 	var ws []WindowConfig
 	for _, wc := range DefaultWindows() {
-		if wc.Mode == Sketch {
+		if wc.Mode == windowset.Sketch {
 			ws = append(ws, wc)
 		}
 	}
@@ -275,9 +277,9 @@ func BenchmarkSlideSketch(b *testing.B) {
 // size per bucket entry held.
 func BenchmarkSnapshot(b *testing.B) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
 	})
 	p, _ := hourState(b, cfg, 20_000)
 	snap, err := p.MarshalBinary()
@@ -307,7 +309,7 @@ func BenchmarkSnapshot(b *testing.B) {
 
 // BenchmarkTop measures one Top scan of the exact hour window above.
 func BenchmarkTop(b *testing.B) {
-	cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+	cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute}})
 	p, _ := hourState(b, cfg, 20_000)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -434,11 +436,11 @@ func BenchmarkPublishCostSeed004(b *testing.B) {
 	evs, _ := benchEvents(20*perMinute, catalog, perMinute)
 	cfg := DefaultConfig()
 	cfg.Windows = []WindowConfig{
-		{Name: "minute", Kind: Sliding, Length: time.Minute, Bucket: time.Minute, Mode: Exact},
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
-		{Name: "7d", Kind: Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: Sketch},
-		{Name: "calendar-week", Kind: Calendar, Span: SpanWeek, Mode: Sketch},
+		{Name: "minute", Kind: windowset.Sliding, Length: time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+		{Name: "7d", Kind: windowset.Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Sketch},
+		{Name: "calendar-week", Kind: windowset.Calendar, Span: trmodel.Week, Mode: windowset.Sketch},
 	}
 	for range b.N {
 		r := runPublish(b, cfg, evs, time.Second, true)

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"trending/model/event"
+	"trending/model/windowset"
 )
 
 // threadCPU is the calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID).
@@ -43,7 +44,7 @@ func TestSlideSketchInterleaved(t *testing.T) {
 	const perMinute, rounds, warm = 100_000, 45, 5
 	var ws []WindowConfig
 	for _, wc := range DefaultWindows() {
-		if wc.Mode == Sketch {
+		if wc.Mode == windowset.Sketch {
 			ws = append(ws, wc)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -26,9 +28,9 @@ func TestBulkAddSameState(t *testing.T) {
 	}
 	wide := func(conservative bool) Config {
 		cfg := windowsConfig([]WindowConfig{
-			{Name: "sk-month", Kind: Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
-			{Name: "sk-calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
-			{Name: "all", Kind: AllTime, Mode: Sketch},
+			{Name: "sk-month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
+			{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
+			{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 		})
 		cfg.Sketch = sketch.Config{Width: 1 << 18, Depth: 2, Seed: 9, Conservative: conservative}
 		return cfg

@@ -7,55 +7,9 @@ import (
 	"time"
 
 	"trending/internal/setting"
+	trmodel "trending/model"
+	"trending/model/windowset"
 	"trending/speed/sketch"
-)
-
-// Kind says how a window moves.
-type Kind string
-
-const (
-	// Sliding windows end at the watermark's minute and move every minute:
-	// "the last hour up to now".
-	Sliding Kind = "sliding"
-	// Calendar windows are fixed UTC periods (10:00-11:00, a day, a month);
-	// each produces one final list when the watermark passes its end.
-	Calendar Kind = "calendar"
-	// AllTime windows never expire: every event since the partition's log
-	// began, up to the watermark's minute (all-time counts, which must survive
-	// a machine failure). They accept every late event, so a partition with one
-	// never reports TooLate. Exact mode keeps a running total per item ever
-	// seen (memory grows with the catalog: for small deployments); sketch mode
-	// keeps one running count-min sketch and a candidate set.
-	AllTime Kind = "alltime"
-	// Decayed windows have no edge: every view counts 2^(-age/HalfLife), so the list
-	// ranks what is trending now and forgets smoothly (decayed.go). Exact mode keeps one
-	// score per item seen within about ForgetHalfLives half-lives; sketch mode one float
-	// count-min sketch and a candidate set. Every late event counts, at its minute's weight.
-	Decayed Kind = "decayed"
-)
-
-// Mode says how a window counts.
-type Mode string
-
-const (
-	// Exact counts every item in per-bucket count arrays plus running totals.
-	Exact Mode = "exact"
-	// Sketch counts in count-min sketches (one per bucket plus a running
-	// one) and keeps a candidate set of items whose estimate passed a floor.
-	Sketch Mode = "sketch"
-	// Auto picks Exact for windows up to 24 hours long and Sketch beyond
-	// (sliding windows over 24h, calendar weeks and months, all-time windows): the
-	// capacity arithmetic of docs/requirements.md, where the hour (7.5 GB)
-	// and day (43.5 GB) fit exactly and the month (250 GB) does not.
-	Auto Mode = "auto"
-)
-
-// Calendar spans.
-const (
-	SpanHour  = "hour"
-	SpanDay   = "day"
-	SpanWeek  = "week" // ISO week: Monday 00:00 UTC to the next Monday
-	SpanMonth = "month"
 )
 
 // Limits.
@@ -80,8 +34,9 @@ type WindowConfig struct {
 	// non-empty lowercase name of letters, digits, '-' and '_', unique in the
 	// Config ("hour", "day", "calendar-month").
 	Name string
-	// Kind is Sliding, Calendar or AllTime.
-	Kind Kind
+	// Kind is windowset.Sliding, Calendar, AllTime or Decayed: the model's vocabulary
+	// (model/windowset), shared with every role's window set.
+	Kind windowset.Kind
 	// Length is a sliding window's length, a whole number of Buckets, at
 	// most MaxBuckets of them. Calendar and all-time windows ignore it.
 	Length time.Duration
@@ -92,12 +47,16 @@ type WindowConfig struct {
 	// of 24 hourly buckets is 23 to 24 hours, which nobody notices on a trending page). Calendar
 	// and all-time windows ignore it.
 	Bucket time.Duration
-	// Span is a calendar window's UTC period: SpanHour, SpanDay, SpanWeek or
-	// SpanMonth. Sliding and all-time windows must leave it empty.
-	Span string
-	// Mode is Exact, Sketch or Auto; empty means Auto, which picks from Kind
-	// and Length (see Auto).
-	Mode Mode
+	// Span is a calendar window's UTC period (model.Hour, Day, Week or Month).
+	// Other kinds must leave it empty.
+	Span trmodel.Period
+	// Mode is windowset.Exact, Sketch or Auto; empty means Auto, which picks
+	// from Kind and Length (see resolved): exact for windows up to 24 hours
+	// long, sketch beyond (sliding windows over 24h, calendar weeks and months,
+	// all-time windows): the capacity arithmetic of docs/requirements.md, where
+	// the hour (7.5 GB) and day (43.5 GB) fit exactly and the month (250 GB)
+	// does not.
+	Mode windowset.Mode
 	// HalfLife is a decayed window's half-life: a whole number of minutes from
 	// MinHalfLife to MaxHalfLife. Other kinds must leave it zero.
 	HalfLife time.Duration
@@ -164,6 +123,27 @@ type Config struct {
 	SinceDays int
 }
 
+// CalendarName is the name the core counts a calendar window of span under
+// ("calendar-day"); the worker serves it under its span. The name is in a
+// snapshot's fingerprint, so it never changes.
+func CalendarName(span trmodel.Period) string { return "calendar-" + string(span) }
+
+// FromSet returns a served window set's windows as the core counts them:
+// each window as the set defines it (the same Kind and Mode), a calendar
+// window named CalendarName(span).
+func FromSet(s windowset.Set) []WindowConfig {
+	out := make([]WindowConfig, 0, len(s.Windows))
+	for _, w := range s.Windows {
+		wc := WindowConfig{Name: w.Name, Kind: w.Kind, Length: w.Length, Bucket: w.Bucket,
+			Span: w.Span, Mode: w.Mode, HalfLife: w.HalfLife}
+		if w.Kind == windowset.Calendar {
+			wc.Name = CalendarName(w.Span)
+		}
+		out = append(out, wc)
+	}
+	return out
+}
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -181,13 +161,13 @@ func DefaultConfig() Config {
 // bound, and the batch layer publishes the exact all-time list nightly.
 func DefaultWindows() []WindowConfig {
 	return []WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
-		{Name: "month", Kind: Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
-		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Exact},
-		{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
-		{Name: "all", Kind: AllTime, Mode: Sketch},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+		{Name: "month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
+		{Name: CalendarName(trmodel.Hour), Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
+		{Name: CalendarName(trmodel.Day), Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Exact},
+		{Name: CalendarName(trmodel.Month), Kind: windowset.Calendar, Span: trmodel.Month, Mode: windowset.Sketch},
+		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	}
 }
 
@@ -210,14 +190,14 @@ func (c Config) normalized() Config {
 // resolved returns w with Auto (or empty) Mode resolved and the fields its
 // Kind ignores zeroed.
 func (w WindowConfig) resolved() WindowConfig {
-	if w.Kind == Calendar || w.Kind == AllTime || w.Kind == Decayed {
+	if w.Kind == windowset.Calendar || w.Kind == windowset.AllTime || w.Kind == windowset.Decayed {
 		w.Length, w.Bucket = 0, 0
 	}
-	if w.Mode == "" || w.Mode == Auto {
-		w.Mode = Exact
-		if (w.Kind == Sliding && w.Length > 24*time.Hour) || (w.Kind == Calendar && (w.Span == SpanWeek || w.Span == SpanMonth)) || w.Kind == AllTime ||
-			(w.Kind == Decayed && Horizon(w.HalfLife) > 24*time.Hour) {
-			w.Mode = Sketch
+	if w.Mode == "" || w.Mode == windowset.Auto {
+		w.Mode = windowset.Exact
+		if (w.Kind == windowset.Sliding && w.Length > 24*time.Hour) || (w.Kind == windowset.Calendar && w.Span.Valid() && w.Span.Nominal() > 24*time.Hour) || w.Kind == windowset.AllTime ||
+			(w.Kind == windowset.Decayed && Horizon(w.HalfLife) > 24*time.Hour) {
+			w.Mode = windowset.Sketch
 		}
 	}
 	return w
@@ -290,14 +270,14 @@ func (w WindowConfig) validate() error {
 	if w.Name == "" || strings.TrimLeft(w.Name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != "" || len(w.Name) > 64 {
 		return invalid("Windows", "window name %q: use 1 to 64 lowercase letters, digits, '-' or '_'", w.Name)
 	}
-	if w.Mode != Exact && w.Mode != Sketch {
-		return invalid("Windows", "window %q: mode %q: use %q, %q or %q", w.Name, w.Mode, Exact, Sketch, Auto)
+	if !w.Mode.Valid() || w.Mode == windowset.Auto { // resolved: Auto is gone
+		return invalid("Windows", "window %q: mode %q: use %s", w.Name, w.Mode, windowset.ModeNames())
 	}
-	if w.HalfLife != 0 && w.Kind != Decayed {
+	if w.HalfLife != 0 && w.Kind != windowset.Decayed {
 		return invalid("Windows", "window %q: a %s window has no half-life (%s): remove it or make the window decayed", w.Name, w.Kind, w.HalfLife)
 	}
 	switch w.Kind {
-	case Sliding:
+	case windowset.Sliding:
 		if w.Span != "" {
 			return invalid("Windows", "window %q: a sliding window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
 		}
@@ -310,15 +290,15 @@ func (w WindowConfig) validate() error {
 		if n := w.Length / w.Bucket; n > MaxBuckets {
 			return invalid("Windows", "window %q: %d buckets of %s: at most %d: use a larger bucket", w.Name, n, w.Bucket, MaxBuckets)
 		}
-	case Calendar:
-		if w.Span != SpanHour && w.Span != SpanDay && w.Span != SpanWeek && w.Span != SpanMonth {
-			return invalid("Windows", "window %q: span %q: use %q, %q, %q or %q", w.Name, w.Span, SpanHour, SpanDay, SpanWeek, SpanMonth)
+	case windowset.Calendar:
+		if !w.Span.Valid() {
+			return invalid("Windows", "window %q: span %q: use one of %s", w.Name, w.Span, trmodel.PeriodNames())
 		}
-	case AllTime:
+	case windowset.AllTime:
 		if w.Span != "" {
 			return invalid("Windows", "window %q: an all-time window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
 		}
-	case Decayed:
+	case windowset.Decayed:
 		if w.Span != "" {
 			return invalid("Windows", "window %q: a decayed window has no span (%q): remove it or make the window calendar", w.Name, w.Span)
 		}
@@ -326,7 +306,7 @@ func (w WindowConfig) validate() error {
 			return invalid("Windows", "window %q: half-life %s: use a whole number of minutes from %s to %s, such as 1h", w.Name, w.HalfLife, MinHalfLife, MaxHalfLife)
 		}
 	default:
-		return invalid("Windows", "window %q: kind %q: use %q, %q, %q or %q", w.Name, w.Kind, Sliding, Calendar, AllTime, Decayed)
+		return invalid("Windows", "window %q: kind %q: use %q, %q, %q or %q", w.Name, w.Kind, windowset.Sliding, windowset.Calendar, windowset.AllTime, windowset.Decayed)
 	}
 	return nil
 }
@@ -343,11 +323,11 @@ func (c Config) fingerprint() string {
 			b.WriteByte(';')
 		}
 		switch w.Kind {
-		case Sliding:
+		case windowset.Sliding:
 			fmt.Fprintf(&b, "%s:%s:%dm/%dm:%s", w.Name, w.Kind, w.Length/time.Minute, w.Bucket/time.Minute, w.Mode)
-		case AllTime:
+		case windowset.AllTime:
 			fmt.Fprintf(&b, "%s:%s:%s", w.Name, w.Kind, w.Mode)
-		case Decayed:
+		case windowset.Decayed:
 			fmt.Fprintf(&b, "%s:%s:%dm:%s", w.Name, w.Kind, w.HalfLife/time.Minute, w.Mode)
 		default:
 			fmt.Fprintf(&b, "%s:%s:%s:%s", w.Name, w.Kind, w.Span, w.Mode)
@@ -364,7 +344,7 @@ func (c Config) fingerprint() string {
 // anySketch reports whether any window counts by sketch.
 func (c Config) anySketch() bool {
 	for _, w := range c.Windows {
-		if w.Mode == Sketch {
+		if w.Mode == windowset.Sketch {
 			return true
 		}
 	}

@@ -3,6 +3,8 @@ package window
 import (
 	"testing"
 	"time"
+
+	"trending/model/windowset"
 )
 
 // BenchmarkDecayedVsHour is the per-event cost of a decayed window ("trending now",
@@ -26,9 +28,9 @@ func BenchmarkDecayedVsHour(b *testing.B) {
 		name string
 		wc   WindowConfig
 	}{
-		{"hour", WindowConfig{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact}},
-		{"decayed", WindowConfig{Name: "now", Kind: Decayed, HalfLife: time.Hour, Mode: Exact}},
-		{"decayed-sketch", WindowConfig{Name: "now", Kind: Decayed, HalfLife: time.Hour, Mode: Sketch}},
+		{"hour", WindowConfig{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact}},
+		{"decayed", WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Mode: windowset.Exact}},
+		{"decayed-sketch", WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Mode: windowset.Sketch}},
 	}
 	for _, live := range []bool{false, true} {
 		name := "add"

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -22,9 +24,9 @@ import (
 func decayedTestConfig() Config {
 	cfg := snapTestConfig()
 	cfg.Windows = append(cfg.Windows,
-		WindowConfig{Name: "now5", Kind: Decayed, HalfLife: 5 * time.Minute, Mode: Exact},
-		WindowConfig{Name: "now", Kind: Decayed, HalfLife: time.Hour, Mode: Exact},
-		WindowConfig{Name: "sk-now", Kind: Decayed, HalfLife: 30 * time.Minute, Mode: Sketch},
+		WindowConfig{Name: "now5", Kind: windowset.Decayed, HalfLife: 5 * time.Minute, Mode: windowset.Exact},
+		WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Mode: windowset.Exact},
+		WindowConfig{Name: "sk-now", Kind: windowset.Decayed, HalfLife: 30 * time.Minute, Mode: windowset.Sketch},
 	)
 	return cfg
 }
@@ -138,7 +140,7 @@ func TestDecayedMatchesBruteForce(t *testing.T) {
 				}
 				all := p.LiveAll()
 				for j, wc := range cfg.Windows {
-					if wc.Kind != Decayed {
+					if wc.Kind != windowset.Decayed {
 						continue
 					}
 					what := fmt.Sprintf("event %d %s", i, wc.Name)
@@ -152,7 +154,7 @@ func TestDecayedMatchesBruteForce(t *testing.T) {
 					}
 					closedTruth := md.decayedTruth(wc.HalfLife, md.asOf*minuteMs, md.asOf)
 					liveTruth := md.decayedTruth(wc.HalfLife, md.maxSeen, math.MaxInt64)
-					if wc.Mode == Exact {
+					if wc.Mode == windowset.Exact {
 						checkDecayedExact(t, what+" top", top, closedTruth, cfg.M*cfg.K)
 						checkDecayedExact(t, what+" live", live, liveTruth, cfg.M*cfg.K)
 						continue
@@ -170,7 +172,7 @@ func TestDecayedMatchesBruteForce(t *testing.T) {
 // hour, freeing its item; a popular item is not.
 func TestDecayedForgets(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Windows = []WindowConfig{{Name: "now", Kind: Decayed, HalfLife: 5 * time.Minute, Mode: Exact}}
+	cfg.Windows = []WindowConfig{{Name: "now", Kind: windowset.Decayed, HalfLife: 5 * time.Minute, Mode: windowset.Exact}}
 	cfg.AllowedLateness = 0
 	p, err := New(cfg)
 	if err != nil {
@@ -201,8 +203,8 @@ func TestDecayedForgets(t *testing.T) {
 func TestDecayedScores(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Windows = []WindowConfig{
-		{Name: "now", Kind: Decayed, HalfLife: 30 * time.Minute, Mode: Exact},
-		{Name: "sk", Kind: Decayed, HalfLife: 30 * time.Minute, Mode: Sketch},
+		{Name: "now", Kind: windowset.Decayed, HalfLife: 30 * time.Minute, Mode: windowset.Exact},
+		{Name: "sk", Kind: windowset.Decayed, HalfLife: 30 * time.Minute, Mode: windowset.Sketch},
 	}
 	cfg.Sketch = sketch.Config{Width: 1 << 10, Depth: 4}
 	cfg.AllowedLateness = 0
@@ -256,18 +258,18 @@ func TestDecayedEpochIsExact(t *testing.T) {
 func TestDecayedConfig(t *testing.T) {
 	for _, tc := range []struct {
 		wc   WindowConfig
-		mode Mode
+		mode windowset.Mode
 		err  string
 	}{
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: time.Hour}, Exact, ""},
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: 144 * time.Minute}, Exact, ""},
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: 145 * time.Minute}, Sketch, ""},
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: 4 * time.Minute}, "", "half-life 4m0s"},
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: 90 * time.Second}, "", "half-life 1m30s"},
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: 31 * 24 * time.Hour}, "", "half-life 744h"},
-		{WindowConfig{Name: "now", Kind: Decayed}, "", "half-life 0s"},
-		{WindowConfig{Name: "now", Kind: Decayed, HalfLife: time.Hour, Span: SpanDay}, "", "no span"},
-		{WindowConfig{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, HalfLife: time.Hour}, "", "has no half-life"},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour}, windowset.Exact, ""},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 144 * time.Minute}, windowset.Exact, ""},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 145 * time.Minute}, windowset.Sketch, ""},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 4 * time.Minute}, "", "half-life 4m0s"},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 90 * time.Second}, "", "half-life 1m30s"},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: 31 * 24 * time.Hour}, "", "half-life 744h"},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed}, "", "half-life 0s"},
+		{WindowConfig{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Span: trmodel.Day}, "", "no span"},
+		{WindowConfig{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, HalfLife: time.Hour}, "", "has no half-life"},
 	} {
 		cfg := DefaultConfig()
 		cfg.Windows = []WindowConfig{tc.wc}
@@ -286,7 +288,7 @@ func TestDecayedConfig(t *testing.T) {
 		}
 	}
 	cfg := DefaultConfig()
-	cfg.Windows = []WindowConfig{{Name: "now", Kind: Decayed, HalfLife: time.Hour, Mode: Exact}}
+	cfg.Windows = []WindowConfig{{Name: "now", Kind: windowset.Decayed, HalfLife: time.Hour, Mode: windowset.Exact}}
 	if got := cfg.normalized().fingerprint(); got != "now:decayed:60m:exact" {
 		t.Errorf("fingerprint %q", got)
 	}
@@ -392,7 +394,7 @@ func FuzzRestoreIncrementalDecayed(f *testing.F) {
 // or the delta would hold more than half the values, it stores a new base.
 func TestDecayedCheckpointDelta(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.Windows = []WindowConfig{{Name: "now", Kind: Decayed, HalfLife: 5 * time.Minute, Mode: Exact}}
+	cfg.Windows = []WindowConfig{{Name: "now", Kind: windowset.Decayed, HalfLife: 5 * time.Minute, Mode: windowset.Exact}}
 	cfg.AllowedLateness = 0
 	p, _ := New(cfg)
 	ps := pieceStore{}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"trending/internal/stream"
+	"trending/model/windowset"
 )
 
 // TestDecayedViralBurst compares "trending now" (a decayed window, 15-minute half-life) with
@@ -40,8 +41,8 @@ func TestDecayedViralBurst(t *testing.T) {
 	cfg.AllowedLateness = 0
 	cfg.K, cfg.M = 10, 1
 	cfg.Windows = []WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-		{Name: "now", Kind: Decayed, HalfLife: hl * time.Minute, Mode: Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "now", Kind: windowset.Decayed, HalfLife: hl * time.Minute, Mode: windowset.Exact},
 	}
 	p, err := New(cfg)
 	if err != nil {

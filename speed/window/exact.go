@@ -225,14 +225,14 @@ func (w *exactCalendar) accepts(p *Partition, m int64) bool {
 	if w.opened {
 		return m >= w.pstart
 	}
-	return spanEnd(w.cfg.Span, spanStart(w.cfg.Span, m)) > p.asOf
+	return w.cfg.Span.EndMinute(w.cfg.Span.StartMinute(m)) > p.asOf
 }
 
 func (w *exactCalendar) ensure(m int64) {
 	if !w.opened {
 		w.opened = true
-		w.pstart = spanStart(w.cfg.Span, m)
-		w.pend = spanEnd(w.cfg.Span, w.pstart)
+		w.pstart = w.cfg.Span.StartMinute(m)
+		w.pend = w.cfg.Span.EndMinute(w.pstart)
 	}
 }
 
@@ -274,9 +274,9 @@ func (w *exactCalendar) list(p *Partition, final bool) List {
 	}
 	start := w.pstart
 	if !w.opened {
-		start = spanStart(w.cfg.Span, p.asOf)
+		start = w.cfg.Span.StartMinute(p.asOf)
 	}
-	end := spanEnd(w.cfg.Span, start)
+	end := w.cfg.Span.EndMinute(start)
 	l.Start, l.End, l.AsOf = minuteTime(start), minuteTime(end), minuteTime(min(p.asOf, end))
 	if w.opened {
 		l.Items = topOf(p.mk(), func(offer func(uint32, uint64)) {
@@ -291,33 +291,3 @@ func (w *exactCalendar) list(p *Partition, final bool) List {
 }
 
 func (w *exactCalendar) stats(s *Stats) { s.Bytes += int64(cap(w.totals)) * 8 }
-
-// spanStart returns the first minute of the UTC calendar period holding
-// minute m.
-func spanStart(span string, m int64) int64 {
-	switch span {
-	case SpanHour:
-		return floorTo(m, 60)
-	case SpanDay:
-		return floorTo(m, 1440)
-	case SpanWeek:
-		// Minute 0 (1970-01-01) is a Thursday: the Monday before it is 3 days (4,320
-		// minutes) earlier, and every Monday a whole number of weeks from it.
-		return floorTo(m+3*1440, 7*1440) - 3*1440
-	}
-	t := minuteTime(m)
-	return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC).Unix() / 60
-}
-
-// spanEnd returns the first minute after the period starting at start.
-func spanEnd(span string, start int64) int64 {
-	switch span {
-	case SpanHour:
-		return start + 60
-	case SpanDay:
-		return start + 1440
-	case SpanWeek:
-		return start + 7*1440
-	}
-	return minuteTime(start).AddDate(0, 1, 0).Unix() / 60
-}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/speed/window"
 )
 
@@ -14,8 +16,8 @@ import (
 func Example() {
 	cfg := window.DefaultConfig()
 	cfg.Windows = []window.WindowConfig{
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	cfg.K, cfg.M = 2, 1
 	p, err := window.New(cfg)

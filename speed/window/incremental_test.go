@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 )
 
 // pieceStore stands in for speed/checkpoint: it keeps every piece stored by name.
@@ -312,7 +314,7 @@ func FuzzRestoreIncremental(f *testing.F) {
 // is encoded, even when they expire (and their handles would be reused by new items) in
 // between; Stored then releases them.
 func TestIncrementalEncodeAfterExpiry(t *testing.T) {
-	cfg := windowsConfig([]WindowConfig{{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact}})
+	cfg := windowsConfig([]WindowConfig{{Name: "10min", Kind: windowset.Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: windowset.Exact}})
 	cfg.AllowedLateness = 0
 	p, _ := New(cfg)
 	for m := range 12 {
@@ -356,9 +358,9 @@ func TestIncrementalEncodeAfterExpiry(t *testing.T) {
 //	go test ./speed/window -run '^$' -bench RestoreIncremental -count 6
 func BenchmarkRestoreIncremental(b *testing.B) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
 	})
 	p, entries := hourState(b, cfg, 20_000)
 	ps := pieceStore{}

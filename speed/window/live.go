@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/topk"
 	"trending/speed/sketch"
 )
@@ -267,16 +268,16 @@ func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 
 // livePeriod is the calendar period a calendar window's live list answers for: the open
 // one, else the one the oldest open minute would open, else the one holding AsOf.
-func (p *Partition) livePeriod(span string, opened bool, pstart int64) (start, end int64) {
+func (p *Partition) livePeriod(span trmodel.Period, opened bool, pstart int64) (start, end int64) {
 	switch {
 	case opened:
 		start = pstart
 	case len(p.open) > 0:
-		start = spanStart(span, p.open[0].minute)
+		start = span.StartMinute(p.open[0].minute)
 	default:
-		start = spanStart(span, p.asOf)
+		start = span.StartMinute(p.asOf)
 	}
-	return start, spanEnd(span, start)
+	return start, span.EndMinute(start)
 }
 
 // calendarMeta is a calendar period's live list without its counts. AsOf is the newest

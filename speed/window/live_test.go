@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trending/model/event"
+	"trending/model/windowset"
 )
 
 // TestLiveIsTopAfterClosing: at random points of seeded streams with late events, every
@@ -84,22 +85,22 @@ func liveIsTopAfterClosing(t *testing.T, cfg Config, seed uint64) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if f, ok := finals[wc.Name+live.Start.String()]; ok && wc.Kind == Calendar {
+			if f, ok := finals[wc.Name+live.Start.String()]; ok && wc.Kind == windowset.Calendar {
 				want = f
 			}
-			if wc.Kind != Calendar && !live.AsOf.Equal(newest) {
+			if wc.Kind != windowset.Calendar && !live.AsOf.Equal(newest) {
 				t.Fatalf("event %d %s: AsOf %v, want the newest event time %v", i, wc.Name, live.AsOf, newest)
 			}
-			if wc.Kind == Calendar && live.AsOf.After(newest) {
+			if wc.Kind == windowset.Calendar && live.AsOf.After(newest) {
 				t.Fatalf("event %d %s: AsOf %v after the newest event %v", i, wc.Name, live.AsOf, newest)
 			}
 			if live.Total != want.Total {
 				t.Fatalf("event %d %s: live total %d, after closing %d", i, wc.Name, live.Total, want.Total)
 			}
-			if wc.Kind != Calendar && !live.Start.Equal(want.Start) {
+			if wc.Kind != windowset.Calendar && !live.Start.Equal(want.Start) {
 				t.Fatalf("event %d %s: live start %v, after closing %v", i, wc.Name, live.Start, want.Start)
 			}
-			if wc.Mode == Exact {
+			if wc.Mode == windowset.Exact {
 				if top, _ := p.Top(wc.Name); !reflect.DeepEqual(top.Items, live.Items) {
 					fresher++
 				}
@@ -161,7 +162,7 @@ func checkLiveAll(t *testing.T, at string, wc WindowConfig, got, want List) {
 	if got.Total != want.Total || !got.Start.Equal(want.Start) || !got.End.Equal(want.End) || !got.AsOf.Equal(want.AsOf) || got.Exact != want.Exact || got.Window != want.Window {
 		t.Fatalf("%s: LiveAll %+v\nLive %+v", at, got, want)
 	}
-	if wc.Mode == Exact {
+	if wc.Mode == windowset.Exact {
 		if !reflect.DeepEqual(got.Items, want.Items) {
 			t.Fatalf("%s: LiveAll items %v\nLive items    %v", at, got.Items, want.Items)
 		}

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -47,12 +49,12 @@ func TestLiveAllIncremental(t *testing.T) {
 
 func liveAllIncremental(t *testing.T, seed uint64, tot *liveState) (calls, incremental int) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact},
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-		{Name: "3h", Kind: Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: Exact},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
-		{Name: "all-exact", Kind: AllTime, Mode: Exact},
-		{Name: "sk-hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch},
+		{Name: "10min", Kind: windowset.Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "3h", Kind: windowset.Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
+		{Name: "all-exact", Kind: windowset.AllTime, Mode: windowset.Exact},
+		{Name: "sk-hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
 	})
 	cfg.K, cfg.M, cfg.AllowedLateness = 2, 2, 90*time.Second
 	cfg.Sketch = sketch.Config{Width: 1 << 8, Depth: 3, Seed: 42}

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -14,27 +16,27 @@ import (
 // set, and seed 004's minute, hour, day, 7 days and calendar week; "auto" there is either
 // mode, so seed 004 is here twice).
 func spanPresets() map[string][]WindowConfig {
-	seed004 := func(mode Mode) []WindowConfig {
+	seed004 := func(mode windowset.Mode) []WindowConfig {
 		return []WindowConfig{
-			{Name: "minute", Kind: Sliding, Length: time.Minute, Bucket: time.Minute, Mode: Exact},
-			{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-			{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
-			{Name: "7d", Kind: Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: mode},
-			{Name: "calendar-week", Kind: Calendar, Span: SpanWeek, Mode: mode},
+			{Name: "minute", Kind: windowset.Sliding, Length: time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
+			{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+			{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+			{Name: "7d", Kind: windowset.Sliding, Length: 7 * 24 * time.Hour, Bucket: time.Hour, Mode: mode},
+			{Name: "calendar-week", Kind: windowset.Calendar, Span: trmodel.Week, Mode: mode},
 		}
 	}
 	return map[string][]WindowConfig{
 		"default":         DefaultWindows(),
-		"seed-004-sketch": seed004(Sketch),
-		"seed-004-exact":  seed004(Exact),
+		"seed-004-sketch": seed004(windowset.Sketch),
+		"seed-004-exact":  seed004(windowset.Exact),
 		// Windows of a few buckets, shorter than the lateness: open minutes reach before
 		// their start, and each bucket that starts to expire has items counted since.
 		"short": {
-			{Name: "3min", Kind: Sliding, Length: 3 * time.Minute, Bucket: time.Minute, Mode: Exact},
-			{Name: "3min-sketch", Kind: Sliding, Length: 3 * time.Minute, Bucket: time.Minute, Mode: Sketch},
-			{Name: "minute-sketch", Kind: Sliding, Length: time.Minute, Bucket: time.Minute, Mode: Sketch},
-			{Name: "2h", Kind: Sliding, Length: 2 * time.Hour, Bucket: time.Hour, Mode: Exact},
-			{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
+			{Name: "3min", Kind: windowset.Sliding, Length: 3 * time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
+			{Name: "3min-sketch", Kind: windowset.Sliding, Length: 3 * time.Minute, Bucket: time.Minute, Mode: windowset.Sketch},
+			{Name: "minute-sketch", Kind: windowset.Sliding, Length: time.Minute, Bucket: time.Minute, Mode: windowset.Sketch},
+			{Name: "2h", Kind: windowset.Sliding, Length: 2 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+			{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
 		},
 	}
 }
@@ -108,7 +110,7 @@ func liveSpansAreTheTruth(t *testing.T, wins []WindowConfig, late time.Duration,
 			}{{"Live", l}, {"LiveAll", all[j]}} {
 				checkSpan(t, fmt.Sprintf("%s: %s %s", at, got.how, wc.Name), cfg, wc, got.l, taken)
 			}
-			if wc.Kind == Sliding && len(p.open) > 0 && minuteTime(p.open[0].minute).Before(l.Start) {
+			if wc.Kind == windowset.Sliding && len(p.open) > 0 && minuteTime(p.open[0].minute).Before(l.Start) {
 				before++
 			}
 		}
@@ -154,7 +156,7 @@ func liveSpansAreTheTruth(t *testing.T, wins []WindowConfig, late time.Duration,
 	}
 	short := false
 	for _, wc := range wins {
-		short = short || wc.Kind == Sliding && wc.Length <= late
+		short = short || wc.Kind == windowset.Sliding && wc.Length <= late
 	}
 	if short && before == 0 {
 		t.Fatalf("no read had an open minute before a sliding window's start: the case is not exercised")
@@ -169,7 +171,7 @@ func checkSpan(t *testing.T, at string, cfg Config, wc WindowConfig, l List, tak
 		t.Fatalf("%s: list %+v", at, l)
 	}
 	to := l.End.UnixMilli()
-	if wc.Kind == Calendar {
+	if wc.Kind == windowset.Calendar {
 		to = min(l.End.UnixMilli()-1, l.AsOf.UnixMilli())
 	} else if !l.AsOf.Equal(l.End) {
 		t.Fatalf("%s: AsOf %s, End %s", at, l.AsOf, l.End)
@@ -178,7 +180,7 @@ func checkSpan(t *testing.T, at string, cfg Config, wc WindowConfig, l List, tak
 	if l.Total != sum(truth) {
 		t.Errorf("%s: [%s, %s]: total %d, the truth %d", at, l.Start.Format(time.TimeOnly), l.End.Format(time.TimeOnly), l.Total, sum(truth))
 	}
-	if wc.Mode == Exact {
+	if wc.Mode == windowset.Exact {
 		if want := wantTop(truth, cfg.M*cfg.K); !entriesEqual(l.Items, want) {
 			t.Fatalf("%s: [%s, %s] (as of %s):\ngot   %v\ntruth %v", at, l.Start.Format(time.DateTime), l.End.Format(time.DateTime), l.AsOf.Format(time.TimeOnly), l.Items, want)
 		}

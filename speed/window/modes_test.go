@@ -1,24 +1,28 @@
 package window
 
-import "testing"
+import (
+	"testing"
+
+	"trending/model/windowset"
+)
 
 // TestSetModes: a span's mode reaches its live and its calendar window, and no other.
 func TestSetModes(t *testing.T) {
 	c := DefaultConfig()
-	before := map[string]Mode{}
+	before := map[string]windowset.Mode{}
 	for _, w := range c.Windows {
 		before[w.Name] = w.Mode
 	}
-	c.SetModes(map[string]Mode{"hour": Sketch})
+	c.SetModes(map[string]windowset.Mode{"hour": windowset.Sketch})
 	hours := 0
 	for _, w := range c.Windows {
 		span := w.Name
-		if w.Kind == Calendar {
-			span = w.Span
+		if w.Kind == windowset.Calendar {
+			span = string(w.Span)
 		}
 		want := before[w.Name]
 		if span == "hour" {
-			want = Sketch
+			want = windowset.Sketch
 			hours++
 		}
 		if w.Mode != want {

@@ -9,6 +9,7 @@ import (
 
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -253,29 +254,29 @@ func New(cfg Config) (*Partition, error) {
 	for _, wc := range cfg.Windows {
 		var w window
 		switch {
-		case wc.Kind == Decayed && wc.Mode == Exact:
+		case wc.Kind == windowset.Decayed && wc.Mode == windowset.Exact:
 			w = newDecayedExact(p, wc)
-		case wc.Kind == Decayed:
+		case wc.Kind == windowset.Decayed:
 			w = newDecayedSketch(p, wc)
 			p.nSketch++
 			// Float additions round by their order: a closed minute reaches the sketch
 			// sorted by hash, the same after a restore (as for conservative update).
 			p.byHash = true
-		case wc.Kind == AllTime && wc.Mode == Exact:
+		case wc.Kind == windowset.AllTime && wc.Mode == windowset.Exact:
 			w = newExactAll(p, wc)
-		case wc.Kind == AllTime:
+		case wc.Kind == windowset.AllTime:
 			w = newSketchAll(p, wc)
 			p.nSketch++
 			p.byHash = p.byHash || cfg.Sketch.Conservative
-		case wc.Kind == Sliding && wc.Mode == Exact:
+		case wc.Kind == windowset.Sliding && wc.Mode == windowset.Exact:
 			w = newExactSliding(p, wc)
 			if wc.Bucket == time.Minute {
 				p.keep = max(p.keep, int64(wc.Length/time.Minute))
 			}
-		case wc.Kind == Sliding:
+		case wc.Kind == windowset.Sliding:
 			w = newSketchSliding(p, wc)
 			p.nSketch++
-		case wc.Mode == Exact:
+		case wc.Mode == windowset.Exact:
 			w = newExactCalendar(p, wc)
 		default:
 			w = newSketchCalendar(p, wc)
@@ -498,8 +499,8 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 	for i, w := range p.wins {
 		if w.accepts(p, m) {
 			anyWin = true
-		} else if wc := w.conf(); wc.Kind == Calendar {
-			p.dropLate(i, spanStart(wc.Span, m))
+		} else if wc := w.conf(); wc.Kind == windowset.Calendar {
+			p.dropLate(i, wc.Span.StartMinute(m))
 		}
 	}
 	if !anyWin {
@@ -533,7 +534,7 @@ func addLate[S string | []byte](p *Partition, m int64, item S, c uint64) Outcome
 // dropLate counts one event too late for the period of window wi starting at start,
 // unless the period ended longer than LateRetention ago.
 func (p *Partition) dropLate(wi int, start int64) {
-	if spanEnd(p.wins[wi].conf().Span, start) < p.asOf-lateRetentionMin {
+	if p.wins[wi].conf().Span.EndMinute(start) < p.asOf-lateRetentionMin {
 		return
 	}
 	k := lateKey{wi, start}
@@ -580,7 +581,7 @@ func (p *Partition) TakeLate() []List {
 	var upd []lateKey
 	for k, lc := range p.late {
 		switch {
-		case spanEnd(p.wins[k.win].conf().Span, k.start) < p.asOf-lateRetentionMin:
+		case p.wins[k.win].conf().Span.EndMinute(k.start) < p.asOf-lateRetentionMin:
 			delete(p.late, k)
 		case lc.dirty:
 			upd = append(upd, k)
@@ -591,9 +592,9 @@ func (p *Partition) TakeLate() []List {
 		lc := p.late[k]
 		p.late[k] = lateCount{n: lc.n}
 		wc := p.wins[k.win].conf()
-		end := minuteTime(spanEnd(wc.Span, k.start))
+		end := minuteTime(wc.Span.EndMinute(k.start))
 		c = append(c, List{Window: wc.Name, Start: minuteTime(k.start), End: end, AsOf: end, Final: true, LateOnly: true,
-			Exact: wc.Mode == Exact, DroppedLate: lc.n})
+			Exact: wc.Mode == windowset.Exact, DroppedLate: lc.n})
 	}
 	return c
 }

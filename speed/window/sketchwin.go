@@ -347,14 +347,14 @@ func (w *sketchCalendar) accepts(p *Partition, m int64) bool {
 	if w.opened {
 		return m >= w.pstart
 	}
-	return spanEnd(w.cfg.Span, spanStart(w.cfg.Span, m)) > p.asOf
+	return w.cfg.Span.EndMinute(w.cfg.Span.StartMinute(m)) > p.asOf
 }
 
 func (w *sketchCalendar) ensure(m int64) {
 	if !w.opened {
 		w.opened = true
-		w.pstart = spanStart(w.cfg.Span, m)
-		w.pend = spanEnd(w.cfg.Span, w.pstart)
+		w.pstart = w.cfg.Span.StartMinute(m)
+		w.pend = w.cfg.Span.EndMinute(w.pstart)
 	}
 }
 
@@ -387,9 +387,9 @@ func (w *sketchCalendar) list(p *Partition, final bool) List {
 	}
 	start := w.pstart
 	if !w.opened {
-		start = spanStart(w.cfg.Span, p.asOf)
+		start = w.cfg.Span.StartMinute(p.asOf)
 	}
-	end := spanEnd(w.cfg.Span, start)
+	end := w.cfg.Span.EndMinute(start)
 	l.Start, l.End, l.AsOf = minuteTime(start), minuteTime(end), minuteTime(min(p.asOf, end))
 	return l
 }

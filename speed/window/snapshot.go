@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	trmodel "trending/model"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -802,16 +804,16 @@ func (d *decoder) cands(p *Partition, c *candidates) {
 
 // calendarStart reads an open calendar period's start and checks it is a
 // period start whose period holds a closed minute and has not ended.
-func (d *decoder) calendarStart(p *Partition, span string) (start, end int64) {
+func (d *decoder) calendarStart(p *Partition, span trmodel.Period) (start, end int64) {
 	s := d.sv()
 	if d.err != nil {
 		return 0, 0
 	}
-	if s < minEventMs/minuteMs || s >= maxEventMs/minuteMs || spanStart(span, s) != s || s >= p.asOf || spanEnd(span, s) <= p.asOf {
+	if s < minEventMs/minuteMs || s >= maxEventMs/minuteMs || span.StartMinute(s) != s || s >= p.asOf || span.EndMinute(s) <= p.asOf {
 		d.fail("calendar period at minute %d is not open as of %d", s, p.asOf)
 		return 0, 0
 	}
-	return s, spanEnd(span, s)
+	return s, span.EndMinute(s)
 }
 
 // partition decodes everything after the fingerprint into p.
@@ -1089,7 +1091,7 @@ func (d *decoder) closedLists(p *Partition) {
 	nClosed := d.count(4)
 	for range nClosed {
 		wi := d.uv()
-		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar) {
+		if d.err == nil && (wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != windowset.Calendar) {
 			d.fail("closed list of window %d, not a calendar window", wi)
 		}
 		start, total := d.sv(), d.uv()
@@ -1097,13 +1099,13 @@ func (d *decoder) closedLists(p *Partition) {
 			return
 		}
 		wc := p.wins[wi].conf()
-		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf {
+		if start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || wc.Span.StartMinute(start) != start || wc.Span.EndMinute(start) > p.asOf {
 			d.fail("closed %s list at minute %d is not a closed period", wc.Name, start)
 			return
 		}
-		end := spanEnd(wc.Span, start)
+		end := wc.Span.EndMinute(start)
 		l := List{Window: wc.Name, Start: minuteTime(start), End: minuteTime(end), AsOf: minuteTime(end),
-			Final: true, Exact: wc.Mode == Exact, Total: total}
+			Final: true, Exact: wc.Mode == windowset.Exact, Total: total}
 		if !l.Exact {
 			b := sketch.BoundFor(p.cfg.Sketch.Width, p.cfg.Sketch.Depth, total)
 			l.Bound = &b
@@ -1130,14 +1132,14 @@ func (d *decoder) late(p *Partition) {
 		if d.err != nil {
 			return
 		}
-		if wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != Calendar {
+		if wi >= uint64(len(p.wins)) || p.wins[wi].conf().Kind != windowset.Calendar {
 			d.fail("late-drop count of window %d, not a calendar window", wi)
 			return
 		}
 		wc := p.wins[wi].conf()
 		k := lateKey{int(wi), start}
 		switch {
-		case start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || spanStart(wc.Span, start) != start || spanEnd(wc.Span, start) > p.asOf:
+		case start < minEventMs/minuteMs || start >= maxEventMs/minuteMs || wc.Span.StartMinute(start) != start || wc.Span.EndMinute(start) > p.asOf:
 			d.fail("late-drop count of %s at minute %d, not a closed period", wc.Name, start)
 		case compareLateKeys(prev, k) >= 0:
 			d.fail("late-drop counts out of order at %s minute %d", wc.Name, start)

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	trmodel "trending/model"
 	"trending/model/event"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -20,9 +22,9 @@ import (
 func snapTestConfig() Config {
 	cfg := exactTestConfig()
 	cfg.Windows = append(cfg.Windows,
-		WindowConfig{Name: "sk-hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch},
-		WindowConfig{Name: "sk-month", Kind: Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
-		WindowConfig{Name: "sk-calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+		WindowConfig{Name: "sk-hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
+		WindowConfig{Name: "sk-month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
+		WindowConfig{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
 	)
 	cfg.Sketch = sketch.Config{Width: 1 << 8, Depth: 3, Seed: 42, Conservative: true}
 	cfg.CandidateCap = 12
@@ -34,8 +36,8 @@ func snapTestConfig() Config {
 func snapAllConfig() Config {
 	cfg := snapTestConfig()
 	cfg.Windows = append(cfg.Windows,
-		WindowConfig{Name: "all", Kind: AllTime, Mode: Sketch},
-		WindowConfig{Name: "all-exact", Kind: AllTime, Mode: Exact},
+		WindowConfig{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
+		WindowConfig{Name: "all-exact", Kind: windowset.AllTime, Mode: windowset.Exact},
 	)
 	return cfg
 }
@@ -235,14 +237,14 @@ func TestRestoreConfigMismatch(t *testing.T) {
 	}{
 		{"window length", func(c *Config) { c.Windows[1].Length = 2 * time.Hour }, false},
 		{"window renamed", func(c *Config) { c.Windows[0].Name = "ten" }, false},
-		{"window mode", func(c *Config) { c.Windows[0].Mode = Sketch }, false},
+		{"window mode", func(c *Config) { c.Windows[0].Mode = windowset.Sketch }, false},
 		{"window dropped", func(c *Config) { c.Windows = c.Windows[1:] }, false},
 		{"sketch width", func(c *Config) { c.Sketch.Width = 1 << 9 }, false},
 		{"sketch seed", func(c *Config) { c.Sketch.Seed = 1 }, false},
 		// Upgrading to a config with an all-time window must not restore
 		// an empty one next to months of other state: the worker skips the
 		// checkpoint and replays the log, which rebuilds all of it.
-		{"all-time window added", func(c *Config) { c.Windows = append(c.Windows, WindowConfig{Name: "all", Kind: AllTime}) }, false},
+		{"all-time window added", func(c *Config) { c.Windows = append(c.Windows, WindowConfig{Name: "all", Kind: windowset.AllTime}) }, false},
 		{"K and M may change", func(c *Config) { c.K, c.M = 5, 1 }, true},
 		{"lateness may change", func(c *Config) { c.AllowedLateness = 5 * time.Minute }, true},
 	} {
@@ -449,7 +451,7 @@ func TestRestoreVersion1Golden(t *testing.T) {
 		p.Add(ev)
 	}
 	checkInvariants(t, p)
-	cfg.Windows = append(cfg.Windows, WindowConfig{Name: "all", Kind: AllTime})
+	cfg.Windows = append(cfg.Windows, WindowConfig{Name: "all", Kind: windowset.AllTime})
 	if _, err := Restore(cfg, b); !errors.Is(err, ErrConfigMismatch) {
 		t.Fatalf("Restore with an all-time window added: %v, want ErrConfigMismatch", err)
 	}

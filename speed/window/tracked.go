@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trending/model/topk"
+	"trending/model/windowset"
 )
 
 // Tracked items: the counts of salted items, reported in full.
@@ -131,7 +132,7 @@ func (p *Partition) trackedCounts(sketchWin bool, start time.Time, count func(id
 
 // closedTracked is the Tracked field of w's list as of AsOf (Top, a final list).
 func (p *Partition) closedTracked(w window, start time.Time) []topk.Entry {
-	return p.trackedCounts(w.conf().Mode == Sketch, start, func(id uint32, found bool, h uint64) uint64 {
+	return p.trackedCounts(w.conf().Mode == windowset.Sketch, start, func(id uint32, found bool, h uint64) uint64 {
 		return w.count(p, id, found, h)
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"trending/model/windowset"
 )
 
 // exactTwin is cfg with every window counted exactly and lists long enough to hold every
@@ -13,7 +15,7 @@ import (
 func exactTwin(cfg Config) Config {
 	cfg.Windows = append([]WindowConfig(nil), cfg.Windows...)
 	for i := range cfg.Windows {
-		cfg.Windows[i].Mode = Exact
+		cfg.Windows[i].Mode = windowset.Exact
 	}
 	cfg.K, cfg.M, cfg.CandidateCap = MaxK, MaxM, 0
 	return cfg
@@ -48,9 +50,9 @@ func checkTracked(t *testing.T, at string, wc WindowConfig, l List, truth map[st
 	for it := range tracked {
 		want := truth[it]
 		switch {
-		case wc.Mode == Exact && got[it] != want:
+		case wc.Mode == windowset.Exact && got[it] != want:
 			t.Fatalf("%s %s: tracked %s counts %d, the truth %d (Tracked %v)", at, wc.Name, it, got[it], want, l.Tracked)
-		case wc.Mode == Sketch && got[it] < want:
+		case wc.Mode == windowset.Sketch && got[it] < want:
 			t.Fatalf("%s %s: tracked %s estimated %d, under the truth %d (Tracked %v)", at, wc.Name, it, got[it], want, l.Tracked)
 		}
 	}
@@ -74,9 +76,9 @@ func checkTrackedScored(t *testing.T, at string, wc WindowConfig, l, twin List, 
 	}
 	for it := range tracked {
 		switch want := truth[it]; {
-		case wc.Mode == Exact && got[it] != want:
+		case wc.Mode == windowset.Exact && got[it] != want:
 			t.Fatalf("%s %s: tracked %s scores %v, the truth %v (TrackedScored %v)", at, wc.Name, it, got[it], want, l.TrackedScored)
-		case wc.Mode == Sketch && got[it] < want*(1-1e-9):
+		case wc.Mode == windowset.Sketch && got[it] < want*(1-1e-9):
 			t.Fatalf("%s %s: tracked %s estimated %v, under the truth %v", at, wc.Name, it, got[it], want)
 		}
 	}
@@ -154,7 +156,7 @@ func trackedCounts(t *testing.T, cfg Config, seed uint64) {
 			if !reflect.DeepEqual(all[j].Tracked, live.Tracked) || !reflect.DeepEqual(all[j].TrackedScored, live.TrackedScored) {
 				t.Fatalf("%s %s: LiveAll tracked %v %v, Live %v %v", at, wc.Name, all[j].Tracked, all[j].TrackedScored, live.Tracked, live.TrackedScored)
 			}
-			if wc.Kind == Decayed {
+			if wc.Kind == windowset.Decayed {
 				top, _ := p.Top(wc.Name)
 				twinTop, _ := twin.Top(wc.Name)
 				checkTrackedScored(t, at+" live", p.byName[wc.Name].conf(), all[j], twinAll[j], known)
@@ -168,7 +170,7 @@ func trackedCounts(t *testing.T, cfg Config, seed uint64) {
 		}
 		sl, _ := p.Since(nil)
 		tl, _ := twin.Since(nil)
-		checkTracked(t, at+" since", WindowConfig{Name: "since", Mode: Exact}, List{Tracked: sl.Tracked}, countsOf([]List{{Items: tl.Items}})["@"+time.Time{}.String()], known)
+		checkTracked(t, at+" since", WindowConfig{Name: "since", Mode: windowset.Exact}, List{Tracked: sl.Tracked}, countsOf([]List{{Items: tl.Items}})["@"+time.Time{}.String()], known)
 	}
 	if checked < 20 {
 		t.Fatalf("%d points checked", checked)

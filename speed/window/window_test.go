@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"trending/internal/setting"
+	trmodel "trending/model"
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/speed/sketch"
 )
 
@@ -111,9 +113,9 @@ func (md *model) add(ev event.Event) Outcome {
 		o = Counted
 	} else {
 		for _, wc := range md.cfg.Windows {
-			if wc.Kind == Sliding && m >= md.windowStart(wc, md.asOf) ||
-				wc.Kind == Calendar && spanEnd(wc.Span, spanStart(wc.Span, m)) > md.asOf ||
-				wc.Kind == AllTime || wc.Kind == Decayed {
+			if wc.Kind == windowset.Sliding && m >= md.windowStart(wc, md.asOf) ||
+				wc.Kind == windowset.Calendar && wc.Span.EndMinute(wc.Span.StartMinute(m)) > md.asOf ||
+				wc.Kind == windowset.AllTime || wc.Kind == windowset.Decayed {
 				o = Late
 			}
 		}
@@ -206,14 +208,14 @@ func entriesEqual(a, b []topk.Entry) bool {
 // exactTestConfig has every window kind, counted exactly, sized for tests.
 func exactTestConfig() Config {
 	c := windowsConfig([]WindowConfig{
-		{Name: "10min", Kind: Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: Exact},
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact},
-		{Name: "3h", Kind: Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: Exact},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: Exact},
-		{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Exact},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour, Mode: Exact},
-		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Exact},
-		{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Exact},
+		{Name: "10min", Kind: windowset.Sliding, Length: 10 * time.Minute, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "3h", Kind: windowset.Sliding, Length: 3 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+		{Name: "2days", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour, Mode: windowset.Exact},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Exact},
+		{Name: "calendar-month", Kind: windowset.Calendar, Span: trmodel.Month, Mode: windowset.Exact},
 	})
 	c.K, c.M, c.AllowedLateness = 3, 2, time.Minute
 	return c
@@ -236,21 +238,21 @@ func checkAgainstModel(t *testing.T, p *Partition, md *model) {
 		var truth map[string]uint64
 		var start, end int64
 		switch wc.Kind {
-		case Sliding:
+		case windowset.Sliding:
 			truth = md.sliding(wc)
 			start, end = md.windowStart(wc, md.asOf), md.asOf
-		case AllTime:
+		case windowset.AllTime:
 			truth = md.allTime()
 			start, end = minEventMs/minuteMs, md.asOf
 		default:
-			start = spanStart(wc.Span, md.asOf)
-			end = spanEnd(wc.Span, start)
+			start = wc.Span.StartMinute(md.asOf)
+			end = wc.Span.EndMinute(start)
 			truth = md.period(start, end)
 		}
 		if !l.Start.Equal(minuteTime(start)) || !l.End.Equal(minuteTime(end)) {
 			t.Fatalf("%s as of %v: [%v, %v), want [%v, %v)", wc.Name, minuteTime(md.asOf), l.Start, l.End, minuteTime(start), minuteTime(end))
 		}
-		if wc.Mode == Exact {
+		if wc.Mode == windowset.Exact {
 			if want := wantTop(truth, md.cfg.M*md.cfg.K); !entriesEqual(l.Items, want) || l.Total != sum(truth) || !l.Exact {
 				t.Fatalf("%s as of %v:\n got %v total %d\nwant %v total %d", wc.Name, minuteTime(md.asOf), l.Items, l.Total, want, sum(truth))
 			}
@@ -304,7 +306,7 @@ func TestExactMatchesBruteForce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := exactTestConfig()
-			cfg.Windows = append(cfg.Windows, WindowConfig{Name: "calendar-week", Kind: Calendar, Span: SpanWeek, Mode: Exact})
+			cfg.Windows = append(cfg.Windows, WindowConfig{Name: "calendar-week", Kind: windowset.Calendar, Span: trmodel.Week, Mode: windowset.Exact})
 			switch {
 			case tc.lateness < 0:
 				cfg.AllowedLateness = 0
@@ -312,7 +314,7 @@ func TestExactMatchesBruteForce(t *testing.T) {
 				cfg.AllowedLateness = tc.lateness
 			}
 			if tc.all {
-				cfg.Windows = append(cfg.Windows, WindowConfig{Name: "all", Kind: AllTime, Mode: Exact})
+				cfg.Windows = append(cfg.Windows, WindowConfig{Name: "all", Kind: windowset.AllTime, Mode: windowset.Exact})
 			}
 			p, err := New(cfg)
 			if err != nil {
@@ -380,12 +382,12 @@ func checkClosed(t *testing.T, md *model, closed []List) {
 	}
 	want := map[key]bool{}
 	for _, wc := range md.cfg.Windows {
-		if wc.Kind != Calendar {
+		if wc.Kind != windowset.Calendar {
 			continue
 		}
 		for _, r := range md.recs {
-			s := spanStart(wc.Span, r.m)
-			if r.arrAsOf < spanEnd(wc.Span, s) {
+			s := wc.Span.StartMinute(r.m)
+			if r.arrAsOf < wc.Span.EndMinute(s) {
 				want[key{wc.Name, s}] = true
 			}
 		}
@@ -404,12 +406,12 @@ func checkClosed(t *testing.T, md *model, closed []List) {
 				wc = w
 			}
 		}
-		end := spanEnd(wc.Span, k.start)
+		end := wc.Span.EndMinute(k.start)
 		truth := md.period(k.start, end)
 		if !l.End.Equal(minuteTime(end)) || !l.AsOf.Equal(l.End) {
 			t.Fatalf("%s %v: end %v as of %v", k.win, l.Start, l.End, l.AsOf)
 		}
-		if wc.Mode != Exact {
+		if wc.Mode != windowset.Exact {
 			checkSketchList(t, l, truth)
 			continue
 		}
@@ -583,11 +585,11 @@ func checkInvariants(t *testing.T, p *Partition) {
 
 func TestSketchWindows(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Sketch},
-		{Name: "2days", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Sketch},
-		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
-		{Name: "calendar-month", Kind: Calendar, Span: SpanMonth, Mode: Sketch},
-		{Name: "all", Kind: AllTime, Mode: Sketch},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Sketch},
+		{Name: "2days", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
+		{Name: "calendar-month", Kind: windowset.Calendar, Span: trmodel.Month, Mode: windowset.Sketch},
+		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	})
 	cfg.K, cfg.M, cfg.AllowedLateness = 3, 2, time.Minute
 	cfg.Sketch = sketch.Config{Width: 1 << 12, Depth: 4, Seed: 7}
@@ -614,7 +616,7 @@ func TestSketchWindows(t *testing.T) {
 			// except at its start, and 40 items in 4096 columns do not
 			// collide in all 4 rows: the list must be the exact one.
 			l, _ := p.Top("calendar-month")
-			truth := md.period(spanStart(SpanMonth, md.asOf), spanEnd(SpanMonth, spanStart(SpanMonth, md.asOf)))
+			truth := md.period(trmodel.Month.StartMinute(md.asOf), trmodel.Month.EndMinute(trmodel.Month.StartMinute(md.asOf)))
 			if want := wantTop(truth, 6); !entriesEqual(l.Items, want) {
 				t.Fatalf("calendar-month:\n got %v\nwant %v", l.Items, want)
 			}
@@ -633,8 +635,8 @@ func TestSketchWindows(t *testing.T) {
 
 func TestSlidingExpiryAtMinuteBoundaries(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "5min", Kind: Sliding, Length: 5 * time.Minute, Bucket: time.Minute},
-		{Name: "2h", Kind: Sliding, Length: 2 * time.Hour, Bucket: time.Hour},
+		{Name: "5min", Kind: windowset.Sliding, Length: 5 * time.Minute, Bucket: time.Minute},
+		{Name: "2h", Kind: windowset.Sliding, Length: 2 * time.Hour, Bucket: time.Hour},
 	})
 	cfg.K, cfg.M, cfg.AllowedLateness = 1, 1, 0
 	p, err := New(cfg)
@@ -667,9 +669,9 @@ func TestSlidingExpiryAtMinuteBoundaries(t *testing.T) {
 
 func TestOutcomes(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
-		{Name: "calendar-day", Kind: Calendar, Span: SpanDay},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day},
 	})
 	cfg.AllowedLateness = 2 * time.Minute
 	p, _ := New(cfg)
@@ -712,7 +714,7 @@ func TestKAndM(t *testing.T) {
 		{1, 1, 10, 1}, {3, 2, 10, 6}, {5, 3, 4, 4}, {1000, 10, 20000, 10000},
 	} {
 		t.Run(fmt.Sprintf("k%d-m%d-items%d", tc.k, tc.m, tc.items), func(t *testing.T) {
-			cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+			cfg := windowsConfig([]WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute}})
 			cfg.K, cfg.M = tc.k, tc.m
 			p, err := New(cfg)
 			if err != nil {
@@ -760,7 +762,7 @@ func TestConfigValidate(t *testing.T) {
 		{"bad bucket", func(c *Config) { c.Windows[0].Bucket = 2 * time.Minute }},
 		{"length not multiple", func(c *Config) { c.Windows[0].Length = 90 * time.Second }},
 		{"too many buckets", func(c *Config) { c.Windows[0].Length = 25 * time.Hour }},
-		{"sliding with span", func(c *Config) { c.Windows[0].Span = SpanHour }},
+		{"sliding with span", func(c *Config) { c.Windows[0].Span = trmodel.Hour }},
 		{"bad span", func(c *Config) { c.Windows[3].Span = "fortnight" }},
 		{"bad kind", func(c *Config) { c.Windows[0].Kind = "tumbling" }},
 		{"bad mode", func(c *Config) { c.Windows[0].Mode = "fast" }},
@@ -779,12 +781,12 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 	c := windowsConfig([]WindowConfig{
-		{Name: "a", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
-		{Name: "b", Kind: Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: Auto},
-		{Name: "c", Kind: Calendar, Span: SpanMonth},
-		{Name: "d", Kind: Calendar, Span: SpanDay, Length: time.Hour},
+		{Name: "a", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+		{Name: "b", Kind: windowset.Sliding, Length: 48 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Auto},
+		{Name: "c", Kind: windowset.Calendar, Span: trmodel.Month},
+		{Name: "d", Kind: windowset.Calendar, Span: trmodel.Day, Length: time.Hour},
 	}).normalized()
-	if c.Windows[0].Mode != Exact || c.Windows[1].Mode != Sketch || c.Windows[2].Mode != Sketch || c.Windows[3].Mode != Exact || c.Windows[3].Length != 0 {
+	if c.Windows[0].Mode != windowset.Exact || c.Windows[1].Mode != windowset.Sketch || c.Windows[2].Mode != windowset.Sketch || c.Windows[3].Mode != windowset.Exact || c.Windows[3].Length != 0 {
 		t.Fatalf("auto modes resolved to %+v", c.Windows)
 	}
 }
@@ -816,13 +818,13 @@ func TestZeroMeansZero(t *testing.T) {
 		}
 	}
 	// Exact windows only: the sketch shape is unused, and zero is fine.
-	exact := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute, Mode: Exact}})
+	exact := windowsConfig([]WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact}})
 	exact.Sketch = sketch.Config{}
 	if _, err := New(exact); err != nil {
 		t.Errorf("exact windows, zero sketch: %v", err)
 	}
 
-	c := windowsConfig([]WindowConfig{{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute}})
+	c := windowsConfig([]WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute}})
 	c.AllowedLateness = 0
 	p, err := New(c)
 	if err != nil {
@@ -873,8 +875,8 @@ func TestDefaultConfigRuns(t *testing.T) {
 // snapshot.
 func TestCountOverflow(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "day", Kind: Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour},
 	})
 	cfg.AllowedLateness = 0
 	p, _ := New(cfg)
@@ -926,14 +928,14 @@ func TestAllTimeSketchBound(t *testing.T) {
 		{"conservative-128x5", 128, 5, true, 33},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := windowsConfig([]WindowConfig{{Name: "all", Kind: AllTime}}) // Auto: sketch
+			cfg := windowsConfig([]WindowConfig{{Name: "all", Kind: windowset.AllTime}}) // Auto: sketch
 			cfg.K, cfg.M, cfg.AllowedLateness = 5, 2, 30*time.Second
 			cfg.Sketch = sketch.Config{Width: tc.width, Depth: tc.depth, Seed: tc.seed, Conservative: tc.conservative}
 			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Config().Windows[0].Mode != Sketch {
+			if p.Config().Windows[0].Mode != windowset.Sketch {
 				t.Fatalf("auto all-time window resolved to %s, want sketch", p.Config().Windows[0].Mode)
 			}
 			md := newModel(cfg)
@@ -1000,8 +1002,8 @@ func TestAllTimeSketchBound(t *testing.T) {
 // run.
 func TestConservativeMinuteOrder(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
-		{Name: "all", Kind: AllTime, Mode: Sketch},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
+		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	})
 	cfg.K, cfg.M, cfg.AllowedLateness = 3, 2, 0
 	cfg.Sketch = sketch.Config{Width: 8, Depth: 3, Seed: 5, Conservative: true}
@@ -1085,9 +1087,9 @@ func TestAddBytesAllocs(t *testing.T) {
 // LateRetention ago are not tracked.
 func TestDroppedLate(t *testing.T) {
 	cfg := windowsConfig([]WindowConfig{
-		{Name: "hour", Kind: Sliding, Length: time.Hour, Bucket: time.Minute},
-		{Name: "calendar-hour", Kind: Calendar, Span: SpanHour},
-		{Name: "calendar-day", Kind: Calendar, Span: SpanDay, Mode: Sketch},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: trmodel.Hour},
+		{Name: "calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch},
 	})
 	cfg.AllowedLateness = 2 * time.Minute
 	cfg.Sketch = sketch.Config{Width: 64, Depth: 2}

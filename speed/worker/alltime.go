@@ -85,7 +85,7 @@ func (p *partition) sincePartial() (model.Partial, bool) {
 	// decides whether the counts since B still keep up with the running all-time list (a
 	// merger with a short staleness, up's 3 s, otherwise never took the hybrid).
 	version := max(p.state.Watermark().Add(p.state.Config().AllowedLateness).UnixMilli(), sl.AsOf.UnixMilli())
-	return model.Partial{Window: model.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: version, Exact: true,
+	return model.Partial{Kind: model.PartialSince, Window: model.SinceWindow, Partition: p.id, AsOf: sl.AsOf, Version: version, Exact: true,
 		Total: sl.Total, Items: sl.Items, Boundary: sl.Boundary, From: sl.From, BaseVersion: b.version, Base: sl.Base, Cutoff: sl.Cutoff,
 		Salted: saltedCounts(sl.Tracked)}, true
 }

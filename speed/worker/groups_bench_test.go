@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trending/internal/stream"
+	"trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/window"
@@ -59,11 +60,11 @@ func BenchmarkGroupMemory(b *testing.B) {
 	}
 	regions := windowset.Groups{By: windowset.ByRegion, Values: []string{"eu", "us", "apac"}}
 	for _, wc := range []window.WindowConfig{
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "day", Kind: window.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: window.Exact},
-		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
-		{Name: "month", Kind: window.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: window.Sketch},
-		{Name: "all", Kind: window.AllTime, Mode: window.Sketch},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
+		{Name: "month", Kind: windowset.Sliding, Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour, Mode: windowset.Sketch},
+		{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
 	} {
 		b.Run(wc.Name, func(b *testing.B) {
 			cfg := window.DefaultConfig()
@@ -118,7 +119,7 @@ func BenchmarkGroupMemory(b *testing.B) {
 			b.ReportMetric(groups/3, "B/group")
 			b.ReportMetric(groups/float64(global), "groups/global")
 			b.ReportMetric(float64(np)/float64(ni), "pairs/item")
-			if wc.Mode == window.Exact && entries > 0 {
+			if wc.Mode == windowset.Exact && entries > 0 {
 				b.ReportMetric(groups/float64(entries), "B/pair")
 				b.ReportMetric(float64(global)/float64(globalEntries), "global-B/entry")
 			}

@@ -13,7 +13,7 @@ import (
 // the cap), so a stream of many unlisted regions costs no garbage per event.
 func TestGroupAddAllocations(t *testing.T) {
 	cfg := window.DefaultConfig()
-	cfg.Windows = []window.WindowConfig{{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact}}
+	cfg.Windows = []window.WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact}}
 	ms := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC).UnixMilli()
 	item := []byte("V1")
 	for _, sel := range []windowset.Groups{
@@ -43,7 +43,7 @@ func TestGroupAddAllocations(t *testing.T) {
 // the checkpoint's groups part.
 func TestGroupsTrackSalted(t *testing.T) {
 	cfg := window.DefaultConfig()
-	cfg.Windows = []window.WindowConfig{{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact}}
+	cfg.Windows = []window.WindowConfig{{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact}}
 	sel := windowset.Groups{By: windowset.ByRegion, Values: []string{"eu", "us"}}
 	ms := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC).UnixMilli()
 	global, err := window.New(cfg)

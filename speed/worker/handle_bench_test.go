@@ -10,6 +10,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"trending/model"
 	"trending/model/event"
 	"trending/model/windowset"
 	"trending/speed/window"
@@ -32,8 +33,8 @@ func BenchmarkHandle(b *testing.B) {
 	wc := window.DefaultConfig()
 	wc.K, wc.M = 10, 3
 	wc.Windows = []window.WindowConfig{
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	m, err := newMetrics(nil)
 	if err != nil {
@@ -84,8 +85,8 @@ func BenchmarkHandleGroups(b *testing.B) {
 	wc := window.DefaultConfig()
 	wc.K, wc.M = 10, 3
 	wc.Windows = []window.WindowConfig{
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	for _, c := range []struct {
 		name   string

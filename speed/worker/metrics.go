@@ -31,6 +31,10 @@ type metrics struct {
 	// groupLists is each owned partition's number of group values with lists.
 	groupDropped map[string]prometheus.Counter
 	groupLists   *prometheus.GaugeVec // partition
+	// topicsHours counts the hourly topic sketches saved, loaded, found missing and the
+	// store's failures (by op); topicsBaseline is each partition's baseline days by state.
+	topicsHours    *prometheus.CounterVec // outcome
+	topicsBaseline *prometheus.GaugeVec   // partition, state
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -58,6 +62,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Help: "Events of a group value (region) counted in the lists of all items but in no list of their value, by reason: cap (every value seen gets lists, and the partition holds its cap of values, or refused one before) or name (the value cannot name a list)."}, []string{"reason"})
 	m.groupLists = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_group_lists",
 		Help: "Group values (regions) each owned partition keeps lists of: one window state each."}, []string{"partition"})
+	m.topicsHours = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_topics_hours_total",
+		Help: "Hourly trending-topics sketches by outcome: saved, loaded, missing (the store has none: left out of the baseline), save_failed, load_failed (the store could not be read: the baseline uses the days in memory until a retry succeeds), pruned, dropped (closed hours dropped unsaved: the store failed for longer than --topics' UnsavedHours)."}, []string{"outcome"})
+	m.topicsBaseline = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_topics_baseline_days",
+		Help: "Days in each partition's current trending-topics baseline by state: used, missing, unavailable (the store failed: the expected counts have fewer days than they should), pending."}, []string{"partition", "state"})
 	m.groupDropped = map[string]prometheus.Counter{DropCap: groupDropped.WithLabelValues(DropCap), DropName: groupDropped.WithLabelValues(DropName)}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
@@ -69,7 +77,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists, m.topicsHours, m.topicsBaseline} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

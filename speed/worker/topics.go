@@ -28,6 +28,8 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []model.Parti
 	cfg := st.Config()
 	lists := st.Refresh(now)
 	bound := &model.Bound{MaxOvercount: st.ErrorBound(), Probability: 1 - math.Exp(-float64(cfg.Depth))}
+	b := st.Baseline()
+	base := &model.Baseline{Days: b.Days, Wanted: cfg.BaselineDays, Unavailable: b.Unavailable, MaxOvercount: b.MaxOvercount}
 	out := make([]model.Partial, 0, len(lists))
 	for _, name := range st.Lists() {
 		score, err := rules.ParseScore(string(cfg.Scores[name]))
@@ -39,8 +41,8 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []model.Parti
 		for i, r := range ranked {
 			items[i] = model.Item{Rank: i + 1, ItemID: r.Topic, Views: uint64(math.Round(r.Mentions)), Topic: &model.Topic{Score: r.Score, Expected: r.Expected, NewShare: r.NewShare, NoHistory: r.NoHistory, Review: r.Review}}
 		}
-		out = append(out, model.Partial{Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
-			Version: asOf.UnixMilli(), Bound: bound, Topics: items, Limit: cfg.ListSize})
+		out = append(out, model.Partial{Kind: model.PartialTopics, Window: model.TopicsKey(name, string(score)).Name(), Partition: id, AsOf: asOf,
+			Version: asOf.UnixMilli(), Bound: bound, Baseline: base, Topics: items, Limit: cfg.ListSize})
 	}
 	return out
 }

@@ -16,6 +16,7 @@ import (
 	"trending/model"
 	"trending/model/event"
 	rules "trending/model/topics"
+	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/speed/topics"
 	"trending/speed/window"
@@ -206,7 +207,7 @@ func TestTopicsNotRestoredFromAnUnusableCheckpoint(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	stop = e.startWorker(t, withTopics, func(c *worker.Config) {
 		c.Registry = reg
-		c.Window.Windows = append(c.Window.Windows, window.WindowConfig{Name: "day", Kind: window.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: window.Exact})
+		c.Window.Windows = append(c.Window.Windows, window.WindowConfig{Name: "day", Kind: windowset.Sliding, Length: 24 * time.Hour, Bucket: time.Hour, Mode: windowset.Exact})
 	})
 	defer stop(false)
 	for deadline := time.Now().Add(30 * time.Second); counterValue(t, reg, "trending_speed_events_total") < 500; time.Sleep(50 * time.Millisecond) {

@@ -17,8 +17,8 @@
 // refreshed and published every publish tick as live lists topics/<region>/<score>, and
 // checkpointed with the window state (topics.go).
 //
-// In detail (DESIGN.md's file map has the line): `trending speed`: the consumer
-// group, one goroutine per partition owning its state (it reads the partition with
+// In detail (DESIGN.md's file map has the line): `trending speed`: the consumer group, one
+// goroutine per partition owning its state (it reads the partition with
 // `eventlog.PartitionReader` and counts 512 messages per hold of the partition's lock),
 // DLQ, partials, checkpoints, restore and replay; events dated more than `--max-future`
 // ahead go to the DLQ as `future_ts` so one bad clock cannot jump the watermark;
@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"trending/internal/topicstore"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
@@ -287,6 +288,10 @@ type Worker struct {
 	m     *metrics
 	base  baseCache
 	hw    highWatermarks // for trending_speed_consumer_lag
+	// hours stores the partitions' hourly topic sketches (topicshours.go); nil when topics
+	// are off.
+	hours     hourStore
+	hourRetry time.Duration // hourRetry, or a test's
 	// kafka is the worker's view of the brokers, shared by its partitions: an outage is
 	// logged once and shown as trending_kafka_up{role="speed"}; the partitions keep their
 	// state and retry.
@@ -327,8 +332,12 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
-		kafka: health, stopFatal: make(chan struct{})}, nil
+	w := &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
+		kafka: health, stopFatal: make(chan struct{}), hourRetry: hourRetry}
+	if cfg.TrendingTopics != nil && cfg.Objects != nil {
+		w.hours = topicstore.NewHours(cfg.Objects, "")
+	}
+	return w, nil
 }
 
 // Review returns the topics review queue shared by the worker's partitions (nil when topics
@@ -475,8 +484,8 @@ type servingName struct {
 // lists ("hour", "day", "month" with a start), a sliding or all-time window to the live list
 // of its name ("hour", "day", "month", "all").
 func served(wc window.WindowConfig) servingName {
-	if wc.Kind == window.Calendar {
-		return servingName{window: wc.Span}
+	if wc.Kind == windowset.Calendar {
+		return servingName{window: string(wc.Span)}
 	}
 	return servingName{window: wc.Name, live: true}
 }
@@ -516,6 +525,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	tickCtx, stopTicks := context.WithCancel(gctx)
 	ticksDone := make(chan struct{})
 	idle := idleClock{next: p.next, at: time.Now()}
+	var hours hourSync
 	go func() {
 		defer close(ticksDone)
 		pub := time.NewTicker(c.PublishEvery)
@@ -529,6 +539,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 			case <-pub.C:
 				w.base.refresh(tickCtx, c, time.Now()) // outside the lock: it may read a store
 				w.hw.refresh(tickCtx, w.topicOffsets, time.Now())
+				p.syncHours(tickCtx, &mu, &hours, time.Now()) // outside the lock: object-store I/O
 				hw, haveHW := w.hw.get(id)
 				mu.Lock()
 				if now := time.Now(); idle.idle(p.next, now, c.IdleAdvance) {
@@ -579,6 +590,7 @@ fetch:
 	// Another worker reports the partition from now on.
 	defer w.m.lag.DeleteLabelValues(p.lblP)
 	defer w.m.groupLists.DeleteLabelValues(p.lblP)
+	defer w.m.topicsBaseline.DeletePartialMatch(prometheus.Labels{"partition": p.lblP})
 	defer w.m.ckptTime.DeleteLabelValues(p.lblP)
 	if loopErr != nil || errors.Is(context.Cause(runCtx), ErrKilled) {
 		return loopErr // an error, or a crash: drop everything, the checkpoint has the truth
@@ -915,7 +927,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 	full := p.groups != nil && p.groups.closed
 	add := func(l window.List) error {
 		sn := p.served[l.Window]
-		pt := model.Partial{Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
+		pt := model.Partial{Kind: model.PartialItems, Window: model.Key{Window: sn.window, Group: group}.Name(), Partition: p.id, AsOf: l.AsOf, Version: l.AsOf.UnixMilli(), Exact: l.Exact,
 			Total: l.Total, Items: l.Items, Final: l.Final, DroppedLate: l.DroppedLate, LateOnly: l.LateOnly, Salted: saltedCounts(l.Tracked), GroupsFull: full}
 		if sn.live {
 			pt.WindowStart = l.Start
@@ -926,7 +938,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 			pt.Bound = &model.Bound{MaxOvercount: l.Bound.MaxOvercount, Probability: l.Bound.Probability}
 		}
 		if l.HalfLife != 0 {
-			pt.HalfLifeSeconds, pt.Scored = int64(l.HalfLife/time.Second), l.Scored
+			pt.Kind, pt.HalfLifeSeconds, pt.Scored = model.PartialScored, int64(l.HalfLife/time.Second), l.Scored
 			for _, e := range l.TrackedScored {
 				pt.SaltedScored = append(pt.SaltedScored, model.SaltedScore{Item: e.Item, Score: e.Score})
 			}
@@ -960,7 +972,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 				return err
 			}
 		}
-		if wc.Kind == window.Calendar && l.Start.IsZero() {
+		if wc.Kind == windowset.Calendar && l.Start.IsZero() {
 			continue // no open period yet
 		}
 		if err := add(l); err != nil {

@@ -20,6 +20,7 @@ import (
 	"trending/model"
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 	"trending/serving/store"
 	boltstore "trending/serving/store/bolt"
 	"trending/speed/merge"
@@ -69,8 +70,8 @@ func windowConfig() window.Config {
 	c := window.DefaultConfig()
 	c.K, c.M = k, 3
 	c.Windows = []window.WindowConfig{
-		{Name: "hour", Kind: window.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: window.Exact},
-		{Name: "calendar-hour", Kind: window.Calendar, Span: window.SpanHour, Mode: window.Exact},
+		{Name: "hour", Kind: windowset.Sliding, Length: time.Hour, Bucket: time.Minute, Mode: windowset.Exact},
+		{Name: "calendar-hour", Kind: windowset.Calendar, Span: model.Hour, Mode: windowset.Exact},
 	}
 	c.Sketch.Width = 1 << 10
 	return c

@@ -43,7 +43,7 @@ func Lists(now time.Time) []model.List {
 		}
 		out = append(out, l)
 	}
-	open := model.Align("hour", now)
+	open := model.Hour.Align(now)
 	for h := 0; h < 24; h++ {
 		start := open.Add(-time.Duration(h) * time.Hour)
 		if h == 5 || h == 17 {
@@ -64,7 +64,7 @@ func Lists(now time.Time) []model.List {
 		}
 		out = append(out, l)
 	}
-	today := model.Align("day", now)
+	today := model.Day.Align(now)
 	for d := 0; d < 8; d++ {
 		start := today.AddDate(0, 0, -d)
 		end := start.AddDate(0, 0, 1)
@@ -81,7 +81,7 @@ func Lists(now time.Time) []model.List {
 		}
 		out = append(out, l)
 	}
-	month := model.Align("month", now)
+	month := model.Month.Align(now)
 	for m := 0; m < 4; m++ {
 		start := month.AddDate(0, -m, 0)
 		end := start.AddDate(0, 1, 0)

@@ -36,13 +36,13 @@ func TestAlign(t *testing.T) {
 		{"day", time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC)},
 		{"month", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)},
 	} {
-		if got := model.Align(c.w, ts); !got.Equal(c.want) {
+		if got := model.Period(c.w).Align(ts); !got.Equal(c.want) {
 			t.Errorf("Align(%s) = %v, want %v", c.w, got, c.want)
 		}
-		if got := model.Next(c.w, c.want); !got.Equal(c.next) {
+		if got := model.Period(c.w).Next(c.want); !got.Equal(c.next) {
 			t.Errorf("Next(%s) = %v, want %v", c.w, got, c.next)
 		}
-		if model.Aligned(c.w, ts) || !model.Aligned(c.w, c.want) {
+		if model.Period(c.w).Aligned(ts) || !model.Period(c.w).Aligned(c.want) {
 			t.Errorf("Aligned(%s) wrong", c.w)
 		}
 	}

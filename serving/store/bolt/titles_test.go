@@ -17,7 +17,7 @@ func list(window string, start time.Time, src model.Source, status model.Status,
 	l := model.List{Window: window, Start: start, AsOf: t0, Version: 1, Source: src, Status: status, Exact: exact,
 		Items: []model.Item{{Rank: 1, ItemID: "V1", Views: 3, Exact: exact}}}
 	if !start.IsZero() {
-		l.End = model.Next(window, start)
+		l.End = model.Period(window).Next(start)
 	}
 	return l
 }

@@ -200,7 +200,7 @@ func TestClickHouseStatusColumns(t *testing.T) {
 		t.Fatalf("columns status %q dropped_late %d, want provisional, 12", status, dropped)
 	}
 
-	old := storetest.MakeList("day", model.Align("day", storetest.T0).AddDate(0, 0, -1), 5000, model.SourceSpeed, 2, 7)
+	old := storetest.MakeList("day", model.Day.Align(storetest.T0).AddDate(0, 0, -1), 5000, model.SourceSpeed, 2, 7)
 	old.Status, old.Exact, old.ErrorBound = "", true, nil
 	for i := range old.Items {
 		old.Items[i].Exact = true

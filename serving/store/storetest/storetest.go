@@ -24,7 +24,7 @@ func MakeList(window string, start time.Time, version int64, src model.Source, n
 	l := model.List{Window: window, Start: start, AsOf: T0.Add(time.Duration(version) * time.Minute), Version: version,
 		Source: src, Exact: src == model.SourceBatch, ComputedAt: T0}
 	if !start.IsZero() {
-		l.End = model.Next(window, start)
+		l.End = model.Period(window).Next(start)
 	}
 	switch {
 	case src == model.SourceBatch:
