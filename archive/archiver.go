@@ -71,6 +71,16 @@ type Config struct {
 	// Complete can close hours it has no events in). Zero, the default, derives it from
 	// RollAge: RollAge, at least 1 s and at most 30 s.
 	RefreshEvery time.Duration
+	// ReplayQuiet is how long a partition whose producer writes the past must have
+	// received nothing before it counts as caught up (Progress.CaughtUpAt); default 10 s.
+	// A partition's producer writes the past when its last roll's events entered the log,
+	// by the median, more than ReplayQuiet after their event time (Progress.LagMS: a
+	// replay, a backfill, a producer catching up). Such a partition's caught-up time would
+	// close every hour up to the wall clock, ahead of the event time the replay reached,
+	// so a replay that merely paused for RollAge (a loaded machine, a producer between two
+	// batches) must not count as finished. A live partition still counts as caught up after
+	// RollAge. Zero applies RollAge to every partition (the rule before); not negative.
+	ReplayQuiet time.Duration
 }
 
 // DefaultConfig returns the defaults, with Kafka still to be set.
@@ -88,6 +98,7 @@ func DefaultConfig() Config {
 		StopTimeout:    30 * time.Second,
 		MaxWait:        500 * time.Millisecond,
 		MaxFuture:      event.DefaultMaxFuture,
+		ReplayQuiet:    10 * time.Second,
 	}
 }
 
@@ -144,6 +155,9 @@ func (c Config) Validate() error {
 	}
 	if c.RefreshEvery < 0 {
 		bad("RefreshEvery", "%s: must not be negative (0 derives it from RollAge)", c.RefreshEvery)
+	}
+	if c.ReplayQuiet < 0 {
+		bad("ReplayQuiet", "%s: must not be negative (default %s; 0 is RollAge for every partition)", c.ReplayQuiet, d.ReplayQuiet)
 	}
 	return errors.Join(errs...)
 }
@@ -480,11 +494,12 @@ func (a *Archiver) rollDue(ctx context.Context, r *kafka.Reader, now time.Time) 
 // manifest (so the batch knows how many partitions must have archived past an hour, and a
 // partition without a marker holds it open), and marks each partition with nothing left to
 // archive as caught up: its marker's NextOffset is at the partition's high watermark and
-// no roll has moved it for RollAge (a replay that keeps producing is never idle that long,
-// so it cannot close hours it has not reached). A partition that never held a message gets
-// its first marker here. Markers are written conditionally (create if absent, replace if
-// unchanged since read), so a refresh never overwrites a roll of whichever archiver owns
-// the partition, and every archiver of the group may run it.
+// no roll has moved it for RollAge, or for ReplayQuiet when its producer writes the past (a
+// replay pausing between two batches on a loaded machine is quiet for more than a short
+// RollAge, and its caught-up time would close hours it has not reached). A partition that
+// never held a message gets its first marker here. Markers are written conditionally
+// (create if absent, replace if unchanged since read), so a refresh never overwrites a roll
+// of whichever archiver owns the partition, and every archiver of the group may run it.
 func (a *Archiver) refresh(ctx context.Context) error {
 	// at is taken before the offsets are read: every message produced before it is below
 	// the high watermark read after it.
@@ -559,7 +574,7 @@ func (a *Archiver) markCaughtUp(ctx context.Context, p int32, o eventlog.Offsets
 		if err := json.Unmarshal(b, &next); err != nil {
 			return nil // loadProgress starts a corrupt marker again at the next roll
 		}
-		if next.NextOffset < o.Last || at.Sub(next.Updated) < a.cfg.RollAge || !next.CaughtUpAt.Before(at) {
+		if next.NextOffset < o.Last || at.Sub(next.Updated) < a.quietFor(next) || !next.CaughtUpAt.Before(at) {
 			return nil
 		}
 		next.CaughtUpAt, next.Updated = at, at
@@ -585,6 +600,17 @@ func (a *Archiver) markCaughtUp(ctx context.Context, p int32, o eventlog.Offsets
 		*cached = next
 	}
 	return nil
+}
+
+// quietFor is how long partition progress p must have gone without a roll before it counts
+// as caught up: RollAge, or ReplayQuiet when that is longer and p's producer writes the past
+// (Config.ReplayQuiet).
+func (a *Archiver) quietFor(p Progress) time.Duration {
+	q := a.cfg.RollAge
+	if rq := a.cfg.ReplayQuiet; rq > q && time.Duration(p.LagMS)*time.Millisecond > rq {
+		q = rq
+	}
+	return q
 }
 
 func (a *Archiver) putManifest(ctx context.Context, m TopicManifest) error {
@@ -665,9 +691,13 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	if wm := rollWatermark(lowTS, pb.maxMsgTime, now); wm.After(next.Watermark) {
 		next.Watermark = wm
 	}
+	if len(pb.rows) > 0 {
+		next.LagMS = rollLag(pb.rows)
+	}
 	// CaughtUpAt is not set here: a roll that reached the log's end says nothing about event
 	// time when producers replay or buffer the past (a backfill would close hours it has not
-	// reached yet). Only the idle path in tick sets it, once nothing new came for RollAge.
+	// reached yet). Only the idle path in tick sets it, once nothing new came for RollAge, or
+	// for ReplayQuiet when LagMS says the producer writes the past.
 	next.Updated = now
 	if err := a.putProgress(ctx, next); err != nil {
 		return err
@@ -705,14 +735,16 @@ func (a *Archiver) roll(ctx context.Context, r *kafka.Reader, p int32, why strin
 	return nil
 }
 
-// loadProgress returns the partition's marker, read from S3 the first time this run rolls
-// the partition so that its fields keep moving forward across restarts.
+// loadProgress returns the partition's marker as stored now, with every field moved
+// forward to what this run last wrote. It reads the marker at every roll, not once a run:
+// another archiver of the group may have marked the partition caught up meanwhile (every
+// archiver's refresh marks every partition with nothing left to archive), and the late-data
+// rule of roll must judge by that newest progress, or an hour the batch closed on it would
+// get no DirtyMark.
 func (a *Archiver) loadProgress(ctx context.Context, p int32) (*Progress, error) {
-	if prog := a.progress[p]; prog != nil {
-		return prog, nil
-	}
 	prog := &Progress{Partition: p}
 	err := a.retry(ctx, "read progress", func(ctx context.Context) error {
+		*prog = Progress{Partition: p}
 		b, err := a.store.Get(ctx, a.lay.progressKey(p))
 		if errors.Is(err, objstore.ErrNotFound) {
 			return nil
@@ -729,6 +761,18 @@ func (a *Archiver) loadProgress(ctx context.Context, p int32) (*Progress, error)
 	})
 	if err != nil {
 		return nil, err
+	}
+	if c := a.progress[p]; c != nil {
+		prog.NextOffset = max(prog.NextOffset, c.NextOffset)
+		if c.Watermark.After(prog.Watermark) {
+			prog.Watermark = c.Watermark
+		}
+		if c.CaughtUpAt.After(prog.CaughtUpAt) {
+			prog.CaughtUpAt = c.CaughtUpAt
+		}
+		if c.Updated.After(prog.Updated) {
+			prog.Updated, prog.LagMS = c.Updated, c.LagMS
+		}
 	}
 	a.progress[p] = prog
 	return prog, nil
@@ -821,6 +865,18 @@ func rollWatermark(lowTS int64, maxMsgTime, now time.Time) time.Time {
 		wm = now.UTC()
 	}
 	return wm
+}
+
+// rollLag is how far behind the log a roll's producer wrote: the median over its rows of
+// the Kafka timestamp minus the event time, in milliseconds (Progress.LagMS). The median, so
+// that a few late events of a live stream, or a few dated ahead, do not decide it.
+func rollLag(rows []Row) int64 {
+	lags := make([]int64, len(rows))
+	for i, r := range rows {
+		lags[i] = r.IngestTS - r.TS
+	}
+	slices.Sort(lags)
+	return lags[len(lags)/2]
 }
 
 // buildObjects encodes one roll of partition p, offsets first..last: one Parquet object per

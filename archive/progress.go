@@ -21,9 +21,16 @@ type Progress struct {
 	// is later than allowed.
 	Watermark time.Time `json:"watermark"`
 	// CaughtUpAt is the latest wall-clock time at which the archiver had archived
-	// everything the partition held. It lets an idle partition, whose watermark stands
-	// still, count as complete: whatever reaches it later arrives after CaughtUpAt.
+	// everything the partition held and nothing new had come for a while: RollAge, or
+	// Config.ReplayQuiet when the partition's producer writes the past (LagMS). It lets an
+	// idle partition, whose watermark stands still, count as complete: whatever reaches it
+	// later arrives after CaughtUpAt, and is late data (a DirtyMark) for the hours it closed.
 	CaughtUpAt time.Time `json:"caught_up_at,omitzero"`
+	// LagMS is how far behind the log the partition's last roll with events was written:
+	// the median over its events of the Kafka timestamp minus the event time, in
+	// milliseconds. About a second for a live producer; hours or days for a replay, whose
+	// pause must last Config.ReplayQuiet before the partition counts as caught up.
+	LagMS int64 `json:"lag_ms,omitempty"`
 	// Updated is when the marker was written.
 	Updated time.Time `json:"updated"`
 }

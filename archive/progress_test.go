@@ -3,12 +3,16 @@ package archive
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"trending/internal/eventlog"
+	"trending/model/event"
 )
 
 func TestRollWatermark(t *testing.T) {
@@ -124,5 +128,121 @@ func TestRefreshMarksCaughtUp(t *testing.T) {
 	r := NewReader(st)
 	if why, err := r.Incomplete(ctx, long.Add(-2*time.Hour), 0); err != nil || why == "" {
 		t.Fatalf("complete (%q, %v) with partition 2 lacking a marker", why, err)
+	}
+}
+
+// TestRefreshWaitsOutAReplayPause: a partition whose producer writes the past (its last
+// roll's median lag over ReplayQuiet) counts as caught up only after ReplayQuiet without a
+// roll, not RollAge: a replay that pauses must not close every hour up to the wall clock.
+// A live partition still counts after RollAge, and ReplayQuiet 0 is the rule before.
+func TestRefreshWaitsOutAReplayPause(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	week := 7 * 24 * time.Hour
+	for _, tc := range []struct {
+		name        string
+		lag, quiet  time.Duration // the marker's lag, the time since its roll
+		replayQuiet time.Duration
+		want        bool
+	}{
+		{"live, quiet for RollAge", time.Second, 2 * time.Second, 10 * time.Second, true},
+		{"replay, paused for RollAge", 3 * 24 * time.Hour, 2 * time.Second, 10 * time.Second, false},
+		{"replay, quiet for ReplayQuiet", 3 * 24 * time.Hour, 11 * time.Second, 10 * time.Second, true},
+		{"replay, ReplayQuiet off", 3 * 24 * time.Hour, 2 * time.Second, 0, true},
+		{"lag just under ReplayQuiet", 9 * time.Second, 2 * time.Second, 10 * time.Second, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := embeddedStore(t)
+			cfg := DefaultConfig()
+			cfg.Kafka, cfg.RollAge, cfg.ReplayQuiet = eventlog.Plain("unused:9092"), time.Second, tc.replayQuiet
+			a, err := New(cfg, st, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The replay reached Tuesday of the week before last; its hours after that are open.
+			wm := now.Add(-2 * week).Truncate(24 * time.Hour)
+			rolled := now.Add(-tc.quiet)
+			b, _ := json.Marshal(Progress{Partition: 0, NextOffset: 10, Watermark: wm, LagMS: tc.lag.Milliseconds(), Updated: rolled})
+			if _, err := st.Put(ctx, a.lay.progressKey(0), b); err != nil {
+				t.Fatal(err)
+			}
+			a.offsets = func(context.Context) ([]eventlog.Offsets, error) {
+				return []eventlog.Offsets{{Partition: 0, Last: 10}}, nil
+			}
+			if err := a.refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			why, err := NewReader(st).Incomplete(ctx, wm.Add(24*time.Hour), time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := why == ""; got != tc.want {
+				t.Fatalf("the hour a day past the replay's watermark complete = %v (%q), want %v", got, why, tc.want)
+			}
+		})
+	}
+}
+
+// TestRollLag: a roll's lag is the median of log time minus event time, so a few late or
+// early events do not decide it.
+func TestRollLag(t *testing.T) {
+	var rows []Row
+	for i := range 100 {
+		lag := int64(1000) // a live producer: a second behind
+		switch {
+		case i%10 == 0:
+			lag = 3_600_000 // a late event
+		case i%10 == 1:
+			lag = -60_000 // one dated a minute ahead
+		}
+		rows = append(rows, Row{TS: int64(i) * 1000, IngestTS: int64(i)*1000 + lag})
+	}
+	if got := rollLag(rows); got != 1000 {
+		t.Fatalf("rollLag = %d ms, want 1000", got)
+	}
+}
+
+// TestRollSeesAnotherArchiversCaughtUp: another archiver of the group marked the partition
+// caught up after this one last wrote its marker; a roll of events into an hour that mark
+// closed must leave a late-data marker. Before, the roll judged by the marker it had cached
+// since its first roll, wrote no mark, and the batch never recomputed the hour (and the roll
+// wrote the older caught_up_at back).
+func TestRollSeesAnotherArchiversCaughtUp(t *testing.T) {
+	ctx := context.Background()
+	st := embeddedStore(t)
+	cfg := DefaultConfig()
+	cfg.Kafka = eventlog.Plain("unused:9092")
+	a, err := New(cfg, st, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	wm := now.Truncate(time.Hour).Add(-3 * time.Hour)
+	// What this archiver wrote at its last roll, and then the other's refresh.
+	a.progress[0] = &Progress{Partition: 0, NextOffset: 10, Watermark: wm, Updated: wm}
+	other := Progress{Partition: 0, NextOffset: 10, Watermark: wm, CaughtUpAt: now.Add(-time.Minute), Updated: now.Add(-time.Minute)}
+	b, _ := json.Marshal(other)
+	if _, err := st.Put(ctx, a.lay.progressKey(0), b); err != nil {
+		t.Fatal(err)
+	}
+	late := wm.Add(time.Hour + 30*time.Minute)
+	ev := event.Event{ItemID: "V1", Count: 1, TS: late}
+	a.add(kafka.Message{Partition: 0, Offset: 10, Key: []byte("V1"), Value: ev.AppendJSON(nil), Time: now})
+	stop := errors.New("stop before the commit")
+	a.beforeCommit = func(int32) error { return stop }
+	if err := a.roll(ctx, nil, 0, "test"); !errors.Is(err, stop) {
+		t.Fatalf("roll: %v", err)
+	}
+	r := NewReader(st)
+	marks, err := r.Dirty(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(marks) != 1 || !marks[0].Hour.Equal(late.Truncate(time.Hour)) {
+		t.Fatalf("late-data marks %v, want one of %s", marks, late.Truncate(time.Hour))
+	}
+	prog, err := r.Progress(ctx)
+	if err != nil || len(prog) != 1 || !prog[0].CaughtUpAt.Equal(other.CaughtUpAt) || prog[0].NextOffset != 11 {
+		t.Fatalf("marker after the roll %+v, %v: want caught_up_at %s kept and next offset 11", prog, err, other.CaughtUpAt)
 	}
 }

@@ -277,7 +277,8 @@ func (e *ClickHouse) dropOnShards(tables ...string) {
 
 // rawColumns are a build's staging table of raw events. region is the event's region when
 // the build keeps that value's rows (Built.Groups), else "".
-const rawColumns = `(kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64, region String)`
+// user_id is the event's account when the build caps (Built.Cap), else "".
+const rawColumns = `(kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64, region String, user_id String)`
 
 func dt(t time.Time) string { return "toDateTime(" + strconv.FormatInt(t.Unix(), 10) + ")" }
 
@@ -325,7 +326,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 		lctx = clickhouse.Context(ctx, clickhouse.WithSettings(clickhouse.Settings{"insert_distributed_sync": 1}))
 	}
 	for _, h := range hours {
-		if _, err := e.Load(lctx, src, h.Start, load, h.Groups); err != nil {
+		if _, err := e.load(lctx, src, h.Start, load, h.Groups, h.Cap > 0); err != nil {
 			return nil, err
 		}
 	}
@@ -335,10 +336,23 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
 		// Each event counts for every item (grp "") and, when it has a kept region, for that
 		// region's rows too.
-		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+` (hour, grp, item_id, views)
+		q := "INSERT INTO " + stage + ` (hour, grp, item_id, views)
 		SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, arrayJoin(if(r = '', [''], ['', r])) AS g, i, sum(c)
-		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r FROM `+raw+` GROUP BY kafka_partition, kafka_offset)
-		GROUP BY h, g, i`); err != nil {
+		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r FROM ` + raw + ` GROUP BY kafka_partition, kafka_offset)
+		GROUP BY h, g, i`
+		if n := hours[0].Cap; n > 0 {
+			// Per-account caps: each (hour, group, item, account) adds at most n views; an
+			// event without an account is not capped.
+			capN := "toUInt64(" + strconv.FormatUint(uint64(n), 10) + ")"
+			q = "INSERT INTO " + stage + ` (hour, grp, item_id, views)
+		SELECT h, g, i, sum(v) FROM (
+			SELECT h, g, i, u, if(u = '', sum(c), least(sum(c), ` + capN + `)) AS v FROM (
+				SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, arrayJoin(if(r = '', [''], ['', r])) AS g, i, u, toUInt64(c) AS c
+				FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r, any(user_id) AS u FROM ` + raw + ` GROUP BY kafka_partition, kafka_offset))
+			GROUP BY h, g, i, u)
+		GROUP BY h, g, i`
+		}
+		if err := s.conn.Exec(ctx, q); err != nil {
 			return fmt.Errorf("aggregate hours of %s: %w", day.Format(time.DateOnly), err)
 		}
 		if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (hour, grp, item_id, views) SELECT hour, grp, item_id, views FROM "+e.local("rollup_hour")+
@@ -454,7 +468,13 @@ func dateList(level string, bs []Built) string {
 // sent. On an error, blocks already sent stay in table: staging tables are dropped with
 // their build.
 func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, table string, groups windowset.Groups) (int, error) {
+	return e.load(ctx, src, hour, table, groups, false)
+}
+
+// load is Load, with each event's account in user_id when users (a capped build), else "".
+func (e *ClickHouse) load(ctx context.Context, src Archive, hour time.Time, table string, groups windowset.Groups, users bool) (int, error) {
 	var c archive.Columns
+	var user []string
 	var b driver.Batch
 	total := 0
 	flush := func() error {
@@ -463,11 +483,11 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 		}
 		if b == nil {
 			var err error
-			if b, err = e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region)"); err != nil {
+			if b, err = e.conn.PrepareBatch(ctx, "INSERT INTO "+table+" (kafka_partition, kafka_offset, item_id, count, ts, region, user_id)"); err != nil {
 				return err
 			}
 		}
-		if err := e.appendChunk(b, &c); err != nil {
+		if err := e.appendChunk(b, &c, user); err != nil {
 			return err
 		}
 		if err := b.Flush(); err != nil {
@@ -475,6 +495,7 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 		}
 		total += c.Len()
 		c = archive.Columns{ItemID: c.ItemID[:0], Count: c.Count[:0], TS: c.TS[:0], Partition: c.Partition[:0], Offset: c.Offset[:0], Region: c.Region[:0]}
+		user = user[:0]
 		return nil
 	}
 	err := src.ReadHour(ctx, hour, func(r archive.Row) error {
@@ -488,6 +509,11 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 			region = r.Region
 		}
 		c.Region = append(c.Region, region)
+		u := ""
+		if users {
+			u = r.UserID
+		}
+		user = append(user, u)
 		if c.Len() >= e.cfg.ChunkRows {
 			return flush()
 		}
@@ -511,16 +537,16 @@ func (e *ClickHouse) Load(ctx context.Context, src Archive, hour time.Time, tabl
 }
 
 // appendChunk adds the raw staging columns of c to b's block.
-func (e *ClickHouse) appendChunk(b driver.Batch, c *archive.Columns) error {
+func (e *ClickHouse) appendChunk(b driver.Batch, c *archive.Columns, user []string) error {
 	if e.cfg.RowByRow {
 		for i := range c.Len() {
-			if err := b.Append(c.Partition[i], c.Offset[i], c.ItemID[i], c.Count[i], c.TS[i], c.Region[i]); err != nil {
+			if err := b.Append(c.Partition[i], c.Offset[i], c.ItemID[i], c.Count[i], c.TS[i], c.Region[i], user[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for i, col := range []any{c.Partition, c.Offset, c.ItemID, c.Count, c.TS, c.Region} {
+	for i, col := range []any{c.Partition, c.Offset, c.ItemID, c.Count, c.TS, c.Region, user} {
 		if err := b.Column(i).Append(col); err != nil {
 			return fmt.Errorf("column %d: %w", i, err)
 		}

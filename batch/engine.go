@@ -38,6 +38,12 @@ type Built struct {
 	// (BuildHours: the events of a value Groups.Accepts also count under it); a day or month
 	// rollup sums whatever rows the level below holds. The zero value keeps none.
 	Groups windowset.Groups
+	// Cap, when positive, is the per-account cap of an hour rollup (BuildHours): an event's
+	// account (its user_id) adds at most Cap views to an item in the hour, of every item's
+	// rows and of each group value's (docs/moderation.md#per-account-caps): the views are
+	// sum(least(views of the (item, account), Cap)), an event without an account uncapped.
+	// 0: no cap.
+	Cap uint32
 }
 
 // GroupViews is one group value of a rollup and its views.

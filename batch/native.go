@@ -193,25 +193,46 @@ func (e *Native) BuildHours(ctx context.Context, src Archive, day time.Time, hou
 		}
 		c, g := counts{}, grouped{}
 		seen := map[pk]struct{}{} // the second dedup guard, as the ClickHouse engine's GROUP BY
+		// With a cap: the views of each (group, item, account), summed and capped after the
+		// read (sum(least(c, Cap)), as the ClickHouse engine's query).
+		type acct struct{ group, item, user string }
+		var byAcct map[acct]uint64
+		if h.Cap > 0 {
+			byAcct = map[acct]uint64{}
+		}
+		add := func(group, item, user string, n uint64) {
+			if byAcct != nil && user != "" {
+				byAcct[acct{group, item, user}] += n
+				return
+			}
+			cs := c
+			if group != "" {
+				if cs = g[group]; cs == nil {
+					cs = counts{}
+					g[group] = cs
+				}
+			}
+			cs[item] += n
+		}
 		err := src.ReadHour(ctx, h.Start, func(r archive.Row) error {
 			k := pk{r.Partition, r.Offset}
 			if _, dup := seen[k]; dup {
 				return nil
 			}
 			seen[k] = struct{}{}
-			c[r.ItemID] += uint64(r.Count)
+			add("", r.ItemID, r.UserID, uint64(r.Count))
 			if r.Region != "" && h.Groups.Accepts(r.Region) {
-				gc := g[r.Region]
-				if gc == nil {
-					gc = counts{}
-					g[r.Region] = gc
-				}
-				gc[r.ItemID] += uint64(r.Count)
+				add(r.Region, r.ItemID, r.UserID, uint64(r.Count))
 			}
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("read hour %s: %w", h.Start.UTC().Format(time.RFC3339), err)
+		}
+		capped := byAcct
+		byAcct = nil
+		for a, n := range capped {
+			add(a.group, a.item, "", min(n, uint64(h.Cap)))
 		}
 		built[i], groups[i] = c, g
 		metas[i] = Meta{Fingerprint: h.Fingerprint, Through: h.Through, InputRows: uint64(len(seen))}

@@ -134,7 +134,7 @@ func (r *Runner) Status(ctx context.Context, levels []string, from, to time.Time
 					e.State = StateProvisional
 				case l.Source == model.SourceSpeed:
 					e.State = StateLive
-				case e.Fingerprint != "" && l.Fingerprint != e.Fingerprint:
+				case e.Fingerprint != "" && l.Fingerprint != x.listFP(e.Fingerprint):
 					e.State = StateDirty
 				default:
 					e.State = StateExact

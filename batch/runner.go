@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/windowset"
 	"trending/serving/store"
 )
@@ -55,6 +57,16 @@ type Config struct {
 	// rollups the others need (hours and days below a week, months below all time).
 	// Default windowset.Default().
 	Windows windowset.Set
+	// Removed returns the items moderation removes from the served lists
+	// (model/moderation), read once at the start of each run: a run ranks K plus that many
+	// and drops them, so a list still holds K items, and their digest is part of each list's
+	// fingerprint, so the next run after a change publishes again every list it considers
+	// (the counts stay in the rollups: a restore brings an item back). nil removes nothing.
+	Removed func() *moderation.Set
+	// CapViews is the per-account cap (docs/moderation.md#per-account-caps): one account adds
+	// at most this many views to an item per hour, as the speed workers' --cap-views; part
+	// of each hour's fingerprint, so a change rebuilds. 0: no cap.
+	CapViews uint32
 }
 
 // DefaultConfig returns the defaults.
@@ -154,6 +166,7 @@ type run struct {
 	version int64
 	now     time.Time
 	closed  time.Time // every hour before this is closed (end + lateness passed)
+	removed *moderation.Set
 	rebuild map[Window]bool
 
 	mu      sync.Mutex
@@ -169,7 +182,24 @@ func (r *Runner) newRun() *run {
 	now := r.cfg.Now().UTC()
 	return &run{Runner: r, version: now.UnixMilli(), now: now, closed: now.Add(-r.cfg.AllowedLateness).Truncate(time.Hour),
 		rebuild: map[Window]bool{}, hourFP: map[time.Time]string{}, built: map[Window]bool{}, report: Report{Version: now.UnixMilli()},
-		started: time.Now()}
+		started: time.Now(), removed: r.removed()}
+}
+
+// removed is the set Config.Removed returns now (nil: nothing removed).
+func (r *Runner) removed() *moderation.Set {
+	if r.cfg.Removed == nil {
+		return nil
+	}
+	return r.cfg.Removed()
+}
+
+// listFP is the fingerprint a list of inputs fp is published with: fp, and the digest of the
+// removed items when there are any, so a change of moderation makes the list not current.
+func (x *run) listFP(fp string) string {
+	if d := x.removed.Digest(); d != "" {
+		return fp + "+removed:" + d
+	}
+	return fp
 }
 
 // Closed reports why w is still open, or nil: its end plus the allowed lateness must have
@@ -414,6 +444,10 @@ func (x *run) hourFingerprints(ctx context.Context, hours []Window) error {
 			// The rollup holds these group values' rows too: other groups make other rollups.
 			fp += ";groups=" + g.Kept()
 		}
+		if n := x.cfg.CapViews; n > 0 {
+			// Capped counts are other rollups.
+			fp += ";cap=" + strconv.FormatUint(uint64(n), 10)
+		}
 		x.mu.Lock()
 		x.hourFP[h] = fp
 		x.mu.Unlock()
@@ -529,7 +563,7 @@ func (x *run) ensureHours(ctx context.Context, ws []Window) ([]string, error) {
 func (x *run) buildHours(ctx context.Context, g []Window) error {
 	bs := make([]Built, len(g))
 	for j, w := range g {
-		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups}
+		bs[j] = Built{Start: w.Start, Fingerprint: x.fp(w.Start), Through: w.End(), Groups: x.cfg.Windows.Groups, Cap: x.cfg.CapViews}
 	}
 	t0 := time.Now()
 	metas, err := x.eng.BuildHours(ctx, x.arc, model.Day.Align(g[0].Start), bs)
@@ -753,22 +787,23 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 	case !errors.Is(err, store.ErrNotFound):
 		return fmt.Errorf("read current list of %s: %w", w, err)
 	}
-	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == fp {
+	if !force && prev != nil && prev.Source == model.SourceBatch && prev.Fingerprint == x.listFP(fp) {
 		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "current"})
 		return nil
 	}
 	level := w.Level
-	top, views, items, err := x.eng.TopK(ctx, level, w.Start, group, x.cfg.K)
+	top, views, items, err := x.eng.TopK(ctx, level, w.Start, group, x.removed.Want(x.cfg.K))
 	if err != nil {
 		return err
 	}
+	top = moderation.Top(top, x.removed, x.cfg.K, func(r Ranked) string { return r.ItemID })
 	if views == 0 && (prev == nil || w.Level == All) {
 		// An empty all-time list would only hide the speed layer's.
 		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
 	l := model.List{Version: x.version, Source: model.SourceBatch,
-		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: make([]model.Item, len(top))}
+		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: x.listFP(fp), Items: make([]model.Item, len(top))}
 	l.SetKey(key)
 	if w.Level != All {
 		l.End = w.End()

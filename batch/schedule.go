@@ -162,7 +162,8 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 				}
 				fps = append(fps, fp)
 			}
-			fp := strings.Join(fps, ",")
+			// The removed items' digest too: a moderation change publishes the lists again.
+			fp := strings.Join(fps, ",") + "|" + r.removed().Digest()
 			if done[w] == fp {
 				continue
 			}

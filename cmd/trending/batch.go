@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 	"trending/internal/topicstore"
+	"trending/model/moderation"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/spf13/cobra"
@@ -45,6 +46,7 @@ type batchSettings struct {
 	s3          *s3Settings
 	baseFactor  int
 	windows     *windowSetFlags
+	capViews    uint32
 }
 
 func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
@@ -58,6 +60,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addPartitionsFlag(fs, &s.partitions, 0, "expect at least this many partitions of the topic (default: the count the archiver recorded from Kafka in the archive): a window is complete only when every partition has archived past it")
 	addKFlag(fs, &s.k, "length of each published list (1..10000)")
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
+	addCapViewsFlag(fs, &s.capViews)
 	fs.IntVar(&s.baseFactor, "base-factor", batch.DefaultConfig().BaseFactor, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	s.windows = addWindowSetFlags(fs, "")
@@ -246,6 +249,12 @@ func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batc
 		cfg.Progress, cfg.Meter = nil, m.step
 		env.meters = append(env.meters, m)
 	}
+	// The shared moderation list, read once: the run's lists leave its removed items out.
+	removed, err := loadRemoved(cmd.Context(), env.obj)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Removed = func() *moderation.Set { return removed }
 	if mod != nil {
 		mod(&cfg)
 	}

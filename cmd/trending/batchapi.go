@@ -206,9 +206,16 @@ func (b *batchAPI) run(w http.ResponseWriter, r *http.Request) {
 type batchClient struct{ url, token string }
 
 func addBatchClientFlags(fs *pflag.FlagSet) *batchClient {
+	return addAPIClientFlags(fs, "do it in a running 'trending up' through its API, such as http://127.0.0.1:8080 (up holds its rollups and store; its banner prints this command); the range is read at up's clock",
+		"the bearer token up's writes need (its --token), for run and backfill; set it as TRENDING_API_TOKEN")
+}
+
+// addAPIClientFlags adds --api and --api-token: an operator command done through a running
+// API (batch, moderation).
+func addAPIClientFlags(fs *pflag.FlagSet, apiUsage, tokenUsage string) *batchClient {
 	c := &batchClient{}
-	fs.StringVar(&c.url, "api", "", "do it in a running 'trending up' through its API, such as http://127.0.0.1:8080 (up holds its rollups and store; its banner prints this command); the range is read at up's clock")
-	fs.StringVar(&c.token, "api-token", "", "the bearer token up's writes need (its --token), for run and backfill; set it as TRENDING_API_TOKEN")
+	fs.StringVar(&c.url, "api", "", apiUsage)
+	fs.StringVar(&c.token, "api-token", "", tokenUsage)
 	return c
 }
 

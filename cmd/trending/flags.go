@@ -204,3 +204,14 @@ func openTitles(spec string, a *app) (*titles.Attacher, error) {
 	cfg.Source, cfg.Log, cfg.Registry = src, a.log.With("part", "titles"), a.registry
 	return titles.New(cfg)
 }
+
+// addByFlag adds --by: who decides, recorded with an operator's decision (topics review,
+// moderation).
+func addByFlag(fs *pflag.FlagSet, by *string) {
+	fs.StringVar(by, "by", "", "who decides, recorded with the decision (default $USER)")
+}
+
+// addAllFlag adds --all: list decided entries too (topics review, moderation list).
+func addAllFlag(fs *pflag.FlagSet, all *bool, usage string) {
+	fs.BoolVar(all, "all", false, usage)
+}

@@ -23,7 +23,7 @@ var flagGroups = []struct {
 	{"ClickHouse and the serving store", []string{"clickhouse", "store", "cluster"}},
 	{"Windows and counting", []string{"window", "hour-mode", "day-mode", "month-mode", "all-mode", "sketch-", "counter-bytes",
 		"group-by", "groups", "group-sketch-width", "k", "m", "lateness", "max-future", "since-days", "base-", "publish-every",
-		"checkpoint-every", "keep-checkpoints"}},
+		"checkpoint-every", "keep-checkpoints", "cap-"}},
 	{"Trending topics", []string{"topics", "blocklist", "queue"}},
 	{"Hot keys (salting)", []string{"salt-"}},
 	{"API", []string{"listen", "token", "ingest-token", "open-writes", "max-limit", "default-limit", "max-age", "cors-origins",

@@ -11,6 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/internal/modsync"
+	"trending/internal/objstore"
+	"trending/model/moderation"
 	"trending/speed/merge"
 )
 
@@ -55,6 +58,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		Args: cobra.NoArgs,
 	}
 	f := addMergeCommandFlags(cmd.Flags())
+	addModerationFlag(cmd, &f.moderated)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
 		mf := f.merge
@@ -117,9 +121,25 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 			defer gw.Close()
 			mcfg.Group.Emit = merge.GroupWriter(gw, topTopic)
 		}
+		var watch *modsync.Watcher
+		var side []role
+		if f.moderated && mf.level != "shard" { // a shard merger's lists are not served: the top merger applies it
+			obj, err := objstore.New(cmd.Context(), f.s3.config())
+			if err != nil {
+				return usagef("%v", err)
+			}
+			var r role
+			if watch, r, err = moderationWatcher(cmd.Context(), obj, a); err != nil {
+				return err
+			}
+			mcfg.Removed, side = watch.Removed, append(side, r)
+		}
 		m, err := merge.New(mcfg)
 		if err != nil {
 			return usageOf(err, nil)
+		}
+		if watch != nil {
+			watch.OnChange(func(*moderation.Set) { m.ModerationChanged() })
 		}
 		metrics, err := metricsRole(f.metricsAddr, a)
 		if err != nil {
@@ -130,7 +150,8 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		} else {
 			a.log.Info("merger starting", "level", mf.level, "kafka", kc.Brokers(), "reads", rc.Topic, "store", redactDSN(f.storeSpec), "expected_partitions", mf.partitions)
 		}
-		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error { return m.Run(ctx, rc) }}}, metrics)
+		// The moderation watcher stops after the merger's last publish.
+		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error { return m.Run(ctx, rc) }}}, append(stage{}, side...), metrics)
 	}
 	return withClickHouseSecurity(cmd)
 }
@@ -139,7 +160,9 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 type mergeCommandFlags struct {
 	merge                          *mergeFlags
 	kf                             *kafkaFlags
+	s3                             *s3Settings // with --moderation: the bucket of the shared list
 	storeSpec, titles, metricsAddr string
+	moderated                      bool
 }
 
 // addMergeCommandFlags adds merge's flags.
@@ -162,6 +185,7 @@ func addMergeCommandFlags(fs *pflag.FlagSet) *mergeCommandFlags {
 	fs.IntVar(&mf.shard, "group-index", -1, "")
 	_ = fs.MarkDeprecated("group-index", "use --shard")
 	addPartialsPartitionsFlag(fs, &mf.partialsN)
+	f.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "with --moderation: S3 API URL of the bucket holding the shared moderation list (empty for AWS S3)")
 	fs.StringVar(&mf.topTopic, "top-topic", "", "topic of the shard mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
 	return f
 }

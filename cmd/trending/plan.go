@@ -46,6 +46,8 @@ var planFlags = map[string]string{
 	"GroupPairs":               "group-pairs",
 	"GroupSketchWidth":         "group-sketch-width",
 	"GroupShare":               "group-share",
+	"CapPairsPerHour":          "cap-pairs",
+	"CapKeepHours":             "cap-keep-hours",
 }
 
 func newPlanCommand() *cobra.Command {
@@ -196,6 +198,8 @@ inputs as flags.`,
 	f.Float64Var(&in.GroupPairs, "group-pairs", in.GroupPairs, "with --groups: (group, item) pairs of a bucket per distinct item, over all groups: 1 (each item seen in one group) to the number of groups (0: that, every item in every group)")
 	addGroupSketchWidthFlag(f, &in.GroupSketchWidth, in.GroupSketchWidth)
 	f.Float64Var(&in.GroupShare, "group-share", in.GroupShare, "with --groups: the largest group's share of the events, for its sketches' error bound (0: 1, all of them)")
+	f.Float64Var(&in.CapPairsPerHour, "cap-pairs", in.CapPairsPerHour, "per-account caps (speed --cap-views): distinct (account, item) pairs an hour over the topic, to size each partition's caps' table (--cap-slots); 0: no caps")
+	f.IntVar(&in.CapKeepHours, "cap-keep-hours", in.CapKeepHours, "with --cap-pairs: hours before the newest a partition keeps its caps (0: 2, the speed layer's)")
 	return cmd
 }
 
@@ -336,6 +340,18 @@ func writePlan(out io.Writer, p plan.Plan) error {
 		}
 		ew.printf("lists per group: %s per partition, %s in all (in the totals below)\n",
 			plan.FormatBytes(p.GroupPerPartitionBytes), plan.FormatBytes(p.GroupBytes))
+	}
+	if c := p.Caps; c != nil {
+		keep, regions := in.CapKeepHours, ""
+		if keep == 0 {
+			keep = 2
+		}
+		if in.Groups > 0 {
+			regions = ", twice with regions"
+		}
+		ew.printf("per-account caps: %s keys per partition (%s pairs an hour over %d partitions, %d hours kept plus the newest%s) at most %.0f%% full: --cap-slots %d x %d B = %s per partition, %s in all (in the totals below)\n",
+			plan.FormatCount(c.KeysPerPartition), plan.FormatCount(in.CapPairsPerHour), in.Partitions, keep, regions,
+			plan.CapMaxLoad*100, c.Slots, c.SlotBytes, plan.FormatBytes(c.PerPartition), plan.FormatBytes(c.Bytes))
 	}
 	ew.printf("all windows as chosen: %s per partition, %s in all\n",
 		plan.FormatBytes(p.PerPartitionBytes), plan.FormatBytes(p.TotalBytes))

@@ -76,6 +76,8 @@ type speedFlags struct {
 	group                                          string
 	partitions, keep, partialsN                    int
 	publishEvery, checkpointEvery, idle, maxFuture time.Duration
+	capViews                                       uint32 // the per-account cap (--cap-views, --cap-slots)
+	capSlots                                       int
 	windows                                        *windowFlags
 	topics                                         *topicsFlags
 }
@@ -84,7 +86,8 @@ type speedFlags struct {
 func newSpeedFlags() *speedFlags {
 	d := worker.DefaultConfig()
 	return &speedFlags{partitions: d.Partitions, keep: d.KeepCheckpoints, partialsN: d.PartialsPartitions,
-		publishEvery: d.PublishEvery, checkpointEvery: d.CheckpointEvery, idle: d.IdleAdvance, maxFuture: worker.DefaultMaxFuture}
+		publishEvery: d.PublishEvery, checkpointEvery: d.CheckpointEvery, idle: d.IdleAdvance, maxFuture: worker.DefaultMaxFuture,
+		capViews: d.Cap.Views, capSlots: d.Cap.Slots}
 }
 
 // speedConfig is the speed workers' configuration: the one constructor of speed and up.
@@ -104,6 +107,7 @@ func speedConfig(f *speedFlags, in *infra) (worker.Config, error) {
 	c.Group, c.Partitions, c.PartialsPartitions = cmp.Or(f.group, in.names.SpeedGroup), f.partitions, f.partialsN
 	c.Window, c.PublishEvery, c.CheckpointEvery, c.KeepCheckpoints = wc, f.publishEvery, f.checkpointEvery, f.keep
 	c.IdleAdvance, c.MaxFuture = f.idle, mf
+	c.Cap.Views, c.Cap.Slots = f.capViews, f.capSlots
 	c.Objects, c.Log, c.Registry = in.obj, in.log("speed"), in.registry()
 	c.TrendingTopics, c.Blocklist = tcfg, blocklist
 	if in.base == nil {
@@ -236,7 +240,7 @@ func batchConfig(s *batchSettings) (batch.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.K, c.AllowedLateness, c.BaseFactor, c.Windows = s.k, s.lateness, s.baseFactor, ws
+	c.K, c.AllowedLateness, c.BaseFactor, c.Windows, c.CapViews = s.k, s.lateness, s.baseFactor, ws, s.capViews
 	return c, nil
 }
 
@@ -278,12 +282,16 @@ func batchTopicsConfig(b *batchTopicsFlags, held func(string) bool, fieldFlags m
 //   - its topics sketch width follows its load (upTopicsWidth) unless --topics-sketch-width;
 //   - the API (apiFlags.config, serve's) serves the workers' own review queue, synced with
 //     the bucket's (serve: the bucket's alone, with --token), the batch routes and the demo
-//     thumbnails; one salter (saltFlags.build) serves its load generator and its ingest.
+//     thumbnails; one salter (saltFlags.build) serves its load generator and its ingest;
+//   - the shared moderation list is always on in up (merge and serve: --moderation): its
+//     merger, batch and API take their Removed from one watcher of up's bucket, set by the
+//     caller as infra (the batch subcommands read the list once).
 
 // speedFlags are up's speed workers' settings.
 func (f *upFlags) speedFlags() *speedFlags {
 	s := newSpeedFlags()
 	s.partitions, s.publishEvery, s.checkpointEvery, s.maxFuture = f.partitions, f.publishEvery, f.checkpointEvery, f.maxFuture
+	s.capViews, s.capSlots = f.capViews, f.capSlots
 	s.windows, s.topics = f.wf, f.tf
 	return s
 }
@@ -305,7 +313,8 @@ func (f *upFlags) archiveFlags() *archiveFlags {
 
 // batchSettings are up's batch scheduler's settings.
 func (f *upFlags) batchSettings() *batchSettings {
-	return &batchSettings{k: f.wf.k, lateness: f.batchLate, baseFactor: batch.DefaultConfig().BaseFactor, archiveRoot: archive.DefaultRoot, windows: f.wf.windows}
+	return &batchSettings{k: f.wf.k, lateness: f.batchLate, baseFactor: batch.DefaultConfig().BaseFactor, archiveRoot: archive.DefaultRoot,
+		capViews: f.capViews, windows: f.wf.windows}
 }
 
 // batchTopicsFlags are up's topics recompute's settings: the speed workers' topics flags.

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
+	"trending/internal/modsync"
 	"trending/internal/objstore"
 	"trending/internal/setting"
 	"trending/model/salt"
@@ -40,6 +41,7 @@ func newServeCommand() *cobra.Command {
 	var s3f *s3Settings
 	var wsf *windowSetFlags
 	var saltf *saltFlags
+	var moderated bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the top-K lists over HTTP, with a dashboard at /",
@@ -101,8 +103,20 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return err
 			}
-			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue is mounted only with --token
+			if err := tok.check(cfg.Addr, kf.set()); err != nil { // the review queue and /v1/moderation are mounted only with --token
 				return err
+			}
+			var watch *modsync.Watcher
+			var modRole role
+			var modObj *objstore.Store
+			if moderated {
+				if modObj, err = objstore.New(cmd.Context(), s3f.config()); err != nil {
+					return usagef("%v", err)
+				}
+				if watch, modRole, err = moderationWatcher(cmd.Context(), modObj, a); err != nil {
+					return err
+				}
+				cfg.Removed = watch.Removed
 			}
 			mf, err := maxFuture(future)
 			if err != nil {
@@ -130,7 +144,20 @@ schemas/openapi.yaml describes every route.`,
 			if err != nil {
 				return usagef("--listen %s: %v (pick a free address)", cfg.Addr, err)
 			}
-			p := servingRoles{api: role{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}}
+			p := servingRoles{api: role{"api", func(ctx context.Context) error { return srv.Serve(ctx, ln) }}, moderation: modRole}
+			if watch != nil {
+				// The list is applied whatever the token; changed here only behind one
+				// (`trending moderation` changes it in the bucket either way).
+				where := s3f.endpoint + "/" + s3f.bucket + "/" + modsync.Key
+				if tok.review != "" {
+					if err := srv.Handle(api.ModerationRoute(&objModeration{obj: modObj}, tok.review, watch.Set)); err != nil {
+						return err
+					}
+					a.log.Info("moderation enabled", "path", "/v1/moderation", "s3", where)
+				} else {
+					a.log.Info("moderation applied; /v1/moderation not mounted (it needs --token)", "s3", where)
+				}
+			}
 			if cfg.Topics != nil && tok.review != "" {
 				if p.review, err = mountSharedReview(cmd.Context(), a, srv, s3f, tok.review); err != nil {
 					return err
@@ -163,7 +190,8 @@ schemas/openapi.yaml describes every route.`,
 	addKFlag(f, &k, "length of the lists the writers keep (the merger's and the batch's --k): a request may ask for that many items (--limit, /v1/top-videos k), unless --max-limit")
 	af = addAPIFlags(f, api.DefaultConfig().Addr)
 	tf = addTopicsFlags(f, false, 0)
-	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue (empty for AWS S3)")
+	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared topics review queue and moderation list (empty for AWS S3)")
+	addModerationFlag(cmd, &moderated)
 	return withClickHouseSecurity(cmd)
 }
 
@@ -303,7 +331,7 @@ func addListenFlag(fs *pflag.FlagSet, addr *string, def string) {
 
 // servingRoles are the roles of the serving side of a process, serve's or up's.
 type servingRoles struct {
-	api, ingest, review, salting role
+	api, ingest, review, salting, moderation role
 }
 
 // stages orders them for shutdown: the API drains first (requests in flight are answered),
@@ -311,7 +339,7 @@ type servingRoles struct {
 // Kafka, then the review sync stops, then the hot set's sharing (writing what it detected).
 func (p servingRoles) stages() []stage {
 	out := []stage{{p.api}}
-	for _, r := range []role{p.ingest, p.review, p.salting} {
+	for _, r := range []role{p.ingest, p.review, p.salting, p.moderation} {
 		if r.run != nil {
 			out = append(out, stage{r})
 		}

@@ -275,6 +275,8 @@ func addSpeedCommandFlags(fs *pflag.FlagSet) *speedCommandFlags {
 	fs.IntVar(&sf.keep, "keep-checkpoints", sf.keep, "checkpoints kept per partition")
 	fs.DurationVar(&sf.idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
 	addMaxFutureFlag(fs, &sf.maxFuture)
+	addCapViewsFlag(fs, &sf.capViews)
+	addCapSlotsFlag(fs, &sf.capSlots)
 	addMetricsAddrFlag(fs, &f.metricsAddr, "127.0.0.1:9464")
 	fs.StringVar(&f.baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
 	sf.windows = addWindowFlags(fs, 1<<18, 1<<16, "")

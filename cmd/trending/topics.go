@@ -135,9 +135,9 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 	}
 	f := cmd.Flags()
 	addQueueFlag(f, &queue, "a local review queue file (JSON, docs/topics.md) instead of the shared queue in S3")
-	f.StringVar(&by, "by", "", "who decides, recorded with the decision (default $USER)")
+	addByFlag(f, &by)
 	addJSONFlag(f, &asJSON, "the list")
-	f.BoolVar(&all, "all", false, "list decided topics too, not only pending ones")
+	addAllFlag(f, &all, "list decided topics too, not only pending ones")
 	s3f = addS3Settings(f, "http://127.0.0.1:39000", "S3 API URL of the bucket holding the shared review queue (empty for AWS S3)")
 	return cmd
 }

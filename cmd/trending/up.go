@@ -24,6 +24,7 @@ import (
 	"trending/internal/objstore"
 	"trending/internal/stream"
 	"trending/loadgen"
+	"trending/model/moderation"
 	"trending/model/salt"
 	rules "trending/model/topics"
 	"trending/model/windowset"
@@ -43,6 +44,8 @@ type upFlags struct {
 	partitions                             int
 	publishEvery, checkpointEvery, rollAge time.Duration
 	maxFuture                              time.Duration
+	capViews                               uint32
+	capSlots                               int
 	api                                    *apiFlags // the API's, serve's flags
 	// the embedded broker's retention
 	retainFor   time.Duration
@@ -138,6 +141,8 @@ func addUpFlags(fs *pflag.FlagSet) *upFlags {
 	fs.DurationVar(&f.backfill, "backfill", 2*time.Hour, "load generator, first start only (while the log holds no event): replay this much of the recent past --speedup times faster, then run in real time, so closed hours turn exact within minutes (0: start at now)")
 	addRateFlags(fs, &f.rate, &f.junk, &f.speedup, 500, 0.0005, 120, "load generator: how much faster than real time the --backfill is replayed")
 	addMaxFutureFlag(fs, &f.maxFuture)
+	addCapViewsFlag(fs, &f.capViews)
+	addCapSlotsFlag(fs, &f.capSlots)
 	f.salt = addSaltFlags(fs)
 	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
 	// the demo's regions (the load generator's) get lists.
@@ -253,10 +258,18 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 	if err != nil {
 		return err
 	}
+	// The shared moderation list in up's bucket, as a split deployment's: the merger, the
+	// batch and the API apply it (docs/moderation.md).
+	watch, modRole, err := moderationWatcher(ctx, obj, a)
+	if err != nil {
+		return err
+	}
+	mcfg.Removed = watch.Removed
 	merger, err := merge.New(mcfg)
 	if err != nil {
 		return usageOf(err, upFieldFlags)
 	}
+	watch.OnChange(func(*moderation.Set) { merger.ModerationChanged() })
 	archiver, err := newArchiveRole(f.archiveFlags(), roles)
 	if err != nil {
 		return err
@@ -267,8 +280,12 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 	if err != nil {
 		return err
 	}
+	scfg.Removed = watch.Removed
 	srv, err := api.New(scfg, st, a.log.With("part", "api"))
 	if err != nil {
+		return err
+	}
+	if err := srv.Handle(api.ModerationRoute(&objModeration{obj: obj}, f.tok.review, watch.Set)); err != nil {
 		return err
 	}
 	if tcfg != nil {
@@ -298,6 +315,7 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 	if err != nil {
 		return err
 	}
+	bcfg.Removed = watch.Removed
 	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
@@ -364,6 +382,7 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))
 	}
+	mergers = append(mergers, modRole)
 	var salting stage
 	if saltRole.run != nil {
 		salting = stage{saltRole} // after the ingest's last flush: it shares what was detected last
@@ -521,7 +540,7 @@ func loggedEvents(ctx context.Context, kc *eventlog.Client, topic string) (int64
 // upOperatorRoutes are up's routes behind --token: the batch from another terminal, and the
 // topics review queue with --topics.
 func upOperatorRoutes(topics bool) []string {
-	r := []string{"POST /v1/batch/run"}
+	r := []string{"POST /v1/batch/run", "POST /v1/moderation"}
 	if topics {
 		r = append(r, "/v1/topics/review")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/moderation"
 	"trending/serving/store"
 )
 
@@ -165,6 +166,7 @@ func (c *Cache) Run(ctx context.Context) error {
 		defer pt.Stop()
 		poll = pt.C
 	}
+	applied := c.removed()
 	needFull := c.Refresh(ctx, true) != nil
 	lastFull := c.cfg.Now()
 	t := time.NewTicker(c.cfg.RefreshInterval)
@@ -182,10 +184,14 @@ func (c *Cache) Run(ctx context.Context) error {
 			continue
 		case <-t.C:
 		}
-		full := needFull || c.cfg.Now().Sub(lastFull) >= c.cfg.FullRefreshInterval
+		// A change of the removed items reloads every list, so each is filtered by the new set
+		// (a restored item comes back in the lists that hold it).
+		rm := c.removed()
+		moderated := !rm.Equal(applied)
+		full := needFull || moderated || c.cfg.Now().Sub(lastFull) >= c.cfg.FullRefreshInterval
 		err := c.Refresh(ctx, full)
 		if full && err == nil {
-			lastFull = c.cfg.Now()
+			lastFull, applied = c.cfg.Now(), rm
 		}
 		needFull = full && err != nil
 	}
@@ -416,7 +422,9 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 		}
 	}
 	var fresh []*entry // new versions of live lists
+	rm := c.removed()
 	for _, l := range lists {
+		l, moderated := withoutRemoved(l, rm)
 		if !c.cfg.Windows.AcceptsKey(l.Key()) {
 			continue // a window this deployment does not serve
 		}
@@ -431,7 +439,12 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 			}
 		}
 		was, ok := next[k]
-		if ok && was.tag == listTag(trimmed(l, c.cfg.MaxLimit)) {
+		tag := listTag(trimmed(l, c.cfg.MaxLimit))
+		if moderated != "" {
+			// The same stored version without some items: another body, another tag.
+			tag += "m" + moderated
+		}
+		if ok && was.tag == tag {
 			continue
 		}
 		var prev *model.List
@@ -446,6 +459,7 @@ func (c *Cache) swap(now time.Time, lists []model.List) {
 			continue
 		}
 		e := newEntry(l, c.cfg.MaxLimit)
+		e.tag = tag
 		next[k] = e
 		if ok {
 			gone = append(gone, was)
@@ -476,4 +490,30 @@ func trimmed(l model.List, n int) model.List {
 		l.Items = l.Items[:n]
 	}
 	return l
+}
+
+// removed is the set Config.Removed returns now (nil: nothing removed).
+func (c *Cache) removed() *moderation.Set {
+	if c.cfg.Removed == nil {
+		return nil
+	}
+	return c.cfg.Removed()
+}
+
+// withoutRemoved returns l without the items of rm, the others ranked again, and rm's
+// digest when it dropped any ("" when l is unchanged); a topics list is left alone (its
+// topics are moderated by the review queue). l's items are not changed.
+func withoutRemoved(l model.List, rm *moderation.Set) (model.List, string) {
+	if rm.Len() == 0 || l.Key().IsTopics() {
+		return l, ""
+	}
+	items := moderation.Top(l.Items, rm, len(l.Items), func(it model.Item) string { return it.ItemID })
+	if len(items) == len(l.Items) {
+		return l, ""
+	}
+	for i := range items {
+		items[i].Rank = i + 1
+	}
+	l.Items = items
+	return l, rm.Digest()
 }

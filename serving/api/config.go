@@ -8,6 +8,7 @@ import (
 	"time"
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/windowset"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,6 +102,11 @@ type Config struct {
 	// topics.Config has them. GET /v1/topics?region= reads the live list
 	// model.TopicsKey(region, score).Name(). Default none: /v1/topics answers 404.
 	Topics map[string]string
+	// Removed returns the items moderation removes (model/moderation): the cache drops them
+	// from every list it serves, within one refresh of a change (a full refresh follows
+	// each change), whatever its writer did; the writers drop them too, ranking past them,
+	// so a list stays K long once it is written again. nil removes nothing.
+	Removed func() *moderation.Set
 }
 
 // topicsRegions returns the configured topics lists, "world" first, then by name.

@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"trending/model/moderation"
 	"trending/model/topics"
 	"trending/serving/store/storetest"
 )
@@ -196,6 +197,9 @@ func TestOpenAPIRoutes(t *testing.T) {
 	if err := f.srv.Handle(TopicsReviewRoute(topics.NewReview(0), "", nil)); err != nil {
 		t.Fatal(err)
 	}
+	if err := f.srv.Handle(ModerationRoute(&memModeration{l: moderation.NewList()}, "", nil)); err != nil {
+		t.Fatal(err)
+	}
 	for _, r := range []Route{BatchStatusRoute(http.NotFoundHandler()), BatchRunRoute(http.NotFoundHandler(), "")} {
 		if err := f.srv.Handle(r); err != nil {
 			t.Fatal(err)
@@ -300,6 +304,13 @@ func TestOpenAPIResponses(t *testing.T) {
 	if err := f.srv.Handle(TopicsReviewRoute(review, "", nil)); err != nil {
 		t.Fatal(err)
 	}
+	mod := moderation.NewList()
+	mod.Remove("V9", "spam", "alice", storetest.T0)
+	mod.Remove("V8", "copyright", "bob", storetest.T0)
+	mod.Restore("V8", "licence shown", "bob", storetest.T0)
+	if err := f.srv.Handle(ModerationRoute(&memModeration{l: mod}, "", nil)); err != nil {
+		t.Fatal(err)
+	}
 	v := &validator{s: s, seen: map[*schema]map[string]bool{}}
 	t0 := storetest.T0
 	for _, c := range []struct {
@@ -330,6 +341,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/topics/stream?region=mars", 400},
 		{"/v1/topics/stream?region=eu&hour=2026-11-14T08:00:00Z", 404},
 		{"/v1/topics/review?status=all", 200},
+		{"/v1/moderation?status=all", 200},
+		{"/v1/moderation?status=gone", 400},
 		{"/healthz", 200},
 		{"/readyz", 200},
 	} {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/topk"
 	"trending/serving/store"
 )
@@ -172,6 +173,9 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	slices.SortFunc(items, func(a, b model.Item) int {
 		return cmp.Or(cmp.Compare(b.Views, a.Views), cmp.Compare(a.ItemID, b.ItemID))
 	})
+	if removed := m.removed(); removed.Len() > 0 {
+		items = moderation.Top(items, removed, len(items), func(it model.Item) string { return it.ItemID })
+	}
 	unseen := base.Cutoff + sinceMax
 	most := unseen // the most an unlisted item can have
 	if len(items) > m.cfg.K {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/topk"
 	"trending/speed/merge"
 )
@@ -62,7 +63,8 @@ func sincePartial(part int, asOf time.Time, counts map[string]uint64, mk int, ba
 	return p
 }
 
-// TestHybridAgainstTruth: random all-time totals split at B, items hashed to partitions; the
+// TestHybridAgainstTruth: random all-time totals split at B, items hashed to partitions, and for
+// odd seeds two of the leaders removed by moderation (the truth is then without them); the
 // merged live all list is exact (equal to the truth) whenever it says so, its counts are never
 // low nor higher than the bound, no unlisted item exceeds its cutoff, and both outcomes occur
 // (a long base proves exactness, a short one cannot).
@@ -87,7 +89,23 @@ func TestHybridAgainstTruth(t *testing.T) {
 		if err := st.Put(context.Background(), base); err != nil {
 			t.Fatal(err)
 		}
-		mg, err := merge.New(mergeConfig(k, parts, st))
+		truth := map[string]uint64{}
+		for id := range before {
+			truth[id] = before[id] + after[id]
+		}
+		// Odd seeds remove the first and third items of the truth (moderation): the list is
+		// then the truth without them, and says exact only when it is.
+		var removed *moderation.Set
+		if seed%2 == 1 {
+			all := ranked(truth)
+			removed = moderation.NewSet(all[0].Item, all[2].Item)
+			for _, id := range removed.Items() {
+				delete(truth, id)
+			}
+		}
+		cfg := mergeConfig(k, parts, st)
+		cfg.Removed = func() *moderation.Set { return removed }
+		mg, err := merge.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,16 +126,15 @@ func TestHybridAgainstTruth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		truth := map[string]uint64{}
-		for id := range before {
-			truth[id] = before[id] + after[id]
-		}
 		want := ranked(truth)[:k]
 		if !got.Boundary.Equal(boundary) || got.Partial || got.Source != model.SourceSpeed || got.Version != asOf.UnixMilli() {
 			t.Fatalf("seed %d: %+v", seed, got)
 		}
 		listed := map[string]bool{}
 		for _, it := range got.Items {
+			if removed.Has(it.ItemID) {
+				t.Fatalf("seed %d: removed %s listed", seed, it.ItemID)
+			}
 			listed[it.ItemID] = true
 			over := uint64(0)
 			if got.ErrorBound != nil {

@@ -18,6 +18,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/moderation"
 	"trending/model/topk"
 	"trending/model/windowset"
 	"trending/serving/store"
@@ -68,6 +69,12 @@ type Config struct {
 	// used and may be nil. Default nil: a merger that writes the served lists
 	// (the only one, or the top merger over group partials).
 	Group *Group
+	// Removed returns the items moderation removes from the served lists (model/moderation):
+	// they are dropped before ranking, so a list still holds K items (each partition's top
+	// M x K leaves room for (M-1) x K removed items among its leaders). Called at every
+	// build; call ModerationChanged when its answer changes, so held lists are published
+	// again. nil removes nothing. A group merger ignores it: the top merger applies it.
+	Removed func() *moderation.Set
 }
 
 // DefaultConfig returns the documented defaults, without the Store New requires. It is the
@@ -205,6 +212,29 @@ func New(cfg Config) (*Merger, error) {
 	}
 	m.kafka = h
 	return m, nil
+}
+
+// removed is the set Config.Removed returns now (nil: nothing removed).
+func (m *Merger) removed() *moderation.Set {
+	if m.cfg.Removed == nil {
+		return nil
+	}
+	return m.cfg.Removed()
+}
+
+// ModerationChanged marks every held list for the next Publish, and wakes Run: the
+// moderation list changed, so a list may lose an item or take a restored one back. Safe for
+// concurrent use.
+func (m *Merger) ModerationChanged() {
+	m.mu.Lock()
+	for k := range m.lists {
+		m.dirty[k] = true
+	}
+	m.mu.Unlock()
+	select {
+	case m.arrived <- struct{}{}:
+	default:
+	}
 }
 
 // Offer takes a partial; an older version than the one held for its (window, partition) is
@@ -361,6 +391,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	if !l.WindowStart.IsZero() {
 		l.WindowEnd = l.AsOf
 	}
+	removed := m.removed()
 	switch g.kind {
 	case model.PartialTopics:
 		l.ErrorBound, l.Baseline = g.bound, g.baseline
@@ -368,7 +399,8 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		return l, g.stale, true
 	case model.PartialScored:
 		hl := g.halfLife
-		merged, salted := mergeDecayed(m.cfg.K, g.ins, l.AsOf, hl)
+		merged, salted := mergeDecayed(removed.Want(m.cfg.K), g.ins, l.AsOf, hl)
+		merged = moderation.Top(merged, removed, m.cfg.K, func(e topk.Scored) string { return e.Item })
 		l.HalfLifeSeconds = hl
 		l.Items = decayedItems(merged)
 		names := make([]string, len(merged))
@@ -382,7 +414,8 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.ErrorBound = saltedBound(g.bound, names, parts)
 		return l, g.stale, true
 	}
-	merged, salted := mergeCounts(m.cfg.K, g.ins)
+	merged, salted := mergeCounts(removed.Want(m.cfg.K), g.ins)
+	merged = moderation.Top(merged, removed, m.cfg.K, func(e topk.Entry) string { return e.Item })
 	names := make([]string, len(merged))
 	for i, e := range merged {
 		names[i] = e.Item

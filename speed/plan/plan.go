@@ -113,6 +113,14 @@ type Input struct {
 	// GroupShare is the largest group's share of the events, which sets its sketches' error
 	// bound. 0 (the default) is 1: one group may take every event.
 	GroupShare float64 `json:"group_share,omitempty"`
+	// CapPairsPerHour is the distinct (account, item) pairs an hour over the topic, the
+	// per-account caps' keys (docs/moderation.md#per-account-caps); 0: caps off. With
+	// groups, an event with a region holds a second key (the region's), costed as
+	// CapPairsPerHour more.
+	CapPairsPerHour float64 `json:"cap_pairs_per_hour,omitempty"`
+	// CapKeepHours is how many hours before the newest a partition keeps (speed/worker's
+	// Cap.KeepHours): its table holds CapKeepHours+1 hours of pairs. Default 2.
+	CapKeepHours int `json:"cap_keep_hours,omitempty"`
 }
 
 // Window is one configured window to size.
@@ -222,6 +230,12 @@ func (in Input) Validate() error {
 		lo := 1 << (bits.Len(uint(w)) - 1)
 		bad("GroupSketchWidth", w, fmt.Sprintf("is not a power of two, as the speed workers need: use %d or %d", lo, 2*lo))
 	}
+	if math.IsNaN(in.CapPairsPerHour) || in.CapPairsPerHour < 0 || in.CapPairsPerHour > 1e13 {
+		bad("CapPairsPerHour", in.CapPairsPerHour, "must be 0 (no caps) or the distinct (account, item) pairs of an hour, up to 1e13")
+	}
+	if in.CapKeepHours < 0 || in.CapKeepHours > 48 {
+		bad("CapKeepHours", in.CapKeepHours, "must be 0 (2) to 48 hours")
+	}
 	if math.IsNaN(in.GroupShare) || in.GroupShare < 0 || in.GroupShare > 1 {
 		bad("GroupShare", in.GroupShare, "must be 0 (one group may take every event) or a fraction up to 1")
 	}
@@ -318,6 +332,24 @@ type GroupPlan struct {
 	ErrorBound *Bound `json:"error_bound,omitempty"`
 }
 
+// CapMaxLoad is the largest share of the caps' table's slots the plan fills: open
+// addressing with linear probing stays within a few probes below it.
+const CapMaxLoad = 0.5
+
+// CapPlan sizes the per-account caps' table (speed/viewcap): one table per partition of
+// Slots slots of SlotBytes, a power of two holding the partition's keys of the kept hours at
+// most CapMaxLoad full.
+type CapPlan struct {
+	KeysPerPartition float64 `json:"keys_per_partition"` // (account, item[, region]) keys of the kept hours
+	Slots            int     `json:"slots"`              // --cap-slots
+	SlotBytes        int     `json:"slot_bytes"`
+	PerPartition     float64 `json:"per_partition"`
+	Bytes            float64 `json:"bytes"`
+}
+
+// capSlotBytes is speed/viewcap.SlotBytes (the plan imports no speed package).
+const capSlotBytes = 16
+
 // Ring is the trending-topics sizing: RingMinutes one-minute sketches per partition.
 type Ring struct {
 	Minutes     int     `json:"minutes"`
@@ -344,12 +376,15 @@ type Plan struct {
 	// GroupSketchBytes is one of the groups' sketches (depth x group width x counter bytes);
 	// GroupPerPartitionBytes and GroupBytes are the lists per group value's share of the
 	// totals.
-	GroupSketchBytes       float64  `json:"group_sketch_bytes,omitempty"`
-	GroupPerPartitionBytes float64  `json:"group_per_partition_bytes,omitempty"`
-	GroupBytes             float64  `json:"group_bytes,omitempty"`
-	Ring                   Ring     `json:"ring"`
-	Rates                  Rates    `json:"rates"`
-	Warnings               []string `json:"warnings"`
+	GroupSketchBytes       float64 `json:"group_sketch_bytes,omitempty"`
+	GroupPerPartitionBytes float64 `json:"group_per_partition_bytes,omitempty"`
+	GroupBytes             float64 `json:"group_bytes,omitempty"`
+	Ring                   Ring    `json:"ring"`
+	// Caps is the per-account caps' table of each partition (Input.CapPairsPerHour); nil
+	// without caps. Its bytes are in the totals.
+	Caps     *CapPlan `json:"caps,omitempty"`
+	Rates    Rates    `json:"rates"`
+	Warnings []string `json:"warnings"`
 }
 
 // Window returns the plan of the named window and whether there is one.
@@ -409,6 +444,25 @@ func Compute(in Input) (Plan, error) {
 	maxCounter := math.Pow(2, 8*float64(in.CounterBytes)) - 1
 	for _, s := range specs {
 		pl.size(s, sketch, maxCounter)
+	}
+	if in.CapPairsPerHour > 0 {
+		keep := in.CapKeepHours
+		if keep == 0 {
+			keep = 2
+		}
+		keys := in.CapPairsPerHour / p * float64(keep+1)
+		if in.Groups > 0 {
+			keys *= 2
+		}
+		slots := 1024
+		for float64(slots)*CapMaxLoad < keys {
+			slots *= 2
+		}
+		c := &CapPlan{KeysPerPartition: keys, Slots: slots, SlotBytes: capSlotBytes, PerPartition: float64(slots * capSlotBytes)}
+		c.Bytes = c.PerPartition * p
+		pl.Caps = c
+		pl.PerPartitionBytes += c.PerPartition
+		pl.TotalBytes += c.Bytes
 	}
 	if pl.PerPartitionBytes > in.MemoryBudgetPerPartition {
 		pl.warnf("all windows together hold %s per partition, over the %s budget: add partitions or raise the budget",

@@ -453,3 +453,35 @@ func TestGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestCapsSizing: the caps' table holds the kept hours' keys of a partition at most half
+// full, in a power of two of 16-byte slots, twice the keys with regions, in the totals.
+func TestCapsSizing(t *testing.T) {
+	in := DefaultInput()
+	base, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.CapPairsPerHour = 1e8
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Caps
+	// 1e8 / 32 partitions x 3 hours = 9.375e6 keys: 2^25 slots is the first power of two
+	// with them at most half full.
+	if c == nil || c.KeysPerPartition != 9.375e6 || c.Slots != 1<<25 || c.PerPartition != float64(1<<25*16) {
+		t.Fatalf("caps %+v", c)
+	}
+	if p.PerPartitionBytes != base.PerPartitionBytes+c.PerPartition || p.TotalBytes != base.TotalBytes+c.Bytes {
+		t.Fatalf("the caps are not in the totals: %v vs %v", p.PerPartitionBytes, base.PerPartitionBytes)
+	}
+	in.Groups = 3
+	if g, _ := Compute(in); g.Caps.KeysPerPartition != 2*c.KeysPerPartition {
+		t.Fatalf("with regions: %v keys, want twice %v", g.Caps.KeysPerPartition, c.KeysPerPartition)
+	}
+	in.CapPairsPerHour = -1
+	if _, err := Compute(in); err == nil {
+		t.Fatal("negative pairs accepted")
+	}
+}

@@ -15,13 +15,14 @@ import (
 const bundleMagic = "TBND"
 
 // Bundle layout versions: 1 holds the window and topics snapshots; 2 adds the tracked
-// (salted) items; 3 adds the group states. Each is written only when it is needed (version 1
+// (salted) items; 3 adds the group states; 4 the per-account caps' table (last). Each is written only when it is needed (version 1
 // without tracked items and groups, 2 with tracked items and without groups), so a
 // checkpoint reads in a build that predates what it does not use.
 const (
 	bundleV1 = 1
 	bundleV2 = 2
 	bundleV3 = 3
+	bundleV4 = 4
 )
 
 // Version 2 and 3 flags: which optional parts follow the window snapshot.
@@ -29,6 +30,7 @@ const (
 	bundleTopics  = 1 << 0
 	bundleTracked = 1 << 1
 	bundleGroups  = 1 << 2 // version 3
+	bundleCaps    = 1 << 3 // version 4: the per-account caps' table (speed/viewcap)
 )
 
 // bundled is a checkpoint state's parts.
@@ -38,6 +40,8 @@ type bundled struct {
 	tracked []byte // the tracked items (encodeTracked); nil: none
 	// groups are the group values' states; nil: none (groups off when it was taken)
 	groups *groupsPart
+	// caps is the per-account caps' table (viewcap.Table.MarshalBinary); nil: caps off
+	caps []byte
 }
 
 // groupsPart is the group values' window states of one partition.
@@ -71,7 +75,7 @@ type groupPart struct {
 // layout, flag bit 2 set, the groups part last). Each snapshot carries its own checksum; the
 // checkpoint's CRC covers all.
 func bundle(b bundled) []byte {
-	if b.top == nil && b.tracked == nil && b.groups == nil {
+	if b.top == nil && b.tracked == nil && b.groups == nil && b.caps == nil {
 		return b.win
 	}
 	out := []byte(bundleMagic)
@@ -79,7 +83,7 @@ func bundle(b bundled) []byte {
 		out = binary.AppendUvarint(out, uint64(len(p)))
 		out = append(out, p...)
 	}
-	if b.tracked == nil && b.groups == nil {
+	if b.tracked == nil && b.groups == nil && b.caps == nil {
 		out = append(out, bundleV1)
 		part(b.win)
 		part(b.top)
@@ -88,6 +92,9 @@ func bundle(b bundled) []byte {
 	version, flags := byte(bundleV2), byte(0)
 	if b.groups != nil {
 		version, flags = bundleV3, bundleGroups
+	}
+	if b.caps != nil {
+		version, flags = bundleV4, flags|bundleCaps
 	}
 	if b.top != nil {
 		flags |= bundleTopics
@@ -120,6 +127,9 @@ func bundle(b bundled) []byte {
 			part(s.tracked)
 		}
 	}
+	if b.caps != nil {
+		part(b.caps)
+	}
 	return out
 }
 
@@ -132,8 +142,8 @@ func unbundle(b []byte) (bundled, error) {
 		return bundled{win: b}, nil
 	}
 	b = b[len(bundleMagic):]
-	if len(b) < 1 || b[0] < bundleV1 || b[0] > bundleV3 {
-		return bundled{}, fmt.Errorf("%w: version %v, this build reads %d to %d", errBundle, b[:min(1, len(b))], bundleV1, bundleV3)
+	if len(b) < 1 || b[0] < bundleV1 || b[0] > bundleV4 {
+		return bundled{}, fmt.Errorf("%w: version %v, this build reads %d to %d", errBundle, b[:min(1, len(b))], bundleV1, bundleV4)
 	}
 	version := b[0]
 	b = b[1:]
@@ -169,8 +179,11 @@ func unbundle(b []byte) (bundled, error) {
 	if err == nil && version >= bundleV2 {
 		// Version 2 needs the tracked part (else it is version 1), version 3 the groups.
 		must, may := byte(bundleTracked), byte(bundleTopics|bundleTracked)
-		if version == bundleV3 {
+		switch version {
+		case bundleV3:
 			must, may = bundleGroups, bundleTopics|bundleTracked|bundleGroups
+		case bundleV4:
+			must, may = bundleCaps, bundleTopics|bundleTracked|bundleGroups|bundleCaps
 		}
 		if len(b) < 1 || b[0]&^may != 0 || b[0]&must == 0 {
 			return bundled{}, fmt.Errorf("%w: version %d flags %v", errBundle, version, b[:min(1, len(b))])
@@ -206,6 +219,9 @@ func unbundle(b []byte) (bundled, error) {
 			g.states = append(g.states, s)
 		}
 		out.groups = g
+	}
+	if flags&bundleCaps != 0 {
+		out.caps = part()
 	}
 	if err != nil {
 		return bundled{}, err

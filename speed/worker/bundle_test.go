@@ -15,6 +15,7 @@ func TestBundle(t *testing.T) {
 	tracked := encodeTracked([]window.TrackedItem{{Item: "a", Last: time.Unix(600, 0).UTC()}, {Item: "hot", Last: time.Unix(1_794_650_700, 0).UTC()}})
 	groups := &groupsPart{spec: "region=eu,us", closed: true, winPieces: 3, states: []groupPart{
 		{value: "eu", pieces: 2, state: []byte("TWIN\x04eu"), tracked: tracked}, {value: "us", pieces: 0, state: []byte("TWIN\x04us"), tracked: []byte{}}}}
+	caps := []byte("TCAP\x01caps-table")
 	t.Run("bare window snapshot", func(t *testing.T) {
 		b := bundle(bundled{win: win})
 		if !bytes.Equal(b, win) {
@@ -30,7 +31,8 @@ func TestBundle(t *testing.T) {
 			in   bundled
 			want byte
 		}{{bundled{win: win, top: top}, bundleV1}, {bundled{win: win, top: top, tracked: tracked}, bundleV2},
-			{bundled{win: win, tracked: tracked, groups: groups}, bundleV3}, {bundled{win: win, groups: groups}, bundleV3}} {
+			{bundled{win: win, tracked: tracked, groups: groups}, bundleV3}, {bundled{win: win, groups: groups}, bundleV3},
+			{bundled{win: win, caps: caps}, bundleV4}, {bundled{win: win, groups: groups, caps: caps}, bundleV4}} {
 			if b := bundle(c.in); b[len(bundleMagic)] != c.want {
 				t.Errorf("%+v: version %d, want %d: a build without the newer parts must read it", c.in, b[len(bundleMagic)], c.want)
 			}
@@ -48,6 +50,8 @@ func TestBundle(t *testing.T) {
 		"topics, tracked and groups": {win: win, top: top, tracked: tracked, groups: groups},
 		"no group states":            {win: win, groups: &groupsPart{spec: "region=*"}},
 		"empty topics":               {win: []byte{}, top: []byte{}},
+		"caps":                       {win: win, caps: caps},
+		"everything":                 {win: win, top: top, tracked: tracked, groups: groups, caps: caps},
 	} {
 		t.Run("round trip "+name, func(t *testing.T) {
 			got, err := unbundle(bundle(in))
@@ -55,7 +59,8 @@ func TestBundle(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got.win, in.win) || !bytes.Equal(got.top, in.top) || (got.top == nil) != (in.top == nil) ||
-				!bytes.Equal(got.tracked, in.tracked) || (got.tracked == nil) != (in.tracked == nil) || !reflect.DeepEqual(got.groups, in.groups) {
+				!bytes.Equal(got.tracked, in.tracked) || (got.tracked == nil) != (in.tracked == nil) || !reflect.DeepEqual(got.groups, in.groups) ||
+				!bytes.Equal(got.caps, in.caps) || (got.caps == nil) != (in.caps == nil) {
 				t.Fatalf("unbundle = %+v, want %+v", got, in)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trending/model/event"
+	"trending/speed/viewcap"
 	"trending/speed/window"
 )
 
@@ -35,6 +36,10 @@ type metrics struct {
 	// store's failures (by op); topicsBaseline is each partition's baseline days by state.
 	topicsHours    *prometheus.CounterVec // outcome
 	topicsBaseline *prometheus.GaugeVec   // partition, state
+	// capped counts the views the per-account cap refused (lists of all items);
+	// capUncapped the events it admitted uncapped, by reason (full, late).
+	capped      prometheus.Counter
+	capUncapped map[string]prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -67,6 +72,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.topicsBaseline = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_speed_topics_baseline_days",
 		Help: "Days in each partition's current trending-topics baseline by state: used, missing, unavailable (the store failed: the expected counts have fewer days than they should), pending."}, []string{"partition", "state"})
 	m.groupDropped = map[string]prometheus.Counter{DropCap: groupDropped.WithLabelValues(DropCap), DropName: groupDropped.WithLabelValues(DropName)}
+	m.capped = prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_speed_capped_views_total",
+		Help: "Views the per-account cap (--cap-views) refused: beyond N views of one account to one item in one hour, in the lists of all items."})
+	capUncapped := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trending_speed_cap_uncapped_events_total",
+		Help: "Events of an account counted without the cap, by reason: full (no free slot in the caps' table: raise --cap-slots, see trending plan) or late (older than the kept hours)."}, []string{"reason"})
+	m.capUncapped = map[string]prometheus.Counter{viewcap.ReasonFull: capUncapped.WithLabelValues(viewcap.ReasonFull), viewcap.ReasonLate: capUncapped.WithLabelValues(viewcap.ReasonLate)}
 	for _, r := range event.Reasons() {
 		m.dlq.WithLabelValues(string(r))
 	}
@@ -77,7 +87,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists, m.topicsHours, m.topicsBaseline} {
+	for _, c := range []prometheus.Collector{m.events, m.dlq, m.published, m.publishedBytes, m.ckpts, m.ckptFailures, m.ckptBytes, m.ckptSeconds, m.ckptLocked, m.restores, m.assigned, m.watermark, m.lag, m.ckptTime, m.salted, groupDropped, m.groupLists, m.topicsHours, m.topicsBaseline, m.capped, capUncapped} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("speed metrics: %w", err)
 		}

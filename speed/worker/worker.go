@@ -59,6 +59,7 @@ import (
 	"trending/model/windowset"
 	"trending/speed/checkpoint"
 	"trending/speed/topics"
+	"trending/speed/viewcap"
 	"trending/speed/window"
 )
 
@@ -129,6 +130,16 @@ type Config struct {
 	// later it runs; the wall clock caps a producer whose own clock runs ahead. Default 10m
 	// (DefaultMaxFuture); 0 turns the guard off; negative is refused.
 	MaxFuture time.Duration
+	// Cap is the per-account cap (docs/moderation.md#per-account-caps): with Cap.Views > 0 an
+	// event's account (its user_id) adds at most Cap.Views views to an item per UTC hour of
+	// event time, in the lists of all items and in each region's, as the batch's
+	// sum(least(c, N)); events without an account are not capped. Each partition keeps a
+	// table of Cap.Slots slots (16 bytes each, sized by `trending plan --cap-pairs`),
+	// checkpointed with its state; an event that finds no free slot, or is older than the
+	// newest hour minus Cap.KeepHours, is counted uncapped
+	// (trending_speed_cap_uncapped_events_total). Default: off (Views 0), 1,048,576 slots,
+	// 2 hours kept.
+	Cap viewcap.Config
 	// TrendingTopics turns on trending topics (docs/topics.md; not Topic, the Kafka topic):
 	// one topics.State per partition, counting every event as a mention of the topic
 	// item_id. Default nil: off. A checkpoint taken
@@ -193,6 +204,7 @@ func DefaultConfig() Config {
 		Partitions:         8,
 		PartialsPartitions: 1,
 		Window:             window.DefaultConfig(),
+		Cap:                viewcap.Config{Slots: 1 << 20, KeepHours: 2},
 		PublishEvery:       time.Second,
 		CheckpointEvery:    time.Minute,
 		KeepCheckpoints:    5,
@@ -252,6 +264,11 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFuture < 0 {
 		errs = append(errs, setting.Invalid("MaxFuture", "%s: must not be negative (0: no limit; default %v)", c.MaxFuture, d.MaxFuture))
+	}
+	if c.Cap.Views > 0 {
+		if _, err := viewcap.New(c.Cap); err != nil {
+			errs = append(errs, setting.Invalid("Cap", "%v", err))
+		}
 	}
 	if c.BaseRefresh < 0 {
 		errs = append(errs, setting.Invalid("BaseRefresh", "%s: must not be negative (0: every publish tick; default %v)", c.BaseRefresh, d.BaseRefresh))
@@ -456,10 +473,12 @@ type partition struct {
 	w      *Worker
 	id     int
 	state  *window.Partition
-	topics *topics.State // nil when topics are off
-	groups *groupStates  // nil when group lists are off
-	next   int64         // first offset not yet in state
-	seenHW int64         // the newest high watermark a fetched message carried
+	topics *topics.State  // nil when topics are off
+	groups *groupStates   // nil when group lists are off
+	cap    *viewcap.Table // nil when caps are off
+	capKey []byte         // the region's cap key (region, 0, item), reused
+	next   int64          // first offset not yet in state
+	seenHW int64          // the newest high watermark a fetched message carried
 	dlq    []kafka.Message
 	// dlqDone holds the offsets to be replayed whose DLQ message the DLQ already has
 	// (dlqonce.go): not written again. nil once none is left.
@@ -496,7 +515,7 @@ func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generatio
 	if err != nil {
 		return err
 	}
-	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{},
+	p := &partition{w: w, id: id, state: rs.state, topics: rs.topics, groups: rs.groups, cap: rs.cap, next: rs.next, out: out, gen: gen, lblP: strconv.Itoa(id), served: map[string]servingName{},
 		fenceAt: -1}
 	if rs.next >= 0 {
 		p.fenceAt = rs.next
@@ -627,8 +646,9 @@ func (w *Worker) topicOffsets(ctx context.Context) ([]eventlog.Offsets, error) {
 // restored is a partition's state as restore found it.
 type restored struct {
 	state  *window.Partition
-	topics *topics.State // nil when topics are off
-	groups *groupStates  // nil when group lists are off
+	topics *topics.State  // nil when topics are off
+	groups *groupStates   // nil when group lists are off
+	cap    *viewcap.Table // nil when caps are off
 	next   int64
 	at     time.Time // when the checkpoint was taken (zero: none)
 }
@@ -643,6 +663,7 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 	var st *window.Partition
 	var topSnap []byte
 	var gs *groupStates
+	var capT *viewcap.Table
 	cp, found, err := w.ckpts.Load(ctx, c.Topic, id, func(cp checkpoint.Checkpoint) error {
 		b, err := unbundle(cp.State)
 		if err != nil {
@@ -671,12 +692,24 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 				return err
 			}
 		}
+		// The caps' table of the same checkpoint: one taken under another cap is refused
+		// (the previous checkpoint is tried, or the log replayed), one taken with caps off
+		// starts an empty table (events counted before it were not capped).
+		t, err := viewcap.New(c.Cap)
+		if err != nil {
+			return err
+		}
+		if t != nil && b.caps != nil {
+			if err := t.UnmarshalBinary(b.caps); err != nil {
+				return err
+			}
+		}
 		s, err := window.RestoreIncremental(c.Window, b.win, winPieces)
 		if err != nil {
 			return err
 		}
 		s.SetTracked(tracked)
-		st, topSnap, gs = s, b.top, g
+		st, topSnap, gs, capT = s, b.top, g, t
 		return nil
 	})
 	if err != nil {
@@ -697,12 +730,16 @@ func (w *Worker) restore(ctx context.Context, id int) (restored, error) {
 		if c.Groups.On() {
 			gs = newGroupStates(c.Groups, c.groupWindow())
 		}
+		t, err := viewcap.New(c.Cap)
+		if err != nil {
+			return restored{}, err
+		}
 		c.Log.Info("no checkpoint; replaying partition from the start", "partition", id)
-		return restored{s, top, gs, kafka.FirstOffset, time.Time{}}, nil
+		return restored{s, top, gs, t, kafka.FirstOffset, time.Time{}}, nil
 	}
 	w.m.restores.Inc()
 	c.Log.Info("restored checkpoint", "partition", id, "offset", cp.Offset, "age", time.Since(cp.CreatedAt).Round(time.Second))
-	return restored{st, top, gs, cp.Offset, cp.CreatedAt}, nil
+	return restored{st, top, gs, capT, cp.Offset, cp.CreatedAt}, nil
 }
 
 // restoreTopics builds the partition's topics state from its snapshot (nil: none), sharing
@@ -749,9 +786,24 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 				ts.UTC().Format(time.RFC3339Nano), ahead.Round(time.Millisecond), mf))
 		}
 	}
-	// AddBytes interns the item from the message's bytes: no allocation for a known item.
-	if o := p.state.AddBytes(f.ItemID, f.Count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
-		p.w.m.outcomes[o].Inc()
+	count := f.Count
+	capped := p.cap != nil && len(f.UserID) > 0
+	if capped {
+		full, late := p.cap.Full, p.cap.Late
+		count = p.cap.Admit(f.UserID, f.ItemID, f.TSMilli, f.Count)
+		p.w.m.capped.Add(float64(f.Count - count))
+		if p.cap.Full != full {
+			p.w.m.capUncapped[viewcap.ReasonFull].Inc()
+		} else if p.cap.Late != late {
+			p.w.m.capUncapped[viewcap.ReasonLate].Inc()
+		}
+	}
+	// AddBytes interns the item from the message's bytes: no allocation for a known item. An
+	// event the cap admits nothing of is not counted (nor does it move the watermark).
+	if count > 0 {
+		if o := p.state.AddBytes(f.ItemID, count, f.TSMilli); int(o) < len(p.w.m.outcomes) && p.w.m.outcomes[o] != nil {
+			p.w.m.outcomes[o].Inc()
+		}
 	}
 	salt := len(m.Headers) > 0 && salted(&m)
 	if salt {
@@ -759,8 +811,17 @@ func (p *partition) handle(ctx context.Context, m kafka.Message) error {
 		p.w.m.salted.Inc()
 	}
 	if p.groups != nil && len(f.Region) > 0 {
-		if why := p.groups.add(p.state, f.Region, f.ItemID, f.Count, f.TSMilli, salt); why != "" {
-			p.w.m.groupDropped[why].Inc()
+		// A region's list caps the account within the region, as the batch's rows of each
+		// group value do: its own key, (region, 0, item), in the same table.
+		n := f.Count
+		if capped {
+			p.capKey = append(append(append(p.capKey[:0], f.Region...), 0), f.ItemID...)
+			n = p.cap.Admit(f.UserID, p.capKey, f.TSMilli, f.Count)
+		}
+		if n > 0 {
+			if why := p.groups.add(p.state, f.Region, f.ItemID, n, f.TSMilli, salt); why != "" {
+				p.w.m.groupDropped[why].Inc()
+			}
 		}
 	}
 	if p.topics != nil {
@@ -1014,6 +1075,10 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	if err == nil && p.groups != nil {
 		gsnaps, err = p.groups.snapshot()
 	}
+	var capSnap *viewcap.Table
+	if err == nil && p.cap != nil {
+		capSnap = p.cap.Clone() // encoded below, without the lock
+	}
 	next := p.next
 	if err != nil && snap != nil {
 		p.state.Abandon(snap)
@@ -1034,6 +1099,9 @@ func (p *partition) checkpoint(ctx context.Context, mu *sync.Mutex) error {
 	b := bundled{top: top, tracked: tracked}
 	var pieces []window.Piece
 	b.win, pieces, err = snap.Encode()
+	if err == nil && capSnap != nil {
+		b.caps, err = capSnap.MarshalBinary()
+	}
 	if err == nil && p.groups != nil {
 		b.groups, pieces, err = p.groups.encode(gsnaps, len(pieces), pieces)
 	}
