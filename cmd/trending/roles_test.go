@@ -69,7 +69,7 @@ func TestRolesBuiltOnce(t *testing.T) {
 	windows := []string{"--k", "40", "--groups", "eu,us", "--window-set", "hour=sliding:1h/1m,day=sliding:24h/1h:exact,calendar:hour,calendar:day,all=alltime"}
 	speed := append([]string{"--partitions", "6", "--publish-every", "2s", "--checkpoint-every", "45s", "--max-future", "7m",
 		"--m", "4", "--lateness", "20s", "--sketch-width", "4096", "--sketch-depth", "4", "--group-sketch-width", "1024",
-		"--hour-mode", "sketch", "--since-days", "3", "--topics", "eu,us", "--topics-score", "volume", "--topics-sketch-width", "8192"}, windows...)
+		"--hour-mode", "sketch", "--since-days", "3", "--cap-views", "5", "--cap-slots", "1024", "--topics", "eu,us", "--topics-score", "volume", "--topics-sketch-width", "8192"}, windows...)
 	upIn, ownIn := sharedInfra(t)
 	// up's log lines carry part=ROLE: its roles share one log.
 	upDiffs := map[string]string{"Log": "up tags each role's log lines with part=ROLE"}
@@ -134,8 +134,8 @@ func TestRolesBuiltOnce(t *testing.T) {
 
 	t.Run("batch", func(t *testing.T) {
 		// up names --lateness --batch-lateness (--lateness is its speed workers').
-		u := parseFlags(t, addUpFlags, append([]string{"--batch-lateness", "4m"}, windows...)...)
-		b := parseFlags(t, addBatchSettings, append([]string{"--lateness", "4m"}, windows...)...)
+		u := parseFlags(t, addUpFlags, append([]string{"--batch-lateness", "4m", "--cap-views", "5"}, windows...)...)
+		b := parseFlags(t, addBatchSettings, append([]string{"--lateness", "4m", "--cap-views", "5"}, windows...)...)
 		uc, err := batchConfig(u.batchSettings())
 		if err != nil {
 			t.Fatal(err)
