@@ -14,4 +14,13 @@
 //
 // Object layout, file schema, the dedup rule for other readers and the evolution rule are in
 // docs/format/parquet.md; the schema's golden copy is schemas/parquet/views.schema.txt.
+//
+// In detail (DESIGN.md's file map has the line): `trending archive`: every event as
+// Parquet on S3 by event-time hour, committed only after upload; the reader that
+// deduplicates by (partition, offset), fingerprints and completeness (format
+// (docs/format/parquet.md)); `sortrows.go`: a roll's rows into (ts, offset) order by
+// keeping the in-order ones and merging the few late ones back; `fault.go`: the test-only
+// `TRENDING_FAULT=archive-after-upload` crash between upload and commit; `retention.go`:
+// how long raw events are kept (`trending archive retention`: lifecycle rules on the
+// bucket, recorded in `views/_retention.json`; the batch refuses a window past it)
 package archive

@@ -23,4 +23,23 @@
 // The Runner plans windows, refuses open ones (ErrWindowOpen), builds what is stale,
 // publishes lists with a Reconciliation against the speed list they replace, and reports
 // status. `trending batch` is its command line.
+//
+// In detail (DESIGN.md's file map has the line): `trending batch`: exact recompute of
+// closed calendar windows (ClickHouse engine, and a Go-native engine for the embedded
+// mode), rollups hour -> day -> month, each holding every item's rows and those of each
+// region with lists (ClickHouse: the `grp` column, 005; native: a second value per
+// rollup), so a run publishes each closed window's list per region too (`Engine.Groups`,
+// `TopK`/`Counts` by group; every value seen: the `--groups-max` with the most views; the
+// hour fingerprint names the groups, so a change rebuilds), the ISO week summed from its
+// seven day rollups when published (no rollup of its own, so no DDL: a range on
+// `rollup_day`), only the configured windows published (`Config.Windows`; the rollups
+// below them still built), reconciliation with the speed lists, the exact all-time base
+// through the last closed day (`publishBase`); `clickhouse.go`: an archive hour loaded as
+// one INSERT of `ChunkRows`-row blocks, each sent as soon as it is built so the server
+// writes one while the next is read (`Load`); on a cluster (`ClickHouseConfig.Cluster`):
+// raw rows inserted through a Distributed table sharded like the rollups, each shard's
+// `rollup_x_local` partitions built and swapped on its own server, reads through the
+// Distributed `rollup_x`; `topics.go`: the exact trending-topics lists of closed hours
+// (per-(region, topic) hour rollups `topics_hour`, 7-day baselines, the deterministic
+// abuse rules)
 package batch

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"trending/archive"
 	"trending/internal/eventlog"
@@ -20,13 +21,36 @@ var archiveFieldFlags = map[string]string{
 	"StopTimeout": "--stop-timeout", "MaxFuture": "--max-future",
 }
 
+// archiveCommandFlags are archive's flags: the archiver's (archiveFlags) and the infra's.
+type archiveCommandFlags struct {
+	archive     *archiveFlags
+	kf          *kafkaFlags
+	s3          *s3Settings
+	metricsAddr string
+}
+
+// addArchiveCommandFlags adds archive's flags.
+func addArchiveCommandFlags(fs *pflag.FlagSet) *archiveCommandFlags {
+	f := &archiveCommandFlags{archive: newArchiveFlags()}
+	af := f.archive
+	cfg := &af.cfg
+	f.kf = addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addGroupFlag(fs, &cfg.GroupID, "archive")
+	addPartitionsFlag(fs, &af.partitions, 8, "partitions of the input topic when it has to be created")
+	addArchiveRootFlag(fs, &cfg.Root, cfg.Root)
+	fs.Var(bytesFlag{&af.rollBytes}, "roll-bytes", "roll a partition's buffer at this many message bytes, such as 64MiB")
+	fs.DurationVar(&cfg.RollAge, "roll-age", cfg.RollAge, "roll a partition's buffer once its oldest event waited this long")
+	fs.Var(bytesFlag{&af.maxBuffer}, "max-buffer", "message bytes buffered over all partitions before the largest rolls early")
+	fs.Int64Var(&cfg.RowGroupRows, "row-group-rows", cfg.RowGroupRows, "rows per Parquet row group")
+	fs.DurationVar(&cfg.RetryMax, "retry-max", cfg.RetryMax, "longest wait between S3 retries")
+	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long a graceful stop may spend uploading buffers")
+	addMaxFutureFlag(fs, &cfg.MaxFuture)
+	addMetricsAddrFlag(fs, &f.metricsAddr, "127.0.0.1:9466")
+	f.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
+	return f
+}
+
 func newArchiveCommand() *cobra.Command {
-	cfg := archive.DefaultConfig()
-	var (
-		metricsAddr          string
-		partitions           int
-		rollBytes, maxBuffer float64
-	)
 	cmd := &cobra.Command{
 		Use:   "archive",
 		Short: "Archive every event of the views topic as Parquet on S3, exactly once for readers",
@@ -52,56 +76,26 @@ retries with exponential backoff and logs each failure; nothing is lost.`,
   trending archive --roll-bytes 16MiB --roll-age 1m`,
 		Args: cobra.NoArgs,
 	}
-	fs := cmd.Flags()
-	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	cfg.GroupID = ""
-	addGroupFlag(fs, &cfg.GroupID, "archive")
-	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
-	addArchiveRootFlag(fs, &cfg.Root, cfg.Root)
-	rollBytes, maxBuffer = float64(cfg.RollBytes), float64(cfg.MaxBufferBytes)
-	fs.Var(bytesFlag{&rollBytes}, "roll-bytes", "roll a partition's buffer at this many message bytes, such as 64MiB")
-	fs.DurationVar(&cfg.RollAge, "roll-age", cfg.RollAge, "roll a partition's buffer once its oldest event waited this long")
-	fs.Var(bytesFlag{&maxBuffer}, "max-buffer", "message bytes buffered over all partitions before the largest rolls early")
-	fs.Int64Var(&cfg.RowGroupRows, "row-group-rows", cfg.RowGroupRows, "rows per Parquet row group")
-	fs.DurationVar(&cfg.RetryMax, "retry-max", cfg.RetryMax, "longest wait between S3 retries")
-	fs.DurationVar(&cfg.StopTimeout, "stop-timeout", cfg.StopTimeout, "how long a graceful stop may spend uploading buffers")
-	addMaxFutureFlag(fs, &cfg.MaxFuture)
-	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9466")
-	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
-
+	f := addArchiveCommandFlags(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
-		kc, err := kf.client(cmd)
+		kc, err := f.kf.client(cmd)
 		if err != nil {
 			return err
 		}
-		names := kf.names()
-		cfg.Kafka, cfg.Topic = kc, names.Views
-		if cfg.GroupID == "" {
-			cfg.GroupID = names.ArchiveGroup
-		}
-		cfg.RollBytes, cfg.MaxBufferBytes = int64(rollBytes), int64(maxBuffer)
-		if partitions < 1 {
-			return usagef("--partitions %d: must be at least 1", partitions)
-		}
-		if _, err := maxFuture(cfg.MaxFuture); err != nil {
-			return err
-		}
-		if err := cfg.Validate(); err != nil {
-			return usageOf(err, archiveFieldFlags)
-		}
-		obj, err := objstore.New(cmd.Context(), s3f.config())
+		obj, err := objstore.New(cmd.Context(), f.s3.config())
 		if err != nil {
 			return usageOf(err, nil)
 		}
-		arch, err := archive.New(cfg, obj, a.log, a.registry)
+		in := &infra{app: a, kc: kc, names: f.kf.names(), obj: obj, fieldFlags: archiveFieldFlags}
+		arch, err := newArchiveRole(f.archive, in)
 		if err != nil {
-			return usageOf(err, archiveFieldFlags)
+			return err
 		}
-		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: cfg.Topic, Partitions: partitions}); err != nil {
+		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: in.names.Views, Partitions: f.archive.partitions}); err != nil {
 			return fmt.Errorf("archive: %w", err)
 		}
-		metrics, err := metricsRole(metricsAddr, a)
+		metrics, err := metricsRole(f.metricsAddr, a)
 		if err != nil {
 			return err
 		}

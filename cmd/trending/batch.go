@@ -61,7 +61,7 @@ func addBatchSettings(fs *pflag.FlagSet) *batchSettings {
 	addKFlag(fs, &s.k, "length of each published list (1..10000)")
 	addLatenessFlag(fs, &s.lateness, 10*time.Minute, "allowed lateness: a window is closed once its end plus this has passed")
 	addCapViewsFlag(fs, &s.capViews)
-	fs.IntVar(&s.baseFactor, "base-factor", 10, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
+	fs.IntVar(&s.baseFactor, "base-factor", batch.DefaultConfig().BaseFactor, "the exact all-time base (through the last closed day, for the speed layer's exact all-time list) lists the top base-factor x k items (1..100)")
 	s.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL of the archive (MinIO, or empty for AWS S3)")
 	s.windows = addWindowSetFlags(fs, "")
 	return s
@@ -118,13 +118,20 @@ func (e *batchEnv) finishMeters() {
 	}
 }
 
+// reader is the batch's reader of the archive in obj: under --archive-root, complete when
+// --partitions (default: the archiver's topic manifest) have archived past a window.
+func (s *batchSettings) reader(obj *objstore.Store) *archive.Reader {
+	arc := archive.NewReaderAt(obj, s.archiveRoot)
+	arc.Partitions = s.partitions
+	return arc
+}
+
 func (s *batchSettings) open(ctx context.Context) (*batchEnv, error) {
 	obj, err := objstore.New(ctx, s.s3.config())
 	if err != nil {
 		return nil, usageOf(err, nil)
 	}
-	arc := archive.NewReaderAt(obj, s.archiveRoot)
-	arc.Partitions = s.partitions
+	arc := s.reader(obj)
 	attach, err := openTitles(s.titles, appFrom(ctx))
 	if err != nil {
 		return nil, err
@@ -211,9 +218,6 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	tc := batch.DefaultTopicsConfig()
-	tc.Regions, tc.Scores, tc.Blocklist, tc.ListSize = cfg.Regions, cfg.Scores, b.tf.blocklist, b.listSize
-	tc.Surge.Floor = b.floor
 	var q *topics.Review
 	if b.review != "" {
 		if q, err = readReviewQueue(b.review); err != nil {
@@ -223,24 +227,23 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 		// Without the queue a held topic could be listed: refuse rather than guess.
 		return nil, fmt.Errorf("shared review queue %s (or give --topics-review FILE): %w", topicstore.ReviewKey, err)
 	}
-	tc.Held = q.Blocks
-	if err := tc.Validate(); err != nil {
-		return nil, usageOf(err, batchTopicsFieldFlags)
+	tc, err := batchTopicsConfig(b, q.Blocks, batchTopicsFieldFlags)
+	if err != nil {
+		return nil, err
 	}
 	eng, ok := env.eng.(batch.TopicsEngine)
 	if !ok {
 		panic(fmt.Sprintf("BUG: exact engine %T keeps no topics rollups", env.eng))
 	}
-	return batch.NewTopics(r, eng, tc)
+	return batch.NewTopics(r, eng, *tc)
 }
 
 func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batch.Config)) (*batch.Runner, error) {
-	cfg := batch.DefaultConfig()
-	ws, err := s.windows.set()
+	cfg, err := batchConfig(s)
 	if err != nil {
 		return nil, err
 	}
-	cfg.K, cfg.AllowedLateness, cfg.Progress, cfg.BaseFactor, cfg.Windows = s.k, s.lateness, cmd.ErrOrStderr(), s.baseFactor, ws
+	cfg.Progress = cmd.ErrOrStderr()
 	if m := newMeter(cmd.ErrOrStderr(), "windows"); m != nil {
 		// A bar on a terminal instead of a line per window.
 		cfg.Progress, cfg.Meter = nil, m.step
@@ -252,7 +255,6 @@ func (s *batchSettings) runner(cmd *cobra.Command, env *batchEnv, mod func(*batc
 		return nil, err
 	}
 	cfg.Removed = func() *moderation.Set { return removed }
-	cfg.CapViews = s.capViews
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -586,8 +588,7 @@ func (s *batchSettings) dryRun(cmd *cobra.Command, ws []batch.Window, lo, hi tim
 	if err != nil {
 		return usageOf(err, nil)
 	}
-	arc := archive.NewReaderAt(obj, s.archiveRoot)
-	arc.Partitions = s.partitions
+	arc := s.reader(obj)
 	var eng batch.Engine // nil: planned without rollups
 	if slices.ContainsFunc(ws, func(w batch.Window) bool { return w.Level == batch.All }) {
 		if s.clickhouse != "" {
@@ -604,12 +605,10 @@ func (s *batchSettings) dryRun(cmd *cobra.Command, ws []batch.Window, lo, hi tim
 			eng = nil // nothing rolled up yet
 		}
 	}
-	cfg := batch.DefaultConfig()
-	wset, err := s.windows.set()
+	cfg, err := batchConfig(s)
 	if err != nil {
 		return err
 	}
-	cfg.K, cfg.AllowedLateness, cfg.BaseFactor, cfg.Windows = s.k, s.lateness, s.baseFactor, wset
 	r, err := batch.NewRunner(cfg, eng, arc, nil, appFrom(ctx).log)
 	if err != nil {
 		return usageOf(err, nil)

@@ -26,12 +26,16 @@ func TestUpFailedStartLeavesNothing(t *testing.T) {
 	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the failed start left %s behind (%v)", data, err)
 	}
-	_, err = runTrending(t, "up", "--data", data, "--listen", freeAddr(t), "--speedup", "0")
-	if !errors.As(err, new(usageError)) {
-		t.Fatalf("--speedup 0: %v, want a usage error", err)
-	}
-	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a refused flag left %s behind (%v)", data, err)
+	// Every role's flags are checked before anything is created: the load generator's
+	// (its stream as a whole too, as loadgen checks it) and the merger's.
+	for _, bad := range [][]string{{"--speedup", "0"}, {"--viral", "A@+0s:60%:1h,B@+1m:60%:1h"}, {"--staleness", "-1s"}} {
+		_, err = runTrending(t, append([]string{"up", "--data", data, "--listen", freeAddr(t)}, bad...)...)
+		if !errors.As(err, new(usageError)) {
+			t.Fatalf("%s: %v, want a usage error", bad, err)
+		}
+		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: a refused flag left %s behind (%v)", bad, data, err)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -238,18 +239,9 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
-		sc, err := sf.config(time.Now())
-		if err != nil {
-			return err
-		}
-		sc.Rate, sc.Duration, sc.Malformed = rate, duration, malformed
 		switch {
-		case !(rate > 0 && rate <= stream.MaxRate):
-			return usagef("--rate %g: use a positive number of views per second up to %d", rate, stream.MaxRate)
 		case duration < 0 || duration%time.Second != 0:
 			return usagef("--duration %s: use a whole number of seconds, or 0 to run until Ctrl-C", duration)
-		case malformed < 0 || malformed > 1:
-			return usagef("--malformed %g: use a fraction from 0 to 1", malformed)
 		case math.IsNaN(speedup) || math.IsInf(speedup, 0):
 			return usagef("--speedup %g: use a number such as 1 or 60 (0: no pacing)", speedup)
 		case progressEvery <= 0:
@@ -257,8 +249,9 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		case partitions < 1:
 			return usagef("--partitions %d: use at least 1", partitions)
 		}
-		if err := sc.Validate(); err != nil {
-			return usagef("%v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
+		sc, err := loadStream(&sf, rate, malformed, duration, time.Now())
+		if err != nil {
+			return err
 		}
 		kc, err := kf.client(cmd)
 		if err != nil {
@@ -303,8 +296,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 				}
 			}()
 		}
-		w := kc.NewWriter(topic)
-		w.BatchSize = 1000 // a second's events go out in one call: fill produce requests
+		w := newLoadWriter(kc, topic)
 		var tr *stream.Truth
 		if truth != "" {
 			tr = stream.NewTruth()
@@ -339,6 +331,35 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		return nil
 	}
 	return cmd
+}
+
+// loadStream is the load generator's stream, loadgen's and up's: the shape flags, --rate,
+// --malformed and the event time to produce (0: until stopped), checked as a whole (viral
+// items that together take more than every view are refused before anything starts).
+func loadStream(sf *streamFlags, rate, malformed float64, duration time.Duration, now time.Time) (stream.Config, error) {
+	sc, err := sf.config(now)
+	if err != nil {
+		return sc, err
+	}
+	switch {
+	case !(rate > 0 && rate <= stream.MaxRate):
+		return sc, usagef("--rate %g: use a positive number of views per second up to %d", rate, stream.MaxRate)
+	case malformed < 0 || malformed > 1:
+		return sc, usagef("--malformed %g: use a fraction from 0 to 1", malformed)
+	}
+	sc.Rate, sc.Duration, sc.Malformed = rate, duration, malformed
+	if err := sc.Validate(); err != nil {
+		return sc, usagef("%v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
+	}
+	return sc, nil
+}
+
+// newLoadWriter is the load generator's writer, loadgen's and up's: a second's events go out
+// in one call, so it fills produce requests.
+func newLoadWriter(kc *eventlog.Client, topic string) *kafka.Writer {
+	w := kc.NewWriter(topic)
+	w.BatchSize = 1000
+	return w
 }
 
 // writeMetadata writes the display metadata of the catalog of sc to file, atomically (a merger

@@ -1,31 +1,25 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
 	"trending/internal/modsync"
 	"trending/internal/objstore"
 	"trending/model/moderation"
-	"trending/serving/store"
 	"trending/speed/merge"
 )
 
 func init() { subcommands = append(subcommands, newMergeCommand) }
 
 func newMergeCommand() *cobra.Command {
-	var (
-		topic, storeSpec, titles, metricsAddr string
-		level, topTopic                       string
-		k, partitions, shard, partialsN       int
-		staleness, publishEvery               time.Duration
-		moderated                             bool
-	)
 	cmd := &cobra.Command{
 		Use:   "merge",
 		Short: "Merge the speed workers' per-partition top lists into the served lists",
@@ -63,110 +57,74 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
   trending merge --level top --partitions 3200 --kafka kafka:9092 --store clickhouse://ch:9000/trending`,
 		Args: cobra.NoArgs,
 	}
-	fs := cmd.Flags()
-	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	fs.StringVar(&topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --views-topic, trending.partials for views)")
-	addStoreFlag(fs, &storeSpec, "bolt:./data/serving.db", "")
-	wsf := addWindowSetFlags(fs, "")
-	addTitlesFlag(fs, &titles)
-	addKFlag(fs, &k, "length of each served list (1..1000)")
-	addPartitionsFlag(fs, &partitions, 0, "partitions expected to report (0: the input topic's partition count)")
-	fs.DurationVar(&staleness, "staleness", 3*time.Minute, "a partition's list this far behind the newest is stale: reused and marked partial")
-	addPublishEveryFlag(fs, &publishEvery, time.Second, "the longest a newer list waits to be merged and written (sooner once every live partition has sent one)")
-	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9465")
-	fs.StringVar(&level, "level", "one", "one: merge every partials partition into the served lists; shard: merge partials partition --shard into shard lists on --top-topic; top: merge the shard lists of --top-topic into the served lists")
-	fs.IntVar(&shard, "shard", -1, "with --level shard: the partials partition this shard merger merges (0 to the partials topic's partitions - 1)")
-	// The names before lists per region were "groups" too (--level group, --group-index).
-	fs.IntVar(&shard, "group-index", -1, "")
-	_ = fs.MarkDeprecated("group-index", "use --shard")
-	addPartialsPartitionsFlag(fs, &partialsN)
-	addModerationFlag(cmd, &moderated)
-	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "with --moderation: S3 API URL of the bucket holding the shared moderation list (empty for AWS S3)")
-	fs.StringVar(&topTopic, "top-topic", "", "topic of the shard mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
-
+	f := addMergeCommandFlags(cmd.Flags())
+	addModerationFlag(cmd, &f.moderated)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
-		if k < 1 || k > 1000 {
-			return usagef("--k %d: must be 1..1000", k)
-		}
-		if staleness <= 0 || publishEvery <= 0 {
-			return usagef("--staleness and --publish-every must be positive durations such as 3m or 5s")
-		}
-		if level == "group" {
+		mf := f.merge
+		if mf.level == "group" {
 			a.log.Warn("--level group is deprecated: use --level shard")
-			level = "shard"
+			mf.level = "shard"
 		}
 		switch {
-		case level != "one" && level != "shard" && level != "top":
-			return usagef("--level %q: one, shard or top", level)
-		case level == "shard" && shard < 0:
+		case mf.level != "one" && mf.level != "shard" && mf.level != "top":
+			return usagef("--level %q: one, shard or top", mf.level)
+		case mf.level == "shard" && mf.shard < 0:
 			return usagef("--level shard needs --shard: the partials partition this merger merges (0 to G-1)")
-		case level != "shard" && shard >= 0:
+		case mf.level != "shard" && mf.shard >= 0:
 			return usagef("--shard is for --level shard")
-		case partialsN < 1:
-			return usagef("--partials-partitions %d: at least 1", partialsN)
+		case mf.partialsN < 1:
+			return usagef("--partials-partitions %d: at least 1", mf.partialsN)
 		}
-		attach, err := openTitles(titles, a)
+		// The flags are checked before anything is opened.
+		if _, _, err := mergeConfig(mf, &infra{}); err != nil {
+			return err
+		}
+		kc, err := f.kf.client(cmd)
 		if err != nil {
 			return err
 		}
-		kc, err := kf.client(cmd)
-		if err != nil {
-			return err
-		}
-		if topic == "" {
-			topic = kf.names().Partials
-		}
-		if topTopic == "" {
-			topTopic = kf.names().PartialsTop
-		}
-		if partitions == 0 {
-			n, err := kc.Partitions(cmd.Context(), kf.names().Views)
+		in := &infra{app: a, kc: kc, names: f.kf.names()}
+		topic, topTopic := cmp.Or(mf.topic, in.names.Partials), cmp.Or(mf.topTopic, in.names.PartialsTop)
+		if mf.partitions == 0 {
+			n, err := kc.Partitions(cmd.Context(), in.names.Views)
 			if err != nil {
 				return fmt.Errorf("merge: %w", err)
 			}
-			partitions = n // 0 when the topic does not exist yet: expect whatever reports
+			mf.partitions = n // 0 when the topic does not exist yet: expect whatever reports
 		}
-		got, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partialsN}, eventlog.Spec{Name: topTopic, Partitions: 1})
+		got, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: mf.partialsN}, eventlog.Spec{Name: topTopic, Partitions: 1})
 		if err != nil {
 			return fmt.Errorf("merge: %w", err)
 		}
-		if level == "shard" && shard >= got[topic] {
+		if mf.level == "shard" && mf.shard >= got[topic] {
 			return usagef("--shard %d: %s has %d partitions (0..%d): raise them (kafka-topics.sh --alter --partitions %d), or run shard mergers 0..%d only",
-				shard, topic, got[topic], got[topic]-1, shard+1, got[topic]-1)
+				mf.shard, topic, got[topic], got[topic]-1, mf.shard+1, got[topic]-1)
 		}
-		ws, err := wsf.set()
+		if mf.level != "shard" {
+			if in.attach, err = openTitles(f.titles, a); err != nil {
+				return err
+			}
+			if in.st, err = openStore(f.storeSpec); err != nil {
+				return err
+			}
+			defer in.st.Close()
+		}
+		mcfg, rc, err := mergeConfig(mf, in)
 		if err != nil {
 			return err
 		}
-		mcfg := merge.DefaultConfig()
-		mcfg.Windows = ws
-		mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Log, mcfg.Registry = k, partitions, staleness, a.log, a.registry
-		readTopic := topic
-		switch level {
-		case "shard":
+		if mf.level == "shard" {
 			// A shard merger writes no list: its partials go to the top merger.
 			gw := kc.NewWriter(topTopic)
 			gw.Compression = kafka.Zstd
 			defer gw.Close()
-			mcfg.Group = merge.DefaultGroup(shard)
 			mcfg.Group.Emit = merge.GroupWriter(gw, topTopic)
-			mcfg.Partitions = 0 // the top merger names the missing partitions
-		default:
-			if level == "top" {
-				readTopic = topTopic
-			}
-			st, err := openStore(storeSpec)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			mcfg.Store = store.WithTitles(st, attach)
 		}
 		var watch *modsync.Watcher
 		var side []role
-		if moderated && level != "shard" { // a shard merger's lists are not served: the top merger applies it
-			obj, err := objstore.New(cmd.Context(), s3f.config())
+		if f.moderated && mf.level != "shard" { // a shard merger's lists are not served: the top merger applies it
+			obj, err := objstore.New(cmd.Context(), f.s3.config())
 			if err != nil {
 				return usagef("%v", err)
 			}
@@ -183,22 +141,57 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 		if watch != nil {
 			watch.OnChange(func(*moderation.Set) { m.ModerationChanged() })
 		}
-		metrics, err := metricsRole(metricsAddr, a)
+		metrics, err := metricsRole(f.metricsAddr, a)
 		if err != nil {
 			return err
 		}
-		if level == "shard" {
-			a.log.Info("shard merger starting", "kafka", kc.Brokers(), "reads", readTopic, "partition", shard, "writes", topTopic)
+		if mf.level == "shard" {
+			a.log.Info("shard merger starting", "kafka", kc.Brokers(), "reads", rc.Topic, "partition", mf.shard, "writes", topTopic)
 		} else {
-			a.log.Info("merger starting", "level", level, "kafka", kc.Brokers(), "reads", readTopic, "store", redactDSN(storeSpec), "expected_partitions", partitions)
+			a.log.Info("merger starting", "level", mf.level, "kafka", kc.Brokers(), "reads", rc.Topic, "store", redactDSN(f.storeSpec), "expected_partitions", mf.partitions)
 		}
 		// The moderation watcher stops after the merger's last publish.
-		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error {
-			rc := merge.DefaultRunConfig()
-			// Lookback follows --staleness, as it always has: 2 x staleness + 1m.
-			rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, readTopic, publishEvery, 2*staleness+time.Minute
-			return m.Run(ctx, rc)
-		}}}, append(stage{}, side...), metrics)
+		return runProcess(cmd.Context(), a.log, stage{{"merge", func(ctx context.Context) error { return m.Run(ctx, rc) }}}, append(stage{}, side...), metrics)
 	}
 	return withClickHouseSecurity(cmd)
+}
+
+// mergeCommandFlags are merge's flags: the merger's (mergeFlags) and the infra's.
+type mergeCommandFlags struct {
+	merge                          *mergeFlags
+	kf                             *kafkaFlags
+	s3                             *s3Settings // with --moderation: the bucket of the shared list
+	storeSpec, titles, metricsAddr string
+	moderated                      bool
+}
+
+// addMergeCommandFlags adds merge's flags.
+func addMergeCommandFlags(fs *pflag.FlagSet) *mergeCommandFlags {
+	f := &mergeCommandFlags{merge: newMergeFlags()}
+	mf := f.merge
+	f.kf = addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	fs.StringVar(&mf.topic, "partials-topic", "", "topic the speed workers publish their lists to (default: the one named after --views-topic, trending.partials for views)")
+	addStoreFlag(fs, &f.storeSpec, "bolt:./data/serving.db", "")
+	mf.windows = addWindowSetFlags(fs, "")
+	addTitlesFlag(fs, &f.titles)
+	addKFlag(fs, &mf.k, "length of each served list (1..1000)")
+	addPartitionsFlag(fs, &mf.partitions, 0, "partitions expected to report (0: the input topic's partition count)")
+	addStalenessFlag(fs, &mf.staleness, merge.DefaultStaleness, "a partition's list this far behind the newest is stale: reused and marked partial")
+	addPublishEveryFlag(fs, &mf.publishEvery, mf.publishEvery, "the longest a newer list waits to be merged and written (sooner once every live partition has sent one)")
+	addMetricsAddrFlag(fs, &f.metricsAddr, "127.0.0.1:9465")
+	fs.StringVar(&mf.level, "level", "one", "one: merge every partials partition into the served lists; shard: merge partials partition --shard into shard lists on --top-topic; top: merge the shard lists of --top-topic into the served lists")
+	fs.IntVar(&mf.shard, "shard", -1, "with --level shard: the partials partition this shard merger merges (0 to the partials topic's partitions - 1)")
+	// The names before lists per region were "groups" too (--level group, --group-index).
+	fs.IntVar(&mf.shard, "group-index", -1, "")
+	_ = fs.MarkDeprecated("group-index", "use --shard")
+	addPartialsPartitionsFlag(fs, &mf.partialsN)
+	f.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "with --moderation: S3 API URL of the bucket holding the shared moderation list (empty for AWS S3)")
+	fs.StringVar(&mf.topTopic, "top-topic", "", "topic of the shard mergers' lists, read by the top merger (default: the one named after --views-topic, trending.partials.top for views)")
+	return f
+}
+
+// addStalenessFlag adds --staleness, the merger's staleness (merge; up: 0 derives it from
+// the workers' --publish-every, merge.StalenessFor).
+func addStalenessFlag(fs *pflag.FlagSet, d *time.Duration, def time.Duration, usage string) {
+	fs.DurationVar(d, "staleness", def, usage)
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"context"
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/objstore"
-	"trending/model"
 	rules "trending/model/topics"
 	"trending/model/windowset"
 	"trending/speed/frequent"
@@ -109,27 +108,16 @@ func (f *windowFlags) config() (window.Config, error) {
 	if !ws.HasLive(windowset.AllName) {
 		c.SinceDays = 0 // the counts since the all-time boundary feed the "all" list only
 	}
-	modes := map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode}
-	for flag, m := range modes {
+	modes := map[string]windowset.Mode{}
+	for span, m := range map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode} {
 		if !windowset.Mode(m).Valid() {
-			return c, usagef("--%s-mode %q: use %s", flag, m, windowset.ModeNames())
+			return c, usagef("--%s-mode %q: use %s", span, m, windowset.ModeNames())
 		}
-		if !f.fs.Changed(flag + "-mode") {
-			delete(modes, flag) // the window set's own mode stands
-		}
-	}
-	for i, w := range c.Windows {
-		span := w.Name
-		if w.Kind == windowset.Calendar {
-			span = string(w.Span)
-		}
-		if m, ok := modes[span]; ok {
-			c.Windows[i].Mode = windowset.Mode(m)
-			if c.Windows[i].Mode != windowset.Frequent {
-				c.Windows[i].Capacity = 0 // the set's frequent capacity goes with its mode
-			}
+		if f.fs.Changed(span + "-mode") { // else the window set's own mode stands
+			modes[span] = windowset.Mode(m)
 		}
 	}
+	c.SetModes(modes)
 	if err := c.Validate(); err != nil {
 		return c, usageOf(err, nil)
 	}
@@ -189,14 +177,6 @@ func splitList(s string) []string {
 }
 
 func newSpeedCommand() *cobra.Command {
-	var (
-		group, metricsAddr, baseStore       string
-		partitions, keep, partialsN         int
-		publishEvery, checkpointEvery, idle time.Duration
-		future                              time.Duration
-		capViews                            uint32
-		capSlots                            int
-	)
 	cmd := &cobra.Command{
 		Use:   "speed",
 		Short: "Run a speed-layer worker: live windows from Kafka, checkpoints to S3, top lists to the merger",
@@ -236,84 +216,39 @@ partitions move, with their checkpoints, to the others.`,
   trending speed --groups eu,us,apac --group-sketch-width 65536`,
 		Args: cobra.NoArgs,
 	}
-	fs := cmd.Flags()
-	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	addGroupFlag(fs, &group, "speed")
-	addPartitionsFlag(fs, &partitions, 8, "partitions of the input topic when it has to be created")
-	addPartialsPartitionsFlag(fs, &partialsN)
-	addPublishEveryFlag(fs, &publishEvery, time.Second, "how often each partition publishes its top lists (they include the open minute, so an event shows within about this plus the merger's --publish-every)")
-	addCheckpointEveryFlag(fs, &checkpointEvery, time.Minute)
-	fs.IntVar(&keep, "keep-checkpoints", 5, "checkpoints kept per partition")
-	fs.DurationVar(&idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
-	addMaxFutureFlag(fs, &future)
-	addCapViewsFlag(fs, &capViews)
-	addCapSlotsFlag(fs, &capSlots)
-	addMetricsAddrFlag(fs, &metricsAddr, "127.0.0.1:9464")
-	fs.StringVar(&baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
-	wf := addWindowFlags(fs, 1<<18, 1<<16, "")
-	s3f := addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
-	tf := addTopicsFlags(fs, true, topics.DefaultWidth)
-
+	f := addSpeedCommandFlags(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
-		wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, future)
+		kc, err := f.kf.client(cmd)
 		if err != nil {
 			return err
 		}
-		if partitions < 1 {
-			return usagef("--partitions %d: must be at least 1", partitions)
-		}
-		if publishEvery <= 0 || checkpointEvery <= 0 {
-			return usagef("--publish-every and --checkpoint-every must be positive durations such as 1m or 10s")
-		}
-		kc, err := kf.client(cmd)
-		if err != nil {
-			return err
-		}
-		obj, err := objstore.New(cmd.Context(), s3f.config())
+		obj, err := objstore.New(cmd.Context(), f.s3.config())
 		if err != nil {
 			return usageOf(err, nil)
 		}
-		names := kf.names()
-		if group == "" {
-			group = names.SpeedGroup
-		}
-		var base func(context.Context) (model.List, error)
-		if baseStore == "" {
-			wc.SinceDays = 0 // no base to count since
-		} else {
-			st, err := openStore(baseStore)
-			if err != nil {
+		in := &infra{app: a, kc: kc, names: f.kf.names(), obj: obj}
+		if f.baseStore != "" {
+			if in.base, err = openStore(f.baseStore); err != nil {
 				return err
 			}
-			defer st.Close()
-			base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
+			defer in.base.Close()
 		}
-		wcfg := worker.DefaultConfig()
-		wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group, wcfg.Partitions = kc, names.Views, names.DLQ, names.Partials, group, partitions
-		wcfg.PartialsPartitions = partialsN
-		wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.KeepCheckpoints = wc, publishEvery, checkpointEvery, keep
-		wcfg.IdleAdvance, wcfg.MaxFuture, wcfg.Objects, wcfg.Log, wcfg.Registry = idle, mf, obj, a.log, a.registry
-		wcfg.TrendingTopics, wcfg.Blocklist, wcfg.Base = tcfg, blocklist, base
-		wcfg.Cap.Views, wcfg.Cap.Slots = capViews, capSlots
-		if err := wf.applyGroups(&wcfg); err != nil {
+		w, err := newSpeedRole(f.speed, in)
+		if err != nil {
 			return err
 		}
-		w, err := worker.New(wcfg)
-		if err != nil {
-			return usageOf(err, nil)
-		}
-		metrics, err := metricsRole(metricsAddr, a)
+		metrics, err := metricsRole(f.metricsAddr, a)
 		if err != nil {
 			return err
 		}
 		var review stage // stops after the worker, so its last holds reach the bucket
-		if tcfg != nil {
+		if f.speed.topics.regions != "" {
 			// The review queue is shared through the bucket: this worker's holds go up and
 			// decisions made anywhere come down every publish tick.
 			review = stage{reviewSyncRole(obj, w.Review(), reviewSyncEvery, a)}
 		}
-		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", names.Views, "group", group, "s3", s3f.endpoint+"/"+s3f.bucket)
+		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", in.names.Views, "group", cmp.Or(f.speed.group, in.names.SpeedGroup), "s3", f.s3.endpoint+"/"+f.s3.bucket)
 		if err := runProcess(cmd.Context(), a.log, stage{{"speed", w.Run}}, review, metrics); err != nil {
 			return fmt.Errorf("speed: %w", err)
 		}
@@ -321,6 +256,37 @@ partitions move, with their checkpoints, to the others.`,
 		return nil
 	}
 	return cmd
+}
+
+// speedCommandFlags are speed's flags: the workers' (speedFlags) and the infra's.
+type speedCommandFlags struct {
+	speed                  *speedFlags
+	kf                     *kafkaFlags
+	s3                     *s3Settings
+	metricsAddr, baseStore string
+}
+
+// addSpeedCommandFlags adds speed's flags.
+func addSpeedCommandFlags(fs *pflag.FlagSet) *speedCommandFlags {
+	f := &speedCommandFlags{speed: newSpeedFlags()}
+	sf := f.speed
+	f.kf = addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addGroupFlag(fs, &sf.group, "speed")
+	addPartitionsFlag(fs, &sf.partitions, 8, "partitions of the input topic when it has to be created")
+	addPartialsPartitionsFlag(fs, &sf.partialsN)
+	addPublishEveryFlag(fs, &sf.publishEvery, time.Second, "how often each partition publishes its top lists (they include the open minute, so an event shows within about this plus the merger's --publish-every)")
+	addCheckpointEveryFlag(fs, &sf.checkpointEvery, time.Minute)
+	fs.IntVar(&sf.keep, "keep-checkpoints", sf.keep, "checkpoints kept per partition")
+	fs.DurationVar(&sf.idle, "idle-advance", 0, "advance an idle partition's watermark by the wall clock after this long without events (0: never; lists then move only with event time)")
+	addMaxFutureFlag(fs, &sf.maxFuture)
+	addCapViewsFlag(fs, &sf.capViews)
+	addCapSlotsFlag(fs, &sf.capSlots)
+	addMetricsAddrFlag(fs, &f.metricsAddr, "127.0.0.1:9464")
+	fs.StringVar(&f.baseStore, "base-store", "", "serving store to read the batch's exact all-time base from (clickhouse://HOST:PORT/DB, as the merger's --store; a bolt file only one process can open): each partition then counts exactly since its boundary for the exact all-time list (empty: off)")
+	sf.windows = addWindowFlags(fs, 1<<18, 1<<16, "")
+	f.s3 = addS3Settings(fs, "http://127.0.0.1:39000", "S3 API URL (MinIO, or empty for AWS S3)")
+	sf.topics = addTopicsFlags(fs, true, topics.DefaultWidth)
+	return f
 }
 
 // addPublishEveryFlag adds --publish-every: the speed workers' publish cadence (speed, up),

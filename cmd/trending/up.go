@@ -17,14 +17,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"trending/archive"
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
 	"trending/internal/stream"
 	"trending/loadgen"
-	"trending/model"
 	"trending/model/moderation"
 	"trending/model/salt"
 	rules "trending/model/topics"
@@ -34,7 +33,6 @@ import (
 	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/topics"
-	"trending/speed/worker"
 )
 
 func init() { subcommands = append(subcommands, newUpCommand) }
@@ -59,10 +57,15 @@ type upFlags struct {
 	backfill, batchEvery, batchLate time.Duration
 	salt                            *saltFlags
 	salter                          *salt.Salter // built from salt
+	// the roles' flag groups up shares with their commands
+	staleness time.Duration // the merger's; 0: merge.StalenessFor(publishEvery)
+	kf        *kafkaFlags
+	wf        *windowFlags
+	s3f       *s3Settings
+	tf        *topicsFlags
 }
 
 func newUpCommand() *cobra.Command {
-	var f upFlags
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Run the whole pipeline in one process on embedded defaults (what make run runs)",
@@ -107,11 +110,19 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
   trending up --no-load --topics eu,us --blocklist ./banned.txt`,
 		Args: cobra.NoArgs,
 	}
-	fs := cmd.Flags()
+	f := addUpFlags(cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f) }
+	return withClickHouseSecurity(cmd)
+}
+
+// addUpFlags adds up's flags: the roles' flag groups with up's defaults, and up's own (the
+// embedded servers, the load generator, the batch scheduler).
+func addUpFlags(fs *pflag.FlagSet) *upFlags {
+	f := &upFlags{}
 	fs.StringVar(&f.data, "data", "./data", "directory for everything the embedded parts keep")
 	f.api = addAPIFlags(fs, "127.0.0.1:8080")
 	// The security flags apply to an external --kafka; the embedded broker speaks plain text.
-	kf := addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
+	f.kf = addKafkaFlags(fs, "", "Kafka brokers to use instead of the embedded broker")
 	addStoreFlag(fs, &f.storeSpec, "", "serving store: bolt:PATH or clickhouse://host:port/database (default bolt:DATA/serving.db)")
 	addTokenFlags(fs, &f.tok)
 	addTitlesFlag(fs, &f.titles)
@@ -135,25 +146,34 @@ workers resume from their checkpoints and replay the log, so nothing is lost or 
 	f.salt = addSaltFlags(fs)
 	// 0.66 MB sketches: the month's 32 fit a laptop; a region's lists take 0.16 MB ones, and
 	// the demo's regions (the load generator's) get lists.
-	wf := addWindowFlags(fs, 1<<14, 1<<12, "eu,us,apac")
-	s3f := addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
+	f.wf = addWindowFlags(fs, 1<<14, 1<<12, "eu,us,apac")
+	f.s3f = addS3Settings(fs, "", "S3 endpoint to use instead of the embedded one (with --s3-access-key, --s3-secret-key)")
 	// Topics sketches as wide as the load needs: 15 minutes of it overcount by at most 10% of
 	// the floor (32,768 for 500 views a second over 4 partitions; runUp sizes it for the
 	// --rate and --partitions given).
-	tf := addTopicsFlags(fs, true, upTopicsWidth(500, 4))
+	f.tf = addTopicsFlags(fs, true, upTopicsWidth(500, 4))
 
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return runUp(cmd, f, kf, wf, s3f, tf) }
-	return withClickHouseSecurity(cmd)
+	addStalenessFlag(fs, &f.staleness, 0, "a partition's list this far behind the newest is stale: reused and marked partial (0: 3 x --publish-every, three missed publishes)")
+	return f
 }
 
-func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *s3Settings, tf *topicsFlags) error {
+func runUp(cmd *cobra.Command, flags *upFlags) error {
+	f := *flags // runUp adjusts its copy (the backfill, the titles, the salter)
+	kf, wf, s3f, tf := f.kf, f.wf, f.s3f, f.tf
 	ctx := cmd.Context()
 	a := appFrom(ctx)
 	if !cmd.Flags().Changed("topics-sketch-width") && f.partitions > 0 {
 		tf.sketchWidth = upTopicsWidth(f.rate, f.partitions)
 	}
-	wc, tcfg, blocklist, mf, err := coreSettings(wf, tf, f.maxFuture)
+	// Every role's settings are checked before anything is created, so a mistake leaves
+	// nothing behind: the speed workers' (windows, topics, --max-future) here, the others'
+	// as their roles are built below.
+	pre, err := speedConfig(f.speedFlags(), &infra{})
 	if err != nil {
+		return err
+	}
+	wc, tcfg, mf := pre.Window, pre.TrendingTopics, pre.MaxFuture
+	if _, _, err := mergeConfig(f.mergeFlags(), &infra{fieldFlags: upFieldFlags}); err != nil {
 		return err
 	}
 	if err := kf.check(); err != nil {
@@ -166,14 +186,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		return usagef("--kafka-retention-bytes %g: must not be negative (0: no bound)", f.retainBytes)
 	}
 	// The flags are checked before anything is created, so a mistake leaves nothing behind.
-	if f.rate <= 0 || f.rate > stream.MaxRate || f.junk < 0 || f.junk > 1 {
-		return usagef("--rate %g and --malformed %g: use a positive rate up to %d views per second and a fraction from 0 to 1", f.rate, f.junk, stream.MaxRate)
+	if _, err := loadStream(&f.stream, f.rate, f.junk, 0, time.Now()); err != nil {
+		return err
 	}
 	if f.speedup <= 0 || f.backfill < 0 {
 		return usagef("--speedup must be positive and --backfill not negative")
-	}
-	if _, err := f.stream.config(time.Now()); err != nil {
-		return err
 	}
 	// The address first: a busy port (the likeliest failure of a first start) fails before
 	// --data is created.
@@ -208,19 +225,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		}
 	}
 
-	wcfg := worker.DefaultConfig()
-	wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic, wcfg.Group = kc, names.Views, names.DLQ, names.Partials, names.SpeedGroup
-	wcfg.Partitions, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery, wcfg.MaxFuture = f.partitions, wc, f.publishEvery, f.checkpointEvery, mf
-	wcfg.Objects, wcfg.Log, wcfg.Registry = obj, a.log.With("part", "speed"), a.registry
-	wcfg.Cap.Views, wcfg.Cap.Slots = f.capViews, f.capSlots
-	wcfg.TrendingTopics, wcfg.Blocklist = tcfg, blocklist
-	wcfg.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
-	if err := wf.applyGroups(&wcfg); err != nil {
-		return err
-	}
-	speedW, err := worker.New(wcfg)
+	// The roles' shared infra: the speed workers read the all-time base from up's own store.
+	roles := &infra{app: a, kc: kc, names: names, obj: obj, st: st, base: st, parts: true, fieldFlags: upFieldFlags}
+	speedW, err := newSpeedRole(f.speedFlags(), roles)
 	if err != nil {
-		return usageOf(err, upFieldFlags)
+		return err
 	}
 	demoThumbs := false
 	if f.titles == "" && !f.noLoad {
@@ -237,18 +246,18 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	}
 	// The one titles source of up's writers: the merger's live lists and the batch's exact
 	// ones carry the same titles for the same item.
-	attach, err := openTitles(f.titles, a)
-	if err != nil {
+	if roles.attach, err = openTitles(f.titles, a); err != nil {
 		return err
 	}
-	wst := store.WithTitles(st, attach)
+	wst := roles.writerStore()
 	ws, err := wf.windows.set() // the one window set every role of up reads
 	if err != nil {
 		return err
 	}
-	mcfg := merge.DefaultConfig()
-	mcfg.K, mcfg.Partitions, mcfg.Staleness, mcfg.Store, mcfg.Windows = wc.K, f.partitions, 3*f.publishEvery, wst, ws
-	mcfg.Log, mcfg.Registry = a.log.With("part", "merge"), a.registry
+	mcfg, mrc, err := mergeConfig(f.mergeFlags(), roles)
+	if err != nil {
+		return err
+	}
 	// The shared moderation list in up's bucket, as a split deployment's: the merger, the
 	// batch and the API apply it (docs/moderation.md).
 	watch, modRole, err := moderationWatcher(ctx, obj, a)
@@ -258,15 +267,12 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	mcfg.Removed = watch.Removed
 	merger, err := merge.New(mcfg)
 	if err != nil {
-		return err
+		return usageOf(err, upFieldFlags)
 	}
 	watch.OnChange(func(*moderation.Set) { merger.ModerationChanged() })
-	acfg := archive.DefaultConfig()
-	acfg.Kafka, acfg.RollAge, acfg.Topic, acfg.GroupID = kc, f.rollAge, names.Views, names.ArchiveGroup
-	acfg.MaxFuture = f.maxFuture
-	archiver, err := archive.New(acfg, obj, a.log.With("part", "archive"), a.registry)
+	archiver, err := newArchiveRole(f.archiveFlags(), roles)
 	if err != nil {
-		return usageOf(err, upFieldFlags)
+		return err
 	}
 	kw := kc.NewWriter(names.Views)
 	defer kw.Close()
@@ -298,14 +304,18 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	arc := archive.NewReader(obj)
+	bs := f.batchSettings()
+	arc := bs.reader(obj)
 	eng, err := batch.OpenNative(filepath.Join(f.data, "rollups.db"))
 	if err != nil {
 		return err
 	}
 	defer eng.Close()
-	bcfg := batch.DefaultConfig()
-	bcfg.K, bcfg.AllowedLateness, bcfg.Windows, bcfg.Removed, bcfg.CapViews = wc.K, f.batchLate, ws, watch.Removed, f.capViews
+	bcfg, err := batchConfig(bs)
+	if err != nil {
+		return err
+	}
+	bcfg.Removed = watch.Removed
 	runner, err := batch.NewRunner(bcfg, eng, arc, wst, a.log.With("part", "batch"))
 	if err != nil {
 		return usageOf(err, upFieldFlags)
@@ -317,11 +327,10 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 			return err
 		}
 	}
-	load, err := f.stream.config(time.Now())
+	load, err := loadStream(&f.stream, f.rate, f.junk, 0, time.Now())
 	if err != nil {
 		return err
 	}
-	load.Rate, load.Malformed = f.rate, f.junk
 
 	salter, saltRole, err := f.salt.build(kc, names, a.log, a.registry, "up")
 	if err != nil {
@@ -342,10 +351,11 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		// rules and the review queue's holds: the workers' queue, which the review sync keeps
 		// merged with the shared one in the bucket (topics/review.json) every publish tick,
 		// so a decision made anywhere reaches the exact lists at the next batch pass.
-		btc := batch.DefaultTopicsConfig()
-		btc.Regions, btc.Scores, btc.Surge, btc.Weight = tcfg.Regions, tcfg.Scores, tcfg.Surge, tcfg.Weight
-		btc.Blocklist, btc.Held = tf.blocklist, speedW.Review().Blocks
-		sched.Topics, err = batch.NewTopics(runner, eng, btc)
+		btc, err := batchTopicsConfig(f.batchTopicsFlags(), speedW.Review().Blocks, upFieldFlags)
+		if err != nil {
+			return err
+		}
+		sched.Topics, err = batch.NewTopics(runner, eng, *btc)
 		if err != nil {
 			return usageOf(err, upFieldFlags)
 		}
@@ -356,7 +366,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 	// archiver uploads its buffers; the scheduler stops last.
 	var producers stage
 	if !f.noLoad {
-		lw := kc.NewWriter(names.Views)
+		lw := newLoadWriter(kc, names.Views)
 		defer lw.Close()
 		producers = stage{{"loadgen", func(ctx context.Context) error {
 			kh, err := loadHealth(a.log.With("part", "loadgen"), a.registry)
@@ -367,9 +377,7 @@ func runUp(cmd *cobra.Command, f upFlags, kf *kafkaFlags, wf *windowFlags, s3f *
 		}}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
-		rc := merge.DefaultRunConfig()
-		rc.Kafka, rc.Topic, rc.PublishEvery, rc.Lookback = kc, names.Partials, time.Second, max(10*f.publishEvery, time.Minute)
-		return merger.Run(ctx, rc)
+		return merger.Run(ctx, mrc)
 	}}}
 	if tcfg != nil {
 		mergers = append(mergers, reviewSyncRole(obj, speedW.Review(), reviewSyncEvery, a))

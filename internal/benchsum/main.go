@@ -10,6 +10,12 @@
 // taken. Benchmarks on the real servers skip unless TRENDING_IT_* is set (`make
 // services-up`, then `eval "$(infra/local/services.sh env)"`). Compare two files with
 // `benchstat old.out new.out`.
+//
+// In detail (DESIGN.md's file map has the line): `make bench`: runs every benchmark
+// BENCHMARKS.md cites with the flags of its rows into `bench.out` (the Go benchmark format
+// benchstat reads, with each command and the load average as comment lines), and writes
+// the table of the rows with a goal (`bench-summary.md`: the median over runs, the range,
+// met or not), from `bench.out` and `make bench-api`'s `bench-api.out`
 package main
 
 import (

@@ -1,5 +1,10 @@
 // Package doccheck holds the tests that keep the documents true to the code: every test,
 // benchmark and fuzz target and every file they name exists.
+//
+// In detail (DESIGN.md's file map has the line): the documents kept true to the code:
+// every test, benchmark or fuzz target named in backquotes in README.md, DESIGN.md,
+// BENCHMARKS.md or docs/ exists (`Name*` as a prefix, `Name{A,B}` expanded), and every
+// repository file so named exists
 package doccheck
 
 import (

@@ -1,5 +1,23 @@
 // Package e2e holds the end-to-end test of the README's first command: a fresh clone, `make
 // run`, and the whole pipeline seen through its API.
+//
+// In detail (DESIGN.md's file map has the line): `make run` from a fresh clone: live lists
+// for every window, a calendar hour flipping to exact, readiness, a clean Ctrl-C;
+// `kill_test.go`: the built binary's speed workers and archiver as child processes against
+// the real Kafka and MinIO, SIGKILLed mid-stream, then archive, batch, DLQ and speed lists
+// against loadgen's truth; `upload_test.go`: the archiver killed between an upload and its
+// commit (`TRENDING_FAULT`), the raw objects holding offsets twice and the deduplicated
+// read equal to what was sent; `batchfault_test.go`: `trending batch run` with ClickHouse
+// stopped; `kafkafault_test.go`: the Kafka broker restarted under running speed, archive
+// and merge children; `outage_test.go`: the broker away 60 s under the split roles and
+// `trending up` at once, and the DLQ under a paused worker and a broker restart;
+// `miniofault_test.go`: MinIO stopped under a running speed worker; `pause_test.go`: a
+// speed worker SIGSTOPped past its session, then woken; `titles_test.go`: `speed`,
+// `archive`, `merge --titles` and `batch run --titles` as child processes on the real
+// servers, a closed hour's list with the file's titles from the merger and then from the
+// batch; `tour_test.go`: the README's tour run as written against `trending up`;
+// `fixture_test.go`: a test's topic, bucket, role flags and a producer with its truth;
+// `bin_test.go`: the binary built once for the package's tests
 package e2e
 
 import (

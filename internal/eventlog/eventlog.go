@@ -4,6 +4,23 @@
 // TLS and SASL (security.go), one value built by the command and passed to every component,
 // on one code path for the real cluster and the embedded broker. The package functions
 // taking a broker list are the plaintext Client's (Plain), for tests and local tools.
+//
+// In detail (DESIGN.md's file map has the line): `client.go`: the one Kafka `Client` value
+// of a process (brokers, TLS, SASL: dialer and transport settings built once, every broker
+// tried), its readers, consumer groups, writers and admin calls, and `NamesFor` (the DLQ,
+// partials topic, the two-level merge's top topic, the hot set's topic and consumer groups
+// derived from the input topic); create-when-missing (`Spec.Compact` for a compacted
+// topic), the embedded kfake broker; `SourceBalancer` (a partial goes to partials
+// partition p mod G by its `trending-source` header); `errors.go`: `Retryable` and
+// `ErrUnrecoverable`, the one classification of Kafka failures every role's retry loop
+// uses; `health.go`: `Health`, a role's view of the brokers (up or down, one log line per
+// change, the gauge `trending_kafka_up{role}`, giving up on an unrecoverable error) and
+// `Backoff`; `partition.go`: `PartitionReader`, one partition read from its leader a fetch
+// response at a time on the caller's goroutine (kafka-go's `Conn.ReadBatch`; no reader
+// goroutine, channel or lock per message, half the CPU of `kafka.Reader`), retrying what
+// it can outlast and skipping to the log's start as `kafka.Reader` does; `security.go`:
+// Kafka TLS and SASL (plain; SCRAM-SHA-256/512 through kafka-go's `sasl/scram`).
+// kafka-go's package defaults (`DefaultDialer`, `DefaultTransport`) are never changed
 package eventlog
 
 import (

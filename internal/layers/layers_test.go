@@ -4,6 +4,16 @@
 // writers (the merger and the batch) and the archive's reader for the batch; and the floor
 // rule: the model (model/...) imports only the model, the standard library and the few
 // libraries and I/O-free leaves listed in modelMayImport, in its tests too.
+//
+// In detail (DESIGN.md's file map has the line): the import rule as a test (`go list` over
+// the module): between speed, archive, batch, serving and the tools only the model,
+// `internal/*`, `serving/store` (for the merger and the batch) and `archive` (for the
+// batch); a wrong import fails it, naming the pair; `TestImportRuleTests`: the same over
+// the test files' imports, with the end-to-end tests' existing cross-layer imports listed
+// (`pendingInTests`, which only shrinks); `TestModelImports`: the model (`model/...`, its
+// test files too) imports only the model, the standard library (its code none of the I/O
+// packages: `os`, `net`, ...) and `modelMayImport` (two libraries, and `internal/setting`
+// and `schemas`, checked to stay standard-library-only leaves)
 package layers
 
 import (

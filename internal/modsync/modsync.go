@@ -2,6 +2,17 @@
 // every role already uses, as one object (Key): changed by an ETag-conditional
 // read-merge-write (Update), read by the roles that apply it (Load, and the Watcher of the
 // long-running ones, which polls it so that a decision reaches every role within a minute).
+//
+// In detail (DESIGN.md's file map has the line): the shared moderation list in the bucket
+// (`moderation/removed.json`): `Update` (an ETag-conditional read-modify-write, retried on
+// a conflict), `Load`, and the `Watcher` of long-running processes (reads it every 10 s,
+// swaps the set in, calls `OnChange`; `trending_moderation_removed_items`,
+// `trending_moderation_read_failures_total`). Where removal applies: the merger
+// (`merge.Config.Removed`, `ModerationChanged`), the batch (`batch.Config.Removed`: K plus
+// the removed ranked, the set's digest in each list's fingerprint), the API's cache
+// (`api.Config.Removed`: every served list, the net for lists written before a change) and
+// `/v1/moderation` (`serving/api/moderation.go`); `cmd/trending/moderation.go`: `trending
+// moderation remove|restore|list`, `merge --moderation`, `serve --moderation`
 package modsync
 
 import (

@@ -3,6 +3,15 @@
 // S3, MinIO and the embedded gofakes3 server (embedded.go) go through one code path.
 //
 // A Store is safe for concurrent use.
+//
+// In detail (DESIGN.md's file map has the line): one S3 client path (aws-sdk-go-v2) for
+// S3, MinIO and the embedded gofakes3 server; conditional create (`PutIfAbsent`) and
+// replace (`PutIfMatch`); `embedded.go`: gofakes3's s3afero backend over a directory, with
+// two changes of ours: a listing walks only the directory its prefix names (s3afero walked
+// the whole bucket under its one lock: two thirds of `up`'s CPU with a week of archive
+// files), and an upload is read whole before it is written (s3afero left a cut-off upload
+// as a partial object that failed every later listing); `lifecycle.go`: the bucket's
+// expiry rules (`SetExpiry`, `Expiries`; the embedded server answers NotImplemented)
 package objstore
 
 import (

@@ -10,6 +10,13 @@
 // speed workers and the mergers need no copy of the set: a salted message says so itself (the
 // salt.Header), so producers that see a change at different moments, or a set that changes in
 // the middle of a window, only change which partitions an item's events land on.
+//
+// In detail (DESIGN.md's file map has the line): the producers' shared hot set: a
+// compacted Kafka topic `TOPIC.salted` (one `salt.Entry` per item) that `Shared.Run`
+// creates, reads from its beginning (`Ready`) and follows into a `salt.Set`, writing what
+// `Publish` queues; `Key` rewrites a batch of messages' keys and headers by a `Salter`
+// (loadgen, the ingest). The speed workers and mergers need no copy: a salted message says
+// so itself
 package salting
 
 import (

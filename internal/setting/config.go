@@ -3,6 +3,12 @@
 // it runs under (`up` calls the batch's lateness --batch-lateness, `batch` calls it
 // --lateness), so cmd/trending maps fields to the flags of the command being run, once,
 // with Flags.
+//
+// In detail (DESIGN.md's file map has the line): how a package reports a setting that
+// cannot work: by its Config field (`setting.Invalid`, `errors.Is(err,
+// setting.ErrConfig)`); `cmd/trending` names the flag of the command being run for each
+// field once (`fieldFlags`, `usageOf`), so `up` says `--batch-lateness` where `batch` says
+// `--lateness`
 package setting
 
 import (

@@ -29,4 +29,12 @@
 // (speed/accuracy) compares each window's list with. WriteTo writes it as
 // JSON lines, one per minute (docs/accuracy.md), and ReadTruth reads them
 // back.
+//
+// In detail (DESIGN.md's file map has the line): the generated stream: Zipf over a
+// catalog, pre-summed per server and second, viral schedule, late and malformed events,
+// servers in regions (`Config.Regions`, `--server-regions`: each event carries its
+// server's), with its exact ground truth per minute (`Truth`, and each region's:
+// `Truth.Region`) and the catalog's invented titles and thumbnail URLs (`meta.go`, the
+// `--titles` CSV of merge, batch and up); no I/O, reproducible from its seed; shared by
+// `loadgen` and the accuracy harness (`speed/accuracy`)
 package stream

@@ -6,6 +6,13 @@
 // and keeps the last known metadata of every item for when the source fails. The writers
 // reach it through the serving store's write path (store.WithTitles), so a list cannot be
 // written without it.
+//
+// In detail (DESIGN.md's file map has the line): the one source of the items' display
+// metadata (title, thumbnail URL) for every writer of served lists: `Source` (`File`: CSV
+// or JSON, reloaded when it changes; `HTTP`: GET URL?ids=..., answers cached 10 minutes,
+// at most 200 ids a request; `Open` from `--titles`) and the `Attacher` (`attach.go`),
+// which puts it on a list's items and keeps every item's last known metadata for when the
+// source fails (`trending_title_failures_total`)
 package titles
 
 import (

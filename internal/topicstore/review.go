@@ -3,6 +3,19 @@
 // local file (file.go), and the hourly topic sketches the surge baseline is read from
 // (topics/hours/..., hours.go). It is the I/O beside model/topics (the rules, which do none)
 // and speed/topics (which counts in memory).
+//
+// In detail (DESIGN.md's file map has the line): trending topics' state outside memory:
+// `review.go`: the review queue shared by every role as one object `topics/review.json` in
+// the bucket, an ETag-conditional read-merge-write over `Review.Merge` (`SyncReview`,
+// `RunReviewSync`), synced by speed, up and serve, read by the batch (`LoadReview`: its
+// held topics stay off the exact lists) and decided by `trending topics review` and
+// `/v1/topics/review`; `file.go`: the local review-queue file (`ReadReviewFile`,
+// `WriteReviewFile`, an atomic replace) of `trending topics review --queue`, `topics demo
+// --queue` and `batch --topics-review`; `blocklist.go`: `OpenBlocklist`, the blocklist
+// file behind `model/topics.Blocklist` (a `BlocklistSource` re-read when its modification
+// time or size changes); `hours.go`: `Hours`, each partition's closed hourly topic
+// sketches, `topics/hours/<topic>/<partition>/<YYYY-MM-DDTHH>Z.cms` (a rewrite replaces;
+// the baseline reads its keys without listing; `Prune` past the baseline depth)
 package topicstore
 
 import (

@@ -9,4 +9,11 @@
 // Removing an item deletes nothing: its events stay in Kafka, the archive and the rollups,
 // and every role keeps counting it; it only leaves the served lists, so a restore brings it
 // back with its counts.
+//
+// In detail (DESIGN.md's file map has the line): the rules of moderation every role
+// applies alike (docs/moderation.md (docs/moderation.md)): the shared list of removed
+// items (each item's latest decision, removed or restored, with who, when and why;
+// `Remove`, `Restore`), its order-independent merge (the later decision; removal at one
+// instant), its versioned JSON, the removed `Set` (its `Digest` for fingerprints,
+// `Want(k)` = k plus the removed) and `Top` (the first k not removed); no I/O
 package moderation

@@ -15,6 +15,13 @@
 // (model.Partial.Salted), and the merger sums an item's counts over the partitions that
 // report it. Producers that disagree on the set, or a set that changes in the middle of a
 // window, only move which partitions an item's events land on, never what is counted.
+//
+// In detail (DESIGN.md's file map has the line): the rules of hot-key salting every role
+// applies alike: the sub-keys (`Key`: the item itself for sub-key 0, `item#i` else), the
+// `trending-salt` header a salted message carries, the hot set's entry (`Entry`, its JSON)
+// and `Set`, the configured items (`ParseItems`), and the `Salter` producers key their
+// messages with (round robin over an item's sub-keys; detection of an item past
+// `Threshold` messages a second, shared through a callback)
 package salt
 
 import (

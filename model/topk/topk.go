@@ -10,6 +10,11 @@
 // in its own partition, so it is in that partition's top K and reaches the merge
 // (docs/requirements.md, "The exact merge"). When one item's count is split over partitions
 // this is false, and Merge cannot detect it; partition by item id.
+//
+// In detail (DESIGN.md's file map has the line): the ranking order (count desc, then item
+// asc), a bounded top-K heap, the exact merge of per-partition lists; `scored.go`:
+// `Scored` (item, real score: a decayed window's entries), its order and merge, `ScoreKey`
+// (a non-negative float's bits order as the float, so the count heap ranks scores)
 package topk
 
 import (

@@ -8,6 +8,25 @@
 // or calendar (aligned UTC hours, days, ISO weeks or months), served under its span with a
 // start. The set comes from a spec string (Parse), a YAML file (ParseYAML) or a preset
 // (Preset); Default is the set the system always had.
+//
+// In detail (DESIGN.md's file map has the line): the one definition of the served windows
+// every role reads (`--window-set` spec, `--window-preset` `default`/`seed-004`,
+// `--windows-file` YAML, parsed in `cmd/trending/windowsflags.go` for speed, merge, serve,
+// batch, up and plan): each window's name, kind (sliding, calendar, all time, decayed with
+// its half-life), length and bucket or calendar span, mode; the live names, calendar spans
+// and aliases (`1h`, `24h`: the sliding window of that length) the API accepts, `Describe`
+// for the 400 that lists them, `AcceptsKey` for the merger's and the cache's gate.
+// `Default()` is the set the system always had; `Kind` and `Mode` (with `Modes`: a new
+// mode is one constant and one entry) are the one window vocabulary: the speed core's
+// `WindowConfig`, the plan, the accuracy harness and the API's `/v1/windows/config` use
+// them, and `window.FromSet` copies a set's windows with nothing to translate; the speed
+// core counts a calendar window as `calendar-SPAN` (`window.CalendarName`), so
+// `window.FromSet(Default())` is `window.DefaultWindows()` and checkpoints restore
+// (`TestDefaultWindowSetIsTheSpeedDefault`, `TestFromSet`). gopkg.in/yaml.v3 (already a
+// dependency) reads the file, unknown keys refused; `groups.go`: the lists per group value
+// (`Groups`: the dimension, `--group-by region`, and `--groups eu,us,apac`, or `'*'` for
+// every value seen up to `--groups-max`; also the windows file's `groups:`), which
+// `AcceptsKey` takes for every configured window
 package windowset
 
 import (

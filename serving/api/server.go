@@ -17,6 +17,24 @@
 //
 // Every client mistake is a 400 with {"error", "detail"} saying what is allowed; client input
 // never causes a 5xx. Lists also come as Arrow IPC streams (Accept: ArrowMediaType).
+//
+// In detail (DESIGN.md's file map has the line): `trending serve`: cached, pre-encoded
+// lists, `/v1/trending`, `/v1/windows`, health, metrics, Arrow IPC; `cache.go`: the
+// refreshes, and between them the lists whose stamp moved (at once on the store's
+// notification, else every `--version-poll`), `trending_served_freshness_seconds`;
+// `stream.go`: `/v1/trending/stream` and `/v1/topics/stream`, the lists pushed as
+// server-sent events; `region=` on `/v1/trending`, its stream and `/v1/windows` picks a
+// region's list (`query.go` `parseGroup`; responses name `window` and `region`);
+// `reconciliation.go`: the newest reconciliation per level from the cache, as
+// `/v1/reconciliation` and the `trending_reconciliation_*` gauges (the API is the
+// long-running process that sees every list, however the batch runs); `topvideos.go`:
+// `/v1/top-videos` (the video API's shape over the same lists, `k` up to the configured
+// maximum: its video objects encoded once per list version, so k=1000 is one lookup and a
+// write, `BenchmarkTopVideos`); `demo/`: the demo lists and the placeholder thumbnails
+// `up` serves at `/demo/thumbnail` (never in `trending serve`); `windowsconfig.go`:
+// `/v1/windows/config`, the configured windows the dashboard builds its pickers from; a
+// decayed list's items carry `score` beside `views`, the list `half_life_seconds`
+// (`render.go`, Arrow's `score` column)
 package api
 
 import (

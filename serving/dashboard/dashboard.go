@@ -3,6 +3,12 @@
 // /v1/trending/stream for the live lists (EventSource, falling back to polling /v1/trending),
 // /v1/trending and /v1/windows for the calendar-window browser, and /v1/windows/config for the
 // windows and the group picker (the lists per region: region= on each of those).
+//
+// In detail (DESIGN.md's file map has the line): the dashboard at `/` (live lists pushed
+// over `/v1/trending/stream`, polled where that fails, each with its freshness; a decayed
+// window's card ranked and labelled by score; speed layer vs exact per level; calendar
+// windows; a group picker over all of them, `#region=eu`), static files embedded in the
+// binary; headless-Chromium tests
 package dashboard
 
 import (

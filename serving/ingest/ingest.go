@@ -12,6 +12,12 @@
 // HTTP server (drain it) before Run, so requests in flight are answered 202 and flushed
 // rather than refused. A crash can lose up to FlushEvery of accepted events; producers that
 // cannot accept that send straight to Kafka.
+//
+// In detail (DESIGN.md's file map has the line): `POST /v1/events` (`ts` optional: the
+// server's clock) and `POST /v1/views` (the requirements' video API: one view at the
+// server's clock): strict validation, per-second pre-summing, publish to Kafka (salted
+// items' sums keyed by sub-key, `Config.Salter`; mentions never); 503 once its `Run` is
+// stopping, so nothing answered 202 misses the last flush
 package ingest
 
 import (

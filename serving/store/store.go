@@ -14,6 +14,19 @@
 // Two implementations: Bolt (a single file, the embedded default) and ClickHouse (production).
 // Both are also Versioners, so a reader can poll often without loading bodies, and Bolt is a
 // Notifier, so a reader in the same process learns of a write at once.
+//
+// In detail (DESIGN.md's file map has the line): the serving table's contract for its two
+// writers (the merger and the batch) and the API: `titles.go`: `WithTitles`, the writers'
+// store, which attaches every list's item metadata before its write (below, "One source of
+// titles"); the version and source rules (`Admit`, `Rank`), a conformance suite both
+// backends pass; the backends live apart, `serving/store/bolt` (embedded, bbolt) and
+// `serving/store/clickhouse` (`ParseDSN`, `Options`), so an importer of the contract links
+// no driver it does not use (`go list -deps ./speed/merge` holds neither;
+// `TestContractLinksNoDriver`), and only the command that opens a store picks one
+// (`cmd/trending/storeopen.go`); both report each key's `Stamp` without its body
+// (`Versioner`: bbolt from memory, ClickHouse from the key columns), and bbolt tells
+// readers in its process of each stored write (`Notifier`: a channel closed by the next
+// write)
 package store
 
 import (

@@ -43,4 +43,10 @@
 // e / (0.0486 · P · p_K). The default scenario's own numbers give back
 // 2^18: P = 32 and p_K = 1e6 / 1.5e11. ScaledWidth computes it; the Report states the ratio
 // each list actually had.
+//
+// In detail (DESIGN.md's file map has the line): the accuracy harness: drives
+// hash-partitioned window partitions with a generated stream, merges as the merger does,
+// reports recall and precision@K, overcount against the (e/w)N bound and missing heavy
+// items, with the month sketch's sizing scaled to the test (docs/accuracy.md
+// (docs/accuracy.md))
 package accuracy

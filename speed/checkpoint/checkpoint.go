@@ -15,6 +15,12 @@
 // SHA-256 prefix), so a corrupt checkpoint (a bad disk, a truncated copy, a bug) is detected,
 // skipped with a warning and the previous one used. The format is documented in
 // docs/format/checkpoint.md; version 1 objects (the whole state in one object) still load.
+//
+// In detail (DESIGN.md's file map has the line): a partition's state and the offset it
+// includes: a checksummed manifest written last, referencing content-named immutable
+// pieces written once (parallel upload and fetch); newest valid one loaded, corrupt ones
+// or ones with a missing piece skipped, old manifests pruned and then only unreferenced
+// pieces (format (docs/format/checkpoint.md))
 package checkpoint
 
 import (

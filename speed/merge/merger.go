@@ -83,6 +83,25 @@ func DefaultConfig() Config {
 	return Config{K: 100, Staleness: DefaultStaleness, Retention: 48 * time.Hour, BaseRefresh: 30 * time.Second, Windows: windowset.Default()}
 }
 
+// StalenessFor is the staleness of a merger that knows its speed workers publish every
+// publishEvery (`trending up`, which runs both): a partition is stale once it missed three
+// publishes. A merger of a cluster cannot know the workers' cadence and keeps
+// DefaultStaleness unless told (`merge --staleness`).
+func StalenessFor(publishEvery time.Duration) time.Duration { return 3 * publishEvery }
+
+// LookbackFor is RunConfig.Lookback for a merger whose Config.Staleness is staleness: twice
+// the staleness and a minute, so a restarted or standby merger reads back every partition's
+// last list, stale ones included. The one rule: merge and up both take it (RunDefaults).
+func LookbackFor(staleness time.Duration) time.Duration { return 2*staleness + time.Minute }
+
+// RunDefaults returns DefaultRunConfig with the settings derived from c: the Lookback that
+// follows c.Staleness (LookbackFor).
+func (c Config) RunDefaults() RunConfig {
+	rc := DefaultRunConfig()
+	rc.Lookback = LookbackFor(c.Staleness)
+	return rc
+}
+
 // Validate reports every setting that cannot work, each an error wrapping setting.ErrConfig
 // that names its field.
 func (c Config) Validate() error {
@@ -893,15 +912,15 @@ type RunConfig struct {
 	// change).
 	PublishEvery time.Duration
 	// Lookback: on start, read partials from this long ago, so a restarted or standby merger
-	// rebuilds every partition's last list. Default 2 x DefaultStaleness + 1m (7m): keep it
-	// at 2 x Config.Staleness + 1m when changing Staleness. 0 reads from now on: no partition
+	// rebuilds every partition's last list. Default LookbackFor(DefaultStaleness) (7m);
+	// Config.RunDefaults follows a changed Staleness. 0 reads from now on: no partition
 	// has a list until it publishes again. Negative is refused.
 	Lookback time.Duration
 }
 
 // DefaultRunConfig returns the documented defaults, without the Kafka client Run requires.
 func DefaultRunConfig() RunConfig {
-	return RunConfig{Topic: DefaultTopic, PublishEvery: time.Second, Lookback: 2*DefaultStaleness + time.Minute}
+	return RunConfig{Topic: DefaultTopic, PublishEvery: time.Second, Lookback: LookbackFor(DefaultStaleness)}
 }
 
 // Validate reports every setting that cannot work, each an error wrapping setting.ErrConfig

@@ -8,6 +8,14 @@
 // `trending plan`, not a belief.
 //
 // The package does no I/O: Compute is a pure function of its Input.
+//
+// In detail (DESIGN.md's file map has the line): the capacity arithmetic
+// (docs/requirements.md (docs/requirements.md#capacity), windows in the model's `Kind`,
+// `Mode` and `Period`): memory per window exact vs sketch, the choice and why, the error
+// bound; a decayed window as one score an item of its 10-half-life horizon, its sketch's N
+// the decayed total (h/ln 2 minutes of views) ; with lists per group value, each window's
+// per-group memory in its mode (exact: `--group-pairs` times its entries; sketch: its
+// sketches at `--group-sketch-width` per group, with the largest group's bound)
 package plan
 
 import (

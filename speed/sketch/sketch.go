@@ -14,6 +14,16 @@
 //
 // A Sketch is not safe for concurrent use: each partition's state is owned by
 // one goroutine. Concurrent Estimate calls with no writer are safe.
+//
+// In detail (DESIGN.md's file map has the line): count-min sketch: d x w uint64 counters
+// in one slice, standard or conservative update, `AddHashes` for a batch of hashed keys (a
+// closed minute; the same cells as one by one, in a cache-friendlier order, `bulk.go`),
+// Merge and Subtract for sliding windows, the error bound, a stable checksummed encoding
+// (format (docs/format/sketch.md)); `presence.go`: `Presence`, a sketch's cells above a
+// threshold in one bit a cell, which answers "was this key's estimate above it" exactly
+// after the sketch is gone (the topics hold rule's closed hours); `float.go`: `Float`, the
+// same grid with float64 cells for decayed windows, `Scale` by an exact power of two, its
+// encoding
 package sketch
 
 import (

@@ -29,4 +29,29 @@
 // A State is owned by one goroutine, like speed/window's partition state; rules.Blocklist and
 // rules.Review are safe for concurrent use because an operator command and a reload timer touch
 // them from outside that goroutine.
+//
+// In detail (DESIGN.md's file map has the line): trending topics: regional and worldwide
+// lists by volume, surge or decayed score with hysteresis; fixed-size user dedupe,
+// new-account tenths and share, a reloading blocklist, the review queue and its HTTP
+// handler; per-partition state (minute and hourly sketches, candidates, checksummed
+// snapshot, version 2); `baseline.go`: the hourly sketches at the minute width, closed
+// once no mention can reach them, waiting in `Unsaved` (at most `UnsavedHours`) until the
+// caller saved them, the baseline's same-hour sketches given by the caller
+// (`NeedBaseline`, `SetBaseline`) or still in memory, a presence bitmap per closed hour
+// for the hold rule, and `Baseline()` (days used, missing, unavailable; the expected
+// count's bound); the State does no I/O; the sizing, with the baseline's memory and
+// object-store bytes a day (docs/topics.md (docs/topics.md)). In the worker
+// (`speed/worker/topics.go`, on with `--topics eu,us`) every event is a mention; lists are
+// published under the typed key `model.TopicsKey(region, score)` (window `topics`, group =
+// the region, score = volume, surge or decayed; stored and served under the name
+// `topics/<region>/<score>`, as before the key was typed); scores are ratios, so the
+// merger sorts floats, still exact because the stream is partitioned by topic; the
+// checkpoint bundles the topics snapshot beside the window snapshot;
+// `speed/worker/topicshours.go`: at each publish tick, outside the partition's lock, the
+// closed hours saved, the baseline loaded (after an hour change or a restore; a failed
+// read retried every 30 s) and hours past the baseline depth pruned through
+// `internal/topicstore`, each call bounded to 10 s (`trending_speed_topics_hours_total`,
+// `trending_speed_topics_baseline_days`); each topics partial carries `model.Baseline`,
+// the merger the worst partition's, the API `baseline`; `demo.go`: the synthetic week of
+// `trending topics demo` (`DemoConfig`, `FeedDemo`)
 package topics

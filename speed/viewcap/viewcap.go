@@ -9,6 +9,17 @@
 // event whose key finds no slot within MaxProbe (the table is full of the hours still
 // countable) is admitted uncapped and counted in Full: the bound costs accuracy of the cap,
 // never an event. Slots of hours before the newest hour minus KeepHours are reused.
+//
+// In detail (DESIGN.md's file map has the line): per-account caps' table
+// (docs/moderation.md (docs/moderation.md#per-account-caps)): at most N views per
+// (account, item, UTC hour) admitted (`Admit`), fixed-size open addressing of 16-byte
+// slots (`--cap-slots`, sized by `trending plan --cap-pairs`), hours older than the newest
+// minus `KeepHours` reused; at the bound (no slot within 32 probes) or for older events
+// the event is admitted uncapped and counted (`Full`, `Late`); a checksummed snapshot of
+// every occupied slot, in the checkpoint bundle (version 4). The worker
+// (`speed/worker.Config.Cap`) admits each event with a `user_id` through it, a region's
+// list by (account, region + item); the batch's `Config.CapViews` sums `least(c, N)` per
+// (item, account, hour) in both engines
 package viewcap
 
 import (

@@ -145,4 +145,36 @@
 // the minute ring. It
 // runs under the partition's lock at the cost of a copy of the open state; its Encode runs
 // outside it. RestoreIncremental reads both kinds.
+//
+// In detail (DESIGN.md's file map has the line): one partition's window state (its
+// windows' kinds and modes are `windowset.Kind`/`Mode`, a calendar window's period a
+// `model.Period`; `FromSet` takes a window set as it is): sliding windows from minute
+// buckets (add newest, subtract expired), calendar windows, the all-time window (exact
+// running totals, or one running sketch + candidates), the exact counts since the all-time
+// boundary B (`since.go`: daily buckets from B, `SetBoundary`, `Since`), exact or sketch +
+// candidates per window, watermark and lateness, per closed calendar period the events too
+// late for it (`TakeLate`); `live.go`: the live lists (`Live`, `LiveAll`), the open
+// minutes on top of the closed state without changing it (each list exactly the events of
+// its span `[Start, End]`: an open minute before a sliding window's start is not counted,
+// and the start follows the as-of minute alone), each publish costing the events since the
+// previous one (`LiveAll` keeps, per window, the items above a floor with their live
+// counts across closing minutes, which change no live count; a bucket starting to expire
+// lowers only its own items; a list is rebuilt from scratch only when that set runs short
+// of the floor, a calendar period opens, or a sketch window's candidates start a new epoch
+// or its buckets expire; items far under every floor cost one read of a per-item bound: 2
+// bytes an item per exact window, plus 4 for its row, 12 with the default windows, beside
+// the state); snapshot and restore (format (docs/format/snapshot.md)); `decayed.go`:
+// decayed windows ("trending now": every view counts 2^(-age/half-life)), exact (one
+// float64 value per item against a fixed epoch moved by exact powers of two, items under
+// 2^-10 of a view forgotten hourly) or by sketch (`sketch.Float` and candidates), their
+// live lists from the last list and the items counted since, `decayed_snap.go` their
+// snapshot sections and pieces (exact: a base of every value stored once, then a delta of
+// what changed since; sketch: the float sketch whole). Items are interned to uint32
+// handles (ids up to 15 bytes in a table with the bytes inline, longer ones in a map;
+// `AddBytes` counts straight from message bytes); a closed bucket is a packed array of
+// 8-byte (handle, count) entries: 34.9 B per (minute, item) against the 50 B the capacity
+// arithmetic (docs/requirements.md#capacity) assumes; `tracked.go`: the salted items
+// reported in full (`Track`; every list's `Tracked`: exact windows every nonzero count,
+// sketch windows the estimate while the item's last salted event is in the window; kept
+// while a window reaches back to it; stored by the worker beside the snapshot)
 package window

@@ -16,6 +16,25 @@
 // docs/topics.md): every event is a mention of the topic item_id; the topics lists are
 // refreshed and published every publish tick as live lists topics/<region>/<score>, and
 // checkpointed with the window state (topics.go).
+//
+// In detail (DESIGN.md's file map has the line): `trending speed`: the consumer group, one
+// goroutine per partition owning its state (it reads the partition with
+// `eventlog.PartitionReader` and counts 512 messages per hold of the partition's lock),
+// DLQ, partials, checkpoints, restore and replay; events dated more than `--max-future`
+// ahead go to the DLQ as `future_ts` so one bad clock cannot jump the watermark;
+// `salted.go`: a message with the `trending-salt` header tracks its item (its count then
+// published in full, `Partial.Salted`), the tracked items checkpointed in the state bundle
+// (version 2, format (docs/format/checkpoint.md)); every partial carries its partition in
+// a header (`eventlog.SourceBalancer`: partials partition p mod G for a two-level merge) ;
+// `groups.go`: the lists per group value (`Config.Groups`), one `window.Partition` per
+// region beside the partition's, its watermark moved to the partition's before each of its
+// events and at each publish, published under `model.Key{Window, Group}` (a salted event
+// is tracked in its region's state too); every value seen up to a cap
+// (`trending_speed_group_events_dropped_total`, `groups_full` on the partials once a value
+// was refused); `dlqonce.go`: the DLQ once per source offset (the new owner's read of what
+// the DLQ holds, the generation fence before a flush); `bundle.go`: the checkpoint state
+// bundle (window, topics, tracked items, and from version 3 the group states with their
+// pieces and tracked items; one counted under other groups is refused)
 package worker
 
 import (
