@@ -49,6 +49,9 @@ var planFlags = map[string]string{
 	"GroupShare":               "group-share",
 	"CapPairsPerHour":          "cap-pairs",
 	"CapKeepHours":             "cap-keep-hours",
+	"ViewsPerEvent":            "views-per-event",
+	"ArchiveBytesPerEvent":     "archive-bytes-per-event",
+	"RetentionDays":            "retention-days",
 }
 
 func newPlanCommand() *cobra.Command {
@@ -201,6 +204,9 @@ inputs as flags.`,
 	addGroupSketchWidthFlag(f, &in.GroupSketchWidth, in.GroupSketchWidth)
 	f.Float64Var(&in.GroupShare, "group-share", in.GroupShare, "with --groups: the largest group's share of the events, for its sketches' error bound (0: 1, all of them)")
 	f.Float64Var(&in.CapPairsPerHour, "cap-pairs", in.CapPairsPerHour, "per-account caps (speed --cap-views): distinct (account, item) pairs an hour over the topic, to size each partition's caps' table (--cap-slots); 0: no caps")
+	f.Float64Var(&in.ViewsPerEvent, "views-per-event", in.ViewsPerEvent, "views one archived event holds on average (pre-summed per server and second), for the archive's size (0: 1, a row a view)")
+	f.Float64Var(&in.ArchiveBytesPerEvent, "archive-bytes-per-event", in.ArchiveBytesPerEvent, "bytes an archived event takes in Parquet (0: the measured 3.9, docs/archive.md)")
+	f.IntVar(&in.RetentionDays, "retention-days", in.RetentionDays, "days raw events are kept (trending archive retention --days), for the archive's size (0: 365)")
 	f.IntVar(&in.CapKeepHours, "cap-keep-hours", in.CapKeepHours, "with --cap-pairs: hours before the newest a partition keeps its caps (0: 2, the speed layer's)")
 	return cmd
 }
@@ -357,6 +363,10 @@ func writePlan(out io.Writer, p plan.Plan) error {
 	}
 	ew.printf("all windows as chosen: %s per partition, %s in all\n",
 		plan.FormatBytes(p.PerPartitionBytes), plan.FormatBytes(p.TotalBytes))
+	a := p.Archive
+	ew.printf("archive (object store, not in the memory above): %s events a day x %s B = %s a day, %s over %d days; at the seed's %d B an event: %s a day, %s\n",
+		plan.FormatCount(a.RowsPerDay), strconv.FormatFloat(a.BytesPerEvent, 'g', -1, 64), plan.FormatBytes(a.BytesPerDay),
+		plan.FormatBytes(a.RetentionBytes), a.RetentionDays, plan.SeedArchiveBytesPerEvent, plan.FormatBytes(a.SeedBytesPerDay), plan.FormatBytes(a.SeedRetentionBytes))
 	for _, w := range p.Warnings {
 		ew.printf("warning: %s\n", w)
 	}

@@ -127,6 +127,40 @@ type Input struct {
 	// CapKeepHours is how many hours before the newest a partition keeps (speed/worker's
 	// Cap.KeepHours): its table holds CapKeepHours+1 hours of pairs. Default 2.
 	CapKeepHours int `json:"cap_keep_hours,omitempty"`
+
+	// ViewsPerEvent is how many views one archived event holds on average (events are
+	// pre-summed per server and second): the archive's rows a day are EventsPerDay over it.
+	// 0 (the default) is 1, each view its own row: the most rows there can be. The split
+	// soak measured 1.37 (0.73 events a view) with 500 servers (BENCHMARKS.md, Soak).
+	ViewsPerEvent float64 `json:"views_per_event,omitempty"`
+	// ArchiveBytesPerEvent is what one archived event takes in the Parquet files. 0 (the
+	// default) is MeasuredArchiveBytesPerEvent; the seed's arithmetic assumes
+	// SeedArchiveBytesPerEvent (docs/archive.md).
+	ArchiveBytesPerEvent float64 `json:"archive_bytes_per_event,omitempty"`
+	// RetentionDays is how long raw events are kept (`trending archive retention --days`).
+	// 0 (the default) is 365, seed 004's year.
+	RetentionDays int `json:"retention_days,omitempty"`
+}
+
+// MeasuredArchiveBytesPerEvent is what `make run`'s stream took per event in our Parquet files
+// (docs/archive.md: 4,223,251 events in 16,619,333 bytes, a 10,000-item catalog; a catalog of
+// millions of longer ids compresses less). SeedArchiveBytesPerEvent is seed 004's assumption:
+// 200 bytes an event, 2 TB a day at 10 billion.
+const (
+	MeasuredArchiveBytesPerEvent = 3.9
+	SeedArchiveBytesPerEvent     = 200
+)
+
+// ArchivePlan sizes the raw events' archive: rows a day, the bytes they take a day and over
+// the retention, and the same at the seed's 200 bytes an event for comparison.
+type ArchivePlan struct {
+	RowsPerDay         float64 `json:"rows_per_day"`
+	BytesPerEvent      float64 `json:"bytes_per_event"`
+	BytesPerDay        float64 `json:"bytes_per_day"`
+	RetentionDays      int     `json:"retention_days"`
+	RetentionBytes     float64 `json:"retention_bytes"`
+	SeedBytesPerDay    float64 `json:"seed_bytes_per_day"`
+	SeedRetentionBytes float64 `json:"seed_retention_bytes"`
 }
 
 // Window is one configured window to size.
@@ -248,6 +282,15 @@ func (in Input) Validate() error {
 	}
 	if math.IsNaN(in.CapPairsPerHour) || in.CapPairsPerHour < 0 || in.CapPairsPerHour > 1e13 {
 		bad("CapPairsPerHour", in.CapPairsPerHour, "must be 0 (no caps) or the distinct (account, item) pairs of an hour, up to 1e13")
+	}
+	if in.ViewsPerEvent != 0 && (!(in.ViewsPerEvent >= 1) || math.IsInf(in.ViewsPerEvent, 0)) {
+		bad("ViewsPerEvent", in.ViewsPerEvent, "must be 0 (1) or at least 1: an event holds one view or more")
+	}
+	if in.ArchiveBytesPerEvent != 0 && (!(in.ArchiveBytesPerEvent > 0) || math.IsInf(in.ArchiveBytesPerEvent, 0)) {
+		bad("ArchiveBytesPerEvent", in.ArchiveBytesPerEvent, "must be 0 (the measured 3.9) or a positive number")
+	}
+	if in.RetentionDays < 0 {
+		bad("RetentionDays", in.RetentionDays, "must be 0 (365) or a number of days")
 	}
 	if in.CapKeepHours < 0 || in.CapKeepHours > 48 {
 		bad("CapKeepHours", in.CapKeepHours, "must be 0 (2) to 48 hours")
@@ -413,9 +456,11 @@ type Plan struct {
 	Ring                   Ring    `json:"ring"`
 	// Caps is the per-account caps' table of each partition (Input.CapPairsPerHour); nil
 	// without caps. Its bytes are in the totals.
-	Caps     *CapPlan `json:"caps,omitempty"`
-	Rates    Rates    `json:"rates"`
-	Warnings []string `json:"warnings"`
+	Caps *CapPlan `json:"caps,omitempty"`
+	// Archive is the raw events' archive in the object store (not in the memory totals).
+	Archive  ArchivePlan `json:"archive"`
+	Rates    Rates       `json:"rates"`
+	Warnings []string    `json:"warnings"`
 }
 
 // Window returns the plan of the named window and whether there is one.
@@ -460,6 +505,7 @@ func Compute(in Input) (Plan, error) {
 	pl.Rates.PerSecond = in.EventsPerDay / 86400
 	pl.Rates.PeakPerSecond = pl.Rates.PerSecond * in.PeakFactor
 	pl.Rates.PeakPerPartitionSecond = pl.Rates.PeakPerSecond / p
+	pl.Archive = archivePlan(in)
 
 	specs := []spec{
 		{name: "hour", bucket: "minute", buckets: 60, bucketDistinct: in.DistinctPerMinute, windowDistinct: in.DistinctPerHour, minutesPerBucket: 1},
@@ -812,4 +858,25 @@ func formatMinutes(m float64) string {
 		fmt.Fprintf(&b, "%dm", mm)
 	}
 	return b.String()
+}
+
+// archivePlan is the archive's size from the events a day, the views an event holds, the
+// bytes an event takes and the retention.
+func archivePlan(in Input) ArchivePlan {
+	views, per, days := in.ViewsPerEvent, in.ArchiveBytesPerEvent, in.RetentionDays
+	if views == 0 {
+		views = 1
+	}
+	if per == 0 {
+		per = MeasuredArchiveBytesPerEvent
+	}
+	if days == 0 {
+		days = 365
+	}
+	a := ArchivePlan{RowsPerDay: in.EventsPerDay / views, BytesPerEvent: per, RetentionDays: days}
+	a.BytesPerDay = a.RowsPerDay * per
+	a.RetentionBytes = a.BytesPerDay * float64(days)
+	a.SeedBytesPerDay = a.RowsPerDay * SeedArchiveBytesPerEvent
+	a.SeedRetentionBytes = a.SeedBytesPerDay * float64(days)
+	return a
 }

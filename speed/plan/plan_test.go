@@ -485,3 +485,45 @@ func TestCapsSizing(t *testing.T) {
 		t.Fatal("negative pairs accepted")
 	}
 }
+
+// TestArchivePlan: seed 004's arithmetic (10 billion events a day at 200 bytes: 2 TB a day,
+// about 700 TB a year) beside the measured 3.9 bytes an event, and pre-summing's rows.
+func TestArchivePlan(t *testing.T) {
+	in := DefaultInput()
+	in.EventsPerDay = 10e9
+	p, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := p.Archive
+	if a.RowsPerDay != 10e9 || a.BytesPerEvent != 3.9 || a.RetentionDays != 365 {
+		t.Errorf("defaults: %+v, want 1e10 rows, 3.9 B, 365 days", a)
+	}
+	if a.SeedBytesPerDay != 2e12 || a.SeedRetentionBytes != 730e12 {
+		t.Errorf("seed: %g a day, %g a year, want 2e12 and 7.3e14", a.SeedBytesPerDay, a.SeedRetentionBytes)
+	}
+	if math.Abs(a.BytesPerDay-39e9) > 1 || math.Abs(a.RetentionBytes-39e9*365) > 365 {
+		t.Errorf("measured: %g a day, %g a year, want 3.9e10 and 1.4235e13", a.BytesPerDay, a.RetentionBytes)
+	}
+
+	in.ViewsPerEvent, in.ArchiveBytesPerEvent, in.RetentionDays = 2, 10, 40
+	p, err = Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Archive; a.RowsPerDay != 5e9 || a.BytesPerDay != 5e10 || a.RetentionBytes != 2e12 {
+		t.Errorf("2 views an event, 10 B, 40 days: %+v", a)
+	}
+
+	for _, bad := range []func(*Input){
+		func(in *Input) { in.ViewsPerEvent = 0.5 },
+		func(in *Input) { in.ArchiveBytesPerEvent = -1 },
+		func(in *Input) { in.RetentionDays = -1 },
+	} {
+		in := DefaultInput()
+		bad(&in)
+		if _, err := Compute(in); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%+v: %v, want ErrInvalidInput", in, err)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func FormatBytes(b float64) string {
 	units := []struct {
 		name string
 		size float64
-	}{{"TB", TB}, {"GB", GB}, {"MB", MB}, {"kB", KB}}
+	}{{"PB", 1000 * TB}, {"TB", TB}, {"GB", GB}, {"MB", MB}, {"kB", KB}}
 	for i, u := range units {
 		if math.Abs(b) >= u.size {
 			s := sig3(b / u.size)
