@@ -43,7 +43,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (p *Partition) MarshalBinary() ([]byte, error) {
 	e := &encoder{}
 	e.header(p)
-	e.items(p.in)
+	e.itemsHeld(p.in, p.journalOnly())
 	e.openMinutes(p.open)
 	e.ring(p.minutes)
 	for _, w := range p.wins {
@@ -91,12 +91,49 @@ func (e *encoder) header(p *Partition) {
 	e.uv(p.st.Invalid)
 }
 
+// journalOnly returns the items that only sketch journals' single adds hold. A whole
+// snapshot stores those sketches whole, not their journals, so it leaves these items out
+// of its table (a restore refuses an item that nothing it read holds).
+func (p *Partition) journalOnly() map[uint32]bool {
+	held := map[uint32]uint32{}
+	for _, w := range p.wins {
+		var j *journal
+		switch w := w.(type) {
+		case *sketchAll:
+			j = &w.j
+		case *sketchCalendar:
+			j = &w.j
+		}
+		if j == nil {
+			continue
+		}
+		for _, o := range j.ops {
+			if o.minute == noMinute {
+				held[o.id]++
+			}
+		}
+	}
+	var only map[uint32]bool
+	for id, n := range held {
+		if p.in.refs[id] == n {
+			if only == nil {
+				only = map[uint32]bool{}
+			}
+			only[id] = true
+		}
+	}
+	return only
+}
+
 // items writes the item table, every item alive in sorted order, and sets
 // e.idx to map handles to it.
-func (e *encoder) items(in *interner) {
+func (e *encoder) items(in *interner) { e.itemsHeld(in, nil) }
+
+// itemsHeld is items without the items in skip.
+func (e *encoder) itemsHeld(in *interner, skip map[uint32]bool) {
 	live := make([]uint32, 0, in.live())
 	for id, s := range in.strs {
-		if s != "" {
+		if s != "" && !skip[uint32(id)] {
 			live = append(live, uint32(id))
 		}
 	}

@@ -456,3 +456,42 @@ func TestRestoreVersion1Golden(t *testing.T) {
 		t.Fatalf("Restore with an all-time window added: %v, want ErrConfigMismatch", err)
 	}
 }
+
+// TestSnapshotSketchAllWithoutExactAll: a whole snapshot of exact windows beside a sketch
+// all-time window (and no exact all-time window, whose totals hold every item) restores. A
+// late event adds to the all-time sketch's journal, which holds its item; the whole snapshot
+// stores the sketch, not the journal, so it must leave out an item only the journal holds
+// (the restore refuses "an item in the table held by nothing").
+func TestSnapshotSketchAllWithoutExactAll(t *testing.T) {
+	cfg := exactTestConfig()
+	cfg.Windows = append(cfg.Windows,
+		WindowConfig{Name: "all", Kind: windowset.AllTime, Mode: windowset.Sketch},
+		WindowConfig{Name: "sk-calendar-day", Kind: windowset.Calendar, Span: trmodel.Day, Mode: windowset.Sketch})
+	cfg.Sketch = sketch.Config{Width: 1 << 8, Depth: 3, Seed: 42, Conservative: true}
+	cfg.CandidateCap = 6
+	restored := 0
+	for seed := uint64(1); seed <= 8; seed++ {
+		p, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs := genStream(streamOpts{seed: seed, n: 4000, items: 2000, step: 20 * time.Second, counts: 3, late: true})
+		for i, ev := range evs {
+			p.Add(ev)
+			p.TakeClosed()
+			if i%97 != 0 {
+				continue
+			}
+			b := mustMarshal(t, p)
+			q, err := Restore(cfg, b)
+			if err != nil {
+				t.Fatalf("seed %d, event %d: restore of a whole snapshot: %v", seed, i, err)
+			}
+			if !reflect.DeepEqual(allTops(t, p), allTops(t, q)) {
+				t.Fatalf("seed %d, event %d: the restored partition lists differently", seed, i)
+			}
+			restored++
+		}
+	}
+	t.Logf("%d whole snapshots restored", restored)
+}
