@@ -66,7 +66,7 @@ type Partial struct {
 	// included; a function of AsOf's minute, so partitions at one minute state one start);
 	// zero on calendar lists, whose Start is their period's.
 	WindowStart time.Time `json:"window_start,omitzero"`
-	// Version orders a partition's lists for one window: AsOf in Unix ms (a group partial:
+	// Version orders a partition's lists for one window: AsOf in Unix ms (a shard partial:
 	// its members' newest, AsOf the newest of the lists it merged, which may be earlier).
 	Version int64        `json:"version"`
 	Exact   bool         `json:"exact"`
@@ -94,7 +94,7 @@ type Partial struct {
 	// (the one place partial counts are summed). An item may be in Items too, with the same
 	// count. On a SinceWindow partial they are counts since Boundary, like Items.
 	Salted []SaltedCount `json:"salted,omitempty"`
-	// Members is set by a group merger (a two-level merge, docs/scale-out.md): the partitions
+	// Members is set by a shard merger (a two-level merge, docs/scale-out.md): the partitions
 	// whose lists this partial merges, each with the version of its list, so the merger above
 	// applies the staleness rule to partitions, not to groups. Partition is then the group's
 	// index, and Version the newest member's.
@@ -128,7 +128,7 @@ type Partial struct {
 	BaseVersion int64 `json:"base_version,omitempty"`
 	// Base are the counts since B of every base list item this partition holds (nonzero
 	// only), whether or not it is in Items too: a base item reported by no partition has no
-	// views since B, and a group merger keeps every base item when it cuts its Items to m*K.
+	// views since B, and a shard merger keeps every base item when it cuts its Items to m*K.
 	Base []topk.Entry `json:"base,omitempty"`
 	// Cutoff is the most views since B an item this partition reports in neither Items nor
 	// Base can have. On a Frequent partial: the most views an item not in Items can have.
@@ -139,7 +139,7 @@ type Partial struct {
 type SaltedCount struct {
 	Item  string `json:"item"`
 	Count uint64 `json:"count"`
-	// Over and Sketches are set by a group merger on a sketch window: the sum of the error
+	// Over and Sketches are set by a shard merger on a sketch window: the sum of the error
 	// bounds of the Sketches partition lists whose counts Count sums (each partition's count
 	// is an estimate with its own bound, so the sum's bound is the sum of the bounds). Zero on
 	// a partition's partial, whose bound is its list's (Partial.Bound), one sketch.
@@ -156,7 +156,7 @@ type SaltedScore struct {
 	Sketches int     `json:"sketches,omitempty"`
 }
 
-// Member is one partition merged into a group partial, with the version of its list.
+// Member is one partition merged into a shard partial, with the version of its list.
 type Member struct {
 	Partition int   `json:"partition"`
 	Version   int64 `json:"version"`

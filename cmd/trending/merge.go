@@ -119,7 +119,7 @@ and the staleness rule applies to partitions at both. Standbys work at both leve
 			gw := kc.NewWriter(topTopic)
 			gw.Compression = kafka.Zstd
 			defer gw.Close()
-			mcfg.Group.Emit = merge.GroupWriter(gw, topTopic)
+			mcfg.Shard.Emit = merge.ShardWriter(gw, topTopic)
 		}
 		var watch *modsync.Watcher
 		var side []role

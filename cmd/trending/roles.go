@@ -176,7 +176,7 @@ func mergeConfig(f *mergeFlags, in *infra) (merge.Config, merge.RunConfig, error
 	c.K, c.Partitions, c.Staleness, c.Windows = f.k, f.partitions, f.staleness, ws
 	c.Log, c.Registry = in.log("merge"), in.registry()
 	if f.level == "shard" {
-		c.Group = merge.DefaultGroup(f.shard)
+		c.Shard = merge.DefaultShard(f.shard)
 		c.Partitions = 0 // the top merger names the missing partitions
 	} else {
 		c.Store = in.writerStore()

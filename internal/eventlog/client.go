@@ -130,7 +130,7 @@ func (c *Client) TopicOffsets(ctx context.Context, topic string) ([]Offsets, err
 type Names struct {
 	Views, DLQ, Partials     string
 	SpeedGroup, ArchiveGroup string
-	// PartialsTop is where group mergers write for the top merger; Salted the producers'
+	// PartialsTop is where shard mergers write for the top merger; Salted the producers'
 	// shared hot set.
 	PartialsTop, Salted string
 }

@@ -43,7 +43,7 @@ const (
 	TopicViews    = "views"             // key = item_id, value = one JSON event
 	TopicDLQ      = "views.dlq"         // invalid events, original bytes, reason header
 	TopicPartials = "trending.partials" // per-partition top m*K lists for the merger
-	// TopicPartialsTop holds the group mergers' partials for the top merger (a two-level
+	// TopicPartialsTop holds the shard mergers' partials for the top merger (a two-level
 	// merge).
 	TopicPartialsTop = "trending.partials.top"
 	TopicSalted      = "views.salted" // the hot set producers share (compacted, key = item)
@@ -338,7 +338,7 @@ const SourceHeader = "trending-source"
 // SourceBalancer places a message that carries SourceHeader (p) on partition p mod n of its
 // topic's n partitions, and any other message by the hash of its key (kafka.Hash, the
 // default). With it the partials of views partition p go to trending.partials partition
-// p mod G, so the group merger of partition g merges the views partitions {p : p mod G = g}
+// p mod G, so the shard merger of partition g merges the views partitions {p : p mod G = g}
 // (a two-level merge, docs/scale-out.md); with one partials partition nothing changes.
 type SourceBalancer struct{ hash kafka.Hash }
 

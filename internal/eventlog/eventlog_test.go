@@ -105,7 +105,7 @@ func TestEnsureTopicsUnreachable(t *testing.T) {
 }
 
 // TestEnsureTopicsRace: roles that start together create the same topic at once, asking
-// for different partition counts (a worker 1 partials partition, a group merger 2): every
+// for different partition counts (a worker 1 partials partition, a shard merger 2): every
 // call returns the count the topic got, none waits for its own count until it times out.
 func TestEnsureTopicsRace(t *testing.T) {
 	k, err := eventlog.StartEmbedded("", 0)

@@ -98,7 +98,7 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	seenPart := map[int]bool{}
 	for _, part := range parts {
 		p := byPart[part]
-		// A group partial (two-level merge) stands for its members, each with its version.
+		// A shard partial (two-level merge) stands for its members, each with its version.
 		members := p.Members
 		if len(members) == 0 {
 			members = []model.Member{{Partition: p.Partition, Version: p.Version}}
@@ -113,7 +113,7 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 			continue
 		}
 		for _, mb := range members {
-			at := p.AsOf // a group partial says each member's minute
+			at := p.AsOf // a shard partial says each member's minute
 			if !mb.AsOf.IsZero() {
 				at = mb.AsOf
 			}

@@ -34,7 +34,7 @@
 // each list (live, provisional once every partition's final list is in) and `dropped_late`
 // summed from late-only partials; `alltime.go`: the live all-time list from the batch's
 // base (`all-base`) and the partitions' exact counts since its boundary (`all-since`
-// partials), with the threshold test; `group.go`: the two-level merge (`Config.Group`: a
+// partials), with the threshold test; `shard.go`: the two-level merge (`Config.Shard`: a
 // shard merger reads one partials partition and emits one shard partial per list, its best
 // 3 x K, every salted item's sum, each member's version, to `trending.partials.top`; the
 // top merger is the ordinary one over them; `--level shard|top`); a decayed window's

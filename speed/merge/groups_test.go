@@ -76,7 +76,7 @@ func TestGroupLists(t *testing.T) {
 
 // TestGroupListsTwoLevels: through a two-level merge a region's list is what one level gives:
 // a salted item's shares summed, and only the partitions that may miss the region's counts
-// marked (a partition that ran out of group values, carried by its group merger's members),
+// marked (a partition that ran out of group values, carried by its shard merger's members),
 // not those that never saw the region.
 func TestGroupListsTwoLevels(t *testing.T) {
 	regions := func(c *merge.Config) {

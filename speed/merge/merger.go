@@ -63,17 +63,17 @@ type Config struct {
 	// trending_merge_partials_unconfigured_total and logged once per window, so the store
 	// gets exactly the configured lists. Default windowset.Default().
 	Windows windowset.Set
-	// Group, when set, makes this a group merger of a two-level merge (group.go,
+	// Shard, when set, makes this a shard merger of a two-level merge (shard.go,
 	// docs/scale-out.md): instead of writing lists to Store it emits one partial per list
-	// that merges its group's partitions (Group.Emit), for a top merger. Store is then not
+	// that merges its shard's partitions (Shard.Emit), for a top merger. Store is then not
 	// used and may be nil. Default nil: a merger that writes the served lists
-	// (the only one, or the top merger over group partials).
-	Group *Group
+	// (the only one, or the top merger over shard partials).
+	Shard *Shard
 	// Removed returns the items moderation removes from the served lists (model/moderation):
 	// they are dropped before ranking, so a list still holds K items (each partition's top
 	// M x K leaves room for (M-1) x K removed items among its leaders). Called at every
 	// build; call ModerationChanged when its answer changes, so held lists are published
-	// again. nil removes nothing. A group merger ignores it: the top merger applies it.
+	// again. nil removes nothing. A shard merger ignores it: the top merger applies it.
 	Removed func() *moderation.Set
 }
 
@@ -107,11 +107,11 @@ func (c Config) RunDefaults() RunConfig {
 func (c Config) Validate() error {
 	d := DefaultConfig()
 	var errs []error
-	if c.Store == nil && c.Group == nil {
+	if c.Store == nil && c.Shard == nil {
 		errs = append(errs, setting.Invalid("Store", "no serving store"))
 	}
-	if c.Group != nil {
-		errs = append(errs, c.Group.validate()...)
+	if c.Shard != nil {
+		errs = append(errs, c.Shard.validate()...)
 	}
 	if c.K < 1 || c.K > 1000 {
 		errs = append(errs, setting.Invalid("K", "%d: must be 1..1000 (default %d)", c.K, d.K))
@@ -192,7 +192,7 @@ func New(cfg Config) (*Merger, error) {
 		fresh: map[int]bool{}, heard: map[int]time.Time{}, arrived: make(chan struct{}, 1), unconfigured: map[string]bool{}, full: map[int]bool{}}
 	m.metrics = metrics{
 		offered:      prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_total", Help: "model.Partial lists received from speed workers."}),
-		published:    prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store (a group merger: group lists written for the top merger)."}),
+		published:    prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_lists_published_total", Help: "Merged lists written to the serving store (a shard merger: shard lists written for the top merger)."}),
 		refused:      prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_writes_refused_total", Help: "Writes the serving store refused as stale or superseded."}),
 		unconfigured: prometheus.NewCounter(prometheus.CounterOpts{Name: "trending_merge_partials_unconfigured_total", Help: "Partials dropped because their window is not in the configured window set."}),
 		stale:        prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "trending_merge_stale_partitions", Help: "Partitions whose list was stale or missing in the last merge, by window."}, []string{"window"}),
@@ -290,7 +290,7 @@ func (m *Merger) Offer(p model.Partial) {
 	byPart[p.Partition] = p
 	if k.Group == "" && (kind == model.PartialItems || kind == model.PartialScored) && (!ok || p.Version > cur.Version) {
 		// Which partitions ran out of group values, from the newest list of all items each
-		// sent (a group merger's partial says it per member).
+		// sent (a shard merger's partial says it per member).
 		if len(p.Members) == 0 {
 			m.full[p.Partition] = p.GroupsFull
 		}
@@ -298,8 +298,8 @@ func (m *Merger) Offer(p model.Partial) {
 			m.full[mb.Partition] = mb.GroupsFull
 		}
 	}
-	if kind == model.PartialSince && m.cfg.Group == nil {
-		k = allKey // a group merger passes the counts since B on as they are
+	if kind == model.PartialSince && m.cfg.Shard == nil {
+		k = allKey // a shard merger passes the counts since B on as they are
 	}
 	m.dirty[k] = true
 	if !ok || p.Version > cur.Version {
@@ -460,7 +460,7 @@ type gathered struct {
 
 // gather collects the newest partials of list k; ok is false when there are none, or only
 // late-drop counts with no list to amend yet. The staleness rule applies to partitions: a
-// group partial's members count one by one (model.Partial.Members), so two levels mark the
+// shard partial's members count one by one (model.Partial.Members), so two levels mark the
 // same partitions stale as one.
 func (m *Merger) gather(k model.Key) (gathered, bool) {
 	byPart := m.lists[k]
@@ -583,7 +583,7 @@ func (m *Merger) spanStart(k model.Key, byPart map[int]model.Partial, cutoff int
 }
 
 // asOfMs is the newest event time a partial counts, in Unix ms: its version, or its AsOf
-// where earlier (a group partial that merged a list before its newest, spanStart).
+// where earlier (a shard partial that merged a list before its newest, spanStart).
 func asOfMs(p model.Partial) int64 {
 	if !p.AsOf.IsZero() {
 		return min(p.Version, p.AsOf.UnixMilli())
@@ -696,7 +696,7 @@ func saltedBound(b *model.Bound, items []string, salted []saltedPart) *model.Bou
 // that did) although their counts of it may be missing: a partition that never saw the value
 // sends none and is not missing, but one whose list of all items for the same window is
 // missing or stale (behind cutoff) is, and so is one that ran out of group values
-// (GroupsFull: it may have dropped the value's events). A group merger's partials name their
+// (GroupsFull: it may have dropped the value's events). A shard merger's partials name their
 // partitions (Members), so two levels find the same ones.
 func (m *Merger) missingFromGroup(k model.Key, seen map[int]bool, cutoff int64) []int {
 	versions := map[int]int64{} // the partitions of the list of all items, each one's version
@@ -845,11 +845,11 @@ func mergeTopics(k int, ins []model.Partial) []model.Item {
 // attaches the titles: store.WithTitles).
 // Store refusals (a newer list is already there) are counted and logged, not returned.
 func (m *Merger) Publish(ctx context.Context, now time.Time) error {
-	if m.cfg.Group != nil {
+	if m.cfg.Shard != nil {
 		m.mu.Lock()
 		clear(m.fresh)
 		m.mu.Unlock()
-		return m.publishGroup(ctx, now)
+		return m.publishShard(ctx, now)
 	}
 	m.refreshBase(ctx, now)
 	m.mu.Lock()
@@ -956,11 +956,11 @@ func (m *Merger) Run(ctx context.Context, rc RunConfig) error {
 	if err != nil {
 		return err
 	}
-	if g := m.cfg.Group; g != nil {
-		// A group merger reads its own partials partition only.
+	if g := m.cfg.Shard; g != nil {
+		// A shard merger reads its own partials partition only.
 		i := slices.IndexFunc(parts, func(p kafka.Partition) bool { return p.ID == g.Index })
 		if i < 0 {
-			return fmt.Errorf("merge: group %d: %s has %d partitions (0..%d): give it at least %d (kafka-topics.sh --alter --partitions), or run group mergers 0..%d only",
+			return fmt.Errorf("merge: shard %d: %s has %d partitions (0..%d): give it at least %d (kafka-topics.sh --alter --partitions), or run shard mergers 0..%d only",
 				g.Index, rc.Topic, len(parts), len(parts)-1, g.Index+1, len(parts)-1)
 		}
 		parts = parts[i : i+1]

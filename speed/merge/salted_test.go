@@ -110,7 +110,7 @@ func entriesOf(l model.List) []topk.Entry {
 	return out
 }
 
-// twoLevels merges ps through groups group mergers (partition p to group p mod groups) and
+// twoLevels merges ps through groups shard mergers (partition p to group p mod groups) and
 // returns the partials they emit, through the wire; mods change the mergers' config.
 func twoLevels(t *testing.T, k, groups int, ps []model.Partial, now time.Time, mods ...func(*merge.Config)) []model.Partial {
 	t.Helper()
@@ -121,8 +121,8 @@ func twoLevels(t *testing.T, k, groups int, ps []model.Partial, now time.Time, m
 		for _, mod := range mods {
 			mod(&cfg)
 		}
-		cfg.K, cfg.Group = k, merge.DefaultGroup(g)
-		cfg.Group.Emit = func(_ context.Context, ps []model.Partial) error {
+		cfg.K, cfg.Shard = k, merge.DefaultShard(g)
+		cfg.Shard.Emit = func(_ context.Context, ps []model.Partial) error {
 			for _, p := range ps {
 				b, err := p.Encode()
 				if err != nil {
@@ -269,7 +269,7 @@ func TestSaltedSketchBound(t *testing.T) {
 
 // TestTwoLevelsSameAsOne: random partials of every kind (live lists, calendar lists open,
 // final and amended by late drops, stale and missing partitions, topics lists, the counts
-// since the all-time boundary with the base) give the same served lists through G group
+// since the all-time boundary with the base) give the same served lists through G shard
 // mergers and a top merger as through one merger.
 func TestTwoLevelsSameAsOne(t *testing.T) {
 	ctx := context.Background()
@@ -278,7 +278,7 @@ func TestTwoLevelsSameAsOne(t *testing.T) {
 	base := model.List{Window: model.BaseWindow, Source: model.SourceBatch, Status: model.StatusExact, Exact: true, Version: 5,
 		AsOf: boundary, Boundary: boundary, Cutoff: 40}
 	for i := range 20 {
-		// Mostly items that rank under the partitions' best: a group merger cuts them from Items
+		// Mostly items that rank under the partitions' best: a shard merger cuts them from Items
 		// and must keep them in Base. The base's own counts lead, so they make the list.
 		base.Items = append(base.Items, model.Item{Rank: i + 1, ItemID: fmt.Sprintf("v%04d", 1+i*7), Views: uint64(100000 - 10*i), Exact: true})
 	}
@@ -375,9 +375,9 @@ func TestTwoLevelsSameAsOne(t *testing.T) {
 	}
 }
 
-// TestTwoLevelsNoRegress: the top merger drops a group partial older than the one it holds
-// (a paused group merger waking, or a standby behind), so the served list never goes back;
-// a group merger restarted from the partials' lookback emits its group's newest again.
+// TestTwoLevelsNoRegress: the top merger drops a shard partial older than the one it holds
+// (a paused shard merger waking, or a standby behind), so the served list never goes back;
+// a shard merger restarted from the partials' lookback emits its shard's newest again.
 func TestTwoLevelsNoRegress(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
@@ -397,7 +397,7 @@ func TestTwoLevelsNoRegress(t *testing.T) {
 	if err := top.Publish(ctx, t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	// The paused group merger wakes and publishes its older partials.
+	// The paused shard merger wakes and publishes its older partials.
 	for _, p := range old {
 		top.Offer(p)
 	}
@@ -409,9 +409,9 @@ func TestTwoLevelsNoRegress(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Version != t0.Add(time.Minute).UnixMilli() || got.Items[0].ItemID != "NEW3" || got.Partial {
-		t.Fatalf("served after the old group partials: version %d items %+v partial %v", got.Version, got.Items, got.Partial)
+		t.Fatalf("served after the old shard partials: version %d items %+v partial %v", got.Version, got.Items, got.Partial)
 	}
-	// A restarted group merger that has reread only part of its partitions' lists emits a
+	// A restarted shard merger that has reread only part of its partitions' lists emits a
 	// partial whose missing members the top merger marks stale; its version is the newest
 	// member's, never older than what is served.
 	restarted := twoLevels(t, 2, 2, at(2*time.Minute, "NEW")[:3], t0.Add(2*time.Minute))
@@ -420,7 +420,7 @@ func TestTwoLevelsNoRegress(t *testing.T) {
 	}
 	l, stale, _ := top.Build(model.Key{Window: "hour"})
 	if l.Version != t0.Add(2*time.Minute).UnixMilli() || fmt.Sprint(stale) != "[3]" {
-		t.Fatalf("after a partial group: version %d stale %v, want the newest and partition 3 missing", l.Version, stale)
+		t.Fatalf("after a partial shard: version %d stale %v, want the newest and partition 3 missing", l.Version, stale)
 	}
 	if err := st.Put(ctx, func() model.List { l := got; l.Version--; return l }()); err == nil {
 		t.Fatal("the store took an older version")
@@ -428,14 +428,14 @@ func TestTwoLevelsNoRegress(t *testing.T) {
 	_ = store.ErrStaleVersion
 }
 
-// TestGroupSinceKeepsBaseAndCutoff: a group merger's counts since the boundary keep its best
+// TestShardSinceKeepsBaseAndCutoff: a shard merger's counts since the boundary keep its best
 // M x K items, every base item (summed over its members) and every salted one, and raise the
 // cutoff to the best item it leaves out, so the top merger's unseen bound still holds.
-func TestGroupSinceKeepsBaseAndCutoff(t *testing.T) {
+func TestShardSinceKeepsBaseAndCutoff(t *testing.T) {
 	b := t0.Truncate(24 * time.Hour)
 	var got []model.Partial
 	cfg := merge.DefaultConfig()
-	cfg.K, cfg.Group = 1, &merge.Group{Index: 3, M: 2, Emit: func(_ context.Context, ps []model.Partial) error { got = append(got, ps...); return nil }}
+	cfg.K, cfg.Shard = 1, &merge.Shard{Index: 3, M: 2, Emit: func(_ context.Context, ps []model.Partial) error { got = append(got, ps...); return nil }}
 	g, err := merge.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -458,7 +458,7 @@ func TestGroupSinceKeepsBaseAndCutoff(t *testing.T) {
 		p.Cutoff != 70 || p.Partition != 3 || p.BaseVersion != 7 || !p.Boundary.Equal(b) || p.Version != t0.Add(7*time.Second).UnixMilli() ||
 		fmt.Sprint(p.Members) != fmt.Sprint([]model.Member{{Partition: 3, Version: t0.Add(3 * time.Second).UnixMilli(), AsOf: t0.Add(3 * time.Second)},
 			{Partition: 7, Version: t0.Add(7 * time.Second).UnixMilli(), AsOf: t0.Add(7 * time.Second)}}) {
-		t.Fatalf("group since partial %+v", p)
+		t.Fatalf("shard since partial %+v", p)
 	}
 }
 

@@ -147,13 +147,13 @@ func BenchmarkMergeOnly(b *testing.B) {
 }
 
 // BenchmarkMergeTwoLevels is BenchmarkMergeInterval's interval merged in two levels
-// (group.go): G group mergers, each decoding, offering and merging its partitions' partials
-// (views partition p in group p mod G) and encoding one group partial per window, then the
-// top merger decoding the G group partials of each window, merging them and publishing the
+// (shard.go): G shard mergers, each decoding, offering and merging its partitions' partials
+// (views partition p in shard p mod G) and encoding one shard partial per window, then the
+// top merger decoding the G shard partials of each window, merging them and publishing the
 // 7 lists. groups=1 is the one-level merger of the same run, the baseline. Each level's CPU
-// is measured on its own (getrusage around it); a group merger's is the groups' total over
+// is measured on its own (getrusage around it); a shard merger's is the groups' total over
 // G, as they are the same size. Every merger is its own process in a deployment, so the
-// busiest one, max(group, top), is what the interval needs of one core at --publish-every
+// busiest one, max(shard, top), is what the interval needs of one core at --publish-every
 // 1s. The lists are checked equal to the one-level merger's.
 //
 //	go test ./speed/merge -run '^$' -bench MergeTwoLevels -benchtime 3x
@@ -201,8 +201,8 @@ func BenchmarkMergeTwoLevels(b *testing.B) {
 			if c.groups > 1 {
 				for g := range gms {
 					gc := merge.DefaultConfig()
-					gc.K, gc.Group = k, merge.DefaultGroup(g)
-					gc.Group.Emit = func(_ context.Context, ps []model.Partial) error {
+					gc.K, gc.Shard = k, merge.DefaultShard(g)
+					gc.Shard.Emit = func(_ context.Context, ps []model.Partial) error {
 						for _, p := range ps {
 							enc, err := p.Encode()
 							if err != nil {
@@ -230,7 +230,7 @@ func BenchmarkMergeTwoLevels(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(bytes))
 			b.ResetTimer()
-			var groupCPU, topCPU time.Duration
+			var shardCPU, topCPU time.Duration
 			for range b.N {
 				emitted = emitted[:0]
 				var topIn [][]byte
@@ -244,7 +244,7 @@ func BenchmarkMergeTwoLevels(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					groupCPU += cpuTime() - cpu0
+					shardCPU += cpuTime() - cpu0
 					topIn = emitted
 				}
 				cpu0 := cpuTime()
@@ -273,10 +273,10 @@ func BenchmarkMergeTwoLevels(b *testing.B) {
 				}
 			}
 			n := time.Duration(b.N)
-			perGroup := groupCPU / n / time.Duration(c.groups)
+			perShard := shardCPU / n / time.Duration(c.groups)
 			b.ReportMetric(float64((topCPU/n).Microseconds())/1e3, "top-cpu-ms/interval")
-			b.ReportMetric(float64(perGroup.Microseconds())/1e3, "group-cpu-ms/interval")
-			b.ReportMetric(float64(max(perGroup, topCPU/n).Microseconds())/1e3, "busiest-cpu-ms/interval")
+			b.ReportMetric(float64(perShard.Microseconds())/1e3, "group-cpu-ms/interval")
+			b.ReportMetric(float64(max(perShard, topCPU/n).Microseconds())/1e3, "busiest-cpu-ms/interval")
 		})
 	}
 }

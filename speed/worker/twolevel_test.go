@@ -41,9 +41,9 @@ func runMerger(t *testing.T, brokers []string, m *merge.Merger, topic string) (s
 }
 
 // twoLevels: a speed worker over 4 partitions publishes to a partials topic of 2 partitions;
-// two group mergers (partitions 0, 2 and 1, 3) and a top merger write the served lists,
-// which equal the truth with a salted hot item among them. Group merger 0 is restarted in the
-// middle (it rebuilds from the partials' lookback) and a second group merger 1 runs as a
+// two shard mergers (partitions 0, 2 and 1, 3) and a top merger write the served lists,
+// which equal the truth with a salted hot item among them. Shard merger 0 is restarted in the
+// middle (it rebuilds from the partials' lookback) and a second shard merger 1 runs as a
 // standby; the served hour list's version never goes back over the run.
 func twoLevels(t *testing.T, brokers []string, obj *objstore.Store) {
 	e := newEnv(t, brokers, obj, 4)
@@ -55,10 +55,10 @@ func twoLevels(t *testing.T, brokers []string, obj *objstore.Store) {
 	}
 	tw := eventlog.NewWriter(brokers, top)
 	t.Cleanup(func() { tw.Close() })
-	group := func(g int) *merge.Merger {
+	shard := func(g int) *merge.Merger {
 		c := merge.DefaultConfig()
-		c.K, c.Staleness, c.Group = k, time.Hour, merge.DefaultGroup(g)
-		c.Group.Emit = merge.GroupWriter(tw, top)
+		c.K, c.Staleness, c.Shard = k, time.Hour, merge.DefaultShard(g)
+		c.Shard.Emit = merge.ShardWriter(tw, top)
 		m, err := merge.New(c)
 		if err != nil {
 			t.Fatal(err)
@@ -73,10 +73,10 @@ func twoLevels(t *testing.T, brokers []string, obj *objstore.Store) {
 	}
 	stopTop := runMerger(t, brokers, topM, top)
 	defer stopTop()
-	stopG0 := runMerger(t, brokers, group(0), e.partials)
-	stopG1 := runMerger(t, brokers, group(1), e.partials)
+	stopG0 := runMerger(t, brokers, shard(0), e.partials)
+	stopG1 := runMerger(t, brokers, shard(1), e.partials)
 	defer stopG1()
-	stopStandby := runMerger(t, brokers, group(1), e.partials)
+	stopStandby := runMerger(t, brokers, shard(1), e.partials)
 	defer stopStandby()
 
 	// Watch the served hour list: its version must never go back.
@@ -117,7 +117,7 @@ func twoLevels(t *testing.T, brokers []string, obj *objstore.Store) {
 	e.produceSalted(t, s, evs[:2300])
 	time.Sleep(500 * time.Millisecond)
 	stopG0() // restarted: the new one reads the partials' lookback
-	stopG0 = runMerger(t, brokers, group(0), e.partials)
+	stopG0 = runMerger(t, brokers, shard(0), e.partials)
 	defer stopG0()
 	e.produceSalted(t, s, evs[2300:])
 	e.produce(t, sentinels(t0.Add(40*time.Minute)))

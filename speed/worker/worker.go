@@ -1048,7 +1048,7 @@ func (p *partition) windowPartials(msgs *[]kafka.Message, st *window.Partition, 
 
 // partialMessage is a partial on the wire: with the partition's number in the
 // eventlog.SourceHeader, so a partials topic of G partitions takes the lists of partition p on
-// partition p mod G (eventlog.SourceBalancer: the group mergers of a two-level merge).
+// partition p mod G (eventlog.SourceBalancer: the shard mergers of a two-level merge).
 func (p *partition) partialMessage(key, value []byte) kafka.Message {
 	return kafka.Message{Topic: p.w.cfg.PartialsTopic, Key: key, Value: value, Headers: []kafka.Header{{Key: eventlog.SourceHeader, Value: []byte(p.lblP)}}}
 }

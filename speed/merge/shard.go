@@ -18,55 +18,55 @@ import (
 //
 // One merger decodes every partition's partials: at 3,200 partitions and a 1-second publish
 // that is more than a core. With the partials topic in G partitions (eventlog.SourceBalancer
-// puts views partition p's partials on partition p mod G), G group mergers each read one
-// partials partition and emit, per window, one group partial: the merge of their partitions'
+// puts views partition p's partials on partition p mod G), G shard mergers each read one
+// partials partition and emit, per window, one shard partial: the merge of their partitions'
 // lists cut to the best M x K items (a partition's own over-report), with every salted item's
 // summed count, the members' versions and the rest a partial carries, to the topic
 // trending.partials.top; one top merger reads that topic and writes the served lists as a
 // one-level merger does, with Partitions the views topic's count.
 //
 // It stays exact: an item in the global top K is in its partition's top K (the proof of the
-// one-level merge), so in its group's top K (an item ahead of it in the group is ahead of it
-// globally; a salted item's group sum is at most its total), and the top merger sees it.
-// Versions stay monotonic: a group partial's version is its newest member's, and a member's
-// only grows (Offer drops older lists), so the top merger drops a paused or restarted group
+// one-level merge), so in its shard's top K (an item ahead of it in the shard is ahead of it
+// globally; a salted item's shard sum is at most its total), and the top merger sees it.
+// Versions stay monotonic: a shard partial's version is its newest member's, and a member's
+// only grows (Offer drops older lists), so the top merger drops a paused or restarted shard
 // merger's older partials as it drops a partition's. The staleness rule applies to the
 // members (model.Partial.Members carries each one's version), so the served list names the
 // same stale partitions as one level would, missing partitions included.
 
-// Group makes a Merger one group merger of a two-level merge (Config.Group).
-type Group struct {
-	// Index is the group's number: the partials-topic partition it reads and the Partition
+// Shard makes a Merger one shard merger of a two-level merge (Config.Shard).
+type Shard struct {
+	// Index is the shard's number: the partials-topic partition it reads and the Partition
 	// of the partials it emits. At least 0.
 	Index int
-	// M: a group partial keeps its best M x K items, as a partition's list does; 1..10,
+	// M: a shard partial keeps its best M x K items, as a partition's list does; 1..10,
 	// default 3.
 	M int
-	// Emit sends the group's partials (one publish); required. GroupWriter writes them to
+	// Emit sends the shard's partials (one publish); required. ShardWriter writes them to
 	// Kafka.
 	Emit func(ctx context.Context, ps []model.Partial) error
 }
 
-// DefaultGroup returns a group's defaults, without the Emit it requires.
-func DefaultGroup(index int) *Group { return &Group{Index: index, M: 3} }
+// DefaultShard returns a shard's defaults, without the Emit it requires.
+func DefaultShard(index int) *Shard { return &Shard{Index: index, M: 3} }
 
-func (g *Group) validate() []error {
+func (g *Shard) validate() []error {
 	var errs []error
 	if g.Index < 0 {
-		errs = append(errs, setting.Invalid("Group.Index", "%d: must be at least 0", g.Index))
+		errs = append(errs, setting.Invalid("Shard.Index", "%d: must be at least 0", g.Index))
 	}
 	if g.M < 1 || g.M > 10 {
-		errs = append(errs, setting.Invalid("Group.M", "%d: must be 1..10 (default 3)", g.M))
+		errs = append(errs, setting.Invalid("Shard.M", "%d: must be 1..10 (default 3)", g.M))
 	}
 	if g.Emit == nil {
-		errs = append(errs, setting.Invalid("Group.Emit", "no output for the group's partials"))
+		errs = append(errs, setting.Invalid("Shard.Emit", "no output for the shard's partials"))
 	}
 	return errs
 }
 
-// GroupWriter returns an Emit that writes group partials to topic through w (w's own topic
+// ShardWriter returns an Emit that writes shard partials to topic through w (w's own topic
 // when it has one; one message per partial, keyed like a partition's).
-func GroupWriter(w *kafka.Writer, topic string) func(ctx context.Context, ps []model.Partial) error {
+func ShardWriter(w *kafka.Writer, topic string) func(ctx context.Context, ps []model.Partial) error {
 	return func(ctx context.Context, ps []model.Partial) error {
 		msgs := make([]kafka.Message, 0, len(ps))
 		for _, p := range ps {
@@ -82,15 +82,15 @@ func GroupWriter(w *kafka.Writer, topic string) func(ctx context.Context, ps []m
 			msgs = append(msgs, msg)
 		}
 		if err := w.WriteMessages(ctx, msgs...); err != nil {
-			return fmt.Errorf("write %d group partials to %s: %w", len(msgs), topic, err)
+			return fmt.Errorf("write %d shard partials to %s: %w", len(msgs), topic, err)
 		}
 		return nil
 	}
 }
 
-// publishGroup emits a group partial for every list that changed since the last publish.
-func (m *Merger) publishGroup(ctx context.Context, now time.Time) error {
-	g := m.cfg.Group
+// publishShard emits a shard partial for every list that changed since the last publish.
+func (m *Merger) publishShard(ctx context.Context, now time.Time) error {
+	g := m.cfg.Shard
 	m.mu.Lock()
 	var out []model.Partial
 	for k := range m.dirty {
@@ -98,9 +98,9 @@ func (m *Merger) publishGroup(ctx context.Context, now time.Time) error {
 		var p model.Partial
 		var ok bool
 		if k.Window == model.SinceWindow {
-			p, ok = m.groupSince()
+			p, ok = m.shardSince()
 		} else {
-			p, ok = m.groupPartial(k)
+			p, ok = m.shardPartial(k)
 		}
 		if ok {
 			out = append(out, p)
@@ -138,14 +138,14 @@ func compareKeys(a, b model.Key) int {
 	return 0
 }
 
-// groupPartial merges the group's newest partials of list k into one partial.
-func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
+// shardPartial merges the shard's newest partials of list k into one partial.
+func (m *Merger) shardPartial(k model.Key) (model.Partial, bool) {
 	g, ok := m.gather(k)
 	if !ok {
-		return m.groupLateOnly(k)
+		return m.shardLateOnly(k)
 	}
 	p := model.Partial{Kind: g.kind, Window: g.ins[0].Window, Start: k.Start, End: g.end, Final: g.final, DroppedLate: g.droppedLate,
-		Partition: m.cfg.Group.Index, AsOf: time.UnixMilli(g.asOf).UTC(), WindowStart: g.windowStart, Version: g.newest,
+		Partition: m.cfg.Shard.Index, AsOf: time.UnixMilli(g.asOf).UTC(), WindowStart: g.windowStart, Version: g.newest,
 		Exact: g.exact, Bound: g.bound, Total: g.total, Members: g.members}
 	switch g.kind {
 	case model.PartialTopics:
@@ -156,18 +156,18 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 			}
 		}
 	case model.PartialScored:
-		// Scores as of the group's AsOf; the top merger decays them on to its own.
+		// Scores as of the shard's AsOf; the top merger decays them on to its own.
 		p.HalfLifeSeconds = g.halfLife
-		p.Scored, p.SaltedScored = mergeDecayed(m.cfg.Group.M*m.cfg.K, g.ins, p.AsOf, g.halfLife)
+		p.Scored, p.SaltedScored = mergeDecayed(m.cfg.Shard.M*m.cfg.K, g.ins, p.AsOf, g.halfLife)
 	default:
-		p.Items, p.Salted = mergeCounts(m.cfg.Group.M*m.cfg.K, g.ins)
+		p.Items, p.Salted = mergeCounts(m.cfg.Shard.M*m.cfg.K, g.ins)
 	}
 	if isFrequent(g.ins) {
-		// One offset for the group: the widest of its items' bounds (the largest member
+		// One offset for the shard: the widest of its items' bounds (the largest member
 		// offset, or a salted item's summed ones), so each item's Count+MaxError stays an
 		// upper bound; the salted items' summed lower bounds go on, for the merger above to
-		// sum across groups.
-		fm, salted := mergeFrequent(m.cfg.Group.M*m.cfg.K, g.ins)
+		// sum across shards.
+		fm, salted := mergeFrequent(m.cfg.Shard.M*m.cfg.K, g.ins)
 		p.Items, p.Frequent, p.MaxError, p.Cutoff, p.Salted = nil, true, fm.MaxError, fm.Cutoff, salted
 		for _, e := range fm.Entries {
 			p.Items = append(p.Items, topk.Entry{Item: e.Item, Count: e.Lower})
@@ -178,14 +178,14 @@ func (m *Merger) groupPartial(k model.Key) (model.Partial, bool) {
 	return p, true
 }
 
-// groupLateOnly is the group partial of a calendar list that has only late-drop counts (no
+// shardLateOnly is the shard partial of a calendar list that has only late-drop counts (no
 // member counted anything in the window): their sum, like a partition's late-only update.
-func (m *Merger) groupLateOnly(k model.Key) (model.Partial, bool) {
+func (m *Merger) shardLateOnly(k model.Key) (model.Partial, bool) {
 	byPart := m.lists[k]
 	if len(byPart) == 0 || k.Live() {
 		return model.Partial{}, false
 	}
-	p := model.Partial{Kind: model.PartialItems, Start: k.Start, Final: true, LateOnly: true, Partition: m.cfg.Group.Index}
+	p := model.Partial{Kind: model.PartialItems, Start: k.Start, Final: true, LateOnly: true, Partition: m.cfg.Shard.Index}
 	for _, in := range byPart {
 		if !in.LateOnly {
 			return model.Partial{}, false
@@ -201,16 +201,16 @@ func (m *Merger) groupLateOnly(k model.Key) (model.Partial, bool) {
 	return p, p.Version > 0
 }
 
-// groupSince merges the group's counts since the all-time boundary (model.SinceWindow
+// shardSince merges the shard's counts since the all-time boundary (model.SinceWindow
 // partials) into one. Only members counting from the newest boundary among them are merged
 // (the others are left out, so the top merger finds them missing: stale, as one level marks
 // a partition on another boundary). Per item, each member's count is taken once (from Items,
 // Base or Salted) and summed over the members; the partial keeps the best M x K items, every
 // base item in Base and every salted item in Salted, and its Cutoff is the most an item it
 // leaves out can have: the members' largest cutoff, or the best dropped item's count. From is
-// the latest member's (the group's counts are complete from there), and BaseVersion the
+// the latest member's (the shard's counts are complete from there), and BaseVersion the
 // members' common one (0 when they differ: the top merger then marks them stale).
-func (m *Merger) groupSince() (model.Partial, bool) {
+func (m *Merger) shardSince() (model.Partial, bool) {
 	byPart := m.lists[model.Key{Window: model.SinceWindow}]
 	var boundary time.Time
 	for _, p := range byPart {
@@ -218,7 +218,7 @@ func (m *Merger) groupSince() (model.Partial, bool) {
 			boundary = p.Boundary
 		}
 	}
-	out := model.Partial{Kind: model.PartialSince, Window: model.SinceWindow, Partition: m.cfg.Group.Index, Exact: true, Boundary: boundary}
+	out := model.Partial{Kind: model.PartialSince, Window: model.SinceWindow, Partition: m.cfg.Shard.Index, Exact: true, Boundary: boundary}
 	counts := map[string]uint64{}
 	inBase, inSalted := map[string]bool{}, map[string]bool{}
 	baseVersion := int64(-1)
@@ -276,7 +276,7 @@ func (m *Merger) groupSince() (model.Partial, bool) {
 		}
 	}
 	topk.Sort(all)
-	n := m.cfg.Group.M * m.cfg.K
+	n := m.cfg.Shard.M * m.cfg.K
 	if len(all) > n {
 		for _, e := range all[n:] {
 			if !inBase[e.Item] && !inSalted[e.Item] {
