@@ -139,7 +139,7 @@
 // SnapshotIncremental (incremental.go, format version 5; 4 is still read) splits the same
 // state into immutable pieces, encoded once each (closed buckets' packed entries, bucket
 // sketches), and
-// a small manifest state that refers to them; partial buckets, exact calendar totals and a
+// a small manifest state that refers to them; open buckets, exact calendar totals and a
 // sliding sketch window's open bucket are re-derived from the kept buckets on restore, and
 // calendar and all-time sketches are a stored base plus a journal of updates replayed from
 // the minute ring. It

@@ -8,7 +8,7 @@ import (
 // exactSliding is a sliding window counted exactly: running totals in a
 // dense slice indexed by item handle, plus the buckets to subtract when they
 // expire. Minute-bucket windows share the partition's minute ring; longer
-// buckets keep their own ring of frozen buckets and an open partial bucket
+// buckets keep their own ring of frozen buckets and an open bucket
 // (a map) that the closing minutes fill, frozen when the next bucket starts.
 type exactSliding struct {
 	cfg    WindowConfig
@@ -19,9 +19,9 @@ type exactSliding struct {
 	lo int64 // b == 1: window start last applied; minutes before it were subtracted
 
 	ring       ring // b > 1: closed buckets inside the window, by start
-	partial    map[uint32]uint64
-	pstart     int64
-	hasPartial bool
+	openBucket map[uint32]uint64
+	openStart  int64
+	hasOpen    bool
 }
 
 func newExactSliding(p *Partition, wc WindowConfig) *exactSliding {
@@ -32,7 +32,7 @@ func newExactSliding(p *Partition, wc WindowConfig) *exactSliding {
 		lo:  math.MinInt64,
 	}
 	if w.b > 1 {
-		w.partial = make(map[uint32]uint64)
+		w.openBucket = make(map[uint32]uint64)
 	}
 	p.in.register(&w.totals)
 	return w
@@ -60,7 +60,7 @@ func (w *exactSliding) advance(p *Partition) {
 		w.lo = ws
 		return
 	}
-	if w.hasPartial && w.pstart < floorTo(p.asOf-1, w.b) {
+	if w.hasOpen && w.openStart < floorTo(p.asOf-1, w.b) {
 		w.freeze()
 	}
 	n := 0
@@ -94,11 +94,11 @@ func (w *exactSliding) sub(f *frozen) {
 	}
 }
 
-// freeze turns the partial bucket into a closed one.
+// freeze turns the open bucket into a closed one.
 func (w *exactSliding) freeze() {
-	w.ring = append(w.ring, freezeCounts(w.pstart, w.partial))
-	clear(w.partial)
-	w.hasPartial = false
+	w.ring = append(w.ring, freezeCounts(w.openStart, w.openBucket))
+	clear(w.openBucket)
+	w.hasOpen = false
 }
 
 func (w *exactSliding) addMinute(p *Partition, f *frozen, _, _ []uint64) {
@@ -116,25 +116,25 @@ func (w *exactSliding) addMinute(p *Partition, f *frozen, _, _ []uint64) {
 		return
 	}
 	s := floorTo(f.start, w.b)
-	if w.hasPartial && w.pstart < s {
+	if w.hasOpen && w.openStart < s {
 		w.freeze()
 	}
-	if !w.hasPartial {
-		w.hasPartial, w.pstart = true, s
+	if !w.hasOpen {
+		w.hasOpen, w.openStart = true, s
 	}
 	f.each(func(id uint32, c uint64) {
 		t[id] += c
 		w.sum += c
-		w.addPartial(p, id, c)
+		w.addOpen(p, id, c)
 	})
 }
 
-func (w *exactSliding) addPartial(p *Partition, id uint32, c uint64) {
-	old, ok := w.partial[id]
+func (w *exactSliding) addOpen(p *Partition, id uint32, c uint64) {
+	old, ok := w.openBucket[id]
 	if !ok {
 		p.in.ref(id)
 	}
-	w.partial[id] = old + c
+	w.openBucket[id] = old + c
 }
 
 func (w *exactSliding) accepts(p *Partition, m int64) bool { return m >= w.start(p.asOf) }
@@ -147,10 +147,10 @@ func (w *exactSliding) addLate(p *Partition, m int64, id uint32, c, _ uint64) {
 	}
 	s := floorTo(m, w.b)
 	if nb := floorTo(p.asOf-1, w.b); s == nb {
-		if !w.hasPartial {
-			w.hasPartial, w.pstart = true, nb
+		if !w.hasOpen {
+			w.hasOpen, w.openStart = true, nb
 		}
-		w.addPartial(p, id, c)
+		w.addOpen(p, id, c)
 		return
 	}
 	if w.ring.at(s).add(id, c) {
@@ -183,8 +183,8 @@ func (w *exactSliding) stats(s *Stats) {
 		s.Entries += f.entries()
 		s.Bytes += f.bytes()
 	}
-	s.Entries += len(w.partial)
-	s.Bytes += int64(len(w.partial)) * 36 // measured: a grown map[uint32]uint64
+	s.Entries += len(w.openBucket)
+	s.Bytes += int64(len(w.openBucket)) * 36 // measured: a grown map[uint32]uint64
 }
 
 // exactCalendar is a calendar window counted exactly: one dense slice of

@@ -22,7 +22,7 @@ import (
 // again only when it changed. The calendar and all-time sketches change every minute: each
 // is a stored base plus a journal of its updates since (journal.go), stored whole about
 // once an hour (copied under the lock, encoded outside it). Accumulators that
-// the kept buckets determine are not stored at all: a partial hourly bucket is the sum of
+// the kept buckets determine are not stored at all: an open hourly bucket is the sum of
 // the minute ring's minutes since the hour began, an exact calendar period's totals are
 // the sum of the buckets since it began, and a sliding sketch window's open bucket is the
 // sketch of those sums (standard update adds, so the order does not matter). Restore sums
@@ -435,7 +435,7 @@ func (inc *incEncoder) derivable(start int64) bool {
 
 // source returns a function that offers every exact count of the minutes [start, asOf) from
 // the kept buckets, preferring the coarsest ring that covers them, and false if none does.
-// A partial bucket it reads must be in place (restored or derived) before the call.
+// An open bucket it reads must be in place (restored or derived) before the call.
 func (p *Partition) source(start int64) (func(fn func(id uint32, c uint64)), bool) {
 	var best *exactSliding
 	for _, w := range p.wins {
@@ -451,7 +451,7 @@ func (p *Partition) source(start int64) (func(fn func(id uint32, c uint64)), boo
 					f.each(fn)
 				}
 			}
-			for id, c := range w.partial {
+			for id, c := range w.openBucket {
 				fn(id, c)
 			}
 		}, true
@@ -468,19 +468,19 @@ func (p *Partition) source(start int64) (func(fn func(id uint32, c uint64)), boo
 	return nil, false
 }
 
-// incPartial writes an hourly (or daily) window's partial bucket: 0 none, 1 stored (as
+// incOpenBucket writes an hourly (or daily) window's open bucket: 0 none, 1 stored (as
 // version 3 does), 2 the sum of the minute ring's minutes since it began.
-func (e *encoder) incPartial(w *exactSliding) {
+func (e *encoder) incOpenBucket(w *exactSliding) {
 	p := e.inc.p
 	switch {
-	case !w.hasPartial:
+	case !w.hasOpen:
 		e.uv(0)
-	case p.keep > 0 && p.asOf-p.keep <= w.pstart:
+	case p.keep > 0 && p.asOf-p.keep <= w.openStart:
 		e.uv(2)
 	default:
 		e.uv(1)
-		e.sv(w.pstart)
-		e.counts(w.partial)
+		e.sv(w.openStart)
+		e.counts(w.openBucket)
 	}
 }
 
@@ -508,9 +508,9 @@ type incDecoder struct {
 	pieces  []parsedPiece
 	used    []bool
 	// what Restore derives once everything is read
-	partials []*exactSliding
-	derive   []*exactCalendar
-	openSk   []*sketchSliding
+	openBuckets []*exactSliding
+	derive      []*exactCalendar
+	openSk      []*sketchSliding
 }
 
 type parsedPiece struct {
@@ -705,25 +705,25 @@ func (d *decoder) incSketchPiece(p *Partition, conservative bool) (*sketch.Sketc
 	return pp.sk, pp.name
 }
 
-// incPartial reads an hourly (or daily) window's partial bucket (see encoder.incPartial).
-func (d *decoder) incPartial(p *Partition, w *exactSliding, nb int64) {
+// incOpenBucket reads an hourly (or daily) window's open bucket (see encoder.incOpenBucket).
+func (d *decoder) incOpenBucket(p *Partition, w *exactSliding, nb int64) {
 	switch d.uv() {
 	case 0:
 	case 1:
-		w.hasPartial, w.pstart = true, d.sv()
-		if d.err == nil && w.pstart != nb {
-			d.fail("%s: partial bucket %d, want %d", w.cfg.Name, w.pstart, nb)
+		w.hasOpen, w.openStart = true, d.sv()
+		if d.err == nil && w.openStart != nb {
+			d.fail("%s: open bucket %d, want %d", w.cfg.Name, w.openStart, nb)
 		}
-		d.counts(p, w.partial)
+		d.counts(p, w.openBucket)
 	case 2:
 		if !p.started || p.keep == 0 || p.asOf-p.keep > nb {
-			d.fail("%s: a derived partial bucket the minute ring does not cover", w.cfg.Name)
+			d.fail("%s: a derived open bucket the minute ring does not cover", w.cfg.Name)
 			return
 		}
-		w.pstart = nb
-		d.inc.partials = append(d.inc.partials, w)
+		w.openStart = nb
+		d.inc.openBuckets = append(d.inc.openBuckets, w)
 	default:
-		d.fail("%s: partial bucket flag", w.cfg.Name)
+		d.fail("%s: open bucket flag", w.cfg.Name)
 	}
 }
 
@@ -758,19 +758,19 @@ func (d *decoder) incSketchSliding(p *Partition, w *sketchSliding) {
 }
 
 // deriveIncremental sums what an incremental snapshot left out, in dependency order: the
-// partial buckets from the minute ring, then the calendar totals and the open sketch
+// open buckets from the minute ring, then the calendar totals and the open sketch
 // buckets from the buckets.
 func (p *Partition) deriveIncremental(inc *incDecoder) error {
-	for _, w := range inc.partials {
+	for _, w := range inc.openBuckets {
 		for _, f := range p.minutes {
-			if f.start >= w.pstart {
-				f.each(func(id uint32, c uint64) { w.addPartial(p, id, c) })
+			if f.start >= w.openStart {
+				f.each(func(id uint32, c uint64) { w.addOpen(p, id, c) })
 			}
 		}
-		if len(w.partial) == 0 {
-			return fmt.Errorf("%w: %s: derived partial bucket is empty", ErrCorrupt, w.cfg.Name)
+		if len(w.openBucket) == 0 {
+			return fmt.Errorf("%w: %s: derived open bucket is empty", ErrCorrupt, w.cfg.Name)
 		}
-		w.hasPartial = true
+		w.hasOpen = true
 	}
 	// The calendar totals (which reference their items) and the open sketch buckets (which
 	// only read the buckets and the item names) on two cores.

@@ -66,11 +66,11 @@ type liveSpec struct {
 	from, to int64
 
 	// Exact windows: the running totals and the buckets closing the open minutes would
-	// expire (and a sliding window's partial bucket, when even that would).
-	totals   []uint64
-	sum      uint64
-	expiring []*frozen
-	partial  map[uint32]uint64
+	// expire (and a sliding window's open bucket, when even that would).
+	totals     []uint64
+	sum        uint64
+	expiring   []*frozen
+	openBucket map[uint32]uint64
 	// Exact sliding windows: the window's start once the open minutes closed (ws: buckets
 	// starting before it expire) and now (sws: the state holds nothing before it), and the
 	// bucket length in minutes.
@@ -115,7 +115,7 @@ func (p *Partition) Live(name string) (List, error) {
 		for _, f := range spec.expiring {
 			dsum -= subtract(d, f)
 		}
-		for id, c := range spec.partial {
+		for id, c := range spec.openBucket {
 			d[id] -= int64(c)
 			dsum -= int64(c)
 		}
@@ -265,8 +265,8 @@ func (w *exactSliding) liveSpec(p *Partition, ov *overlay) liveSpec {
 		}
 		s.expiring = append(s.expiring, f)
 	}
-	if w.hasPartial && w.pstart < ws {
-		s.partial = w.partial
+	if w.hasOpen && w.openStart < ws {
+		s.openBucket = w.openBucket
 	}
 	return s
 }
@@ -919,10 +919,10 @@ func (r *liveRound) count(i int, lo, hi int64) uint64 {
 }
 
 // fragile reports whether an exact sliding window's live counts change as a minute closes:
-// when an expiring bucket is still being filled (a partial bucket). It takes a lateness
+// when an expiring bucket is still being filled (an open bucket). It takes a lateness
 // about the window's length; such a window is rebuilt at every call. (An open minute before
 // the window's start is not counted, and once closed it expires: no change.)
-func fragile(spec *liveSpec) bool { return spec.partial != nil }
+func fragile(spec *liveSpec) bool { return spec.openBucket != nil }
 
 // openIn reports whether an open minute lies in [lo, hi).
 func (p *Partition) openIn(lo, hi int64) bool {
@@ -953,7 +953,7 @@ func (c *liveCache) exactPrepare(p *Partition, ls *liveState, spec liveSpec, r *
 	c.spec = spec
 	c.touchSpan(&spec, c.ws)
 	c.expire(ls, &c.spec)
-	c.noX = len(spec.expiring) == 0 && spec.partial == nil
+	c.noX = len(spec.expiring) == 0 && spec.openBucket == nil
 	if !c.noX && len(c.bsum) > 0 {
 		// A late event in an expiring bucket changes its sum.
 		for _, t := range ls.touches {
@@ -989,13 +989,13 @@ func (c *liveCache) exactList(p *Partition, ls *liveState, r *liveRound) List {
 	for _, f := range spec.expiring {
 		xSum += c.bucketSum(f)
 	}
-	for _, n := range spec.partial {
+	for _, n := range spec.openBucket {
 		xSum += n
 	}
 	l.Total = spec.sum + ls.oSum(p, spec.lo, spec.hi) - xSum
 	l.Items = c.items(p)
 	var xs map[uint32]uint64
-	if len(p.tracked) > 0 && (len(spec.expiring) > 0 || spec.partial != nil) {
+	if len(p.tracked) > 0 && (len(spec.expiring) > 0 || spec.openBucket != nil) {
 		xs = p.expiringCounts(&spec)
 	}
 	l.Tracked = p.liveTracked(&spec, func(id uint32) uint64 { return xs[id] })
@@ -1025,7 +1025,7 @@ func (c *liveCache) rebuildExact(p *Partition, ls *liveState, spec liveSpec, r *
 		f.each(func(id uint32, n uint64) { xs[id] += n; s += n })
 		c.bsum[f] = s
 	}
-	for id, n := range spec.partial {
+	for id, n := range spec.openBucket {
 		xs[id] += n
 	}
 	bits := p.changedBits(len(spec.totals))

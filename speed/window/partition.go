@@ -122,7 +122,7 @@ type Stats struct {
 	// OpenMinutes and OpenEntries describe the minutes still open.
 	OpenMinutes, OpenEntries int
 	// Entries is the number of (bucket, item) entries in closed exact
-	// buckets (the minute ring and the hourly and daily rings) and partial
+	// buckets (the minute ring and the hourly and daily rings) and open
 	// buckets. A late event for an item already in a closed bucket adds a
 	// side entry, counted here separately.
 	Entries int

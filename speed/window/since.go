@@ -15,7 +15,7 @@ const MaxSinceDays = 62
 
 // since counts every item exactly from the time boundary B up to the watermark: the speed
 // side of the all-time hybrid (the batch layer's exact totals before B plus these counts
-// from B). It keeps one frozen bucket per closed UTC day and a partial bucket (a map) for
+// from B). It keeps one frozen bucket per closed UTC day and an open bucket (a map) for
 // the open day, with running totals over them, like a sliding window of daily buckets; but
 // its start is B, which the runtime moves forward (SetBoundary) when the batch publishes a
 // newer base, rather than a length. Days before B are subtracted and dropped. Without a
@@ -30,13 +30,13 @@ type since struct {
 	sum    uint64
 
 	ring       ring // closed day buckets at or after lo, by start
-	partial    map[uint32]uint64
-	pstart     int64
-	hasPartial bool
+	openBucket map[uint32]uint64
+	openStart  int64
+	hasOpen    bool
 }
 
 func newSince(p *Partition, days int) *since {
-	s := &since{days: int64(days), boundary: noMinute, from: minEventMs / minuteMs, partial: make(map[uint32]uint64)}
+	s := &since{days: int64(days), boundary: noMinute, from: minEventMs / minuteMs, openBucket: make(map[uint32]uint64)}
 	p.in.register(&s.totals)
 	return s
 }
@@ -57,7 +57,7 @@ func (s *since) lo(asOf int64) int64 {
 // advance drops the days before lo and freezes the open day when the next one starts.
 func (s *since) advance(p *Partition) {
 	lo := s.lo(p.asOf)
-	if s.hasPartial && s.pstart < floorTo(p.asOf-1, dayMinutes) {
+	if s.hasOpen && s.openStart < floorTo(p.asOf-1, dayMinutes) {
 		s.freeze()
 	}
 	n := 0
@@ -69,17 +69,17 @@ func (s *since) advance(p *Partition) {
 	if n > 0 {
 		s.ring.popFront(n)
 	}
-	if s.hasPartial && s.pstart < lo {
+	if s.hasOpen && s.openStart < lo {
 		s.sub(func(fn func(uint32, uint64)) {
-			for id, c := range s.partial {
+			for id, c := range s.openBucket {
 				fn(id, c)
 			}
 		})
-		for id := range s.partial {
+		for id := range s.openBucket {
 			p.in.unref(id)
 		}
-		clear(s.partial)
-		s.hasPartial = false
+		clear(s.openBucket)
+		s.hasOpen = false
 	}
 	// Days past SinceDays are lost for good; days before B were not wanted.
 	s.from = max(s.from, s.keep(p.asOf))
@@ -96,17 +96,17 @@ func (s *since) sub(each func(func(uint32, uint64))) {
 }
 
 func (s *since) freeze() {
-	s.ring = append(s.ring, freezeCounts(s.pstart, s.partial))
-	clear(s.partial)
-	s.hasPartial = false
+	s.ring = append(s.ring, freezeCounts(s.openStart, s.openBucket))
+	clear(s.openBucket)
+	s.hasOpen = false
 }
 
-func (s *since) addPartial(p *Partition, id uint32, c uint64) {
-	old, ok := s.partial[id]
+func (s *since) addOpen(p *Partition, id uint32, c uint64) {
+	old, ok := s.openBucket[id]
 	if !ok {
 		p.in.ref(id)
 	}
-	s.partial[id] = old + c
+	s.openBucket[id] = old + c
 }
 
 // addMinute counts a minute that has just closed.
@@ -115,16 +115,16 @@ func (s *since) addMinute(p *Partition, f *frozen) {
 		return
 	}
 	d := floorTo(f.start, dayMinutes)
-	if s.hasPartial && s.pstart < d {
+	if s.hasOpen && s.openStart < d {
 		s.freeze()
 	}
-	if !s.hasPartial {
-		s.hasPartial, s.pstart = true, d
+	if !s.hasOpen {
+		s.hasOpen, s.openStart = true, d
 	}
 	f.each(func(id uint32, c uint64) {
 		s.totals[id] += c
 		s.sum += c
-		s.addPartial(p, id, c)
+		s.addOpen(p, id, c)
 	})
 }
 
@@ -136,10 +136,10 @@ func (s *since) addLate(p *Partition, m int64, id uint32, c uint64) {
 	s.sum += c
 	d := floorTo(m, dayMinutes)
 	if nb := floorTo(p.asOf-1, dayMinutes); d == nb {
-		if !s.hasPartial {
-			s.hasPartial, s.pstart = true, nb
+		if !s.hasOpen {
+			s.hasOpen, s.openStart = true, nb
 		}
-		s.addPartial(p, id, c)
+		s.addOpen(p, id, c)
 		return
 	}
 	if s.ring.at(d).add(id, c) {
@@ -164,8 +164,8 @@ func (s *since) stats(st *Stats) {
 		st.Entries += f.entries()
 		st.Bytes += f.bytes()
 	}
-	st.Entries += len(s.partial)
-	st.Bytes += int64(len(s.partial)) * 36
+	st.Entries += len(s.openBucket)
+	st.Bytes += int64(len(s.openBucket)) * 36
 }
 
 // SinceList is a partition's exact counts since the time boundary (Partition.Since).

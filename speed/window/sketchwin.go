@@ -200,7 +200,7 @@ type sketchSliding struct {
 	cfg     WindowConfig
 	b, n    int64
 	running *sketch.Sketch
-	buckets []sbucket // by start; the newest is the open partial bucket
+	buckets []sbucket // by start; the newest is the open bucket
 	cands   candidates
 }
 

@@ -187,13 +187,13 @@ func (w *exactSliding) encodeState(e *encoder) error {
 	}
 	e.ring(w.ring)
 	if e.inc != nil {
-		e.incPartial(w)
+		e.incOpenBucket(w)
 		return nil
 	}
-	e.bool(w.hasPartial)
-	if w.hasPartial {
-		e.sv(w.pstart)
-		e.counts(w.partial)
+	e.bool(w.hasOpen)
+	if w.hasOpen {
+		e.sv(w.openStart)
+		e.counts(w.openBucket)
 	}
 	return nil
 }
@@ -318,10 +318,10 @@ func (s *since) encodeState(e *encoder) {
 	e.sv(s.boundary)
 	e.sv(s.from)
 	e.ring(s.ring)
-	e.bool(s.hasPartial)
-	if s.hasPartial {
-		e.sv(s.pstart)
-		e.counts(s.partial)
+	e.bool(s.hasOpen)
+	if s.hasOpen {
+		e.sv(s.openStart)
+		e.counts(s.openBucket)
 	}
 }
 
@@ -768,7 +768,7 @@ func (d *decoder) ring(p *Partition, b, lo, hi int64) ring {
 	return r
 }
 
-// counts reads a map of counts (an open minute or partial bucket), each
+// counts reads a map of counts (an open minute or an open bucket), each
 // holding a reference on its item.
 func (d *decoder) counts(p *Partition, m map[uint32]uint64) {
 	d.entries(func(id uint32, c uint64) {
@@ -888,7 +888,7 @@ func (d *decoder) partition(p *Partition) error {
 		for _, f := range drop.ring {
 			f.release(p.in)
 		}
-		for id := range drop.partial {
+		for id := range drop.openBucket {
 			p.in.unref(id)
 		}
 	}
@@ -1032,15 +1032,15 @@ func (w *exactSliding) decodeState(d *decoder, p *Partition) {
 	nb := floorTo(p.asOf-1, w.b)
 	w.ring = d.ring(p, w.b, w.start(p.asOf), nb)
 	if d.inc != nil {
-		d.incPartial(p, w, nb)
+		d.incOpenBucket(p, w, nb)
 		return
 	}
 	if d.bool() {
-		w.hasPartial, w.pstart = true, d.sv()
-		if d.err == nil && w.pstart != nb {
-			d.fail("%s: partial bucket %d, want %d", w.cfg.Name, w.pstart, nb)
+		w.hasOpen, w.openStart = true, d.sv()
+		if d.err == nil && w.openStart != nb {
+			d.fail("%s: open bucket %d, want %d", w.cfg.Name, w.openStart, nb)
 		}
-		d.counts(p, w.partial)
+		d.counts(p, w.openBucket)
 	}
 }
 
@@ -1211,7 +1211,7 @@ func (d *decoder) since(p *Partition) (drop *since) {
 	if d.version >= snapVersion && d.bool() {
 		s := p.since
 		if s == nil {
-			s = &since{partial: map[uint32]uint64{}}
+			s = &since{openBucket: map[uint32]uint64{}}
 			drop = s
 		}
 		s.decodeState(d, p)
@@ -1245,11 +1245,11 @@ func (s *since) decodeState(d *decoder, p *Partition) {
 	}
 	s.ring = d.ring(p, dayMinutes, lo, max(nb, lo))
 	if d.bool() {
-		s.hasPartial, s.pstart = true, d.sv()
-		if d.err == nil && (s.pstart != nb || nb < lo || !p.started) {
-			d.fail("since: partial bucket %d, want %d", s.pstart, nb)
+		s.hasOpen, s.openStart = true, d.sv()
+		if d.err == nil && (s.openStart != nb || nb < lo || !p.started) {
+			d.fail("since: open bucket %d, want %d", s.openStart, nb)
 		}
-		d.counts(p, s.partial)
+		d.counts(p, s.openBucket)
 	}
 	if cur != 0 {
 		s.days = cur
@@ -1284,7 +1284,7 @@ func (p *Partition) derive() error {
 
 // derive sums the window's totals from its buckets: the minutes of the
 // partition's minute ring inside the window when the buckets are minutes,
-// else its own ring and partial bucket.
+// else its own ring and open bucket.
 func (w *exactSliding) derive(p *Partition) error {
 	if !p.started {
 		return nil
@@ -1309,7 +1309,7 @@ func (w *exactSliding) derive(p *Partition) error {
 		for _, f := range w.ring {
 			f.each(add)
 		}
-		for id, c := range w.partial {
+		for id, c := range w.openBucket {
 			add(id, c)
 		}
 	}
@@ -1330,7 +1330,7 @@ func (w *sketchSliding) derive() error {
 }
 
 // derive sums the totals since the boundary from the day buckets and the
-// partial day.
+// open day.
 func (s *since) derive() error {
 	bad := false
 	add := func(id uint32, c uint64) {
@@ -1341,7 +1341,7 @@ func (s *since) derive() error {
 	for _, f := range s.ring {
 		f.each(add)
 	}
-	for id, c := range s.partial {
+	for id, c := range s.openBucket {
 		add(id, c)
 	}
 	if bad {

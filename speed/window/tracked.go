@@ -180,7 +180,7 @@ func expiringOf[V any](spec *liveSpec, wanted map[uint32]V, into map[uint32]uint
 	for _, f := range spec.expiring {
 		f.each(add)
 	}
-	for id, n := range spec.partial {
+	for id, n := range spec.openBucket {
 		add(id, n)
 	}
 }

@@ -474,14 +474,14 @@ func checkInvariants(t *testing.T, p *Partition) {
 						t.Fatalf("%s: ring bucket %d out of order or outside [%d, %d)", w.cfg.Name, f.start, ws, nb)
 					}
 				}
-				if w.hasPartial && w.pstart != nb {
-					t.Fatalf("%s: partial bucket %d, newest bucket is %d", w.cfg.Name, w.pstart, nb)
+				if w.hasOpen && w.openStart != nb {
+					t.Fatalf("%s: open bucket %d, newest bucket is %d", w.cfg.Name, w.openStart, nb)
 				}
 				for _, f := range w.ring {
 					countFrozen(f)
 					addF(f)
 				}
-				for id, c := range w.partial {
+				for id, c := range w.openBucket {
 					refs[id]++
 					want[id] += c
 					n += c
@@ -564,7 +564,7 @@ func checkInvariants(t *testing.T, p *Partition) {
 				t.Fatalf("since: day bucket %d before lo %d or not a day", f.start, sc.lo(p.asOf))
 			}
 		}
-		for id, c := range sc.partial {
+		for id, c := range sc.openBucket {
 			refs[id]++
 			want[id] += c
 			n += c
