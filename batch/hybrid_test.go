@@ -135,7 +135,7 @@ func (r *hybridRig) check(l model.List, asOf time.Time) {
 	truth := r.f.truthBefore(asOf)
 	want := rank(truth)[:r.k]
 	if l.Exact {
-		if l.ErrorBound != nil || l.Partial || !slices.Equal(l.Items, want) {
+		if l.ErrorBound != nil || l.Incomplete || !slices.Equal(l.Items, want) {
 			r.t.Fatalf("exact all-time list as of %s:\n got %v\nwant %v", l.AsOf, l.Items, want)
 		}
 		return

@@ -317,8 +317,11 @@ type List struct {
 	// count, summed over partitions: they arrived after the window had closed (its end plus
 	// the allowed lateness had passed on their partition). The archive has them, so the
 	// batch's exact list includes them. Always 0 on live lists.
-	DroppedLate     uint64 `json:"dropped_late"`
-	Partial         bool   `json:"partial"`
+	DroppedLate uint64 `json:"dropped_late"`
+	// Incomplete (JSON "partial", kept for the wire) says some partition's counts may be
+	// missing: StalePartitions names them (stale, silent, or out of group values). The Go
+	// name is not Partial because model.Partial is one partition's list on the wire.
+	Incomplete      bool   `json:"partial"`
 	StalePartitions []int  `json:"stale_partitions,omitempty"`
 	ErrorBound      *Bound `json:"error_bound,omitempty"`
 	// Baseline: trending-topics lists only (speed layer).

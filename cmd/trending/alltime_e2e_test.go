@@ -95,12 +95,12 @@ func upAllTimeExact(t *testing.T, now time.Time, broker string, extra []string) 
 	}
 
 	type list struct {
-		AsOf     time.Time `json:"as_of"`
-		Source   string    `json:"source"`
-		Exact    bool      `json:"exact"`
-		Partial  bool      `json:"partial"`
-		Boundary time.Time `json:"boundary"`
-		Items    []struct {
+		AsOf       time.Time `json:"as_of"`
+		Source     string    `json:"source"`
+		Exact      bool      `json:"exact"`
+		Incomplete bool      `json:"partial"`
+		Boundary   time.Time `json:"boundary"`
+		Items      []struct {
 			ItemID string `json:"item_id"`
 			Views  uint64 `json:"views"`
 			Exact  bool   `json:"exact"`
@@ -118,9 +118,9 @@ func upAllTimeExact(t *testing.T, now time.Time, broker string, extra []string) 
 	})
 	t.Logf("window=all exact %.0fs after the stream was in Kafka: as of %s, boundary %s", time.Since(started).Seconds(),
 		got.AsOf.Format(time.RFC3339), got.Boundary.Format(time.RFC3339))
-	if !got.Boundary.Equal(midnight) || got.Source != "speed" || got.Partial || len(got.Items) != listK {
+	if !got.Boundary.Equal(midnight) || got.Source != "speed" || got.Incomplete || len(got.Items) != listK {
 		t.Fatalf("all-time list: boundary %s (want %s), source %s (want the speed layer's hybrid), partial %t, %d items (want %d)",
-			got.Boundary, midnight, got.Source, got.Partial, len(got.Items), listK)
+			got.Boundary, midnight, got.Source, got.Incomplete, len(got.Items), listK)
 	}
 	// Exact: every count equals the truth of all time through as_of, in the truth's order (a
 	// tie at the cut may list either item).

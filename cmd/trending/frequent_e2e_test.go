@@ -135,13 +135,13 @@ func upFrequent(t *testing.T, broker string, extra []string) {
 				var code int
 				var b string
 				l, code, b = list(c.path)
-				return code == 200 && !l.AsOf.Before(last) && l.Frequent && !l.Partial, b
+				return code == 200 && !l.AsOf.Before(last) && l.Frequent && !l.Incomplete, b
 			})
 			// Settled: the same list twice, 2 s apart, every partition in it.
 			for {
 				time.Sleep(2 * time.Second)
 				again, _, _ := list(c.path)
-				if again.Version == l.Version && !again.Partial {
+				if again.Version == l.Version && !again.Incomplete {
 					break
 				}
 				l = again

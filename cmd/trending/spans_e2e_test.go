@@ -194,7 +194,7 @@ func upSpans(t *testing.T, broker string, ps spansPreset, extra ...string) {
 					q := query(span, region) + "&start=" + model.Period(span).Align(end).Format(time.RFC3339)
 					c, b := get(q)
 					var l api.ListResponse
-					if c != 200 || json.Unmarshal(b, &l) != nil || l.Partial || l.Status != model.StatusLive {
+					if c != 200 || json.Unmarshal(b, &l) != nil || l.Incomplete || l.Status != model.StatusLive {
 						continue
 					}
 					if !l.WindowStart.IsZero() || l.AsOf.After(end) {
@@ -216,7 +216,7 @@ func upSpans(t *testing.T, broker string, ps spansPreset, extra ...string) {
 					q := query(win, region)
 					c, b := get(q)
 					var l api.ListResponse
-					if c != 200 || json.Unmarshal(b, &l) != nil || !l.AsOf.Equal(end) || l.Partial {
+					if c != 200 || json.Unmarshal(b, &l) != nil || !l.AsOf.Equal(end) || l.Incomplete {
 						ok = false
 						cur += fmt.Sprintf("%s: %d %.300s; ", q, c, b)
 						continue

@@ -105,8 +105,8 @@ func checkFrequentServed(t *testing.T, ctx context.Context, st *chstore.Store, k
 		if l, err = st.Get(ctx, key); err != nil {
 			return false, err.Error()
 		}
-		if !l.Frequent || l.Partial || len(l.Items) != 10 {
-			return false, fmt.Sprintf("%s list, frequent %v, partial %v, %d items", l.Source, l.Frequent, l.Partial, len(l.Items))
+		if !l.Frequent || l.Incomplete || len(l.Items) != 10 {
+			return false, fmt.Sprintf("%s list, frequent %v, partial %v, %d items", l.Source, l.Frequent, l.Incomplete, len(l.Items))
 		}
 		for _, it := range l.Items {
 			if v := truth[it.ItemID]; v < it.Views || v > it.ViewsUpper {

@@ -94,7 +94,7 @@ func TestFaultKafkaRestart(t *testing.T) {
 	want := truth.Range(hour, hour.Add(time.Hour)).Top(100)
 	waitSpeedList(t, ctx, merger, storePath, model.Key{Window: "hour", Start: hour}, 60*time.Second, func(l model.List) string {
 		if !sameList(l.Items, want) {
-			return fmt.Sprintf("hour list (status %s, as of %s, partial %v) differs from the truth", l.Status, l.AsOf.Format(time.RFC3339), l.Partial)
+			return fmt.Sprintf("hour list (status %s, as of %s, partial %v) differs from the truth", l.Status, l.AsOf.Format(time.RFC3339), l.Incomplete)
 		}
 		return ""
 	})

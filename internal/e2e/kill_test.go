@@ -278,7 +278,7 @@ func TestKill9Pipeline(t *testing.T) {
 			return false, speedLast
 		}
 		if !sameList(lo.Items, wantOpen) {
-			speedLast = fmt.Sprintf("open hour list (status %s, as of %s, partial %v) differs from the truth", lo.Status, lo.AsOf.Format(time.RFC3339), lo.Partial)
+			speedLast = fmt.Sprintf("open hour list (status %s, as of %s, partial %v) differs from the truth", lo.Status, lo.AsOf.Format(time.RFC3339), lo.Incomplete)
 			return false, speedLast
 		}
 		lc, err := ss.Get(ctx, model.Key{Window: "hour", Start: closed})

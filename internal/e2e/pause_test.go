@@ -174,7 +174,7 @@ func TestPausedSpeedWorker(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		return sameList(l.Items, want), fmt.Sprintf("as of %s, partial %v", l.AsOf.Format(time.RFC3339), l.Partial)
+		return sameList(l.Items, want), fmt.Sprintf("as of %s, partial %v", l.AsOf.Format(time.RFC3339), l.Incomplete)
 	})
 	close(stopWatch)
 	<-watched

@@ -83,7 +83,7 @@ func arrowMetadata(l model.List) arrow.Metadata {
 	window, region := listNames(l)
 	keys := []string{"window", "as_of", "version", "source", "status", "exact", "dropped_late", "partial", "computed_at"}
 	vals := []string{window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
-		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Partial), rfc3339(l.ComputedAt)}
+		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Incomplete), rfc3339(l.ComputedAt)}
 	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
 	if region != "" {
 		add("region", region)

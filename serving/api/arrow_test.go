@@ -83,7 +83,7 @@ func compareMetadata(t *testing.T, md map[string]string, want ListResponse) {
 	ts := func(tm time.Time) string { return tm.Format(time.RFC3339Nano) }
 	exp := map[string]string{"window": want.Window, "as_of": ts(want.AsOf), "version": strconv.FormatInt(want.Version, 10),
 		"source": string(want.Source), "status": string(want.Status), "exact": strconv.FormatBool(want.Exact),
-		"dropped_late": strconv.FormatUint(want.DroppedLate, 10), "partial": strconv.FormatBool(want.Partial),
+		"dropped_late": strconv.FormatUint(want.DroppedLate, 10), "partial": strconv.FormatBool(want.Incomplete),
 		"computed_at": ts(want.ComputedAt)}
 	if !want.Start.IsZero() {
 		exp["start"], exp["end"] = ts(want.Start), ts(want.End)

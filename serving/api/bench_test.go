@@ -71,7 +71,7 @@ func BenchmarkTrendingHour(b *testing.B) {
 		for b.Loop() {
 			l := e.list
 			resp := ListResponse{Window: l.Window, AsOf: l.AsOf, AgeSeconds: int64(time.Since(l.AsOf).Seconds()), Version: l.Version,
-				Source: l.Source, Exact: l.Exact, Partial: l.Partial, StalePartitions: l.StalePartitions, ErrorBound: l.ErrorBound,
+				Source: l.Source, Exact: l.Exact, Incomplete: l.Incomplete, StalePartitions: l.StalePartitions, ErrorBound: l.ErrorBound,
 				ComputedAt: l.ComputedAt, Items: make([]ItemResponse, len(l.Items))}
 			for i, it := range l.Items {
 				resp.Items[i] = ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, Views: it.Views, Exact: it.Exact}

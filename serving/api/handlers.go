@@ -171,7 +171,7 @@ func (s *Server) handleWindows(w http.ResponseWriter, r *http.Request) {
 			ws.Status = string(l.Status)
 			asOf, computed := l.AsOf, l.ComputedAt
 			ws.Source, ws.Version, ws.AsOf, ws.ComputedAt = l.Source, l.Version, &asOf, &computed
-			ws.Items, ws.Partial, ws.DroppedLate, ws.Reconciliation = len(l.Items), l.Partial, l.DroppedLate, l.Reconciliation
+			ws.Items, ws.Incomplete, ws.DroppedLate, ws.Reconciliation = len(l.Items), l.Incomplete, l.DroppedLate, l.Reconciliation
 		}
 		resp.Counts[ws.Status]++
 		resp.Windows = append(resp.Windows, ws)

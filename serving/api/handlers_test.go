@@ -31,7 +31,7 @@ func TestTrendingLive(t *testing.T) {
 	got := decode[ListResponse](t, w)
 	want := seedLists()[0]
 	if got.Window != "hour" || got.Version != want.Version || got.Source != model.SourceSpeed || got.Exact ||
-		!got.Partial || len(got.StalePartitions) != 2 || got.ErrorBound == nil || got.ErrorBound.Probability != 0.993 ||
+		!got.Incomplete || len(got.StalePartitions) != 2 || got.ErrorBound == nil || got.ErrorBound.Probability != 0.993 ||
 		!got.AsOf.Equal(want.AsOf) || !got.Start.IsZero() || !got.WindowStart.Equal(want.WindowStart) || !got.WindowEnd.Equal(want.AsOf) {
 		t.Fatalf("list fields: %+v", got)
 	}
@@ -724,7 +724,7 @@ func TestTopics(t *testing.T) {
 			{Rank: 1, ItemID: "#quake", Views: 3000, Score: 61, NoHistory: true},
 			{Rank: 2, ItemID: "#marathon", Views: 3700, Score: 15.1, Expected: 198, NewShare: 0.02},
 		}
-		if l.Window != "topics/eu/surge" || !l.Partial || l.ErrorBound == nil || len(l.Items) != 2 || l.Items[0] != want[0] || l.Items[1] != want[1] {
+		if l.Window != "topics/eu/surge" || !l.Incomplete || l.ErrorBound == nil || len(l.Items) != 2 || l.Items[0] != want[0] || l.Items[1] != want[1] {
 			t.Fatalf("got %+v", l)
 		}
 		if strings.Contains(w.Body.String(), `"review"`) {

@@ -46,13 +46,13 @@ func seedLists() []model.List {
 			hourLive.Items[i].Thumbnail = fmt.Sprintf("https://img.example/v%d.jpg?s=160&t=<%d>", i, i)
 		}
 	}
-	hourLive.Partial, hourLive.StalePartitions = true, []int{3, 7}
+	hourLive.Incomplete, hourLive.StalePartitions = true, []int{3, 7}
 	hourLive.WindowStart, hourLive.WindowEnd = hourLive.AsOf.Add(-time.Hour), hourLive.AsOf // the last 60 minutes, open minute included
 	batch := storetest.MakeList("hour", t0.Add(-time.Hour), 100, model.SourceBatch, 10, 500)
 	batch.Reconciliation = &model.Reconciliation{SpeedVersion: 29, RecallAtK: 0.9, MaxAbsError: 12, MeanAbsError: 3.5, MaxRelError: 0.02, SpeedDroppedLate: 4}
 	batch.Fingerprint = "sha256:abc"
 	topicsEU := model.List{Window: model.TopicsList, Group: "eu", Score: "surge", AsOf: t0.Add(29 * time.Minute), Version: 31, Source: model.SourceSpeed, Status: model.StatusLive,
-		ComputedAt: t0.Add(29 * time.Minute), Partial: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},
+		ComputedAt: t0.Add(29 * time.Minute), Incomplete: true, StalePartitions: []int{2}, ErrorBound: &model.Bound{MaxOvercount: 20.2, Probability: 0.993},
 		Baseline: &model.Baseline{Days: 5, Wanted: 7, Unavailable: 2, MaxOvercount: 20.1},
 		Items: []model.Item{
 			{Rank: 1, ItemID: "#quake", Views: 3000, Topic: &model.Topic{Score: 61, NoHistory: true}},

@@ -77,7 +77,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		Status          model.Status          `json:"status"`
 		Exact           bool                  `json:"exact"`
 		DroppedLate     uint64                `json:"dropped_late"`
-		Partial         bool                  `json:"partial"`
+		Incomplete      bool                  `json:"partial"`
 		StalePartitions []int                 `json:"stale_partitions,omitempty"`
 		ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
 		Baseline        *model.Baseline       `json:"baseline,omitempty"`
@@ -88,7 +88,7 @@ func newEntry(l model.List, maxItems int) *entry {
 		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
 		Frequent        bool                  `json:"frequent,omitempty"`
 		Guarantee       string                `json:"guarantee,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Partial, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds,
+	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Incomplete, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds,
 		l.Frequent, guarantee(l)}
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
@@ -241,7 +241,7 @@ func guarantee(l model.List) string {
 		return ""
 	}
 	g := Guarantee(l.Cutoff)
-	if l.Partial {
+	if l.Incomplete {
 		g += " from the partitions that reported (stale_partitions lists the others)"
 	}
 	return g

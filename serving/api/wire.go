@@ -23,13 +23,14 @@ type ListResponse struct {
 	WindowEnd   time.Time `json:"window_end,omitzero"`
 	AsOf        time.Time `json:"as_of"`
 	// AgeSeconds is how old the list is at the time of the response: now minus as_of.
-	AgeSeconds      int64        `json:"age_seconds"`
-	Version         int64        `json:"version"`
-	Source          model.Source `json:"source"`
-	Status          model.Status `json:"status"` // live, provisional or exact
-	Exact           bool         `json:"exact"`
-	DroppedLate     uint64       `json:"dropped_late"`
-	Partial         bool         `json:"partial"`
+	AgeSeconds  int64        `json:"age_seconds"`
+	Version     int64        `json:"version"`
+	Source      model.Source `json:"source"`
+	Status      model.Status `json:"status"` // live, provisional or exact
+	Exact       bool         `json:"exact"`
+	DroppedLate uint64       `json:"dropped_late"`
+	// Incomplete is the JSON "partial": model.List.Incomplete.
+	Incomplete      bool         `json:"partial"`
 	StalePartitions []int        `json:"stale_partitions,omitempty"`
 	ErrorBound      *model.Bound `json:"error_bound,omitempty"`
 	// Baseline: topics lists only (model.Baseline).
@@ -110,7 +111,7 @@ type WindowStatus struct {
 	AsOf           *time.Time            `json:"as_of,omitempty"`
 	ComputedAt     *time.Time            `json:"computed_at,omitempty"`
 	Items          int                   `json:"items"`
-	Partial        bool                  `json:"partial"`
+	Incomplete     bool                  `json:"partial"`
 	DroppedLate    uint64                `json:"dropped_late"`
 	Reconciliation *model.Reconciliation `json:"reconciliation,omitempty"`
 }

@@ -200,7 +200,7 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	l := model.List{Window: allKey.Window, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: asOf.UTC(),
 		Exact: exact, Items: items, Boundary: base.Boundary, Cutoff: most}
 	if len(stale) > 0 {
-		l.Partial, l.StalePartitions = true, stale
+		l.Incomplete, l.StalePartitions = true, stale
 	}
 	if !exact {
 		l.ErrorBound = &model.Bound{MaxOvercount: float64(over), Probability: 1}

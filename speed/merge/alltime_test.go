@@ -127,7 +127,7 @@ func TestHybridAgainstTruth(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := ranked(truth)[:k]
-		if !got.Boundary.Equal(boundary) || got.Partial || got.Source != model.SourceSpeed || got.Version != asOf.UnixMilli() {
+		if !got.Boundary.Equal(boundary) || got.Incomplete || got.Source != model.SourceSpeed || got.Version != asOf.UnixMilli() {
 			t.Fatalf("seed %d: %+v", seed, got)
 		}
 		listed := map[string]bool{}
@@ -214,7 +214,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ = st.Get(ctx, model.Key{Window: "all"})
-	if !got.Exact || got.Partial || len(got.Items) != 2 || got.Items[0].Views != 900 || got.Items[1].Views != 750 || !got.Boundary.Equal(boundary) {
+	if !got.Exact || got.Incomplete || len(got.Items) != 2 || got.Items[0].Views != 900 || got.Items[1].Views != 750 || !got.Boundary.Equal(boundary) {
 		t.Fatalf("with the base: %+v", got)
 	}
 
@@ -227,7 +227,7 @@ func TestHybridFallbackAndMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ = st.Get(ctx, model.Key{Window: "all"})
-	if got.Exact || !got.Partial || !slices.Equal(got.StalePartitions, []int{1}) {
+	if got.Exact || !got.Incomplete || !slices.Equal(got.StalePartitions, []int{1}) {
 		t.Fatalf("with a partition on another boundary: %+v", got)
 	}
 }
@@ -347,7 +347,7 @@ func TestHybridUnderShortStaleness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.Exact || !got.Boundary.Equal(boundary) || !got.AsOf.Equal(minute) || got.Partial ||
+	if !got.Exact || !got.Boundary.Equal(boundary) || !got.AsOf.Equal(minute) || got.Incomplete ||
 		len(got.Items) != 2 || got.Items[0].ItemID != "A" || got.Items[0].Views != 540 || got.Items[1].Views != 430 {
 		t.Fatalf("hybrid beside fresher running lists: %+v, want A 540 and B 430 exact as of %s with boundary %s", got, minute, boundary)
 	}

@@ -123,7 +123,7 @@ func TestLiveSpan(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s:%d", it.ItemID, it.Views))
 		}
 		if !l.WindowStart.Equal(at(start)) || !l.WindowEnd.Equal(at(asOf)) || !l.AsOf.Equal(at(asOf)) ||
-			strings.Join(got, " ") != items || !slices.Equal(l.StalePartitions, stale) || l.Partial != (len(stale) > 0) {
+			strings.Join(got, " ") != items || !slices.Equal(l.StalePartitions, stale) || l.Incomplete != (len(stale) > 0) {
 			t.Fatalf("%s: span [%s, %s] as of %s, items %v, stale %v; want [%s, %s], items %s, stale %v", step,
 				l.WindowStart.Format(time.TimeOnly), l.WindowEnd.Format(time.TimeOnly), l.AsOf.Format(time.TimeOnly), got, l.StalePartitions, start, asOf, items, stale)
 		}

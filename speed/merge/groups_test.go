@@ -48,8 +48,8 @@ func TestGroupLists(t *testing.T) {
 	}
 	// Partition 2 sent a fresh list of all items and nothing for eu: it saw no eu events.
 	// Partition 3 is stale everywhere.
-	if !got.Partial || fmt.Sprint(got.StalePartitions) != "[3]" {
-		t.Fatalf("eu: partial %v stale %v, want [3]", got.Partial, got.StalePartitions)
+	if !got.Incomplete || fmt.Sprint(got.StalePartitions) != "[3]" {
+		t.Fatalf("eu: partial %v stale %v, want [3]", got.Incomplete, got.StalePartitions)
 	}
 	if _, err := st.Get(context.Background(), model.Key{Window: "hour", Group: "apac"}); err == nil {
 		t.Fatal("a list of an unconfigured group value was stored")
@@ -65,11 +65,11 @@ func TestGroupLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ = st.Get(context.Background(), model.Key{Window: "hour", Group: "us"})
-	if !got.Partial || fmt.Sprint(got.StalePartitions) != "[2]" || got.Items[0].Views != 4 {
-		t.Fatalf("us: partial %v stale %v items %+v, want partition 2 missing (GroupsFull)", got.Partial, got.StalePartitions, got.Items)
+	if !got.Incomplete || fmt.Sprint(got.StalePartitions) != "[2]" || got.Items[0].Views != 4 {
+		t.Fatalf("us: partial %v stale %v items %+v, want partition 2 missing (GroupsFull)", got.Incomplete, got.StalePartitions, got.Items)
 	}
 	all, _ := st.Get(context.Background(), model.Key{Window: "hour"})
-	if all.Partial {
+	if all.Incomplete {
 		t.Fatalf("the list of all items is whole: stale %v", all.StalePartitions)
 	}
 }
@@ -173,7 +173,7 @@ func TestGroupDecayedList(t *testing.T) {
 	}
 	c8 := 8 * math.Exp2(-1.0/60)
 	if l.HalfLifeSeconds != 3600 || l.Group != "eu" || len(l.Items) != 2 || l.Items[0].ItemID != "c" || math.Abs(l.Items[0].DecayedScore-c8) > 1e-9 ||
-		l.Items[1].ItemID != "a" || l.Items[1].DecayedScore != 6 || l.Partial {
+		l.Items[1].ItemID != "a" || l.Items[1].DecayedScore != 6 || l.Incomplete {
 		t.Fatalf("eu's decayed list %+v", l)
 	}
 }

@@ -386,7 +386,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 		l.Status = model.StatusProvisional
 	}
 	if len(g.stale) > 0 {
-		l.Partial, l.StalePartitions = true, g.stale
+		l.Incomplete, l.StalePartitions = true, g.stale
 	}
 	if !l.WindowStart.IsZero() {
 		l.WindowEnd = l.AsOf

@@ -129,7 +129,7 @@ func TestMergeExact(t *testing.T) {
 	want := []string{"V7", "V9", "V3"}
 	// The merge is exact, but the speed layer's counts are not claimed exact: late events
 	// may be missing. A live list is live.
-	if len(got.Items) != 3 || got.Partial || got.Exact || got.Status != model.StatusLive || got.DroppedLate != 0 || got.Version != t0.UnixMilli() {
+	if len(got.Items) != 3 || got.Incomplete || got.Exact || got.Status != model.StatusLive || got.DroppedLate != 0 || got.Version != t0.UnixMilli() {
 		t.Fatalf("got %+v", got)
 	}
 	for i, id := range want {
@@ -219,7 +219,7 @@ func TestCalendarStatusAndDroppedLate(t *testing.T) {
 	m2.Offer(calendar(0, other, other.Add(time.Hour), true, 0, e("A", 1)))
 	m2.Offer(lateOnly(1, other, 3))
 	l, _, ok := m2.Build(model.Key{Window: "hour", Start: other})
-	if !ok || l.Status != model.StatusProvisional || l.DroppedLate != 3 || l.Partial {
+	if !ok || l.Status != model.StatusProvisional || l.DroppedLate != 3 || l.Incomplete {
 		t.Fatalf("late drops of a partition without a list: ok %v %+v", ok, l)
 	}
 	if err := l.Validate(); err != nil {
@@ -267,7 +267,7 @@ func TestMergeTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Exact || got.Partial || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 25 || len(got.Items) != 2 {
+	if got.Exact || got.Incomplete || got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 25 || len(got.Items) != 2 {
 		t.Fatalf("got %+v", got)
 	}
 	// The baseline is the worst partition's: partition 1 could not read 3 days from the store.
@@ -306,8 +306,8 @@ func TestStalePartitionReused(t *testing.T) {
 	m.Offer(partial("hour", 0, t0.Add(2*time.Minute), e("A", 12)))
 	m.Publish(context.Background(), t0)
 	got, _ := st.Get(context.Background(), model.Key{Window: "hour"})
-	if !got.Partial || fmt.Sprint(got.StalePartitions) != "[1 2]" || got.Exact {
-		t.Fatalf("partial=%v stale=%v exact=%v, want partial, stale [1 2] (1 old, 2 missing), not exact", got.Partial, got.StalePartitions, got.Exact)
+	if !got.Incomplete || fmt.Sprint(got.StalePartitions) != "[1 2]" || got.Exact {
+		t.Fatalf("partial=%v stale=%v exact=%v, want partial, stale [1 2] (1 old, 2 missing), not exact", got.Incomplete, got.StalePartitions, got.Exact)
 	}
 	if got.Items[0].ItemID != "V7" {
 		t.Fatalf("the stale partition's leader must stay: got %+v", got.Items)
@@ -423,7 +423,7 @@ func runSuite(t *testing.T, addr string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		l, err := st.Get(ctx, model.Key{Window: "hour"})
-		if err == nil && len(l.Items) == 2 && !l.Partial {
+		if err == nil && len(l.Items) == 2 && !l.Incomplete {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -408,8 +408,8 @@ func TestTwoLevelsNoRegress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Version != t0.Add(time.Minute).UnixMilli() || got.Items[0].ItemID != "NEW3" || got.Partial {
-		t.Fatalf("served after the old shard partials: version %d items %+v partial %v", got.Version, got.Items, got.Partial)
+	if got.Version != t0.Add(time.Minute).UnixMilli() || got.Items[0].ItemID != "NEW3" || got.Incomplete {
+		t.Fatalf("served after the old shard partials: version %d items %+v partial %v", got.Version, got.Items, got.Incomplete)
 	}
 	// A restarted shard merger that has reread only part of its partitions' lists emits a
 	// partial whose missing members the top merger marks stale; its version is the newest

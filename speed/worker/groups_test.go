@@ -140,7 +140,7 @@ func groupsExact(t *testing.T, brokers []string, obj *objstore.Store, kills int)
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			l, err := e.st.Get(context.Background(), key)
-			if err == nil && l.Status == model.StatusProvisional && fmt.Sprint(entries(l)) == fmt.Sprint(want) && !l.Partial {
+			if err == nil && l.Status == model.StatusProvisional && fmt.Sprint(entries(l)) == fmt.Sprint(want) && !l.Incomplete {
 				break
 			}
 			if time.Now().After(deadline) {

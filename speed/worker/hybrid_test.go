@@ -48,7 +48,7 @@ func TestHybridEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !l.Boundary.Equal(b) || l.Partial || !l.Exact {
-		t.Fatalf("all list: boundary %s partial %t exact %t: want the boundary, whole and proven exact", l.Boundary, l.Partial, l.Exact)
+	if !l.Boundary.Equal(b) || l.Incomplete || !l.Exact {
+		t.Fatalf("all list: boundary %s partial %t exact %t: want the boundary, whole and proven exact", l.Boundary, l.Incomplete, l.Exact)
 	}
 }

@@ -183,10 +183,10 @@ func (e *env) waitFor(t *testing.T, key model.Key, want []topk.Entry, within tim
 			// The counts equal the truth and the list is whole and unsketched; it does not
 			// claim exact (the speed layer's lists never do: late events may be missing),
 			// except the all-time list when the merger proved it (speed/merge alltime.go).
-			if fmt.Sprint(got) == fmt.Sprint(want) && !l.Partial && l.ErrorBound == nil && (!l.Exact || key == model.Key{Window: "all"}) {
+			if fmt.Sprint(got) == fmt.Sprint(want) && !l.Incomplete && l.ErrorBound == nil && (!l.Exact || key == model.Key{Window: "all"}) {
 				return
 			}
-			last = fmt.Sprintf("version %d status %s exact=%v partial=%v stale=%v items %v", l.Version, l.Status, l.Exact, l.Partial, l.StalePartitions, got)
+			last = fmt.Sprintf("version %d status %s exact=%v partial=%v stale=%v items %v", l.Version, l.Status, l.Exact, l.Incomplete, l.StalePartitions, got)
 		} else {
 			last = err.Error()
 		}

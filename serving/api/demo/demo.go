@@ -39,7 +39,7 @@ func Lists(now time.Time) []model.List {
 	for i, w := range live {
 		l := list(w.window, time.Time{}, time.Time{}, now, model.SourceSpeed, w.sketch, 100, w.top, i)
 		if w.window == "day" {
-			l.Partial, l.StalePartitions = true, []int{7}
+			l.Incomplete, l.StalePartitions = true, []int{7}
 		}
 		out = append(out, l)
 	}

@@ -78,7 +78,7 @@ func testMissing(t *testing.T, ctx context.Context, open func(t *testing.T) stor
 func testRoundTrip(t *testing.T, ctx context.Context, open func(t *testing.T) store.Store) {
 	s := open(t)
 	want := MakeList("hour", T0, 5, model.SourceSpeed, 3, 100)
-	want.Partial, want.StalePartitions = true, []int{12}
+	want.Incomplete, want.StalePartitions = true, []int{12}
 	if err := s.Put(ctx, want); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func testRoundTrip(t *testing.T, ctx context.Context, open func(t *testing.T) st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Version != 5 || len(got.Items) != 3 || got.Items[2].ItemID != "V2" || !got.Partial || len(got.StalePartitions) != 1 || got.StalePartitions[0] != 12 ||
+	if got.Version != 5 || len(got.Items) != 3 || got.Items[2].ItemID != "V2" || !got.Incomplete || len(got.StalePartitions) != 1 || got.StalePartitions[0] != 12 ||
 		got.ErrorBound == nil || got.ErrorBound.MaxOvercount != 12.5 || !got.Start.Equal(T0) || !got.End.Equal(T0.Add(time.Hour)) || got.Source != model.SourceSpeed {
 		t.Fatalf("round trip: got %+v", got)
 	}
