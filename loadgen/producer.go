@@ -11,7 +11,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
-	"trending/internal/salting"
+	"trending/internal/hotset"
 	"trending/internal/setting"
 	"trending/internal/stream"
 	"trending/model/event"
@@ -329,7 +329,7 @@ func (p *producer) encode(sec time.Time, n int64, recs []stream.Record) *chunk {
 		}
 		c.msgs[i] = kafka.Message{Key: []byte(r.Key), Value: val}
 		if r.Valid() {
-			salting.Key(p.cfg.Salter, c.msgs[i:i+1], now)
+			hotset.Key(p.cfg.Salter, c.msgs[i:i+1], now)
 		}
 	}
 	return c

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/eventlog"
-	"trending/internal/salting"
+	"trending/internal/hotset"
 	"trending/model/salt"
 )
 
@@ -53,7 +53,7 @@ func (f *saltFlags) build(kc *eventlog.Client, names eventlog.Names, log *slog.L
 	cfg := salt.DefaultConfig()
 	cfg.Threshold, cfg.Ways, cfg.Hold, cfg.By = f.threshold, f.ways, f.hold, by
 	set := salt.NewSet(items...)
-	sh, err := salting.New(salting.Config{Kafka: kc, Topic: names.Salted, Set: set, Log: log.With("part", "salting"), Registry: reg})
+	sh, err := hotset.New(hotset.Config{Kafka: kc, Topic: names.Salted, Set: set, Log: log.With("part", "salting"), Registry: reg})
 	if err != nil {
 		return nil, role{}, err
 	}

@@ -83,7 +83,7 @@ func ParseHeader(v []byte) (i, ways int, err error) {
 	return i, ways, nil
 }
 
-// Entry is one item of the hot set, as producers share it (internal/salting: a compacted
+// Entry is one item of the hot set, as producers share it (internal/hotset: a compacted
 // Kafka topic keyed by item).
 type Entry struct {
 	Item string `json:"item"`

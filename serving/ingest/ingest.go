@@ -37,7 +37,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
-	"trending/internal/salting"
+	"trending/internal/hotset"
 	"trending/internal/setting"
 	"trending/model/event"
 	"trending/model/salt"
@@ -484,7 +484,7 @@ func (in *Ingest) Flush(ctx context.Context) error {
 			msgs = append(msgs, kafka.Message{Key: []byte(k.item), Value: ev.AppendJSON(nil)})
 		}
 	}
-	salting.Key(in.cfg.Salter, msgs[len(single):], time.Now())
+	hotset.Key(in.cfg.Salter, msgs[len(single):], time.Now())
 	if err := in.w.WriteMessages(ctx, msgs...); err != nil {
 		in.failures.Inc()
 		in.mu.Lock()

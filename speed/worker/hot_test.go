@@ -13,7 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
-	"trending/internal/salting"
+	"trending/internal/hotset"
 	"trending/model"
 	"trending/model/event"
 	"trending/model/salt"
@@ -138,7 +138,7 @@ func hotItem(b *testing.B, hotRate int, dur time.Duration, ways int) {
 					id := fmt.Sprintf("N%d", rng.IntN(2000))
 					msgs = append(msgs, kafka.Message{Key: []byte(id), Value: event.Event{ItemID: id, Count: 1, TS: now}.AppendJSON(nil)})
 				}
-				salting.Key(salter, msgs, time.Now())
+				hotset.Key(salter, msgs, time.Now())
 				if err := wr.WriteMessages(ctx, msgs...); err != nil {
 					// Part of the messages may have been written: the truth is lost, and so
 					// is the run (another test may have stopped the shared broker).

@@ -9,9 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/segmentio/kafka-go"
 
+	"trending/internal/hotset"
 	"trending/internal/itest"
 	"trending/internal/objstore"
-	"trending/internal/salting"
 	"trending/model"
 	"trending/model/event"
 	"trending/model/salt"
@@ -27,7 +27,7 @@ func (e *env) produceSalted(t *testing.T, s *salt.Salter, evs []event.Event) {
 	for _, ev := range evs {
 		msgs = append(msgs, kafka.Message{Key: []byte(ev.ItemID), Value: ev.AppendJSON(nil)})
 	}
-	salting.Key(s, msgs, time.Now())
+	hotset.Key(s, msgs, time.Now())
 	if err := e.writer.WriteMessages(itest.Context(t, time.Minute), msgs...); err != nil {
 		t.Fatalf("produce: %v", err)
 	}

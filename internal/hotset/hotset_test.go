@@ -1,4 +1,4 @@
-package salting_test
+package hotset_test
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
+	"trending/internal/hotset"
 	"trending/internal/itest"
-	"trending/internal/salting"
 	"trending/internal/setting"
 	"trending/model/salt"
 )
 
 func TestNewRefuses(t *testing.T) {
-	_, err := salting.New(salting.Config{})
+	_, err := hotset.New(hotset.Config{})
 	if !errors.Is(err, setting.ErrConfig) || len(setting.Errors(err)) != 3 {
 		t.Fatalf("New(zero) = %v, want Kafka, Topic and Set named", err)
 	}
@@ -29,7 +29,7 @@ func TestKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	msgs := []kafka.Message{{Key: []byte("hot")}, {Key: []byte("cold")}, {Key: []byte("hot")}}
-	salting.Key(s, msgs, time.Now())
+	hotset.Key(s, msgs, time.Now())
 	keys := map[string]bool{}
 	for i, m := range []kafka.Message{msgs[0], msgs[2]} {
 		if len(m.Headers) != 1 || m.Headers[0].Key != salt.Header {
@@ -40,7 +40,7 @@ func TestKey(t *testing.T) {
 	if !keys["hot"] || !keys["hot#1"] || string(msgs[1].Key) != "cold" || msgs[1].Headers != nil {
 		t.Fatalf("keys %v, cold message %+v", keys, msgs[1])
 	}
-	salting.Key(nil, msgs, time.Now()) // no salter: nothing to do
+	hotset.Key(nil, msgs, time.Now()) // no salter: nothing to do
 }
 
 func TestSharedEmbedded(t *testing.T) {
@@ -61,8 +61,8 @@ func TestSharedKafka(t *testing.T) {
 func shared(t *testing.T, kc *eventlog.Client, topic string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	start := func(set *salt.Set) (*salting.Shared, func()) {
-		s, err := salting.New(salting.Config{Kafka: kc, Topic: topic, Set: set})
+	start := func(set *salt.Set) (*hotset.Shared, func()) {
+		s, err := hotset.New(hotset.Config{Kafka: kc, Topic: topic, Set: set})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-// Package salting shares the hot set of hot-key salting (model/salt, docs/scale-out.md,
+// Package hotset shares the hot set of hot-key salting (model/salt, docs/scale-out.md,
 // "Hot keys") between the producers, and keys their Kafka messages by it.
 //
 // The set lives in a compacted Kafka topic (eventlog.Names.Salted, views.salted), one message
@@ -17,7 +17,7 @@
 // `Publish` queues; `Key` rewrites a batch of messages' keys and headers by a `Salter`
 // (loadgen, the ingest). The speed workers and mergers need no copy: a salted message says
 // so itself
-package salting
+package hotset
 
 import (
 	"context"
