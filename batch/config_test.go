@@ -14,7 +14,7 @@ import (
 
 	"trending/archive"
 	"trending/internal/setting"
-	"trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // stubArchive answers Incomplete with why (recording the lateness it was asked with) and
@@ -151,12 +151,12 @@ func TestTopicsConfigZeroMeansZero(t *testing.T) {
 	}
 
 	cur := []TopicCount{{Topic: "tiny", Tenths: 10}} // one mention
-	if items, _ := TopicsList(DefaultTopicsConfig(), topics.World, cur, nil); len(items) != 0 {
+	if items, _ := TopicsList(DefaultTopicsConfig(), topicrules.World, cur, nil); len(items) != 0 {
 		t.Fatalf("default floor (300): one mention listed: %+v", items)
 	}
 	noFloor := DefaultTopicsConfig()
 	noFloor.Surge.Floor = 0
-	if items, _ := TopicsList(noFloor, topics.World, cur, nil); len(items) != 1 || items[0].ItemID != "tiny" {
+	if items, _ := TopicsList(noFloor, topicrules.World, cur, nil); len(items) != 1 || items[0].ItemID != "tiny" {
 		t.Fatalf("Floor 0: %+v, want the one-mention topic listed", items)
 	}
 

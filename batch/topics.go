@@ -19,7 +19,7 @@ import (
 	"trending/archive"
 	"trending/internal/setting"
 	"trending/model"
-	"trending/model/topics"
+	"trending/model/topicrules"
 	"trending/serving/store"
 )
 
@@ -28,7 +28,7 @@ import (
 // and list (every configured region and world), published under the calendar key
 // model.TopicsKey(list, score) with the hour as start, as source=batch.
 //
-// The rules reproduced exactly from the archived rows (what speed/topics.State.Add does,
+// The rules reproduced exactly from the archived rows (what speed/topicrules.State.Add does,
 // minus its approximations):
 //   - dedupe: a (user, topic) pair counts once per aligned DedupeSlot (15 minutes) of event
 //     time; the earliest mention by (ts, partition, offset) wins and decides region and
@@ -37,7 +37,7 @@ import (
 //   - weight: a mention weighs 3 tenths when account_age_days is below
 //     WeightConfig.NewAccountAge, else 10 (absent age: established); an anonymous row of
 //     count n weighs n times that, a row with a user counts once.
-//   - blocklist: the terms of the --blocklist file (topics.Blocklist.Blocked: the topic or
+//   - blocklist: the terms of the --blocklist file (topicrules.Blocklist.Blocked: the topic or
 //     any of its words, case-insensitive, leading '#' ignored) as of the run. The file's
 //     bytes are part of every rollup fingerprint, so a new ban recomputes the hours.
 //   - regions: a row's region counts towards that region's list when configured and always
@@ -67,19 +67,19 @@ type TopicsConfig struct {
 	// Regions are the regional lists, besides world; the same set as the speed layer's
 	// --topics. At least one list is always built: world.
 	Regions []string
-	// Scores sets each list's score by name (topics.World or a region); a list not in it
+	// Scores sets each list's score by name (topicrules.World or a region); a list not in it
 	// is volume. A decayed list is not recomputed (skipped with a reason).
-	Scores map[string]topics.Score
+	Scores map[string]topicrules.Score
 	// Surge is the floor, c and the enter threshold; defaults c 50, floor 300, enter 3
-	// (topics.DefaultSurgeConfig). Smoothing, Enter and Stay must be positive; Floor 0 is no
+	// (topicrules.DefaultSurgeConfig). Smoothing, Enter and Stay must be positive; Floor 0 is no
 	// floor: every topic with a mention in the hour is scored.
-	Surge topics.SurgeConfig
+	Surge topicrules.SurgeConfig
 	// Weight is the new-account age and the review share and cut; defaults 30 days, 0.6
 	// and 0.1. NewAccountAge 0 counts no account as new; the share must be in (0, 1] and the
 	// cut in (0, 1).
-	Weight topics.WeightConfig
+	Weight topicrules.WeightConfig
 	// DedupeSlot is the slot a (user, topic) pair counts once in; whole minutes dividing an
-	// hour. Default 15 minutes (topics.DefaultDedupeTTL).
+	// hour. Default 15 minutes (topicrules.DefaultDedupeTTL).
 	DedupeSlot time.Duration
 	// BaselineDays is how many past days' same hour average into expected; 1..28,
 	// default 7.
@@ -94,14 +94,14 @@ type TopicsConfig struct {
 }
 
 // DefaultTopicsConfig returns the default settings with no regions: the one place the
-// batch takes the topics defaults from (model/topics' constants).
+// batch takes the topics defaults from (model/topicrules' constants).
 func DefaultTopicsConfig() TopicsConfig {
 	return TopicsConfig{
-		Surge:        topics.DefaultSurgeConfig(),
-		Weight:       topics.WeightConfig{NewAccountAge: topics.DefaultNewAccountAge, ReviewShare: topics.DefaultReviewShare, ReviewCut: topics.DefaultReviewCut},
-		DedupeSlot:   topics.DefaultDedupeTTL,
-		BaselineDays: topics.DefaultBaselineDays,
-		ListSize:     topics.DefaultListSize,
+		Surge:        topicrules.DefaultSurgeConfig(),
+		Weight:       topicrules.WeightConfig{NewAccountAge: topicrules.DefaultNewAccountAge, ReviewShare: topicrules.DefaultReviewShare, ReviewCut: topicrules.DefaultReviewCut},
+		DedupeSlot:   topicrules.DefaultDedupeTTL,
+		BaselineDays: topicrules.DefaultBaselineDays,
+		ListSize:     topicrules.DefaultListSize,
 	}
 }
 
@@ -110,8 +110,8 @@ func DefaultTopicsConfig() TopicsConfig {
 func (c TopicsConfig) Validate() error {
 	d := DefaultTopicsConfig()
 	var errs []error
-	// The speed layer's rules for the lists (speed/topics.Config.Validate).
-	if err := topics.ValidateLists(c.Regions, c.Scores); err != nil {
+	// The speed layer's rules for the lists (speed/topicrules.Config.Validate).
+	if err := topicrules.ValidateLists(c.Regions, c.Scores); err != nil {
 		errs = append(errs, fmt.Errorf("topics: %w", err))
 	}
 	for _, r := range c.Regions {
@@ -156,10 +156,10 @@ func (c TopicsConfig) Validate() error {
 }
 
 // Lists returns the list names, world first.
-func (c TopicsConfig) Lists() []string { return append([]string{topics.World}, c.Regions...) }
+func (c TopicsConfig) Lists() []string { return append([]string{topicrules.World}, c.Regions...) }
 
-func (c TopicsConfig) score(list string) topics.Score {
-	return cmp.Or(c.Scores[list], topics.Volume)
+func (c TopicsConfig) score(list string) topicrules.Score {
+	return cmp.Or(c.Scores[list], topicrules.Volume)
 }
 
 // TopicRules are the per-row rules of an hour rollup: what BuildTopicHours applies.
@@ -250,7 +250,7 @@ func CountTopicHour(ctx context.Context, src Archive, hour time.Time, rules Topi
 		isNew := rules.isNew(r.AccountAgeDays)
 		if r.UserID == "" {
 			rows++
-			add(r.Region, r.ItemID, topics.Tenths(isNew)*uint64(max(r.Count, 1)), isNew)
+			add(r.Region, r.ItemID, topicrules.Tenths(isNew)*uint64(max(r.Count, 1)), isNew)
 			return nil
 		}
 		slot := r.TS / slotMs
@@ -269,7 +269,7 @@ func CountTopicHour(ctx context.Context, src Archive, hour time.Time, rules Topi
 	}
 	for pr, f := range users {
 		rows++
-		add(f.region, pr.topic, topics.Tenths(f.new), f.new)
+		add(f.region, pr.topic, topicrules.Tenths(f.new), f.new)
 	}
 	out := make([]TopicCount, 0, len(acc))
 	for _, c := range acc {
@@ -287,7 +287,7 @@ type Topics struct {
 	r       *Runner
 	eng     TopicsEngine
 	cfg     TopicsConfig
-	block   *topics.Blocklist
+	block   *topicrules.Blocklist
 	rulesFP string
 }
 
@@ -307,7 +307,7 @@ func NewTopics(r *Runner, eng TopicsEngine, cfg TopicsConfig) (*Topics, error) {
 		if err != nil {
 			return nil, setting.Invalid("Blocklist", "%v", err)
 		}
-		raw, err = io.ReadAll(io.LimitReader(f, topics.MaxBlocklistBytes+1))
+		raw, err = io.ReadAll(io.LimitReader(f, topicrules.MaxBlocklistBytes+1))
 		f.Close()
 		if err != nil {
 			return nil, setting.Invalid("Blocklist", "%v", err)
@@ -519,7 +519,7 @@ func heldFP(fp string, held []string) string {
 }
 
 // inList reports whether a count of region belongs to list.
-func inList(list, region string) bool { return list == topics.World || region == list }
+func inList(list, region string) bool { return list == topicrules.World || region == list }
 
 // TopicsList computes one exact list from the hour's counts and its baseline days' counts
 // (days with no data at all passed as nil and left out of the mean). It also returns every
@@ -570,8 +570,8 @@ func TopicsList(cfg TopicsConfig, list string, cur []TopicCount, days [][]TopicC
 		}
 		it := model.Item{ItemID: topic, Views: roundTenths(a.tenths), Exact: true, Topic: &model.Topic{Expected: expected}}
 		switch score {
-		case topics.Surge:
-			it.Score = topics.SurgeRatio(mentions, expected, cfg.Surge.Smoothing)
+		case topicrules.Surge:
+			it.Score = topicrules.SurgeRatio(mentions, expected, cfg.Surge.Smoothing)
 			if it.Score < cfg.Surge.Enter {
 				continue
 			}
@@ -605,7 +605,7 @@ func roundTenths(t uint64) uint64 { return (t + 5) / 10 }
 func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string) error {
 	t0 := time.Now()
 	w := x.t.window(h, list)
-	if x.t.cfg.score(list) == topics.Decayed {
+	if x.t.cfg.score(list) == topicrules.Decayed {
 		x.note(Outcome{Window: w, Skipped: "decayed lists are not recomputed"})
 		return nil
 	}

@@ -9,7 +9,7 @@ import (
 
 	"trending/archive"
 	"trending/batch"
-	"trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // topicRows generates n mentions of one hour: 2,000 topics, 20,000 users (70% of rows carry
@@ -37,7 +37,7 @@ func BenchmarkTopicsBuildHour(b *testing.B) {
 	const n = 100_000
 	h := day0.Add(10 * time.Hour)
 	src := memArchive{topicRows(n, h)}
-	rules := batch.TopicRules{Blocked: topics.NewBlocklist("spam").Blocked, NewAccountAge: 30 * 24 * time.Hour, DedupeSlot: 15 * time.Minute}
+	rules := batch.TopicRules{Blocked: topicrules.NewBlocklist("spam").Blocked, NewAccountAge: 30 * 24 * time.Hour, DedupeSlot: 15 * time.Minute}
 	engines := map[string]func(b *testing.B) batch.TopicsEngine{
 		"native": func(b *testing.B) batch.TopicsEngine {
 			e, err := batch.OpenNative(filepath.Join(b.TempDir(), "rollups.db"))

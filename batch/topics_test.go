@@ -17,7 +17,7 @@ import (
 	"trending/archive"
 	"trending/batch"
 	"trending/model"
-	"trending/model/topics"
+	"trending/model/topicrules"
 	"trending/serving/store"
 )
 
@@ -218,7 +218,7 @@ func topicsConfig(t *testing.T) batch.TopicsConfig {
 		t.Fatal(err)
 	}
 	c := batch.DefaultTopicsConfig()
-	c.Regions, c.Scores, c.Blocklist, c.ListSize = []string{"eu", "us"}, map[string]topics.Score{"eu": topics.Surge}, bl, 8
+	c.Regions, c.Scores, c.Blocklist, c.ListSize = []string{"eu", "us"}, map[string]topicrules.Score{"eu": topicrules.Surge}, bl, 8
 	c.Surge.Floor = 10
 	return c
 }

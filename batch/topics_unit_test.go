@@ -10,14 +10,14 @@ import (
 	"trending/archive"
 	"trending/internal/objstore"
 	"trending/model"
-	"trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // TestTopicsList: the list rules one case each, against hand-computed numbers.
 func TestTopicsList(t *testing.T) {
 	cfg := DefaultTopicsConfig()
 	cfg.Regions = []string{"eu"}
-	cfg.Scores = map[string]topics.Score{"eu": topics.Surge}
+	cfg.Scores = map[string]topicrules.Score{"eu": topicrules.Surge}
 	cfg.Held = func(topic string) bool { return topic == "held" }
 	cur := []TopicCount{
 		{Region: "eu", Topic: "marathon", Tenths: 40000, NewTenths: 400}, // 4,000 now
@@ -47,7 +47,7 @@ func TestTopicsList(t *testing.T) {
 		t.Fatalf("exact counts %v: want junk 299 and no us topic", exact)
 	}
 	// Volume: bots 500 cut to 50 falls below flat (300); held is kept off.
-	world, _ := TopicsList(cfg, topics.World, cur, nil)
+	world, _ := TopicsList(cfg, topicrules.World, cur, nil)
 	if got := names(world); !slices.Equal(got, []string{"sport", "marathon", "flat", "bots"}) {
 		t.Fatalf("world volume list %v", got)
 	}
@@ -101,7 +101,7 @@ func TestCountTopicHour(t *testing.T) {
 		// Blocked.
 		{ItemID: "#Spam", Count: 1, TS: at(22), Partition: 1, Offset: 3, Region: "eu"},
 	}
-	rules := TopicRules{Blocked: topics.NewBlocklist("spam").Blocked, NewAccountAge: 30 * 24 * time.Hour, DedupeSlot: 15 * time.Minute}
+	rules := TopicRules{Blocked: topicrules.NewBlocklist("spam").Blocked, NewAccountAge: 30 * 24 * time.Hour, DedupeSlot: 15 * time.Minute}
 	got, n, err := CountTopicHour(context.Background(), memArchive{rows}, h, rules)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestTopicsConfigValidate(t *testing.T) {
 		{"regions", func(c *TopicsConfig) { c.Regions = []string{"eu", "us"} }, true},
 		{"world as a region", func(c *TopicsConfig) { c.Regions = []string{"world"} }, false},
 		{"slash in a region", func(c *TopicsConfig) { c.Regions = []string{"e/u"} }, false},
-		{"score of an unknown list", func(c *TopicsConfig) { c.Scores = map[string]topics.Score{"eu": topics.Surge} }, false},
+		{"score of an unknown list", func(c *TopicsConfig) { c.Scores = map[string]topicrules.Score{"eu": topicrules.Surge} }, false},
 		{"slot not dividing an hour", func(c *TopicsConfig) { c.DedupeSlot = 7 * time.Minute }, false},
 		{"slot under a minute", func(c *TopicsConfig) { c.DedupeSlot = time.Second }, false},
 		{"baseline days", func(c *TopicsConfig) { c.BaselineDays = 29 }, false},
@@ -190,7 +190,7 @@ func BenchmarkCountTopicHour(b *testing.B) {
 		}
 		rows[i] = r
 	}
-	rules := TopicRules{Blocked: topics.NewBlocklist("spam").Blocked, NewAccountAge: 30 * 24 * time.Hour, DedupeSlot: 15 * time.Minute}
+	rules := TopicRules{Blocked: topicrules.NewBlocklist("spam").Blocked, NewAccountAge: 30 * 24 * time.Hour, DedupeSlot: 15 * time.Minute}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := CountTopicHour(context.Background(), memArchive{rows}, h, rules); err != nil {

@@ -24,7 +24,7 @@ import (
 	"trending/internal/objstore"
 	"trending/internal/stream"
 	"trending/model"
-	"trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/serving/store"
 	chstore "trending/serving/store/clickhouse"
@@ -203,8 +203,8 @@ var batchTopicsFieldFlags = map[string]string{"ListSize": "--topics-list-size", 
 func addBatchTopicsFlags(fs *pflag.FlagSet) *batchTopicsFlags {
 	b := &batchTopicsFlags{tf: addTopicsFlags(fs, false, 0)}
 	addBlocklistFlag(fs, &b.tf.blocklist, "file of banned topic terms, one a line, applied to the topics recompute (needs --topics); a change recomputes the hours")
-	fs.Float64Var(&b.floor, "topics-floor", topics.DefaultFloor, "fewest mentions in the hour for a topic to be listed (0: no floor)")
-	fs.IntVar(&b.listSize, "topics-list-size", topics.DefaultListSize, "length of each topics list (1..1000)")
+	fs.Float64Var(&b.floor, "topics-floor", topicrules.DefaultFloor, "fewest mentions in the hour for a topic to be listed (0: no floor)")
+	fs.IntVar(&b.listSize, "topics-list-size", topicrules.DefaultListSize, "length of each topics list (1..1000)")
 	fs.StringVar(&b.review, "topics-review", "", "a local review queue file to use instead of the shared queue in the bucket (topics/review.json, --s3-*), for offline demos ('trending topics demo --queue'); either way its pending and rejected topics are kept off the batch lists")
 	return b
 }
@@ -218,7 +218,7 @@ func (b *batchTopicsFlags) topics(ctx context.Context, env *batchEnv, r *batch.R
 	if err != nil || cfg == nil {
 		return nil, err
 	}
-	var q *topics.Review
+	var q *topicrules.Review
 	if b.review != "" {
 		if q, err = readReviewQueue(b.review); err != nil {
 			return nil, fmt.Errorf("--topics-review: %w", err)

@@ -15,7 +15,7 @@ import (
 	"trending/archive"
 	"trending/internal/objstore"
 	"trending/model"
-	"trending/model/topics"
+	"trending/model/topicrules"
 	boltstore "trending/serving/store/bolt"
 )
 
@@ -52,8 +52,8 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A speed worker held #quake (never seen before) in the shared queue.
-		worker := topics.NewReview(0)
-		worker.Hold("#quake", "", topics.ReasonNewTopic, time.Now().UTC(), 4, 4)
+		worker := topicrules.NewReview(0)
+		worker.Hold("#quake", "", topicrules.ReasonNewTopic, time.Now().UTC(), 4, 4)
 		if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, worker); err != nil {
 			t.Fatal(err)
 		}
@@ -109,8 +109,8 @@ func TestBatchTopicsSharedReview(t *testing.T) {
 		}
 
 		// --topics-review FILE: a local queue holding #quake wins over the shared approval.
-		local := topics.NewReview(0)
-		local.Hold("#quake", "", topics.ReasonNewTopic, time.Now().UTC(), 4, 4)
+		local := topicrules.NewReview(0)
+		local.Hold("#quake", "", topicrules.ReasonNewTopic, time.Now().UTC(), 4, 4)
 		file := filepath.Join(dir, "review.json")
 		if err := writeReviewQueue(file, local); err != nil {
 			t.Fatal(err)

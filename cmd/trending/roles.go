@@ -15,7 +15,7 @@ import (
 	"trending/internal/objstore"
 	"trending/internal/titles"
 	"trending/model"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/serving/store"
 	"trending/speed/merge"
 	"trending/speed/worker"
@@ -319,5 +319,5 @@ func (f *upFlags) batchSettings() *batchSettings {
 
 // batchTopicsFlags are up's topics recompute's settings: the speed workers' topics flags.
 func (f *upFlags) batchTopicsFlags() *batchTopicsFlags {
-	return &batchTopicsFlags{tf: f.tf, floor: rules.DefaultFloor, listSize: rules.DefaultListSize}
+	return &batchTopicsFlags{tf: f.tf, floor: topicrules.DefaultFloor, listSize: topicrules.DefaultListSize}
 }

@@ -19,7 +19,7 @@ import (
 	"trending/internal/objstore"
 	"trending/internal/setting"
 	"trending/model/salt"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/ingest"
@@ -423,7 +423,7 @@ func mountSharedReview(ctx context.Context, a *app, srv *api.Server, s3f *s3Sett
 	if err != nil {
 		return role{}, usageOf(err, nil)
 	}
-	review := rules.NewReview(0)
+	review := topicrules.NewReview(0)
 	// Decisions still sync while the API drains after the signal.
 	sctx := context.WithoutCancel(ctx)
 	sync := func() error { return topicstore.SyncReview(sctx, obj, topicstore.ReviewKey, review) }

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/objstore"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/speed/frequent"
 	"trending/speed/sketch"
@@ -60,7 +60,7 @@ func addWindowFlags(fs *pflag.FlagSet, sketchWidth, groupSketchWidth int, groups
 
 // coreSettings checks the settings `speed` and `up` share: the windows, the topics lists and
 // their blocklist, and the future-date guard.
-func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *rules.Blocklist, time.Duration, error) {
+func coreSettings(wf *windowFlags, tf *topicsFlags, future time.Duration) (window.Config, *topics.Config, *topicrules.Blocklist, time.Duration, error) {
 	wc, err := wf.config()
 	if err != nil {
 		return wc, nil, nil, 0, err

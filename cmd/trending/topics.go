@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"trending/internal/objstore"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/speed/plan"
 	"trending/speed/topics"
 )
@@ -72,7 +72,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				action, args = args[0], args[1:]
 			}
 			where := "--queue " + queue
-			var r *rules.Review
+			var r *topicrules.Review
 			var save func() error
 			if queue != "" {
 				var err error
@@ -86,7 +86,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 					return usagef("%v", err)
 				}
 				where = s3f.endpoint + "/" + s3f.bucket + "/" + topicstore.ReviewKey
-				r = rules.NewReview(0)
+				r = topicrules.NewReview(0)
 				if err := topicstore.SyncReview(cmd.Context(), obj, topicstore.ReviewKey, r); err != nil {
 					return fmt.Errorf("review queue %s: %w", where, err)
 				}
@@ -98,7 +98,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 				if len(args) > 0 {
 					return usagef("review list takes no topics")
 				}
-				status := rules.Pending
+				status := topicrules.Pending
 				if all {
 					status = ""
 				}
@@ -116,7 +116,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 						decide = r.Reject
 					}
 					if err := decide(t, by, now); err != nil {
-						if errors.Is(err, rules.ErrNotHeld) {
+						if errors.Is(err, topicrules.ErrNotHeld) {
 							return usagef("%q is not in the review queue %s: 'trending topics review --all' lists it", t, where)
 						}
 						return err
@@ -144,7 +144,7 @@ Approved topics are listed on the next refresh; rejected ones stay off every lis
 
 // readReviewQueue reads the local review queue file --queue names (topicstore.ReadReviewFile);
 // a missing file is a usage error.
-func readReviewQueue(path string) (*rules.Review, error) {
+func readReviewQueue(path string) (*topicrules.Review, error) {
 	r, err := topicstore.ReadReviewFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--queue %s: no such file", path)
@@ -153,9 +153,11 @@ func readReviewQueue(path string) (*rules.Review, error) {
 }
 
 // writeReviewQueue replaces the file atomically (topicstore.WriteReviewFile).
-func writeReviewQueue(path string, r *rules.Review) error { return topicstore.WriteReviewFile(path, r) }
+func writeReviewQueue(path string, r *topicrules.Review) error {
+	return topicstore.WriteReviewFile(path, r)
+}
 
-func writeReview(out io.Writer, held []rules.Held, asJSON bool) error {
+func writeReview(out io.Writer, held []topicrules.Held, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -273,16 +275,16 @@ before the lists are built.`,
 			}
 			cfg := topics.DemoConfig(regions, width)
 			if surgeList != "" {
-				sc, err := rules.ParseScore(surgeList)
+				sc, err := topicrules.ParseScore(surgeList)
 				if err != nil {
 					return usagef("--world-score: %v", err)
 				}
-				cfg.Scores[rules.World] = sc
+				cfg.Scores[topicrules.World] = sc
 			}
 			if err := cfg.Validate(); err != nil {
 				return usagef("%v", err)
 			}
-			s, err := topics.New(cfg, rules.NewBlocklist(topics.DemoBanned))
+			s, err := topics.New(cfg, topicrules.NewBlocklist(topics.DemoBanned))
 			if err != nil {
 				return err
 			}

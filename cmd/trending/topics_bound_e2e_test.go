@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // TestUpTopicsBound runs `trending up --topics eu,us` with its built-in load (500 views a
@@ -32,7 +32,7 @@ func TestUpTopicsBound(t *testing.T) {
 			Days, Wanted, Unavailable int
 		} `json:"baseline"`
 	}
-	for _, region := range []string{rules.World, "eu", "us"} {
+	for _, region := range []string{topicrules.World, "eu", "us"} {
 		var l topicsList
 		waitFor(t, "the "+region+" topics list over a full 15-minute window", 3*time.Minute, func() (bool, string) {
 			c, b := httpGet(base + "/v1/topics?region=" + region)
@@ -42,7 +42,7 @@ func TestUpTopicsBound(t *testing.T) {
 			}
 			return l.AsOf.After(start.Add(16*time.Minute)) && l.ErrorBound != nil, b
 		})
-		floor := float64(rules.DefaultFloor)
+		floor := float64(topicrules.DefaultFloor)
 		t.Logf("%s: as of %s, error bound %.1f mentions (%.1f%% of the floor %g)", region, l.AsOf.Format(time.RFC3339),
 			l.ErrorBound.MaxOvercount, 100*l.ErrorBound.MaxOvercount/floor, floor)
 		if b := l.ErrorBound.MaxOvercount; b > 0.1*floor || b <= 0 {

@@ -15,7 +15,7 @@ import (
 
 	"trending/internal/itest"
 	"trending/internal/objstore"
-	"trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // TestTopicsReviewShared: two speed workers' queues and `trending topics review` over the
@@ -24,25 +24,25 @@ import (
 func TestTopicsReviewShared(t *testing.T) {
 	onEveryBucket(t, "review", func(t *testing.T, obj *objstore.Store, s3 []string) {
 		ctx := t.Context()
-		a, b := topics.NewReview(0), topics.NewReview(0)
+		a, b := topicrules.NewReview(0), topicrules.NewReview(0)
 		tick := func() {
 			t.Helper()
-			for _, r := range []*topics.Review{a, b} {
+			for _, r := range []*topicrules.Review{a, b} {
 				if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, r); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		now := time.Now().UTC()
-		a.Hold("quake", "jp", topics.ReasonNewTopic, now, 3000, 12)
-		b.Hold("#junk", "us", topics.ReasonNewAccounts, now, 50, 1)
+		a.Hold("quake", "jp", topicrules.ReasonNewTopic, now, 3000, 12)
+		b.Hold("#junk", "us", topicrules.ReasonNewAccounts, now, 50, 1)
 		tick()
 
 		out, err := runTrending(t, append([]string{"topics", "review", "--json"}, s3...)...)
 		if err != nil {
 			t.Fatalf("review list: %v\n%s", err, out)
 		}
-		var held []topics.Held
+		var held []topicrules.Held
 		if err := json.Unmarshal([]byte(out), &held); err != nil || len(held) != 2 {
 			t.Fatalf("CLI lists %d held topics (%v), want quake and #junk:\n%s", len(held), err, out)
 		}
@@ -53,12 +53,12 @@ func TestTopicsReviewShared(t *testing.T) {
 			t.Fatal("B does not block quake before the tick")
 		}
 		tick()
-		for name, r := range map[string]*topics.Review{"A": a, "B": b} {
-			if s, _ := r.Status("quake"); s != topics.Approved || r.Blocks("quake") {
+		for name, r := range map[string]*topicrules.Review{"A": a, "B": b} {
+			if s, _ := r.Status("quake"); s != topicrules.Approved || r.Blocks("quake") {
 				t.Fatalf("worker %s: quake %s one tick after the approval, want approved", name, s)
 			}
 		}
-		if s, _ := b.Status("#junk"); s != topics.Pending {
+		if s, _ := b.Status("#junk"); s != topicrules.Pending {
 			t.Fatalf("#junk is %s, want still pending", s)
 		}
 		if _, err := runTrending(t, append([]string{"topics", "review", "reject", "nope"}, s3...)...); err == nil {
@@ -86,8 +86,8 @@ func TestServeTopicsReview(t *testing.T) {
 	if err := obj.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	worker := topics.NewReview(0)
-	worker.Hold("quake", "eu", topics.ReasonNewTopic, time.Now().UTC(), 3000, 12)
+	worker := topicrules.NewReview(0)
+	worker.Hold("quake", "eu", topicrules.ReasonNewTopic, time.Now().UTC(), 3000, 12)
 	if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, worker); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestServeTopicsReview(t *testing.T) {
 	if err := topicstore.SyncReview(ctx, obj, topicstore.ReviewKey, worker); err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := worker.Status("quake"); s != topics.Approved {
+	if s, _ := worker.Status("quake"); s != topicrules.Approved {
 		t.Fatalf("worker's quake is %s after serve approved it, want approved", s)
 	}
 }

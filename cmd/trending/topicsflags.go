@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"trending/internal/setting"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/speed/topics"
 )
 
@@ -26,8 +26,8 @@ type topicsFlags struct {
 func addTopicsFlags(fs *pflag.FlagSet, counts bool, width int) *topicsFlags {
 	t := &topicsFlags{withBlocklist: counts, sketchWidth: width}
 	fs.StringVar(&t.regions, "topics", "", "trending topics (docs/topics.md): the regional lists, comma separated, such as eu,us,jp (\"world\" alone: the worldwide list only); every event then counts as a mention of the topic item_id (default: off)")
-	fs.StringVar(&t.score, "topics-score", string(rules.Surge), "score of the regional topics lists: surge, volume or decayed")
-	fs.StringVar(&t.worldScore, "topics-world-score", string(rules.Volume), "score of the worldwide topics list: volume, surge or decayed")
+	fs.StringVar(&t.score, "topics-score", string(topicrules.Surge), "score of the regional topics lists: surge, volume or decayed")
+	fs.StringVar(&t.worldScore, "topics-world-score", string(topicrules.Volume), "score of the worldwide topics list: volume, surge or decayed")
 	if counts {
 		addBlocklistFlag(fs, &t.blocklist, "file of banned topic terms, one a line, reloaded every minute (needs --topics)")
 		fs.IntVar(&t.sketchWidth, "topics-sketch-width", width, "topics minute sketch width (power of two; 65536 keeps a minute's overcount near 1.35 mentions at peak, about 78 MB per partition with the hourly baselines); the hourly sketches are as wide, saved to the object store, 7 same-hour ones loaded")
@@ -50,7 +50,7 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 		return nil, nil
 	}
 	for flag, s := range map[string]string{"--topics-score": t.score, "--topics-world-score": t.worldScore} {
-		if _, err := rules.ParseScore(s); err != nil {
+		if _, err := topicrules.ParseScore(s); err != nil {
 			return nil, usagef("%s %q: use surge, volume or decayed", flag, s)
 		}
 	}
@@ -59,13 +59,13 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 	if t.withBlocklist {
 		cfg.Width, cfg.BaselineWidth = t.sketchWidth, t.sketchWidth // the hours at the minute width: the expected count bounded like the window
 	}
-	cfg.Scores = map[string]rules.Score{rules.World: rules.Score(t.worldScore)}
+	cfg.Scores = map[string]topicrules.Score{topicrules.World: topicrules.Score(t.worldScore)}
 	for _, r := range splitList(t.regions) {
-		if r == rules.World || slices.Contains(cfg.Regions, r) {
+		if r == topicrules.World || slices.Contains(cfg.Regions, r) {
 			continue
 		}
 		cfg.Regions = append(cfg.Regions, r)
-		cfg.Scores[r] = rules.Score(t.score)
+		cfg.Scores[r] = topicrules.Score(t.score)
 	}
 	if err := cfg.Validate(); err != nil {
 		if len(setting.Errors(err)) > 0 {
@@ -77,7 +77,7 @@ func (t *topicsFlags) config() (*topics.Config, error) {
 }
 
 // openBlocklist opens --blocklist (nil when unset).
-func (t *topicsFlags) openBlocklist() (*rules.Blocklist, error) {
+func (t *topicsFlags) openBlocklist() (*topicrules.Blocklist, error) {
 	if t.blocklist == "" {
 		return nil, nil
 	}
@@ -94,8 +94,8 @@ func apiLists(cfg *topics.Config) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, name := range append([]string{rules.World}, cfg.Regions...) {
-		s, err := rules.ParseScore(string(cfg.Scores[name]))
+	for _, name := range append([]string{topicrules.World}, cfg.Regions...) {
+		s, err := topicrules.ParseScore(string(cfg.Scores[name]))
 		if err != nil {
 			panic(fmt.Sprintf("BUG: validated topics score %q rejected: %v", cfg.Scores[name], err))
 		}

@@ -26,7 +26,7 @@ import (
 	"trending/loadgen"
 	"trending/model/moderation"
 	"trending/model/salt"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/serving/api/demo"
@@ -600,7 +600,7 @@ func topicsLine(cfg *topics.Config, url string) string {
 		return "off (--topics eu,us,... turns them on)"
 	}
 	return fmt.Sprintf("%s/v1/topics?region=%s (lists: world and %v), review at %s/v1/topics/review",
-		url, rules.World, cfg.Regions, url)
+		url, topicrules.World, cfg.Regions, url)
 }
 
 func loadLine(f upFlags) string {
@@ -691,7 +691,7 @@ func embeddedOr(embedded bool, what string) string {
 // upTopicsWidth is the topics sketch width of up's load, rate views a second over partitions
 // (every view a mention with --topics): 15 minutes overcount by at most 10% of the floor.
 func upTopicsWidth(rate float64, partitions int) int {
-	return topics.WidthFor(rate/float64(partitions), topics.DefaultWindow, rules.DefaultFloor, 0.1)
+	return topics.WidthFor(rate/float64(partitions), topics.DefaultWindow, topicrules.DefaultFloor, 0.1)
 }
 
 // upFieldFlags are up's names for the settings it sets under other flags than the

@@ -291,20 +291,20 @@ func TestModelImports(t *testing.T) {
 // file as well (the graph's edges include test imports), and allows the rest.
 func TestModelImportsCatches(t *testing.T) {
 	graph := map[string][]string{
-		module + "model/topics": {"fmt", module + "internal/setting", module + "internal/objstore"},
-		module + "model/event":  {module + "model", module + "schemas", "github.com/aws/aws-sdk-go-v2/service/s3"},
-		module + "model":        {"github.com/goccy/go-json", "encoding/json"},
-		module + "speed/topics": {module + "internal/objstore"},
+		module + "model/topicrules": {"fmt", module + "internal/setting", module + "internal/objstore"},
+		module + "model/event":      {module + "model", module + "schemas", "github.com/aws/aws-sdk-go-v2/service/s3"},
+		module + "model":            {"github.com/goccy/go-json", "encoding/json"},
+		module + "speed/topics":     {module + "internal/objstore"},
 	}
 	want := []string{
 		module + "model/event -> github.com/aws/aws-sdk-go-v2/service/s3",
-		module + "model/topics -> " + module + "internal/objstore",
+		module + "model/topicrules -> " + module + "internal/objstore",
 	}
 	if got := modelViolations(graph); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("model violations %v, want %v", got, want)
 	}
-	graph[module+"model/topics"] = append(graph[module+"model/topics"], "os")
-	if got, want := modelIO(graph), []string{module + "model/topics -> os"}; fmt.Sprint(got) != fmt.Sprint(want) {
+	graph[module+"model/topicrules"] = append(graph[module+"model/topicrules"], "os")
+	if got, want := modelIO(graph), []string{module + "model/topicrules -> os"}; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("model I/O %v, want %v", got, want)
 	}
 }

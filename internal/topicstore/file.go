@@ -1,7 +1,7 @@
 package topicstore
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"encoding/json"
 	"errors"
@@ -13,8 +13,8 @@ import (
 // ReadReviewFile reads a local review queue file (the queue's JSON encoding, as
 // WriteReviewFile writes it): the offline alternative to the shared queue in the bucket
 // (ReviewKey). A missing file is an error that wraps os.ErrNotExist.
-func ReadReviewFile(path string) (*rules.Review, error) {
-	r := rules.NewReview(0)
+func ReadReviewFile(path string) (*topicrules.Review, error) {
+	r := topicrules.NewReview(0)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read review queue: %w", err)
@@ -28,7 +28,7 @@ func ReadReviewFile(path string) (*rules.Review, error) {
 // WriteReviewFile writes r to path as indented JSON and replaces the file atomically: a
 // temporary file in the same directory, synced, then renamed over the old one, so a reader
 // sees the old queue or the new one, never a part.
-func WriteReviewFile(path string, r *rules.Review) error {
+func WriteReviewFile(path string, r *topicrules.Review) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode review queue: %w", err)

@@ -1,7 +1,7 @@
 package topicstore
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"errors"
 	"os"
@@ -17,9 +17,9 @@ func TestReviewFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "review.json")
 	now := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
-	r := rules.NewReview(0)
-	r.Hold("quake", "jp", rules.ReasonNewTopic, now, 3000, 60)
-	r.Hold("#freemoney", "us", rules.ReasonNewAccounts, now, 200, 4)
+	r := topicrules.NewReview(0)
+	r.Hold("quake", "jp", topicrules.ReasonNewTopic, now, 3000, 60)
+	r.Hold("#freemoney", "us", topicrules.ReasonNewAccounts, now, 200, 4)
 	if err := r.Reject("#freemoney", "alice", now); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestReviewFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for topic, want := range map[string]rules.Status{"quake": rules.Pending, "#freemoney": rules.Rejected} {
+	for topic, want := range map[string]topicrules.Status{"quake": topicrules.Pending, "#freemoney": topicrules.Rejected} {
 		if s, ok := got.Status(topic); !ok || s != want {
 			t.Errorf("%s: status %q, %v; want %q", topic, s, ok, want)
 		}
@@ -49,7 +49,7 @@ func TestReviewFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := again.Status("quake"); s != rules.Approved {
+	if s, _ := again.Status("quake"); s != topicrules.Approved {
 		t.Errorf("quake after the rewrite: %q, want approved", s)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {

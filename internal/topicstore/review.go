@@ -1,7 +1,7 @@
 // Package topicstore is where trending topics' state lives outside memory: the shared
 // review queue in the bucket every role already uses (topics/review.json, review.go) or in a
 // local file (file.go), and the hourly topic sketches the surge baseline is read from
-// (topics/hours/..., hours.go). It is the I/O beside model/topics (the rules, which do none)
+// (topics/hours/..., hours.go). It is the I/O beside model/topicrules (the rules, which do none)
 // and speed/topics (which counts in memory).
 //
 // In detail (DESIGN.md's file map has the line): trending topics' state outside memory:
@@ -12,14 +12,14 @@
 // `/v1/topics/review`; `file.go`: the local review-queue file (`ReadReviewFile`,
 // `WriteReviewFile`, an atomic replace) of `trending topics review --queue`, `topics demo
 // --queue` and `batch --topics-review`; `blocklist.go`: `OpenBlocklist`, the blocklist
-// file behind `model/topics.Blocklist` (a `BlocklistSource` re-read when its modification
+// file behind `model/topicrules.Blocklist` (a `BlocklistSource` re-read when its modification
 // time or size changes); `hours.go`: `Hours`, each partition's closed hourly topic
 // sketches, `topics/hours/<topic>/<partition>/<YYYY-MM-DDTHH>Z.cms` (a rewrite replaces;
 // the baseline reads its keys without listing; `Prune` past the baseline depth)
 package topicstore
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"bytes"
 	"context"
@@ -35,7 +35,7 @@ import (
 
 // ReviewKey is the object that holds the shared review queue in the bucket every role
 // already uses: the source of truth for decisions in a split deployment. Its bytes are the
-// queue's versioned JSON encoding (rules.Review.MarshalJSON).
+// queue's versioned JSON encoding (topicrules.Review.MarshalJSON).
 const ReviewKey = "topics/review.json"
 
 // syncAttempts bounds SyncReview's read-merge-write loop under contention.
@@ -48,9 +48,9 @@ const syncAttempts = 8
 // never overwritten: on a conflict it reads again and retries. Merge is commutative as well,
 // so replicas converge even where a store ignored the condition. Nothing is written when the
 // object already holds r's state. Decisions older than DefaultDecisionTTL, and pending
-// entries not seen for as long, are dropped (rules.Review.Prune). A corrupt object is an error and is left alone: it holds
+// entries not seen for as long, are dropped (topicrules.Review.Prune). A corrupt object is an error and is left alone: it holds
 // operators' decisions.
-func SyncReview(ctx context.Context, st *objstore.Store, key string, r *rules.Review) error {
+func SyncReview(ctx context.Context, st *objstore.Store, key string, r *topicrules.Review) error {
 	var last error
 	for attempt := range syncAttempts {
 		if attempt > 0 {
@@ -74,7 +74,7 @@ func SyncReview(ctx context.Context, st *objstore.Store, key string, r *rules.Re
 			}
 			return last
 		default:
-			remote := rules.NewReview(0)
+			remote := topicrules.NewReview(0)
 			if err := remote.UnmarshalJSON(b); err != nil {
 				// Retried, in case the read was torn; if it stays corrupt nothing is written.
 				last = fmt.Errorf("sync review queue %s: %w", key, err)
@@ -116,7 +116,7 @@ func SyncReview(ctx context.Context, st *objstore.Store, key string, r *rules.Re
 // an empty queue (nobody held anything). A read that fails or does not decode is retried a few
 // times (the embedded store serves a file being rewritten), then returned as an error: a
 // reader that cannot see the queue must not act as if nothing were held.
-func LoadReview(ctx context.Context, st *objstore.Store, key string) (*rules.Review, error) {
+func LoadReview(ctx context.Context, st *objstore.Store, key string) (*topicrules.Review, error) {
 	var last error
 	for attempt := range syncAttempts {
 		if attempt > 0 {
@@ -129,14 +129,14 @@ func LoadReview(ctx context.Context, st *objstore.Store, key string) (*rules.Rev
 		b, _, err := st.GetVersion(ctx, key)
 		switch {
 		case errors.Is(err, objstore.ErrNotFound):
-			return rules.NewReview(0), nil
+			return topicrules.NewReview(0), nil
 		case err != nil:
 			if last = fmt.Errorf("read review queue: %w", err); !objstore.IsRetryable(err) {
 				return nil, last
 			}
 			continue
 		}
-		r := rules.NewReview(0)
+		r := topicrules.NewReview(0)
 		if err := r.UnmarshalJSON(b); err != nil {
 			last = fmt.Errorf("read review queue %s: %w", key, err)
 			continue
@@ -149,7 +149,7 @@ func LoadReview(ctx context.Context, st *objstore.Store, key string) (*rules.Rev
 // RunReviewSync calls SyncReview at once and then every interval until ctx ends. A failed
 // sync is logged and retried at the next interval: the lists keep being published with the
 // decisions known so far (a pending new topic stays held, which is the safe side).
-func RunReviewSync(ctx context.Context, st *objstore.Store, key string, r *rules.Review, every time.Duration, log *slog.Logger) {
+func RunReviewSync(ctx context.Context, st *objstore.Store, key string, r *topicrules.Review, every time.Duration, log *slog.Logger) {
 	if every <= 0 {
 		panic("BUG: review sync interval must be positive")
 	}

@@ -1,7 +1,7 @@
 package topicstore
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"errors"
 	"fmt"
@@ -51,8 +51,8 @@ func TestSharedReview(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
 			key := fmt.Sprintf("test/%s/%d/review.json", t.Name(), time.Now().UnixNano())
-			a, b, cli := rules.NewReview(0), rules.NewReview(0), rules.NewReview(0)
-			sync := func(rs ...*rules.Review) {
+			a, b, cli := topicrules.NewReview(0), topicrules.NewReview(0), topicrules.NewReview(0)
+			sync := func(rs ...*topicrules.Review) {
 				t.Helper()
 				for _, r := range rs {
 					if err := SyncReview(ctx, st, key, r); err != nil {
@@ -62,11 +62,11 @@ func TestSharedReview(t *testing.T) {
 			}
 
 			// Worker A holds a never-seen topic; B has not seen it.
-			a.Hold("quake", "jp", rules.ReasonNewTopic, t0, 3000, 12)
-			b.Hold("marathon", "us", rules.ReasonNewAccounts, t0, 400, 2)
+			a.Hold("quake", "jp", topicrules.ReasonNewTopic, t0, 3000, 12)
+			b.Hold("marathon", "us", topicrules.ReasonNewAccounts, t0, 400, 2)
 			sync(a, b)
 			sync(cli)
-			if got := cli.List(rules.Pending); len(got) != 2 || got[0].Topic != "marathon" && got[1].Topic != "marathon" {
+			if got := cli.List(topicrules.Pending); len(got) != 2 || got[0].Topic != "marathon" && got[1].Topic != "marathon" {
 				t.Fatalf("CLI lists %+v, want quake and marathon pending", got)
 			}
 			if !b.Blocks("quake") {
@@ -78,33 +78,33 @@ func TestSharedReview(t *testing.T) {
 				t.Fatal(err)
 			}
 			sync(cli)
-			a.Hold("quake", "jp", rules.ReasonNewTopic, t0.Add(2*time.Minute), 3500, 13)
+			a.Hold("quake", "jp", topicrules.ReasonNewTopic, t0.Add(2*time.Minute), 3500, 13)
 			sync(a, b) // one tick
-			for wn, w := range map[string]*rules.Review{"A": a, "B": b} {
-				if s, _ := w.Status("quake"); s != rules.Approved || w.Blocks("quake") {
+			for wn, w := range map[string]*topicrules.Review{"A": a, "B": b} {
+				if s, _ := w.Status("quake"); s != topicrules.Approved || w.Blocks("quake") {
 					t.Fatalf("worker %s: quake %s after a tick, want approved", wn, s)
 				}
 			}
 			// A's later sighting survived the merge alongside the decision.
-			if h := a.List(rules.Approved); len(h) != 1 || h[0].Mentions != 3500 || h[0].By != "alice" {
+			if h := a.List(topicrules.Approved); len(h) != 1 || h[0].Mentions != 3500 || h[0].By != "alice" {
 				t.Fatalf("A's quake entry %+v", h)
 			}
 
 			// A stale queue (a restored checkpoint) syncing pending cannot undo the approval.
-			stale := rules.NewReview(0)
-			stale.Hold("quake", "de", rules.ReasonNewTopic, t0, 10, 1)
+			stale := topicrules.NewReview(0)
+			stale.Hold("quake", "de", topicrules.ReasonNewTopic, t0, 10, 1)
 			sync(stale, b)
-			if s, _ := b.Status("quake"); s != rules.Approved {
+			if s, _ := b.Status("quake"); s != topicrules.Approved {
 				t.Fatalf("a stale pending queue undid the approval: %s", s)
 			}
-			if h := b.List(rules.Approved); len(h) != 1 || len(h[0].Regions) != 2 {
+			if h := b.List(topicrules.Approved); len(h) != 1 || len(h[0].Regions) != 2 {
 				t.Fatalf("quake's lists did not merge: %+v", h)
 			}
 
 			// A decision past its TTL leaves the shared queue, and a replica that still has
 			// it cannot bring it back.
-			old := rules.NewReview(0)
-			old.Hold("gone", "us", rules.ReasonNewTopic, t0.Add(-10*24*time.Hour), 1, 1)
+			old := topicrules.NewReview(0)
+			old.Hold("gone", "us", topicrules.ReasonNewTopic, t0.Add(-10*24*time.Hour), 1, 1)
 			if err := old.Reject("gone", "carol", t0.Add(-9*24*time.Hour)); err != nil {
 				t.Fatal(err)
 			}
@@ -132,9 +132,9 @@ func TestSharedReviewConcurrentHolds(t *testing.T) {
 			errs := make(chan error, workers)
 			for w := range workers {
 				wg.Go(func() {
-					r := rules.NewReview(0)
+					r := topicrules.NewReview(0)
 					for i := range each {
-						r.Hold(fmt.Sprintf("t%d-%d", w, i), "world", rules.ReasonNewTopic, t0, 1, 1)
+						r.Hold(fmt.Sprintf("t%d-%d", w, i), "world", topicrules.ReasonNewTopic, t0, 1, 1)
 						if err := SyncReview(ctx, st, key, r); err != nil {
 							errs <- err
 							return
@@ -147,11 +147,11 @@ func TestSharedReviewConcurrentHolds(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			cli := rules.NewReview(0)
+			cli := topicrules.NewReview(0)
 			if err := SyncReview(ctx, st, key, cli); err != nil {
 				t.Fatal(err)
 			}
-			if got := len(cli.List(rules.Pending)); got != workers*each {
+			if got := len(cli.List(topicrules.Pending)); got != workers*each {
 				t.Fatalf("shared queue holds %d topics, want %d: a concurrent hold was lost", got, workers*each)
 			}
 		})
@@ -165,10 +165,10 @@ func TestSharedReviewCorrupt(t *testing.T) {
 	if _, err := st.Put(ctx, ReviewKey, []byte(`{"version":1,"max":`)); err != nil {
 		t.Fatal(err)
 	}
-	r := rules.NewReview(0)
-	r.Hold("quake", "jp", rules.ReasonNewTopic, time.Now(), 1, 1)
-	if err := SyncReview(ctx, st, ReviewKey, r); !errors.Is(err, rules.ErrCorrupt) {
-		t.Fatalf("sync over a corrupt object: %v, want rules.ErrCorrupt", err)
+	r := topicrules.NewReview(0)
+	r.Hold("quake", "jp", topicrules.ReasonNewTopic, time.Now(), 1, 1)
+	if err := SyncReview(ctx, st, ReviewKey, r); !errors.Is(err, topicrules.ErrCorrupt) {
+		t.Fatalf("sync over a corrupt object: %v, want topicrules.ErrCorrupt", err)
 	}
 	if b, _ := st.Get(ctx, ReviewKey); string(b) != `{"version":1,"max":` {
 		t.Fatalf("the corrupt object was replaced: %q", b)
@@ -188,8 +188,8 @@ func TestLoadReview(t *testing.T) {
 	if _, err := st.Get(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
 		t.Fatalf("LoadReview wrote the object: %v", err)
 	}
-	w := rules.NewReview(0)
-	w.Hold("quake", "jp", rules.ReasonNewTopic, time.Now(), 3000, 12)
+	w := topicrules.NewReview(0)
+	w.Hold("quake", "jp", topicrules.ReasonNewTopic, time.Now(), 3000, 12)
 	if err := SyncReview(ctx, st, key, w); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestLoadReview(t *testing.T) {
 	if _, err := st.Put(ctx, key, []byte(`{"version":1,"max":`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadReview(ctx, st, key); !errors.Is(err, rules.ErrCorrupt) {
-		t.Fatalf("corrupt object: %v, want rules.ErrCorrupt", err)
+	if _, err := LoadReview(ctx, st, key); !errors.Is(err, topicrules.ErrCorrupt) {
+		t.Fatalf("corrupt object: %v, want topicrules.ErrCorrupt", err)
 	}
 }

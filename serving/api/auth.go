@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // RequireToken guards an endpoint that changes something (such as POST /v1/events): a request
@@ -71,7 +71,7 @@ func ViewsRoute(h http.Handler, token string) Route {
 // topics, POST approves or rejects one: speed/topics.ReviewHandler), behind the bearer token
 // when one is configured, since a decision changes public lists. onDecide, when set, runs
 // after each decision (to persist the queue).
-func TopicsReviewRoute(review *rules.Review, token string, onDecide func() error) Route {
+func TopicsReviewRoute(review *topicrules.Review, token string, onDecide func() error) Route {
 	return Route{Path: "/v1/topics/review", Methods: []string{http.MethodGet, http.MethodPost}, Params: []string{"status"},
 		Statuses: []int{200, 400, 401, 403, 404, 405, 500}, Handler: RequireToken(token, ReviewHandler(review, time.Now, onDecide))}
 }

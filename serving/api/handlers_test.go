@@ -17,7 +17,7 @@ import (
 	"trending/internal/setting"
 
 	"trending/model"
-	"trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/serving/store/storetest"
 )
@@ -772,8 +772,8 @@ func TestTopics(t *testing.T) {
 
 func TestTopicsReviewRoute(t *testing.T) {
 	f := newFixture(t, nil)
-	review := topics.NewReview(0)
-	review.Hold("#quake", "jp", topics.ReasonNewTopic, storetest.T0, 3000, 61)
+	review := topicrules.NewReview(0)
+	review.Hold("#quake", "jp", topicrules.ReasonNewTopic, storetest.T0, 3000, 61)
 	decided := 0
 	if err := f.srv.Handle(TopicsReviewRoute(review, "s3cret", func() error { decided++; return nil })); err != nil {
 		t.Fatal(err)
@@ -793,7 +793,7 @@ func TestTopicsReviewRoute(t *testing.T) {
 	if w := post(`{"topic":"#quake","decision":"approve"}`, "Authorization", "Bearer wrong"); w.Code != http.StatusForbidden {
 		t.Fatalf("wrong token: %d", w.Code)
 	}
-	if st, _ := review.Status("#quake"); st != topics.Pending {
+	if st, _ := review.Status("#quake"); st != topicrules.Pending {
 		t.Fatalf("a refused request decided: %s", st)
 	}
 	w := f.get("/v1/topics/review", "Authorization", "Bearer s3cret")
@@ -803,7 +803,7 @@ func TestTopicsReviewRoute(t *testing.T) {
 	if w := post(`{"topic":"#quake","decision":"approve","by":"alice"}`, "Authorization", "Bearer s3cret"); w.Code != http.StatusOK {
 		t.Fatalf("approve: %d %s", w.Code, w.Body)
 	}
-	if st, _ := review.Status("#quake"); st != topics.Approved || decided != 1 {
+	if st, _ := review.Status("#quake"); st != topicrules.Approved || decided != 1 {
 		t.Fatalf("status %s after approval, %d decisions persisted", st, decided)
 	}
 	if w := f.do(http.MethodDelete, "/v1/topics/review"); w.Code != http.StatusMethodNotAllowed {

@@ -18,7 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"trending/model/moderation"
-	"trending/model/topics"
+	"trending/model/topicrules"
 	"trending/serving/store/storetest"
 )
 
@@ -194,7 +194,7 @@ func TestOpenAPIRoutes(t *testing.T) {
 	if err := f.srv.Handle(EventsRoute(http.NotFoundHandler(), "")); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.srv.Handle(TopicsReviewRoute(topics.NewReview(0), "", nil)); err != nil {
+	if err := f.srv.Handle(TopicsReviewRoute(topicrules.NewReview(0), "", nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.srv.Handle(ModerationRoute(&memModeration{l: moderation.NewList()}, "", nil)); err != nil {
@@ -296,8 +296,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 func TestOpenAPIResponses(t *testing.T) {
 	s := loadSpec(t)
 	f := groupFixture(t, twoRegions) // the fixture's lists and lists per region
-	review := topics.NewReview(0)
-	review.Hold("#quake", "jp", topics.ReasonNewTopic, storetest.T0, 3000, 61)
+	review := topicrules.NewReview(0)
+	review.Hold("#quake", "jp", topicrules.ReasonNewTopic, storetest.T0, 3000, 61)
 	if err := review.Approve("#quake", "alice", storetest.T0); err != nil {
 		t.Fatal(err)
 	}

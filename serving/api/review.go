@@ -1,7 +1,7 @@
 package api
 
 import (
-	"trending/model/topics"
+	"trending/model/topicrules"
 
 	"encoding/json"
 	"errors"
@@ -18,20 +18,20 @@ import (
 // Errors are {"error": code, "detail": text}: 400 bad_request, 404 not_held, 405. It does no
 // authentication: mount it behind serving/api's RequireToken (a decision changes public
 // lists). onDecide, when set, runs after each decision, to persist the queue.
-func ReviewHandler(r *topics.Review, now func() time.Time, onDecide func() error) http.Handler {
+func ReviewHandler(r *topicrules.Review, now func() time.Time, onDecide func() error) http.Handler {
 	if now == nil {
 		now = time.Now
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		switch req.Method {
 		case http.MethodGet, http.MethodHead:
-			status := topics.Status(req.URL.Query().Get("status"))
+			status := topicrules.Status(req.URL.Query().Get("status"))
 			switch status {
 			case "":
-				status = topics.Pending
+				status = topicrules.Pending
 			case "all":
 				status = ""
-			case topics.Pending, topics.Approved, topics.Rejected:
+			case topicrules.Pending, topicrules.Approved, topicrules.Rejected:
 			default:
 				writeJSONError(w, http.StatusBadRequest, "bad_request", "status must be pending, approved, rejected or all")
 				return
@@ -59,7 +59,7 @@ func ReviewHandler(r *topics.Review, now func() time.Time, onDecide func() error
 				writeJSONError(w, http.StatusBadRequest, "bad_request", `decision must be "approve" or "reject"`)
 				return
 			}
-			if errors.Is(err, topics.ErrNotHeld) {
+			if errors.Is(err, topicrules.ErrNotHeld) {
 				writeJSONError(w, http.StatusNotFound, "not_held", err.Error())
 				return
 			}

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"trending/model/topics"
+	"trending/model/topicrules"
 
 	"encoding/json"
 	"net/http/httptest"
@@ -14,8 +14,8 @@ import (
 var reviewT0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 
 func TestReviewHandler(t *testing.T) {
-	r := topics.NewReview(0)
-	r.Hold("quake", "jp", topics.ReasonNewTopic, reviewT0, 3000, 61)
+	r := topicrules.NewReview(0)
+	r.Hold("quake", "jp", topicrules.ReasonNewTopic, reviewT0, 3000, 61)
 	saved := 0
 	h := ReviewHandler(r, func() time.Time { return reviewT0 }, func() error { saved++; return nil })
 	do := func(method, target, body string) (int, string) {
@@ -52,7 +52,7 @@ func TestReviewHandler(t *testing.T) {
 	if saved != 1 {
 		t.Errorf("onDecide ran %d times, want 1", saved)
 	}
-	if st, _ := r.Status("quake"); st != topics.Approved {
+	if st, _ := r.Status("quake"); st != topicrules.Approved {
 		t.Errorf("status %v", st)
 	}
 }

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"errors"
 	"fmt"
@@ -13,7 +13,7 @@ import (
 )
 
 func TestDedupe(t *testing.T) {
-	d, err := NewDedupe(DedupeConfig{Capacity: 1024, TTL: rules.DefaultDedupeTTL})
+	d, err := NewDedupe(DedupeConfig{Capacity: 1024, TTL: topicrules.DefaultDedupeTTL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestDedupeMemoryFixed(t *testing.T) {
 // TestDedupeEvicts: a table too small for the live pairs evicts instead of growing, and
 // says so.
 func TestDedupeEvicts(t *testing.T) {
-	d, _ := NewDedupe(DedupeConfig{Capacity: 64, TTL: rules.DefaultDedupeTTL})
+	d, _ := NewDedupe(DedupeConfig{Capacity: 64, TTL: topicrules.DefaultDedupeTTL})
 	for i := range 1000 {
 		d.First(PairHash("u", fmt.Sprint(i)), 0)
 	}
@@ -106,16 +106,16 @@ func TestDedupeConfigValidate(t *testing.T) {
 		c     DedupeConfig
 		field string
 	}{
-		{DedupeConfig{Capacity: 100, TTL: rules.DefaultDedupeTTL}, "Capacity"},
-		{DedupeConfig{Capacity: 4, TTL: rules.DefaultDedupeTTL}, "Capacity"},
-		{DedupeConfig{TTL: rules.DefaultDedupeTTL}, "Capacity"},
+		{DedupeConfig{Capacity: 100, TTL: topicrules.DefaultDedupeTTL}, "Capacity"},
+		{DedupeConfig{Capacity: 4, TTL: topicrules.DefaultDedupeTTL}, "Capacity"},
+		{DedupeConfig{TTL: topicrules.DefaultDedupeTTL}, "Capacity"},
 		{DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: 30 * time.Second}, "TTL"},
 		{DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: 90 * time.Second}, "TTL"},
 		{DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: 48 * time.Hour}, "TTL"},
 		{DedupeConfig{Capacity: DefaultDedupeCapacity}, "TTL"},
 	} {
 		err := tc.c.Validate()
-		if es := setting.Errors(err); !errors.Is(err, rules.ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != tc.field {
+		if es := setting.Errors(err); !errors.Is(err, topicrules.ErrConfig) || !errors.Is(err, setting.ErrConfig) || len(es) != 1 || es[0].Field != tc.field {
 			t.Errorf("%+v: Validate = %v, want one setting error naming %s", tc.c, err, tc.field)
 		}
 		if _, err := NewDedupe(tc.c); !errors.Is(err, setting.ErrConfig) {
@@ -125,20 +125,20 @@ func TestDedupeConfigValidate(t *testing.T) {
 }
 
 func TestWeightAndShare(t *testing.T) {
-	if rules.Tenths(true) != 3 || rules.Tenths(false) != 10 {
+	if topicrules.Tenths(true) != 3 || topicrules.Tenths(false) != 10 {
 		t.Fatal("tenths")
 	}
-	wc := rules.DefaultWeightConfig()
+	wc := topicrules.DefaultWeightConfig()
 	if !wc.IsNew(24*time.Hour) || wc.IsNew(60*24*time.Hour) {
 		t.Error("IsNew with the 30-day default")
 	}
 	s := NewShare(15)
 	// 10 established mentions and 40 new ones in minute 100: 100 vs 120 tenths, 54.5% new.
 	for range 10 {
-		s.Add(100, rules.Tenths(false), false)
+		s.Add(100, topicrules.Tenths(false), false)
 	}
 	for range 40 {
-		s.Add(100, rules.Tenths(true), true)
+		s.Add(100, topicrules.Tenths(true), true)
 	}
 	share, total := s.Value(100)
 	if total != 220 || share < 0.545 || share > 0.546 {
@@ -146,7 +146,7 @@ func TestWeightAndShare(t *testing.T) {
 	}
 	// Ten more new mentions a minute later cross 60%: 150 of 250.
 	for range 10 {
-		s.Add(101, rules.Tenths(true), true)
+		s.Add(101, topicrules.Tenths(true), true)
 	}
 	if share, _ := s.Value(101); share != 0.6 {
 		t.Fatalf("share %v, want 0.6", share)

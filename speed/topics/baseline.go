@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/speed/sketch"
 )
 
@@ -198,7 +198,7 @@ func (s *State) SetBaseline(hour int64, sk *sketch.Sketch, err error) error {
 		if c := sk.Config(); c.Depth != s.cfg.Depth || c.Seed != s.cfg.Seed || c.Conservative {
 			s.baseWant[hour] = dayMissing
 			return fmt.Errorf("%w: hour %d's sketch is %dx%d seed %d, the state's depth %d seed %d",
-				rules.ErrConfigMismatch, hour, c.Depth, c.Width, c.Seed, s.cfg.Depth, s.cfg.Seed)
+				topicrules.ErrConfigMismatch, hour, c.Depth, c.Width, c.Seed, s.cfg.Depth, s.cfg.Seed)
 		}
 		s.base[hour], s.baseWant[hour] = sk, dayLoaded
 	}
@@ -216,7 +216,7 @@ func (s *State) Baseline() BaselineStatus {
 		bounds = append(bounds, sk.ErrorBound().MaxOvercount/10)
 	}
 	b.Days = len(bounds)
-	b.MaxOvercount = rules.Expected(bounds, s.cfg.Window)
+	b.MaxOvercount = topicrules.Expected(bounds, s.cfg.Window)
 	for h, st := range s.baseWant {
 		if s.closed[h] != nil {
 			continue

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/speed/sketch"
 )
 
@@ -17,7 +17,7 @@ import (
 func v1Config() Config {
 	c := DefaultConfig()
 	c.Regions = []string{"us"}
-	c.Scores = map[string]rules.Score{"us": rules.Surge}
+	c.Scores = map[string]topicrules.Score{"us": topicrules.Surge}
 	c.Width, c.BaselineWidth = 1<<12, 1<<12
 	c.Dedupe.Capacity = 1 << 10
 	return c

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"fmt"
 	"testing"
@@ -13,7 +13,7 @@ import (
 func BenchmarkAdd(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Regions = []string{"us", "jp", "de"}
-	s, err := New(cfg, rules.NewBlocklist("spam"))
+	s, err := New(cfg, topicrules.NewBlocklist("spam"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkRefresh(b *testing.B) {
 	cfg := DefaultConfig()
 	cfg.Regions = []string{"us", "jp", "de"}
-	cfg.Scores = map[string]rules.Score{"us": rules.Surge, "jp": rules.Decayed}
+	cfg.Scores = map[string]topicrules.Score{"us": topicrules.Surge, "jp": topicrules.Decayed}
 	s, _ := New(cfg, nil)
 	for d := 7; d >= 0; d-- {
 		for i := range 5000 {

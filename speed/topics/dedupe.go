@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"errors"
 	"time"
@@ -28,16 +28,16 @@ type DedupeConfig struct {
 	// DefaultDedupeCapacity, 2^19, 4 MiB). Memory is Capacity x 8 bytes and never grows.
 	Capacity int
 	// TTL is how long a pair suppresses repeats, whole minutes from 1 minute to 24 hours
-	// (default rules.DefaultDedupeTTL, 15 minutes).
+	// (default topicrules.DefaultDedupeTTL, 15 minutes).
 	TTL time.Duration
 }
 
 // DefaultDedupeConfig returns the defaults: 2^19 pairs for 15 minutes.
 func DefaultDedupeConfig() DedupeConfig {
-	return DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: rules.DefaultDedupeTTL}
+	return DedupeConfig{Capacity: DefaultDedupeCapacity, TTL: topicrules.DefaultDedupeTTL}
 }
 
-// Validate reports whether c can build a Dedupe; every error wraps rules.ErrConfig and
+// Validate reports whether c can build a Dedupe; every error wraps topicrules.ErrConfig and
 // setting.ErrConfig and names the field (Capacity, TTL).
 func (c DedupeConfig) Validate() error {
 	var errs []error
@@ -45,7 +45,7 @@ func (c DedupeConfig) Validate() error {
 		errs = append(errs, invalid("Capacity", "%d must be a power of two from %d to 2^28 (default %d)", c.Capacity, dedupeWays, DefaultDedupeCapacity))
 	}
 	if c.TTL < time.Minute || c.TTL > 24*time.Hour || c.TTL%time.Minute != 0 {
-		errs = append(errs, invalid("TTL", "%v must be whole minutes from 1m to 24h (default %v)", c.TTL, rules.DefaultDedupeTTL))
+		errs = append(errs, invalid("TTL", "%v must be whole minutes from 1m to 24h (default %v)", c.TTL, topicrules.DefaultDedupeTTL))
 	}
 	return errors.Join(errs...)
 }
@@ -75,7 +75,7 @@ type DedupeStats struct {
 	Evicted    uint64 // live pairs pushed out by a full bucket (their repeats count again)
 }
 
-// NewDedupe returns an empty table, or an error wrapping rules.ErrConfig.
+// NewDedupe returns an empty table, or an error wrapping topicrules.ErrConfig.
 func NewDedupe(cfg DedupeConfig) (*Dedupe, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

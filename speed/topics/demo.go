@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // DemoBanned is the banned term of `trending topics demo`'s blocklist: FeedDemo mentions it
@@ -19,9 +19,9 @@ func DemoConfig(regions []string, width int) Config {
 	cfg := DefaultConfig()
 	cfg.Regions = regions
 	cfg.Width = width
-	cfg.Scores = map[string]rules.Score{rules.World: rules.Volume}
+	cfg.Scores = map[string]topicrules.Score{topicrules.World: topicrules.Volume}
 	for _, r := range regions {
-		cfg.Scores[r] = rules.Surge
+		cfg.Scores[r] = topicrules.Surge
 	}
 	return cfg
 }

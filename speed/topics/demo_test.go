@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 )
 
 // TestFeedDemo runs the demo's week small: the marathon leads the first region's surge list,
@@ -15,7 +15,7 @@ func TestFeedDemo(t *testing.T) {
 	regions := []string{"us", "jp"}
 	now := time.Date(2026, 11, 14, 10, 20, 0, 0, time.UTC)
 	run := func(seed uint64) (*State, map[string][]Ranked) {
-		s, err := New(DemoConfig(regions, 2048), rules.NewBlocklist(DemoBanned))
+		s, err := New(DemoConfig(regions, 2048), topicrules.NewBlocklist(DemoBanned))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -23,7 +23,7 @@ func TestFeedDemo(t *testing.T) {
 		return s, s.Refresh(now)
 	}
 	s, lists := run(1)
-	if got := s.Config().Scores; got[rules.World] != rules.Volume || got["us"] != rules.Surge || got["jp"] != rules.Surge {
+	if got := s.Config().Scores; got[topicrules.World] != topicrules.Volume || got["us"] != topicrules.Surge || got["jp"] != topicrules.Surge {
 		t.Errorf("scores %v: want world by volume, each region by surge", got)
 	}
 	if st := s.Stats(); st.Blocked == 0 || st.Counted == 0 {
@@ -39,7 +39,7 @@ func TestFeedDemo(t *testing.T) {
 			}
 		}
 	}
-	if st, ok := s.Review().Status("quake"); !ok || st != rules.Pending {
+	if st, ok := s.Review().Status("quake"); !ok || st != topicrules.Pending {
 		t.Errorf("quake: %q, %v; want pending review", st, ok)
 	}
 	if _, again := run(1); !reflect.DeepEqual(lists, again) {

@@ -7,12 +7,12 @@
 //
 //   - Scores (score.go): volume (the window count, what the core does), surge, the smoothed
 //     ratio (current + c) / (expected + c) behind a floor, and decayed, exponentially decayed
-//     counts with a half-life; rules.Hysteresis keeps a list from flickering (enter at 3, stay
+//     counts with a half-life; topicrules.Hysteresis keeps a list from flickering (enter at 3, stay
 //     until below 2).
 //   - Abuse controls: Dedupe counts a user once per topic per 15 minutes in a fixed-size
 //     table of hashed pairs; Weight counts new accounts 3 tenths and established ones 10,
-//     and Share tracks the part of a topic's weight that came from new accounts; rules.Blocklist
-//     drops banned terms and reloads its file when it changes; rules.Review holds never-seen
+//     and Share tracks the part of a topic's weight that came from new accounts; topicrules.Blocklist
+//     drops banned terms and reloads its file when it changes; topicrules.Review holds never-seen
 //     topics that rise fast until a person approves or rejects them.
 //   - State (state.go): one partition's counts. Every mention updates the (region, topic)
 //     key and the worldwide key in one count-min sketch per minute; a 15-minute window is
@@ -26,8 +26,8 @@
 // Counts are kept in tenths of a mention, so that a new account's 3 tenths add exactly;
 // every count the package returns is in mentions (tenths / 10).
 //
-// A State is owned by one goroutine, like speed/window's partition state; rules.Blocklist and
-// rules.Review are safe for concurrent use because an operator command and a reload timer touch
+// A State is owned by one goroutine, like speed/window's partition state; topicrules.Blocklist and
+// topicrules.Review are safe for concurrent use because an operator command and a reload timer touch
 // them from outside that goroutine.
 //
 // In detail (DESIGN.md's file map has the line): trending topics: regional and worldwide

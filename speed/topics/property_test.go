@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"bytes"
 	"fmt"
@@ -45,8 +45,8 @@ func TestWindowMatchesBruteForce(t *testing.T) {
 				m := Mention{Topic: fmt.Sprintf("t%d", rng.IntN(40)), Region: []string{"a", "b", "c", "", "zz"}[rng.IntN(5)],
 					NewAccount: rng.IntN(3) == 0, TS: ts}
 				if s.Add(m) {
-					w, mi := rules.Tenths(m.NewAccount), ts.Unix()/60
-					kept = append(kept, rec{mi, rules.World, m.Topic, w})
+					w, mi := topicrules.Tenths(m.NewAccount), ts.Unix()/60
+					kept = append(kept, rec{mi, topicrules.World, m.Topic, w})
 					if m.Region != "" && m.Region != "zz" {
 						kept = append(kept, rec{mi, m.Region, m.Topic, w})
 					}

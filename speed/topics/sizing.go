@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"fmt"
 	"math"
@@ -43,7 +43,7 @@ func DefaultSizingInput() SizingInput {
 	}
 }
 
-// Validate reports whether in can be sized; the error wraps rules.ErrConfig.
+// Validate reports whether in can be sized; the error wraps topicrules.ErrConfig.
 func (in SizingInput) Validate() error {
 	for _, f := range []struct {
 		name string
@@ -57,7 +57,7 @@ func (in SizingInput) Validate() error {
 		{"lists", float64(in.Lists)}, {"list size", float64(in.ListSize)}, {"topic bytes", in.TopicBytes},
 	} {
 		if !(f.v > 0) || math.IsInf(f.v, 0) {
-			return fmt.Errorf("%w: sizing %s %v must be a positive number", rules.ErrConfig, f.name, f.v)
+			return fmt.Errorf("%w: sizing %s %v must be a positive number", topicrules.ErrConfig, f.name, f.v)
 		}
 	}
 	return nil

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"errors"
 	"math"
@@ -80,12 +80,12 @@ func TestSizingMatchesState(t *testing.T) {
 func TestSizingValidate(t *testing.T) {
 	in := DefaultSizingInput()
 	in.Width = 0
-	if _, err := ComputeSizing(in); !errors.Is(err, rules.ErrConfig) {
+	if _, err := ComputeSizing(in); !errors.Is(err, topicrules.ErrConfig) {
 		t.Errorf("zero width: %v", err)
 	}
 	in = DefaultSizingInput()
 	in.PeakEventsPerSecond = math.Inf(1)
-	if _, err := ComputeSizing(in); !errors.Is(err, rules.ErrConfig) {
+	if _, err := ComputeSizing(in); !errors.Is(err, topicrules.ErrConfig) {
 		t.Errorf("infinite rate: %v", err)
 	}
 }

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"encoding/binary"
 	"encoding/json"
@@ -168,7 +168,7 @@ type reader struct {
 
 func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: "+format, append([]any{rules.ErrCorrupt}, args...)...)
+		r.err = fmt.Errorf("%w: "+format, append([]any{topicrules.ErrCorrupt}, args...)...)
 	}
 }
 
@@ -241,19 +241,19 @@ func (r *reader) sketch(want sketch.Config) *sketch.Sketch {
 
 // Restore replaces the state with a snapshot's. The State must have been built with the
 // configuration the snapshot was taken under (scores may differ); otherwise the error
-// wraps rules.ErrConfigMismatch. Corrupt bytes give an error wrapping rules.ErrCorrupt. On error s is
+// wraps topicrules.ErrConfigMismatch. Corrupt bytes give an error wrapping topicrules.ErrCorrupt. On error s is
 // unchanged.
 func (s *State) Restore(b []byte) error {
 	if len(b) < len(snapMagic)+1+4 || string(b[:4]) != string(snapMagic) {
-		return fmt.Errorf("%w: not a topics snapshot", rules.ErrCorrupt)
+		return fmt.Errorf("%w: not a topics snapshot", topicrules.ErrCorrupt)
 	}
 	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, crcTable) != sum {
-		return fmt.Errorf("%w: checksum mismatch", rules.ErrCorrupt)
+		return fmt.Errorf("%w: checksum mismatch", topicrules.ErrCorrupt)
 	}
 	version := body[4]
 	if version != snapVersion && version != snapVersionV1 {
-		return fmt.Errorf("%w: version %d, this build reads %d and %d", rules.ErrCorrupt, version, snapVersionV1, snapVersion)
+		return fmt.Errorf("%w: version %d, this build reads %d and %d", topicrules.ErrCorrupt, version, snapVersionV1, snapVersion)
 	}
 	r := &reader{b: body[5:]}
 	fp := string(r.bytes())
@@ -261,7 +261,7 @@ func (s *State) Restore(b []byte) error {
 		fp = v1Fingerprint(fp)
 	}
 	if r.err == nil && fp != s.fingerprint() {
-		return fmt.Errorf("%w: snapshot %s, config %s", rules.ErrConfigMismatch, fp, s.fingerprint())
+		return fmt.Errorf("%w: snapshot %s, config %s", topicrules.ErrConfigMismatch, fp, s.fingerprint())
 	}
 	n := len(s.ring)
 	minute := r.varint()
@@ -281,10 +281,10 @@ func (s *State) Restore(b []byte) error {
 		case m == -1 && ring[i].Total() == 0:
 		case m >= 0 && m <= minute && m > minute-int64(n) && mod(m, int64(n)) == int64(i):
 		default:
-			return fmt.Errorf("%w: ring slot %d holds minute %d at newest minute %d", rules.ErrCorrupt, i, m, minute)
+			return fmt.Errorf("%w: ring slot %d holds minute %d at newest minute %d", topicrules.ErrCorrupt, i, m, minute)
 		}
 		if err := window.Merge(ring[i]); err != nil {
-			return fmt.Errorf("%w: ring: %v", rules.ErrCorrupt, err)
+			return fmt.Errorf("%w: ring: %v", topicrules.ErrCorrupt, err)
 		}
 	}
 	readHours := func(what string) (map[int64]*sketch.Sketch, error) {
@@ -299,10 +299,10 @@ func (s *State) Restore(b []byte) error {
 			// An hour is at most as wide as the widest sketch this configuration makes (a
 			// version 1 snapshot's quarter-width hours are narrower).
 			if w := sk.Config().Width; w > max(s.cfg.Width, s.cfg.BaselineWidth) {
-				return nil, fmt.Errorf("%w: %s hour %d is %d wide, over this configuration's %d", rules.ErrConfigMismatch, what, h, w, max(s.cfg.Width, s.cfg.BaselineWidth))
+				return nil, fmt.Errorf("%w: %s hour %d is %d wide, over this configuration's %d", topicrules.ErrConfigMismatch, what, h, w, max(s.cfg.Width, s.cfg.BaselineWidth))
 			}
 			if h <= last || h > minute/60 {
-				return nil, fmt.Errorf("%w: %s hour %d out of order or after the newest minute", rules.ErrCorrupt, what, h)
+				return nil, fmt.Errorf("%w: %s hour %d out of order or after the newest minute", topicrules.ErrCorrupt, what, h)
 			}
 			last, hours[h] = h, sk
 		}
@@ -339,7 +339,7 @@ func (s *State) Restore(b []byte) error {
 				err = fmt.Errorf("depth %d, want %d", pr.Depth(), s.cfg.Depth)
 			}
 			if err != nil || len(rest) != 0 || h <= last || h > minute/60 {
-				return fmt.Errorf("%w: seen hour %d: out of order, after the newest minute or %v", rules.ErrCorrupt, h, err)
+				return fmt.Errorf("%w: seen hour %d: out of order, after the newest minute or %v", topicrules.ErrCorrupt, h, err)
 			}
 			last, seen[h] = h, pr
 		}
@@ -370,7 +370,7 @@ func (s *State) Restore(b []byte) error {
 				return r.err
 			}
 			if _, dup := ls.cands.index[topic]; dup {
-				return fmt.Errorf("%w: candidate %q repeated", rules.ErrCorrupt, topic)
+				return fmt.Errorf("%w: candidate %q repeated", topicrules.ErrCorrupt, topic)
 			}
 			c.est = window.EstimateHash(c.hash)
 			ls.cands.index[topic] = len(ls.cands.e)
@@ -379,7 +379,7 @@ func (s *State) Restore(b []byte) error {
 		ls.cands.reestimate(window.EstimateHash)
 	}
 	if got := r.count(len(s.dedupe.slots), "dedupe slots"); r.err == nil && got != len(s.dedupe.slots) {
-		return fmt.Errorf("%w: %d dedupe slots, config says %d", rules.ErrConfigMismatch, got, len(s.dedupe.slots))
+		return fmt.Errorf("%w: %d dedupe slots, config says %d", topicrules.ErrConfigMismatch, got, len(s.dedupe.slots))
 	}
 	slots := make([]uint64, len(s.dedupe.slots))
 	for i := range slots {
@@ -394,9 +394,9 @@ func (s *State) Restore(b []byte) error {
 		return r.err
 	}
 	if len(r.b) != 0 {
-		return fmt.Errorf("%w: %d trailing bytes", rules.ErrCorrupt, len(r.b))
+		return fmt.Errorf("%w: %d trailing bytes", topicrules.ErrCorrupt, len(r.b))
 	}
-	review := rules.NewReview(s.cfg.ReviewMax)
+	review := topicrules.NewReview(s.cfg.ReviewMax)
 	if err := review.UnmarshalJSON(rq); err != nil {
 		return err
 	}
@@ -408,7 +408,7 @@ func (s *State) Restore(b []byte) error {
 	}
 	for li, l := range s.lists {
 		l.cands = lists[li].cands
-		l.hyst = rules.NewHysteresis(s.cfg.Surge.Enter, s.cfg.Surge.Stay)
+		l.hyst = topicrules.NewHysteresis(s.cfg.Surge.Enter, s.cfg.Surge.Stay)
 		l.hyst.Restore(lists[li].listed)
 		l.public = nil
 	}

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"cmp"
 	"errors"
@@ -50,13 +50,13 @@ const keySep = "\x1f"
 // Config is one partition's trending-topics settings. Start from DefaultConfig: a zero field
 // means zero, and every size below must be positive (New refuses a zero one by name).
 type Config struct {
-	// Regions are the regional lists, besides rules.World. Each is 1-64 bytes with no control
+	// Regions are the regional lists, besides topicrules.World. Each is 1-64 bytes with no control
 	// characters, unique, not "world". A mention from a region not listed counts towards
-	// rules.World only. Default none.
+	// topicrules.World only. Default none.
 	Regions []string
-	// Scores sets each list's score by name (rules.World or a region). A list not named uses
-	// rules.Volume.
-	Scores map[string]rules.Score
+	// Scores sets each list's score by name (topicrules.World or a region). A list not named uses
+	// topicrules.Volume.
+	Scores map[string]topicrules.Score
 	// Window is the list window, whole minutes from 1 to 60. Default 15 minutes.
 	Window time.Duration
 	// Width, Depth and Seed shape the minute sketches (and the running window sketch).
@@ -81,15 +81,15 @@ type Config struct {
 	// ListSize is the length of a public list, 1 to 1,000. Default 50.
 	ListSize int
 	// Surge is the surge score's settings (c, floor, hysteresis). Default
-	// rules.DefaultSurgeConfig(); its Floor 0 means no floor.
-	Surge rules.SurgeConfig
+	// topicrules.DefaultSurgeConfig(); its Floor 0 means no floor.
+	Surge topicrules.SurgeConfig
 	// HalfLife is the decayed score's half-life, 1 minute or more. Default 5 minutes.
 	HalfLife time.Duration
 	// Dedupe sizes the user-per-topic table. Default DefaultDedupeConfig().
 	Dedupe DedupeConfig
 	// Weight is the account-age weighting and review cut. Default
-	// rules.DefaultWeightConfig(); its NewAccountAge 0 makes no account new.
-	Weight rules.WeightConfig
+	// topicrules.DefaultWeightConfig(); its NewAccountAge 0 makes no account new.
+	Weight topicrules.WeightConfig
 	// ReviewMax bounds the review queue, at least 1. Default 10,000.
 	ReviewMax int
 }
@@ -102,26 +102,26 @@ func DefaultConfig() Config {
 		Width:         DefaultWidth,
 		Depth:         DefaultDepth,
 		BaselineWidth: DefaultBaselineWidth,
-		BaselineDays:  rules.DefaultBaselineDays,
+		BaselineDays:  topicrules.DefaultBaselineDays,
 		UnsavedHours:  DefaultUnsavedHours,
 		Candidates:    DefaultCandidates,
-		ListSize:      rules.DefaultListSize,
-		Surge:         rules.DefaultSurgeConfig(),
+		ListSize:      topicrules.DefaultListSize,
+		Surge:         topicrules.DefaultSurgeConfig(),
 		HalfLife:      DefaultHalfLife,
 		Dedupe:        DefaultDedupeConfig(),
-		Weight:        rules.DefaultWeightConfig(),
-		ReviewMax:     rules.DefaultReviewMax,
+		Weight:        topicrules.DefaultWeightConfig(),
+		ReviewMax:     topicrules.DefaultReviewMax,
 	}
 }
 
-// invalid is a setting error for field (internal/setting) that also wraps rules.ErrConfig.
+// invalid is a setting error for field (internal/setting) that also wraps topicrules.ErrConfig.
 func invalid(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %w", rules.ErrConfig, setting.Invalid(field, format, args...))
+	return fmt.Errorf("%w: %w", topicrules.ErrConfig, setting.Invalid(field, format, args...))
 }
 
 // nest names every setting error in err (from a nested config's Validate) as a field of
 // parent, "Surge.Floor" for parent "Surge" and field "Floor" (parent "" keeps the field's
-// name), wrapping rules.ErrConfig. An err without setting errors is returned as it is.
+// name), wrapping topicrules.ErrConfig. An err without setting errors is returned as it is.
 func nest(parent string, err error) error {
 	es := setting.Errors(err)
 	if len(es) == 0 {
@@ -138,11 +138,11 @@ func nest(parent string, err error) error {
 	return errors.Join(out...)
 }
 
-// Validate reports whether c can build a State; every error wraps rules.ErrConfig, each
+// Validate reports whether c can build a State; every error wraps topicrules.ErrConfig, each
 // setting that cannot work also setting.ErrConfig with its field's name ("Window",
 // "Surge.Floor"), and says what to change.
 func (c Config) Validate() error {
-	if err := rules.ValidateLists(c.Regions, c.Scores); err != nil {
+	if err := topicrules.ValidateLists(c.Regions, c.Scores); err != nil {
 		return err
 	}
 	var errs []error
@@ -150,14 +150,14 @@ func (c Config) Validate() error {
 		errs = append(errs, invalid("Window", "%v must be whole minutes from 1m to 60m (default %v)", c.Window, DefaultWindow))
 	}
 	if c.BaselineDays < 1 || c.BaselineDays > 28 {
-		errs = append(errs, invalid("BaselineDays", "%d must be 1..28 (default %d)", c.BaselineDays, rules.DefaultBaselineDays))
+		errs = append(errs, invalid("BaselineDays", "%d must be 1..28 (default %d)", c.BaselineDays, topicrules.DefaultBaselineDays))
 	}
 	if c.UnsavedHours < 1 || c.BaselineDays >= 1 && c.UnsavedHours > c.BaselineDays*24 {
 		errs = append(errs, invalid("UnsavedHours", "%d must be 1..%d, the baseline's hours (default %d)", c.UnsavedHours, c.BaselineDays*24, DefaultUnsavedHours))
 	}
 	switch {
 	case c.ListSize < 1 || c.ListSize > 1000:
-		errs = append(errs, invalid("ListSize", "%d must be 1..1000 (default %d)", c.ListSize, rules.DefaultListSize))
+		errs = append(errs, invalid("ListSize", "%d must be 1..1000 (default %d)", c.ListSize, topicrules.DefaultListSize))
 	case c.Candidates < c.ListSize || c.Candidates > 10_000:
 		errs = append(errs, invalid("Candidates", "%d must be from the list size %d to 10000 (default %d)", c.Candidates, c.ListSize, DefaultCandidates))
 	}
@@ -165,7 +165,7 @@ func (c Config) Validate() error {
 		errs = append(errs, invalid("HalfLife", "%v must be at least 1m (default %v)", c.HalfLife, DefaultHalfLife))
 	}
 	if c.ReviewMax < 1 {
-		errs = append(errs, invalid("ReviewMax", "%d must be positive (default %d)", c.ReviewMax, rules.DefaultReviewMax))
+		errs = append(errs, invalid("ReviewMax", "%d must be positive (default %d)", c.ReviewMax, topicrules.DefaultReviewMax))
 	}
 	minute := sketch.Config{Width: c.Width, Depth: c.Depth, Seed: c.Seed}
 	if err := minute.Validate(); err != nil {
@@ -195,10 +195,10 @@ func (c Config) Validate() error {
 // Mention is one mention of a topic: what the event decoder hands the State.
 type Mention struct {
 	Topic  string
-	Region string // "" or a region; an unconfigured region counts towards rules.World only
+	Region string // "" or a region; an unconfigured region counts towards topicrules.World only
 	// UserID, when set, deduplicates: a user counts once per topic per Dedupe.TTL.
 	UserID string
-	// NewAccount weighs the mention 3 tenths instead of 10 (rules.WeightConfig.IsNew turns the
+	// NewAccount weighs the mention 3 tenths instead of 10 (topicrules.WeightConfig.IsNew turns the
 	// event's account-age hint into it).
 	NewAccount bool
 	// TS is the event time: it picks the minute, so a replay lands where the first run did.
@@ -214,24 +214,24 @@ type Stats struct {
 	Blocked       uint64 // dropped by the blocklist
 	Duplicates    uint64 // dropped by the user-per-topic dedupe
 	Late          uint64 // older than the window
-	UnknownRegion uint64 // counted towards rules.World only
+	UnknownRegion uint64 // counted towards topicrules.World only
 }
 
 // list is one served list's state.
 type list struct {
 	name   string
-	score  rules.Score
+	score  topicrules.Score
 	seed   uint64 // key hash seed: KeyHash(cfg.Seed, name+sep), so a key never allocates
 	cands  *candidates
-	hyst   *rules.Hysteresis
+	hyst   *topicrules.Hysteresis
 	public []Ranked
 }
 
 // State is one partition's trending-topics state. It is not safe for concurrent use; its
-// rules.Review is.
+// topicrules.Review is.
 type State struct {
 	cfg    Config
-	lists  []*list // lists[0] is rules.World
+	lists  []*list // lists[0] is topicrules.World
 	byName map[string]*list
 
 	minute  int64 // the newest minute seen (Unix minutes); -1 before the first mention
@@ -254,14 +254,14 @@ type State struct {
 	baseWant map[int64]dayState
 
 	dedupe    *Dedupe
-	blocklist *rules.Blocklist
-	review    *rules.Review
+	blocklist *topicrules.Blocklist
+	review    *topicrules.Review
 	stats     Stats
 }
 
-// New returns an empty State, or an error wrapping rules.ErrConfig. blocklist may be nil (nothing
+// New returns an empty State, or an error wrapping topicrules.ErrConfig. blocklist may be nil (nothing
 // is blocked); it is shared, so one reload serves every partition.
-func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
+func New(cfg Config, blocklist *topicrules.Blocklist) (*State, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -270,7 +270,7 @@ func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
 		return nil, err
 	}
 	if blocklist == nil {
-		blocklist = rules.NewBlocklist()
+		blocklist = topicrules.NewBlocklist()
 	}
 	n := int(cfg.Window / time.Minute)
 	s := &State{
@@ -286,7 +286,7 @@ func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
 		baseHour:  -1,
 		dedupe:    d,
 		blocklist: blocklist,
-		review:    rules.NewReview(cfg.ReviewMax),
+		review:    topicrules.NewReview(cfg.ReviewMax),
 	}
 	mcfg := sketch.Config{Width: cfg.Width, Depth: cfg.Depth, Seed: cfg.Seed}
 	for i := range s.ring {
@@ -294,14 +294,14 @@ func New(cfg Config, blocklist *rules.Blocklist) (*State, error) {
 		s.ringMin[i] = -1
 	}
 	s.window = mustSketch(mcfg)
-	for _, name := range append([]string{rules.World}, cfg.Regions...) {
-		sc, _ := rules.ParseScore(string(cfg.Scores[name]))
+	for _, name := range append([]string{topicrules.World}, cfg.Regions...) {
+		sc, _ := topicrules.ParseScore(string(cfg.Scores[name]))
 		l := &list{
 			name:  name,
 			score: sc,
 			seed:  sketch.KeyHashString(cfg.Seed, name+keySep),
 			cands: newCandidates(cfg.Candidates, n),
-			hyst:  rules.NewHysteresis(cfg.Surge.Enter, cfg.Surge.Stay),
+			hyst:  topicrules.NewHysteresis(cfg.Surge.Enter, cfg.Surge.Stay),
 		}
 		s.lists = append(s.lists, l)
 		s.byName[name] = l
@@ -320,14 +320,14 @@ func mustSketch(c sketch.Config) *sketch.Sketch {
 // Config returns the configuration with defaults filled in.
 func (s *State) Config() Config { return s.cfg }
 
-// rules.Review returns the review queue, safe for concurrent use.
-func (s *State) Review() *rules.Review { return s.review }
+// topicrules.Review returns the review queue, safe for concurrent use.
+func (s *State) Review() *topicrules.Review { return s.review }
 
 // ShareReview makes the State hold and decide against r instead of its own queue, so one
 // queue (and one operator endpoint) serves every partition of a process. Call it after New
 // and after each Restore, having r.Absorb the restored queue (Restore replaces the State's
 // queue, not r). Snapshots then carry the shared queue.
-func (s *State) ShareReview(r *rules.Review) {
+func (s *State) ShareReview(r *topicrules.Review) {
 	if r == nil {
 		panic("BUG: ShareReview(nil)")
 	}
@@ -386,7 +386,7 @@ func (s *State) Add(m Mention) bool {
 	if minute > s.minute {
 		s.advance(minute)
 	}
-	w := rules.Tenths(m.NewAccount)
+	w := topicrules.Tenths(m.NewAccount)
 	if m.Count > 1 && m.UserID == "" {
 		w *= uint64(m.Count)
 	}
@@ -473,11 +473,11 @@ type Ranked struct {
 	// NoHistory: no hour of the baseline before the last two saw the topic beyond that
 	// hour's sketch error: a never-seen topic.
 	NoHistory bool `json:"no_history,omitempty"`
-	// Review: over the review share of its weight came from new accounts; rules.Score was cut.
+	// Review: over the review share of its weight came from new accounts; topicrules.Score was cut.
 	Review bool `json:"review,omitempty"`
 	// Held: a never-seen topic rising fast (no history, at least the surge floor of
 	// mentions, and on its way onto the list) that is not approved yet, or a rejected one
-	// (rules.Review.Blocks): kept off the public list.
+	// (topicrules.Review.Blocks): kept off the public list.
 	Held bool `json:"held,omitempty"`
 	// Listed: on the public list after the last Refresh.
 	Listed bool `json:"listed,omitempty"`
@@ -485,12 +485,12 @@ type Ranked struct {
 	scored bool
 }
 
-// Rank scores every candidate of the named list (rules.World or a region) at the newest minute,
-// best first. It changes nothing: Listed and rules.Held reflect the last Refresh.
+// Rank scores every candidate of the named list (topicrules.World or a region) at the newest minute,
+// best first. It changes nothing: Listed and topicrules.Held reflect the last Refresh.
 func (s *State) Rank(name string) ([]Ranked, error) {
 	l := s.byName[name]
 	if l == nil {
-		return nil, fmt.Errorf("list %q: %w", name, rules.ErrUnknownRegion)
+		return nil, fmt.Errorf("list %q: %w", name, topicrules.ErrUnknownRegion)
 	}
 	return s.rank(l), nil
 }
@@ -505,23 +505,23 @@ func (s *State) rank(l *list) []Ranked {
 			same = append(same, float64(sk.EstimateHash(c.hash))/10)
 		}
 		r.NoHistory = !s.seenBefore(c.hash, cur)
-		r.Expected = rules.Expected(same, s.cfg.Window)
+		r.Expected = topicrules.Expected(same, s.cfg.Window)
 		// The floor applies to every list before any score: only a topic with at least
 		// Surge.Floor mentions in the window can be listed (300 by default, far above the
 		// sketch's overcount of about 20), which is what keeps
 		// a flood of junk tags, each a few mentions plus sketch noise, off volume lists too.
 		r.scored = r.Mentions >= s.cfg.Surge.Floor
 		switch l.score {
-		case rules.Surge:
+		case topicrules.Surge:
 			r.Score, r.scored = s.cfg.Surge.Score(r.Mentions, r.Expected)
-		case rules.Decayed:
+		case topicrules.Decayed:
 			counts := make([]float64, len(s.ring))
 			for i, m := range s.ringMin {
 				if m >= 0 {
 					counts[s.minute-m] = float64(s.ring[i].EstimateHash(c.hash)) / 10
 				}
 			}
-			r.Score = rules.DecayedSum(counts, s.cfg.HalfLife)
+			r.Score = topicrules.DecayedSum(counts, s.cfg.HalfLife)
 		default:
 			r.Score = r.Mentions
 		}
@@ -546,10 +546,10 @@ func (s *State) rank(l *list) []Ranked {
 
 // Refresh recomputes every public list at now (the time recorded on review entries) and
 // returns them by list name. Call it once a minute: it advances the hysteresis, and it
-// holds never-seen topics that would enter a list until rules.Review approves them, and sends
+// holds never-seen topics that would enter a list until topicrules.Review approves them, and sends
 // topics whose weight is mostly from new accounts to review.
 //
-// Every list needs the floor (rules.Surge.Floor, 300 mentions in the window); surge lists add the
+// Every list needs the floor (topicrules.Surge.Floor, 300 mentions in the window); surge lists add the
 // hysteresis (enter at 3, stay until below 2); volume and decayed lists are the top ListSize
 // by score.
 func (s *State) Refresh(now time.Time) map[string][]Ranked {
@@ -565,7 +565,7 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 			}
 			scored[r.Topic] = true
 			listed := true
-			if l.score == rules.Surge {
+			if l.score == topicrules.Surge {
 				listed = l.hyst.Update(r.Topic, r.Score)
 			}
 			if !listed || len(public) == s.cfg.ListSize {
@@ -573,13 +573,13 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 				continue
 			}
 			if r.Review {
-				s.review.Hold(r.Topic, l.name, rules.ReasonNewAccounts, now, r.Mentions, r.Score/s.cfg.Weight.ReviewCut)
+				s.review.Hold(r.Topic, l.name, topicrules.ReasonNewAccounts, now, r.Mentions, r.Score/s.cfg.Weight.ReviewCut)
 			}
 			// Never seen and rising fast: no history, and at least the floor in the window
 			// (a handful of mentions of a new tag is not an event worth a person's look).
 			if r.NoHistory && r.Mentions >= s.cfg.Surge.Floor {
-				if st, known := s.review.Status(r.Topic); !known || st != rules.Approved {
-					s.review.Hold(r.Topic, l.name, rules.ReasonNewTopic, now, r.Mentions, r.Score)
+				if st, known := s.review.Status(r.Topic); !known || st != topicrules.Approved {
+					s.review.Hold(r.Topic, l.name, topicrules.ReasonNewTopic, now, r.Mentions, r.Score)
 				}
 			}
 			if s.review.Blocks(r.Topic) {
@@ -596,17 +596,17 @@ func (s *State) Refresh(now time.Time) map[string][]Ranked {
 	return out
 }
 
-// List returns the named list (rules.World or a region) as of the last Refresh, or an error
+// List returns the named list (topicrules.World or a region) as of the last Refresh, or an error
 // wrapping ErrUnknownRegion: the API's region= validation.
 func (s *State) List(name string) ([]Ranked, error) {
 	l := s.byName[name]
 	if l == nil {
-		return nil, fmt.Errorf("list %q: %w", name, rules.ErrUnknownRegion)
+		return nil, fmt.Errorf("list %q: %w", name, topicrules.ErrUnknownRegion)
 	}
 	return slices.Clone(l.public), nil
 }
 
-// Lists returns the list names, rules.World first.
+// Lists returns the list names, topicrules.World first.
 func (s *State) Lists() []string {
 	out := make([]string, len(s.lists))
 	for i, l := range s.lists {

@@ -1,7 +1,7 @@
 package topics
 
 import (
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 
 	"bytes"
 	"errors"
@@ -21,13 +21,13 @@ var t0 = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 func smallConfig() Config {
 	c := DefaultConfig()
 	c.Regions = []string{"us", "jp"}
-	c.Scores = map[string]rules.Score{"us": rules.Surge, "jp": rules.Decayed}
+	c.Scores = map[string]topicrules.Score{"us": topicrules.Surge, "jp": topicrules.Decayed}
 	c.Width, c.BaselineWidth = 1<<12, 1<<10
 	c.Dedupe.Capacity = 1 << 12
 	return c
 }
 
-func newState(t testing.TB, cfg Config, bl *rules.Blocklist) *State {
+func newState(t testing.TB, cfg Config, bl *topicrules.Blocklist) *State {
 	t.Helper()
 	s, err := New(cfg, bl)
 	if err != nil {
@@ -63,8 +63,8 @@ func TestConfigValidate(t *testing.T) {
 		{"empty region", func(c *Config) { c.Regions = []string{""} }},
 		{"repeated region", func(c *Config) { c.Regions = []string{"us", "us"} }},
 		{"control char", func(c *Config) { c.Regions = []string{"u\x01s"} }},
-		{"score for unknown list", func(c *Config) { c.Scores = map[string]rules.Score{"fr": rules.Surge} }},
-		{"unknown score", func(c *Config) { c.Scores = map[string]rules.Score{"us": "ratio"} }},
+		{"score for unknown list", func(c *Config) { c.Scores = map[string]topicrules.Score{"fr": topicrules.Surge} }},
+		{"unknown score", func(c *Config) { c.Scores = map[string]topicrules.Score{"us": "ratio"} }},
 		{"window 90s", func(c *Config) { c.Window = 90 * time.Second }},
 		{"window 2h", func(c *Config) { c.Window = 2 * time.Hour }},
 		{"width not a power of two", func(c *Config) { c.Width = 1000 }},
@@ -77,10 +77,10 @@ func TestConfigValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := smallConfig()
 			tc.mod(&c)
-			if err := c.Validate(); !errors.Is(err, rules.ErrConfig) {
-				t.Fatalf("Validate = %v, want rules.ErrConfig", err)
+			if err := c.Validate(); !errors.Is(err, topicrules.ErrConfig) {
+				t.Fatalf("Validate = %v, want topicrules.ErrConfig", err)
 			}
-			if _, err := New(c, nil); !errors.Is(err, rules.ErrConfig) {
+			if _, err := New(c, nil); !errors.Is(err, topicrules.ErrConfig) {
 				t.Fatalf("New = %v", err)
 			}
 		})
@@ -126,7 +126,7 @@ func TestZeroMeansZero(t *testing.T) {
 			for _, e := range setting.Errors(err) {
 				fields = append(fields, e.Field)
 			}
-			if !errors.Is(err, rules.ErrConfig) || !errors.Is(err, setting.ErrConfig) || !slices.Equal(fields, []string{tc.field}) {
+			if !errors.Is(err, topicrules.ErrConfig) || !errors.Is(err, setting.ErrConfig) || !slices.Equal(fields, []string{tc.field}) {
 				t.Fatalf("New = %v (fields %v), want one setting error naming %s", err, fields, tc.field)
 			}
 		})
@@ -140,14 +140,14 @@ func TestZeroMeansZero(t *testing.T) {
 		c.Surge.Floor = floor
 		s := newState(t, c, nil)
 		mention(s, "drizzle", "", t0, 5, false)
-		rs, err := s.Rank(rules.World)
+		rs, err := s.Rank(topicrules.World)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r, ok := find(rs, "drizzle")
 		return ok && r.scored
 	}
-	if scored(rules.DefaultFloor) {
+	if scored(topicrules.DefaultFloor) {
 		t.Fatal("5 mentions passed the default floor of 300: the test cannot tell floors apart")
 	}
 	if !scored(0) {
@@ -155,8 +155,8 @@ func TestZeroMeansZero(t *testing.T) {
 	}
 }
 
-// TestRegionalAndWorldwide: each mention counts towards its region and rules.World; an
-// unconfigured region counts towards rules.World only; an unknown list name is rules.ErrUnknownRegion.
+// TestRegionalAndWorldwide: each mention counts towards its region and topicrules.World; an
+// unconfigured region counts towards topicrules.World only; an unknown list name is topicrules.ErrUnknownRegion.
 func TestRegionalAndWorldwide(t *testing.T) {
 	s := newState(t, smallConfig(), nil)
 	mention(s, "rain", "us", t0, 30, false)
@@ -175,10 +175,10 @@ func TestRegionalAndWorldwide(t *testing.T) {
 	if st := s.Stats(); st.UnknownRegion != 5 || st.Counted != 60 {
 		t.Errorf("stats %+v", st)
 	}
-	if _, err := s.Rank("fr"); !errors.Is(err, rules.ErrUnknownRegion) {
+	if _, err := s.Rank("fr"); !errors.Is(err, topicrules.ErrUnknownRegion) {
 		t.Errorf("Rank(fr) = %v", err)
 	}
-	if _, err := s.List("fr"); !errors.Is(err, rules.ErrUnknownRegion) {
+	if _, err := s.List("fr"); !errors.Is(err, topicrules.ErrUnknownRegion) {
 		t.Errorf("List(fr) = %v", err)
 	}
 	if got := fmt.Sprint(s.Lists()); got != "[world us jp]" {
@@ -230,13 +230,13 @@ func TestSurgeWorkedNumbers(t *testing.T) {
 	if len(us) != 1 || us[0].Topic != "marathon" {
 		t.Fatalf("us list %+v, want marathon alone", us)
 	}
-	if st, ok := s.Review().Status("quake"); !ok || st != rules.Pending {
+	if st, ok := s.Review().Status("quake"); !ok || st != topicrules.Pending {
 		t.Fatalf("quake status %v %v", st, ok)
 	}
 	if rs, _ := s.Rank("us"); !mustFind(t, rs, "quake").Held || !mustFind(t, rs, "marathon").Listed {
 		t.Error("flags after Refresh")
 	}
-	// rules.Approved, it is listed first with its 61.
+	// topicrules.Approved, it is listed first with its 61.
 	if err := s.Review().Approve("quake", "editor", t0); err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestSurgeWorkedNumbers(t *testing.T) {
 	if len(us) != 2 || us[0].Topic != "quake" || us[0].Score != 61 {
 		t.Fatalf("after approval %+v", us)
 	}
-	// rules.Rejected, it is gone again.
+	// topicrules.Rejected, it is gone again.
 	if err := s.Review().Reject("quake", "editor", t0); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestSurgeHysteresisInState(t *testing.T) {
 
 // TestAbuseInState: dedupe, blocklist, late events, and the new-account share cut.
 func TestAbuseInState(t *testing.T) {
-	s := newState(t, smallConfig(), rules.NewBlocklist("spam"))
+	s := newState(t, smallConfig(), topicrules.NewBlocklist("spam"))
 	history(s, "cats", "us", 1, 10)
 	history(s, "bots", "us", 1, 10)
 	at := t0.Add(5 * time.Minute)
@@ -329,7 +329,7 @@ func TestAbuseInState(t *testing.T) {
 		t.Fatalf("bots over 60%% new not cut: %+v", r)
 	}
 	s.Refresh(at.Add(3 * time.Minute))
-	if st, ok := s.Review().Status("bots"); !ok || st != rules.Pending {
+	if st, ok := s.Review().Status("bots"); !ok || st != topicrules.Pending {
 		t.Fatalf("bots not queued for review: %v %v", st, ok)
 	}
 	if l, _ := s.List("world"); len(l) == 0 || !mustFind(t, l, "bots").Review {
@@ -384,7 +384,7 @@ func TestFloodOfJunk(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.Regions = []string{"us", "jp"}
-	cfg.Scores = map[string]rules.Score{"us": rules.Surge}
+	cfg.Scores = map[string]topicrules.Score{"us": topicrules.Surge}
 	s := newState(t, cfg, nil)
 	s.Add(Mention{Topic: "warmup", Region: "us", TS: t0}) // allocates the hour's sketch
 	bytes0 := s.Bytes()
@@ -484,8 +484,8 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 	other := cfg
 	other.Regions = []string{"us"}
-	other.Scores = map[string]rules.Score{"us": rules.Surge}
-	if err := newState(t, other, nil).Restore(snap); !errors.Is(err, rules.ErrConfigMismatch) {
+	other.Scores = map[string]topicrules.Score{"us": topicrules.Surge}
+	if err := newState(t, other, nil).Restore(snap); !errors.Is(err, topicrules.ErrConfigMismatch) {
 		t.Errorf("mismatched config: %v", err)
 	}
 	// Every byte of the header and trailer, and a spread of the body (the checksum covers
@@ -494,7 +494,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		bad := bytes.Clone(snap)
 		bad[i] ^= 0x20
 		before, _ := r.Snapshot()
-		if err := r.Restore(bad); !errors.Is(err, rules.ErrCorrupt) {
+		if err := r.Restore(bad); !errors.Is(err, topicrules.ErrCorrupt) {
 			t.Fatalf("byte %d flipped: %v", i, err)
 		}
 		if i%7 == 0 {
@@ -505,7 +505,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		}
 	}
 	for _, n := range []int{0, 3, 5, len(snap) - 1} {
-		if err := r.Restore(snap[:n]); !errors.Is(err, rules.ErrCorrupt) {
+		if err := r.Restore(snap[:n]); !errors.Is(err, topicrules.ErrCorrupt) {
 			t.Errorf("truncated to %d: %v", n, err)
 		}
 	}
@@ -540,7 +540,7 @@ func FuzzRestore(f *testing.F) {
 			b[len(b)-4], b[len(b)-3], b[len(b)-2], b[len(b)-1] = byte(sum), byte(sum>>8), byte(sum>>16), byte(sum>>24)
 		}
 		if err := r.Restore(b); err != nil {
-			if !errors.Is(err, rules.ErrCorrupt) && !errors.Is(err, rules.ErrConfigMismatch) {
+			if !errors.Is(err, topicrules.ErrCorrupt) && !errors.Is(err, topicrules.ErrConfigMismatch) {
 				t.Fatalf("error %v wraps neither sentinel", err)
 			}
 			return
@@ -561,7 +561,7 @@ func FuzzRestore(f *testing.F) {
 // TestAddDoesNotAllocate: the per-mention path (blocklist, dedupe, two keys, candidates)
 // allocates nothing once a topic is a candidate.
 func TestAddDoesNotAllocate(t *testing.T) {
-	s := newState(t, smallConfig(), rules.NewBlocklist("spam", "scam"))
+	s := newState(t, smallConfig(), topicrules.NewBlocklist("spam", "scam"))
 	m := Mention{Topic: "cheap-tickets", Region: "us", UserID: "u1", TS: t0}
 	s.Add(m)
 	if n := testing.AllocsPerRun(1000, func() { s.Add(m) }); n != 0 {
@@ -577,7 +577,7 @@ func TestCountAndSharedReview(t *testing.T) {
 	s.Add(Mention{Topic: "a", Region: "us", TS: t0, Count: 400})
 	s.Add(Mention{Topic: "b", Region: "us", TS: t0, Count: 400, UserID: "u1"})
 	s.Add(Mention{Topic: "c", Region: "us", TS: t0})
-	ranked, err := s.Rank(rules.World)
+	ranked, err := s.Rank(topicrules.World)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +589,7 @@ func TestCountAndSharedReview(t *testing.T) {
 		t.Fatalf("mentions %v: want a 400, b 1 (a user counts once), c 1", got)
 	}
 
-	shared := rules.NewReview(0)
+	shared := topicrules.NewReview(0)
 	p1, p2 := newState(t, smallConfig(), nil), newState(t, smallConfig(), nil)
 	p1.ShareReview(shared)
 	p2.ShareReview(shared)
@@ -601,22 +601,22 @@ func TestCountAndSharedReview(t *testing.T) {
 	// A never-seen topic over the floor is held into the shared queue.
 	p2.Add(Mention{Topic: "quake", Region: "jp", TS: t0, Count: 500})
 	p2.Refresh(t0.Add(time.Minute))
-	if st, ok := shared.Status("quake"); !ok || st != rules.Pending {
+	if st, ok := shared.Status("quake"); !ok || st != topicrules.Pending {
 		t.Fatalf("quake: %q %v, want pending in the shared queue", st, ok)
 	}
 	// A restored partition's older copy says pending and knows "old"; the shared queue has
 	// since approved quake.
-	old := rules.NewReview(0)
-	old.Hold("quake", "jp", rules.ReasonNewTopic, t0, 500, 11)
-	old.Hold("old", "us", rules.ReasonNewTopic, t0, 300, 7)
+	old := topicrules.NewReview(0)
+	old.Hold("quake", "jp", topicrules.ReasonNewTopic, t0, 500, 11)
+	old.Hold("old", "us", topicrules.ReasonNewTopic, t0, 300, 7)
 	if err := shared.Approve("quake", "alice", t0.Add(2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
 	shared.Absorb(old)
-	if st, _ := shared.Status("quake"); st != rules.Approved {
+	if st, _ := shared.Status("quake"); st != topicrules.Approved {
 		t.Fatalf("Absorb undid a decision: quake is %s", st)
 	}
-	if st, ok := shared.Status("old"); !ok || st != rules.Pending {
+	if st, ok := shared.Status("old"); !ok || st != topicrules.Pending {
 		t.Fatalf("Absorb lost an entry: old is %q %v", st, ok)
 	}
 }

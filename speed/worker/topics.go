@@ -6,7 +6,7 @@ import (
 
 	"trending/model"
 	"trending/model/event"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/speed/topics"
 )
 
@@ -17,7 +17,7 @@ import (
 // snapshot with the window snapshot (bundle.go).
 
 // mention turns a decoded event into a topics mention.
-func mention(ev event.Event, w rules.WeightConfig) topics.Mention {
+func mention(ev event.Event, w topicrules.WeightConfig) topics.Mention {
 	return topics.Mention{Topic: ev.ItemID, Region: ev.Region, UserID: ev.UserID, TS: ev.TS, Count: ev.Count,
 		NewAccount: ev.HasAccountAge && w.IsNew(time.Duration(ev.AccountAgeDays)*24*time.Hour)}
 }
@@ -32,7 +32,7 @@ func topicsPartials(st *topics.State, id int, asOf, now time.Time) []model.Parti
 	base := &model.Baseline{Days: b.Days, Wanted: cfg.BaselineDays, Unavailable: b.Unavailable, MaxOvercount: b.MaxOvercount}
 	out := make([]model.Partial, 0, len(lists))
 	for _, name := range st.Lists() {
-		score, err := rules.ParseScore(string(cfg.Scores[name]))
+		score, err := topicrules.ParseScore(string(cfg.Scores[name]))
 		if err != nil {
 			panic("BUG: validated topics score rejected: " + err.Error())
 		}

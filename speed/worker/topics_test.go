@@ -15,7 +15,7 @@ import (
 
 	"trending/model"
 	"trending/model/event"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/serving/api"
 	"trending/speed/topics"
@@ -28,7 +28,7 @@ import (
 func topicsConfig() *topics.Config {
 	c := topics.DefaultConfig()
 	c.Regions = []string{"eu", "jp"}
-	c.Scores = map[string]rules.Score{"eu": rules.Surge, "jp": rules.Surge}
+	c.Scores = map[string]topicrules.Score{"eu": topicrules.Surge, "jp": topicrules.Surge}
 	c.Width, c.BaselineWidth = 1<<12, 1<<10
 	c.Dedupe.Capacity = 1 << 14
 	return &c
@@ -83,9 +83,9 @@ func TestTopicsEmbedded(t *testing.T) {
 	brokers, obj := embedded(t)
 	e := newEnv(t, brokers, obj, 2)
 	e.startMerger(t)
-	review := rules.NewReview(0)
+	review := topicrules.NewReview(0)
 	withTopics := func(c *worker.Config) {
-		c.TrendingTopics, c.Review, c.Blocklist = topicsConfig(), review, rules.NewBlocklist("spam")
+		c.TrendingTopics, c.Review, c.Blocklist = topicsConfig(), review, topicrules.NewBlocklist("spam")
 	}
 	stop := e.startWorker(t, withTopics)
 
@@ -119,7 +119,7 @@ func TestTopicsEmbedded(t *testing.T) {
 		t.Fatalf("eu #marathon: %+v, want 431 mentions, expected 50, surge 4.81, new share 0.07", it)
 	}
 	e.topicItem(t, "topics/world/volume", "#marathon", 30*time.Second, marathon(431))
-	if st, ok := review.Status("#quake"); !ok || st != rules.Pending {
+	if st, ok := review.Status("#quake"); !ok || st != topicrules.Pending {
 		t.Fatalf("#quake: %q %v, want pending review", st, ok)
 	}
 	for _, w := range []string{"topics/jp/surge", "topics/world/volume", "topics/eu/surge"} {

@@ -55,7 +55,7 @@ import (
 	"trending/internal/setting"
 	"trending/model"
 	"trending/model/event"
-	rules "trending/model/topics"
+	"trending/model/topicrules"
 	"trending/model/windowset"
 	"trending/speed/checkpoint"
 	"trending/speed/topics"
@@ -148,11 +148,11 @@ type Config struct {
 	TrendingTopics *topics.Config
 	// Blocklist is the banned terms every partition's topics state drops, shared by the
 	// process; Run reloads it every minute. Default none.
-	Blocklist *rules.Blocklist
+	Blocklist *topicrules.Blocklist
 	// Review is the topics review queue every partition holds into and decides against, one
 	// per process (serve it with serving/api.TopicsReviewRoute). Default: a new queue, see
 	// Worker.Review.
-	Review   *rules.Review
+	Review   *topicrules.Review
 	Objects  *objstore.Store
 	Log      *slog.Logger
 	Registry prometheus.Registerer
@@ -341,7 +341,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	if cfg.TrendingTopics != nil && cfg.Review == nil {
-		cfg.Review = rules.NewReview(cfg.TrendingTopics.ReviewMax)
+		cfg.Review = topicrules.NewReview(cfg.TrendingTopics.ReviewMax)
 	}
 	hc := eventlog.DefaultHealthConfig()
 	hc.Role, hc.Log, hc.Registerer = "speed", cfg.Log, cfg.Registry
@@ -359,7 +359,7 @@ func New(cfg Config) (*Worker, error) {
 
 // Review returns the topics review queue shared by the worker's partitions (nil when topics
 // are off): mount it with serving/api.TopicsReviewRoute.
-func (w *Worker) Review() *rules.Review { return w.cfg.Review }
+func (w *Worker) Review() *topicrules.Review { return w.cfg.Review }
 
 // Run consumes until ctx ends, then stops in order: stop fetching, publish, checkpoint,
 // commit. With context.Cause(ctx) == ErrKilled it stops like a crash instead.
@@ -386,7 +386,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		reloaded := make(chan struct{})
 		go func() {
 			defer close(reloaded)
-			c.Blocklist.Run(bctx, rules.DefaultBlocklistInterval, func(reloaded bool, err error) {
+			c.Blocklist.Run(bctx, topicrules.DefaultBlocklistInterval, func(reloaded bool, err error) {
 				switch {
 				case err != nil:
 					c.Log.Warn("blocklist reload failed; keeping the previous terms", "err", err)

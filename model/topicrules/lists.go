@@ -1,4 +1,4 @@
-package topics
+package topicrules
 
 import (
 	"fmt"
