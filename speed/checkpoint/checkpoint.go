@@ -194,12 +194,12 @@ func validName(s string) bool {
 	return true
 }
 
-// Store keeps manifests under PREFIX/TOPIC/pNNNNN/oOFFSET.ckpt (the zero-padded offset makes
+// Keeper keeps manifests under PREFIX/TOPIC/pNNNNN/oOFFSET.ckpt (the zero-padded offset makes
 // key order offset order, so the newest is the last key) and pieces under
-// PREFIX/TOPIC/pNNNNN/pieces/NAME.piece. A Store is safe for concurrent use by the goroutines
+// PREFIX/TOPIC/pNNNNN/pieces/NAME.piece. A Keeper is safe for concurrent use by the goroutines
 // of different partitions; one partition's Saves must not run concurrently (one owner
 // checkpoints a partition).
-type Store struct {
+type Keeper struct {
 	obj    *objstore.Store
 	prefix string
 	keep   int
@@ -217,9 +217,9 @@ type Store struct {
 	have map[string]bool     // piece key -> stored (referenced by a retained manifest)
 }
 
-// NewStore keeps the newest keep (at least 2, so a corrupt newest one has a predecessor)
+// NewKeeper keeps the newest keep (at least 2, so a corrupt newest one has a predecessor)
 // checkpoints per partition under prefix (default "checkpoints").
-func NewStore(obj *objstore.Store, prefix string, keep int, log *slog.Logger) *Store {
+func NewKeeper(obj *objstore.Store, prefix string, keep int, log *slog.Logger) *Keeper {
 	if prefix == "" {
 		prefix = "checkpoints"
 	}
@@ -229,21 +229,21 @@ func NewStore(obj *objstore.Store, prefix string, keep int, log *slog.Logger) *S
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{obj: obj, prefix: strings.TrimSuffix(prefix, "/"), keep: keep, log: log, parallel: 8,
+	return &Keeper{obj: obj, prefix: strings.TrimSuffix(prefix, "/"), keep: keep, log: log, parallel: 8,
 		refs: map[string][]string{}, have: map[string]bool{}}
 }
 
-func (s *Store) dir(topic string, partition int) string {
+func (s *Keeper) dir(topic string, partition int) string {
 	return fmt.Sprintf("%s/%s/p%05d/", s.prefix, topic, partition)
 }
 
 // Key returns the object key of a checkpoint's manifest.
-func (s *Store) Key(cp Checkpoint) string {
+func (s *Keeper) Key(cp Checkpoint) string {
 	return fmt.Sprintf("%so%019d.ckpt", s.dir(cp.Topic, cp.Partition), cp.Offset)
 }
 
 // PieceKey returns the object key of a partition's piece.
-func (s *Store) PieceKey(topic string, partition int, name string) string {
+func (s *Keeper) PieceKey(topic string, partition int, name string) string {
 	return s.dir(topic, partition) + "pieces/" + name + ".piece"
 }
 
@@ -260,13 +260,13 @@ type SaveStats struct {
 // Save writes the pieces the store does not hold yet (in parallel), then the manifest, then
 // prunes the oldest checkpoints beyond keep and every piece no retained manifest references.
 // A failed prune is logged, not returned: the checkpoint itself is safe.
-func (s *Store) Save(ctx context.Context, cp Checkpoint) (string, error) {
+func (s *Keeper) Save(ctx context.Context, cp Checkpoint) (string, error) {
 	key, _, err := s.SaveWithStats(ctx, cp)
 	return key, err
 }
 
 // SaveWithStats is Save, also reporting what it wrote.
-func (s *Store) SaveWithStats(ctx context.Context, cp Checkpoint) (string, SaveStats, error) {
+func (s *Keeper) SaveWithStats(ctx context.Context, cp Checkpoint) (string, SaveStats, error) {
 	var st SaveStats
 	key := s.Key(cp)
 	if err := s.putPieces(ctx, cp, &st); err != nil {
@@ -298,7 +298,7 @@ func (s *Store) SaveWithStats(ctx context.Context, cp Checkpoint) (string, SaveS
 
 // putPieces uploads the pieces with data that the store does not hold and checks that those
 // without data are held.
-func (s *Store) putPieces(ctx context.Context, cp Checkpoint, st *SaveStats) error {
+func (s *Keeper) putPieces(ctx context.Context, cp Checkpoint, st *SaveStats) error {
 	var todo []Piece
 	var unknown []string
 	// A name may be listed twice (equal pieces), once with its bytes and once without.
@@ -362,7 +362,7 @@ func (s *Store) putPieces(ctx context.Context, cp Checkpoint, st *SaveStats) err
 	return g.Wait()
 }
 
-func (s *Store) step(name string) error {
+func (s *Keeper) step(name string) error {
 	if s.crash == nil {
 		return nil
 	}
@@ -371,7 +371,7 @@ func (s *Store) step(name string) error {
 	return s.crash(name)
 }
 
-func (s *Store) list(ctx context.Context, topic string, partition int) ([]string, error) {
+func (s *Keeper) list(ctx context.Context, topic string, partition int) ([]string, error) {
 	objs, err := s.obj.List(ctx, s.dir(topic, partition))
 	if err != nil {
 		return nil, err
@@ -390,7 +390,7 @@ func (s *Store) list(ctx context.Context, topic string, partition int) ([]string
 // no retained manifest references: those of pruned checkpoints and orphans of a Save that
 // failed or crashed before its manifest. A retained manifest that cannot be read keeps every
 // piece (its references are unknown).
-func (s *Store) prune(ctx context.Context, topic string, partition int) error {
+func (s *Keeper) prune(ctx context.Context, topic string, partition int) error {
 	keys, err := s.list(ctx, topic, partition)
 	if err != nil {
 		return err
@@ -445,7 +445,7 @@ func (s *Store) prune(ctx context.Context, topic string, partition int) error {
 // pieceNames returns the pieces a manifest references, from memory or from the bucket. An
 // unreadable manifest is an error (pruning must then not guess); a corrupt one references
 // nothing (Load will skip it).
-func (s *Store) pieceNames(ctx context.Context, key string) ([]string, error) {
+func (s *Keeper) pieceNames(ctx context.Context, key string) ([]string, error) {
 	s.mu.Lock()
 	names, ok := s.refs[key]
 	s.mu.Unlock()
@@ -477,7 +477,7 @@ func (s *Store) pieceNames(ctx context.Context, key string) ([]string, error) {
 // corrupt ones, those with a missing or corrupt piece, and those that valid reports bad (e.g.
 // a state from an incompatible window configuration) with a warning. found is false when
 // there is none: start from the beginning of the log.
-func (s *Store) Load(ctx context.Context, topic string, partition int, valid func(Checkpoint) error) (cp Checkpoint, found bool, err error) {
+func (s *Keeper) Load(ctx context.Context, topic string, partition int, valid func(Checkpoint) error) (cp Checkpoint, found bool, err error) {
 	keys, err := s.list(ctx, topic, partition)
 	if err != nil {
 		return cp, false, fmt.Errorf("list checkpoints of %s/%d: %w", topic, partition, err)
@@ -521,7 +521,7 @@ func (s *Store) Load(ctx context.Context, topic string, partition int, valid fun
 }
 
 // getPieces fetches a manifest's pieces in parallel and checks each against its name.
-func (s *Store) getPieces(ctx context.Context, cp *Checkpoint) error {
+func (s *Keeper) getPieces(ctx context.Context, cp *Checkpoint) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.parallel)
 	for i := range cp.Pieces {

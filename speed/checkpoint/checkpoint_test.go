@@ -62,13 +62,13 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// storeSuite runs against the embedded S3 and, in make test, MinIO.
-func storeSuite(t *testing.T, obj *objstore.Store) {
+// keeperSuite runs against the embedded S3 and, in make test, MinIO.
+func keeperSuite(t *testing.T, obj *objstore.Store) {
 	ctx := itest.Context(t, 60*time.Second)
 	if err := obj.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := checkpoint.NewStore(obj, "checkpoints", 3, nil)
+	s := checkpoint.NewKeeper(obj, "checkpoints", 3, nil)
 	if _, found, err := s.Load(ctx, "views", 7, nil); err != nil || found {
 		t.Fatalf("empty: found=%v err=%v", found, err)
 	}
@@ -109,7 +109,7 @@ func storeSuite(t *testing.T, obj *objstore.Store) {
 	}
 }
 
-func TestStoreEmbedded(t *testing.T) {
+func TestKeeperEmbedded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	emb, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
@@ -122,10 +122,10 @@ func TestStoreEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storeSuite(t, obj)
+	keeperSuite(t, obj)
 }
 
-func TestStoreMinIO(t *testing.T) {
+func TestKeeperMinIO(t *testing.T) {
 	cfg := itest.S3(t)
 	oc := objstore.DefaultConfig()
 	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, itest.Name(t, "ckpt"), cfg.AccessKey, cfg.SecretKey
@@ -133,5 +133,5 @@ func TestStoreMinIO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	storeSuite(t, obj)
+	keeperSuite(t, obj)
 }

@@ -2,14 +2,14 @@ package checkpoint
 
 // SetCrash makes every later Save call fn after each of its steps ("piece", "pieces",
 // "manifest"); an error from fn stops the Save there, as a crash would.
-func (s *Store) SetCrash(fn func(step string) error) {
+func (s *Keeper) SetCrash(fn func(step string) error) {
 	s.mu.Lock()
 	s.crash = fn
 	s.mu.Unlock()
 }
 
 // SetParallel sets how many pieces a Save or Load moves at once.
-func (s *Store) SetParallel(n int) { s.parallel = n }
+func (s *Keeper) SetParallel(n int) { s.parallel = n }
 
 // EncodeV1 lays out a version 1 checkpoint, as builds before pieces wrote them.
 func EncodeV1(cp Checkpoint) []byte {

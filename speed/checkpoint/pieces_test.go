@@ -31,7 +31,7 @@ func stored(t *testing.T, ctx context.Context, obj *objstore.Store, dir string) 
 	objs, err := obj.List(ctx, dir)
 	for try := 0; err != nil && try < 3; try++ {
 		// The embedded S3 (gofakes3 over afero) now and then answers a listing with a 500;
-		// MinIO does not. Store.prune logs such an error and the next save prunes.
+		// MinIO does not. Keeper.prune logs such an error and the next save prunes.
 		time.Sleep(100 * time.Millisecond)
 		objs, err = obj.List(ctx, dir)
 	}
@@ -116,7 +116,7 @@ func crashSuite(t *testing.T, obj *objstore.Store) {
 	}
 	for i, tc := range steps {
 		t.Run(tc.name, func(t *testing.T) {
-			s := checkpoint.NewStore(obj, fmt.Sprintf("crash%d", i), 2, nil)
+			s := checkpoint.NewKeeper(obj, fmt.Sprintf("crash%d", i), 2, nil)
 			s.SetParallel(1) // the pieces go up in order, so "after one piece" is one piece
 			first := checkpoint.Checkpoint{Topic: "views", Partition: 3, Offset: 100, CreatedAt: time.Now(), State: []byte("m1"),
 				Pieces: []checkpoint.Piece{piece("minute 1"), piece("hour 0")}}
@@ -138,7 +138,7 @@ func crashSuite(t *testing.T, obj *objstore.Store) {
 				t.Fatalf("save with a crash after %s %d: %v", tc.step, tc.after, err)
 			}
 			// A new process: a new store.
-			s2 := checkpoint.NewStore(obj, fmt.Sprintf("crash%d", i), 2, nil)
+			s2 := checkpoint.NewKeeper(obj, fmt.Sprintf("crash%d", i), 2, nil)
 			cp, found, err := s2.Load(ctx, "views", 3, nil)
 			if err != nil || !found || cp.Offset != tc.want {
 				t.Fatalf("load: offset %d found=%v err=%v, want %d", cp.Offset, found, err, tc.want)
@@ -185,17 +185,17 @@ func pruneProperty(t *testing.T, obj *objstore.Store, rounds int, seed uint64) {
 	// written by the server after the next save has pruned: an orphan that exists as long
 	// as a dead process's upload can land (the save after deletes it), which this check,
 	// right after each save, cannot tell from a prune that missed one.
-	newStore := func() *checkpoint.Store {
-		s := checkpoint.NewStore(obj, prefix, 3, nil)
+	newKeeper := func() *checkpoint.Keeper {
+		s := checkpoint.NewKeeper(obj, prefix, 3, nil)
 		s.SetParallel(1)
 		return s
 	}
-	s := newStore()
+	s := newKeeper()
 	var last []string // the contents of the newest saved checkpoint's pieces: stored
 	off := int64(0)
 	for round := range rounds {
 		if r.IntN(8) == 0 {
-			s = newStore() // a restart
+			s = newKeeper() // a restart
 		}
 		off += 10
 		var ps []checkpoint.Piece
@@ -230,7 +230,7 @@ func pruneProperty(t *testing.T, obj *objstore.Store, rounds int, seed uint64) {
 			if n >= len(ps)+1 { // crashed after the manifest: it is the newest
 				last = contents
 			}
-			s = newStore()
+			s = newKeeper()
 			continue
 		}
 		if err != nil {
@@ -241,7 +241,7 @@ func pruneProperty(t *testing.T, obj *objstore.Store, rounds int, seed uint64) {
 		if !slices.Equal(pieces, refd) {
 			t.Fatalf("round %d: pieces %v, referenced %v", round, pieces, refd)
 		}
-		got, found, err := checkpoint.NewStore(obj, prefix, 3, nil).Load(ctx, "views", 1, nil)
+		got, found, err := checkpoint.NewKeeper(obj, prefix, 3, nil).Load(ctx, "views", 1, nil)
 		if err != nil || !found || got.Offset != off {
 			t.Fatalf("round %d: load offset %d found=%v err=%v", round, got.Offset, found, err)
 		}
@@ -267,7 +267,7 @@ func TestPrunePropertyMinIO(t *testing.T) { pruneProperty(t, minioStore(t), 40, 
 func TestMissingPiece(t *testing.T) {
 	obj := s3Store(t)
 	ctx := itest.Context(t, 30*time.Second)
-	s := checkpoint.NewStore(obj, "", 2, nil)
+	s := checkpoint.NewKeeper(obj, "", 2, nil)
 	_, err := s.Save(ctx, checkpoint.Checkpoint{Topic: "views", Partition: 0, Offset: 5, State: []byte("x"), Pieces: []checkpoint.Piece{ref("never stored")}})
 	if !errors.Is(err, checkpoint.ErrMissingPiece) {
 		t.Fatalf("save: %v, want ErrMissingPiece", err)

@@ -38,7 +38,7 @@ func stream(seed uint64, n int, from time.Time) []event.Event {
 	return evs
 }
 
-func saveWindow(ctx context.Context, s *checkpoint.Store, p *window.Partition, off int64) (*window.IncrementalSnapshot, error) {
+func saveWindow(ctx context.Context, s *checkpoint.Keeper, p *window.Partition, off int64) (*window.IncrementalSnapshot, error) {
 	snap, err := p.SnapshotIncremental()
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func saveWindow(ctx context.Context, s *checkpoint.Store, p *window.Partition, o
 	return snap, nil
 }
 
-func loadWindow(ctx context.Context, s *checkpoint.Store, cfg window.Config) (*window.Partition, int64, error) {
+func loadWindow(ctx context.Context, s *checkpoint.Keeper, cfg window.Config) (*window.Partition, int64, error) {
 	var p *window.Partition
 	cp, found, err := s.Load(ctx, "views", 0, func(cp checkpoint.Checkpoint) error {
 		pieces := make([]window.Piece, len(cp.Pieces))
@@ -101,7 +101,7 @@ func windowCrashSuite(t *testing.T, obj *objstore.Store) {
 	}{{"piece", 1}, {"piece", 3}, {"pieces", 1}, {"manifest", 1}} {
 		t.Run(fmt.Sprintf("%s-%d", crash.step, crash.after), func(t *testing.T) {
 			prefix := fmt.Sprintf("wcrash%d", ci)
-			s := checkpoint.NewStore(obj, prefix, 3, nil)
+			s := checkpoint.NewKeeper(obj, prefix, 3, nil)
 			s.SetParallel(1)
 			p, _ := window.New(cfg)
 			crashAt := 2030 + 37*ci
@@ -139,7 +139,7 @@ func windowCrashSuite(t *testing.T, obj *objstore.Store) {
 			if crash.step == "manifest" {
 				wantOff = int64(crashAt + 1)
 			}
-			s2 := checkpoint.NewStore(obj, prefix, 3, nil)
+			s2 := checkpoint.NewKeeper(obj, prefix, 3, nil)
 			got, off, err := loadWindow(ctx, s2, cfg)
 			if err != nil || off != wantOff {
 				t.Fatalf("restore: offset %d, %v; want offset %d", off, err, wantOff)
@@ -163,7 +163,7 @@ func windowCrashSuite(t *testing.T, obj *objstore.Store) {
 			if !bytes.Equal(a, b) {
 				t.Fatal("after replay the state differs from an uninterrupted run")
 			}
-			last, off2, err := loadWindow(ctx, checkpoint.NewStore(obj, prefix, 3, nil), cfg)
+			last, off2, err := loadWindow(ctx, checkpoint.NewKeeper(obj, prefix, 3, nil), cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -116,7 +116,7 @@ func BenchmarkSeedScaleCheckpoint(b *testing.B) {
 	whole = nil
 
 	seedScale = seedScaleState{p: p, obj: obj, cfg: cfg, start: start, perHour: perHour, next: 24 * 60, wholeSec: wholeSec, wholeMB: wholeMB}
-	seedScale.store = checkpoint.NewStore(obj, "checkpoints", 5, nil)
+	seedScale.store = checkpoint.NewKeeper(obj, "checkpoints", 5, nil)
 	seedScale.run(b)
 }
 
@@ -127,7 +127,7 @@ var seedScale seedScaleState
 type seedScaleState struct {
 	p                 *Partition
 	obj               *objstore.Store
-	store             *checkpoint.Store
+	store             *checkpoint.Keeper
 	cfg               Config
 	start             time.Time
 	perHour, next     int
@@ -292,7 +292,7 @@ func (s *seedScaleState) run(b *testing.B) {
 	t, cpu0 := time.Now(), cpuTime()
 	var restored *Partition
 	var decode time.Duration
-	_, found, err := checkpoint.NewStore(s.obj, "checkpoints", 5, nil).Load(ctx, "views", 0, func(c checkpoint.Checkpoint) error {
+	_, found, err := checkpoint.NewKeeper(s.obj, "checkpoints", 5, nil).Load(ctx, "views", 0, func(c checkpoint.Checkpoint) error {
 		td := time.Now()
 		pieces := make([]Piece, len(c.Pieces))
 		for i, pc := range c.Pieces {

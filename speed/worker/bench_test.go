@@ -247,7 +247,7 @@ func BenchmarkRecovery(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st := checkpoint.NewStore(obj, "checkpoints", 2, nil)
+	st := checkpoint.NewKeeper(obj, "checkpoints", 2, nil)
 	if _, err := st.Save(ctx, checkpoint.Checkpoint{Topic: "views", Partition: 0, Offset: items, CreatedAt: time.Now(), State: snap}); err != nil {
 		b.Fatal(err)
 	}

@@ -301,7 +301,7 @@ func (c Config) Validate() error {
 // Worker is one member of the speed consumer group.
 type Worker struct {
 	cfg   Config
-	ckpts *checkpoint.Store
+	ckpts *checkpoint.Keeper
 	m     *metrics
 	base  baseCache
 	hw    highWatermarks // for trending_speed_consumer_lag
@@ -349,7 +349,7 @@ func New(cfg Config) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, ckpts: checkpoint.NewStore(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
+	w := &Worker{cfg: cfg, ckpts: checkpoint.NewKeeper(cfg.Objects, cfg.CheckpointPrefix, cfg.KeepCheckpoints, cfg.Log), m: m,
 		kafka: health, stopFatal: make(chan struct{}), hourRetry: hourRetry}
 	if cfg.TrendingTopics != nil && cfg.Objects != nil {
 		w.hours = topicstore.NewHours(cfg.Objects, "")
