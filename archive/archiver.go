@@ -166,7 +166,7 @@ func (c Config) Validate() error {
 // for concurrent use (it is one consumer loop).
 type Archiver struct {
 	cfg   Config
-	store *objstore.Store
+	store *objstore.Client
 	log   *slog.Logger
 	m     *metrics
 	lay   layout
@@ -220,7 +220,7 @@ const rowOverhead = 96
 
 // New builds an Archiver of cfg, which must Validate; reg may be nil. It contacts nothing
 // until Run.
-func New(cfg Config, store *objstore.Store, log *slog.Logger, reg prometheus.Registerer) (*Archiver, error) {
+func New(cfg Config, store *objstore.Client, log *slog.Logger, reg prometheus.Registerer) (*Archiver, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // Integration tests against the real Kafka and MinIO (make test); each gets its own topic,
 // consumer group and bucket.
 
-func minioBucket(t *testing.T) (itest.S3Config, string, *objstore.Store) {
+func minioBucket(t *testing.T) (itest.S3Config, string, *objstore.Client) {
 	s3 := itest.S3(t)
 	bucket := itest.Name(t, "archive")
 	return s3, bucket, newStore(t, s3.Endpoint, bucket, s3.AccessKey, s3.SecretKey)

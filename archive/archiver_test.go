@@ -181,7 +181,7 @@ type running struct {
 	done   chan error
 }
 
-func startArchiver(t testing.TB, cfg Config, st *objstore.Store, hook func(int32) error) *running {
+func startArchiver(t testing.TB, cfg Config, st *objstore.Client, hook func(int32) error) *running {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -274,7 +274,7 @@ func endOffsets(t testing.TB, ctx context.Context, broker, topic string, partiti
 }
 
 // quarantined reads every quarantine record under the archive.
-func quarantined(t testing.TB, ctx context.Context, st *objstore.Store) []QuarantineRecord {
+func quarantined(t testing.TB, ctx context.Context, st *objstore.Client) []QuarantineRecord {
 	t.Helper()
 	objs, err := st.List(ctx, DefaultRoot+"/quarantine/")
 	if err != nil {
@@ -303,7 +303,7 @@ func quarantined(t testing.TB, ctx context.Context, st *objstore.Store) []Quaran
 
 // checkQuarantine checks every invalid message is in quarantine once, with its reason and
 // raw bytes.
-func checkQuarantine(t testing.TB, ctx context.Context, st *objstore.Store, s *stream) {
+func checkQuarantine(t testing.TB, ctx context.Context, st *objstore.Client, s *stream) {
 	t.Helper()
 	recs := quarantined(t, ctx, st)
 	byReason := map[string]int{}
@@ -342,7 +342,7 @@ func TestArchiverEmbedded(t *testing.T) {
 	archiveScenario(t, k.Addr, embeddedStore(t))
 }
 
-func archiveScenario(t *testing.T, broker string, st *objstore.Store) {
+func archiveScenario(t *testing.T, broker string, st *objstore.Client) {
 	ctx := itest.Context(t, 55*time.Second)
 	topic := itest.Name(t, "views")
 	if _, err := eventlog.EnsureTopics(ctx, []string{broker}, eventlog.Spec{Name: topic, Partitions: 3}); err != nil {

@@ -17,7 +17,7 @@ import (
 )
 
 // offlineStore is a store New accepts; nothing here contacts it.
-func offlineStore(t *testing.T) *objstore.Store {
+func offlineStore(t *testing.T) *objstore.Client {
 	t.Helper()
 	c := objstore.DefaultConfig()
 	c.Endpoint, c.Bucket = "http://127.0.0.1:1", "b"

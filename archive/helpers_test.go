@@ -14,7 +14,7 @@ import (
 )
 
 // embeddedStore returns a store on an in-process gofakes3 server with a fresh bucket.
-func embeddedStore(t testing.TB) *objstore.Store {
+func embeddedStore(t testing.TB) *objstore.Client {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -27,7 +27,7 @@ func embeddedStore(t testing.TB) *objstore.Store {
 
 // newStore returns a store on endpoint (MinIO, the embedded server, or a proxy in front of
 // either) and makes sure its bucket exists.
-func newStore(t testing.TB, endpoint, bucket, ak, sk string) *objstore.Store {
+func newStore(t testing.TB, endpoint, bucket, ak, sk string) *objstore.Client {
 	t.Helper()
 	oc := objstore.DefaultConfig()
 	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey, oc.PartSize, oc.Timeout = endpoint, bucket, ak, sk, objstore.MinPartSize, 5*time.Second

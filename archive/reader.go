@@ -24,7 +24,7 @@ import (
 // event archived twice (a retried upload, a roll repeated after a crash between upload and
 // commit) is seen once. A Reader is safe for concurrent use once configured.
 type Reader struct {
-	store *objstore.Store
+	store *objstore.Client
 	lay   layout
 	// Partitions, when positive, is the topic's partition count; Complete then also
 	// requires a progress marker from each of partitions 0..Partitions-1, so a partition
@@ -33,12 +33,12 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of the archive under DefaultRoot in store's bucket.
-func NewReader(store *objstore.Store) *Reader {
+func NewReader(store *objstore.Client) *Reader {
 	return NewReaderAt(store, DefaultRoot)
 }
 
 // NewReaderAt returns a Reader of the archive under root (Config.Root of the archiver).
-func NewReaderAt(store *objstore.Store, root string) *Reader {
+func NewReaderAt(store *objstore.Client, root string) *Reader {
 	return &Reader{store: store, lay: layout{root: root}}
 }
 

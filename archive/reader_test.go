@@ -40,7 +40,7 @@ func logEvents(rng *rand.Rand, p int32, n int) []Row {
 }
 
 // putRoll uploads one roll of log[first..last] the way the archiver does.
-func putRoll(t testing.TB, st *objstore.Store, log []Row, first, last int64) {
+func putRoll(t testing.TB, st *objstore.Client, log []Row, first, last int64) {
 	t.Helper()
 	rows := slices.Clone(log[first : last+1])
 	objs, _ := buildObjects(layout{DefaultRoot}, rows[0].Partition, first, last, rows, nil, EncodeOptions{RowGroupRows: 16})

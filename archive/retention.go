@@ -42,7 +42,7 @@ func (l layout) expiryRules(days int) []objstore.Expiry {
 // they were written on the bucket (S3 and MinIO apply them daily), and records the retention.
 // Checkpoints are not covered: the speed workers prune their own (KeepCheckpoints), and a
 // quiet partition's newest checkpoint must outlive any age.
-func ApplyRetention(ctx context.Context, store *objstore.Store, root string, days int, now time.Time) (Retention, error) {
+func ApplyRetention(ctx context.Context, store *objstore.Client, root string, days int, now time.Time) (Retention, error) {
 	if days < MinRetentionDays {
 		return Retention{}, fmt.Errorf("%w: %d days: at least %d, so a month and the nightly lookback stay recomputable", ErrBadRetention, days, MinRetentionDays)
 	}

@@ -161,7 +161,7 @@ func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard 
 }
 
 // runArchiver runs an archiver until done holds, then stops it gracefully.
-func runArchiver(t *testing.T, ctx context.Context, cfg archive.Config, obj *objstore.Store, what string, done func() bool) {
+func runArchiver(t *testing.T, ctx context.Context, cfg archive.Config, obj *objstore.Client, what string, done func() bool) {
 	t.Helper()
 	a, err := archive.New(cfg, obj, nil, nil)
 	if err != nil {
@@ -201,7 +201,7 @@ func nextOffsets(ctx context.Context, reader *archive.Reader, next ...int64) boo
 
 // checkFutureQuarantined checks that each partition's 2099 event is in the quarantine with
 // reason future_ts.
-func checkFutureQuarantined(t *testing.T, ctx context.Context, obj *objstore.Store, parts int) {
+func checkFutureQuarantined(t *testing.T, ctx context.Context, obj *objstore.Client, parts int) {
 	t.Helper()
 	objs, err := obj.List(ctx, archive.DefaultRoot+"/quarantine/")
 	if err != nil {

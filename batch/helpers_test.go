@@ -31,7 +31,7 @@ var day0 = time.Date(2026, 11, 14, 0, 0, 0, 0, time.UTC)
 // fixture is a generated archive in a fresh MinIO bucket, with the truth it must yield.
 type fixture struct {
 	t     *testing.T
-	obj   *objstore.Store
+	obj   *objstore.Client
 	arc   *archive.Reader
 	truth map[time.Time]map[string]uint64 // hour -> item -> views, each (partition, offset) once
 	// regional is the truth of each region's events (the lists per group value).

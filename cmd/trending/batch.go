@@ -104,7 +104,7 @@ func servedDefault(v string, ws windowset.Set) string {
 type batchEnv struct {
 	eng   batch.Engine
 	arc   *archive.Reader
-	obj   *objstore.Store // the bucket: the archive and the shared topics review queue
+	obj   *objstore.Client // the bucket: the archive and the shared topics review queue
 	store store.Store
 	close func()
 	// meters are the progress bars of the runners built on this env, finished with it.
@@ -120,7 +120,7 @@ func (e *batchEnv) finishMeters() {
 
 // reader is the batch's reader of the archive in obj: under --archive-root, complete when
 // --partitions (default: the archiver's topic manifest) have archived past a window.
-func (s *batchSettings) reader(obj *objstore.Store) *archive.Reader {
+func (s *batchSettings) reader(obj *objstore.Client) *archive.Reader {
 	arc := archive.NewReaderAt(obj, s.archiveRoot)
 	arc.Partitions = s.partitions
 	return arc

@@ -25,7 +25,7 @@ import (
 // the topic. --topics-review FILE overrides the shared queue with a local file, and a corrupt
 // shared queue fails the run instead of listing what it may hold.
 func TestBatchTopicsSharedReview(t *testing.T) {
-	onEveryBucket(t, "batchreview", func(t *testing.T, obj *objstore.Store, s3 []string) {
+	onEveryBucket(t, "batchreview", func(t *testing.T, obj *objstore.Client, s3 []string) {
 		ctx := t.Context()
 		hour := time.Date(2026, 11, 14, 10, 0, 0, 0, time.UTC)
 		var rows []archive.Row

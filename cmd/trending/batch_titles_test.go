@@ -111,7 +111,7 @@ func migratedClickHouse(t *testing.T, addr, prefix string) string {
 
 // archiveClosedHour puts rows (one partition) in the archive as the archiver would, with the
 // progress and topic manifest that make the hour complete.
-func archiveClosedHour(t *testing.T, ctx context.Context, obj *objstore.Store, hour time.Time, rows []archive.Row) {
+func archiveClosedHour(t *testing.T, ctx context.Context, obj *objstore.Client, hour time.Time, rows []archive.Row) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := parquet.NewGenericWriter[archive.Row](&buf, archive.Schema())

@@ -52,7 +52,7 @@ func metricsRole(addr string, a *app) (stage, error) {
 // reviewSyncRole keeps review merged with the shared review queue in the bucket
 // (topicstore.ReviewKey) every interval until its context ends, then syncs once more, so what
 // the stage before it (the speed workers) held last reaches the bucket.
-func reviewSyncRole(obj *objstore.Store, review *topicrules.Review, every time.Duration, a *app) role {
+func reviewSyncRole(obj *objstore.Client, review *topicrules.Review, every time.Duration, a *app) role {
 	return role{"review sync", func(ctx context.Context) error {
 		log := a.log.With("part", "review")
 		topicstore.RunReviewSync(ctx, obj, topicstore.ReviewKey, review, every, log)

@@ -177,7 +177,7 @@ func writeDecisions(out io.Writer, ds []moderation.Decision, asJSON bool) error 
 
 // objModeration is the shared list in the bucket (internal/modsync): the CLI's default, and
 // the store behind the API's /v1/moderation in serve and up.
-type objModeration struct{ obj *objstore.Store }
+type objModeration struct{ obj *objstore.Client }
 
 func (o *objModeration) Load(ctx context.Context) (*moderation.List, error) {
 	return modsync.Load(ctx, o.obj, modsync.Key)
@@ -282,7 +282,7 @@ func addModerationFlag(cmd *cobra.Command, on *bool) {
 // moderationWatcher is a long-running process's copy of the removed set: read once now (a
 // failure is logged and the process starts with nothing removed; it retries every tick),
 // then every modsync.DefaultEvery by the returned role.
-func moderationWatcher(ctx context.Context, obj *objstore.Store, a *app) (*modsync.Watcher, role, error) {
+func moderationWatcher(ctx context.Context, obj *objstore.Client, a *app) (*modsync.Watcher, role, error) {
 	log := a.log.With("part", "moderation")
 	w, err := modsync.NewWatcher(obj, modsync.Key, modsync.DefaultEvery, log, a.registry)
 	if err != nil {
@@ -296,7 +296,7 @@ func moderationWatcher(ctx context.Context, obj *objstore.Store, a *app) (*modsy
 
 // loadRemoved reads the removed set once, for a one-shot batch run: a run that cannot read
 // the list fails rather than publish removed items.
-func loadRemoved(ctx context.Context, obj *objstore.Store) (*moderation.Set, error) {
+func loadRemoved(ctx context.Context, obj *objstore.Client) (*moderation.Set, error) {
 	l, err := modsync.Load(ctx, obj, modsync.Key)
 	if err != nil {
 		return nil, fmt.Errorf("moderation list: %w", err)

@@ -35,7 +35,7 @@ type infra struct {
 	app   *app // the logger and the metrics registry; nil in tests: no logs, no metrics
 	kc    *eventlog.Client
 	names eventlog.Names
-	obj   *objstore.Store
+	obj   *objstore.Client
 	// st is the serving store the writers (merger, batch) write through, and base the one the
 	// speed workers read the batch's all-time base from (nil: none; up: its own store, speed:
 	// --base-store).

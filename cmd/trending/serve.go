@@ -108,7 +108,7 @@ schemas/openapi.yaml describes every route.`,
 			}
 			var watch *modsync.Watcher
 			var modRole role
-			var modObj *objstore.Store
+			var modObj *objstore.Client
 			if moderated {
 				if modObj, err = objstore.New(cmd.Context(), s3f.config()); err != nil {
 					return usagef("%v", err)

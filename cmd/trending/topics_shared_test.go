@@ -22,7 +22,7 @@ import (
 // shared queue object. A topic held by worker A is listed by the CLI and approved there; the
 // approval reaches A and B at their next sync (one publish tick).
 func TestTopicsReviewShared(t *testing.T) {
-	onEveryBucket(t, "review", func(t *testing.T, obj *objstore.Store, s3 []string) {
+	onEveryBucket(t, "review", func(t *testing.T, obj *objstore.Client, s3 []string) {
 		ctx := t.Context()
 		a, b := topicrules.NewReview(0), topicrules.NewReview(0)
 		tick := func() {
@@ -154,7 +154,7 @@ func TestServeTopicsReview(t *testing.T) {
 
 // onEveryBucket runs fn on a fresh bucket of the embedded S3 server and of the real MinIO
 // (skipped without the integration environment), with the --s3-* flags naming it.
-func onEveryBucket(t *testing.T, name string, fn func(t *testing.T, obj *objstore.Store, s3 []string)) {
+func onEveryBucket(t *testing.T, name string, fn func(t *testing.T, obj *objstore.Client, s3 []string)) {
 	run := func(t *testing.T, endpoint, bucket, access, secret string) {
 		oc := objstore.DefaultConfig()
 		oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = endpoint, bucket, access, secret

@@ -410,7 +410,7 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 type upInfra struct {
 	kc        *eventlog.Client
 	names     eventlog.Names
-	obj       *objstore.Store
+	obj       *objstore.Client
 	s3cfg     objstore.Config
 	st        store.Store
 	storeSpec string

@@ -23,7 +23,7 @@ type fixture struct {
 	kafkaAddr string
 	topic     string
 	kc        *eventlog.Client
-	obj       *objstore.Store
+	obj       *objstore.Client
 	kafka     []string // --kafka, --views-topic, --partitions
 	s3        []string // --s3-*
 }

@@ -64,7 +64,7 @@ func backoff(ctx context.Context, attempt int) error {
 // write); on a conflict it reads again and reapplies change. change's error (a restore of an
 // item that is not removed) ends it with nothing written. It returns the list as written.
 // A corrupt object is an error and is left alone: it holds operators' decisions.
-func Update(ctx context.Context, st *objstore.Store, key string, change func(*moderation.List) error) (*moderation.List, error) {
+func Update(ctx context.Context, st *objstore.Client, key string, change func(*moderation.List) error) (*moderation.List, error) {
 	var last error
 	for attempt := range attempts {
 		if err := backoff(ctx, attempt); err != nil {
@@ -118,7 +118,7 @@ func Update(ctx context.Context, st *objstore.Store, key string, change func(*mo
 // Load reads the shared list under key. No object yet is an empty list (nothing removed). A
 // read that fails or does not decode is retried a few times, then returned as an error: a
 // writer that cannot see the list must not publish as if nothing were removed.
-func Load(ctx context.Context, st *objstore.Store, key string) (*moderation.List, error) {
+func Load(ctx context.Context, st *objstore.Client, key string) (*moderation.List, error) {
 	var last error
 	for attempt := range attempts {
 		if err := backoff(ctx, attempt); err != nil {
@@ -148,7 +148,7 @@ func Load(ctx context.Context, st *objstore.Store, key string) (*moderation.List
 // Every and swaps the set in, calling the OnChange functions after each change. Removed is
 // safe for concurrent use and never blocks.
 type Watcher struct {
-	st    *objstore.Store
+	st    *objstore.Client
 	key   string
 	every time.Duration
 	log   *slog.Logger
@@ -165,7 +165,7 @@ type Watcher struct {
 // NewWatcher returns a Watcher of the list under key; every must be positive. Until its
 // first read it holds the empty set. reg, when set, receives trending_moderation_removed_items
 // and trending_moderation_read_failures_total.
-func NewWatcher(st *objstore.Store, key string, every time.Duration, log *slog.Logger, reg prometheus.Registerer) (*Watcher, error) {
+func NewWatcher(st *objstore.Client, key string, every time.Duration, log *slog.Logger, reg prometheus.Registerer) (*Watcher, error) {
 	if every <= 0 {
 		return nil, fmt.Errorf("moderation watcher: interval %s must be positive", every)
 	}

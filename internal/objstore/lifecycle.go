@@ -26,7 +26,7 @@ var ErrNoLifecycle = errors.New("this object store keeps no lifecycle rules")
 // SetExpiry puts rules as the bucket's lifecycle configuration (S3 and MinIO apply them
 // themselves, daily), replacing the rules of the same IDs and keeping any other rule the
 // bucket has.
-func (s *Store) SetExpiry(ctx context.Context, rules ...Expiry) error {
+func (s *Client) SetExpiry(ctx context.Context, rules ...Expiry) error {
 	current, err := s.lifecycle(ctx)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (s *Store) SetExpiry(ctx context.Context, rules ...Expiry) error {
 }
 
 // Expiries returns the bucket's expiry rules (those with a prefix and days).
-func (s *Store) Expiries(ctx context.Context) ([]Expiry, error) {
+func (s *Client) Expiries(ctx context.Context) ([]Expiry, error) {
 	rules, err := s.lifecycle(ctx)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (s *Store) Expiries(ctx context.Context) ([]Expiry, error) {
 	return out, nil
 }
 
-func (s *Store) lifecycle(ctx context.Context) ([]types.LifecycleRule, error) {
+func (s *Client) lifecycle(ctx context.Context) ([]types.LifecycleRule, error) {
 	out, err := s.client.GetBucketLifecycleConfiguration(ctx, &s3.GetBucketLifecycleConfigurationInput{Bucket: &s.cfg.Bucket})
 	var ae smithy.APIError
 	switch {

@@ -2,7 +2,7 @@
 // checkpoints, the Parquet archive and the batch layer's reads. It wraps aws-sdk-go-v2 so that
 // S3, MinIO and the embedded gofakes3 server (embedded.go) go through one code path.
 //
-// A Store is safe for concurrent use.
+// A Client is safe for concurrent use.
 //
 // In detail (DESIGN.md's file map has the line): one S3 client path (aws-sdk-go-v2) for
 // S3, MinIO and the embedded gofakes3 server; conditional create (`PutIfAbsent`) and
@@ -106,16 +106,16 @@ type Object struct {
 	Modified time.Time
 }
 
-// Store reads and writes objects in one bucket.
-type Store struct {
+// Client reads and writes objects in one bucket.
+type Client struct {
 	cfg    Config
 	client *s3.Client
 	up     *manager.Uploader
 }
 
-// New builds a Store of cfg, which must Validate. It does not contact the server; call
+// New builds a Client of cfg, which must Validate. It does not contact the server; call
 // EnsureBucket for that.
-func New(ctx context.Context, cfg Config) (*Store, error) {
+func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -147,18 +147,18 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
 	up := manager.NewUploader(client, func(u *manager.Uploader) { u.PartSize = cfg.PartSize })
-	return &Store{cfg: cfg, client: client, up: up}, nil
+	return &Client{cfg: cfg, client: client, up: up}, nil
 }
 
 // Bucket returns the bucket name.
-func (s *Store) Bucket() string { return s.cfg.Bucket }
+func (s *Client) Bucket() string { return s.cfg.Bucket }
 
-// Client exposes the underlying S3 client for callers that need an operation this package
+// S3 exposes the underlying S3 client for callers that need an operation this package
 // does not wrap.
-func (s *Store) Client() *s3.Client { return s.client }
+func (s *Client) S3() *s3.Client { return s.client }
 
 // EnsureBucket creates the bucket when it does not exist.
-func (s *Store) EnsureBucket(ctx context.Context) error {
+func (s *Client) EnsureBucket(ctx context.Context) error {
 	_, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.cfg.Bucket})
 	if err == nil {
 		return nil
@@ -172,7 +172,7 @@ func (s *Store) EnsureBucket(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) endpoint() string {
+func (s *Client) endpoint() string {
 	if s.cfg.Endpoint == "" {
 		return "s3." + s.cfg.Region
 	}
@@ -182,7 +182,7 @@ func (s *Store) endpoint() string {
 // Put writes body under key, replacing any object there, and returns its ETag. Bodies larger
 // than the part size go up as a multipart upload; either way the object appears whole or
 // not at all.
-func (s *Store) Put(ctx context.Context, key string, body []byte) (string, error) {
+func (s *Client) Put(ctx context.Context, key string, body []byte) (string, error) {
 	if int64(len(body)) > s.cfg.PartSize {
 		out, err := s.up.Upload(ctx, &s3.PutObjectInput{Bucket: &s.cfg.Bucket, Key: &key, Body: bytes.NewReader(body)})
 		if err != nil {
@@ -199,7 +199,7 @@ func (s *Store) Put(ctx context.Context, key string, body []byte) (string, error
 
 // PutIfAbsent writes body under key only when no object is there (If-None-Match: *). It
 // returns ErrExists when one is.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) (string, error) {
+func (s *Client) PutIfAbsent(ctx context.Context, key string, body []byte) (string, error) {
 	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.cfg.Bucket, Key: &key, Body: bytes.NewReader(body), ContentLength: aws.Int64(int64(len(body))), IfNoneMatch: aws.String("*")})
 	if err != nil {
 		if code(err) == "PreconditionFailed" || code(err) == "ConditionalRequestConflict" {
@@ -211,7 +211,7 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, body []byte) (strin
 }
 
 // Get reads a whole object. A missing key is ErrNotFound.
-func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+func (s *Client) Get(ctx context.Context, key string) ([]byte, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: &key})
 	if err != nil {
 		if isNotFound(err) {
@@ -228,7 +228,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // List returns every object under prefix, in key order.
-func (s *Store) List(ctx context.Context, prefix string) ([]Object, error) {
+func (s *Client) List(ctx context.Context, prefix string) ([]Object, error) {
 	var out []Object
 	p := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.cfg.Bucket, Prefix: &prefix})
 	for p.HasMorePages() {
@@ -252,7 +252,7 @@ func (s *Store) List(ctx context.Context, prefix string) ([]Object, error) {
 }
 
 // Delete removes keys; a missing key is not an error.
-func (s *Store) Delete(ctx context.Context, keys ...string) error {
+func (s *Client) Delete(ctx context.Context, keys ...string) error {
 	for len(keys) > 0 {
 		n := min(len(keys), 1000)
 		ids := make([]types.ObjectIdentifier, n)
@@ -311,7 +311,7 @@ func IsRetryable(err error) bool {
 
 // GetVersion reads a whole object and its ETag, the version PutIfMatch replaces. A missing
 // key is ErrNotFound.
-func (s *Store) GetVersion(ctx context.Context, key string) ([]byte, string, error) {
+func (s *Client) GetVersion(ctx context.Context, key string) ([]byte, string, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.cfg.Bucket, Key: &key})
 	if err != nil {
 		if isNotFound(err) {
@@ -330,7 +330,7 @@ func (s *Store) GetVersion(ctx context.Context, key string) ([]byte, string, err
 // PutIfMatch replaces the object under key only when its ETag is still etag (If-Match), so
 // a read-modify-write loses no concurrent write. It returns ErrChanged when the object was
 // replaced or deleted since it was read. S3, recent MinIO and gofakes3 honour If-Match.
-func (s *Store) PutIfMatch(ctx context.Context, key string, body []byte, etag string) (string, error) {
+func (s *Client) PutIfMatch(ctx context.Context, key string, body []byte, etag string) (string, error) {
 	out, err := s.client.PutObject(ctx, &s3.PutObjectInput{Bucket: &s.cfg.Bucket, Key: &key, Body: bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))), IfMatch: aws.String(`"` + etag + `"`)})
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 
 // suite is the contract every object store must keep; it runs against the embedded server
 // and, in `make test`, against MinIO.
-func suite(t *testing.T, st *objstore.Store) {
+func suite(t *testing.T, st *objstore.Client) {
 	ctx := itest.Context(t, 60*time.Second)
 	if err := st.EnsureBucket(ctx); err != nil {
 		t.Fatalf("ensure bucket: %v", err)
@@ -163,9 +163,9 @@ func TestConfigZeroMeansZero(t *testing.T) {
 		if err != nil {
 			t.Fatalf("New(%+v): %v", c, err)
 		}
-		hc, ok := st.Client().Options().HTTPClient.(interface{ GetTimeout() time.Duration })
+		hc, ok := st.S3().Options().HTTPClient.(interface{ GetTimeout() time.Duration })
 		if !ok {
-			t.Fatalf("HTTP client %T has no timeout to read", st.Client().Options().HTTPClient)
+			t.Fatalf("HTTP client %T has no timeout to read", st.S3().Options().HTTPClient)
 		}
 		return hc.GetTimeout()
 	}

@@ -25,12 +25,12 @@ const HoursPrefix = "topics/hours"
 // days. Bodies are speed/sketch's checksummed encoding; this package does not decode them.
 // Objects older than the baseline depth are removed by Prune. Safe for concurrent use.
 type Hours struct {
-	st     *objstore.Store
+	st     *objstore.Client
 	prefix string
 }
 
 // NewHours returns the hourly sketch store under prefix (HoursPrefix when empty) in st.
-func NewHours(st *objstore.Store, prefix string) *Hours {
+func NewHours(st *objstore.Client, prefix string) *Hours {
 	if prefix == "" {
 		prefix = HoursPrefix
 	}

@@ -50,7 +50,7 @@ const syncAttempts = 8
 // object already holds r's state. Decisions older than DefaultDecisionTTL, and pending
 // entries not seen for as long, are dropped (topicrules.Review.Prune). A corrupt object is an error and is left alone: it holds
 // operators' decisions.
-func SyncReview(ctx context.Context, st *objstore.Store, key string, r *topicrules.Review) error {
+func SyncReview(ctx context.Context, st *objstore.Client, key string, r *topicrules.Review) error {
 	var last error
 	for attempt := range syncAttempts {
 		if attempt > 0 {
@@ -116,7 +116,7 @@ func SyncReview(ctx context.Context, st *objstore.Store, key string, r *topicrul
 // an empty queue (nobody held anything). A read that fails or does not decode is retried a few
 // times (the embedded store serves a file being rewritten), then returned as an error: a
 // reader that cannot see the queue must not act as if nothing were held.
-func LoadReview(ctx context.Context, st *objstore.Store, key string) (*topicrules.Review, error) {
+func LoadReview(ctx context.Context, st *objstore.Client, key string) (*topicrules.Review, error) {
 	var last error
 	for attempt := range syncAttempts {
 		if attempt > 0 {
@@ -149,7 +149,7 @@ func LoadReview(ctx context.Context, st *objstore.Store, key string) (*topicrule
 // RunReviewSync calls SyncReview at once and then every interval until ctx ends. A failed
 // sync is logged and retried at the next interval: the lists keep being published with the
 // decisions known so far (a pending new topic stays held, which is the safe side).
-func RunReviewSync(ctx context.Context, st *objstore.Store, key string, r *topicrules.Review, every time.Duration, log *slog.Logger) {
+func RunReviewSync(ctx context.Context, st *objstore.Client, key string, r *topicrules.Review, every time.Duration, log *slog.Logger) {
 	if every <= 0 {
 		panic("BUG: review sync interval must be positive")
 	}

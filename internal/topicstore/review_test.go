@@ -15,10 +15,10 @@ import (
 
 // reviewStores returns the object stores the shared-queue tests run against: the embedded
 // gofakes3 server always, MinIO when TRENDING_IT_S3 names one (infra/local/services.sh env).
-func reviewStores(t *testing.T) map[string]*objstore.Store {
+func reviewStores(t *testing.T) map[string]*objstore.Client {
 	t.Helper()
 	ctx := t.Context()
-	out := map[string]*objstore.Store{}
+	out := map[string]*objstore.Client{}
 	emb, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -200,7 +200,7 @@ func validName(s string) bool {
 // of different partitions; one partition's Saves must not run concurrently (one owner
 // checkpoints a partition).
 type Keeper struct {
-	obj    *objstore.Store
+	obj    *objstore.Client
 	prefix string
 	keep   int
 	log    *slog.Logger
@@ -219,7 +219,7 @@ type Keeper struct {
 
 // NewKeeper keeps the newest keep (at least 2, so a corrupt newest one has a predecessor)
 // checkpoints per partition under prefix (default "checkpoints").
-func NewKeeper(obj *objstore.Store, prefix string, keep int, log *slog.Logger) *Keeper {
+func NewKeeper(obj *objstore.Client, prefix string, keep int, log *slog.Logger) *Keeper {
 	if prefix == "" {
 		prefix = "checkpoints"
 	}

@@ -63,7 +63,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 // keeperSuite runs against the embedded S3 and, in make test, MinIO.
-func keeperSuite(t *testing.T, obj *objstore.Store) {
+func keeperSuite(t *testing.T, obj *objstore.Client) {
 	ctx := itest.Context(t, 60*time.Second)
 	if err := obj.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)

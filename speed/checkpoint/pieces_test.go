@@ -26,7 +26,7 @@ func ref(s string) checkpoint.Piece { return checkpoint.Piece{Name: checkpoint.P
 
 // stored returns the piece names in the bucket and the piece names referenced by the
 // manifests in it (which Load reads).
-func stored(t *testing.T, ctx context.Context, obj *objstore.Store, dir string) (pieces, refd []string) {
+func stored(t *testing.T, ctx context.Context, obj *objstore.Client, dir string) (pieces, refd []string) {
 	t.Helper()
 	objs, err := obj.List(ctx, dir)
 	for try := 0; err != nil && try < 3; try++ {
@@ -65,7 +65,7 @@ func stored(t *testing.T, ctx context.Context, obj *objstore.Store, dir string) 
 	return pieces, refd
 }
 
-func s3Store(t *testing.T) *objstore.Store {
+func s3Store(t *testing.T) *objstore.Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	emb, err := objstore.StartEmbedded(ctx, t.TempDir(), "127.0.0.1:0")
@@ -84,7 +84,7 @@ func s3Store(t *testing.T) *objstore.Store {
 	return obj
 }
 
-func minioStore(t *testing.T) *objstore.Store {
+func minioStore(t *testing.T) *objstore.Client {
 	cfg := itest.S3(t)
 	oc := objstore.DefaultConfig()
 	oc.Endpoint, oc.Bucket, oc.AccessKey, oc.SecretKey = cfg.Endpoint, itest.Name(t, "ckpt"), cfg.AccessKey, cfg.SecretKey
@@ -101,7 +101,7 @@ func minioStore(t *testing.T) *objstore.Store {
 // crashSuite crashes a Save after each of its steps and checks that a restarted store loads
 // the previous checkpoint (a crash before the manifest) or the new one (after it), whole, and
 // that the next Save prunes the orphans.
-func crashSuite(t *testing.T, obj *objstore.Store) {
+func crashSuite(t *testing.T, obj *objstore.Client) {
 	ctx := itest.Context(t, 120*time.Second)
 	steps := []struct {
 		name  string
@@ -176,7 +176,7 @@ func TestPiecesCrashMinIO(t *testing.T)    { crashSuite(t, minioStore(t)) }
 // pruneProperty saves random checkpoints (random pieces, some referenced by name, random
 // crashes, random restarts) and checks after every successful save that the bucket holds
 // exactly the pieces the retained manifests reference, and that the newest loads whole.
-func pruneProperty(t *testing.T, obj *objstore.Store, rounds int, seed uint64) {
+func pruneProperty(t *testing.T, obj *objstore.Client, rounds int, seed uint64) {
 	ctx := itest.Context(t, 300*time.Second)
 	r := rand.New(rand.NewPCG(seed, 7))
 	prefix := fmt.Sprintf("prop%d", seed)

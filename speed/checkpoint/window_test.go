@@ -79,7 +79,7 @@ func loadWindow(ctx context.Context, s *checkpoint.Keeper, cfg window.Config) (*
 // after all of them, or after the manifest: a restarted store restores exactly the state of
 // the checkpoint it then finds (the previous one, or the new one), and replaying the log from
 // its offset ends in the state of an uninterrupted run.
-func windowCrashSuite(t *testing.T, obj *objstore.Store) {
+func windowCrashSuite(t *testing.T, obj *objstore.Client) {
 	ctx := itest.Context(t, 300*time.Second)
 	cfg := smallWindowConfig()
 	evs := stream(1, 4000, time.Date(2026, 3, 31, 22, 30, 0, 0, time.UTC))

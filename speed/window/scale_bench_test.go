@@ -126,7 +126,7 @@ var seedScale seedScaleState
 
 type seedScaleState struct {
 	p                 *Partition
-	obj               *objstore.Store
+	obj               *objstore.Client
 	store             *checkpoint.Keeper
 	cfg               Config
 	start             time.Time

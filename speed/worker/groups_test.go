@@ -77,7 +77,7 @@ func withGroups(g windowset.Groups) func(*worker.Config) {
 // late events, events of regions without lists and, with kills, crashes between batches that
 // restore the group states from checkpoints; the list of all items stays the truth of every
 // region. The closed calendar hour's region lists turn provisional with the rest.
-func groupsExact(t *testing.T, brokers []string, obj *objstore.Store, kills int) {
+func groupsExact(t *testing.T, brokers []string, obj *objstore.Client, kills int) {
 	e := newEnv(t, brokers, obj, 4)
 	e.startGroupMerger(t, threeRegions)
 	rng := rand.New(rand.NewPCG(11, 12))

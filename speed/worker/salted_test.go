@@ -41,7 +41,7 @@ func (e *env) produceSalted(t *testing.T, s *salt.Salter, evs []event.Event) {
 // under its partition's reported top m x K and each item first in the truth; with the worker
 // killed between batches (its tracked items restored from the checkpoints), the served hour
 // and calendar hour lists equal the truth.
-func saltedCrashes(t *testing.T, brokers []string, obj *objstore.Store, kills int) {
+func saltedCrashes(t *testing.T, brokers []string, obj *objstore.Client, kills int) {
 	e := newEnv(t, brokers, obj, 4)
 	e.startMerger(t)
 	rng := rand.New(rand.NewPCG(7, 8))

@@ -22,8 +22,8 @@ import (
 // On the embedded servers, and on Kafka and MinIO when TRENDING_IT_KAFKA and TRENDING_IT_S3
 // name them (infra/local/services.sh env).
 func TestTopicsBaselineInStore(t *testing.T) {
-	for name, setup := range map[string]func(testing.TB) ([]string, *objstore.Store){
-		"embedded": func(t testing.TB) ([]string, *objstore.Store) { return embedded(t.(*testing.T)) },
+	for name, setup := range map[string]func(testing.TB) ([]string, *objstore.Client){
+		"embedded": func(t testing.TB) ([]string, *objstore.Client) { return embedded(t.(*testing.T)) },
 		"real":     real,
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -45,7 +45,7 @@ func runMerger(t *testing.T, brokers []string, m *merge.Merger, topic string) (s
 // which equal the truth with a salted hot item among them. Shard merger 0 is restarted in the
 // middle (it rebuilds from the partials' lookback) and a second shard merger 1 runs as a
 // standby; the served hour list's version never goes back over the run.
-func twoLevels(t *testing.T, brokers []string, obj *objstore.Store) {
+func twoLevels(t *testing.T, brokers []string, obj *objstore.Client) {
 	e := newEnv(t, brokers, obj, 4)
 	ctx := itest.Context(t, 2*time.Minute)
 	e.partials = e.views + ".partials2"

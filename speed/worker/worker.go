@@ -153,7 +153,7 @@ type Config struct {
 	// per process (serve it with serving/api.TopicsReviewRoute). Default: a new queue, see
 	// Worker.Review.
 	Review   *topicrules.Review
-	Objects  *objstore.Store
+	Objects  *objstore.Client
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 

@@ -34,7 +34,7 @@ const k = 10
 type env struct {
 	t        testing.TB
 	brokers  []string
-	obj      *objstore.Store
+	obj      *objstore.Client
 	views    string
 	dlq      string
 	partials string
@@ -45,7 +45,7 @@ type env struct {
 	writer   *kafka.Writer
 }
 
-func newEnv(t testing.TB, brokers []string, obj *objstore.Store, partitions int) *env {
+func newEnv(t testing.TB, brokers []string, obj *objstore.Client, partitions int) *env {
 	ctx := itest.Context(t, time.Minute)
 	if err := obj.EnsureBucket(ctx); err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func sentinels(ts time.Time) []event.Event {
 
 // exactness: a stream with late, too-late and malformed events gives served hour and
 // calendar-hour lists equal to the truth.
-func exactness(t *testing.T, brokers []string, obj *objstore.Store) {
+func exactness(t *testing.T, brokers []string, obj *objstore.Client) {
 	e := newEnv(t, brokers, obj, 4)
 	e.startMerger(t)
 	stop := e.startWorker(t)
@@ -282,7 +282,7 @@ func exactness(t *testing.T, brokers []string, obj *objstore.Store) {
 
 // crashes kills the worker without a graceful stop at random points while events flow; after
 // restarts the served lists equal the truth: nothing lost, nothing counted twice.
-func crashes(t *testing.T, brokers []string, obj *objstore.Store, kills int) {
+func crashes(t *testing.T, brokers []string, obj *objstore.Client, kills int) {
 	e := newEnv(t, brokers, obj, 4)
 	e.startMerger(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -307,7 +307,7 @@ func crashes(t *testing.T, brokers []string, obj *objstore.Store, kills int) {
 
 // rebalance: two workers share the group; one leaves and comes back; partitions move with
 // their checkpoints and the lists stay exact.
-func rebalance(t *testing.T, brokers []string, obj *objstore.Store) {
+func rebalance(t *testing.T, brokers []string, obj *objstore.Client) {
 	e := newEnv(t, brokers, obj, 4)
 	e.startMerger(t)
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -354,7 +354,7 @@ func rebalance(t *testing.T, brokers []string, obj *objstore.Store) {
 	a(false)
 }
 
-func embedded(t *testing.T) ([]string, *objstore.Store) {
+func embedded(t *testing.T) ([]string, *objstore.Client) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	br, err := eventlog.StartEmbedded("", 0)
@@ -375,7 +375,7 @@ func embedded(t *testing.T) ([]string, *objstore.Store) {
 	return []string{br.Addr}, obj
 }
 
-func real(t testing.TB) ([]string, *objstore.Store) {
+func real(t testing.TB) ([]string, *objstore.Client) {
 	addr := itest.Kafka(t)
 	cfg := itest.S3(t)
 	oc := objstore.DefaultConfig()
@@ -411,7 +411,7 @@ func (e *env) dlqReasons(t *testing.T, n int) map[string]string {
 // future: one event dated a year ahead (inside the decoder's range) would jump its partition's
 // watermark and empty the hour list; with the default MaxFuture it lands in the DLQ as
 // future_ts, is counted in the metric, and the lists stay exact.
-func future(t *testing.T, brokers []string, obj *objstore.Store) {
+func future(t *testing.T, brokers []string, obj *objstore.Client) {
 	e := newEnv(t, brokers, obj, 2)
 	e.startMerger(t)
 	reg := prometheus.NewRegistry()
@@ -467,7 +467,7 @@ var _ = sort.Strings
 
 // consumerLag: a worker that counted everything reports trending_speed_consumer_lag 0 and a
 // checkpoint time for each partition it owns, and drops both when it lets them go.
-func consumerLag(t *testing.T, brokers []string, obj *objstore.Store) {
+func consumerLag(t *testing.T, brokers []string, obj *objstore.Client) {
 	e := newEnv(t, brokers, obj, 2)
 	rng := rand.New(rand.NewPCG(3, 4))
 	e.produce(t, stream(rng, time.Now().UTC().Add(-time.Hour), 30*time.Minute, 600))
