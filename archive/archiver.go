@@ -30,9 +30,9 @@ type Config struct {
 	Kafka *eventlog.Client
 	// Topic is the topic archived; default eventlog.TopicViews. Required.
 	Topic string
-	// GroupID is the archiver's own consumer group; default "trending-archive". Required. It
+	// ConsumerGroup is the archiver's own consumer group; default "trending-archive". Required. It
 	// must differ from the speed layer's: each group gets every event.
-	GroupID string
+	ConsumerGroup string
 	// Root is the key prefix of the archive in the bucket; default "archive". Required.
 	Root string
 	// RollBytes rolls a partition once its buffered message bytes reach it; default 64 MiB.
@@ -87,7 +87,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Topic:          eventlog.TopicViews,
-		GroupID:        eventlog.GroupArchive,
+		ConsumerGroup:  eventlog.GroupArchive,
 		Root:           DefaultRoot,
 		RollBytes:      64 << 20,
 		RollAge:        5 * time.Minute,
@@ -121,8 +121,8 @@ func (c Config) Validate() error {
 	if c.Topic == "" {
 		bad("Topic", "empty: name the topic to archive (default %s)", d.Topic)
 	}
-	if c.GroupID == "" {
-		bad("GroupID", "empty: name the archiver's consumer group (default %s)", d.GroupID)
+	if c.ConsumerGroup == "" {
+		bad("ConsumerGroup", "empty: name the archiver's consumer group (default %s)", d.ConsumerGroup)
 	}
 	if c.Root == "" {
 		bad("Root", "empty: name the key prefix of the archive in the bucket (default %s)", d.Root)
@@ -284,7 +284,7 @@ func (a *Archiver) Run(ctx context.Context) error {
 		return fmt.Errorf("archive: %w", err)
 	}
 	r := a.cfg.Kafka.Reader(kafka.ReaderConfig{
-		GroupID:        a.cfg.GroupID,
+		GroupID:        a.cfg.ConsumerGroup,
 		Topic:          a.cfg.Topic,
 		StartOffset:    kafka.FirstOffset,
 		MaxWait:        a.cfg.MaxWait,
@@ -304,7 +304,7 @@ func (a *Archiver) Run(ctx context.Context) error {
 		}),
 	})
 	defer r.Close()
-	a.log.Info("archiving", "topic", a.cfg.Topic, "group", a.cfg.GroupID, "bucket", a.store.Bucket(), "root", a.cfg.Root,
+	a.log.Info("archiving", "topic", a.cfg.Topic, "group", a.cfg.ConsumerGroup, "bucket", a.store.Bucket(), "root", a.cfg.Root,
 		"roll_bytes", a.cfg.RollBytes, "roll_age", a.cfg.RollAge)
 
 	// The reader retries on its own and reports failures as it goes; the pause only keeps a

@@ -56,7 +56,7 @@ func TestITCrashBetweenUploadAndCommit(t *testing.T) {
 	if err != nil || len(objs) == 0 {
 		t.Fatalf("the crashed run uploaded nothing (%v): the test would prove nothing", err)
 	}
-	for p, off := range committed(t, ctx, broker, cfg.GroupID, topic, 2) {
+	for p, off := range committed(t, ctx, broker, cfg.ConsumerGroup, topic, 2) {
 		if off >= 0 {
 			t.Fatalf("partition %d committed at %d though the run crashed before committing", p, off)
 		}
@@ -133,9 +133,9 @@ func TestITS3Outage(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	before := committed(t, ctx, broker, cfg.GroupID, topic, 2)
+	before := committed(t, ctx, broker, cfg.ConsumerGroup, topic, 2)
 	time.Sleep(2 * time.Second) // several retries' worth
-	after := committed(t, ctx, broker, cfg.GroupID, topic, 2)
+	after := committed(t, ctx, broker, cfg.ConsumerGroup, topic, 2)
 	for p := range before {
 		if before[p] != after[p] {
 			t.Fatalf("partition %d committed %d -> %d while S3 was down", p, before[p], after[p])
@@ -166,7 +166,7 @@ func TestITS3Outage(t *testing.T) {
 		t.Error("stalled gauge still 1 after S3 came back")
 	}
 	ends = endOffsets(t, ctx, broker, topic, 2)
-	for p, off := range committed(t, ctx, broker, cfg.GroupID, topic, 2) {
+	for p, off := range committed(t, ctx, broker, cfg.ConsumerGroup, topic, 2) {
 		if off != ends[p] {
 			t.Errorf("partition %d committed %d after recovery and stop, end is %d", p, off, ends[p])
 		}

@@ -223,7 +223,7 @@ func testConfig(broker, topic string) Config {
 	cfg := DefaultConfig()
 	cfg.Kafka = eventlog.Plain(broker)
 	cfg.Topic = topic
-	cfg.GroupID = topic + "-archive"
+	cfg.ConsumerGroup = topic + "-archive"
 	cfg.RollBytes = 32 << 10
 	cfg.MaxBufferBytes = 256 << 10
 	cfg.RollAge = 300 * time.Millisecond
@@ -379,7 +379,7 @@ func archiveScenario(t *testing.T, broker string, st *objstore.Client) {
 		t.Fatalf("graceful stop: %v", err)
 	}
 	// What was committed is archived, and the progress markers say the same offsets.
-	stopped := committed(t, ctx, broker, cfg.GroupID, topic, 3)
+	stopped := committed(t, ctx, broker, cfg.ConsumerGroup, topic, 3)
 	prog, err := r.Progress(ctx)
 	if err != nil || len(prog) != 3 {
 		t.Fatalf("progress %+v, %v: want a marker per partition", prog, err)
@@ -408,7 +408,7 @@ func archiveScenario(t *testing.T, broker string, st *objstore.Client) {
 		t.Fatalf("graceful stop: %v", err)
 	}
 	ends := endOffsets(t, ctx, broker, topic, 3)
-	if got := committed(t, ctx, broker, cfg.GroupID, topic, 3); fmt.Sprint(got) != fmt.Sprint(ends) {
+	if got := committed(t, ctx, broker, cfg.ConsumerGroup, topic, 3); fmt.Sprint(got) != fmt.Sprint(ends) {
 		t.Fatalf("committed %v after a graceful stop, want the end offsets %v", got, ends)
 	}
 	m2 := run.a.m

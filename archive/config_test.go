@@ -41,7 +41,7 @@ func TestConfigZeroMeansZero(t *testing.T) {
 	}
 	for field, mod := range map[string]func(*Config){
 		"Topic":          func(c *Config) { c.Topic = "" },
-		"GroupID":        func(c *Config) { c.GroupID = "" },
+		"ConsumerGroup":  func(c *Config) { c.ConsumerGroup = "" },
 		"Root":           func(c *Config) { c.Root = "" },
 		"RollBytes":      func(c *Config) { c.RollBytes = 0 },
 		"RollAge":        func(c *Config) { c.RollAge = 0 },

@@ -98,7 +98,7 @@ func futureEventScenario(t *testing.T, broker string, s3 objstore.Config, guard 
 	// The archiver archives those and stops; it marks nothing caught up meanwhile (a long
 	// refresh interval), as an archiver that falls behind would not.
 	cfg := archive.DefaultConfig()
-	cfg.Kafka, cfg.Topic, cfg.GroupID = eventlog.Plain(broker), topic, topic+"-archive"
+	cfg.Kafka, cfg.Topic, cfg.ConsumerGroup = eventlog.Plain(broker), topic, topic+"-archive"
 	cfg.RollAge, cfg.MaxWait, cfg.RefreshEvery = 200*time.Millisecond, 100*time.Millisecond, time.Hour
 	if !guard {
 		cfg.MaxFuture = -1
@@ -277,7 +277,7 @@ func TestLateDataRecomputedEmbedded(t *testing.T) {
 	produce(now.Truncate(time.Minute).Add(-time.Minute), 20, 0)
 
 	cfg := archive.DefaultConfig()
-	cfg.Kafka, cfg.Topic, cfg.GroupID = eventlog.Plain(k.Addr), topic, topic+"-archive"
+	cfg.Kafka, cfg.Topic, cfg.ConsumerGroup = eventlog.Plain(k.Addr), topic, topic+"-archive"
 	cfg.RollAge, cfg.MaxWait = 200*time.Millisecond, 100*time.Millisecond
 	reader := archive.NewReader(obj)
 	bcfg := batch.DefaultConfig()

@@ -85,7 +85,7 @@ func TestReplayPauseCannotCloseAWeekEmbedded(t *testing.T) {
 	}
 
 	cfg := archive.DefaultConfig() // ReplayQuiet 10 s
-	cfg.Kafka, cfg.Topic, cfg.GroupID = eventlog.Plain(k.Addr), topic, topic+"-archive"
+	cfg.Kafka, cfg.Topic, cfg.ConsumerGroup = eventlog.Plain(k.Addr), topic, topic+"-archive"
 	cfg.RollAge, cfg.MaxWait, cfg.RefreshEvery = 200*time.Millisecond, 100*time.Millisecond, 200*time.Millisecond
 	a, err := archive.New(cfg, obj, nil, nil)
 	if err != nil {

@@ -16,7 +16,7 @@ func init() { subcommands = append(subcommands, newArchiveCommand) }
 
 // archiveFieldFlags are the flags of the archive.Config fields `archive` sets.
 var archiveFieldFlags = map[string]string{
-	"GroupID": "--consumer-group", "Root": "--archive-root", "RollBytes": "--roll-bytes", "RollAge": "--roll-age",
+	"Root": "--archive-root", "RollBytes": "--roll-bytes", "RollAge": "--roll-age",
 	"MaxBufferBytes": "--max-buffer", "RowGroupRows": "--row-group-rows", "RetryMax": "--retry-max",
 	"StopTimeout": "--stop-timeout", "MaxFuture": "--max-future",
 }
@@ -35,7 +35,7 @@ func addArchiveCommandFlags(fs *pflag.FlagSet) *archiveCommandFlags {
 	af := f.archive
 	cfg := &af.cfg
 	f.kf = addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	addGroupFlag(fs, &cfg.GroupID, "archive")
+	addConsumerGroupFlag(fs, &cfg.ConsumerGroup, "archive")
 	addPartitionsFlag(fs, &af.partitions, 8, "partitions of the input topic when it has to be created")
 	addArchiveRootFlag(fs, &cfg.Root, cfg.Root)
 	fs.Var(bytesFlag{&af.rollBytes}, "roll-bytes", "roll a partition's buffer at this many message bytes, such as 64MiB")

@@ -86,10 +86,10 @@ func (k *kafkaFlags) check() error {
 	return nil
 }
 
-// addGroupFlag adds --consumer-group, the consumer group of role ("speed" or "archive");
+// addConsumerGroupFlag adds --consumer-group, the consumer group of role ("speed" or "archive");
 // empty (the default) derives it from --views-topic. --group, its name before the lists per
 // region (--groups), still works and says it is deprecated: beside --groups it read as one.
-func addGroupFlag(fs *pflag.FlagSet, group *string, role string) {
+func addConsumerGroupFlag(fs *pflag.FlagSet, group *string, role string) {
 	fs.StringVar(group, "consumer-group", "", "Kafka consumer group of the "+role+" role (default trending-"+role+", or trending-"+role+"-TOPIC for another --views-topic); must differ between roles: each group gets every event")
 	fs.StringVar(group, "group", "", "")
 	_ = fs.MarkDeprecated("group", "use --consumer-group (--groups is the regions with lists of their own)")

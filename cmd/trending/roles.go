@@ -73,7 +73,7 @@ func (in *infra) writerStore() store.Store { return store.WithTitles(in.st, in.a
 
 // speedFlags are the speed workers' settings (speed; up sets a part of them).
 type speedFlags struct {
-	group                                          string
+	consumerGroup                                  string
 	partitions, keep, partialsN                    int
 	publishEvery, checkpointEvery, idle, maxFuture time.Duration
 	capViews                                       uint32 // the per-account cap (--cap-views, --cap-slots)
@@ -104,7 +104,7 @@ func speedConfig(f *speedFlags, in *infra) (worker.Config, error) {
 	}
 	c := worker.DefaultConfig()
 	c.Kafka, c.Topic, c.DLQTopic, c.PartialsTopic = in.kc, in.names.Views, in.names.DLQ, in.names.Partials
-	c.Group, c.Partitions, c.PartialsPartitions = cmp.Or(f.group, in.names.SpeedGroup), f.partitions, f.partialsN
+	c.ConsumerGroup, c.Partitions, c.PartialsPartitions = cmp.Or(f.consumerGroup, in.names.SpeedGroup), f.partitions, f.partialsN
 	c.Window, c.PublishEvery, c.CheckpointEvery, c.KeepCheckpoints = wc, f.publishEvery, f.checkpointEvery, f.keep
 	c.IdleAdvance, c.MaxFuture = f.idle, mf
 	c.Cap.Views, c.Cap.Slots = f.capViews, f.capSlots
@@ -196,7 +196,7 @@ type archiveFlags struct {
 // newArchiveFlags returns the settings no flag has set yet: the archiver's defaults.
 func newArchiveFlags() *archiveFlags {
 	f := &archiveFlags{cfg: archive.DefaultConfig(), partitions: worker.DefaultConfig().Partitions}
-	f.cfg.GroupID = "" // named after --views-topic unless given
+	f.cfg.ConsumerGroup = "" // named after --views-topic unless given
 	f.rollBytes, f.maxBuffer = float64(f.cfg.RollBytes), float64(f.cfg.MaxBufferBytes)
 	return f
 }
@@ -204,7 +204,7 @@ func newArchiveFlags() *archiveFlags {
 // archiveConfig is the archiver's configuration: the one constructor of archive and up.
 func archiveConfig(f *archiveFlags, in *infra) (archive.Config, error) {
 	c := f.cfg
-	c.Kafka, c.Topic, c.GroupID = in.kc, in.names.Views, cmp.Or(c.GroupID, in.names.ArchiveGroup)
+	c.Kafka, c.Topic, c.ConsumerGroup = in.kc, in.names.Views, cmp.Or(c.ConsumerGroup, in.names.ArchiveGroup)
 	c.RollBytes, c.MaxBufferBytes = int64(f.rollBytes), int64(f.maxBuffer)
 	if f.partitions < 1 {
 		return c, usagef("--partitions %d: must be at least 1", f.partitions)

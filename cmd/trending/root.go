@@ -172,7 +172,7 @@ var fieldFlags = map[string]string{
 	"Window.Sketch.Depth": "--sketch-depth", "Window.SinceDays": "--since-days", "KeepCheckpoints": "--keep-checkpoints",
 	"Partitions": "--partitions", "PartialsPartitions": "--partials-partitions", "Staleness": "--staleness", "Floor": "--topics-floor",
 	"BaseFactor": "--base-factor", "Blocklist": "--blocklist", "Titles": "--titles",
-	"Region": "--s3-region", "Groups": "--groups", "GroupSketchWidth": "--group-sketch-width",
+	"Region": "--s3-region", "ConsumerGroup": "--consumer-group", "Groups": "--groups", "GroupSketchWidth": "--group-sketch-width",
 }
 
 // usageOf is a usage error for err, with every setting it names as the flag of this

@@ -55,7 +55,7 @@ func TestOldFlagNamesStillWork(t *testing.T) {
 		fs := pflag.NewFlagSet("speed", pflag.ContinueOnError)
 		var out strings.Builder
 		fs.SetOutput(&out)
-		addGroupFlag(fs, &got, "speed")
+		addConsumerGroupFlag(fs, &got, "speed")
 		if err := fs.Parse([]string{"--" + c.old, c.value}); err != nil {
 			t.Fatal(err)
 		}

@@ -248,7 +248,7 @@ partitions move, with their checkpoints, to the others.`,
 			// decisions made anywhere come down every publish tick.
 			review = stage{reviewSyncRole(obj, w.Review(), reviewSyncEvery, a)}
 		}
-		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", in.names.Views, "group", cmp.Or(f.speed.group, in.names.SpeedGroup), "s3", f.s3.endpoint+"/"+f.s3.bucket)
+		a.log.Info("speed worker starting", "kafka", kc.Brokers(), "topic", in.names.Views, "group", cmp.Or(f.speed.consumerGroup, in.names.SpeedGroup), "s3", f.s3.endpoint+"/"+f.s3.bucket)
 		if err := runProcess(cmd.Context(), a.log, stage{{"speed", w.Run}}, review, metrics); err != nil {
 			return fmt.Errorf("speed: %w", err)
 		}
@@ -271,7 +271,7 @@ func addSpeedCommandFlags(fs *pflag.FlagSet) *speedCommandFlags {
 	f := &speedCommandFlags{speed: newSpeedFlags()}
 	sf := f.speed
 	f.kf = addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	addGroupFlag(fs, &sf.group, "speed")
+	addConsumerGroupFlag(fs, &sf.consumerGroup, "speed")
 	addPartitionsFlag(fs, &sf.partitions, 8, "partitions of the input topic when it has to be created")
 	addPartialsPartitionsFlag(fs, &sf.partialsN)
 	addPublishEveryFlag(fs, &sf.publishEvery, time.Second, "how often each partition publishes its top lists (they include the open minute, so an event shows within about this plus the merger's --publish-every)")

@@ -121,7 +121,7 @@ func BenchmarkConsume(b *testing.B) {
 			reg := &eventsProbe{Registerer: prometheus.NewRegistry()}
 			wcfg := worker.DefaultConfig()
 			wcfg.Kafka, wcfg.Topic, wcfg.DLQTopic, wcfg.PartialsTopic = kc, topic, topic+".dlq", topic+".partials"
-			wcfg.Group, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery = itest.Name(b, "g"), windowConfig(), time.Second, 5*time.Second
+			wcfg.ConsumerGroup, wcfg.Window, wcfg.PublishEvery, wcfg.CheckpointEvery = itest.Name(b, "g"), windowConfig(), time.Second, 5*time.Second
 			wcfg.CheckpointPrefix, wcfg.Objects, wcfg.Registry = itest.Name(b, "ck"), obj, reg
 			w, err := worker.New(wcfg)
 			if err != nil {

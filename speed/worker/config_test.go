@@ -43,7 +43,7 @@ func TestZeroMeansZero(t *testing.T) {
 		{"Topic", func(c *Config) { c.Topic = "" }},
 		{"DLQTopic", func(c *Config) { c.DLQTopic = "" }},
 		{"PartialsTopic", func(c *Config) { c.PartialsTopic = "" }},
-		{"Group", func(c *Config) { c.Group = "" }},
+		{"ConsumerGroup", func(c *Config) { c.ConsumerGroup = "" }},
 		{"CheckpointPrefix", func(c *Config) { c.CheckpointPrefix = "" }},
 		{"Partitions", func(c *Config) { c.Partitions = 0 }},
 		{"PartialsPartitions", func(c *Config) { c.PartialsPartitions = 0 }},

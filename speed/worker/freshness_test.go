@@ -65,7 +65,7 @@ func freshness(b *testing.B, closedOnly bool, publish, mergeLatest time.Duration
 	wc.K = 100 // every probe of a minute fits the list
 	reg := prometheus.NewRegistry()
 	cfg := worker.DefaultConfig()
-	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.Group = eventlog.Plain(brokers...), e.views, e.dlq, e.partials, e.group
+	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.ConsumerGroup = eventlog.Plain(brokers...), e.views, e.dlq, e.partials, e.group
 	cfg.Window, cfg.PublishEvery, cfg.ClosedMinutesOnly, cfg.CheckpointEvery = wc, publish, closedOnly, 10*time.Second
 	cfg.CheckpointPrefix, cfg.Objects, cfg.Registry = "ck/"+e.views, obj, reg
 	w, err := worker.New(cfg)

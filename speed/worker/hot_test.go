@@ -55,7 +55,7 @@ func hotItem(b *testing.B, hotRate int, dur time.Duration, ways int) {
 	e := newEnv(b, brokers, obj, 4)
 	reg := prometheus.NewRegistry()
 	cfg := worker.DefaultConfig()
-	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.Group = eventlog.Plain(brokers...), e.views, e.dlq, e.partials, e.group
+	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.ConsumerGroup = eventlog.Plain(brokers...), e.views, e.dlq, e.partials, e.group
 	cfg.Window.K = 100
 	cfg.CheckpointPrefix, cfg.Objects, cfg.Registry = "ck/"+e.views, obj, reg
 	w, err := worker.New(cfg)

@@ -90,8 +90,8 @@ type Config struct {
 	// "views.dlq"), PartialsTopic where top lists go (default "trending.partials"). None
 	// may be empty.
 	Topic, DLQTopic, PartialsTopic string
-	// Group is the consumer group (default "trending-speed"); not empty.
-	Group string
+	// ConsumerGroup is the consumer group (default "trending-speed"); not empty.
+	ConsumerGroup string
 	// Partitions is used when the input topic must be created, at least 1 (default 8).
 	Partitions int
 	// PartialsPartitions is used when the partials topic must be created: G, the group
@@ -200,7 +200,7 @@ func DefaultConfig() Config {
 		Topic:              eventlog.TopicViews,
 		DLQTopic:           eventlog.TopicDLQ,
 		PartialsTopic:      eventlog.TopicPartials,
-		Group:              "trending-speed",
+		ConsumerGroup:      "trending-speed",
 		Partitions:         8,
 		PartialsPartitions: 1,
 		Window:             window.DefaultConfig(),
@@ -241,7 +241,7 @@ func (c Config) Validate() error {
 	}
 	for _, f := range []struct{ name, v, def string }{
 		{"Topic", c.Topic, d.Topic}, {"DLQTopic", c.DLQTopic, d.DLQTopic}, {"PartialsTopic", c.PartialsTopic, d.PartialsTopic},
-		{"Group", c.Group, d.Group}, {"CheckpointPrefix", c.CheckpointPrefix, d.CheckpointPrefix},
+		{"ConsumerGroup", c.ConsumerGroup, d.ConsumerGroup}, {"CheckpointPrefix", c.CheckpointPrefix, d.CheckpointPrefix},
 	} {
 		if f.v == "" {
 			errs = append(errs, setting.Invalid(f.name, "must not be empty (default %q)", f.def))
@@ -399,12 +399,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 
 	cg, err := c.Kafka.ConsumerGroup(kafka.ConsumerGroupConfig{
-		ID: c.Group, Topics: []string{c.Topic},
+		ID: c.ConsumerGroup, Topics: []string{c.Topic},
 		StartOffset: kafka.FirstOffset, HeartbeatInterval: time.Second, SessionTimeout: 10 * time.Second,
 		RebalanceTimeout: 30 * time.Second, JoinGroupBackoff: 500 * time.Millisecond,
 	})
 	if err != nil {
-		return fmt.Errorf("speed: join group %s: %w", c.Group, err)
+		return fmt.Errorf("speed: join group %s: %w", c.ConsumerGroup, err)
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -431,7 +431,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			// The group rejoins by itself once the brokers answer (kafka-go backs off
 			// between attempts); the outage is logged once.
-			if ferr := w.kafka.Failed("join group "+c.Group, err); ferr != nil {
+			if ferr := w.kafka.Failed("join group "+c.ConsumerGroup, err); ferr != nil {
 				cg.Close()
 				wg.Wait()
 				return fmt.Errorf("speed: %w", ferr)

@@ -79,7 +79,7 @@ func windowConfig() window.Config {
 
 func (e *env) worker(t *testing.T, mods ...func(*worker.Config)) *worker.Worker {
 	cfg := worker.DefaultConfig()
-	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.Group = eventlog.Plain(e.brokers...), e.views, e.dlq, e.partials, e.group
+	cfg.Kafka, cfg.Topic, cfg.DLQTopic, cfg.PartialsTopic, cfg.ConsumerGroup = eventlog.Plain(e.brokers...), e.views, e.dlq, e.partials, e.group
 	cfg.Window, cfg.PublishEvery, cfg.CheckpointEvery = windowConfig(), 100*time.Millisecond, 150*time.Millisecond
 	cfg.CheckpointPrefix, cfg.Objects = "checkpoints/"+e.views, e.obj
 	for _, mod := range mods {
