@@ -85,7 +85,7 @@ type Partial struct {
 	// GroupsFull: the partition keeps no lists for some group value it saw events of (every
 	// value seen gets lists, up to a cap it reached: model/windowset.Groups.Every), so a
 	// group value's list it sends nothing for may miss its counts (the merger marks such a
-	// list partial, naming the partition). Set on every partial of the partition.
+	// list incomplete, naming the partition). Set on every partial of the partition.
 	GroupsFull bool `json:"groups_full,omitempty"`
 
 	// Salted are the counts of every salted item (docs/scale-out.md, "Hot keys") this

@@ -234,7 +234,7 @@ func (e *entry) approxBytes() int {
 	return n
 }
 
-// guarantee is a frequent list's Guarantee, "" on other lists. A partial list (a partition
+// guarantee is a frequent list's Guarantee, "" on other lists. An incomplete list (a partition
 // stale or missing) proves nothing about the items of the partitions it lacks.
 func guarantee(l model.List) string {
 	if !l.Frequent {

@@ -8,7 +8,7 @@
 // the merge of local top lists is exact (the proof is in docs/requirements.md, "The exact
 // merge"); with sketches each partition reports its top m*K so sketch noise cannot push a
 // leader out. A partition whose list is missing or stale is not dropped: its last list is
-// reused and the result is marked partial, naming it, so a crashed partition's leaders do not
+// reused and the result is marked incomplete (JSON `partial`), naming it, so a crashed partition's leaders do not
 // vanish.
 //
 // Every served list says what it is (Status): the speed layer's counts are never

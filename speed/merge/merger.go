@@ -43,7 +43,7 @@ type Config struct {
 	// counts as stale. 0 means "whatever partitions have reported".
 	Partitions int
 	// Staleness: a partition whose newest list is older than the newest partition's by more
-	// than this is stale (its last list is reused, the result marked partial). Positive;
+	// than this is stale (its last list is reused, the result marked incomplete). Positive;
 	// default 3m.
 	Staleness time.Duration
 	// Retention: calendar windows that ended longer ago than this are forgotten. Positive;
