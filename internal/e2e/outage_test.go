@@ -224,7 +224,17 @@ func TestFaultKafkaOutage(t *testing.T) {
 		t.Errorf("the archive holds %d rows of the two hours, the topic %d valid events", rows, n)
 	}
 
-	// The batch over the closed hours: the topic's exact top 100.
+	// The batch over the closed hours: the topic's exact top 100, once the archive calls both
+	// complete (a partition replaying the past counts as caught up only after the archiver's
+	// ReplayQuiet without a roll, so this waits out that quiet after the replay ends).
+	waitFor(t, time.Now().Add(60*time.Second), "the archive to call both hours complete", func() (bool, string) {
+		for _, h := range hours {
+			if why, err := rd.Incomplete(ctx, h, 10*time.Minute); err != nil || why != "" {
+				return false, fmt.Sprintf("%s: %s %v", h.Format(time.RFC3339), why, err)
+			}
+		}
+		return true, ""
+	})
 	batchStore := filepath.Join(dir, "batch.db")
 	bt := exec.CommandContext(ctx, bin, append([]string{"batch", "run", "--window", "hour",
 		"--start", hours[0].Format("2006-01-02T15"), "--end", hours[1].Add(time.Hour).Format("2006-01-02T15"),
