@@ -165,7 +165,11 @@ func upFrequent(t *testing.T, broker string, extra []string) {
 					t.Errorf("%s: %s has %d views, over the cutoff %d, and is missing", c.name, item, n, l.Cutoff)
 				}
 			})
-			if loose == 0 {
+			if loose == 0 && l.AsOf.Sub(l.WindowStart) < 10*time.Minute {
+				// A calendar hour minutes old (the test run just after the hour) holds only
+				// open minutes, counted exactly: nothing to compact yet.
+				t.Logf("%s: every item's bounds are equal: the period is %s old", c.name, l.AsOf.Sub(l.WindowStart))
+			} else if loose == 0 {
 				t.Errorf("%s: every item's bounds are equal: no summary compacted, the bounds are not exercised", c.name)
 			}
 			t.Logf("%s: %s as of %s: top %s [%d, %d], %q", what, c.name, l.AsOf.Format(time.RFC3339), l.Items[0].ItemID, l.Items[0].Views, l.Items[0].ViewsUpper, l.Guarantee)
