@@ -18,6 +18,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"trending/internal/eventlog"
+	"trending/internal/itest"
 	"trending/model/event"
 )
 
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
+	// The tests here run one at a time (none is parallel), each pipeline under 2 GiB: more is
+	// a leak, to be named rather than left to the kernel's OOM killer.
+	itest.WatchMemory(8)
 	os.Exit(m.Run())
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"trending/internal/itest"
 )
 
 // The binary is built once per test process and shared by the tests that run it as child
@@ -19,6 +21,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	itest.WatchMemory(8)
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

@@ -2,6 +2,9 @@ package itest
 
 import (
 	"fmt"
+	"os"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -61,4 +64,37 @@ func TestGates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMemReportNamesTheSites: the report WatchMemory prints names the heap, the limit, the
+// profile's path and the allocation site that holds the most.
+func TestMemReportNamesTheSites(t *testing.T) {
+	runtime.MemProfileRate = 1
+	defer func() { runtime.MemProfileRate = 512 * 1024 }()
+	hold = holdMemory()
+	f, err := os.CreateTemp(t.TempDir(), "report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	memReport(f, 9<<30, 8<<30)
+	f.Close()
+	b, _ := os.ReadFile(f.Name())
+	out := string(b)
+	for _, want := range []string{"holds 9.00 GiB, over the test binary's 8.00 GiB", "heap profile: ", "itest.holdMemory", "goroutines:"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q:\n%.2000s", want, out)
+		}
+	}
+	os.Remove(strings.Fields(out[strings.Index(out, "heap profile: ")+len("heap profile: "):])[0])
+}
+
+var hold [][]byte
+
+//go:noinline
+func holdMemory() [][]byte {
+	var out [][]byte
+	for range 64 {
+		out = append(out, make([]byte, 1<<20))
+	}
+	return out
 }
