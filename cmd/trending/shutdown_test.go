@@ -33,7 +33,9 @@ func TestMain(m *testing.M) {
 	// The tests here run one at a time (none is parallel), each pipeline under 2 GiB: more is
 	// a leak, to be named rather than left to the kernel's OOM killer.
 	itest.WatchMemory(8)
-	os.Exit(m.Run())
+	code := m.Run()
+	itest.ReportMemory()
+	os.Exit(code)
 }
 
 // TestAcceptedBeforeSIGTERMReachKafkaUp: `trending up` (embedded broker, no load generator)

@@ -90,6 +90,14 @@ func upExactListsKeepTitles(t *testing.T, extra []string) {
 			}
 			last = trimBody(b)
 		}
+		if len(exact) < len(regions) {
+			// Why it is not exact yet, should it never be: the batch's view of the hour.
+			_, st := httpGet(base + "/v1/batch/status?windows=hour&from=" + hour + "&to=" + hour)
+			if len(st) > 1500 {
+				st = st[:1500] + "..."
+			}
+			last = "batch status " + st + "; list " + last
+		}
 		return len(exact) == len(regions), last
 	})
 	for _, region := range regions {
