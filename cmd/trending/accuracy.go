@@ -114,7 +114,6 @@ over the bound below e^-depth.`,
 		if err != nil {
 			return err
 		}
-		wc.SinceDays = 0 // the harness measures the windows, not the all-time boundary
 		if scaledWidth {
 			wc.Sketch.Width = 0
 		}

@@ -110,10 +110,7 @@ func speedConfig(f *speedFlags, in *infra) (worker.Config, error) {
 	c.Cap.Views, c.Cap.Slots = f.capViews, f.capSlots
 	c.Objects, c.Log, c.Registry = in.obj, in.log("speed"), in.registry()
 	c.TrendingTopics, c.Blocklist = tcfg, blocklist
-	if in.base == nil {
-		c.Window.SinceDays = 0 // no base to count since
-	} else {
-		st := in.base
+	if st := in.base; st != nil { // else no base, and the worker keeps no counts since one
 		c.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 	}
 	if err := f.windows.applyGroups(&c); err != nil {
