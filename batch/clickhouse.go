@@ -386,7 +386,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 	for i, h := range hours {
 		metas[i] = Meta{Fingerprint: h.Fingerprint, Through: h.Through, InputRows: inputs[h.Start.Unix()]}
 	}
-	if err := e.recordMeta(ctx, Hour, "rollup_hour", "hour", hours, metas); err != nil {
+	if err := e.recordMeta(ctx, Hour, hours, metas); err != nil {
 		return nil, err
 	}
 	return metas, nil
@@ -394,7 +394,9 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 
 // recordMeta fills each meta's item and view totals from the rollup table and appends one
 // rollup_meta row per window.
-func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, bs []Built, metas []Meta) error {
+func (e *ClickHouse) recordMeta(ctx context.Context, level string, bs []Built, metas []Meta) error {
+	l := levelOf(level)
+	table, col := l.table, l.column
 	// The totals of what each shard swapped in, summed: its items are its own, so the rows
 	// add up to the window's items (read from the tables written, not through a Distributed
 	// table, which may ask a replica the swap has not reached yet).
@@ -412,10 +414,7 @@ func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, b
 			if err := rows.Scan(&s, &n, &v); err != nil {
 				return err
 			}
-			s64 := int64(s)
-			if level != Hour {
-				s64 *= 86400 // a Date column: toUInt32 is the day number, not seconds
-			}
+			s64 := int64(s) * l.keySeconds() // a Date column: toUInt32 is the day number, not seconds
 			mu.Lock()
 			t := tot[s64]
 			tot[s64] = [2]uint64{t[0] + n, t[1] + v}
@@ -433,7 +432,7 @@ func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, b
 	for i, bl := range bs {
 		tv := tot[bl.Start.Unix()]
 		metas[i].Items, metas[i].Views, metas[i].Version = tv[0], tv[1], version
-		if metas[i].InputRows == 0 && level != Hour {
+		if metas[i].InputRows == 0 && !l.fromArchive() {
 			metas[i].InputRows = tv[0]
 		}
 		if err := b.Append(level, bl.Start, version, bl.Fingerprint, bl.Through, metas[i].InputRows, tv[0], tv[1]); err != nil {
@@ -448,12 +447,10 @@ func (e *ClickHouse) recordMeta(ctx context.Context, level, table, col string, b
 
 // dateList renders window starts as SQL literals of the level's column type.
 func dateList(level string, bs []Built) string {
-	if level == Hour {
-		return dtList(bs)
-	}
+	l := levelOf(level)
 	parts := make([]string, len(bs))
 	for i, b := range bs {
-		parts[i] = "toDate('" + b.Start.UTC().Format(time.DateOnly) + "')"
+		parts[i] = l.key(b.Start)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -575,7 +572,7 @@ func (e *ClickHouse) BuildDays(ctx context.Context, month time.Time, days []Buil
 		}
 		parts = append(parts, ymd(d.Start))
 	}
-	return e.finish(ctx, Day, "rollup_day", "day", stage, month.Format("200601"), "toYYYYMM(day) = "+month.Format("200601"), days,
+	return e.finish(ctx, Day, stage, month.Format("200601"), "toYYYYMM(day) = "+month.Format("200601"), days,
 		func(ctx context.Context, s shard) error {
 			if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (day, grp, item_id, views) SELECT toDate(hour) AS d, grp, item_id, sum(views) FROM "+e.local("rollup_hour")+
 				" WHERE toYYYYMMDD(hour) IN ("+strings.Join(parts, ", ")+") GROUP BY d, grp, item_id"); err != nil {
@@ -595,7 +592,7 @@ func (e *ClickHouse) BuildMonths(ctx context.Context, year time.Time, months []B
 			panic("BUG: BuildMonths of a month outside year")
 		}
 	}
-	return e.finish(ctx, Month, "rollup_month", "month", stage, strconv.Itoa(y), "toYear(month) = "+strconv.Itoa(y), months,
+	return e.finish(ctx, Month, stage, strconv.Itoa(y), "toYear(month) = "+strconv.Itoa(y), months,
 		func(ctx context.Context, s shard) error {
 			for _, m := range months {
 				if err := s.conn.Exec(ctx, "INSERT INTO "+stage+" (month, grp, item_id, views) SELECT toDate('"+m.Start.UTC().Format(time.DateOnly)+"'), grp, item_id, sum(views) FROM "+e.local("rollup_day")+
@@ -610,7 +607,8 @@ func (e *ClickHouse) BuildMonths(ctx context.Context, year time.Time, months []B
 // finish builds one partition of a day or month rollup on every shard: it creates stage,
 // fills it (fill, from the shard's own finer rollup), copies the partition's untouched
 // windows into it and swaps the partition in; then it records the meta rows.
-func (e *ClickHouse) finish(ctx context.Context, level, table, col, stage, partition, inPartition string, bs []Built, fill func(context.Context, shard) error) error {
+func (e *ClickHouse) finish(ctx context.Context, level, stage, partition, inPartition string, bs []Built, fill func(context.Context, shard) error) error {
+	table, col := levelOf(level).table, levelOf(level).column
 	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
 		if err := e.createStage(ctx, s, table, stage); err != nil {
 			return fmt.Errorf("create %s staging: %w", level, err)
@@ -629,7 +627,7 @@ func (e *ClickHouse) finish(ctx context.Context, level, table, col, stage, parti
 	}); err != nil {
 		return err
 	}
-	return e.recordMeta(ctx, level, table, col, bs, make([]Meta, len(bs)))
+	return e.recordMeta(ctx, level, bs, make([]Meta, len(bs)))
 }
 
 // Meta implements Engine.
@@ -645,7 +643,7 @@ func (e *ClickHouse) Meta(ctx context.Context, level string, start time.Time) (M
 		return Meta{}, fmt.Errorf("%s %s: %w", level, start.UTC().Format(time.RFC3339), ErrNoRollup)
 	}
 	m.Through = m.Through.UTC()
-	if level == Hour || level == Day || level == Month {
+	if l, ok := lookupLevel(level); ok && l.own {
 		// Trust the meta only while the rollup still holds what it recorded: ClickHouse 18.16
 		// brings back the parts a REPLACE PARTITION replaced when it is killed within
 		// minutes of the swap, which would count the window twice (DESIGN.md, "Known
@@ -663,23 +661,18 @@ func (e *ClickHouse) Meta(ctx context.Context, level string, start time.Time) (M
 	return m, nil
 }
 
-// rollupWhere returns the table and filter of one rollup.
+// rollupWhere returns the table and filter of one window's rows: its own rollup's, or for a
+// level without one the rollups it sums (a week: a range on the day key; all time: every month).
 func (e *ClickHouse) rollupWhere(level string, start time.Time) (table, where string) {
-	switch level {
-	case Hour:
-		return e.t("rollup_hour"), "hour = " + dt(start)
-	case Day:
-		return e.t("rollup_day"), "day = toDate('" + start.UTC().Format(time.DateOnly) + "')"
-	case Week:
-		// No rollup of its own: the sum of its seven day rollups (a range on the day key).
-		return e.t("rollup_day"), "day >= toDate('" + start.UTC().Format(time.DateOnly) + "') AND day < toDate('" +
-			model.Week.Next(start).UTC().Format(time.DateOnly) + "')"
-	case Month:
-		return e.t("rollup_month"), "month = toDate('" + start.UTC().Format(time.DateOnly) + "')"
-	case All:
-		return e.t("rollup_month"), "1"
+	l := levelOf(level)
+	r := levelOf(l.sums)
+	switch {
+	case l.own:
+		return e.t(l.table), l.column + " = " + l.key(start)
+	case l.period != "":
+		return e.t(r.table), r.column + " >= " + r.key(start) + " AND " + r.column + " < " + r.key(l.period.Next(start))
 	}
-	panic("BUG: rollup level " + level)
+	return e.t(r.table), "1"
 }
 
 // TopK implements Engine.

@@ -33,7 +33,9 @@ func newScheduleMetrics(reg prometheus.Registerer) (*scheduleMetrics, error) {
 			m.runs.WithLabelValues(k, r)
 		}
 	}
-	for _, lv := range []string{Hour, Day, Month} {
+	// The series of the levels with a rollup of their own start at zero; a week's once the
+	// window set serves weeks and a pass counts them.
+	for _, lv := range rollupLevels() {
 		m.pending.WithLabelValues(lv)
 		m.failed.WithLabelValues(lv)
 	}

@@ -29,9 +29,18 @@ type Native struct {
 
 var (
 	bucketMeta = []byte("meta")
-	levelBkt   = map[string][]byte{Hour: []byte(Hour), Day: []byte(Day), Month: []byte(Month)}
-	groupBkt   = map[string][]byte{Hour: []byte("group-hour"), Day: []byte("group-day"), Month: []byte("group-month")}
+	// levelBkt and groupBkt are the buckets of each level with a rollup of its own: "day",
+	// "group-day".
+	levelBkt, groupBkt = rollupBuckets()
 )
+
+func rollupBuckets() (rollups, groups map[string][]byte) {
+	rollups, groups = map[string][]byte{}, map[string][]byte{}
+	for _, lv := range rollupLevels() {
+		rollups[lv], groups[lv] = []byte(lv), []byte("group-"+lv)
+	}
+	return rollups, groups
+}
 
 // OpenNative opens (creating) the rollup file at path.
 func OpenNative(path string) (*Native, error) {
@@ -40,7 +49,11 @@ func OpenNative(path string) (*Native, error) {
 		return nil, fmt.Errorf("open rollup file %s: %w (is another trending batch using it?)", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, levelBkt[Hour], levelBkt[Day], levelBkt[Month], groupBkt[Hour], groupBkt[Day], groupBkt[Month]} {
+		bs := [][]byte{bucketMeta}
+		for _, lv := range rollupLevels() {
+			bs = append(bs, levelBkt[lv], groupBkt[lv])
+		}
+		for _, b := range bs {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -258,7 +271,7 @@ func (e *Native) put(level string, bs []Built, cs []counts, gs []grouped, metas 
 				views += v
 			}
 			metas[i].Version, metas[i].Items, metas[i].Views = version, uint64(len(cs[i])), views
-			if level != Hour {
+			if !levelOf(level).fromArchive() {
 				metas[i].InputRows = uint64(len(cs[i]))
 			}
 			if len(cs[i]) == 0 {
@@ -375,13 +388,7 @@ func (e *Native) Meta(_ context.Context, level string, start time.Time) (Meta, e
 
 // span returns the level of rollup and the range of starts a window's rows are summed over.
 func span(level string, start time.Time) (string, time.Time, time.Time) {
-	switch level {
-	case All:
-		return Month, time.Unix(0, 0), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-	case Week: // no rollup of its own: the sum of its days
-		return Day, start, model.Week.Next(start)
-	}
-	return level, start, start.Add(time.Second)
+	return levelOf(level).span(start)
 }
 
 // load returns a window's rows of every item (group "") or of one group value.

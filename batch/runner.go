@@ -407,8 +407,8 @@ func (r *Runner) RecomputeDirty(ctx context.Context) (Report, error) {
 			continue
 		}
 		keys = append(keys, keysOf[h]...)
-		for _, lv := range []string{Hour, Day, Week, Month} {
-			add(Window{lv, model.Period(lv).Align(h)})
+		for _, p := range model.Periods {
+			add(Window{string(p), p.Align(h)})
 		}
 	}
 	if len(windows) == 0 {
@@ -492,8 +492,8 @@ func (x *run) through(w Window) time.Time {
 		return end
 	}
 	t := x.closed
-	if w.Level == Week || w.Level == Month {
-		t = model.Day.Align(x.closed)
+	if p, ok := model.Period(w.Level).Parts(); ok {
+		t = p.Align(x.closed) // whole days of a week or a month (x.closed is a whole hour)
 	}
 	if t.Before(w.Start) {
 		return w.Start
@@ -517,19 +517,20 @@ func (x *run) stale(ctx context.Context, level string, w Window, fp string, thro
 }
 
 // ensure makes the rollups of ws (all of one level) current, building the levels below
-// first, and returns each one's input fingerprint.
+// first, and returns each one's input fingerprint. Which way is the level's row's (level.go):
+// all time sums every month, a level without a rollup of its own sums its parts', the hour
+// reads the archive, the others sum the level below.
 func (x *run) ensure(ctx context.Context, level string, ws []Window) ([]string, error) {
-	switch level {
-	case Hour:
-		return x.ensureHours(ctx, ws)
-	case Day, Month:
-		return x.ensureRollups(ctx, level, ws)
-	case Week:
-		return x.ensureWeeks(ctx, ws)
-	case All:
+	l := levelOf(level)
+	switch {
+	case l.period == "":
 		return x.ensureAllTime(ctx)
+	case !l.own:
+		return x.ensureSummed(ctx, l, ws)
+	case l.fromArchive():
+		return x.ensureHours(ctx, ws)
 	}
-	panic("BUG: ensure of level " + level)
+	return x.ensureRollups(ctx, l, ws)
 }
 
 // ensureHours builds the hour rollups of ws whose archive fingerprint or end changed, in
@@ -548,7 +549,7 @@ func (x *run) ensureHours(ctx context.Context, ws []Window) ([]string, error) {
 			stale = append(stale, w)
 		}
 	}
-	groups := group(stale, Day)
+	groups := group(stale, levelOf(Hour).buildIn)
 	if err := x.parallel(ctx, len(groups), func(i int) error { return x.buildHours(ctx, groups[i]) }); err != nil {
 		return nil, err
 	}
@@ -578,15 +579,12 @@ func (x *run) buildHours(ctx context.Context, g []Window) error {
 	return nil
 }
 
-// ensureRollups makes the day or month rollups of ws current: the level below first (hours
-// for days, days for months), then each window whose combined input fingerprint or
-// through changed, rebuilt by month (days) or year (months). It returns each window's
-// combined fingerprint.
-func (x *run) ensureRollups(ctx context.Context, level string, ws []Window) ([]string, error) {
-	below := Hour
-	if level == Month {
-		below = Day
-	}
+// ensureRollups makes the day or month rollups of ws current: the level below first (its
+// period's parts: hours for days, days for months), then each window whose combined input
+// fingerprint or through changed, rebuilt per the level's buildIn (days by month, months by
+// year). It returns each window's combined fingerprint.
+func (x *run) ensureRollups(ctx context.Context, l level, ws []Window) ([]string, error) {
+	below, _ := l.period.Parts()
 	// Children of every window, in one call so the level below is built in bulk.
 	var kids []Window
 	span := make([][2]int, len(ws))
@@ -595,7 +593,7 @@ func (x *run) ensureRollups(ctx context.Context, level string, ws []Window) ([]s
 		span[i] = [2]int{len(kids), len(kids) + len(ch)}
 		kids = append(kids, ch...)
 	}
-	kfps, err := x.ensure(ctx, below, kids)
+	kfps, err := x.ensure(ctx, string(below), kids)
 	if err != nil {
 		return nil, err
 	}
@@ -604,7 +602,7 @@ func (x *run) ensureRollups(ctx context.Context, level string, ws []Window) ([]s
 	for i, w := range ws {
 		fps[i] = Combine(kids[span[i][0]:span[i][1]], kfps[span[i][0]:span[i][1]])
 		th := x.through(w)
-		s, err := x.stale(ctx, level, w, fps[i], th)
+		s, err := x.stale(ctx, l.name, w, fps[i], th)
 		if err != nil {
 			return nil, err
 		}
@@ -612,15 +610,16 @@ func (x *run) ensureRollups(ctx context.Context, level string, ws []Window) ([]s
 			stale = append(stale, Built{Start: w.Start, Fingerprint: fps[i], Through: th})
 		}
 	}
-	if err := x.buildRollups(ctx, level, stale); err != nil {
+	if err := x.buildRollups(ctx, l, stale); err != nil {
 		return nil, err
 	}
 	return fps, nil
 }
 
-// ensureWeeks makes the day rollups of the weeks ws current and returns each week's combined
-// fingerprint: a week has no rollup of its own (the engines sum its days).
-func (x *run) ensureWeeks(ctx context.Context, ws []Window) ([]string, error) {
+// ensureSummed makes the rollups of the parts of ws current (a week's days) and returns each
+// window's combined fingerprint: its level has no rollup of its own (the engines sum its
+// parts', level.span).
+func (x *run) ensureSummed(ctx context.Context, l level, ws []Window) ([]string, error) {
 	var kids []Window
 	span := make([][2]int, len(ws))
 	for i, w := range ws {
@@ -628,7 +627,7 @@ func (x *run) ensureWeeks(ctx context.Context, ws []Window) ([]string, error) {
 		span[i] = [2]int{len(kids), len(kids) + len(ch)}
 		kids = append(kids, ch...)
 	}
-	kfps, err := x.ensure(ctx, Day, kids)
+	kfps, err := x.ensure(ctx, l.sums, kids)
 	if err != nil {
 		return nil, err
 	}
@@ -639,26 +638,16 @@ func (x *run) ensureWeeks(ctx context.Context, ws []Window) ([]string, error) {
 	return fps, nil
 }
 
-// buildRollups builds the stale day or month rollups, one engine call per month (days) or
-// year (months).
-func (x *run) buildRollups(ctx context.Context, level string, stale []Built) error {
-	parent := Month
-	if level == Month {
-		parent = "year"
-	}
-	for _, g := range groupBuilt(stale, parent) {
+// buildRollups builds the stale rollups of l (days or months), one engine call per l's
+// buildIn (a month of days, a year of months).
+func (x *run) buildRollups(ctx context.Context, l level, stale []Built) error {
+	for _, g := range groupBuilt(stale, l.buildIn) {
 		t0 := time.Now()
-		var err error
-		if level == Day {
-			err = x.eng.BuildDays(ctx, model.Month.Align(g[0].Start), g)
-		} else {
-			err = x.eng.BuildMonths(ctx, g[0].Start, g)
-		}
-		if err != nil {
+		if err := l.build(ctx, x.eng, g[0].Start, g); err != nil {
 			return err
 		}
 		for _, b := range g {
-			w := Window{level, b.Start}
+			w := Window{l.name, b.Start}
 			x.markBuilt(w)
 			x.progress("built", Outcome{Window: w, Built: true, Fingerprint: b.Fingerprint, Took: time.Since(t0) / time.Duration(len(g))})
 		}
@@ -721,13 +710,6 @@ func groupBuilt(bs []Built, parent string) [][]Built {
 		}
 	}
 	return out
-}
-
-func sameParent(a, b time.Time, parent string) bool {
-	if parent == "year" {
-		return a.UTC().Year() == b.UTC().Year()
-	}
-	return model.Period(parent).Align(a).Equal(model.Period(parent).Align(b))
 }
 
 // publish writes w's exact list, and those of the group values with lists (a calendar

@@ -132,11 +132,9 @@ func (r *Runner) scheduleOnce(ctx context.Context, sc ScheduleConfig, done map[W
 	}()
 	for _, lv := range levels {
 		lvFrom := from
-		if lv == Week {
-			// A week is longer than the default lookback: look back to the start of the last
-			// closed week, so it turns exact within a tick of closing (up to 216 hour
-			// fingerprints a tick instead of 48).
-			lvFrom = minTime(from, model.Week.Back(model.Week.Align(now), 1))
+		if p := model.Period(lv); levelOf(lv).schedulePrevious {
+			// Look back to the start of the last closed window (level.schedulePrevious).
+			lvFrom = minTime(from, p.Back(p.Align(now), 1))
 		}
 		ws, err := Span(lv, lvFrom, now)
 		if err != nil {

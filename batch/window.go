@@ -24,10 +24,11 @@ const (
 	All   = "all"
 )
 
-// Levels lists the window kinds the batch computes, smallest first. Which of them a run
+// Levels lists the window kinds the batch computes, smallest first: the names of levels'
+// rows (level.go). Which of them a run
 // publishes is the configured window set's (Config.Windows): the calendar spans it serves,
 // and all time when it serves "all".
-var Levels = []string{Hour, Day, Week, Month, All}
+var Levels = levelNames()
 
 // Window is one calendar window (or all time, Start zero).
 type Window struct {

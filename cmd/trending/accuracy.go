@@ -80,7 +80,7 @@ over the bound below e^-depth.`,
 	addJSONFlag(fs, &asJSON, "the report")
 	fs.BoolVar(&vsFrequent, "vs-frequent", false, "compare the frequent-items mode with the count-min mode at the same memory per bucket (a sliding hour and the all-time window) instead")
 	fs.BoolVar(&check, "check", false, "exit 1 when a goal is missed")
-	addStreamFlags(cmd, &sf, accuracy.DefaultStart.Format(time.RFC3339))
+	addStreamFlags(cmd.Flags(), &sf, accuracy.DefaultStart.Format(time.RFC3339))
 	wf := addWindowFlags(fs, 0, 0, "")
 	if f := fs.Lookup("sketch-width"); f != nil {
 		f.Usage = "count-min sketch width (power of two); 0 scales the month sketch's error ratio (4.86% of the K-th count) to this stream"
@@ -114,7 +114,6 @@ over the bound below e^-depth.`,
 		if err != nil {
 			return err
 		}
-		wc.SinceDays = 0 // the harness measures the windows, not the all-time boundary
 		if scaledWidth {
 			wc.Sketch.Width = 0
 		}

@@ -88,8 +88,7 @@ type streamDefaults struct {
 
 // addStreamFlags adds the stream flags of loadgen and accuracy: its shape, and --late-by,
 // --seed and --start.
-func addStreamFlags(cmd *cobra.Command, f *streamFlags, defaultStart string) {
-	fs := cmd.Flags()
+func addStreamFlags(fs *pflag.FlagSet, f *streamFlags, defaultStart string) {
 	addStreamShapeFlags(fs, f, streamDefaults{items: 1_000_000, servers: 500})
 	fs.Var(spanFlag{&f.lateBy}, "late-by", "how far late events are shifted back")
 	addSeedFlag(fs, &f.seed, 0)
@@ -162,14 +161,34 @@ func (f *streamFlags) config(now time.Time) (stream.Config, error) {
 	return c, nil
 }
 
+// loadgenCommandFlags are loadgen's flags: the load generator's flag group (loadFlags) and
+// what only the command has.
+type loadgenCommandFlags struct {
+	load                    loadFlags
+	kf                      *kafkaFlags
+	salt                    *saltFlags
+	truth, metadata, thumb  string
+	partitions              int
+	duration, progressEvery time.Duration
+}
+
+// addLoadgenCommandFlags adds loadgen's flags to fs.
+func addLoadgenCommandFlags(fs *pflag.FlagSet) *loadgenCommandFlags {
+	f := &loadgenCommandFlags{duration: 5 * time.Minute}
+	f.kf = addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
+	addPartitionsFlag(fs, &f.partitions, 8, "partitions of the topic when it has to be created")
+	fs.Var(spanFlag{&f.duration}, "duration", "event time to produce, such as 5m or 2d (0: until Ctrl-C)")
+	addRateFlags(fs, &f.load.rate, &f.load.malformed, &f.load.speedup, 50_000, 0, 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
+	fs.StringVar(&f.truth, "truth", "", "write the exact per-minute counts of what was acknowledged to this file (JSON lines)")
+	fs.DurationVar(&f.progressEvery, "progress-every", 5*time.Second, "interval of the status line on stderr")
+	fs.StringVar(&f.metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the --titles format of merge, batch and up)")
+	fs.StringVar(&f.thumb, "thumbnail-url", "", "thumbnail URL template for --metadata, {id} is the item id (empty: no thumbnails)")
+	addStreamFlags(fs, &f.load.stream, "now")
+	f.salt = addSaltFlags(fs)
+	return f
+}
+
 func newLoadgenCommand() *cobra.Command {
-	var (
-		sf                       streamFlags
-		truth, metadata, thumb   string
-		partitions               int
-		rate, speedup, malformed float64
-		duration, progressEvery  time.Duration
-	)
 	cmd := &cobra.Command{
 		Use:   "loadgen",
 		Short: "Produce a Zipf stream of pre-summed view events to Kafka, with its exact ground truth",
@@ -224,65 +243,52 @@ already generated (whole seconds), closes the writer and writes the truth.`,
   trending loadgen --rate 100000 --duration 1m --speedup 0`,
 		Args: cobra.NoArgs,
 	}
-	duration = 5 * time.Minute
-	fs := cmd.Flags()
-	kf := addKafkaFlags(fs, "127.0.0.1:39092", "Kafka bootstrap brokers, comma separated")
-	addPartitionsFlag(fs, &partitions, 8, "partitions of the topic when it has to be created")
-	fs.Var(spanFlag{&duration}, "duration", "event time to produce, such as 5m or 2d (0: until Ctrl-C)")
-	addRateFlags(fs, &rate, &malformed, &speedup, 50_000, 0, 1, "event time runs this many times faster than the wall clock (0: no pacing, as fast as possible)")
-	fs.StringVar(&truth, "truth", "", "write the exact per-minute counts of what was acknowledged to this file (JSON lines)")
-	fs.DurationVar(&progressEvery, "progress-every", 5*time.Second, "interval of the status line on stderr")
-	fs.StringVar(&metadata, "metadata", "", "write the catalog's titles and thumbnail URLs to this CSV file (the --titles format of merge, batch and up)")
-	fs.StringVar(&thumb, "thumbnail-url", "", "thumbnail URL template for --metadata, {id} is the item id (empty: no thumbnails)")
-	addStreamFlags(cmd, &sf, "now")
-	saltf := addSaltFlags(fs)
+	f := addLoadgenCommandFlags(cmd.Flags())
 
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		a := appFrom(cmd.Context())
 		switch {
-		case duration < 0 || duration%time.Second != 0:
-			return usagef("--duration %s: use a whole number of seconds, or 0 to run until Ctrl-C", duration)
-		case math.IsNaN(speedup) || math.IsInf(speedup, 0):
-			return usagef("--speedup %g: use a number such as 1 or 60 (0: no pacing)", speedup)
-		case progressEvery <= 0:
-			return usagef("--progress-every %s: use a positive interval such as 5s", progressEvery)
-		case partitions < 1:
-			return usagef("--partitions %d: use at least 1", partitions)
+		case f.duration < 0 || f.duration%time.Second != 0:
+			return usagef("--duration %s: use a whole number of seconds, or 0 to run until Ctrl-C", f.duration)
+		case math.IsNaN(f.load.speedup) || math.IsInf(f.load.speedup, 0):
+			return usagef("--speedup %g: use a number such as 1 or 60 (0: no pacing)", f.load.speedup)
+		case f.progressEvery <= 0:
+			return usagef("--progress-every %s: use a positive interval such as 5s", f.progressEvery)
+		case f.partitions < 1:
+			return usagef("--partitions %d: use at least 1", f.partitions)
 		}
-		sc, err := loadStream(&sf, rate, malformed, duration, time.Now())
+		rc, err := loadConfig(&f.load, f.duration, time.Now())
 		if err != nil {
 			return err
 		}
-		kc, err := kf.client(cmd)
+		sc := rc.Stream
+		kc, err := f.kf.client(cmd)
 		if err != nil {
 			return err
 		}
-		topic := kf.names().Views
-		salter, saltRole, err := saltf.build(kc, kf.names(), a.log, a.registry, "loadgen")
+		topic := f.kf.names().Views
+		salter, saltRole, err := f.salt.build(kc, f.kf.names(), a.log, a.registry, "loadgen")
 		if err != nil {
 			return err
 		}
-		if truth != "" {
-			if err := checkWritableDir(truth); err != nil {
-				return usagef("--truth %s: %v", truth, err)
+		if f.truth != "" {
+			if err := checkWritableDir(f.truth); err != nil {
+				return usagef("--truth %s: %v", f.truth, err)
 			}
 		}
-		if thumb != "" && metadata == "" {
+		if f.thumb != "" && f.metadata == "" {
 			return usagef("--thumbnail-url needs --metadata: the thumbnails go into the metadata file")
 		}
-		if metadata != "" {
-			if err := checkWritableDir(metadata); err != nil {
-				return usagef("--metadata %s: %v", metadata, err)
+		if f.metadata != "" {
+			if err := checkWritableDir(f.metadata); err != nil {
+				return usagef("--metadata %s: %v", f.metadata, err)
 			}
-			if err := writeMetadata(metadata, sc, thumb); err != nil {
+			if err := writeMetadata(f.metadata, sc, f.thumb); err != nil {
 				return err
 			}
-			a.log.Info("metadata written", "file", metadata, "items", sc.Items)
+			a.log.Info("metadata written", "file", f.metadata, "items", sc.Items)
 		}
-		if speedup < 0 {
-			speedup = 0 // no pacing, as --speedup 0
-		}
-		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: partitions}); err != nil {
+		if _, err := kc.EnsureTopics(cmd.Context(), eventlog.Spec{Name: topic, Partitions: f.partitions}); err != nil {
 			return fmt.Errorf("loadgen: %w", err)
 		}
 		if saltRole.run != nil {
@@ -298,26 +304,25 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		}
 		w := newLoadWriter(kc, topic)
 		var tr *stream.Truth
-		if truth != "" {
+		if f.truth != "" {
 			tr = stream.NewTruth()
 		}
 		errOut := cmd.ErrOrStderr()
-		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", rate,
-			"duration", duration, "speedup", speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
-		rc := loadgen.DefaultRunConfig()
+		a.log.Info("loadgen starting", "kafka", kc.Brokers(), "topic", topic, "rate_views_per_s", f.load.rate,
+			"duration", f.duration, "speedup", rc.Speedup, "start", sc.Start.Format(time.RFC3339), "seed", sc.Seed)
 		kh, err := loadHealth(a.log, a.registry)
 		if err != nil {
 			return err
 		}
-		rc.Stream, rc.Speedup, rc.Truth, rc.ProgressEvery, rc.Salter, rc.Kafka = sc, speedup, tr, progressEvery, salter, kh
+		rc.Truth, rc.ProgressEvery, rc.Salter, rc.Kafka = tr, f.progressEvery, salter, kh
 		rc.Progress = func(s loadgen.Stats) { fmt.Fprintf(errOut, "loadgen: %s\n", s) }
 		st, runErr := loadgen.Run(cmd.Context(), rc, w)
 		closeErr := w.Close()
 		if tr != nil {
-			if err := writeTruth(truth, tr); err != nil {
+			if err := writeTruth(f.truth, tr); err != nil {
 				return err
 			}
-			a.log.Info("truth written", "file", truth, "views", tr.Views(), "items", tr.Items())
+			a.log.Info("truth written", "file", f.truth, "views", tr.Views(), "items", tr.Items())
 		}
 		if runErr != nil {
 			return fmt.Errorf("loadgen: %w", runErr)
@@ -331,27 +336,6 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 		return nil
 	}
 	return cmd
-}
-
-// loadStream is the load generator's stream, loadgen's and up's: the shape flags, --rate,
-// --malformed and the event time to produce (0: until stopped), checked as a whole (viral
-// items that together take more than every view are refused before anything starts).
-func loadStream(sf *streamFlags, rate, malformed float64, duration time.Duration, now time.Time) (stream.Config, error) {
-	sc, err := sf.config(now)
-	if err != nil {
-		return sc, err
-	}
-	switch {
-	case !(rate > 0 && rate <= stream.MaxRate):
-		return sc, usagef("--rate %g: use a positive number of views per second up to %d", rate, stream.MaxRate)
-	case malformed < 0 || malformed > 1:
-		return sc, usagef("--malformed %g: use a fraction from 0 to 1", malformed)
-	}
-	sc.Rate, sc.Duration, sc.Malformed = rate, duration, malformed
-	if err := sc.Validate(); err != nil {
-		return sc, usagef("%v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
-	}
-	return sc, nil
 }
 
 // newLoadWriter is the load generator's writer, loadgen's and up's: a second's events go out

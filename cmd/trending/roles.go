@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,7 +14,9 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
+	"trending/internal/stream"
 	"trending/internal/titles"
+	"trending/loadgen"
 	"trending/model"
 	"trending/model/topicrules"
 	"trending/serving/store"
@@ -22,10 +25,10 @@ import (
 )
 
 // Each role is built once: a flag group per role (speedFlags, mergeFlags, archiveFlags,
-// batchSettings, batchTopicsFlags, apiFlags, saltFlags) and one constructor of its
+// batchSettings, batchTopicsFlags, loadFlags, apiFlags, saltFlags) and one constructor of its
 // configuration from that group and the process's infra, called by the role's own command
-// and by `up`. up fills each group from its own flags (upFlags' speed, merge, archive and
-// batch methods): the differences of up are there, named, and nowhere else.
+// and by `up`. up fills each group from its own flags (upFlags' speed, merge, archive, batch
+// and load methods): the differences of up are there, named, and nowhere else.
 // TestRolesBuiltOnce builds every role both ways and compares the configurations.
 
 // infra is what the roles of a process share, opened by the command before any role is
@@ -110,10 +113,7 @@ func speedConfig(f *speedFlags, in *infra) (worker.Config, error) {
 	c.Cap.Views, c.Cap.Slots = f.capViews, f.capSlots
 	c.Objects, c.Log, c.Registry = in.obj, in.log("speed"), in.registry()
 	c.TrendingTopics, c.Blocklist = tcfg, blocklist
-	if in.base == nil {
-		c.Window.SinceDays = 0 // no base to count since
-	} else {
-		st := in.base
+	if st := in.base; st != nil { // else no base, and the worker keeps no counts since one
 		c.Base = func(ctx context.Context) (model.List, error) { return st.Get(ctx, model.Key{Window: model.BaseWindow}) }
 	}
 	if err := f.windows.applyGroups(&c); err != nil {
@@ -261,6 +261,39 @@ func batchTopicsConfig(b *batchTopicsFlags, held func(string) bool, fieldFlags m
 	return &tc, nil
 }
 
+// loadFlags are the load generator's settings, loadgen's and up's: its stream's flags,
+// --rate, --malformed and --speedup.
+type loadFlags struct {
+	stream                   streamFlags
+	rate, malformed, speedup float64
+}
+
+// loadConfig builds the load generator's configuration, loadgen's and up's: its stream (the
+// shape flags, --rate, --malformed) of duration event time from now (0: until stopped),
+// checked as a whole (viral items that together take more than every view are refused before
+// anything starts), paced at --speedup (a negative one is no pacing, as 0). The caller adds
+// its salter (saltFlags.build), its view of the brokers (loadHealth), its progress line and
+// loadgen's truth.
+func loadConfig(f *loadFlags, duration time.Duration, now time.Time) (loadgen.RunConfig, error) {
+	sc, err := f.stream.config(now)
+	if err != nil {
+		return loadgen.RunConfig{}, err
+	}
+	switch {
+	case !(f.rate > 0 && f.rate <= stream.MaxRate):
+		return loadgen.RunConfig{}, usagef("--rate %g: use a positive number of views per second up to %d", f.rate, stream.MaxRate)
+	case f.malformed < 0 || f.malformed > 1:
+		return loadgen.RunConfig{}, usagef("--malformed %g: use a fraction from 0 to 1", f.malformed)
+	}
+	sc.Rate, sc.Duration, sc.Malformed = f.rate, duration, f.malformed
+	if err := sc.Validate(); err != nil {
+		return loadgen.RunConfig{}, usagef("%v", strings.TrimPrefix(err.Error(), stream.ErrConfig.Error()+": "))
+	}
+	rc := loadgen.DefaultRunConfig()
+	rc.Stream, rc.Speedup = sc, max(f.speedup, 0)
+	return rc, nil
+}
+
 // The roles of up, from up's flags: each method fills a role's flag group as the role's own
 // command would from the same values. What up does differently is said here, and only here
 // (TestRolesBuiltOnce lists the same differences):
@@ -280,6 +313,9 @@ func batchTopicsConfig(b *batchTopicsFlags, held func(string) bool, fieldFlags m
 //     (speed: --base-store), the Go-native batch engine in DATA/rollups.db, and log lines
 //     tagged part=ROLE;
 //   - its topics sketch width follows its load (upTopicsWidth) unless --topics-sketch-width;
+//   - its load generator has loadgen's stream flags but --late-by, --seed and --start (their
+//     defaults stand), runs until stopped, and paces only its --backfill at --speedup, then
+//     runs in real time seeded from the clock (runLoad);
 //   - the API (apiFlags.config, serve's) serves the workers' own review queue, synced with
 //     the bucket's (serve: the bucket's alone, with --token), the batch routes and the demo
 //     thumbnails; one salter (saltFlags.build) serves its load generator and its ingest;
@@ -315,6 +351,13 @@ func (f *upFlags) archiveFlags() *archiveFlags {
 func (f *upFlags) batchSettings() *batchSettings {
 	return &batchSettings{k: f.wf.k, lateness: f.batchLate, baseFactor: batch.DefaultConfig().BaseFactor, archiveRoot: archive.DefaultRoot,
 		capViews: f.capViews, windows: f.wf.windows}
+}
+
+// loadFlags are up's load generator's settings: its stream's shape flags, the rest of the
+// stream at loadgen's defaults (--late-by, --seed, --start now; runLoad then seeds it from the
+// clock), --rate, --malformed and --speedup.
+func (f *upFlags) loadFlags() *loadFlags {
+	return &loadFlags{stream: f.stream, rate: f.rate, malformed: f.junk, speedup: f.speedup}
 }
 
 // batchTopicsFlags are up's topics recompute's settings: the speed workers' topics flags.

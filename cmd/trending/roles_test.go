@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -161,6 +162,25 @@ func TestRolesBuiltOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		compareConfigs(t, *uc, *bc, nil)
+	})
+
+	t.Run("loadgen", func(t *testing.T) {
+		// up's --speedup paces its backfill (runLoad runs in real time after it), loadgen's
+		// the whole run; --duration is loadgen's (up's load runs until stopped), given alike.
+		args := []string{"--rate", "800", "--malformed", "0.001", "--speedup", "30", "--items", "5000", "--zipf", "1.2",
+			"--servers", "7", "--viral", "V9@+1m:10%:5m", "--late", "0.02", "--server-regions", "eu,us"}
+		u := parseFlags(t, addUpFlags, args...)
+		l := parseFlags(t, addLoadgenCommandFlags, args...)
+		now := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+		uc, err := loadConfig(u.loadFlags(), 0, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc, err := loadConfig(&l.load, 0, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compareConfigs(t, uc, lc, nil)
 	})
 
 	t.Run("api", func(t *testing.T) {
@@ -340,18 +360,33 @@ func TestRolesBuiltOnceCatches(t *testing.T) {
 	if len(diffs) != 2 || diffs[0] != want[0] || !strings.HasPrefix(diffs[1], want[1]) {
 		t.Errorf("diffs %q, want %q", diffs, want)
 	}
+
+	// A role's real configuration: the load generator's, whose stream is nested, drifted in
+	// one field of the stream, is reported by that field's path.
+	f := parseFlags(t, addLoadgenCommandFlags)
+	a, err := loadConfig(&f.load, 0, time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := a
+	b.Stream.Zipf += 0.1
+	diffs = nil
+	diffValues(reflect.ValueOf(a), reflect.ValueOf(b), "", nil, &diffs)
+	if len(diffs) != 1 || !strings.HasPrefix(diffs[0], "Stream.Zipf: ") {
+		t.Errorf("a drifted load generator's stream: diffs %q, want Stream.Zipf's", diffs)
+	}
 }
 
 // TestRoleConfigsOnlyInRoles: outside roles.go no command starts a role's configuration
 // from its package's defaults (reading one default value, as a flag's default, is fine), so
 // no command can build a role a second way beside speedConfig, mergeConfig, archiveConfig,
-// batchConfig and batchTopicsConfig.
+// batchConfig, batchTopicsConfig and loadConfig.
 func TestRoleConfigsOnlyInRoles(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`\b(worker|merge|archive|batch)\.Default(Run|Topics)?Config\(\)`)
+	re := regexp.MustCompile(`\b(worker|merge|archive|batch|loadgen)\.Default(Run|Topics)?Config\(\)`)
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") || file == "roles.go" {
 			continue

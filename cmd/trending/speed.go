@@ -95,7 +95,7 @@ func maxFuture(d time.Duration) (time.Duration, error) {
 func (f *windowFlags) config() (window.Config, error) {
 	c := window.DefaultConfig()
 	// --lateness 0 is none, as window.Config's 0; a negative one has always meant none too.
-	c.K, c.M, c.AllowedLateness, c.SinceDays = f.k, f.m, max(f.lateness, 0), f.sinceDays
+	c.K, c.M, c.AllowedLateness = f.k, f.m, max(f.lateness, 0)
 	c.FrequentCapacity = f.frequentCapacity
 	sk := sketch.DefaultConfig()
 	sk.Width, sk.Depth = f.sketchWidth, f.sketchDepth
@@ -105,9 +105,7 @@ func (f *windowFlags) config() (window.Config, error) {
 		return c, err
 	}
 	c.Windows = window.FromSet(ws)
-	if !ws.HasLive(windowset.AllName) {
-		c.SinceDays = 0 // the counts since the all-time boundary feed the "all" list only
-	}
+	c.SetSinceDays(f.sinceDays)
 	modes := map[string]windowset.Mode{}
 	for span, m := range map[string]string{"hour": f.hourMode, "day": f.dayMode, "month": f.monthMode, "all": f.allMode} {
 		if !windowset.Mode(m).Valid() {

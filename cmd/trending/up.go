@@ -22,7 +22,6 @@ import (
 	"trending/batch"
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
-	"trending/internal/stream"
 	"trending/loadgen"
 	"trending/model/moderation"
 	"trending/model/salt"
@@ -186,7 +185,7 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 		return usagef("--kafka-retention-bytes %g: must not be negative (0: no bound)", f.retainBytes)
 	}
 	// The flags are checked before anything is created, so a mistake leaves nothing behind.
-	if _, err := loadStream(&f.stream, f.rate, f.junk, 0, time.Now()); err != nil {
+	if _, err := loadConfig(f.loadFlags(), 0, time.Now()); err != nil {
 		return err
 	}
 	if f.speedup <= 0 || f.backfill < 0 {
@@ -327,7 +326,7 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 			return err
 		}
 	}
-	load, err := loadStream(&f.stream, f.rate, f.junk, 0, time.Now())
+	load, err := loadConfig(f.loadFlags(), 0, time.Now())
 	if err != nil {
 		return err
 	}
@@ -373,7 +372,8 @@ func runUp(cmd *cobra.Command, flags *upFlags) error {
 			if err != nil {
 				return err
 			}
-			return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, f, load, kh)
+			load.Salter, load.Kafka = f.salter, kh
+			return runLoad(ctx, a.log.With("part", "loadgen"), a.logOut, lw, load, f.backfill)
 		}}}
 	}
 	mergers := stage{{"merge", func(ctx context.Context) error {
@@ -617,8 +617,6 @@ func loadLine(f upFlags) string {
 	return l
 }
 
-// runLoad runs the load generator: the --backfill at --speedup, then real time from where it
-// ended. Each phase has its own seed, so the stream continues rather than repeats.
 // loadHealth is the load generator's view of the brokers (trending_kafka_up{role=loadgen}):
 // with it the generator waits out an outage instead of ending.
 func loadHealth(log *slog.Logger, reg prometheus.Registerer) (*eventlog.Health, error) {
@@ -627,19 +625,20 @@ func loadHealth(log *slog.Logger, reg prometheus.Registerer) (*eventlog.Health, 
 	return eventlog.NewHealth(hc)
 }
 
-func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Writer, f upFlags, stream stream.Config, kh *eventlog.Health) error {
+// runLoad runs up's load generator, rc (loadConfig): the backfill at rc's --speedup, then real
+// time from where it ended. Each phase has its own seed, so the stream continues rather than
+// repeats.
+func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Writer, rc loadgen.RunConfig, backfill time.Duration) error {
 	now := time.Now().UTC().Truncate(time.Second)
-	stream.Seed = uint64(now.Unix())
-	progress := func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
-	if f.backfill > 0 {
-		bs := stream
-		bs.Start, bs.Duration = now.Add(-f.backfill), f.backfill
-		log.Info("replaying the backfill", "from", bs.Start, "speedup", f.speedup)
-		rc := loadgen.DefaultRunConfig()
+	rc.Stream.Seed = uint64(now.Unix())
+	if backfill > 0 {
+		bc := rc
+		bc.Stream.Start, bc.Stream.Duration = now.Add(-backfill), backfill
+		log.Info("replaying the backfill", "from", bc.Stream.Start, "speedup", bc.Speedup)
 		// On a terminal a bar of the backfill's event-time seconds, the other roles' log lines
 		// printed above it (logWriter); elsewhere a log line every 10 s with how much is done
 		// and how long is left.
-		total := f.backfill.Seconds()
+		total := backfill.Seconds()
 		replayed := func(s loadgen.Stats) {
 			done := float64(s.Seconds) / total
 			args := []any{"done", fmt.Sprintf("%.0f%%", 100*done), "event_time", s.EventTime.Format(time.RFC3339)}
@@ -657,8 +656,8 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 				every = 500 * time.Millisecond
 			}
 		}
-		rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter, rc.Kafka = bs, f.speedup, replayed, every, f.salter, kh
-		_, err := loadgen.Run(ctx, rc, w)
+		bc.Progress, bc.ProgressEvery = replayed, every
+		_, err := loadgen.Run(ctx, bc, w)
 		if m != nil {
 			m.finish()
 			out.attach(nil)
@@ -669,12 +668,12 @@ func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Wri
 		if ctx.Err() != nil {
 			return nil
 		}
-		stream.Seed++
-		stream.Viral = nil
+		rc.Stream.Seed++
+		rc.Stream.Viral = nil
 	}
-	stream.Start = time.Now().UTC().Truncate(time.Second)
-	rc := loadgen.DefaultRunConfig()
-	rc.Stream, rc.Speedup, rc.Progress, rc.ProgressEvery, rc.Salter, rc.Kafka = stream, 1, progress, 30*time.Second, f.salter, kh
+	rc.Stream.Start = time.Now().UTC().Truncate(time.Second)
+	rc.Speedup, rc.ProgressEvery = 1, 30*time.Second
+	rc.Progress = func(s loadgen.Stats) { log.Info("load", "status", s.String()) }
 	if _, err := loadgen.Run(ctx, rc, w); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}

@@ -78,10 +78,13 @@ func DefaultConfig() Config {
 }
 
 // derived returns c with the fields Run derives set: the stream's Rate and
-// Duration from Views and Span, no malformed messages, and a zero
-// Window.Sketch.Width scaled (ScaledWidth). It fills in no default.
+// Duration from Views and Span, no malformed messages, no counts since the
+// all-time boundary (the harness measures the windows, not the boundary),
+// and a zero Window.Sketch.Width scaled (ScaledWidth). It fills in no
+// default.
 func (c Config) derived() Config {
 	c.Stream.Malformed = 0
+	c.Window.SinceDays = 0
 	if c.Span > 0 {
 		c.Stream.Duration = c.Span
 		c.Stream.Rate = float64(c.Views) / c.Span.Seconds()

@@ -125,6 +125,8 @@ type Config struct {
 	// that are incomplete (SinceList.From says from when they are
 	// complete). 0 (the default) keeps none. At most MaxSinceDays. Like K
 	// and M it may change across a restart: it is not in the fingerprint.
+	// SetSinceDays sets it by the rule of the roles (none without an
+	// all-time window).
 	SinceDays int
 	// FrequentCapacity is the counters per summary of a frequent window that sets no
 	// Capacity of its own (frequent.DefaultCapacity, 4,096: a bound of N/4,097). It is in

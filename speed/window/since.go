@@ -2,9 +2,11 @@ package window
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"trending/model/topk"
+	"trending/model/windowset"
 )
 
 // dayMinutes is a UTC day in minutes.
@@ -12,6 +14,17 @@ const dayMinutes = 24 * 60
 
 // MaxSinceDays bounds Config.SinceDays.
 const MaxSinceDays = 62
+
+// SetSinceDays sets the days of counts since the all-time boundary the partitions keep
+// (SinceDays, `--since-days`): days when c.Windows has an all-time window, else 0, since
+// those counts feed the all-time list only (the merger's hybrid of it). Set the windows
+// first.
+func (c *Config) SetSinceDays(days int) {
+	if !slices.ContainsFunc(c.Windows, func(w WindowConfig) bool { return w.Kind == windowset.AllTime }) {
+		days = 0
+	}
+	c.SinceDays = days
+}
 
 // since counts every item exactly from the time boundary B up to the watermark: the speed
 // side of the all-time hybrid (the batch layer's exact totals before B plus these counts

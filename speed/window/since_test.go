@@ -9,6 +9,7 @@ import (
 
 	"trending/model/event"
 	"trending/model/topk"
+	"trending/model/windowset"
 )
 
 // sinceTruth sums the events of minutes in [b, asOf) that were not Invalid: what Since must
@@ -189,5 +190,54 @@ func TestSinceRestoreVersion1(t *testing.T) {
 	checkInvariants(t, q)
 	if got := mustMarshal(t, q); got[4] != snapVersion {
 		t.Fatalf("without SinceDays: format version %d, want %d", got[4], snapVersion)
+	}
+}
+
+// TestSetSinceDays: the counts since the all-time boundary feed the all-time list only, so a
+// configuration without an all-time window keeps none whatever --since-days says (a command
+// passes it as given; it once zeroed it itself), and one with it keeps them.
+func TestSetSinceDays(t *testing.T) {
+	with := DefaultConfig()
+	without := with
+	without.Windows = nil
+	for _, w := range with.Windows {
+		if w.Kind != windowset.AllTime {
+			without.Windows = append(without.Windows, w)
+		}
+	}
+	if len(without.Windows) == len(with.Windows) {
+		t.Fatal("the default windows have no all-time window to take out")
+	}
+	for _, tc := range []struct {
+		name   string
+		c      Config
+		days   int
+		counts bool
+	}{
+		{"with an all-time window", with, 3, true},
+		{"without one", without, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.c.SetSinceDays(3)
+			if tc.c.SinceDays != tc.days {
+				t.Errorf("SinceDays %d, want %d", tc.c.SinceDays, tc.days)
+			}
+			p, err := New(tc.c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := p.Since(nil); ok != tc.counts {
+				t.Errorf("Since: enabled %t, want %t", ok, tc.counts)
+			}
+		})
+	}
+	// Out of range is refused only where it would count.
+	without.SetSinceDays(MaxSinceDays + 1)
+	if err := without.Validate(); err != nil {
+		t.Errorf("--since-days %d without an all-time window: %v, want it ignored", MaxSinceDays+1, err)
+	}
+	with.SetSinceDays(MaxSinceDays + 1)
+	if err := with.Validate(); err == nil {
+		t.Errorf("--since-days %d with an all-time window: valid", MaxSinceDays+1)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"trending/internal/eventlog"
 	"trending/internal/objstore"
 	"trending/internal/setting"
+	"trending/model"
 	"trending/model/windowset"
 	"trending/speed/topics"
 )
@@ -108,5 +109,31 @@ func TestGroupWindow(t *testing.T) {
 	c.GroupSketchWidth = 1 << 12
 	if g := c.groupWindow(); g.Sketch.Width != 1<<12 || c.Window.Sketch.Width == 1<<12 {
 		t.Fatalf("GroupSketchWidth 4096: group %d, partition %d", g.Sketch.Width, c.Window.Sketch.Width)
+	}
+}
+
+// TestNoBaseNoSinceCounts: without a Base there is no boundary to count since, so New keeps
+// no counts since one whatever Window.SinceDays says (a command passes --since-days as given;
+// it once zeroed it itself without a store); with a Base it keeps them.
+func TestNoBaseNoSinceCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		base bool
+		want int
+	}{{"no base", false, 0}, {"a base", true, 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig(t)
+			c.Window.SinceDays = 5
+			if tc.base {
+				c.Base = func(context.Context) (model.List, error) { return model.List{}, nil }
+			}
+			w, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.cfg.Window.SinceDays; got != tc.want {
+				t.Errorf("the worker's Window.SinceDays %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

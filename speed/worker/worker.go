@@ -161,7 +161,8 @@ type Config struct {
 	// store's Get. With Window.SinceDays positive, each partition moves its time boundary to
 	// the base's and publishes its exact counts since it, with those of the base's items it
 	// holds (model.SinceWindow), for the merger's all-time hybrid. nil (default): no base is
-	// read and no such partial is published.
+	// read, no such partial is published and no counts since a boundary are kept (New sets
+	// Window.SinceDays to 0: there is no base to count since).
 	Base func(ctx context.Context) (model.List, error)
 	// BaseRefresh is how often Base is read again (default 30s); 0 reads it at every publish
 	// tick. Negative is refused.
@@ -330,6 +331,9 @@ func (w *Worker) giveUp(err error) {
 
 // New builds a Worker, or returns the settings that cannot work (Validate).
 func New(cfg Config) (*Worker, error) {
+	if cfg.Base == nil {
+		cfg.Window.SinceDays = 0 // no base to count since
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
