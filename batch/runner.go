@@ -802,7 +802,7 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := model.List{Version: x.version, Source: model.SourceBatch,
+	l := model.List{Kind: model.ListItems, Version: x.version, Source: model.SourceBatch,
 		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: x.listFP(fp), Items: make([]model.Item, len(top))}
 	l.SetKey(key)
 	if w.Level != All {
@@ -1079,7 +1079,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 	if views == 0 {
 		return skip(w, "no events archived")
 	}
-	l := model.List{Window: model.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
+	l := model.List{Kind: model.ListSince, Window: model.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
 		ComputedAt: x.now, Fingerprint: fp}
 	if len(top) > n {
 		l.Cutoff, top = top[n].Views, top[:n]

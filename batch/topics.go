@@ -654,7 +654,7 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		return nil
 	}
 	items, exact := TopicsList(x.t.cfg, list, now.counts, days)
-	l := model.List{End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
+	l := model.List{Kind: model.ListTopics, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
 		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
 	l.SetKey(w.Key())
 	if prev != nil {
