@@ -20,6 +20,7 @@ import (
 	"trending/internal/setting"
 	"trending/model"
 	"trending/model/topicrules"
+	"trending/model/topk"
 	"trending/serving/store"
 )
 
@@ -660,9 +661,9 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 	if prev != nil {
 		switch prev.Source {
 		case model.SourceSpeed:
-			top := make([]Ranked, len(items))
+			top := make([]topk.Entry, len(items))
 			for i, it := range items {
-				top[i] = Ranked{ItemID: it.ItemID, Views: it.Views}
+				top[i] = topk.Entry{Item: it.ItemID, Count: it.Views}
 			}
 			rec := Reconcile(*prev, top, exact)
 			l.Reconciliation = &rec
