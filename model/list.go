@@ -281,7 +281,8 @@ func (r Reconciliation) ErrorOverBound() (float64, bool) {
 }
 
 // ReconciledItem is one entry of the speed layer's list a batch list replaced
-// (List.SpeedItems).
+// (List.SpeedItems): the item and its views only, not an Item, so stored rows carry no ranks
+// or exact flags the reconciliation never reads (DESIGN.md, Vocabulary: "ranked entry").
 type ReconciledItem struct {
 	ItemID string `json:"item_id"`
 	Views  uint64 `json:"views"`
