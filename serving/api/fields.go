@@ -24,26 +24,28 @@ import (
 // (TestFieldTablesMatchWire); schemas/openapi.yaml's Item and TopicItem list exactly the
 // item table's JSON fields (TestOpenAPIItemFields).
 
-// kindSet is a set of list kinds.
-type kindSet uint8
+// kindSet is a set of list kinds, a bit per kind of model.ListKinds (at most 16).
+type kindSet uint16
 
 // every is the set of every list kind.
-const every kindSet = math.MaxUint8
+const every kindSet = math.MaxUint16
 
 // kinds returns the set of ks.
 func kinds(ks ...model.ListKind) kindSet {
 	var s kindSet
 	for _, k := range ks {
-		if s |= kindBit(k); kindBit(k) == 0 {
+		b := kindBit(k)
+		if b == 0 {
 			panic("BUG: unknown list kind " + string(k))
 		}
+		s |= b
 	}
 	return s
 }
 
 // kindBit is k's member of a kindSet, 0 for a kind model.ListKinds does not name.
 func kindBit(k model.ListKind) kindSet {
-	if i := slices.Index(model.ListKinds, k); i >= 0 {
+	if i := slices.Index(model.ListKinds, k); i >= 0 && i < 16 {
 		return 1 << i
 	}
 	return 0
