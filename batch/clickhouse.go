@@ -17,6 +17,7 @@ import (
 	"trending/archive"
 	"trending/internal/setting"
 	"trending/model"
+	"trending/model/topk"
 	"trending/model/windowset"
 )
 
@@ -676,17 +677,17 @@ func (e *ClickHouse) rollupWhere(level string, start time.Time) (table, where st
 }
 
 // TopK implements Engine.
-func (e *ClickHouse) TopK(ctx context.Context, level string, start time.Time, group string, k int) ([]Ranked, uint64, uint64, error) {
+func (e *ClickHouse) TopK(ctx context.Context, level string, start time.Time, group string, k int) ([]topk.Entry, uint64, uint64, error) {
 	table, where := e.rollupWhere(level, start)
 	rows, err := e.conn.Query(ctx, "SELECT item_id, sum(views) AS v FROM "+table+" WHERE "+where+" AND grp = ?"+
 		" GROUP BY item_id ORDER BY v DESC, item_id ASC LIMIT "+strconv.Itoa(k), group)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("top %d of %s: %w", k, level, err)
 	}
-	var top []Ranked
+	var top []topk.Entry
 	for rows.Next() {
-		var r Ranked
-		if err := rows.Scan(&r.ItemID, &r.Views); err != nil {
+		var r topk.Entry
+		if err := rows.Scan(&r.Item, &r.Count); err != nil {
 			rows.Close()
 			return nil, 0, 0, err
 		}

@@ -7,6 +7,8 @@ import (
 	"trending/archive"
 	"trending/internal/objstore"
 	"trending/model/windowset"
+
+	"trending/model/topk"
 )
 
 // Archive is the archive as the batch layer reads it; *archive.Reader implements it.
@@ -62,12 +64,6 @@ type Meta struct {
 	Views       uint64    // total views (likewise)
 }
 
-// Ranked is one item of a top-K answer.
-type Ranked struct {
-	ItemID string
-	Views  uint64
-}
-
 // Engine computes exact rollups and answers top-K from them. The unit of atomic
 // replacement is one call: a reader of the engine sees the rollups before the call or
 // after it, never a mix. Implementations are safe for concurrent use by calls on different
@@ -89,7 +85,7 @@ type Engine interface {
 	// every month), by views descending then item id ascending, and the rollup's total
 	// views and distinct items: of every event with group "", of one group value's events
 	// (a value the rollup keeps rows of) otherwise.
-	TopK(ctx context.Context, level string, start time.Time, group string, k int) (top []Ranked, views, items uint64, err error)
+	TopK(ctx context.Context, level string, start time.Time, group string, k int) (top []topk.Entry, views, items uint64, err error)
 	// Counts returns the exact views of the given items in a rollup (0 when absent), of
 	// every event or of one group value's, as TopK.
 	Counts(ctx context.Context, level string, start time.Time, group string, items []string) (map[string]uint64, error)

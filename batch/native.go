@@ -15,6 +15,7 @@ import (
 
 	"trending/archive"
 	"trending/model"
+	"trending/model/topk"
 )
 
 // Native is the Go-native exact engine of the embedded mode: it aggregates the archive
@@ -427,18 +428,18 @@ func (e *Native) Groups(_ context.Context, level string, start time.Time) ([]Gro
 }
 
 // TopK implements Engine.
-func (e *Native) TopK(_ context.Context, level string, start time.Time, group string, k int) ([]Ranked, uint64, uint64, error) {
+func (e *Native) TopK(_ context.Context, level string, start time.Time, group string, k int) ([]topk.Entry, uint64, uint64, error) {
 	c, err := e.load(level, start, group)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	all := make([]Ranked, 0, len(c))
+	all := make([]topk.Entry, 0, len(c))
 	var views uint64
 	for id, v := range c {
-		all = append(all, Ranked{id, v})
+		all = append(all, topk.Entry{Item: id, Count: v})
 		views += v
 	}
-	slices.SortFunc(all, func(a, b Ranked) int { return cmp.Or(cmp.Compare(b.Views, a.Views), cmp.Compare(a.ItemID, b.ItemID)) })
+	topk.Sort(all) // by views, then item: ClickHouse's ORDER BY v DESC, item_id ASC
 	return all[:min(k, len(all))], views, uint64(len(c)), nil
 }
 

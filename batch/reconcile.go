@@ -3,6 +3,7 @@ package batch
 import (
 	"math"
 	"trending/model"
+	"trending/model/topk"
 )
 
 // Reconcile compares the speed layer's list with the exact top list of the same window.
@@ -13,12 +14,12 @@ import (
 // of the two lists; errors are over the speed list's items: |speed - exact|, mean, and the
 // largest relative error |speed - exact| / exact (1 for an item with no exact views). The
 // speed list's error bound is kept with them, so the errors can be read against it.
-func Reconcile(speed model.List, exact []Ranked, exactOf map[string]uint64) model.Reconciliation {
+func Reconcile(speed model.List, exact []topk.Entry, exactOf map[string]uint64) model.Reconciliation {
 	r := model.Reconciliation{SpeedVersion: speed.Version, SpeedDroppedLate: speed.DroppedLate}
 	if b := speed.ErrorBound; b != nil {
 		bound := *b
 		r.SpeedErrorBound = &bound
-	} else if speed.Frequent {
+	} else if speed.KindOf() == model.ListFrequent {
 		// A frequent list's items each carry proven bounds: the widest is the most any of its
 		// counts is off (low), with certainty.
 		bound := model.Bound{Probability: 1}
@@ -35,7 +36,7 @@ func Reconcile(speed model.List, exact []Ranked, exactOf map[string]uint64) mode
 		}
 		hit := 0
 		for _, e := range exact[:k] {
-			if in[e.ItemID] {
+			if in[e.Item] {
 				hit++
 			}
 		}

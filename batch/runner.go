@@ -16,6 +16,7 @@ import (
 	"trending/internal/setting"
 	"trending/model"
 	"trending/model/moderation"
+	"trending/model/topk"
 	"trending/model/windowset"
 	"trending/serving/store"
 )
@@ -778,13 +779,13 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 	if err != nil {
 		return err
 	}
-	top = moderation.Top(top, x.removed, x.cfg.K, func(r Ranked) string { return r.ItemID })
+	top = moderation.Top(top, x.removed, x.cfg.K, func(r topk.Entry) string { return r.Item })
 	if views == 0 && (prev == nil || w.Level == All) {
 		// An empty all-time list would only hide the speed layer's.
 		x.note(Outcome{Window: w, Group: group, Fingerprint: fp, Skipped: "no events archived"})
 		return nil
 	}
-	l := model.List{Version: x.version, Source: model.SourceBatch,
+	l := model.List{Kind: model.ListItems, Version: x.version, Source: model.SourceBatch,
 		Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: x.listFP(fp), Items: make([]model.Item, len(top))}
 	l.SetKey(key)
 	if w.Level != All {
@@ -813,7 +814,7 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 		l.Version = l.AsOf.UnixMilli()
 	}
 	for i, t := range top {
-		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.Item, Views: t.Count, Exact: true}
 	}
 	if prev != nil {
 		// Against the speed list it replaces, or, on a recompute (late data), against the
@@ -843,7 +844,7 @@ func (x *run) publishList(ctx context.Context, w Window, group string, fp string
 	}
 	o := Outcome{Window: w, Group: group, Built: x.built[w], Fingerprint: fp, Items: items, Views: views, Recon: l.Reconciliation, Took: time.Since(t0)}
 	if len(top) > 0 {
-		o.Top = fmt.Sprintf("%s (%d)", top[0].ItemID, top[0].Views)
+		o.Top = fmt.Sprintf("%s (%d)", top[0].Item, top[0].Count)
 	}
 	if err := x.store.Put(ctx, l); err != nil {
 		if errors.Is(err, store.ErrStaleVersion) {
@@ -1061,14 +1062,14 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 	if views == 0 {
 		return skip(w, "no events archived")
 	}
-	l := model.List{Window: model.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
+	l := model.List{Kind: model.ListSince, Window: model.BaseWindow, AsOf: b, Boundary: b, Version: x.version, Source: model.SourceBatch, Status: model.StatusExact, Exact: true,
 		ComputedAt: x.now, Fingerprint: fp}
 	if len(top) > n {
-		l.Cutoff, top = top[n].Views, top[:n]
+		l.Cutoff, top = top[n].Count, top[:n]
 	}
 	l.Items = make([]model.Item, len(top))
 	for i, t := range top {
-		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.ItemID, Views: t.Views, Exact: true}
+		l.Items[i] = model.Item{Rank: i + 1, ItemID: t.Item, Views: t.Count, Exact: true}
 	}
 	if cur, err := x.store.Get(ctx, model.Key{Window: model.BaseWindow}); err == nil && cur.Boundary.Equal(b) && cur.Cutoff == l.Cutoff && sameCounts(cur.Items, l.Items) {
 		return skip(w, "current")
@@ -1077,7 +1078,7 @@ func (x *run) publishBase(ctx context.Context, fp string) error {
 	}
 	o := Outcome{Window: w, Fingerprint: fp, Items: items, Views: views, Took: time.Since(t0)}
 	if len(top) > 0 {
-		o.Top = fmt.Sprintf("%s (%d)", top[0].ItemID, top[0].Views)
+		o.Top = fmt.Sprintf("%s (%d)", top[0].Item, top[0].Count)
 	}
 	if err := x.store.Put(ctx, l); err != nil {
 		if errors.Is(err, store.ErrStaleVersion) {

@@ -20,6 +20,7 @@ import (
 	"trending/internal/setting"
 	"trending/model"
 	"trending/model/topicrules"
+	"trending/model/topk"
 	"trending/serving/store"
 )
 
@@ -654,15 +655,15 @@ func (x *topicsRun) publishTopics(ctx context.Context, h time.Time, list string)
 		return nil
 	}
 	items, exact := TopicsList(x.t.cfg, list, now.counts, days)
-	l := model.List{End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
+	l := model.List{Kind: model.ListTopics, End: h.Add(time.Hour), AsOf: h.Add(time.Hour), Version: x.version,
 		Source: model.SourceBatch, Status: model.StatusExact, Exact: true, ComputedAt: x.now, Fingerprint: fp, Items: items}
 	l.SetKey(w.Key())
 	if prev != nil {
 		switch prev.Source {
 		case model.SourceSpeed:
-			top := make([]Ranked, len(items))
+			top := make([]topk.Entry, len(items))
 			for i, it := range items {
-				top[i] = Ranked{ItemID: it.ItemID, Views: it.Views}
+				top[i] = topk.Entry{Item: it.ItemID, Count: it.Views}
 			}
 			rec := Reconcile(*prev, top, exact)
 			l.Reconciliation = &rec

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 	"trending/model"
+	"trending/model/topk"
 	"trending/model/windowset"
 )
 
@@ -21,29 +22,29 @@ func TestReconcile(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		speed   model.List
-		exact   []Ranked
+		exact   []topk.Entry
 		exactOf map[string]uint64
 		want    model.Reconciliation
 	}{
 		{"both empty", list(), nil, nil, model.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
 		{"perfect", list(model.Item{ItemID: "a", Views: 5}, model.Item{ItemID: "b", Views: 3}),
-			[]Ranked{{"a", 5}, {"b", 3}}, map[string]uint64{"a": 5, "b": 3},
+			[]topk.Entry{{Item: "a", Count: 5}, {Item: "b", Count: 3}}, map[string]uint64{"a": 5, "b": 3},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
 		{"one missed, overcount", list(model.Item{ItemID: "a", Views: 9}, model.Item{ItemID: "c", Views: 3}),
-			[]Ranked{{"a", 6}, {"b", 4}}, map[string]uint64{"a": 6, "c": 2},
+			[]topk.Entry{{Item: "a", Count: 6}, {Item: "b", Count: 4}}, map[string]uint64{"a": 6, "c": 2},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 0.5, MaxAbsError: 3, MeanAbsError: 2, MaxRelError: 0.5}},
 		{"item with no exact views", list(model.Item{ItemID: "ghost", Views: 4}),
-			[]Ranked{{"a", 6}}, map[string]uint64{},
+			[]topk.Entry{{Item: "a", Count: 6}}, map[string]uint64{},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 0, MaxAbsError: 4, MeanAbsError: 4, MaxRelError: 1}},
 		{"speed list shorter: K is the shorter", list(model.Item{ItemID: "a", Views: 6}),
-			[]Ranked{{"a", 6}, {"b", 5}, {"c", 1}}, map[string]uint64{"a": 6},
+			[]topk.Entry{{Item: "a", Count: 6}, {Item: "b", Count: 5}, {Item: "c", Count: 1}}, map[string]uint64{"a": 6},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1}},
 		{"sketch list: its bound is kept", withBound(list(model.Item{ItemID: "a", Views: 10}), 4),
-			[]Ranked{{"a", 7}}, map[string]uint64{"a": 7},
+			[]topk.Entry{{Item: "a", Count: 7}}, map[string]uint64{"a": 7},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 3, MeanAbsError: 3, MaxRelError: 3.0 / 7,
 				SpeedErrorBound: &model.Bound{MaxOvercount: 4, Probability: 0.99}}},
 		{"frequent list: the widest of its bounds", frequentList(list(model.Item{ItemID: "a", Views: 10, ViewsUpper: 14}, model.Item{ItemID: "b", Views: 6, ViewsUpper: 12})),
-			[]Ranked{{"a", 12}, {"b", 7}}, map[string]uint64{"a": 12, "b": 7},
+			[]topk.Entry{{Item: "a", Count: 12}, {Item: "b", Count: 7}}, map[string]uint64{"a": 12, "b": 7},
 			model.Reconciliation{SpeedVersion: 42, RecallAtK: 1, MaxAbsError: 2, MeanAbsError: 1.5, MaxRelError: 2.0 / 12,
 				SpeedErrorBound: &model.Bound{MaxOvercount: 6, Probability: 1}}},
 	} {

@@ -106,3 +106,51 @@ func TestValidateGroupLists(t *testing.T) {
 		}
 	}
 }
+
+// TestListKind: a list's kind is what its key and fields say; a list stored without one reads
+// as that kind (KindOf), and a kind that disagrees with the fields is invalid.
+func TestListKind(t *testing.T) {
+	day := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	items := func() []Item { return []Item{{Rank: 1, ItemID: "V1", Views: 3}} }
+	for _, c := range []struct {
+		name string
+		l    List
+		want ListKind
+	}{
+		{"items", List{Window: "hour", Items: items()}, ListItems},
+		{"calendar", List{Window: "hour", Start: day, Items: items()}, ListItems},
+		{"scored", List{Window: "now", HalfLifeSeconds: 3600, Items: []Item{{Rank: 1, ItemID: "V1", Views: 3, DecayedScore: 2.5}}}, ListScored},
+		{"topics", List{Window: TopicsList, Group: "eu", Score: "surge", Items: []Item{{Rank: 1, ItemID: "#go", Views: 3, Topic: &Topic{Score: 2}}}}, ListTopics},
+		{"since", List{Window: "all", Boundary: day, Cutoff: 2, Items: items()}, ListSince},
+		{"frequent", List{Window: "hour", Frequent: true, Cutoff: 2, Items: []Item{{Rank: 1, ItemID: "V1", Views: 3, ViewsUpper: 4}}}, ListFrequent},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := c.l
+			l.Version, l.Source, l.Status = 1, SourceSpeed, StatusLive
+			if got := l.KindOf(); got != c.want {
+				t.Fatalf("KindOf without a kind = %s, want %s", got, c.want)
+			}
+			l.Kind = c.want
+			if err := l.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			for _, other := range ListKinds {
+				if other == c.want {
+					continue
+				}
+				l.Kind = other
+				if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "kind "+string(other)) {
+					t.Errorf("kind %s on a %s list: %v, want an error naming the kind", other, c.want, err)
+				}
+			}
+			l.Kind = "views"
+			if err := l.Validate(); err == nil || !strings.Contains(err.Error(), `kind "views"`) {
+				t.Errorf("unknown kind: %v", err)
+			}
+		})
+	}
+	both := List{Window: "hour", Frequent: true, Boundary: day, Version: 1, Source: SourceSpeed, Status: StatusLive}
+	if err := both.Validate(); err == nil || !strings.Contains(err.Error(), "time boundary") {
+		t.Errorf("frequent list with a boundary: %v", err)
+	}
+}

@@ -281,14 +281,43 @@ func (r Reconciliation) ErrorOverBound() (float64, bool) {
 }
 
 // ReconciledItem is one entry of the speed layer's list a batch list replaced
-// (List.SpeedItems).
+// (List.SpeedItems): the item and its views only, not an Item, so stored rows carry no ranks
+// or exact flags the reconciliation never reads (DESIGN.md, Vocabulary: "ranked entry").
 type ReconciledItem struct {
 	ItemID string `json:"item_id"`
 	Views  uint64 `json:"views"`
 }
 
+// ListKind says what a served list's items carry, so its readers (the API's field tables,
+// serving/api/fields.go) dispatch on it rather than on which fields are set. It mirrors a
+// partial's PartialKind, which says which fields carry one partition's list; a frequent
+// partial is PartialItems with its bounds, and the list it merges into is ListFrequent.
+type ListKind string
+
+const (
+	// ListItems: items ranked by views (sliding, calendar and all-time windows).
+	ListItems ListKind = "items"
+	// ListScored: a decayed window's list (HalfLifeSeconds): items rank by DecayedScore.
+	ListScored ListKind = "scored"
+	// ListTopics: a trending-topics list (TopicsKey): each item's Topic is set.
+	ListTopics ListKind = "topics"
+	// ListSince: an all-time list split at the time boundary B (Boundary, with Cutoff): the
+	// batch's base through B (BaseWindow) or the live "all" list that adds the counts since
+	// B to it (PartialSince partials).
+	ListSince ListKind = "since"
+	// ListFrequent: a list of a window counted in frequent mode (Frequent): each item's Views
+	// and ViewsUpper bound its views, and Cutoff is the list's guarantee.
+	ListFrequent ListKind = "frequent"
+)
+
+// ListKinds are the kinds a list can have.
+var ListKinds = []ListKind{ListItems, ListScored, ListTopics, ListSince, ListFrequent}
+
 // List is one finished top-K list.
 type List struct {
+	// Kind is what the list's items carry. Every writer sets it; a list stored before it
+	// existed has none, and KindOf infers it from the fields as readers did.
+	Kind   ListKind  `json:"kind,omitempty"`
 	Window string    `json:"window"`
 	Start  time.Time `json:"start,omitzero"` // calendar windows only
 	// Group and Score complete the list's key (Key): the group value (a region) of a list
@@ -357,6 +386,30 @@ type List struct {
 	Frequent bool `json:"frequent,omitempty"`
 }
 
+// KindOf returns l's kind: Kind, or when absent what the key and fields say (inferKind).
+func (l List) KindOf() ListKind {
+	if l.Kind != "" {
+		return l.Kind
+	}
+	return l.inferKind()
+}
+
+// inferKind is the kind the key and fields say: a topics key, a half-life, the frequent mark,
+// a time boundary, else views.
+func (l List) inferKind() ListKind {
+	switch {
+	case l.Key().IsTopics():
+		return ListTopics
+	case l.HalfLifeSeconds != 0:
+		return ListScored
+	case l.Frequent:
+		return ListFrequent
+	case !l.Boundary.IsZero():
+		return ListSince
+	}
+	return ListItems
+}
+
 // DecayedViews is a decayed list's Views for a score: the score rounded to whole views.
 func DecayedViews(score float64) uint64 {
 	if !(score > 0) {
@@ -404,6 +457,14 @@ func (l List) Validate() error {
 	}
 	if err := l.validateStatus(); err != nil {
 		return err
+	}
+	switch inferred := l.inferKind(); {
+	case l.Kind != "" && !slices.Contains(ListKinds, l.Kind):
+		return fmt.Errorf("%w: list %s: kind %q: want one of %v", ErrInvalid, k, l.Kind, ListKinds)
+	case l.Kind != "" && l.Kind != inferred:
+		return fmt.Errorf("%w: list %s: kind %s, but its key and fields are those of a %s list", ErrInvalid, k, l.Kind, inferred)
+	case l.Frequent && !l.Boundary.IsZero():
+		return fmt.Errorf("%w: frequent list %s has a time boundary: only an all-time list split at B has one", ErrInvalid, k)
 	}
 	decayed := l.HalfLifeSeconds != 0
 	switch {

@@ -2,8 +2,7 @@ package api
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
 	"trending/model"
 
@@ -16,53 +15,28 @@ import (
 // ArrowMediaType is the media type of an Arrow IPC stream, which analysts ask for with Accept.
 const ArrowMediaType = "application/vnd.apache.arrow.stream"
 
-// encodeArrow writes the first n items of l as an Arrow IPC stream of one record batch: columns
-// rank (int32), item_id (utf8), title (utf8), views (uint64), exact (bool) and thumbnail_url
-// (utf8, empty when unknown; after them, so readers of the first five by position still work),
-// and on a decayed list score (float64, what it ranks by), on a frequent list views_upper
-// (uint64, the item's proven most views; last). The
-// list-level fields go into the schema metadata as strings under the JSON field names (times in RFC 3339,
-// stale_partitions comma-separated), so one stream carries everything the JSON body does
-// except age_seconds, which would make the stream differ from second to second.
+// encodeArrow writes the first n items of l as an Arrow IPC stream of one record batch: a
+// column per item field the list's kind carries in Arrow (itemFields, in their column order:
+// rank int32, item_id, title, views uint64, exact bool, thumbnail_url (empty when unknown), and
+// on a decayed list score float64, on a frequent list views_upper uint64). The list-level
+// fields go into the schema metadata as strings under the JSON field names (listFields), so
+// one stream carries everything the JSON body does except the objects (baseline,
+// reconciliation) and age_seconds, which would make the stream differ from second to second.
 func encodeArrow(l model.List, n int) ([]byte, error) {
 	md := arrowMetadata(l)
-	fields := []arrow.Field{
-		{Name: "rank", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "item_id", Type: arrow.BinaryTypes.String},
-		{Name: "title", Type: arrow.BinaryTypes.String},
-		{Name: "views", Type: arrow.PrimitiveTypes.Uint64},
-		{Name: "exact", Type: arrow.FixedWidthTypes.Boolean},
-		{Name: "thumbnail_url", Type: arrow.BinaryTypes.String},
-	}
-	decayed := l.HalfLifeSeconds != 0
-	if decayed {
-		fields = append(fields, arrow.Field{Name: "score", Type: arrow.PrimitiveTypes.Float64})
-	}
-	if l.Frequent {
-		fields = append(fields, arrow.Field{Name: "views_upper", Type: arrow.PrimitiveTypes.Uint64})
+	cols := arrowItemFields(l.KindOf())
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = arrow.Field{Name: c.name, Type: c.typ}
 	}
 	schema := arrow.NewSchema(fields, &md)
 
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
-	rank := b.Field(0).(*array.Int32Builder)
-	id := b.Field(1).(*array.StringBuilder)
-	title := b.Field(2).(*array.StringBuilder)
-	views := b.Field(3).(*array.Uint64Builder)
-	exact := b.Field(4).(*array.BooleanBuilder)
-	thumb := b.Field(5).(*array.StringBuilder)
-	for _, it := range l.Items[:n] {
-		rank.Append(int32(it.Rank))
-		id.Append(it.ItemID)
-		title.Append(it.Title)
-		views.Append(it.Views)
-		exact.Append(it.Exact)
-		thumb.Append(it.Thumbnail)
-		if decayed {
-			b.Field(6).(*array.Float64Builder).Append(it.DecayedScore)
-		}
-		if l.Frequent {
-			b.Field(len(fields) - 1).(*array.Uint64Builder).Append(it.ViewsUpper)
+	for i, c := range cols {
+		ab := b.Field(i)
+		for j := range l.Items[:n] {
+			c.appendArrow(ab, &l.Items[j])
 		}
 	}
 	rec := b.NewRecordBatch()
@@ -79,48 +53,20 @@ func encodeArrow(l model.List, n int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// arrowMetadata is the list-level fields l carries in Arrow (listFields' md), in their order.
 func arrowMetadata(l model.List) arrow.Metadata {
-	window, region := listNames(l)
-	keys := []string{"window", "as_of", "version", "source", "status", "exact", "dropped_late", "partial", "computed_at"}
-	vals := []string{window, rfc3339(l.AsOf), strconv.FormatInt(l.Version, 10), string(l.Source), string(l.Status),
-		strconv.FormatBool(l.Exact), strconv.FormatUint(l.DroppedLate, 10), strconv.FormatBool(l.Incomplete), rfc3339(l.ComputedAt)}
-	add := func(k, v string) { keys, vals = append(keys, k), append(vals, v) }
-	if region != "" {
-		add("region", region)
-	}
-	if !l.Start.IsZero() {
-		add("start", rfc3339(l.Start))
-		add("end", rfc3339(l.End))
-	}
-	if !l.WindowStart.IsZero() {
-		add("window_start", rfc3339(l.WindowStart))
-	}
-	if !l.WindowEnd.IsZero() {
-		add("window_end", rfc3339(l.WindowEnd))
-	}
-	if len(l.StalePartitions) > 0 {
-		parts := make([]string, len(l.StalePartitions))
-		for i, p := range l.StalePartitions {
-			parts[i] = strconv.Itoa(p)
+	fields, values := listValues(&l)
+	order := make([]int, 0, len(fields))
+	for i, f := range fields {
+		if f.md > 0 {
+			order = append(order, i)
 		}
-		add("stale_partitions", strings.Join(parts, ","))
 	}
-	if l.ErrorBound != nil {
-		add("error_bound.max_overcount", strconv.FormatFloat(l.ErrorBound.MaxOvercount, 'g', -1, 64))
-		add("error_bound.probability", strconv.FormatFloat(l.ErrorBound.Probability, 'g', -1, 64))
-	}
-	if !l.Boundary.IsZero() {
-		add("boundary", rfc3339(l.Boundary))
-	}
-	if l.Cutoff > 0 {
-		add("cutoff", strconv.FormatUint(l.Cutoff, 10))
-	}
-	if l.HalfLifeSeconds != 0 {
-		add("half_life_seconds", strconv.FormatInt(l.HalfLifeSeconds, 10))
-	}
-	if l.Frequent {
-		add("frequent", "true")
-		add("guarantee", guarantee(l))
+	slices.SortFunc(order, func(a, b int) int { return fields[a].md - fields[b].md })
+	keys := make([]string, 0, len(order)+1)
+	vals := make([]string, 0, len(order)+1)
+	for _, i := range order {
+		keys, vals = appendListMetadata(keys, vals, fields[i].name, values[i])
 	}
 	return arrow.NewMetadata(keys, vals)
 }

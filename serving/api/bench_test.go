@@ -252,3 +252,36 @@ func BenchmarkStreamFanout(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEncodeList is what loading one version of a list costs: pre-encoding its JSON
+// parts (newEntry, from the field tables) and its Arrow stream, for a list of 1,000 items of
+// views and a decayed one.
+func BenchmarkEncodeList(b *testing.B) {
+	views := storetest.MakeList("hour", time.Time{}, 1, model.SourceSpeed, 1000, 1000)
+	decayed := views
+	decayed.Window, decayed.HalfLifeSeconds, decayed.Items = "now", 3600, slices.Clone(views.Items)
+	for i := range views.Items {
+		views.Items[i].Title = fmt.Sprintf("A typical video title, number %d", i)
+		decayed.Items[i].DecayedScore = float64(decayed.Items[i].Views) + 0.25
+		decayed.Items[i].Views = model.DecayedViews(decayed.Items[i].DecayedScore)
+	}
+	for _, c := range []struct {
+		name string
+		l    model.List
+	}{{"views", views}, {"decayed", decayed}} {
+		b.Run(c.name+"/json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				newEntry(c.l, HardMaxLimit)
+			}
+		})
+		b.Run(c.name+"/arrow", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := encodeArrow(c.l, len(c.l.Items)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

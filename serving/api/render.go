@@ -61,63 +61,40 @@ func newEntry(l model.List, maxItems int) *entry {
 	}
 	e := &entry{list: l, tag: listTag(l), superseded: make(chan struct{})}
 
-	window, region := listNames(l)
-	a := struct {
-		Window      string    `json:"window"`
-		Region      string    `json:"region,omitempty"`
-		Start       time.Time `json:"start,omitzero"`
-		End         time.Time `json:"end,omitzero"`
-		WindowStart time.Time `json:"window_start,omitzero"`
-		WindowEnd   time.Time `json:"window_end,omitzero"`
-		AsOf        time.Time `json:"as_of"`
-	}{window, region, l.Start, l.End, l.WindowStart, l.WindowEnd, l.AsOf}
-	b := struct {
-		Version         int64                 `json:"version"`
-		Source          model.Source          `json:"source"`
-		Status          model.Status          `json:"status"`
-		Exact           bool                  `json:"exact"`
-		DroppedLate     uint64                `json:"dropped_late"`
-		Incomplete      bool                  `json:"partial"`
-		StalePartitions []int                 `json:"stale_partitions,omitempty"`
-		ErrorBound      *model.Bound          `json:"error_bound,omitempty"`
-		Baseline        *model.Baseline       `json:"baseline,omitempty"`
-		ComputedAt      time.Time             `json:"computed_at"`
-		Reconciliation  *model.Reconciliation `json:"reconciliation,omitempty"`
-		Boundary        time.Time             `json:"boundary,omitzero"`
-		Cutoff          uint64                `json:"cutoff,omitempty"`
-		HalfLifeSeconds int64                 `json:"half_life_seconds,omitempty"`
-		Frequent        bool                  `json:"frequent,omitempty"`
-		Guarantee       string                `json:"guarantee,omitempty"`
-	}{l.Version, l.Source, l.Status, l.Exact, l.DroppedLate, l.Incomplete, l.StalePartitions, l.ErrorBound, l.Baseline, l.ComputedAt, l.Reconciliation, l.Boundary, l.Cutoff, l.HalfLifeSeconds,
-		l.Frequent, guarantee(l)}
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	if errA != nil || errB != nil {
-		// Only NaN or Inf in the error bound can fail; the store's writers never produce them.
-		panic(fmt.Sprintf("BUG: encode list %s: %v %v", l.Key(), errA, errB))
+	// The list's fields before age_seconds make headA, those after it headB (listFields).
+	fields, values := listValues(&l)
+	head := []byte{'{'}
+	for i, f := range fields {
+		if i > 0 {
+			head = append(head, ',')
+		}
+		head = append(head, '"')
+		head = append(head, f.name...)
+		head = append(head, '"', ':')
+		if f.name == ageField {
+			e.headA, head = head, []byte{}
+			continue
+		}
+		v, err := json.Marshal(values[i])
+		if err != nil {
+			// Only NaN or Inf in the error bound can fail; the store's writers never produce them.
+			panic(fmt.Sprintf("BUG: encode list %s: %s: %v", l.Key(), f.name, err))
+		}
+		head = append(head, v...)
 	}
-	e.headA = append(ja[:len(ja)-1], `,"age_seconds":`...)
-	e.headB = append(append([]byte{','}, jb[1:len(jb)-1]...), `,"items":[`...)
+	e.headB = append(head, `,"items":[`...)
 
 	e.ends = make([]int, len(l.Items))
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	for i, it := range l.Items {
+	k := l.KindOf()
+	var buf []byte
+	for i := range l.Items {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
-		ir := ItemResponse{Rank: it.Rank, ItemID: it.ItemID, Title: it.Title, ThumbnailURL: it.Thumbnail, Views: it.Views, Exact: it.Exact, ViewsUpper: it.ViewsUpper, Score: it.DecayedScore}
-		if t := it.Topic; t != nil {
-			ir.Score, ir.Expected, ir.NewShare, ir.NoHistory, ir.Review = t.Score, t.Expected, t.NewShare, t.NoHistory, t.Review
-		}
-		if err := enc.Encode(ir); err != nil {
-			panic("BUG: encode item: " + err.Error())
-		}
-		buf.Truncate(buf.Len() - 1) // Encode's newline
-		e.ends[i] = buf.Len()
+		buf = appendItemJSON(buf, &l.Items[i], k)
+		e.ends[i] = len(buf)
 	}
-	e.items = bytes.Clone(buf.Bytes())
+	e.items = bytes.Clone(buf) // exact size: the entry is cached
 	return e
 }
 
@@ -237,7 +214,7 @@ func (e *entry) approxBytes() int {
 // guarantee is a frequent list's Guarantee, "" on other lists. An incomplete list (a partition
 // stale or missing) proves nothing about the items of the partitions it lacks.
 func guarantee(l model.List) string {
-	if !l.Frequent {
+	if l.KindOf() != model.ListFrequent {
 		return ""
 	}
 	g := Guarantee(l.Cutoff)

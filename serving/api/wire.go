@@ -7,8 +7,9 @@ import (
 )
 
 // ListResponse is the JSON body of GET /v1/trending (schemas/openapi.yaml, TrendingList). The
-// server writes it from pre-encoded parts (render.go); this type documents the field order and
-// lets clients and tests decode it.
+// server writes it from pre-encoded parts rendered from the field tables (fields.go, render.go);
+// this type has the same fields in the same order (TestFieldTablesMatchWire) and lets clients
+// and tests decode it.
 type ListResponse struct {
 	Window string `json:"window"`
 	// Region is the region a list per region is of (region=eu; model.List's Group of the group
@@ -56,8 +57,8 @@ func Guarantee(cutoff uint64) string {
 	return fmt.Sprintf("no item with more than %d views is missing", cutoff)
 }
 
-// ItemResponse is one ranked item. Title is always present (empty when unknown) so clients
-// need not special-case it.
+// ItemResponse is one ranked item as clients decode it: itemFields (fields.go) as a Go type.
+// Title is always present (empty when unknown) so clients need not special-case it.
 type ItemResponse struct {
 	Rank   int    `json:"rank"`
 	ItemID string `json:"item_id"`

@@ -197,7 +197,7 @@ func (m *Merger) buildHybrid(base *model.List) (model.List, []int, bool) {
 	if n := len(items); unseen > 0 && (n < m.cfg.K || items[n-1].Views <= unseen) {
 		exact = false
 	}
-	l := model.List{Window: allKey.Window, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: asOf.UTC(),
+	l := model.List{Kind: model.ListSince, Window: allKey.Window, Source: model.SourceSpeed, Status: model.StatusLive, Version: newest, AsOf: asOf.UTC(),
 		Exact: exact, Items: items, Boundary: base.Boundary, Cutoff: most}
 	if len(stale) > 0 {
 		l.Incomplete, l.StalePartitions = true, stale

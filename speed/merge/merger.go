@@ -376,7 +376,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	// The speed layer's counts are never claimed exact: events later than the allowed
 	// lateness are missing from them (and sketch counts are estimates). A calendar window is
 	// provisional once every partition has sent its final list, live before.
-	l := model.List{Source: model.SourceSpeed, Status: model.StatusLive, Version: g.newest, AsOf: time.UnixMilli(g.asOf).UTC(),
+	l := model.List{Kind: model.ListItems, Source: model.SourceSpeed, Status: model.StatusLive, Version: g.newest, AsOf: time.UnixMilli(g.asOf).UTC(),
 		End: g.end, WindowStart: g.windowStart}
 	l.SetKey(k)
 	if !k.Live() {
@@ -394,14 +394,14 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	removed := m.removed()
 	switch g.kind {
 	case model.PartialTopics:
-		l.ErrorBound, l.Baseline = g.bound, g.baseline
+		l.Kind, l.ErrorBound, l.Baseline = model.ListTopics, g.bound, g.baseline
 		l.Items = mergeTopics(m.cfg.K, g.ins)
 		return l, g.stale, true
 	case model.PartialScored:
 		hl := g.halfLife
 		merged, salted := mergeDecayed(removed.Want(m.cfg.K), g.ins, l.AsOf, hl)
 		merged = moderation.Top(merged, removed, m.cfg.K, func(e topk.Scored) string { return e.Item })
-		l.HalfLifeSeconds = hl
+		l.Kind, l.HalfLifeSeconds = model.ListScored, hl
 		l.Items = decayedItems(merged)
 		names := make([]string, len(merged))
 		for i, e := range merged {
@@ -417,7 +417,7 @@ func (m *Merger) build(k model.Key) (model.List, []int, bool) {
 	if isFrequent(g.ins) {
 		fm, _ := mergeFrequent(removed.Want(m.cfg.K), g.ins)
 		fm = moderateFrequent(fm, removed, m.cfg.K)
-		l.Frequent, l.Cutoff, l.Items = true, fm.Cutoff, frequentItems(fm)
+		l.Kind, l.Frequent, l.Cutoff, l.Items = model.ListFrequent, true, fm.Cutoff, frequentItems(fm)
 		return l, g.stale, true
 	}
 	merged, salted := mergeCounts(removed.Want(m.cfg.K), g.ins)

@@ -112,7 +112,7 @@ func list(window string, start, end, asOf time.Time, src model.Source, sketch bo
 	if exact {
 		version = asOf.Add(2 * time.Hour).UnixMilli()
 	}
-	l := model.List{Window: window, Start: start, End: end, AsOf: asOf, Version: version, Source: src, Exact: exact,
+	l := model.List{Kind: model.ListItems, Window: window, Start: start, End: end, AsOf: asOf, Version: version, Source: src, Exact: exact,
 		Status: model.StatusLive, ComputedAt: asOf.Add(5 * time.Second)}
 	switch {
 	case exact:

@@ -554,11 +554,12 @@ func starts(ls []model.List) []string {
 }
 
 // testDecayedList: a decayed list (half-life, each item's score beside its views) comes back
-// as written, scores bit for bit; a decayed list the batch claims is refused.
+// as written, scores bit for bit, with its kind; a decayed list the batch claims, or one that
+// says it is of another kind, is refused.
 func testDecayedList(t *testing.T, ctx context.Context, open func(t *testing.T) store.Store) {
 	s := open(t)
 	want := MakeList("now", time.Time{}, 5, model.SourceSpeed, 0, 0)
-	want.HalfLifeSeconds = 3600
+	want.Kind, want.HalfLifeSeconds = model.ListScored, 3600
 	for i, sc := range []float64{1233.5000000000002, 86.625, 0.1 + 0.2, 1e-3} {
 		want.Items = append(want.Items, model.Item{Rank: i + 1, ItemID: fmt.Sprintf("V%d", i), Views: model.DecayedViews(sc), DecayedScore: sc})
 	}
@@ -569,8 +570,13 @@ func testDecayedList(t *testing.T, ctx context.Context, open func(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.Items, want.Items) || got.HalfLifeSeconds != 3600 {
+	if !reflect.DeepEqual(got.Items, want.Items) || got.HalfLifeSeconds != 3600 || got.Kind != model.ListScored {
 		t.Fatalf("decayed list:\n got %+v\nwant %+v", got, want)
+	}
+	mislabelled := want
+	mislabelled.Version, mislabelled.Kind = 6, model.ListItems
+	if err := s.Put(ctx, mislabelled); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a decayed list of kind items: %v, want ErrInvalid", err)
 	}
 	bad := want
 	bad.Version, bad.Source, bad.Status, bad.Exact = 6, model.SourceBatch, model.StatusExact, true
