@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -340,7 +339,7 @@ already generated (whole seconds), closes the writer and writes the truth.`,
 
 // newLoadWriter is the load generator's writer, loadgen's and up's: a second's events go out
 // in one call, so it fills produce requests.
-func newLoadWriter(kc *eventlog.Client, topic string) *kafka.Writer {
+func newLoadWriter(kc *eventlog.Client, topic string) *eventlog.Writer {
 	w := kc.NewWriter(topic)
 	w.BatchSize = 1000
 	return w

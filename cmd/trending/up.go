@@ -15,7 +15,6 @@ import (
 	"trending/internal/topicstore"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/segmentio/kafka-go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -628,7 +627,7 @@ func loadHealth(log *slog.Logger, reg prometheus.Registerer) (*eventlog.Health, 
 // runLoad runs up's load generator, rc (loadConfig): the backfill at rc's --speedup, then real
 // time from where it ended. Each phase has its own seed, so the stream continues rather than
 // repeats.
-func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *kafka.Writer, rc loadgen.RunConfig, backfill time.Duration) error {
+func runLoad(ctx context.Context, log *slog.Logger, out *logWriter, w *eventlog.Writer, rc loadgen.RunConfig, backfill time.Duration) error {
 	now := time.Now().UTC().Truncate(time.Second)
 	rc.Stream.Seed = uint64(now.Unix())
 	if backfill > 0 {

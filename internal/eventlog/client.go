@@ -71,7 +71,9 @@ func (c *Client) Security() Security { return c.security }
 func (c *Client) Dialer() *kafka.Dialer { return c.dialer }
 
 // Transport returns a new transport with the client's TLS and SASL and a metadata cache of
-// its own (see NewWriter for why each writer needs its own).
+// its own (see NewWriter for why each writer needs its own). The caller closes it
+// (CloseIdleConnections) when done: until then it keeps a connection and a metadata
+// refresh goroutine per broker it reached.
 func (c *Client) Transport() *kafka.Transport {
 	return &kafka.Transport{MetadataTTL: 10 * time.Second, TLS: c.tls, SASL: c.sasl}
 }
@@ -104,7 +106,7 @@ func (c *Client) Dial(ctx context.Context) (*kafka.Conn, error) {
 }
 
 // NewWriter returns a writer for topic through this client (see the package's NewWriter).
-func (c *Client) NewWriter(topic string) *kafka.Writer {
+func (c *Client) NewWriter(topic string) *Writer {
 	return newWriter(c, topic)
 }
 

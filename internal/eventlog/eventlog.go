@@ -317,18 +317,41 @@ func (e *Embedded) Close() {
 // a 5 ms batch timeout (kafka-go's 1 s default would add a second to every synchronous
 // write), and a transport of its own: kafka-go's shared default transport caches topic
 // metadata, so a writer for a topic created after that cache was filled fails with
-// UnknownTopicOrPartition until it refreshes. topic may be empty when every message names
-// its own. It is Plain(brokers...).NewWriter; a secured writer comes from Client.NewWriter.
-func NewWriter(brokers []string, topic string) *kafka.Writer {
+// UnknownTopicOrPartition until it refreshes. A writer of one topic asks the cluster for that
+// topic's metadata only, not every topic's. topic may be empty when every message names its
+// own. It is Plain(brokers...).NewWriter; a secured writer comes from Client.NewWriter.
+func NewWriter(brokers []string, topic string) *Writer {
 	return newWriter(Plain(brokers...), topic)
 }
 
-func newWriter(c *Client, topic string) *kafka.Writer {
-	return &kafka.Writer{
+func newWriter(c *Client, topic string) *Writer {
+	tr := c.Transport()
+	if topic != "" {
+		tr.MetadataTopics = []string{topic}
+	}
+	return &Writer{&kafka.Writer{
 		Addr: kafka.TCP(c.brokers...), Topic: topic, Balancer: &kafka.Hash{},
 		BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll,
-		Transport: c.Transport(),
+		Transport: tr,
+	}}
+}
+
+// Writer is a kafka-go writer that owns its transport: Close closes both. kafka-go's
+// Writer.Close leaves the Transport set on it open, and an open transport keeps, per broker
+// it reached, a connection and a goroutine that reads the cluster's metadata every
+// MetadataTTL for good (a process that opened a writer a minute held thousands of them).
+type Writer struct {
+	*kafka.Writer
+}
+
+// Close flushes and closes the writer, then its transport's connections and metadata
+// refresh.
+func (w *Writer) Close() error {
+	err := w.Writer.Close()
+	if tr, ok := w.Writer.Transport.(*kafka.Transport); ok {
+		tr.CloseIdleConnections()
 	}
+	return err
 }
 
 // SourceHeader names the partition of the input topic a message is about (in decimal): a
@@ -396,7 +419,13 @@ func TopicOffsets(ctx context.Context, brokers []string, topic string) ([]Offset
 }
 
 func topicOffsets(ctx context.Context, kc *Client, topic string) ([]Offsets, error) {
-	c := &kafka.Client{Addr: kafka.TCP(kc.brokers...), Transport: kc.Transport(), Timeout: 10 * time.Second}
+	// A transport of the one topic's metadata, closed when done: an open one keeps a
+	// connection and a metadata refresh running for good, and the archive asks every few
+	// seconds.
+	tr := kc.Transport()
+	tr.MetadataTopics = []string{topic}
+	defer tr.CloseIdleConnections()
+	c := &kafka.Client{Addr: kafka.TCP(kc.brokers...), Transport: tr, Timeout: 10 * time.Second}
 	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
 		return nil, fmt.Errorf("read Kafka metadata of %s: %w", topic, err)

@@ -101,7 +101,9 @@ func shared(t *testing.T, kc *eventlog.Client, topic string) {
 	if got := setC.Entries(time.Now()); len(got) != 1 || got[0] != (salt.Entry{Item: "premiere", Ways: 8, Until: until, By: "a"}) {
 		t.Fatalf("a late producer's set when ready: %v", got)
 	}
-	res, err := (&kafka.Client{Addr: kafka.TCP(kc.Brokers()...), Transport: kc.Transport()}).DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
+	tr := kc.Transport()
+	defer tr.CloseIdleConnections()
+	res, err := (&kafka.Client{Addr: kafka.TCP(kc.Brokers()...), Transport: tr}).DescribeConfigs(ctx, &kafka.DescribeConfigsRequest{
 		Resources: []kafka.DescribeConfigRequestResource{{ResourceType: kafka.ResourceTypeTopic, ResourceName: topic, ConfigNames: []string{"cleanup.policy"}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 )
 
 // Environment variables that `make test` sets.
@@ -106,9 +108,43 @@ var seq atomic.Int64
 
 // Name returns a name unique to this test run, safe for topics, buckets and tables:
 // lowercase letters, digits and dashes (use Underscored for SQL identifiers).
+//
+// With the real Kafka set (EnvKafka), the topics named by it or after it (name.dlq,
+// name.partials, ...) are deleted when the test ends, after its cleanups registered later (a
+// pipeline it started): the shared broker does not gather a run's thousands of topics, whose
+// metadata every client reads.
 func Name(t testing.TB, prefix string) string {
-	n := fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1e10, seq.Add(1))
-	return strings.ToLower(n)
+	n := strings.ToLower(fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1e10, seq.Add(1)))
+	if broker := os.Getenv(EnvKafka); broker != "" {
+		t.Cleanup(func() { deleteTopics(t, broker, n) })
+	}
+	return n
+}
+
+// deleteTopics deletes the topics on broker named name or name followed by a dot or dash.
+func deleteTopics(t testing.TB, broker, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &kafka.Client{Addr: kafka.TCP(broker), Transport: tr}
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{})
+	if err != nil {
+		t.Logf("itest: delete the topics named %s*: %v", name, err)
+		return
+	}
+	var topics []string
+	for _, tp := range meta.Topics {
+		if tp.Name == name || strings.HasPrefix(tp.Name, name+".") || strings.HasPrefix(tp.Name, name+"-") {
+			topics = append(topics, tp.Name)
+		}
+	}
+	if len(topics) == 0 {
+		return
+	}
+	if _, err := c.DeleteTopics(ctx, &kafka.DeleteTopicsRequest{Topics: topics}); err != nil {
+		t.Logf("itest: delete topics %v: %v", topics, err)
+	}
 }
 
 // Underscored is Name with dashes replaced, for SQL identifiers.

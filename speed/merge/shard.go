@@ -66,7 +66,7 @@ func (g *Shard) validate() []error {
 
 // ShardWriter returns an Emit that writes shard partials to topic through w (w's own topic
 // when it has one; one message per partial, keyed like a partition's).
-func ShardWriter(w *kafka.Writer, topic string) func(ctx context.Context, ps []model.Partial) error {
+func ShardWriter(w *eventlog.Writer, topic string) func(ctx context.Context, ps []model.Partial) error {
 	return func(ctx context.Context, ps []model.Partial) error {
 		msgs := make([]kafka.Message, 0, len(ps))
 		for _, p := range ps {

@@ -115,6 +115,7 @@ func hotItem(b *testing.B, hotRate int, dur time.Duration, ways int) {
 	wr := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: e.views, Balancer: &kafka.Hash{},
 		BatchSize: 5000, BatchBytes: 8 << 20, BatchTimeout: 2 * time.Millisecond, RequiredAcks: kafka.RequireOne,
 		Transport: eventlog.Plain(brokers...).Transport()}
+	defer wr.Transport.(*kafka.Transport).CloseIdleConnections()
 	defer wr.Close()
 	const producers, tick = 8, 20 * time.Millisecond
 	perTick := hotRate * int(tick) / int(time.Second) / producers

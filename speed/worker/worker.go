@@ -490,7 +490,7 @@ type partition struct {
 	// fenceAt is the offset of the newest checkpoint (restored or saved), which a DLQ flush
 	// commits first as its fence; -1 before any.
 	fenceAt int64
-	out     *kafka.Writer
+	out     *eventlog.Writer
 	gen     *kafka.Generation
 	dec     event.Decoder
 	clock   time.Time // the last wall-clock reading of the future guard (see future)
@@ -513,7 +513,7 @@ func served(wc window.WindowConfig) servingName {
 	return servingName{window: wc.Name, live: true}
 }
 
-func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *kafka.Writer, id int) error {
+func (w *Worker) runPartition(runCtx, gctx context.Context, gen *kafka.Generation, out *eventlog.Writer, id int) error {
 	c := w.cfg
 	rs, err := w.restore(gctx, id)
 	if err != nil {

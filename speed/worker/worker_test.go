@@ -42,7 +42,7 @@ type env struct {
 	st       store.Store
 	mu       sync.Mutex
 	events   []event.Event // every valid event produced
-	writer   *kafka.Writer
+	writer   *eventlog.Writer
 }
 
 func newEnv(t testing.TB, brokers []string, obj *objstore.Client, partitions int) *env {
