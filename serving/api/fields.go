@@ -61,8 +61,10 @@ type itemField struct {
 	// name is the JSON key and the Arrow column's name.
 	name string
 	itemValue
-	// omitEmpty: the JSON item leaves the field out when it is zero.
+	// omitEmpty: the JSON item leaves the field out when it is zero, except on the lists in
+	// keep (a topics item's score, which the spec requires).
 	omitEmpty bool
+	keep      kindSet
 	// json is the lists whose JSON items carry the field; arrow those whose Arrow stream has
 	// its column (none: the Arrow stream never has it).
 	json, arrow kindSet
@@ -85,7 +87,7 @@ var itemFields = []itemField{
 	{name: "views_upper", itemValue: uintValue(func(it *model.Item) uint64 { return it.ViewsUpper }), omitEmpty: true,
 		json: kinds(model.ListFrequent), arrow: kinds(model.ListFrequent), col: 7},
 	// What a decayed or a topics list ranks by.
-	{name: "score", itemValue: floatValue(itemScore), omitEmpty: true,
+	{name: "score", itemValue: floatValue(itemScore), omitEmpty: true, keep: kinds(model.ListTopics),
 		json: kinds(model.ListScored, model.ListTopics), arrow: kinds(model.ListScored), col: 6},
 	{name: "expected", itemValue: floatValue(func(it *model.Item) float64 { return topic(it).Expected }), omitEmpty: true, json: kinds(model.ListTopics)},
 	{name: "new_share", itemValue: floatValue(func(it *model.Item) float64 { return topic(it).NewShare }), omitEmpty: true, json: kinds(model.ListTopics)},
@@ -173,7 +175,7 @@ func appendItemJSON(b []byte, it *model.Item, k model.ListKind) []byte {
 		b = append(b, f.name...)
 		b = append(b, '"', ':')
 		var set bool
-		if b, set = f.appendJSON(b, it); !set && f.omitEmpty {
+		if b, set = f.appendJSON(b, it); !set && f.omitEmpty && f.keep&bit == 0 {
 			b = b[:mark]
 			continue
 		}

@@ -336,6 +336,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		{"/v1/reconciliation", 200},
 		{"/v1/topics", 200},
 		{"/v1/topics?region=eu&score=surge&limit=3", 200},
+		{"/v1/topics?region=eu&hour=2026-11-14T09:00:00Z", 200},
 		{"/v1/topics?region=mars", 400},
 		{"/v1/topics?region=jp", 404},
 		{"/v1/topics/stream?region=mars", 400},
@@ -444,3 +445,25 @@ func (v *validator) check(t *testing.T, target string, status int, body []byte) 
 
 func sorted(s []string) []string { s = slices.Clone(s); sort.Strings(s); return s }
 func sortedInts(s []int) []int   { s = slices.Clone(s); sort.Ints(s); return s }
+
+// TestOpenAPIGoldenBodies: every golden body (TestGoldenBodies: a list of each kind, the
+// batch's exact topics hour among them) is what the spec says its endpoint answers.
+func TestOpenAPIGoldenBodies(t *testing.T) {
+	s := loadSpec(t)
+	v := &validator{s: s, seen: map[*schema]map[string]bool{}}
+	files, err := filepath.Glob(filepath.Join("testdata", "golden", "*.json"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("golden bodies: %d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := "/v1/trending"
+		if strings.HasPrefix(filepath.Base(f), "topics") {
+			target = "/v1/topics"
+		}
+		v.check(t, target+"?golden="+filepath.Base(f), 200, body)
+	}
+}
