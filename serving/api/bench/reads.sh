@@ -17,6 +17,10 @@
 # up` serves the API itself, pinned to both cores (GOMAXPROCS 2), and the client runs on core 1:
 # the server then shares its cores with the pipeline.
 #
+# Each (connections, mix) is measured on two servers pinned to the same core, one after the
+# other: `trending serve` (the fast path, fastpath.go) and `trending serve --fast-path=false`
+# (net/http for every request), the baseline in the same run; the step up runs on the first.
+#
 # Each row: connections, target and achieved rate, p50/p99/p99.9/max latency, errors (and
 # statuses), the server's CPU per request (user + system from /proc/PID/stat), the load
 # average before and after. Goal: p99 < 50 ms at 20,000 requests/s and 1,024 connections.
@@ -90,7 +94,12 @@ if [ "$SPLIT" = 1 ]; then
   wait_ok "http://127.0.0.1:$UP_PORT/healthz" "$UP_PID" "$WORK/up.log"
   env $SERVE_ENV taskset -c "$SERVER_CPU" "$WORK/trending" serve --store "$STORE" --listen "127.0.0.1:$API_PORT" --log-level warn >"$WORK/serve.log" 2>&1 &
   API_PID=$!; PIDS+=("$API_PID")
-  SETUP="trending serve on core $SERVER_CPU (GOMAXPROCS 1), trending up --rate $RATE on core $CLIENT_CPU with the client; serving store ClickHouse $CH/$DB"
+  # The baseline in the same run: a second serve on the same core without the fast path
+  # (net/http serves every request), idle while the other is measured.
+  NET_PORT=$(free_port)
+  env $SERVE_ENV taskset -c "$SERVER_CPU" "$WORK/trending" serve --fast-path=false --store "$STORE" --listen "127.0.0.1:$NET_PORT" --log-level warn >"$WORK/serve-nethttp.log" 2>&1 &
+  NET_PID=$!; PIDS+=("$NET_PID")
+  SETUP="trending serve on core $SERVER_CPU (GOMAXPROCS 1; with the fast path, and a second one with --fast-path=false, idle while the other is measured), trending up --rate $RATE on core $CLIENT_CPU with the client; serving store ClickHouse $CH/$DB"
 else
   env $SERVE_ENV taskset -c "$SERVER_CPU,$CLIENT_CPU" "$WORK/trending" "${UP_ARGS[@]}" --listen "127.0.0.1:$API_PORT" >"$WORK/up.log" 2>&1 &
   API_PID=$!; PIDS+=("$API_PID"); UP_PID=$API_PID
@@ -103,6 +112,11 @@ for _ in $(seq 600); do
   sleep 0.2
 done
 curl -fsS "http://127.0.0.1:$API_PORT$PATH_Q" | grep -q '"item_id"' || { echo "reads.sh: no hour list after 2 minutes" >&2; tail -30 "$WORK"/*.log >&2; exit 1; }
+SERVERS=("fast path:$API_PORT:$API_PID")
+if [ -n "${NET_PID:-}" ]; then
+  wait_ok "http://127.0.0.1:$NET_PORT$PATH_Q" "$NET_PID" "$WORK/serve-nethttp.log"
+  SERVERS+=("net/http:$NET_PORT:$NET_PID")
+fi
 body=$(curl -fsS "http://127.0.0.1:$API_PORT$PATH_Q" | wc -c)
 gz=$(curl -fsS -H 'Accept-Encoding: gzip' "http://127.0.0.1:$API_PORT$PATH_Q" | wc -c)
 
@@ -112,29 +126,32 @@ counted() { curl -fsS "http://127.0.0.1:$UP_PORT/metrics" 2>/dev/null | awk '/^t
 
 printf '\nGET %s (%s bytes, %s gzipped), %s cores; %s\n' "$PATH_Q" "$body" "$gz" "$(nproc)" "$SETUP"
 printf 'open-loop client serving/api/bench/reads, %s per row after %s of warm-up; mix: plain = no gzip, gzip = Accept-Encoding: gzip, inm = gzip + If-None-Match (the last ETag seen on the connection)\n\n' "$DURATION" "$WARMUP"
-printf '| connections | mix | target/s | achieved/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | statuses | server CPU us/req | client CPU us/req | events counted/s | load before | load after |\n'
-printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
-row() { # CONNS RATE MIX; prints the row, returns 1 when p99 >= 50 ms or under 98% of the rate answered
-  local before after out e0 e1 t0 t1
+printf '| server | connections | mix | target/s | achieved/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | statuses | server CPU us/req | client CPU us/req | events counted/s | load before | load after |\n'
+printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
+row() { # SERVER CONNS RATE MIX; prints the row, returns 1 when p99 >= 50 ms or under 98% of the rate answered
+  local before after out e0 e1 t0 t1 name port pid
+  IFS=: read -r name port pid <<<"$1"; shift
   before=$(cut -d' ' -f1 /proc/loadavg)
   e0=$(counted); t0=$(date +%s.%N)
-  out=$(taskset -c "$CLIENT_CPU" "$WORK/reads" -addr "127.0.0.1:$API_PORT" -path "$PATH_Q" -conns "$1" -rate "$2" \
-    -duration "$DURATION" -warmup "$WARMUP" -mix "$3" -pid "$API_PID")
+  out=$(taskset -c "$CLIENT_CPU" "$WORK/reads" -addr "127.0.0.1:$port" -path "$PATH_Q" -conns "$1" -rate "$2" \
+    -duration "$DURATION" -warmup "$WARMUP" -mix "$3" -pid "$pid")
   e1=$(counted); t1=$(date +%s.%N)
   after=$(cut -d' ' -f1 /proc/loadavg)
   echo "$out" >>"$WORK/raw.txt"
-  awk -v mix="$3" -v before="$before" -v after="$after" -v ev="$(awk -v a="$e0" -v b="$e1" -v t0="$t0" -v t1="$t1" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.0f", (b - a) / (t1 - t0) }')" '{
+  awk -v server="$name" -v mix="$3" -v before="$before" -v after="$after" -v ev="$(awk -v a="$e0" -v b="$e1" -v t0="$t0" -v t1="$t1" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.0f", (b - a) / (t1 - t0) }')" '{
     for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", f["conns"], mix, f["target"], f["achieved"],
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", server, f["conns"], mix, f["target"], f["achieved"],
       f["p50"], f["p99"], f["p99.9"], f["max"], f["errors"] + f["unanswered"], f["statuses"], f["cpu_us_per_req"], f["client_cpu_us_per_req"], ev, before, after
     exit !(f["p99"] + 0 < 50 && f["achieved"] >= 0.98 * f["target"])
   }' <<<"$out"
 }
 for mix in $MIXES; do
-  for c in $CONNS; do row "$c" "$TARGET" "$mix" || true; done
+  for c in $CONNS; do
+    for srv in "${SERVERS[@]}"; do row "$srv" "$c" "$TARGET" "$mix" || true; done
+  done
 done
 # The step up: the largest rate at the largest connection count that still meets the goal.
 last=${CONNS##* }
-for r in $STEPS; do row "$last" "$r" "${MIXES%% *}" || break; done
+for r in $STEPS; do row "${SERVERS[0]}" "$last" "$r" "${MIXES%% *}" || break; done
 grep -i -E 'error|panic' "$WORK"/*.log | head -5 >&2 || true
-kill -0 "$API_PID" 2>/dev/null || { echo "reads.sh: the server died" >&2; exit 1; }
+for p in "$API_PID" ${NET_PID:-}; do kill -0 "$p" 2>/dev/null || { echo "reads.sh: a server died" >&2; exit 1; }; done
