@@ -17,6 +17,11 @@
 # up` serves the API itself, pinned to both cores (GOMAXPROCS 2), and the client runs on core 1:
 # the server then shares its cores with the pipeline.
 #
+# Every process runs in a session of its own (setsid), as separate services would: with the
+# kernel's autogroup scheduling (kernel.sched_autogroup_enabled=1) a session shares one CPU
+# weight, so a client started in the pipeline's session would get half of what the pipeline
+# leaves it on the shared core.
+#
 # Each (connections, mix) is measured on two servers pinned to the same core, one after the
 # other: `trending serve` (the fast path, fastpath.go) and `trending serve --fast-path=false`
 # (net/http for every request), the baseline in the same run; the step up runs on the first.
@@ -89,19 +94,19 @@ if [ "$SPLIT" = 1 ]; then
   STORE="clickhouse://$CH/$DB"
   DROP_DB=1
   "$WORK/trending" migrate --clickhouse "$STORE" >&2
-  taskset -c "$CLIENT_CPU" "$WORK/trending" "${UP_ARGS[@]}" --store "$STORE" --listen "127.0.0.1:$UP_PORT" >"$WORK/up.log" 2>&1 &
+  setsid taskset -c "$CLIENT_CPU" "$WORK/trending" "${UP_ARGS[@]}" --store "$STORE" --listen "127.0.0.1:$UP_PORT" >"$WORK/up.log" 2>&1 &
   UP_PID=$!; PIDS+=("$UP_PID")
   wait_ok "http://127.0.0.1:$UP_PORT/healthz" "$UP_PID" "$WORK/up.log"
-  env $SERVE_ENV taskset -c "$SERVER_CPU" "$WORK/trending" serve --store "$STORE" --listen "127.0.0.1:$API_PORT" --log-level warn >"$WORK/serve.log" 2>&1 &
+  env $SERVE_ENV setsid taskset -c "$SERVER_CPU" "$WORK/trending" serve --store "$STORE" --listen "127.0.0.1:$API_PORT" --log-level warn >"$WORK/serve.log" 2>&1 &
   API_PID=$!; PIDS+=("$API_PID")
   # The baseline in the same run: a second serve on the same core without the fast path
   # (net/http serves every request), idle while the other is measured.
   NET_PORT=$(free_port)
-  env $SERVE_ENV taskset -c "$SERVER_CPU" "$WORK/trending" serve --fast-path=false --store "$STORE" --listen "127.0.0.1:$NET_PORT" --log-level warn >"$WORK/serve-nethttp.log" 2>&1 &
+  env $SERVE_ENV setsid taskset -c "$SERVER_CPU" "$WORK/trending" serve --fast-path=false --store "$STORE" --listen "127.0.0.1:$NET_PORT" --log-level warn >"$WORK/serve-nethttp.log" 2>&1 &
   NET_PID=$!; PIDS+=("$NET_PID")
   SETUP="trending serve on core $SERVER_CPU (GOMAXPROCS 1; with the fast path, and a second one with --fast-path=false, idle while the other is measured), trending up --rate $RATE on core $CLIENT_CPU with the client; serving store ClickHouse $CH/$DB"
 else
-  env $SERVE_ENV taskset -c "$SERVER_CPU,$CLIENT_CPU" "$WORK/trending" "${UP_ARGS[@]}" --listen "127.0.0.1:$API_PORT" >"$WORK/up.log" 2>&1 &
+  env $SERVE_ENV setsid taskset -c "$SERVER_CPU,$CLIENT_CPU" "$WORK/trending" "${UP_ARGS[@]}" --listen "127.0.0.1:$API_PORT" >"$WORK/up.log" 2>&1 &
   API_PID=$!; PIDS+=("$API_PID"); UP_PID=$API_PID
   SETUP="trending up --rate $RATE serving the API itself on cores $SERVER_CPU,$CLIENT_CPU, the client on core $CLIENT_CPU"
 fi
@@ -133,7 +138,7 @@ row() { # SERVER CONNS RATE MIX; prints the row, returns 1 when p99 >= 50 ms or 
   IFS=: read -r name port pid <<<"$1"; shift
   before=$(cut -d' ' -f1 /proc/loadavg)
   e0=$(counted); t0=$(date +%s.%N)
-  out=$(taskset -c "$CLIENT_CPU" "$WORK/reads" -addr "127.0.0.1:$port" -path "$PATH_Q" -conns "$1" -rate "$2" \
+  out=$(setsid -w taskset -c "$CLIENT_CPU" "$WORK/reads" -addr "127.0.0.1:$port" -path "$PATH_Q" -conns "$1" -rate "$2" \
     -duration "$DURATION" -warmup "$WARMUP" -mix "$3" -pid "$pid")
   e1=$(counted); t1=$(date +%s.%N)
   after=$(cut -d' ' -f1 /proc/loadavg)
