@@ -154,6 +154,7 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 	measureFrom := start.Add(warm)
 	end := measureFrom.Add(dur)
 	var cpu0, self0 float64
+	var wait0, selfWait0 time.Duration
 	var n0 int64
 	cpuRead := false
 	interval := time.Duration(float64(time.Second) / rate)
@@ -162,6 +163,7 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 		now := time.Now()
 		if !cpuRead && !now.Before(measureFrom) {
 			cpu0, self0, n0, cpuRead = cpuSeconds(pid), cpuSeconds(os.Getpid()), answered.Load(), true
+			wait0, selfWait0 = runQueueWait(pid), runQueueWait(os.Getpid())
 		}
 		// Everything due by now goes out at its due time; then sleep a tick.
 		for sent < total {
@@ -179,6 +181,7 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 	// while, then count what is left as not sent.
 	time.Sleep(time.Until(end))
 	cpu1, self1, n1 := cpuSeconds(pid), cpuSeconds(os.Getpid()), answered.Load()
+	wait1, selfWait1 := runQueueWait(pid), runQueueWait(os.Getpid())
 	waitEnd := time.Now()
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -234,8 +237,9 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 	if len(lat) > 0 {
 		maxLat = ms(lat[len(lat)-1])
 	}
-	fmt.Printf("conns=%d target=%.0f achieved=%.0f sent=%d answered=%d p50=%s p99=%s p99.9=%s max=%s errors=%d unanswered=%d statuses=%s cpu_us_per_req=%s client_cpu_us_per_req=%s\n",
-		conns, rate, achieved, measured, len(lat), q(0.50), q(0.99), q(0.999), maxLat, errs, measured-len(lat), strings.Join(st, ","), cpuPer, selfPer)
+	fmt.Printf("conns=%d target=%.0f achieved=%.0f sent=%d answered=%d p50=%s p99=%s p99.9=%s max=%s errors=%d unanswered=%d statuses=%s cpu_us_per_req=%s client_cpu_us_per_req=%s server_wait_ms_per_s=%.0f client_wait_ms_per_s=%.0f\n",
+		conns, rate, achieved, measured, len(lat), q(0.50), q(0.99), q(0.999), maxLat, errs, measured-len(lat), strings.Join(st, ","), cpuPer, selfPer,
+		float64((wait1-wait0)/time.Millisecond)/dur.Seconds(), float64((selfWait1-selfWait0)/time.Millisecond)/dur.Seconds())
 	return nil
 }
 
@@ -331,6 +335,32 @@ func roundTrip(c net.Conn, br *bufio.Reader, req []byte) (status int, etag strin
 		return 0, "", err
 	}
 	return status, etag, nil
+}
+
+// runQueueWait is the time pid's threads spent runnable but waiting for a CPU
+// (/proc/PID/task/TID/schedstat's second field), summed: how much the machine's other work
+// held the process back.
+func runQueueWait(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			ns, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 // cpuSeconds is pid's user + system CPU time (0 when pid is 0 or gone).
