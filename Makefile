@@ -11,7 +11,7 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 TEST_TIMEOUT ?= 30m
 BENCH ?= .
 
-.PHONY: all build run test test-short bench bench-api bench-peers soak soak-split services-up services-down services-status lint fmt clean
+.PHONY: all build run test test-short bench bench-api bench-reads bench-peers soak soak-split services-up services-down services-status lint fmt clean
 
 all: build
 
@@ -52,6 +52,14 @@ bench:
 bench-api:
 	set -o pipefail; ROUNDS=3 serving/api/bench/run.sh 2>&1 | tee bench-api.out
 	$(GO) run ./internal/benchsum summary -summary bench-summary.md $$(ls bench.out 2>/dev/null) bench-api.out
+
+## bench-reads: reads under load while the pipeline runs (issue 33): `trending serve` pinned to
+## core 0, `trending up` (its load generator at RATE views/s) and an open-loop client on core 1,
+## at 64, 256 and 1,024 connections and 20,000 requests/s, then a step up; the serving store is a
+## database of its own on the local ClickHouse (make services-up), else up serves the API itself.
+## Markdown rows into bench-reads.out.
+bench-reads:
+	set -o pipefail; serving/api/bench/reads.sh 2>&1 | tee bench-reads.out
 
 ## bench-peers: Apache Flink's Window Top-N (HOP 1h/1m, heap state, parallelism = cores; fetched
 ## from Maven Central once) beside `trending speed` on one pre-filled Kafka topic of PEERS_EVENTS

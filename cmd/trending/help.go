@@ -27,7 +27,7 @@ var flagGroups = []struct {
 	{"Trending topics", []string{"topics", "blocklist", "queue"}},
 	{"Hot keys (salting)", []string{"salt-"}},
 	{"API", []string{"listen", "token", "ingest-token", "open-writes", "max-limit", "default-limit", "max-age", "cors-origins",
-		"read-", "write-timeout", "idle-timeout", "shutdown-timeout", "max-header-bytes", "max-streams", "stream-", "refresh",
+		"read-", "write-timeout", "idle-timeout", "shutdown-timeout", "max-header-bytes", "fast-path", "max-streams", "stream-", "refresh",
 		"full-refresh", "version-poll", "hot-span", "retain-", "serve-stale-for", "titles"}},
 }
 

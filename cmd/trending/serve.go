@@ -262,8 +262,9 @@ func (t tokenFlags) events() string {
 // apiFlags are the serving API's settings, the same flags in serve and up; config is the one
 // constructor of the API's configuration from them.
 type apiFlags struct {
-	fs  *pflag.FlagSet
-	cfg api.Config // the flags' values over api.DefaultConfig
+	fs       *pflag.FlagSet
+	cfg      api.Config // the flags' values over api.DefaultConfig
+	fastPath bool       // --fast-path; the config says NoFastPath
 }
 
 // addAPIFlags adds the API's flags (listen is --listen's default): the cache's refreshes, the
@@ -293,6 +294,7 @@ func addAPIFlags(f *pflag.FlagSet, listen string) *apiFlags {
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive connection stays open")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long to drain in-flight requests on shutdown")
 	f.IntVar(&cfg.MaxHeaderBytes, "max-header-bytes", cfg.MaxHeaderBytes, "largest request header block in bytes")
+	f.BoolVar(&af.fastPath, "fast-path", !cfg.NoFastPath, "serve the cached GETs (/v1/trending, /v1/topics, /v1/top-videos) without net/http's per-request machinery, the same responses at about two thirds of the CPU; false: net/http serves every request")
 	return af
 }
 
@@ -305,6 +307,7 @@ func (f *apiFlags) config(k int, ws windowset.Set, tcfg *topics.Config, a *app) 
 		return api.Config{}, usagef("--k %d: use 1..%d", k, api.HardMaxLimit)
 	}
 	cfg, d := f.cfg, api.DefaultConfigForK(k)
+	cfg.NoFastPath = !f.fastPath
 	if !f.fs.Changed("max-limit") {
 		cfg.MaxLimit = d.MaxLimit
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -279,6 +280,69 @@ func BenchmarkEncodeList(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := encodeArrow(c.l, len(c.l.Items)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkTrendingConn is GET /v1/trending?window=hour&limit=100 over a real loopback
+// connection (Serve, keep-alive, one request at a time, the client a raw request and a
+// response read to its Content-Length), with the fast path (fastpath.go) and with net/http
+// alone in the same run: the ratio is the connection layer's saving. Its time includes the
+// client and both sides' system calls; the server's share is what `make bench-reads` reads
+// from /proc.
+func BenchmarkTrendingConn(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		off  bool
+		hdr  string
+	}{
+		{"fast-path", false, ""},
+		{"net-http", true, ""},
+		{"fast-path-gzip", false, "Accept-Encoding: gzip\r\n"},
+		{"net-http-gzip", true, "Accept-Encoding: gzip\r\n"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			f := newFixture(b, func(cfg *Config) { cfg.NoFastPath = c.off })
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- f.srv.Serve(ctx, ln) }()
+			defer func() { cancel(); <-done }()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			req := []byte("GET /v1/trending?window=hour&limit=100 HTTP/1.1\r\nHost: bench\r\n" + c.hdr + "\r\n")
+			br := bufio.NewReaderSize(conn, 64<<10)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := conn.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				length := -1
+				for {
+					line, err := br.ReadSlice('\n')
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(line) <= 2 {
+						break
+					}
+					if v, ok := bytes.CutPrefix(line, []byte("Content-Length: ")); ok {
+						length, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+					}
+				}
+				if length < 0 {
+					b.Fatal("no Content-Length")
+				}
+				if _, err := br.Discard(length); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -89,6 +89,9 @@ type Config struct {
 	// requests after its context ends).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout, ShutdownTimeout time.Duration
 	MaxHeaderBytes                                                             int
+	// NoFastPath turns off the fast path (fastpath.go): net/http then accepts and serves
+	// every connection. Default false: the cached GETs are served without net/http.
+	NoFastPath bool
 
 	// Registerer receives the API's metrics. Default nil: metrics are kept but not exported.
 	Registerer prometheus.Registerer

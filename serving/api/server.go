@@ -32,7 +32,10 @@
 // maximum: its video objects encoded once per list version, so k=1000 is one lookup and a
 // write, `BenchmarkTopVideos`); `demo/`: the demo lists and the placeholder thumbnails
 // `up` serves at `/demo/thumbnail` (never in `trending serve`); `windowsconfig.go`:
-// `/v1/windows/config`, the configured windows the dashboard builds its pickers from; a
+// `/v1/windows/config`, the configured windows the dashboard builds its pickers from;
+// `fastpath.go`: the cached GETs served on a connection without net/http's per-request
+// machinery (the same handler, about two thirds of the CPU), every other connection handed to
+// net/http (`--fast-path=false` turns it off); a
 // decayed list's items carry `score` beside `views`, the list `half_life_seconds`
 // (`render.go`, Arrow's `score` column)
 package api
@@ -296,17 +299,37 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { defer close(cacheDone); s.cache.Run(cacheCtx) }()
 	defer func() { stopCache(); <-cacheDone }()
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(coalescingListener{ln}) }()
-	s.log.Info("serving API listening", "addr", ln.Addr().String())
+	// The fast path (fastpath.go) accepts every connection and hands those it does not serve
+	// to net/http; with Config.NoFastPath net/http accepts them itself.
+	errc := make(chan error, 2)
+	var fast *fastServer
+	if s.cfg.NoFastPath {
+		go func() { errc <- srv.Serve(coalescingListener{ln}) }()
+	} else {
+		fast = s.fastServer(srv, ln.Addr())
+		go func() { errc <- srv.Serve(fast.handoff) }()
+		go func() {
+			if err := fast.acceptLoop(ln); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	s.log.Info("serving API listening", "addr", ln.Addr().String(), "fast_path", fast != nil)
 	select {
 	case err := <-errc:
+		ln.Close()
+		srv.Close()
 		return fmt.Errorf("serve http: %w", err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
-	err := srv.Shutdown(sctx)
+	var err error
+	if fast != nil {
+		ln.Close() // no new connections; net/http closes its handoff listener
+		err = fast.shutdown(sctx)
+	}
+	err = errors.Join(err, srv.Shutdown(sctx))
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
@@ -347,4 +370,9 @@ func (s *Server) HTTPServer() *http.Server {
 	var once sync.Once
 	srv.RegisterOnShutdown(func() { once.Do(func() { close(stop) }) })
 	return srv
+}
+
+// fastServer builds the fast path in front of srv, with srv's request context.
+func (s *Server) fastServer(srv *http.Server, addr net.Addr) *fastServer {
+	return &fastServer{s: s, handler: srv.Handler, ctx: srv.BaseContext(nil), handoff: newHandoffListener(addr), conns: map[*fastConn]struct{}{}}
 }
