@@ -223,3 +223,82 @@ func TestFastPathTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFastPathSameAsNetHTTP: any GET whose target and one extra header come from the fuzzer is
+// answered the same with the fast path and without it (status, headers, body), or both
+// answers are unreadable; a keep-alive request after it is answered the same too, so a request
+// the fast path misreads cannot shift the connection's framing.
+func FuzzFastPathSameAsNetHTTP(f *testing.F) {
+	for _, s := range [][3]string{
+		{"/v1/trending?window=hour&limit=3", "Accept-Encoding", "gzip"},
+		{"/v1/trending?window=hour", "If-None-Match", `"x"`},
+		{"/v1/topics?region=eu", "Accept", ArrowMediaType},
+		{"/v1/top-videos?window=1h&k=2", "Origin", "https://dash.example"},
+		{"/v1/trending?window=%zz", "Content-Length", "3"},
+		{"/v1/trending?window=hour", "Transfer-Encoding", "chunked"},
+		{"/v1/trending?window=hour", "X", "a\r\nHost: b"},
+		{"/v1/trending?window=hour&limit=2#frag", "Connection", "keep-alive"},
+		{"*", "Host", "y"},
+		{"/v1/trending?window=hour", "Content-Length", "-1"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	var fast, slow string
+	f.Fuzz(func(t *testing.T, target, name, value string) {
+		if fast == "" {
+			cors := func(c *Config) { c.CORSOrigins = []string{"https://dash.example"} }
+			fast = serveFixture(t, newFixture(t, cors))
+			slow = serveFixture(t, newFixture(t, func(c *Config) { cors(c); c.NoFastPath = true }))
+			t.Cleanup(func() { fast, slow = "", "" })
+		}
+		req := "GET " + target + " HTTP/1.1\r\nHost: api.example\r\n" + name + ": " + value + "\r\n\r\n"
+		next := "GET /v1/trending?window=hour&limit=1 HTTP/1.1\r\nHost: api.example\r\n\r\n"
+		want, werr := exchangeLoose(slow, req+next)
+		got, gerr := exchangeLoose(fast, req+next)
+		if (werr != nil) != (gerr != nil) || got != want {
+			t.Fatalf("%q:\nfast path (%v):\n%.1500s\nnet/http (%v):\n%.1500s", req, gerr, got, werr, want)
+		}
+	})
+}
+
+// exchangeLoose sends raw on one connection and reads up to two responses (status, headers
+// without Date, body), stopping at the first it cannot read; the error says whether none
+// could be.
+func exchangeLoose(addr, raw string) (string, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	// A request both servers wait on (a body that never comes) ends here, the same on both.
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := io.WriteString(c, raw); err != nil {
+		return "", err
+	}
+	br := bufio.NewReader(c)
+	var b strings.Builder
+	for i := range 2 {
+		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+		if err != nil {
+			if i == 0 {
+				return "", err
+			}
+			break
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return b.String(), err
+		}
+		resp.Header.Del("Date")
+		b.WriteString(resp.Status + "\n")
+		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
+			b.WriteString(k + ": " + strings.Join(resp.Header[k], ", ") + "\n")
+		}
+		b.Write(body)
+		b.WriteString("\n--\n")
+		if resp.Close {
+			break
+		}
+	}
+	return b.String(), nil
+}
