@@ -393,7 +393,11 @@ func (b *batchStats) run(ctx context.Context, bin string, args []string) {
 	}
 	if err != nil {
 		b.failures++
-		b.lastErr = fmt.Sprintf("%v: %.300s", err, out)
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr // Output keeps it when Stderr is unset: what the batch said
+		}
+		b.lastErr = fmt.Sprintf("%v: %.300s %.1500s", err, out, stderr)
 		return
 	}
 	if b.hours == nil {
