@@ -58,17 +58,7 @@ func exchange(t *testing.T, addr string, reqs ...string) []string {
 		if err != nil {
 			t.Fatalf("read the body of %q: %v", raw, err)
 		}
-		resp.Header.Del("Date")
-		var b strings.Builder
-		b.WriteString(resp.Status + "\n")
-		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
-			b.WriteString(k + ": " + strings.Join(resp.Header[k], ", ") + "\n")
-		}
-		if resp.ContentLength >= 0 {
-			b.WriteString("length " + strconv.FormatInt(resp.ContentLength, 10) + "\n")
-		}
-		b.Write(body)
-		out = append(out, b.String())
+		out = append(out, describe(resp, body))
 		if resp.Close {
 			break
 		}
@@ -289,16 +279,25 @@ func exchangeLoose(addr, raw string) (string, error) {
 		if err != nil {
 			return b.String(), err
 		}
-		resp.Header.Del("Date")
-		b.WriteString(resp.Status + "\n")
-		for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
-			b.WriteString(k + ": " + strings.Join(resp.Header[k], ", ") + "\n")
-		}
-		b.Write(body)
-		b.WriteString("\n--\n")
+		b.WriteString(describe(resp, body) + "\n--\n")
 		if resp.Close {
 			break
 		}
 	}
 	return b.String(), nil
+}
+
+// describe is a response as the tests compare it: status, headers but Date, length, body.
+func describe(resp *http.Response, body []byte) string {
+	resp.Header.Del("Date")
+	var b strings.Builder
+	b.WriteString(resp.Status + "\n")
+	for _, k := range slices.Sorted(maps.Keys(resp.Header)) {
+		b.WriteString(k + ": " + strings.Join(resp.Header[k], ", ") + "\n")
+	}
+	if resp.ContentLength >= 0 {
+		b.WriteString("length " + strconv.FormatInt(resp.ContentLength, 10) + "\n")
+	}
+	b.Write(body)
+	return b.String()
 }
