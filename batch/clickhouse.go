@@ -80,7 +80,8 @@ func sqlIdent(s string) bool {
 // ClickHouse is the production engine. A build loads raw rows into a staging table of its
 // own with columnar batch inserts (columns listed, as 18.16 requires), deduplicates them by
 // (kafka_partition, kafka_offset) in SQL (the archive reader already does; this is the
-// second guard, and it is cheap), aggregates into a staging copy of the rollup partition,
+// second guard: a ReplacingMergeTree read with FINAL, in memory that does not grow with the
+// events), aggregates into a staging copy of the rollup partition,
 // copies the partition's untouched windows across, and swaps the partition in with ALTER
 // TABLE ... REPLACE PARTITION: readers see the old partition or the new one.
 //
@@ -281,6 +282,13 @@ func (e *ClickHouse) dropOnShards(tables ...string) {
 // user_id is the event's account when the build caps (Built.Cap), else "".
 const rawColumns = `(kafka_partition Int32, kafka_offset Int64, item_id String, count UInt32, ts Int64, region String, user_id String)`
 
+// rawEngine is the engine of every raw staging table: rows of one (kafka_partition,
+// kafka_offset) are the same event, and reading the table with FINAL keeps one of them.
+// FINAL merges the sorted parts as a stream, so the guard's memory does not grow with the
+// hour's events; a GROUP BY kafka_partition, kafka_offset held a hash entry an event and
+// passed ClickHouse's per-query limit at 100M events (issue 33's soak).
+const rawEngine = ` ENGINE = ReplacingMergeTree() ORDER BY (kafka_partition, kafka_offset)`
+
 func dt(t time.Time) string { return "toDateTime(" + strconv.FormatInt(t.Unix(), 10) + ")" }
 
 func dtList(bs []Built) string {
@@ -304,7 +312,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 	raw, stage := e.tmpName("raw"), e.tmpName("hour")
 	defer e.dropOnShards(raw, stage)
 	if err := e.onShards(ctx, func(ctx context.Context, s shard) error {
-		if err := s.conn.Exec(ctx, "CREATE TABLE "+raw+" "+rawColumns+" ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)"); err != nil {
+		if err := s.conn.Exec(ctx, "CREATE TABLE "+raw+" "+rawColumns+rawEngine); err != nil {
 			return fmt.Errorf("create raw staging: %w", err)
 		}
 		if err := e.createStage(ctx, s, "rollup_hour", stage); err != nil {
@@ -339,7 +347,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 		// region's rows too.
 		q := "INSERT INTO " + stage + ` (hour, grp, item_id, views)
 		SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, arrayJoin(if(r = '', [''], ['', r])) AS g, i, sum(c)
-		FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r FROM ` + raw + ` GROUP BY kafka_partition, kafka_offset)
+		FROM (SELECT item_id AS i, count AS c, ts AS t, region AS r FROM ` + raw + ` FINAL)
 		GROUP BY h, g, i`
 		if n := hours[0].Cap; n > 0 {
 			// Per-account caps: each (hour, group, item, account) adds at most n views; an
@@ -349,7 +357,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 		SELECT h, g, i, sum(v) FROM (
 			SELECT h, g, i, u, if(u = '', sum(c), least(sum(c), ` + capN + `)) AS v FROM (
 				SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, arrayJoin(if(r = '', [''], ['', r])) AS g, i, u, toUInt64(c) AS c
-				FROM (SELECT any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r, any(user_id) AS u FROM ` + raw + ` GROUP BY kafka_partition, kafka_offset))
+				FROM (SELECT item_id AS i, count AS c, ts AS t, region AS r, user_id AS u FROM ` + raw + ` FINAL))
 			GROUP BY h, g, i, u)
 		GROUP BY h, g, i`
 		}
@@ -363,8 +371,7 @@ func (e *ClickHouse) BuildHours(ctx context.Context, src Archive, day time.Time,
 		if err := s.conn.Exec(ctx, "ALTER TABLE "+e.local("rollup_hour")+" REPLACE PARTITION "+ymd(day)+" FROM "+stage); err != nil {
 			return fmt.Errorf("swap in hours of %s: %w", day.Format(time.DateOnly), err)
 		}
-		rows, err := s.conn.Query(ctx, "SELECT toUInt32(toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC'))) AS h, count() FROM (SELECT any(ts) AS t FROM "+raw+
-			" GROUP BY kafka_partition, kafka_offset) GROUP BY h")
+		rows, err := s.conn.Query(ctx, "SELECT toUInt32(toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC'))) AS h, count() FROM (SELECT ts AS t FROM "+raw+" FINAL) GROUP BY h")
 		if err != nil {
 			return fmt.Errorf("count inputs: %w", err)
 		}
@@ -555,7 +562,7 @@ func (e *ClickHouse) appendChunk(b driver.Batch, c *archive.Columns, user []stri
 // CreateRawTable creates a raw staging table for Load (benchmarks use it directly).
 func (e *ClickHouse) CreateRawTable(ctx context.Context) (string, error) {
 	raw := e.tmpName("raw")
-	return raw, e.conn.Exec(ctx, "CREATE TABLE "+raw+" "+rawColumns+" ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)")
+	return raw, e.conn.Exec(ctx, "CREATE TABLE "+raw+" "+rawColumns+rawEngine)
 }
 
 // DropTable drops a staging table.

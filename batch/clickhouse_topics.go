@@ -17,7 +17,7 @@ import (
 
 // topicsRaw is the raw staging layout of a topics build: the rows after the blocklist, with
 // the account age already turned into is_new by the rules.
-const topicsRaw = topicsRawColumns + ` ENGINE = MergeTree() ORDER BY (kafka_partition, kafka_offset)`
+const topicsRaw = topicsRawColumns + rawEngine
 
 const topicsRawColumns = ` (kafka_partition Int32, kafka_offset Int64, ts Int64, region String, item_id String,
 	user_id String, is_new UInt8, count UInt32)`
@@ -28,8 +28,8 @@ const topicsRawColumns = ` (kafka_partition Int32, kafka_offset Int64, ts Int64,
 // i, w (tenths) and nw (1 when from a new account).
 func topicsCounted(raw string, slot time.Duration) string {
 	ms := strconv.FormatInt(slot.Milliseconds(), 10)
-	dedup := "SELECT kafka_partition AS p, kafka_offset AS o, any(item_id) AS i, any(count) AS c, any(ts) AS t, any(region) AS r," +
-		" any(user_id) AS u, any(is_new) AS n FROM " + raw + " GROUP BY kafka_partition, kafka_offset"
+	dedup := "SELECT kafka_partition AS p, kafka_offset AS o, item_id AS i, count AS c, ts AS t, region AS r," +
+		" user_id AS u, is_new AS n FROM " + raw + " FINAL"
 	return "SELECT toStartOfHour(toDateTime(intDiv(t, 1000), 'UTC')) AS h, r AS rg, i, toUInt64(if(n = 1, 3, 10) * greatest(c, 1)) AS w, n AS nw" +
 		" FROM (" + dedup + ") WHERE u = ''" +
 		" UNION ALL " +
