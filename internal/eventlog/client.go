@@ -110,6 +110,13 @@ func (c *Client) NewWriter(topic string) *Writer {
 	return newWriter(c, topic)
 }
 
+// NewTopicsWriter returns a writer whose messages each name one of topics (the speed
+// worker's partial lists and DLQ): its transport refreshes those topics' metadata only, not
+// every topic's on the cluster (NewWriter("") does, every 10 s, for good).
+func (c *Client) NewTopicsWriter(topics ...string) *Writer {
+	return newWriter(c, "", topics...)
+}
+
 // EnsureTopics creates every missing topic (see the package's EnsureTopics).
 func (c *Client) EnsureTopics(ctx context.Context, specs ...Spec) (map[string]int, error) {
 	return ensureTopics(ctx, c, specs...)

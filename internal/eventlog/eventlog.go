@@ -324,10 +324,15 @@ func NewWriter(brokers []string, topic string) *Writer {
 	return newWriter(Plain(brokers...), topic)
 }
 
-func newWriter(c *Client, topic string) *Writer {
+// newWriter returns a writer of topic, or with topic "" of the messages' own topics; a
+// transport that asks for the metadata of topic, or of every topic in names when names are
+// given, or else of every topic.
+func newWriter(c *Client, topic string, names ...string) *Writer {
 	tr := c.Transport()
 	if topic != "" {
 		tr.MetadataTopics = []string{topic}
+	} else if len(names) > 0 {
+		tr.MetadataTopics = slices.Clone(names)
 	}
 	return &Writer{&kafka.Writer{
 		Addr: kafka.TCP(c.brokers...), Topic: topic, Balancer: &kafka.Hash{},

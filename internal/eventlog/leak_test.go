@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -57,4 +58,28 @@ func TestNoTransportOutlivesItsUse(t *testing.T) {
 func pools() int {
 	buf := make([]byte, 4<<20)
 	return strings.Count(string(buf[:runtime.Stack(buf, true)]), "kafka-go.(*connPool).discover(")
+}
+
+// TestWritersAskForTheirTopicsOnly: a writer's transport refreshes the metadata of the
+// topics it writes, not of every topic on the cluster (the shared test broker held 1,521, about
+// 1 MB a refresh): one topic for NewWriter(topic), the named ones for NewTopicsWriter.
+func TestWritersAskForTheirTopicsOnly(t *testing.T) {
+	c := eventlog.Plain("127.0.0.1:1")
+	for _, tc := range []struct {
+		name string
+		w    *eventlog.Writer
+		want []string
+	}{
+		{"NewWriter(views)", c.NewWriter("views"), []string{"views"}},
+		{"NewTopicsWriter(partials, dlq)", c.NewTopicsWriter("partials", "dlq"), []string{"partials", "dlq"}},
+	} {
+		tr, ok := tc.w.Transport.(*kafka.Transport)
+		if !ok {
+			t.Fatalf("%s: transport %T", tc.name, tc.w.Transport)
+		}
+		if !slices.Equal(tr.MetadataTopics, tc.want) {
+			t.Errorf("%s: metadata of %q, want %q", tc.name, tr.MetadataTopics, tc.want)
+		}
+		tc.w.Close()
+	}
 }

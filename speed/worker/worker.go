@@ -378,7 +378,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := c.Objects.EnsureBucket(ctx); err != nil {
 		return fmt.Errorf("speed: %w", err)
 	}
-	out := c.Kafka.NewWriter("")
+	out := c.Kafka.NewTopicsWriter(c.PartialsTopic, c.DLQTopic)
 	out.Balancer = &eventlog.SourceBalancer{}
 	// Every partition publishes every window's top m x K about every second, mostly the same
 	// items with new counts: zstd takes the JSON to a fraction (BENCHMARKS.md).
