@@ -30,6 +30,14 @@
 # statuses), the server's and the client's CPU per request (user + system from /proc/PID/stat),
 # the time each waited runnable for a CPU per second (schedstat: whose delay it was), the
 # pipeline's events counted per second, the load average before and after.
+#
+# With ISOLATE=1 (the default) serve and the client run under the real-time policy SCHED_FIFO
+# (chrt -f 10): each takes its core whenever it is runnable, before any ordinary process (the
+# pipeline, ClickHouse, MinIO, builds), as a server on a core of its own would, and the client's
+# own waits for a CPU (which an open-loop client records as the server's latency) are gone. The
+# pipeline stays an ordinary process on the client's core. ISOLATE=0 measures both as ordinary
+# processes sharing their cores; without the right to use chrt (root or CAP_SYS_NICE) the script
+# says so and does that.
 # Goal: p99 < 50 ms at 20,000 requests/s and 1,024 connections.
 set -euo pipefail
 
@@ -46,6 +54,7 @@ SPLIT=${SPLIT:-1}
 CH=${CH:-127.0.0.1:39100}
 CH_HTTP=${CH_HTTP:-127.0.0.1:39123}
 SERVE_ENV=${SERVE_ENV:-}    # extra environment for serve, such as GOGC=400
+ISOLATE=${ISOLATE:-1}
 PATH_Q='/v1/trending?window=hour&limit=100'
 
 for tool in go curl taskset; do
@@ -60,6 +69,15 @@ free_port() {
   done
   echo "reads.sh: no free port" >&2; exit 1
 }
+PRIO=()
+if [ "$ISOLATE" = 1 ]; then
+  if command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null; then
+    PRIO=(chrt -f 10)
+  else
+    echo "reads.sh: chrt -f is not allowed here (root or CAP_SYS_NICE): ISOLATE=0, serve and the client share their cores" >&2
+    ISOLATE=0
+  fi
+fi
 UP_PORT=$(free_port)
 API_PORT=$(free_port)
 WORK=$(mktemp -d /tmp/trending-reads.XXXXXX)
@@ -99,12 +117,12 @@ if [ "$SPLIT" = 1 ]; then
   setsid taskset -c "$CLIENT_CPU" "$WORK/trending" "${UP_ARGS[@]}" --store "$STORE" --listen "127.0.0.1:$UP_PORT" >"$WORK/up.log" 2>&1 &
   UP_PID=$!; PIDS+=("$UP_PID")
   wait_ok "http://127.0.0.1:$UP_PORT/healthz" "$UP_PID" "$WORK/up.log"
-  env $SERVE_ENV setsid taskset -c "$SERVER_CPU" "$WORK/trending" serve --store "$STORE" --listen "127.0.0.1:$API_PORT" --log-level warn >"$WORK/serve.log" 2>&1 &
+  env $SERVE_ENV setsid "${PRIO[@]}" taskset -c "$SERVER_CPU" "$WORK/trending" serve --store "$STORE" --listen "127.0.0.1:$API_PORT" --log-level warn >"$WORK/serve.log" 2>&1 &
   API_PID=$!; PIDS+=("$API_PID")
   # The baseline in the same run: a second serve on the same core without the fast path
   # (net/http serves every request), idle while the other is measured.
   NET_PORT=$(free_port)
-  env $SERVE_ENV setsid taskset -c "$SERVER_CPU" "$WORK/trending" serve --fast-path=false --store "$STORE" --listen "127.0.0.1:$NET_PORT" --log-level warn >"$WORK/serve-nethttp.log" 2>&1 &
+  env $SERVE_ENV setsid "${PRIO[@]}" taskset -c "$SERVER_CPU" "$WORK/trending" serve --fast-path=false --store "$STORE" --listen "127.0.0.1:$NET_PORT" --log-level warn >"$WORK/serve-nethttp.log" 2>&1 &
   NET_PID=$!; PIDS+=("$NET_PID")
   SETUP="trending serve on core $SERVER_CPU (GOMAXPROCS 1; with the fast path, and a second one with --fast-path=false, idle while the other is measured), trending up --rate $RATE on core $CLIENT_CPU with the client; serving store ClickHouse $CH/$DB"
 else
@@ -131,6 +149,11 @@ gz=$(curl -fsS -H 'Accept-Encoding: gzip' "http://127.0.0.1:$API_PORT$PATH_Q" | 
 counted() { curl -fsS "http://127.0.0.1:$UP_PORT/metrics" 2>/dev/null | awk '/^trending_speed_events_total[ {]/ { s += $NF } END { printf "%.0f", s }'; }
 [ "$SPLIT" = 1 ] || UP_PORT=$API_PORT
 
+if [ "$ISOLATE" = 1 ]; then
+  SETUP="$SETUP; serve and the client SCHED_FIFO (chrt -f 10: each takes its core before any ordinary process), the pipeline and every other process ordinary"
+else
+  SETUP="$SETUP; every process ordinary (ISOLATE=0): the cores are shared by weight"
+fi
 printf '\nGET %s (%s bytes, %s gzipped), %s cores; %s\n' "$PATH_Q" "$body" "$gz" "$(nproc)" "$SETUP"
 printf 'open-loop client serving/api/bench/reads, %s per row after %s of warm-up; mix: plain = no gzip, gzip = Accept-Encoding: gzip, inm = gzip + If-None-Match (the last ETag seen on the connection)\n\n' "$DURATION" "$WARMUP"
 printf '| server | connections | mix | target/s | achieved/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | statuses | server CPU us/req | client CPU us/req | server waited for CPU ms/s | client waited ms/s | events counted/s | load before | load after |\n'
@@ -140,7 +163,7 @@ row() { # SERVER CONNS RATE MIX; prints the row, returns 1 when p99 >= 50 ms or 
   IFS=: read -r name port pid <<<"$1"; shift
   before=$(cut -d' ' -f1 /proc/loadavg)
   e0=$(counted); t0=$(date +%s.%N)
-  out=$(setsid -w taskset -c "$CLIENT_CPU" "$WORK/reads" -addr "127.0.0.1:$port" -path "$PATH_Q" -conns "$1" -rate "$2" \
+  out=$(setsid -w "${PRIO[@]}" taskset -c "$CLIENT_CPU" "$WORK/reads" -addr "127.0.0.1:$port" -path "$PATH_Q" -conns "$1" -rate "$2" \
     -duration "$DURATION" -warmup "$WARMUP" -mix "$3" -pid "$pid")
   e1=$(counted); t1=$(date +%s.%N)
   after=$(cut -d' ' -f1 /proc/loadavg)
