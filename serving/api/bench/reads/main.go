@@ -157,8 +157,7 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 	var wait0, selfWait0 time.Duration
 	var n0 int64
 	cpuRead := false
-	interval := time.Duration(float64(time.Second) / rate)
-	sent := 0
+	sent, recorded := 0, 0
 	for sent < total {
 		now := time.Now()
 		if !cpuRead && !now.Before(measureFrom) {
@@ -167,11 +166,17 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 		}
 		// Everything due by now goes out at its due time; then sleep a tick.
 		for sent < total {
-			due := start.Add(time.Duration(sent) * interval)
+			// The due time in floating point: a whole-nanosecond interval (33,333 ns at
+			// 30,000/s) drifted, and a request fell out of the measured span.
+			due := start.Add(time.Duration(float64(sent) * float64(time.Second) / rate))
 			if due.After(now) {
 				break
 			}
-			jobs <- job{due: due, kind: mix[sent%len(mix)], rec: !due.Before(measureFrom)}
+			rec := !due.Before(measureFrom)
+			if rec {
+				recorded++
+			}
+			jobs <- job{due: due, kind: mix[sent%len(mix)], rec: rec}
 			sent++
 		}
 		time.Sleep(200 * time.Microsecond)
@@ -217,7 +222,7 @@ func run(addr, path string, conns int, rate float64, dur, warm time.Duration, mi
 		}
 		return ms(lat[i])
 	}
-	measured := int(rate * dur.Seconds())
+	measured := recorded
 	// Achieved: measured requests answered, over the measured span plus the time it took to
 	// answer the ones still queued at its end.
 	achieved := float64(len(lat)) / (dur + drain).Seconds()
