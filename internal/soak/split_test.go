@@ -373,6 +373,7 @@ type check struct {
 type batchStats struct {
 	runs, failures int
 	cpu            float64
+	lastCPU        float64 // the last run's: the forced one over every hour of the run
 	maxRSSMB       float64
 	wall           time.Duration
 	hours          map[string]bool
@@ -386,7 +387,8 @@ func (b *batchStats) run(ctx context.Context, bin string, args []string) {
 	b.wall += time.Since(started)
 	b.runs++
 	if cmd.ProcessState != nil {
-		b.cpu += cpuOf(cmd.ProcessState)
+		b.lastCPU = cpuOf(cmd.ProcessState)
+		b.cpu += b.lastCPU
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			b.maxRSSMB = max(b.maxRSSMB, float64(ru.Maxrss)/1024)
 		}
