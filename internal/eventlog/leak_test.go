@@ -3,8 +3,8 @@ package eventlog_test
 import (
 	"context"
 	"runtime"
-	"strings"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
