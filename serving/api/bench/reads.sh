@@ -62,13 +62,7 @@ for tool in go curl taskset; do
 done
 ROOT=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 cd "$ROOT"
-free_port() {
-  local p
-  for p in $(shuf -i 20000-40000 -n 200); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  echo "reads.sh: no free port" >&2; exit 1
-}
+. serving/api/bench/lib.sh # free_port
 PRIO=()
 if [ "$ISOLATE" = 1 ]; then
   if command -v chrt >/dev/null && chrt -f 10 true 2>/dev/null; then

@@ -39,15 +39,7 @@ NGINX_WORKERS=$([ "$PIN" = 1 ] && echo 1 || echo auto)
 ROOT=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 cd "$ROOT"
 
-# free_port prints a loopback port nothing listens on (another process on a fixed port would be
-# measured instead of ours).
-free_port() {
-  local p
-  for p in $(shuf -i 20000-40000 -n 200); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
-  done
-  echo "run.sh: no free port" >&2; exit 1
-}
+. serving/api/bench/lib.sh # free_port
 API_PORT=${API_PORT:-$(free_port)}
 NGINX_PORT=${NGINX_PORT:-$(free_port)}
 BARE_PORT=${BARE_PORT:-$(free_port)}
